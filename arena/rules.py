@@ -1,0 +1,423 @@
+"""The rules a game is played by: a frozen, validated settings record.
+
+:class:`Rules` holds every option of the rules contract (docs: the options
+table of the project's rules page) with the standard game as its defaults.
+It is validated in one place (``Rules.__post_init__``); every problem raises
+:class:`RulesError` with a one-line message naming the key, the bad value and
+what is allowed.  Kernels never see this class: :meth:`Rules.to_array` packs
+it into the int64 array laid out by the ``R_*`` constants of
+:mod:`arena.layout`.
+
+Rules usually come from a TOML file.  :func:`load_rules` takes a preset name
+(``standard``, ``eaai``, ``oklahoma``: the files in ``configs/rules/``) or a
+path to a ``.toml`` file, plus optional overrides (e.g. from the command line,
+see :func:`parse_overrides`).  A file holds its keys at top level or under a
+``[rules]`` table, and may start from another preset with ``preset = "..."``
+and override some keys::
+
+    # my_rules.toml
+    preset = "eaai"
+    knock_limit = 5
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import numbers
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import arena
+from arena.layout import (
+    NEXT_DEALER_ALTERNATE,
+    NEXT_DEALER_LOSER,
+    NEXT_DEALER_WINNER,
+    R_BIG_GIN,
+    R_BIG_GIN_BONUS,
+    R_GIN_BONUS,
+    R_HAND_CAP,
+    R_KNOCK_LIMIT,
+    R_NEXT_DEALER,
+    R_NO_RETAKE,
+    R_OKLAHOMA,
+    R_SIZE,
+    R_TARGET,
+    R_TURN_CAP,
+    R_UNDERCUT_BONUS,
+    R_UNDERCUT_ON_TIE,
+)
+
+#: Where the preset files live: ``<repo>/configs/rules/<name>.toml``.
+PRESETS_DIR = Path(arena.__file__).resolve().parent.parent / "configs" / "rules"
+
+#: ``next_dealer`` values and their codes in the rules array.
+NEXT_DEALER_CODES: dict[str, int] = {
+    "alternate": NEXT_DEALER_ALTERNATE,
+    "winner": NEXT_DEALER_WINNER,
+    "loser": NEXT_DEALER_LOSER,
+}
+
+#: The key a rules file uses to start from another preset.
+PRESET_KEY = "preset"
+
+
+class RulesError(ValueError):
+    """A rules setting, file or preset that cannot be used.
+
+    ``str(error)`` is one line: ``rules: <detail>``, or
+    ``rules (<source>): <detail>`` when the source (a file, ``overrides``) is
+    known.
+    """
+
+    def __init__(self, detail: str, *, key: str | None = None, source: str | None = None):
+        self.detail = detail
+        self.key = key
+        self.source = source
+        where = f" ({source})" if source else ""
+        super().__init__(f"rules{where}: {detail}")
+
+    def with_source(self, source: str | None) -> RulesError:
+        """The same error attributed to ``source`` (the first one given wins)."""
+        if self.source or not source:
+            return self
+        return RulesError(self.detail, key=self.key, source=source)
+
+
+# --- field specifications ------------------------------------------------------
+# Each field's metadata says what values it accepts; __post_init__ reads it.
+
+
+def _int(lo: int, hi: int | None = None, note: str = "") -> dict[str, Any]:
+    allowed = f"integer {lo}..{hi}" if hi is not None else f"integer >= {lo}"
+    return {"kind": "int", "lo": lo, "hi": hi, "allowed": allowed, "note": note}
+
+
+def _bool() -> dict[str, Any]:
+    return {"kind": "bool", "allowed": "true or false"}
+
+
+def _choice(*choices: str) -> dict[str, Any]:
+    listed = ", ".join(f'"{c}"' for c in choices)
+    return {"kind": "choice", "choices": choices, "allowed": f"one of {listed}"}
+
+
+def _fmt(value: Any) -> str:
+    """A value as it would be written in TOML (true/false, "text", 12)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def _check(key: str, value: Any, spec: Mapping[str, Any]) -> Any:
+    """``value`` normalised (plain int/bool/str), or RulesError naming ``key``."""
+    kind, allowed = spec["kind"], spec["allowed"]
+    shown = f"{key} = {_fmt(value)}"
+    if kind == "int":
+        # bool is an int subclass in Python; here true/false is never a number.
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise RulesError(f"{shown} has the wrong type (allowed: {allowed})", key=key)
+        value = int(value)
+        lo, hi = spec["lo"], spec["hi"]
+        if value < lo or (hi is not None and value > hi):
+            raise RulesError(f"{shown} is out of range (allowed: {allowed})", key=key)
+        return value
+    if kind == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise RulesError(f"{shown} has the wrong type (allowed: {allowed})", key=key)
+        return bool(value)
+    # choice
+    if not isinstance(value, str):
+        raise RulesError(f"{shown} has the wrong type (allowed: {allowed})", key=key)
+    if value not in spec["choices"]:
+        raise RulesError(f"{shown} is not allowed ({_did_you_mean(value, spec['choices'])}allowed: {allowed})", key=key)
+    return value
+
+
+def _did_you_mean(word: str, options: Iterable[str]) -> str:
+    """``"did you mean 'x'? "`` for the closest option, or ``""``."""
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
+# --- the settings record ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every option of the rules; the defaults are the standard game.
+
+    Seed numbers (000 Polish, 001 Turkish, 003 Slovenian, 004 Estonian) name
+    the user's rule documents that each default or alternative comes from.
+    Construct with keywords, ``Rules.from_dict`` or :func:`load_rules`; every
+    construction path is validated by ``__post_init__``.
+    """
+
+    knock_limit: int = field(default=10, metadata=_int(0, 10, "0 = gin only"))
+    """Most deadwood a player may knock with.  Standard 10; any 0..10 is a
+    house variant, 0 meaning a player may only end the hand by going gin.
+    With ``oklahoma`` on, the upcard replaces this each hand."""
+
+    gin_bonus: int = field(default=25, metadata=_int(0))
+    """Bonus for going gin (on top of the defender's deadwood).  25 standard;
+    20 in some sources (seed 004)."""
+
+    big_gin: bool = field(default=True, metadata=_bool())
+    """Whether a player whose 11 cards all form melds may declare big gin
+    instead of discarding.  On in seed 000; off in the EAAI 2021 competition
+    rules (the ``eaai`` preset)."""
+
+    big_gin_bonus: int = field(default=31, metadata=_int(0))
+    """Bonus for big gin (on top of the defender's deadwood).  31 (seed 000).
+    Unused when ``big_gin`` is off."""
+
+    undercut_bonus: int = field(default=25, metadata=_int(0))
+    """Bonus the defender scores for an undercut.  25 (seeds 000, 001);
+    20 (seed 003); 10 (seed 004)."""
+
+    undercut_on_tie: bool = field(default=True, metadata=_bool())
+    """Whether equal deadwood is an undercut (defender scores).  Yes in seeds
+    000, 001, 004; off means a tie goes to the knocker."""
+
+    target: int = field(default=100, metadata=_int(1))
+    """Game score that wins the game.  100 standard; 50 and 200 are offered
+    in seed 003; any positive number is accepted."""
+
+    next_dealer: str = field(default="alternate", metadata=_choice(*NEXT_DEALER_CODES))
+    """Who deals after a scored hand: ``"alternate"`` (the other player,
+    seed 001), ``"winner"`` (the hand's winner, seed 004) or ``"loser"``.
+    After a dead hand the same dealer deals again in every case."""
+
+    no_retake: bool = field(default=True, metadata=_bool())
+    """Whether the card just taken from the discard pile may not be discarded
+    in the same turn.  On in seed 001; off allows it."""
+
+    oklahoma: bool = field(default=False, metadata=_bool())
+    """Oklahoma gin (seeds 003, 004): each hand's knock limit is the first
+    upcard's value (face cards 10, an Ace means gin only), and a spade
+    upcard doubles every point of that hand.  Off by default."""
+
+    turn_cap: int = field(default=200, metadata=_int(10, 10_000))
+    """Engine safety, not in the seeds: a hand still running after this many
+    turns (players trading discard-pile cards forever) is ended as "capped"
+    with no score and counted separately in the results."""
+
+    hand_cap: int = field(default=1000, metadata=_int(1, 100_000))
+    """Engine safety, not in the seeds: a game reaching this many hands ends
+    with no winner, so bots that never knock cannot hang a tournament."""
+
+    def __post_init__(self) -> None:
+        # The one place rules are validated; values are normalised to plain
+        # Python types (e.g. numpy ints from an array become int).
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _check(f.name, getattr(self, f.name), f.metadata))
+
+    # --- conversions ---------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a plain dict, in field order (TOML-ready)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def to_array(self) -> np.ndarray:
+        """The int64 rules array the kernels read (slots: ``R_*`` in arena.layout)."""
+        a = np.zeros(R_SIZE, dtype=np.int64)
+        a[R_KNOCK_LIMIT] = self.knock_limit
+        a[R_GIN_BONUS] = self.gin_bonus
+        a[R_BIG_GIN] = int(self.big_gin)
+        a[R_BIG_GIN_BONUS] = self.big_gin_bonus
+        a[R_UNDERCUT_BONUS] = self.undercut_bonus
+        a[R_UNDERCUT_ON_TIE] = int(self.undercut_on_tie)
+        a[R_TARGET] = self.target
+        a[R_NEXT_DEALER] = NEXT_DEALER_CODES[self.next_dealer]
+        a[R_NO_RETAKE] = int(self.no_retake)
+        a[R_OKLAHOMA] = int(self.oklahoma)
+        a[R_TURN_CAP] = self.turn_cap
+        a[R_HAND_CAP] = self.hand_cap
+        return a
+
+    @classmethod
+    def from_array(cls, a: np.ndarray) -> Rules:
+        """The inverse of :meth:`to_array` (e.g. for the rules slots of a view)."""
+        a = np.asarray(a)
+        if a.shape != (R_SIZE,):
+            raise RulesError(f"rules array has shape {a.shape} (allowed: ({R_SIZE},))")
+        dealers = {code: name for name, code in NEXT_DEALER_CODES.items()}
+        code = int(a[R_NEXT_DEALER])
+        if code not in dealers:
+            raise RulesError(f"next_dealer code {code} in the rules array is unknown", key="next_dealer")
+        return cls(
+            knock_limit=int(a[R_KNOCK_LIMIT]),
+            gin_bonus=int(a[R_GIN_BONUS]),
+            big_gin=bool(a[R_BIG_GIN]),
+            big_gin_bonus=int(a[R_BIG_GIN_BONUS]),
+            undercut_bonus=int(a[R_UNDERCUT_BONUS]),
+            undercut_on_tie=bool(a[R_UNDERCUT_ON_TIE]),
+            target=int(a[R_TARGET]),
+            next_dealer=dealers[code],
+            no_retake=bool(a[R_NO_RETAKE]),
+            oklahoma=bool(a[R_OKLAHOMA]),
+            turn_cap=int(a[R_TURN_CAP]),
+            hand_cap=int(a[R_HAND_CAP]),
+        )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], source: str | None = None) -> Rules:
+        """Rules from a mapping of settings; missing keys keep their defaults.
+
+        ``d`` may hold ``preset = <name or path>`` to start from that preset
+        instead of the defaults.  ``source`` (a file name, ``"overrides"``)
+        is named in error messages.
+        """
+        return _from_table(d, source=source, base_dir=None, seen=())
+
+    def with_overrides(self, overrides: Mapping[str, Any], source: str | None = "overrides") -> Rules:
+        """A copy with some settings changed, validated like any other rules."""
+        if PRESET_KEY in overrides:
+            raise RulesError(f"'{PRESET_KEY}' cannot be an override; load that preset instead", key=PRESET_KEY, source=source)
+        _check_keys(overrides, source)
+        try:
+            return dataclasses.replace(self, **overrides)
+        except RulesError as e:
+            raise e.with_source(source) from None
+
+    # --- display -------------------------------------------------------------
+
+    def describe(self) -> str:
+        """A readable table of the settings; ``*`` marks values off the default."""
+        defaults = Rules()
+        rows = [("setting", "value", "default", "allowed")]
+        for f in dataclasses.fields(self):
+            value, default = getattr(self, f.name), getattr(defaults, f.name)
+            mark = "*" if value != default else " "
+            allowed = f.metadata["allowed"] + (f" ({f.metadata['note']})" if f.metadata.get("note") else "")
+            rows.append((f"{mark}{f.name}", _fmt(value), _fmt(default), allowed))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        lines = []
+        for i, (name, value, default, allowed) in enumerate(rows):
+            if i == 0:
+                name = " " + name
+            lines.append(f"{name:<{widths[0]}}  {value:<{widths[1]}}  {default:<{widths[2]}}  {allowed}".rstrip())
+        lines.append("(* = differs from the standard default)")
+        return "\n".join(lines)
+
+
+#: The setting names, in field order.
+RULE_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
+
+
+# --- loading ---------------------------------------------------------------------
+
+
+def available_presets() -> list[str]:
+    """Names of the preset files in ``configs/rules``, sorted."""
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
+
+
+def load_rules(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> Rules:
+    """Rules from a preset name or a ``.toml`` file, then ``overrides`` applied.
+
+    A name without a ``.toml`` suffix or a path separator is a preset in
+    ``configs/rules``; anything else is a file path.
+    """
+    rules = _load(name_or_path, base_dir=None, seen=())
+    if overrides:
+        rules = rules.with_overrides(overrides)
+    return rules
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
+    """``["knock_limit=5", "big_gin=false", "next_dealer=winner"]`` as a dict.
+
+    Values use TOML syntax (``5``, ``false``, ``"winner"``); a value that is
+    not valid TOML is taken as a bare string.  Keys are checked here so a
+    typo is reported with a suggestion.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or not key:
+            raise RulesError(f"override '{item}' is not of the form key=value", source="overrides")
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text
+        out[key] = value
+    _check_keys(out, "overrides")
+    return out
+
+
+def _is_path(name_or_path: str | Path) -> bool:
+    if isinstance(name_or_path, Path):
+        return True
+    return name_or_path.endswith(".toml") or "/" in name_or_path or "\\" in name_or_path
+
+
+def _load(name_or_path: str | Path, base_dir: Path | None, seen: tuple[Path, ...]) -> Rules:
+    if _is_path(name_or_path):
+        path = Path(name_or_path)
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        source = str(name_or_path)
+    else:
+        name = str(name_or_path)
+        presets = available_presets()
+        if name not in presets:
+            raise RulesError(f"unknown preset '{name}' ({_did_you_mean(name, presets)}available presets: {', '.join(presets)})", key=PRESET_KEY)
+        path = PRESETS_DIR / f"{name}.toml"
+        source = f"preset {name}"
+    resolved = path.resolve()
+    if resolved in seen:
+        chain = " -> ".join(p.name for p in (*seen, resolved))
+        raise RulesError(f"presets inherit in a cycle: {chain}", key=PRESET_KEY, source=source)
+    table = _read_toml(path, source)
+    return _from_table(table, source=source, base_dir=path.parent, seen=(*seen, resolved))
+
+
+def _read_toml(path: Path, source: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise RulesError(f"file {path} does not exist", source=source) from None
+    except OSError as e:
+        raise RulesError(f"cannot read {path}: {e.strerror or e}", source=source) from None
+    except tomllib.TOMLDecodeError as e:
+        raise RulesError(f"{path} is not valid TOML: {e}", source=source) from None
+    if "rules" in data and isinstance(data["rules"], dict):
+        # A [rules] table: other tables belong to other readers (e.g. a
+        # tournament section), but loose top-level keys would be ignored
+        # silently, so they are an error.
+        loose = [k for k, v in data.items() if k != "rules" and not isinstance(v, dict)]
+        if loose:
+            raise RulesError(f"key '{loose[0]}' is outside the [rules] table (put every setting under [rules])", key=loose[0], source=source)
+        return data["rules"]
+    return data
+
+
+def _check_keys(d: Mapping[str, Any], source: str | None) -> None:
+    for key in d:
+        if key not in RULE_KEYS:
+            hint = _did_you_mean(str(key), RULE_KEYS)
+            raise RulesError(f"unknown key '{key}' ({hint}known keys: {', '.join(RULE_KEYS)})", key=str(key), source=source)
+
+
+def _from_table(d: Mapping[str, Any], source: str | None, base_dir: Path | None, seen: tuple[Path, ...]) -> Rules:
+    settings = dict(d)
+    base = Rules()
+    if PRESET_KEY in settings:
+        preset = settings.pop(PRESET_KEY)
+        if not isinstance(preset, (str, Path)):
+            raise RulesError(f"{PRESET_KEY} = {_fmt(preset)} has the wrong type (allowed: a preset name or a .toml path)", key=PRESET_KEY, source=source)
+        try:
+            base = _load(preset, base_dir=base_dir, seen=seen)
+        except RulesError as e:
+            raise e.with_source(source) from None
+    return base.with_overrides(settings, source=source)

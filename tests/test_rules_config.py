@@ -1,0 +1,377 @@
+"""Rules settings: presets, the rules array, validation messages, loading files."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from arena import layout
+from arena.rules import (
+    PRESETS_DIR,
+    RULE_KEYS,
+    Rules,
+    RulesError,
+    available_presets,
+    load_rules,
+    parse_overrides,
+)
+
+DEFAULTS = {
+    "knock_limit": 10,
+    "gin_bonus": 25,
+    "big_gin": True,
+    "big_gin_bonus": 31,
+    "undercut_bonus": 25,
+    "undercut_on_tie": True,
+    "target": 100,
+    "next_dealer": "alternate",
+    "no_retake": True,
+    "oklahoma": False,
+    "turn_cap": 200,
+    "hand_cap": 1000,
+}
+
+# --- presets ---------------------------------------------------------------------
+
+
+def test_defaults_are_the_standard_game():
+    assert Rules().to_dict() == DEFAULTS
+    assert tuple(DEFAULTS) == RULE_KEYS
+
+
+def test_presets_shipped():
+    assert available_presets() == ["eaai", "oklahoma", "standard"]
+    assert PRESETS_DIR.is_dir()
+
+
+@pytest.mark.parametrize(
+    ("name", "changed"),
+    [
+        ("standard", {}),
+        ("eaai", {"big_gin": False}),
+        ("oklahoma", {"oklahoma": True}),
+    ],
+)
+def test_preset_values(name, changed):
+    assert load_rules(name).to_dict() == {**DEFAULTS, **changed}
+
+
+def test_standard_file_spells_out_every_key():
+    import tomllib
+
+    with open(PRESETS_DIR / "standard.toml", "rb") as fh:
+        assert tomllib.load(fh) == DEFAULTS
+
+
+# --- rules array -------------------------------------------------------------------
+
+
+def test_to_array_slots():
+    r = Rules(
+        knock_limit=7,
+        gin_bonus=20,
+        big_gin=False,
+        big_gin_bonus=30,
+        undercut_bonus=10,
+        undercut_on_tie=False,
+        target=50,
+        next_dealer="winner",
+        no_retake=False,
+        oklahoma=True,
+        turn_cap=300,
+        hand_cap=500,
+    )
+    a = r.to_array()
+    assert a.dtype == np.int64 and a.shape == (layout.R_SIZE,)
+    assert a[layout.R_KNOCK_LIMIT] == 7
+    assert a[layout.R_GIN_BONUS] == 20
+    assert a[layout.R_BIG_GIN] == 0
+    assert a[layout.R_BIG_GIN_BONUS] == 30
+    assert a[layout.R_UNDERCUT_BONUS] == 10
+    assert a[layout.R_UNDERCUT_ON_TIE] == 0
+    assert a[layout.R_TARGET] == 50
+    assert a[layout.R_NEXT_DEALER] == layout.NEXT_DEALER_WINNER
+    assert a[layout.R_NO_RETAKE] == 0
+    assert a[layout.R_OKLAHOMA] == 1
+    assert a[layout.R_TURN_CAP] == 300
+    assert a[layout.R_HAND_CAP] == 500
+    assert Rules.from_array(a) == r
+
+
+def test_to_array_defaults():
+    a = Rules().to_array()
+    assert a[layout.R_BIG_GIN] == 1
+    assert a[layout.R_UNDERCUT_ON_TIE] == 1
+    assert a[layout.R_NO_RETAKE] == 1
+    assert a[layout.R_OKLAHOMA] == 0
+    assert a[layout.R_NEXT_DEALER] == layout.NEXT_DEALER_ALTERNATE
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("alternate", layout.NEXT_DEALER_ALTERNATE),
+        ("winner", layout.NEXT_DEALER_WINNER),
+        ("loser", layout.NEXT_DEALER_LOSER),
+    ],
+)
+def test_next_dealer_codes(name, code):
+    assert Rules(next_dealer=name).to_array()[layout.R_NEXT_DEALER] == code
+
+
+# --- validation ----------------------------------------------------------------------
+
+OUT_OF_RANGE = [
+    ("knock_limit", -1),
+    ("knock_limit", 11),
+    ("gin_bonus", -1),
+    ("big_gin_bonus", -1),
+    ("undercut_bonus", -5),
+    ("target", 0),
+    ("target", -100),
+    ("next_dealer", "winer"),
+    ("next_dealer", ""),
+    ("turn_cap", 9),
+    ("turn_cap", 10_001),
+    ("hand_cap", 0),
+    ("hand_cap", 100_001),
+]
+
+WRONG_TYPE = [
+    ("knock_limit", True),
+    ("knock_limit", 5.0),
+    ("knock_limit", "5"),
+    ("gin_bonus", False),
+    ("gin_bonus", 2.5),
+    ("big_gin", 1),
+    ("big_gin", "true"),
+    ("big_gin_bonus", True),
+    ("big_gin_bonus", None),
+    ("undercut_bonus", "25"),
+    ("undercut_on_tie", 0),
+    ("undercut_on_tie", None),
+    ("target", 100.0),
+    ("target", True),
+    ("next_dealer", 0),
+    ("next_dealer", True),
+    ("no_retake", 1),
+    ("no_retake", "false"),
+    ("oklahoma", "yes"),
+    ("oklahoma", 0),
+    ("turn_cap", 200.0),
+    ("turn_cap", False),
+    ("hand_cap", "1000"),
+    ("hand_cap", True),
+]
+
+
+def test_every_key_has_bad_values():
+    assert {k for k, _ in OUT_OF_RANGE} | {k for k, _ in WRONG_TYPE} == set(RULE_KEYS)
+    assert {k for k, _ in WRONG_TYPE} == set(RULE_KEYS)
+
+
+@pytest.mark.parametrize(("key", "value"), OUT_OF_RANGE)
+def test_out_of_range_raises(key, value):
+    with pytest.raises(RulesError) as info:
+        Rules(**{key: value})
+    message = str(info.value)
+    assert message.startswith(f"rules: {key} = ")
+    assert "allowed:" in message
+    assert "\n" not in message
+    assert info.value.key == key
+
+
+@pytest.mark.parametrize(("key", "value"), WRONG_TYPE)
+def test_wrong_type_raises(key, value):
+    with pytest.raises(RulesError) as info:
+        Rules.from_dict({key: value})
+    message = str(info.value)
+    assert message.startswith(f"rules: {key} = ")
+    assert "wrong type" in message and "allowed:" in message
+    assert "\n" not in message
+    assert info.value.key == key
+
+
+def test_error_message_format():
+    with pytest.raises(RulesError, match=r"^rules: knock_limit = 12 is out of range \(allowed: integer 0\.\.10\)$"):
+        Rules(knock_limit=12)
+    with pytest.raises(RulesError, match=r'^rules: big_gin = 1 has the wrong type \(allowed: true or false\)$'):
+        Rules(big_gin=1)
+
+
+def test_rules_error_is_value_error():
+    assert issubclass(RulesError, ValueError)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"knock_limit": 0},
+        {"knock_limit": 10},
+        {"gin_bonus": 0},
+        {"target": 1},
+        {"turn_cap": 10},
+        {"turn_cap": 10_000},
+        {"hand_cap": 1},
+        {"hand_cap": 100_000},
+        {"next_dealer": "loser"},
+    ],
+)
+def test_boundaries_accepted(changes):
+    assert Rules.from_dict(changes).to_dict() == {**DEFAULTS, **changes}
+
+
+def test_numpy_ints_are_normalised():
+    r = Rules(knock_limit=np.int64(5), big_gin=np.bool_(False))
+    assert type(r.knock_limit) is int and type(r.big_gin) is bool
+
+
+def test_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Rules().knock_limit = 5  # type: ignore[misc]
+
+
+def test_replace_is_validated():
+    with pytest.raises(RulesError, match="knock_limit"):
+        dataclasses.replace(Rules(), knock_limit=99)
+
+
+def test_unknown_key_suggests_close_match():
+    with pytest.raises(RulesError) as info:
+        Rules.from_dict({"knok_limit": 5})
+    message = str(info.value)
+    assert "unknown key 'knok_limit'" in message
+    assert "did you mean 'knock_limit'?" in message
+    assert "known keys: knock_limit, gin_bonus" in message
+    assert "\n" not in message
+
+
+def test_unknown_key_without_close_match():
+    with pytest.raises(RulesError) as info:
+        Rules.from_dict({"zzz": 1})
+    assert "did you mean" not in str(info.value)
+    assert "known keys:" in str(info.value)
+
+
+def test_bad_choice_suggests_close_match():
+    with pytest.raises(RulesError, match="did you mean 'winner'"):
+        Rules(next_dealer="winer")
+
+
+# --- loading -----------------------------------------------------------------------
+
+
+def test_unknown_preset_lists_presets():
+    with pytest.raises(RulesError) as info:
+        load_rules("standrd")
+    message = str(info.value)
+    assert "unknown preset 'standrd'" in message
+    assert "did you mean 'standard'?" in message
+    assert "available presets: eaai, oklahoma, standard" in message
+
+
+def test_preset_with_overrides():
+    r = load_rules("eaai", {"knock_limit": 5, "target": 50})
+    assert r.to_dict() == {**DEFAULTS, "big_gin": False, "knock_limit": 5, "target": 50}
+
+
+def test_bad_override_names_source():
+    with pytest.raises(RulesError, match=r"^rules \(overrides\): knock_limit = 11 is out of range"):
+        load_rules("standard", {"knock_limit": 11})
+    with pytest.raises(RulesError, match="did you mean 'target'"):
+        load_rules("standard", {"traget": 50})
+
+
+def test_file_path(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text('knock_limit = 8\nnext_dealer = "loser"\n')
+    r = load_rules(path)
+    assert r.to_dict() == {**DEFAULTS, "knock_limit": 8, "next_dealer": "loser"}
+    assert load_rules(str(path)) == r
+
+
+def test_file_with_rules_table(tmp_path):
+    path = tmp_path / "table.toml"
+    path.write_text('[rules]\npreset = "oklahoma"\ntarget = 200\n\n[tournament]\ngames = 10\n')
+    assert load_rules(path).to_dict() == {**DEFAULTS, "oklahoma": True, "target": 200}
+
+
+def test_file_loose_key_beside_rules_table(tmp_path):
+    path = tmp_path / "loose.toml"
+    path.write_text('target = 50\n[rules]\nknock_limit = 5\n')
+    with pytest.raises(RulesError, match="'target' is outside the \\[rules\\] table"):
+        load_rules(path)
+
+
+def test_file_inherits_preset_then_overrides(tmp_path):
+    path = tmp_path / "inherit.toml"
+    path.write_text('preset = "eaai"\nknock_limit = 5\n')
+    r = load_rules(path, {"undercut_bonus": 10})
+    assert r.to_dict() == {**DEFAULTS, "big_gin": False, "knock_limit": 5, "undercut_bonus": 10}
+
+
+def test_file_inherits_relative_file(tmp_path):
+    (tmp_path / "base.toml").write_text('preset = "oklahoma"\ngin_bonus = 20\n')
+    (tmp_path / "child.toml").write_text('preset = "base.toml"\ntarget = 50\n')
+    r = load_rules(tmp_path / "child.toml")
+    assert r.to_dict() == {**DEFAULTS, "oklahoma": True, "gin_bonus": 20, "target": 50}
+
+
+def test_file_preset_cycle(tmp_path):
+    (tmp_path / "a.toml").write_text('preset = "b.toml"\n')
+    (tmp_path / "b.toml").write_text('preset = "a.toml"\n')
+    with pytest.raises(RulesError, match="cycle"):
+        load_rules(tmp_path / "a.toml")
+
+
+def test_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("knok_limit = 5\n")
+    with pytest.raises(RulesError) as info:
+        load_rules(path)
+    assert str(path) in str(info.value)
+    assert "did you mean 'knock_limit'?" in str(info.value)
+
+    path.write_text('preset = "nope"\n')
+    with pytest.raises(RulesError, match="unknown preset 'nope'"):
+        load_rules(path)
+
+
+def test_file_missing_or_invalid(tmp_path):
+    with pytest.raises(RulesError, match="does not exist"):
+        load_rules(tmp_path / "missing.toml")
+    path = tmp_path / "broken.toml"
+    path.write_text("knock_limit = = 5\n")
+    with pytest.raises(RulesError, match="not valid TOML"):
+        load_rules(path)
+
+
+def test_from_dict_with_preset():
+    r = Rules.from_dict({"preset": "eaai", "target": 50}, source="test")
+    assert r.to_dict() == {**DEFAULTS, "big_gin": False, "target": 50}
+
+
+def test_parse_overrides():
+    assert parse_overrides(["knock_limit=5", "big_gin=false", "next_dealer=winner", 'next_dealer="loser"']) == {
+        "knock_limit": 5,
+        "big_gin": False,
+        "next_dealer": "loser",
+    }
+    with pytest.raises(RulesError, match="key=value"):
+        parse_overrides(["knock_limit"])
+    with pytest.raises(RulesError, match="did you mean 'knock_limit'"):
+        parse_overrides(["knok_limit=5"])
+
+
+# --- display -----------------------------------------------------------------------
+
+
+def test_describe_lists_every_setting_and_marks_changes():
+    text = load_rules("eaai").describe()
+    lines = text.splitlines()
+    for key in RULE_KEYS:
+        assert any(line.lstrip("* ").startswith(key) for line in lines), key
+    assert any(line.startswith("*big_gin ") and "false" in line for line in lines)
+    assert not any(line.startswith("*knock_limit") for line in lines)
