@@ -1,0 +1,172 @@
+"""Array layouts shared by the kernels: rules, game state, a player's view.
+
+Kernels see only int64 arrays and scalars, so each record the engine passes
+around is a flat array with named slots.  This module is the single place
+where those slots are numbered; Python code and kernels import the names
+instead of writing numbers.
+"""
+
+from __future__ import annotations
+
+# --- rules array (built by arena.rules.Rules.to_array) -----------------------
+R_KNOCK_LIMIT = 0  # 0..10; 0 = gin only
+R_GIN_BONUS = 1
+R_BIG_GIN = 2  # 1 = big gin allowed
+R_BIG_GIN_BONUS = 3
+R_UNDERCUT_BONUS = 4
+R_UNDERCUT_ON_TIE = 5  # 1 = equal deadwood is an undercut
+R_TARGET = 6
+R_NEXT_DEALER = 7  # one of NEXT_DEALER_*
+R_NO_RETAKE = 8  # 1 = the card just taken from the pile may not be discarded
+R_OKLAHOMA = 9
+R_TURN_CAP = 10  # turns in one hand before it is ended as capped
+R_HAND_CAP = 11  # hands in one game before it is ended without a winner
+R_SIZE = 12
+
+NEXT_DEALER_ALTERNATE = 0
+NEXT_DEALER_WINNER = 1
+NEXT_DEALER_LOSER = 2
+
+# --- phases: what the engine waits for -------------------------------------
+# The first six are also the decision kinds a bot is asked.
+PH_UPCARD_NONDEALER = 0  # non-dealer: take the upcard? (bot.take_upcard)
+PH_UPCARD_DEALER = 1  # dealer, after the non-dealer passed (bot.take_upcard)
+PH_DRAW = 2  # stock (0) or discard pile (1)? (bot.draw)
+PH_BIG_GIN = 3  # 11 cards all melded: declare big gin? (bot.big_gin)
+PH_DISCARD = 4  # which card (bot.discard)
+PH_KNOCK = 5  # deadwood <= limit after discarding: knock? (bot.knock)
+PH_DONE = 6  # hand over; outcome and points are filled in
+NUM_DECISIONS = 6
+
+# --- hand outcomes ------------------------------------------------------------
+OUT_NONE = -1
+OUT_KNOCK = 0  # knocker had less deadwood
+OUT_UNDERCUT = 1  # defender's deadwood <= knocker's (or < with the option off)
+OUT_GIN = 2
+OUT_BIG_GIN = 3
+OUT_DEAD = 4  # stock down to 2 cards without a knock
+OUT_CAPPED = 5  # turn cap reached (engine safety; see R_TURN_CAP)
+OUT_FORFEIT = 6  # a bot made an illegal decision
+OUTCOME_NAMES = ("knock", "undercut", "gin", "big_gin", "dead", "capped", "forfeit")
+
+# --- game state -----------------------------------------------------------------
+S_HAND = 0  # S_HAND + p: seat p's hand mask
+S_PHASE = 2
+S_CUR = 3  # seat to act
+S_DEALER = 4
+S_TURN = 5  # completed draws+discards this hand
+S_KNOCK_LIMIT = 6  # this hand's limit (Oklahoma changes it)
+S_MULT = 7  # 2 when an Oklahoma spade upcard doubles the hand
+S_JUST_TAKEN = 8  # card taken from the pile this turn, -1 if none
+S_STOCK_POS = 9  # index in S_DECK of the next stock card
+S_PILE_N = 10
+S_TAKEN = 11  # S_TAKEN + p: cards p took from the pile this hand
+S_DISCARDED = 13  # S_DISCARDED + p: cards p discarded this hand
+S_PASSED = 15  # S_PASSED + p: upcards p passed
+S_SCORE = 17  # S_SCORE + p: game score before this hand
+S_HAND_NO = 19
+S_UPCARD_TAKER = 20  # -1 if both passed
+S_KNOCKER = 21  # -1 if no knock
+S_OUTCOME = 22
+S_DEADWOOD = 23  # S_DEADWOOD + p: final deadwood (defender's after layoffs)
+S_POINTS = 25  # S_POINTS + p: points scored this hand
+S_PICKUPS = 27  # S_PICKUPS + p: opponent's discards taken from the pile (upcard not counted)
+S_LAID_OFF = 29  # mask of cards the defender laid off
+S_KNOCK_SETS = 30  # knocker's set cards (mask) at the showdown
+S_KNOCK_RUNS = 31  # knocker's run cards (mask)
+S_DEF_SETS = 32  # defender's own set cards
+S_DEF_RUNS = 33  # defender's own run cards
+S_ERROR = 34  # error code of the last rejected action (ERR_*)
+S_ERROR_SEAT = 35
+S_ERROR_KIND = 36
+S_ERROR_ACTION = 37
+S_UPCARD = 38
+S_NDISCARDS = 39  # S_NDISCARDS + p: discards by seat p this hand
+S_DECK = 44  # 52 cards in shuffled order: 10 each dealt, then the upcard, then stock
+S_PILE = S_DECK + 52  # discard pile, bottom first
+S_SIZE = S_PILE + 52
+
+# --- errors -------------------------------------------------------------------
+ERR_NONE = 0
+ERR_BAD_CHOICE = 1  # yes/no decision not 0 or 1, or draw source not 0/1
+ERR_NOT_IN_HAND = 2  # discard of a card not held
+ERR_RETAKE = 3  # discard of the card just taken from the pile (no-retake rule)
+ERR_WRONG_PHASE = 4  # action applied when the hand is over
+ERROR_TEXT = (
+    "ok",
+    "answer must be 0 (no) or 1 (yes)",
+    "discarded a card it does not hold",
+    "discarded the card it just took from the discard pile",
+    "acted after the hand was over",
+)
+
+# --- a player's view (all a bot ever sees) ------------------------------------------
+V_HAND = 0  # own hand mask
+V_STOCK_N = 1  # cards left in the stock
+V_PILE_N = 2  # cards in the discard pile
+V_TOP = 3  # top card of the discard pile, -1 if empty
+V_JUST_TAKEN = 4  # card I took from the pile this turn, -1 if none
+V_OPP_TAKEN = 5  # cards the opponent took from the pile this hand
+V_OPP_DISCARDED = 6  # cards the opponent discarded this hand
+V_OPP_PASSED = 7  # upcards the opponent passed
+V_MY_TAKEN = 8
+V_MY_DISCARDED = 9
+V_MY_PASSED = 10
+V_MY_SCORE = 11
+V_OPP_SCORE = 12
+V_KNOCK_LIMIT = 13  # this hand's knock limit
+V_MULT = 14  # point multiplier of this hand (Oklahoma spade upcard: 2)
+V_IS_DEALER = 15
+V_TURN = 16
+V_HAND_NO = 17
+V_SEAT = 18
+V_DECISION = 19  # which PH_* decision is being asked
+V_UPCARD = 20  # the hand's first upcard
+V_RULES = 24  # R_SIZE slots: the rules in force
+V_PILE = V_RULES + R_SIZE  # discard pile, bottom first (V_PILE_N entries)
+V_SIZE = V_PILE + 52
+
+# --- compact action log: one int64 per decision ------------------------------------
+# entry = seat * 1024 + kind * 64 + action  (action: 0/1, or a card 0..51)
+LOG_SEAT = 1024
+LOG_KIND = 64
+
+# --- one row per hand (int64) ------------------------------------------------------
+H_GAME = 0  # index of the game in its batch
+H_HAND_NO = 1
+H_DEALER = 2
+H_OUTCOME = 3  # OUT_*
+H_KNOCKER = 4  # seat that knocked / went gin, -1 if none
+H_DEADWOOD = 5  # H_DEADWOOD + p: final deadwood of seat p (defender after layoffs)
+H_POINTS = 7  # H_POINTS + p: points seat p scored this hand
+H_TURNS = 9
+H_STOCK_LEFT = 10
+H_UPCARD_TAKER = 11  # -1 if both passed
+H_PICKUPS = 12  # H_PICKUPS + p: opponent's discards seat p took (upcard not counted)
+H_KNOCK_LIMIT = 14
+H_MULT = 15
+H_SCORE = 16  # H_SCORE + p: game score after the hand
+H_UPCARD = 18
+H_LAID_OFF = 19  # mask of cards laid off by the defender
+H_LOG_START = 20  # offset of this hand's actions in the log buffer (-1 if not logged)
+H_LOG_LEN = 21
+H_SIZE = 22
+
+# --- one row per game (int64) --------------------------------------------------------
+G_SCORE = 0  # G_SCORE + p: final score of seat p
+G_WINNER = 2  # seat, -1 if the hand cap ended the game
+G_HANDS = 3
+G_FIRST_DEALER = 4
+G_TURNS = 5
+G_FORFEIT = 6  # seat that forfeited, -1 if none
+G_ERROR = 7  # ERR_* of the forfeit
+G_ERROR_KIND = 8  # PH_* decision that was illegal
+G_ERROR_ACTION = 9  # the illegal answer
+G_WINS_BY = 10  # G_WINS_BY + 4 * p + OUT_*: hands seat p won by knock, undercut, gin, big gin
+G_DEAD = G_WINS_BY + 8  # dead hands
+G_CAPPED = G_DEAD + 1  # hands ended by the turn cap
+G_PICKUPS = G_CAPPED + 1  # G_PICKUPS + p: opponent's discards taken by seat p (not the upcard)
+G_DISCARDS = G_PICKUPS + 2  # G_DISCARDS + p: discards by seat p
+G_KNOCK_DEADWOOD = G_DISCARDS + 2  # G_KNOCK_DEADWOOD + p: total deadwood of seat p's knocks (gins count 0)
+G_NONDEALER_WINS = G_KNOCK_DEADWOOD + 2  # scored hands won by the non-dealer
+G_SIZE = G_NONDEALER_WINS + 1
