@@ -1,0 +1,162 @@
+"""Slow, obviously correct reference for the meld kernels (tests only).
+
+Independent of :mod:`arena.melds` (and of :mod:`arena.cards`): it lists all
+329 melds as bitmasks and searches disjoint meld subsets by plain recursion.
+
+* ``deadwood_py``: pure Python.  The lowest card of the hand is either
+  deadwood or in exactly one meld of the arrangement, so
+  ``dw(h) = min(value(c) + dw(h - c), min over melds M in h holding c of dw(h - M))``.
+* ``deadwood_nb``: the same recursion compiled with ``numba.njit`` (for the
+  100k-hand tests); the tests check the two agree.
+* Discards, layoffs, meld membership: brute force on top of those.
+
+Cards are ``suit * 13 + rank`` (rank 0 = Ace .. 12 = King), as in the arena.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numba
+import numpy as np
+
+N_RANKS = 13
+N_SUITS = 4
+VALUES = np.array([min(c % 13 + 1, 10) for c in range(52)], dtype=np.int64)
+
+
+def card(rank: int, suit: int) -> int:
+    return suit * N_RANKS + rank
+
+
+def value(mask: int) -> int:
+    return int(sum(VALUES[c] for c in range(52) if (mask >> c) & 1))
+
+
+def _all_melds() -> list[int]:
+    melds = []
+    for rank in range(N_RANKS):  # sets: 13 of four cards, 52 of three
+        cards = [card(rank, s) for s in range(N_SUITS)]
+        melds.append(sum(1 << c for c in cards))
+        for left_out in cards:
+            melds.append(sum(1 << c for c in cards if c != left_out))
+    for suit in range(N_SUITS):  # runs: any 3+ consecutive ranks, Ace low
+        for lo in range(N_RANKS):
+            for hi in range(lo + 2, N_RANKS):
+                melds.append(sum(1 << card(r, suit) for r in range(lo, hi + 1)))
+    return melds
+
+
+MELDS: list[int] = _all_melds()
+MELD_SET: frozenset[int] = frozenset(MELDS)
+assert len(MELDS) == 329 and len(MELD_SET) == 329
+
+# Melds holding card c: MELDS_WITH[c, :N_WITH[c]] (numba-friendly layout).
+_with = [[m for m in MELDS if (m >> c) & 1] for c in range(52)]
+N_WITH = np.array([len(w) for w in _with], dtype=np.int64)
+MELDS_WITH = np.zeros((52, int(N_WITH.max())), dtype=np.int64)
+for _c, _w in enumerate(_with):
+    MELDS_WITH[_c, : len(_w)] = _w
+
+
+def is_meld(mask: int) -> bool:
+    return int(mask) in MELD_SET
+
+
+@lru_cache(maxsize=1 << 20)
+def deadwood_py(hand: int) -> int:
+    """Least deadwood, plain recursion over disjoint melds (pure Python)."""
+    if hand == 0:
+        return 0
+    c = (hand & -hand).bit_length() - 1  # lowest card
+    best = int(VALUES[c]) + deadwood_py(hand & ~(1 << c))
+    for m in _with[c]:
+        if m & hand == m:
+            best = min(best, deadwood_py(hand & ~m))
+    return best
+
+
+@numba.njit(cache=True)
+def deadwood_nb(hand: int) -> int:
+    """The same recursion as ``deadwood_py``, compiled."""
+    if hand == 0:
+        return 0
+    c = 0
+    while not (hand >> c) & 1:
+        c += 1
+    best = VALUES[c] + deadwood_nb(hand & ~(1 << c))
+    for i in range(N_WITH[c]):
+        m = MELDS_WITH[c, i]
+        if m & hand == m:
+            v = deadwood_nb(hand & ~m)
+            if v < best:
+                best = v
+    return best
+
+
+@numba.njit(cache=True)
+def deadwood_many(hands: np.ndarray) -> np.ndarray:
+    out = np.empty(hands.shape[0], dtype=np.int64)
+    for i in range(hands.shape[0]):
+        out[i] = deadwood_nb(hands[i])
+    return out
+
+
+@numba.njit(cache=True)
+def discards_many(hands: np.ndarray, none_value: int) -> np.ndarray:
+    """out[i, c] = deadwood of hands[i] without c (brute force), none_value if not held."""
+    out = np.full((hands.shape[0], 52), none_value, dtype=np.int64)
+    for i in range(hands.shape[0]):
+        for c in range(52):
+            if (hands[i] >> c) & 1:
+                out[i, c] = deadwood_nb(hands[i] & ~(1 << c))
+    return out
+
+
+def cards_in(mask: int) -> list[int]:
+    return [c for c in range(52) if (mask >> c) & 1]
+
+
+def discard_deadwoods(hand: int) -> dict[int, int]:
+    """{card: deadwood after discarding it} by brute force."""
+    return {c: int(deadwood_nb(hand & ~(1 << c))) for c in cards_in(hand)}
+
+
+def in_any_meld(hand: int, c: int) -> bool:
+    h = hand | (1 << c)
+    return any((m >> c) & 1 and m & h == m for m in MELDS)
+
+
+def split_melds(sets_mask: int, runs_mask: int) -> list[int]:
+    """Meld masks of a (sets, runs) pair: one per set rank, one per run block."""
+    melds = []
+    for rank in range(N_RANKS):
+        m = sum(1 << card(rank, s) for s in range(N_SUITS) if (sets_mask >> card(rank, s)) & 1)
+        if m:
+            melds.append(m)
+    for suit in range(N_SUITS):
+        block = 0
+        for rank in range(N_RANKS + 1):
+            if rank < N_RANKS and (runs_mask >> card(rank, suit)) & 1:
+                block |= 1 << card(rank, suit)
+            elif block:
+                melds.append(block)
+                block = 0
+    return melds
+
+
+def defender_deadwood(defender: int, knocker_melds: list[int]) -> int:
+    """Least defender deadwood: try every single layoff, recursively (brute force)."""
+
+    @lru_cache(maxsize=None)
+    def search(melds: tuple[int, ...], remaining: int) -> int:
+        best = int(deadwood_nb(remaining))
+        for c in cards_in(remaining):
+            for i, m in enumerate(melds):
+                grown = m | (1 << c)
+                if is_meld(grown):
+                    new = melds[:i] + (grown,) + melds[i + 1 :]
+                    best = min(best, search(tuple(sorted(new)), remaining & ~(1 << c)))
+        return best
+
+    return search(tuple(sorted(knocker_melds)), defender)
