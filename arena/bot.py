@@ -1,0 +1,208 @@
+"""What a bot is, and how one is loaded from a module or a file.
+
+A bot is a Python module (a built-in one in ``bots/`` or any ``.py`` file)
+with five decision functions, each called with the same four arguments::
+
+    take_upcard(view, params, memory, rng) -> 1 take / 0 pass
+    draw(view, params, memory, rng)        -> 1 discard pile / 0 stock
+    big_gin(view, params, memory, rng)     -> 1 declare / 0 play on
+    discard(view, params, memory, rng)     -> card number 0..51
+    knock(view, params, memory, rng)       -> 1 knock / 0 play on
+
+``view`` (int64 array) is all the player sees, laid out by the ``V_*`` names
+of :mod:`arena.layout`; ``params`` (float64) holds the bot's ``PARAMS`` in
+their order; ``memory`` (float64, ``MEMORY`` slots, zeroed at each game
+start) is the bot's own state across turns and hands; ``rng`` is its own
+seeded generator for :func:`arena.rng.rand_below` and friends.
+
+Fast path: the loader compiles the five functions with numba for that one
+signature, and the compiled engine calls them through first-class function
+pointers, so a new bot never recompiles the engine.  Plain path: a module
+that sets ``PLAIN = True`` (or whose functions numba cannot compile) is
+called from a Python loop that applies the same engine kernels, so the rules
+and the results for a seed are identical, only slower.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+from numba import types
+from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
+
+from arena._jit import jit
+from arena.layout import PH_BIG_GIN, PH_DISCARD, PH_DRAW, PH_KNOCK, PH_UPCARD_DEALER, PH_UPCARD_NONDEALER
+
+warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
+
+#: The one signature of every decision function.
+BOT_SIGNATURE = types.int64(types.int64[::1], types.float64[::1], types.float64[::1], types.uint64[::1])
+DecisionType = types.FunctionType(BOT_SIGNATURE)
+#: A bot as the compiled engine sees it: one function per phase (PH_*).
+BotType = types.UniTuple(DecisionType, 6)
+
+DECISIONS = ("take_upcard", "draw", "big_gin", "discard", "knock")
+#: Which function answers each phase, in PH_* order.
+PHASE_FUNCTION = {
+    PH_UPCARD_NONDEALER: "take_upcard",
+    PH_UPCARD_DEALER: "take_upcard",
+    PH_DRAW: "draw",
+    PH_BIG_GIN: "big_gin",
+    PH_DISCARD: "discard",
+    PH_KNOCK: "knock",
+}
+DEFAULT_MEMORY = 8
+
+BUILTIN_BOTS = ("random", "simple", "discard_tracking", "early_knock", "gin_chasing")
+
+
+class BotError(ValueError):
+    """A module or file that is not a usable bot; the message names it and why."""
+
+
+@dataclass(frozen=True)
+class Bot:
+    """A loaded bot: its decision functions, parameters and identity."""
+
+    name: str
+    description: str
+    functions: tuple[Callable[..., int], ...]  # in PH_* order (6 entries)
+    params: np.ndarray
+    param_names: tuple[str, ...]
+    memory_size: int
+    fast: bool
+    source: str  # module name or file path
+    source_hash: str
+    plain_reason: str = ""
+    module: ModuleType | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def path(self) -> str:
+        return "fast (numba)" if self.fast else "plain (Python)"
+
+    def with_params(self, name: str, overrides: dict[str, Any]) -> "Bot":
+        """A variant of this bot under another name with some parameters changed."""
+        values = dict(zip(self.param_names, self.params.tolist()))
+        for key, value in overrides.items():
+            if key not in values:
+                known = ", ".join(self.param_names) or "none"
+                raise BotError(f"bot '{name}': '{self.name}' has no parameter '{key}' (its parameters: {known})")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise BotError(f"bot '{name}': parameter '{key}' = {value!r} must be a number")
+            values[key] = float(value)
+        params = np.array([values[k] for k in self.param_names], dtype=np.float64)
+        validate = getattr(self.module, "validate_params", None)
+        if validate is not None:
+            try:
+                validate(dict(zip(self.param_names, params.tolist())))
+            except ValueError as exc:
+                raise BotError(f"bot '{name}': {exc}") from None
+        return dataclasses.replace(self, name=name, params=params)
+
+
+def as_plain(bot: Bot) -> Bot:
+    """The same bot on the plain Python path (for tests and speed comparisons).
+
+    Its functions are the original Python functions; the helpers they call
+    stay compiled, exactly as for a plain bot that uses the arena's kernels.
+    """
+    functions = tuple(getattr(f, "py_func", f) for f in bot.functions)
+    return dataclasses.replace(bot, functions=functions, fast=False, plain_reason="converted with as_plain()")
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
+
+
+def bot_from_module(module: ModuleType, name: str | None = None, source: str | None = None) -> Bot:
+    """Check a module against the bot contract and compile its functions."""
+    source = source or module.__name__
+    label = name or getattr(module, "NAME", None) or source
+    missing = [f for f in DECISIONS if not callable(getattr(module, f, None))]
+    if missing:
+        raise BotError(f"{source}: not a bot: missing function(s) {', '.join(missing)} "
+                       f"(a bot defines {', '.join(DECISIONS)}; see bots/TEMPLATE.py)")
+    raw = {f: getattr(module, f) for f in DECISIONS}
+    for fname, fn in raw.items():
+        code = getattr(fn, "__code__", None) or getattr(getattr(fn, "py_func", None), "__code__", None)
+        if code is not None and code.co_argcount != 4:
+            raise BotError(f"{source}: {fname}() takes {code.co_argcount} argument(s); "
+                           "every decision function takes (view, params, memory, rng)")
+    params_spec = getattr(module, "PARAMS", {}) or {}
+    if not isinstance(params_spec, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in params_spec.values()
+    ):
+        raise BotError(f"{source}: PARAMS must be a dict of name -> number")
+    memory = getattr(module, "MEMORY", DEFAULT_MEMORY)
+    if not isinstance(memory, int) or memory < 1:
+        raise BotError(f"{source}: MEMORY must be a positive int (floats of state), got {memory!r}")
+    fast = not getattr(module, "PLAIN", False)
+    reason = "the module sets PLAIN = True" if not fast else ""
+    compiled: dict[str, Callable[..., int]] = {}
+    if fast:
+        for fname, fn in raw.items():
+            py = getattr(fn, "py_func", fn)
+            try:
+                compiled[fname] = jit(BOT_SIGNATURE)(py)
+            except NumbaError as exc:
+                fast = False
+                reason = f"{fname}() does not compile with numba: {_first_line(str(exc))}"
+                break
+    chosen = compiled if fast else {f: getattr(fn, "py_func", fn) for f, fn in raw.items()}
+    functions = tuple(chosen[PHASE_FUNCTION[ph]] for ph in sorted(PHASE_FUNCTION))
+    file = getattr(module, "__file__", None)
+    digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16] if file else ""
+    return Bot(
+        name=label,
+        description=_first_line(module.__doc__) or "(no description)",
+        functions=functions,
+        params=np.array([float(v) for v in params_spec.values()], dtype=np.float64),
+        param_names=tuple(params_spec),
+        memory_size=memory,
+        fast=fast,
+        source=source,
+        source_hash=digest,
+        plain_reason=reason,
+        module=module,
+    )
+
+
+def load_bot_file(path: str | Path, name: str | None = None) -> Bot:
+    """Load a bot from a ``.py`` file anywhere on disk."""
+    p = Path(path)
+    if not p.is_file():
+        raise BotError(f"{path}: no such bot file")
+    mod_name = f"arena_user_bot_{hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(mod_name, p)
+    if spec is None or spec.loader is None:
+        raise BotError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # any import-time failure is the file's fault
+        del sys.modules[mod_name]
+        raise BotError(f"{path}: not a bot: importing it failed: {type(exc).__name__}: {exc}") from None
+    return bot_from_module(module, name=name or getattr(module, "NAME", None) or p.stem, source=str(p))
+
+
+def load_bot(spec: str) -> Bot:
+    """A built-in bot by name (``simple``, ``early-knock``) or a bot file by path."""
+    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        return load_bot_file(spec)
+    key = spec.replace("-", "_")
+    if key not in BUILTIN_BOTS:
+        raise BotError(f"unknown bot '{spec}' (built-in bots: {', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; "
+                       "or give a path to a .py file)")
+    module = importlib.import_module(f"bots.{key}")
+    return bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")

@@ -1,0 +1,570 @@
+"""The rules of a hand and a game, as a step machine over one state array.
+
+Everything that decides what is legal and what it scores lives here, once:
+
+* :func:`deal_hand` shuffles (seeded) and deals, and sets Oklahoma's limit;
+* :func:`apply_action` takes one decision of the seat to act, checks it and
+  moves the hand on (upcard offer, draw, big gin, discard, knock, dead hand,
+  turn cap, showdown and scoring);
+* :func:`begin_game` / :func:`end_hand` run the game around the hands
+  (scores, target, dealer rule, hand cap) and fill the records.
+
+The drivers that ask the bots (:mod:`arena.play`, compiled, and the plain
+Python loop for Python bots) only call these functions, so both play by
+exactly the same rules.  A bot only ever receives the array built by
+:func:`build_view`, which copies what a player at the table sees.
+
+Choices where RULES are silent (documented here, where they are implemented):
+
+* Deal order: cards 0-9 of the shuffled deck go to the non-dealer, 10-19 to
+  the dealer, card 20 is the upcard, the rest is the stock, top first.  The
+  deal depends on the seats' roles, so replaying a seed with the seats
+  swapped gives each bot the other's cards (duplicate deals).
+* After both players pass the upcard, the non-dealer's first draw is from the
+  stock without asking (RULES: "drawing from the stock").
+* Taking the upcard is followed by a discard; big gin is offered only after a
+  normal draw (RULES step 2 vs step 3).
+* Oklahoma: the hand's knock limit is the upcard's value (Ace: 0, gin only),
+  never above the ``knock_limit`` setting, so both settings keep a meaning.
+* Turn cap: a "turn" is one discard; a hand reaching ``turn_cap`` discards
+  ends as ``capped`` (no score, same dealer, like a dead hand).
+* A knock where the defender ties the knocker with ``undercut_on_tie`` off
+  scores 0 points but counts as the knocker's hand (it decides the dealer
+  under the winner/loser rules).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arena._jit import jit
+from arena.cards import CARD_VALUES, NUM_RANKS, SPADES
+from arena.layout import (
+    ERR_BAD_CHOICE,
+    ERR_NONE,
+    ERR_NOT_IN_HAND,
+    ERR_RETAKE,
+    ERR_WRONG_PHASE,
+    G_CAPPED,
+    G_DEAD,
+    G_DISCARDS,
+    G_KNOCK_DEADWOOD,
+    G_NONDEALER_WINS,
+    G_ERROR,
+    G_ERROR_ACTION,
+    G_ERROR_KIND,
+    G_FIRST_DEALER,
+    G_FORFEIT,
+    G_HANDS,
+    G_PICKUPS,
+    G_SCORE,
+    G_TURNS,
+    G_WINNER,
+    G_WINS_BY,
+    H_DEADWOOD,
+    H_DEALER,
+    H_GAME,
+    H_HAND_NO,
+    H_KNOCK_LIMIT,
+    H_KNOCKER,
+    H_LAID_OFF,
+    H_LOG_LEN,
+    H_LOG_START,
+    H_MULT,
+    H_OUTCOME,
+    H_PICKUPS,
+    H_POINTS,
+    H_SCORE,
+    H_STOCK_LEFT,
+    H_TURNS,
+    H_UPCARD,
+    H_UPCARD_TAKER,
+    NEXT_DEALER_LOSER,
+    NEXT_DEALER_WINNER,
+    OUT_BIG_GIN,
+    OUT_CAPPED,
+    OUT_DEAD,
+    OUT_FORFEIT,
+    OUT_GIN,
+    OUT_KNOCK,
+    OUT_NONE,
+    OUT_UNDERCUT,
+    PH_BIG_GIN,
+    PH_DISCARD,
+    PH_DONE,
+    PH_DRAW,
+    PH_KNOCK,
+    PH_UPCARD_DEALER,
+    PH_UPCARD_NONDEALER,
+    R_BIG_GIN,
+    R_BIG_GIN_BONUS,
+    R_GIN_BONUS,
+    R_HAND_CAP,
+    R_KNOCK_LIMIT,
+    R_NEXT_DEALER,
+    R_NO_RETAKE,
+    R_OKLAHOMA,
+    R_SIZE,
+    R_TARGET,
+    R_TURN_CAP,
+    R_UNDERCUT_BONUS,
+    R_UNDERCUT_ON_TIE,
+    S_CUR,
+    S_DEADWOOD,
+    S_DEALER,
+    S_DECK,
+    S_DEF_RUNS,
+    S_DEF_SETS,
+    S_DISCARDED,
+    S_ERROR,
+    S_ERROR_ACTION,
+    S_ERROR_KIND,
+    S_ERROR_SEAT,
+    S_HAND,
+    S_HAND_NO,
+    S_JUST_TAKEN,
+    S_KNOCK_LIMIT,
+    S_KNOCK_RUNS,
+    S_KNOCK_SETS,
+    S_KNOCKER,
+    S_LAID_OFF,
+    S_NDISCARDS,
+    S_MULT,
+    S_OUTCOME,
+    S_PASSED,
+    S_PHASE,
+    S_PICKUPS,
+    S_PILE,
+    S_PILE_N,
+    S_POINTS,
+    S_SCORE,
+    S_SIZE,
+    S_STOCK_POS,
+    S_TAKEN,
+    S_TURN,
+    S_UPCARD,
+    S_UPCARD_TAKER,
+    V_DECISION,
+    V_HAND,
+    V_HAND_NO,
+    V_IS_DEALER,
+    V_JUST_TAKEN,
+    V_KNOCK_LIMIT,
+    V_MULT,
+    V_MY_DISCARDED,
+    V_MY_PASSED,
+    V_MY_SCORE,
+    V_MY_TAKEN,
+    V_OPP_DISCARDED,
+    V_OPP_PASSED,
+    V_OPP_SCORE,
+    V_OPP_TAKEN,
+    V_PILE,
+    V_PILE_N,
+    V_RULES,
+    V_SEAT,
+    V_STOCK_N,
+    V_TOP,
+    V_TURN,
+    V_UPCARD,
+)
+from arena.melds import best_arrangement, deadwood, defender_deadwood
+from arena.rng import STREAM_BOT, STREAM_FIRST_DEALER, STREAM_HAND, mix_seed, seed_rng, shuffle
+
+DECK_SIZE = 52
+HAND_SIZE = 10
+#: The stock size at which a discard without a knock ends the hand (RULES step 4).
+DEAD_STOCK = 2
+
+
+@jit
+def stock_count(st) -> int:
+    return DECK_SIZE - st[S_STOCK_POS]
+
+
+@jit
+def pile_mask(st) -> int:
+    """Cards in the discard pile, as a mask."""
+    m = 0
+    for i in range(st[S_PILE_N]):
+        m |= np.int64(1) << st[S_PILE + i]
+    return m
+
+
+@jit
+def deal_hand(st, rules, hand_seed, rng) -> None:
+    """Shuffle with ``hand_seed``, deal, turn the upcard; ``S_DEALER`` is set.
+
+    ``rng`` is a scratch generator state (4 words).  Scores, the dealer and
+    the hand number are kept; every per-hand slot is reset.
+    """
+    deck = st[S_DECK : S_DECK + DECK_SIZE]
+    for i in range(DECK_SIZE):
+        deck[i] = i
+    seed_rng(rng, hand_seed)
+    shuffle(deck, rng)
+    deal_from_deck(st, rules)
+
+
+@jit
+def deal_from_deck(st, rules) -> None:
+    """Deal the deck already in ``S_DECK`` (scripted tests set it directly)."""
+    deck = st[S_DECK : S_DECK + DECK_SIZE]
+    dealer = st[S_DEALER]
+    nondealer = 1 - dealer
+    h_nd = np.int64(0)
+    h_d = np.int64(0)
+    for i in range(HAND_SIZE):
+        h_nd |= np.int64(1) << deck[i]
+        h_d |= np.int64(1) << deck[HAND_SIZE + i]
+    st[S_HAND + nondealer] = h_nd
+    st[S_HAND + dealer] = h_d
+    up = deck[2 * HAND_SIZE]
+    st[S_UPCARD] = up
+    st[S_PILE] = up
+    st[S_PILE_N] = 1
+    st[S_STOCK_POS] = 2 * HAND_SIZE + 1
+    st[S_TURN] = 0
+    st[S_JUST_TAKEN] = -1
+    for p in range(2):
+        st[S_TAKEN + p] = 0
+        st[S_DISCARDED + p] = 0
+        st[S_PASSED + p] = 0
+        st[S_DEADWOOD + p] = 0
+        st[S_POINTS + p] = 0
+        st[S_PICKUPS + p] = 0
+        st[S_NDISCARDS + p] = 0
+    st[S_UPCARD_TAKER] = -1
+    st[S_KNOCKER] = -1
+    st[S_OUTCOME] = OUT_NONE
+    st[S_LAID_OFF] = 0
+    st[S_KNOCK_SETS] = 0
+    st[S_KNOCK_RUNS] = 0
+    st[S_DEF_SETS] = 0
+    st[S_DEF_RUNS] = 0
+    st[S_ERROR] = ERR_NONE
+    if rules[R_OKLAHOMA]:
+        # Oklahoma: the upcard's value is the limit (an Ace means gin only),
+        # and a spade upcard doubles every point of the hand.
+        limit = 0 if up % NUM_RANKS == 0 else CARD_VALUES[up]
+        st[S_KNOCK_LIMIT] = min(limit, rules[R_KNOCK_LIMIT])
+        st[S_MULT] = 2 if up // NUM_RANKS == SPADES else 1
+    else:
+        st[S_KNOCK_LIMIT] = rules[R_KNOCK_LIMIT]
+        st[S_MULT] = 1
+    st[S_PHASE] = PH_UPCARD_NONDEALER
+    st[S_CUR] = nondealer
+
+
+@jit
+def _draw_stock(st, p) -> None:
+    c = st[S_DECK + st[S_STOCK_POS]]
+    st[S_STOCK_POS] += 1
+    st[S_HAND + p] |= np.int64(1) << c
+    st[S_JUST_TAKEN] = -1
+
+
+@jit
+def _take_pile(st, p) -> None:
+    n = st[S_PILE_N] - 1
+    c = st[S_PILE + n]
+    st[S_PILE_N] = n
+    bit = np.int64(1) << c
+    st[S_HAND + p] |= bit
+    st[S_TAKEN + p] |= bit
+    st[S_JUST_TAKEN] = c
+
+
+@jit
+def _after_draw(st, rules) -> None:
+    """After a normal draw: offer big gin when all 11 cards meld, else discard."""
+    if rules[R_BIG_GIN] and deadwood(st[S_HAND + st[S_CUR]]) == 0:
+        st[S_PHASE] = PH_BIG_GIN
+    else:
+        st[S_PHASE] = PH_DISCARD
+
+
+@jit
+def _end_turn(st, rules) -> None:
+    """A discard without a knock: dead hand, turn cap, or the other seat draws."""
+    if stock_count(st) <= DEAD_STOCK:
+        st[S_OUTCOME] = OUT_DEAD
+        st[S_PHASE] = PH_DONE
+    elif st[S_TURN] >= rules[R_TURN_CAP]:
+        st[S_OUTCOME] = OUT_CAPPED
+        st[S_PHASE] = PH_DONE
+    else:
+        st[S_CUR] = 1 - st[S_CUR]
+        st[S_JUST_TAKEN] = -1
+        st[S_PHASE] = PH_DRAW
+
+
+@jit
+def _showdown(st, rules, big_gin) -> None:
+    """Lay out, lay off and score a knock, a gin or a big gin by ``S_CUR``."""
+    k = st[S_CUR]
+    d = 1 - k
+    hk = st[S_HAND + k]
+    hd = st[S_HAND + d]
+    # The knocker's tie-break among equal arrangements looks at the layoff
+    # spots it cannot rule out: cards neither in its hand nor in the pile.
+    ksets, kruns, kdw = best_arrangement(hk, hk | pile_mask(st))
+    st[S_KNOCKER] = k
+    st[S_KNOCK_SETS] = ksets
+    st[S_KNOCK_RUNS] = kruns
+    mult = st[S_MULT]
+    if kdw == 0:
+        # Gin and big gin: no layoffs, no undercut.
+        dsets, druns, ddw = best_arrangement(hd, 0)
+        bonus = rules[R_BIG_GIN_BONUS] if big_gin else rules[R_GIN_BONUS]
+        st[S_OUTCOME] = OUT_BIG_GIN if big_gin else OUT_GIN
+        st[S_POINTS + k] = mult * (ddw + bonus)
+    else:
+        ddw, laid, dsets, druns = defender_deadwood(hd, ksets, kruns)
+        st[S_LAID_OFF] = laid
+        if ddw < kdw or (ddw == kdw and rules[R_UNDERCUT_ON_TIE]):
+            st[S_OUTCOME] = OUT_UNDERCUT
+            st[S_POINTS + d] = mult * (kdw - ddw + rules[R_UNDERCUT_BONUS])
+        else:
+            st[S_OUTCOME] = OUT_KNOCK
+            st[S_POINTS + k] = mult * (ddw - kdw)
+    st[S_DEF_SETS] = dsets
+    st[S_DEF_RUNS] = druns
+    st[S_DEADWOOD + k] = kdw
+    st[S_DEADWOOD + d] = ddw
+    st[S_PHASE] = PH_DONE
+
+
+@jit
+def _reject(st, err, action) -> int:
+    st[S_ERROR] = err
+    st[S_ERROR_SEAT] = st[S_CUR]
+    st[S_ERROR_KIND] = st[S_PHASE]
+    st[S_ERROR_ACTION] = action
+    return err
+
+
+@jit
+def apply_action(st, rules, action) -> int:
+    """Apply the decision ``action`` of the seat to act; return an ``ERR_*``.
+
+    Yes/no decisions (upcard, big gin, knock) and the draw (0 stock, 1 pile)
+    take 0 or 1; a discard takes a card number.  An illegal action changes
+    nothing but the ``S_ERROR*`` slots, which name the seat, decision and
+    answer.
+    """
+    phase = st[S_PHASE]
+    p = st[S_CUR]
+    if phase == PH_DONE:
+        return _reject(st, ERR_WRONG_PHASE, action)
+    if phase == PH_DISCARD:
+        if action < 0 or action >= DECK_SIZE or not (st[S_HAND + p] >> action) & 1:
+            return _reject(st, ERR_NOT_IN_HAND, action)
+        if rules[R_NO_RETAKE] and action == st[S_JUST_TAKEN]:
+            return _reject(st, ERR_RETAKE, action)
+        bit = np.int64(1) << action
+        st[S_HAND + p] ^= bit
+        st[S_PILE + st[S_PILE_N]] = action
+        st[S_PILE_N] += 1
+        st[S_DISCARDED + p] |= bit
+        st[S_NDISCARDS + p] += 1
+        st[S_TURN] += 1
+        if deadwood(st[S_HAND + p]) <= st[S_KNOCK_LIMIT]:
+            st[S_PHASE] = PH_KNOCK
+        else:
+            _end_turn(st, rules)
+        return ERR_NONE
+    if action != 0 and action != 1:
+        return _reject(st, ERR_BAD_CHOICE, action)
+    if phase == PH_UPCARD_NONDEALER or phase == PH_UPCARD_DEALER:
+        if action == 1:
+            _take_pile(st, p)
+            st[S_UPCARD_TAKER] = p
+            st[S_PHASE] = PH_DISCARD
+        else:
+            st[S_PASSED + p] |= np.int64(1) << st[S_UPCARD]
+            if phase == PH_UPCARD_NONDEALER:
+                st[S_PHASE] = PH_UPCARD_DEALER
+                st[S_CUR] = 1 - p
+            else:
+                # Both passed: the non-dealer opens with a draw from the stock.
+                st[S_CUR] = 1 - p
+                _draw_stock(st, 1 - p)
+                _after_draw(st, rules)
+    elif phase == PH_DRAW:
+        if action == 1:
+            _take_pile(st, p)
+            st[S_PICKUPS + p] += 1  # took the opponent's discard (the upcard is not counted)
+        else:
+            _draw_stock(st, p)
+        _after_draw(st, rules)
+    elif phase == PH_BIG_GIN:
+        if action == 1:
+            _showdown(st, rules, True)
+        else:
+            st[S_PHASE] = PH_DISCARD
+    elif phase == PH_KNOCK:
+        if action == 1:
+            _showdown(st, rules, False)
+        else:
+            _end_turn(st, rules)
+    return ERR_NONE
+
+
+@jit
+def build_view(st, rules, p, view) -> None:
+    """Fill ``view`` with what seat ``p`` sees at the table, and nothing else.
+
+    Its own hand, the pile in order, the stock count, what each player took
+    from the pile, discarded or passed, the scores, the rules and this hand's
+    knock limit.  The opponent's hand and the stock order are never copied.
+    """
+    o = 1 - p
+    n = st[S_PILE_N]
+    view[V_HAND] = st[S_HAND + p]
+    view[V_STOCK_N] = stock_count(st)
+    view[V_PILE_N] = n
+    view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
+    view[V_JUST_TAKEN] = st[S_JUST_TAKEN] if st[S_CUR] == p else -1
+    view[V_OPP_TAKEN] = st[S_TAKEN + o]
+    view[V_OPP_DISCARDED] = st[S_DISCARDED + o]
+    view[V_OPP_PASSED] = st[S_PASSED + o]
+    view[V_MY_TAKEN] = st[S_TAKEN + p]
+    view[V_MY_DISCARDED] = st[S_DISCARDED + p]
+    view[V_MY_PASSED] = st[S_PASSED + p]
+    view[V_MY_SCORE] = st[S_SCORE + p]
+    view[V_OPP_SCORE] = st[S_SCORE + o]
+    view[V_KNOCK_LIMIT] = st[S_KNOCK_LIMIT]
+    view[V_MULT] = st[S_MULT]
+    view[V_IS_DEALER] = 1 if st[S_DEALER] == p else 0
+    view[V_TURN] = st[S_TURN]
+    view[V_HAND_NO] = st[S_HAND_NO]
+    view[V_SEAT] = p
+    view[V_DECISION] = st[S_PHASE]
+    view[V_UPCARD] = st[S_UPCARD]
+    for i in range(R_SIZE):
+        view[V_RULES + i] = rules[i]
+    for i in range(n):
+        view[V_PILE + i] = st[S_PILE + i]
+
+
+# --- the game around the hands ------------------------------------------------------
+
+
+@jit
+def begin_game(st, rules, seed, rng0, rng1, mem0, mem1, game_row) -> None:
+    """Reset for a new game: scores, a seeded first dealer, each bot's generator.
+
+    Bots' memories are zeroed so that a game depends on its seed alone, not on
+    the games a worker happened to play before it.
+    """
+    st[:] = 0
+    st[S_DEALER] = np.int64(mix_seed(seed, STREAM_FIRST_DEALER) & np.uint64(1))
+    seed_rng(rng0, mix_seed(seed, STREAM_BOT))
+    seed_rng(rng1, mix_seed(seed, STREAM_BOT + 1))
+    mem0[:] = 0.0
+    mem1[:] = 0.0
+    game_row[:] = 0
+    game_row[G_FIRST_DEALER] = st[S_DEALER]
+    game_row[G_WINNER] = -1
+    game_row[G_FORFEIT] = -1
+
+
+@jit
+def begin_hand(st, rules, seed, rng) -> None:
+    """Deal hand number ``S_HAND_NO`` of the game seeded ``seed``."""
+    deal_hand(st, rules, mix_seed(seed, STREAM_HAND + st[S_HAND_NO]), rng)
+
+
+@jit
+def hand_winner(st) -> int:
+    """Seat that won the hand (-1 for dead, capped or unfinished hands)."""
+    out = st[S_OUTCOME]
+    if out == OUT_UNDERCUT:
+        return 1 - st[S_KNOCKER]
+    if out == OUT_KNOCK or out == OUT_GIN or out == OUT_BIG_GIN:
+        return st[S_KNOCKER]
+    return -1
+
+
+@jit
+def write_hand_row(st, game_index, row, log_start, log_len) -> None:
+    row[H_GAME] = game_index
+    row[H_HAND_NO] = st[S_HAND_NO]
+    row[H_DEALER] = st[S_DEALER]
+    row[H_OUTCOME] = st[S_OUTCOME]
+    row[H_KNOCKER] = st[S_KNOCKER]
+    row[H_TURNS] = st[S_TURN]
+    row[H_STOCK_LEFT] = stock_count(st)
+    row[H_UPCARD_TAKER] = st[S_UPCARD_TAKER]
+    row[H_KNOCK_LIMIT] = st[S_KNOCK_LIMIT]
+    row[H_MULT] = st[S_MULT]
+    row[H_UPCARD] = st[S_UPCARD]
+    row[H_LAID_OFF] = st[S_LAID_OFF]
+    row[H_LOG_START] = log_start
+    row[H_LOG_LEN] = log_len
+    for p in range(2):
+        row[H_DEADWOOD + p] = st[S_DEADWOOD + p]
+        row[H_POINTS + p] = st[S_POINTS + p]
+        row[H_PICKUPS + p] = st[S_PICKUPS + p]
+        row[H_SCORE + p] = st[S_SCORE + p] + st[S_POINTS + p]
+
+
+@jit
+def end_hand(st, rules, game_row) -> bool:
+    """Book a finished hand into the game; return True when the game is over.
+
+    Adds the points, counts the outcome, checks the target and the hand cap,
+    and picks the next dealer: the same dealer after a dead or capped hand,
+    otherwise by the ``next_dealer`` rule.
+    """
+    out = st[S_OUTCOME]
+    game_row[G_TURNS] += st[S_TURN]
+    game_row[G_HANDS] += 1
+    for p in range(2):
+        st[S_SCORE + p] += st[S_POINTS + p]
+        game_row[G_SCORE + p] = st[S_SCORE + p]
+        game_row[G_PICKUPS + p] += st[S_PICKUPS + p]
+        game_row[G_DISCARDS + p] += st[S_NDISCARDS + p]
+    winner = hand_winner(st)
+    if out == OUT_DEAD:
+        game_row[G_DEAD] += 1
+    elif out == OUT_CAPPED:
+        game_row[G_CAPPED] += 1
+    elif winner >= 0:
+        game_row[G_WINS_BY + 4 * winner + out] += 1
+        game_row[G_KNOCK_DEADWOOD + st[S_KNOCKER]] += st[S_DEADWOOD + st[S_KNOCKER]]
+        if winner != st[S_DEALER]:
+            game_row[G_NONDEALER_WINS] += 1
+        rule = rules[R_NEXT_DEALER]
+        if rule == NEXT_DEALER_WINNER:
+            st[S_DEALER] = winner
+        elif rule == NEXT_DEALER_LOSER:
+            st[S_DEALER] = 1 - winner
+        else:
+            st[S_DEALER] = 1 - st[S_DEALER]
+    st[S_HAND_NO] += 1
+    for p in range(2):
+        if st[S_SCORE + p] >= rules[R_TARGET]:
+            game_row[G_WINNER] = p
+            return True
+    return st[S_HAND_NO] >= rules[R_HAND_CAP]
+
+
+@jit
+def forfeit_game(st, game_row) -> None:
+    """End the game: the seat whose action was rejected loses by forfeit."""
+    seat = st[S_ERROR_SEAT]
+    st[S_OUTCOME] = OUT_FORFEIT
+    st[S_PHASE] = PH_DONE
+    game_row[G_FORFEIT] = seat
+    game_row[G_WINNER] = 1 - seat
+    game_row[G_ERROR] = st[S_ERROR]
+    game_row[G_ERROR_KIND] = st[S_ERROR_KIND]
+    game_row[G_ERROR_ACTION] = st[S_ERROR_ACTION]
+    game_row[G_HANDS] += 1
+    game_row[G_TURNS] += st[S_TURN]
+
+
+def new_state() -> np.ndarray:
+    return np.zeros(S_SIZE, dtype=np.int64)

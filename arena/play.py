@@ -1,0 +1,252 @@
+"""Drivers that play games: the compiled batch kernel and the plain Python loop.
+
+Both drivers do the same thing in the same order - begin the game, deal,
+ask the seat to act through its view, apply the answer, book the hand - and
+all rules live in :mod:`arena.engine`, so a game's records depend only on its
+seed, the rules and the bots, never on the driver, the batch a game is in,
+or the worker that plays it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import types
+
+from arena._jit import jit
+from arena.bot import Bot, BotType
+from arena.engine import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, write_hand_row
+from arena.layout import (
+    ERROR_TEXT,
+    G_ERROR,
+    G_ERROR_ACTION,
+    G_ERROR_KIND,
+    G_FORFEIT,
+    G_HANDS,
+    G_SIZE,
+    G_WINNER,
+    H_SIZE,
+    LOG_KIND,
+    LOG_SEAT,
+    OUT_FORFEIT,
+    PH_DONE,
+    S_CUR,
+    S_OUTCOME,
+    S_PHASE,
+    S_SIZE,
+    V_SIZE,
+)
+from arena.rng import RNG_WORDS
+
+# counters[] slots shared by the kernel and its Python caller
+C_NEXT_GAME = 0  # first game not finished (the one in progress if a bot raised)
+C_HANDS = 1  # hand rows written
+C_LOG = 2  # log entries written
+C_SEAT = 3  # seat being asked (to blame a bot that raised)
+C_PHASE = 4  # decision being asked
+C_SIZE = 5
+
+ERR_RAISED = len(ERROR_TEXT)  # a bot raised an exception (game row G_ERROR)
+ERROR_MESSAGES = ERROR_TEXT + ("raised an exception",)
+
+_I1 = types.int64[::1]
+_F1 = types.float64[::1]
+_I2 = types.int64[:, ::1]
+_KERNEL_SIG = types.int64(_I1, _I1, BotType, BotType, _F1, _F1, _F1, _F1, _I2, _I2, _I1, _I1)
+
+
+@jit(_KERNEL_SIG)
+def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, games, hands, log, counters):
+    """Play games ``counters[C_NEXT_GAME]..`` of ``seeds``; return 0 when all are done.
+
+    Returns 1 when the ``hands`` or ``log`` buffer is full: the unfinished game
+    is rolled back (``counters`` point at it), so the caller grows the buffers
+    and calls again.  Empty ``hands``/``log`` arrays mean "don't record".
+    """
+    st = np.zeros(S_SIZE, dtype=np.int64)
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
+    rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
+    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
+    record_hands = hands.shape[0] > 0
+    record_log = log.shape[0] > 0
+    for g in range(counters[C_NEXT_GAME], seeds.shape[0]):
+        n_h = counters[C_HANDS]
+        n_l = counters[C_LOG]
+        row = games[g]
+        seed = seeds[g]
+        begin_game(st, rules, seed, rng0, rng1, mem0, mem1, row)
+        while True:
+            begin_hand(st, rules, seed, scratch)
+            log_start = n_l
+            while st[S_PHASE] != PH_DONE:
+                seat = st[S_CUR]
+                phase = st[S_PHASE]
+                build_view(st, rules, seat, view)
+                counters[C_SEAT] = seat
+                counters[C_PHASE] = phase
+                if seat == 0:
+                    action = bot0[phase](view, params0, mem0, rng0)
+                else:
+                    action = bot1[phase](view, params1, mem1, rng1)
+                if apply_action(st, rules, action) != 0:
+                    forfeit_game(st, row)
+                    break
+                if record_log:
+                    if n_l >= log.shape[0]:
+                        return 1
+                    log[n_l] = seat * LOG_SEAT + phase * LOG_KIND + action
+                    n_l += 1
+            if record_hands:
+                if n_h >= hands.shape[0]:
+                    return 1
+                write_hand_row(st, g, hands[n_h], log_start if record_log else -1, n_l - log_start)
+                n_h += 1
+            if st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules, row):
+                break
+        counters[C_HANDS] = n_h
+        counters[C_LOG] = n_l
+        counters[C_NEXT_GAME] = g + 1
+    return 0
+
+
+def _play_plain(seeds, rules, bot0: Bot, bot1: Bot, mem0, mem1, games, hands, log, counters) -> int:
+    """The same loop as :func:`play_games_kernel`, asking bots from Python."""
+    st = np.zeros(S_SIZE, dtype=np.int64)
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    rngs = (np.zeros(RNG_WORDS, dtype=np.uint64), np.zeros(RNG_WORDS, dtype=np.uint64))
+    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
+    bots = (bot0, bot1)
+    mems = (mem0, mem1)
+    record_hands = hands.shape[0] > 0
+    record_log = log.shape[0] > 0
+    for g in range(int(counters[C_NEXT_GAME]), seeds.shape[0]):
+        n_h = int(counters[C_HANDS])
+        n_l = int(counters[C_LOG])
+        row = games[g]
+        seed = seeds[g]
+        begin_game(st, rules, seed, rngs[0], rngs[1], mem0, mem1, row)
+        while True:
+            begin_hand(st, rules, seed, scratch)
+            log_start = n_l
+            while st[S_PHASE] != PH_DONE:
+                seat = int(st[S_CUR])
+                phase = int(st[S_PHASE])
+                build_view(st, rules, seat, view)
+                counters[C_SEAT] = seat
+                counters[C_PHASE] = phase
+                bot = bots[seat]
+                action = int(bot.functions[phase](view, bot.params, mems[seat], rngs[seat]))
+                if apply_action(st, rules, action) != 0:
+                    forfeit_game(st, row)
+                    break
+                if record_log:
+                    if n_l >= log.shape[0]:
+                        return 1
+                    log[n_l] = seat * LOG_SEAT + phase * LOG_KIND + action
+                    n_l += 1
+            if record_hands:
+                if n_h >= hands.shape[0]:
+                    return 1
+                write_hand_row(st, g, hands[n_h], log_start if record_log else -1, n_l - log_start)
+                n_h += 1
+            if st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules, row):
+                break
+        counters[C_HANDS] = n_h
+        counters[C_LOG] = n_l
+        counters[C_NEXT_GAME] = g + 1
+    return 0
+
+
+class IllegalMoveError(RuntimeError):
+    """A bot made an illegal decision or raised (when forfeits are not wanted)."""
+
+
+@dataclass
+class BatchRecords:
+    """Raw records of a batch of games, one row per game (and per hand)."""
+
+    seeds: np.ndarray
+    games: np.ndarray  # (n, G_SIZE)
+    hands: np.ndarray  # (m, H_SIZE); empty unless recorded
+    log: np.ndarray  # flat action log; empty unless recorded
+    errors: list[str]  # one message per forfeited game
+
+
+def forfeit_message(bots: tuple[Bot, Bot], seed: int, row: np.ndarray, detail: str = "") -> str:
+    """One line naming the bot, its decision and what was wrong."""
+    from arena.bot import PHASE_FUNCTION
+
+    seat = int(row[G_FORFEIT])
+    what = ERROR_MESSAGES[int(row[G_ERROR])]
+    decision = PHASE_FUNCTION[int(row[G_ERROR_KIND])]
+    answer = "" if int(row[G_ERROR]) == ERR_RAISED else f" (answered {int(row[G_ERROR_ACTION])})"
+    tail = f": {detail}" if detail else ""
+    return f"bot '{bots[seat].name}' (seat {seat}) {what} in {decision}(){answer}, game seed {seed}{tail}"
+
+
+def play_batch(
+    bot0: Bot,
+    bot1: Bot,
+    rules_array: np.ndarray,
+    seeds: np.ndarray,
+    *,
+    record_hands: bool = False,
+    record_log: bool = False,
+    forfeit: bool = True,
+) -> BatchRecords:
+    """Play one game per seed, ``bot0`` in seat 0; both bots fast uses the kernel.
+
+    A bot's illegal decision or exception forfeits that game (recorded in the
+    game row and in ``errors``) when ``forfeit`` is true, and raises
+    :class:`IllegalMoveError` naming the bot and the decision otherwise.
+    """
+    seeds = np.ascontiguousarray(seeds, dtype=np.int64)
+    if seeds.size and seeds.min() < 0:
+        raise ValueError("game seeds must be >= 0")
+    rules_array = np.ascontiguousarray(rules_array, dtype=np.int64)
+    n = seeds.shape[0]
+    games = np.zeros((n, G_SIZE), dtype=np.int64)
+    hands = np.zeros((max(16, 12 * n) if record_hands else 0, H_SIZE), dtype=np.int64)
+    log = np.zeros(max(1024, 400 * n) if record_log else 0, dtype=np.int64)
+    counters = np.zeros(C_SIZE, dtype=np.int64)
+    mem0 = np.zeros(bot0.memory_size, dtype=np.float64)
+    mem1 = np.zeros(bot1.memory_size, dtype=np.float64)
+    raised: dict[int, str] = {}  # game -> exception text of a bot that raised
+    fast = bot0.fast and bot1.fast
+    while True:
+        try:
+            if fast:
+                status = play_games_kernel(seeds, rules_array, bot0.functions, bot1.functions, bot0.params,
+                                           bot1.params, mem0, mem1, games, hands, log, counters)
+            else:
+                status = _play_plain(seeds, rules_array, bot0, bot1, mem0, mem1, games, hands, log, counters)
+        except Exception as exc:  # a bot raised inside its decision function
+            g = int(counters[C_NEXT_GAME])
+            row = games[g]
+            seat = int(counters[C_SEAT])
+            row[G_FORFEIT] = seat
+            row[G_WINNER] = 1 - seat
+            row[G_ERROR] = ERR_RAISED
+            row[G_ERROR_KIND] = counters[C_PHASE]
+            row[G_HANDS] = max(int(row[G_HANDS]), 1)
+            raised[g] = f"{type(exc).__name__}: {exc}"
+            if not forfeit:
+                raise IllegalMoveError(forfeit_message((bot0, bot1), int(seeds[g]), row, raised[g])) from exc
+            counters[C_NEXT_GAME] = g + 1
+            continue
+        if status == 0:
+            break
+        # A buffer filled up; the unfinished game was rolled back: grow and go on.
+        if record_hands:
+            hands = np.concatenate([hands, np.zeros_like(hands)])
+        if record_log:
+            log = np.concatenate([log, np.zeros_like(log)])
+    errors = []
+    for g in np.flatnonzero(games[:, G_FORFEIT] >= 0):
+        msg = forfeit_message((bot0, bot1), int(seeds[g]), games[g], raised.get(int(g), ""))
+        if not forfeit:
+            raise IllegalMoveError(msg)
+        errors.append(msg)
+    return BatchRecords(seeds, games, hands[: counters[C_HANDS]], log[: counters[C_LOG]], errors)

@@ -1,0 +1,52 @@
+"""Scripted hands: set the deck by hand, then apply named actions.
+
+Used by the rules tests to walk the engine through exact situations
+(OpenSpiel's gin_rummy_test.cc does the same with fixed decks).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arena.cards import mask_of, parse_card, parse_cards
+from arena.engine import apply_action, deal_from_deck, new_state
+from arena.layout import S_DEALER, S_DECK, S_ERROR, S_HAND, S_SCORE
+from arena.rules import Rules
+
+WORDS = {"take": 1, "pass": 0, "stock": 0, "pile": 1, "knock": 1, "gin": 1, "yes": 1, "no": 0}
+
+
+def setup(rules: Rules, nondealer: str, dealer: str, upcard: str, stock: str = "", dealer_seat: int = 0,
+          scores: tuple[int, int] = (0, 0)) -> tuple[np.ndarray, np.ndarray]:
+    """A state dealt from a chosen deck; the stock starts with ``stock`` (top first)."""
+    nd, d, up, st_cards = parse_cards(nondealer), parse_cards(dealer), parse_card(upcard), parse_cards(stock)
+    assert len(nd) == 10 and len(d) == 10
+    chosen = nd + d + [up] + st_cards
+    assert len(set(chosen)) == len(chosen), "a card is listed twice"
+    rest = [c for c in range(52) if c not in chosen]
+    st = new_state()
+    st[S_DECK:S_DECK + 52] = chosen + rest
+    st[S_DEALER] = dealer_seat
+    st[S_SCORE], st[S_SCORE + 1] = scores
+    r = rules.to_array()
+    deal_from_deck(st, r)
+    assert st[S_HAND + 1 - dealer_seat] == mask_of(nd)
+    return st, r
+
+
+def encode(action: str | int) -> int:
+    if isinstance(action, int):
+        return action
+    return WORDS[action] if action in WORDS else parse_card(action)
+
+
+def act(st: np.ndarray, r: np.ndarray, *actions: str | int) -> None:
+    """Apply actions that must all be legal."""
+    for a in actions:
+        err = apply_action(st, r, encode(a))
+        assert err == 0, f"action {a!r} rejected with error {err} (S_ERROR={st[S_ERROR]})"
+
+
+def attempt(st: np.ndarray, r: np.ndarray, action: str | int) -> int:
+    """Apply one action and return its error code (0 = accepted)."""
+    return int(apply_action(st, r, encode(action)))
