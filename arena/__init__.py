@@ -1,0 +1,34 @@
+"""Gin Arena: an exact, fast Gin Rummy engine, pluggable bots and tournaments.
+
+The notebook-facing API is re-exported here lazily, so ``import arena.cards``
+stays light::
+
+    import arena
+    result = arena.run_tournament(arena.load_config("configs/default.toml"))
+    result.games.head()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "run_tournament": ("arena.tournament", "run_tournament"),
+    "load_config": ("arena.config", "load_config"),
+    "TournamentConfig": ("arena.config", "TournamentConfig"),
+    "load_bot": ("arena.bot", "load_bot"),
+    "load_rules": ("arena.rules", "load_rules"),
+    "Rules": ("arena.rules", "Rules"),
+    "play_batch": ("arena.play", "play_batch"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'arena' has no attribute {name!r}")

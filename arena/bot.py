@@ -204,5 +204,8 @@ def load_bot(spec: str) -> Bot:
     if key not in BUILTIN_BOTS:
         raise BotError(f"unknown bot '{spec}' (built-in bots: {', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; "
                        "or give a path to a .py file)")
-    module = importlib.import_module(f"bots.{key}")
+    try:
+        module = importlib.import_module(f"bots.{key}")
+    except Exception as exc:
+        raise BotError(f"built-in bot '{spec}' failed to import: {type(exc).__name__}: {exc}") from None
     return bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")

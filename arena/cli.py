@@ -1,0 +1,309 @@
+"""The ``arena`` command: run, submit, bots, rules, replay, report, plot.
+
+Each command is a thin layer over the Python API (``arena.run_tournament``
+and friends).  Any bad input - a config key that does not exist, a bot file
+that does not load, a results folder from other rules - prints one line
+``error: ...`` and exits with code 2, leaving finished results untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Gin Arena: play Gin Rummy bots against each other, fast, and see which is better.",
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+DEFAULT_CONFIG = Path("configs/default.toml")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    from arena.bot import BotError
+    from arena.config import ConfigError
+    from arena.rules import RulesError
+    from arena.tournament import TournamentError
+
+    errors: list[type[Exception]] = [BotError, ConfigError, RulesError, TournamentError]
+    try:
+        from arena.report import ReportError
+
+        errors.append(ReportError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _setup_logging(quiet: bool) -> None:
+    """Log the arena's messages to stderr, from worker processes too.
+
+    Only the ``arena`` logger is configured (not the root), and only once;
+    multiprocessing-logging forwards worker records through the main process
+    when workers are forked.
+    """
+    import multiprocessing
+
+    logger = logging.getLogger("arena")
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    if getattr(logger, "_arena_configured", False):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.propagate = False
+    if "fork" in multiprocessing.get_all_start_methods() and \
+            multiprocessing.get_start_method(allow_none=True) in (None, "fork"):
+        import multiprocessing_logging
+
+        multiprocessing.set_start_method("fork", force=True)
+        multiprocessing_logging.install_mp_handler(logger)
+    logger._arena_configured = True  # type: ignore[attr-defined]
+
+
+def _print_tables(result) -> None:
+    pairs = result.pair_summary()
+    bots = result.bot_summary()
+    typer.echo("")
+    typer.echo(f"{'matchup':<40} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
+    for r in pairs.itertuples():
+        typer.echo(f"{r.matchup:<40} {r.games:>7} {r.wins_a:>7} {r.wins_b:>7} {r.no_winner:>5} "
+                   f"{100 * r.win_rate_a:>6.1f}%")
+    typer.echo("")
+    typer.echo(f"{'bot':<24} {'games':>8} {'win%':>7} {'forfeits':>9}")
+    for r in bots.itertuples():
+        typer.echo(f"{r.bot:<24} {r.games:>8} {100 * r.win_rate:>6.1f}% {r.forfeits:>9}")
+
+
+def _parse_sets(items: list[str] | None) -> dict:
+    from arena.rules import parse_overrides
+
+    return parse_overrides(items or [])
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="Tournament config (TOML).")] = DEFAULT_CONFIG,
+    bot: Annotated[Optional[list[str]], typer.Option("--bot", "-b", help="Add a bot (built-in name or .py file); repeatable.")] = None,
+    games: Annotated[Optional[int], typer.Option(help="Games per matchup (even: duplicate pairs).")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="Run seed: fixes every deal and every bot's randomness.")] = None,
+    name: Annotated[Optional[str], typer.Option(help="Run name: results go to results/<name>/.")] = None,
+    rules: Annotated[Optional[str], typer.Option(help="Rules preset or .toml file (replaces the config's).")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override a rule, e.g. --set knock_limit=5.")] = None,
+    chunk_size: Annotated[Optional[int], typer.Option(help="Games per chunk (unit of saving and resuming).")] = None,
+    record_hands: Annotated[Optional[bool], typer.Option("--record-hands/--no-record-hands", help="Keep one row per hand.")] = None,
+    results_dir: Annotated[Optional[str], typer.Option(help="Folder for results (default: results).")] = None,
+    gauntlet: Annotated[Optional[str], typer.Option(help="Play this bot against every bot of the config instead.")] = None,
+    sprt: Annotated[bool, typer.Option("--sprt", help="Two bots only: stop once the match is decided (SPRT).")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Delete an existing run of this name first.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run (the default behaviour).")] = False,
+    report: Annotated[bool, typer.Option("--report/--no-report", help="Write the report at the end.")] = True,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
+) -> None:
+    """Play a tournament from a config; rerunning the same command (or --resume) continues it."""
+    from arena.config import load_config
+
+    _setup_logging(quiet)
+    try:
+        overrides = {"games_per_pair": games, "workers": workers, "seed": seed, "name": name,
+                     "chunk_size": chunk_size, "record_hands": record_hands, "results_dir": results_dir}
+        cfg = load_config(config, overrides)
+        if bot:
+            cfg = cfg.replace(bots=cfg.bots + tuple(b for b in bot if b not in cfg.bots))
+        if gauntlet:
+            cfg = cfg.replace(format="gauntlet", candidate=gauntlet, bots=tuple(b for b in cfg.bots if b != gauntlet))
+        if rules or set_:
+            base = rules or (cfg.rules if isinstance(cfg.rules, str) else dict(cfg.rules))
+            table = {"preset": base} if isinstance(base, str) else dict(base)
+            table.update(_parse_sets(set_))
+            cfg = cfg.replace(rules=table)
+        _run(cfg, config.parent, fresh=fresh, sprt=sprt, report=report, quiet=quiet)
+    except _user_errors() as exc:
+        _fail(str(exc))
+
+
+def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, quiet: bool) -> None:
+    from arena.tournament import run_tournament
+
+    run_dir = Path(cfg.results_dir) / cfg.name
+    if fresh and run_dir.exists():
+        shutil.rmtree(run_dir)
+    stop = None
+    if sprt:
+        stop = _sprt_stop(cfg)
+    typer.echo(f"run '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}",
+               err=True)
+    try:
+        result = run_tournament(cfg, progress=not quiet, base_dir=base_dir, stop=stop)
+    except KeyboardInterrupt:
+        typer.echo(f"\ninterrupted: finished chunks are saved in {run_dir}; run the same command to resume",
+                   err=True)
+        raise typer.Exit(code=130)
+    _print_tables(result)
+    if result.stopped_early:
+        typer.echo(f"\nstopped early: {result.stopped_early}")
+    if result.failed_chunks:
+        typer.echo(f"\n{len(result.failed_chunks)} chunk(s) failed: " + "; ".join(result.failed_chunks), err=True)
+    if report:
+        try:
+            from arena.report import write_report
+        except ImportError:
+            return
+        paths = write_report(run_dir)
+        typer.echo(f"\nreport: {paths.get('html', run_dir)}")
+
+
+def _sprt_stop(cfg):
+    if len(cfg.all_bots()) != 2:
+        _fail("--sprt needs exactly two bots (a head-to-head match)")
+    from arena.sprt import sprt_stop_rule
+
+    return sprt_stop_rule(**dict(cfg.sprt))
+
+
+@app.command()
+def submit(
+    bot: Annotated[str, typer.Argument(help="The bot to add: a .py file or a built-in name.")],
+    to: Annotated[Path, typer.Option("--to", help="An existing run folder, e.g. results/default.")],
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+) -> None:
+    """Add a bot to a finished round-robin: plays only its new pairs, then updates the run."""
+    from arena.config import load_config
+
+    _setup_logging(quiet)
+    try:
+        if not (to / "config.toml").exists():
+            _fail(f"{to}: not a run folder (no config.toml)")
+        cfg = load_config(to / "config.toml", {"results_dir": str(to.parent), "name": to.name})
+        if workers is not None:
+            cfg = cfg.replace(workers=workers)
+        if cfg.format != "round-robin":
+            _fail(f"{to}: submit adds bots to a round-robin; this run is a {cfg.format}")
+        spec = str(Path(bot).resolve()) if bot.endswith(".py") else bot
+        bots = tuple(b for b in cfg.bots if b != spec) + (spec,)
+        cfg = cfg.replace(bots=bots)
+        _run(cfg, None, fresh=False, sprt=False, report=True, quiet=quiet)
+    except _user_errors() as exc:
+        _fail(str(exc))
+
+
+@app.command("bots")
+def list_bots(
+    config: Annotated[Optional[Path], typer.Option(help="Also list the variants this config defines.")] = None,
+) -> None:
+    """List the built-in bots (and a config's variants) with their parameters."""
+    from arena.bot import BUILTIN_BOTS, load_bot
+
+    try:
+        rows = []
+        for key in BUILTIN_BOTS:
+            b = load_bot(key)
+            rows.append((b.name, b.path, b.description, dict(zip(b.param_names, b.params.tolist()))))
+        if config is not None:
+            from arena.config import load_config
+
+            cfg = load_config(config)
+            for spec, b in cfg.load_bots(config.parent).items():
+                if spec in cfg.variants:
+                    rows.append((b.name, b.path, f"variant of {cfg.variants[spec]['bot']}",
+                                 dict(zip(b.param_names, b.params.tolist()))))
+        for name, path, desc, params in rows:
+            typer.echo(f"{name:<18} {desc}")
+            shown = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "(no parameters)"
+            typer.echo(f"{'':<18} {path}; {shown}")
+    except _user_errors() as exc:
+        _fail(str(exc))
+
+
+@app.command("rules")
+def show_rules(
+    source: Annotated[str, typer.Argument(help="A preset name, a rules .toml, or a tournament config.")] = "standard",
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override a rule, e.g. --set target=50.")] = None,
+) -> None:
+    """Print the resolved rules of a preset, rules file or tournament config."""
+    from arena.rules import load_rules
+
+    try:
+        p = Path(source)
+        if p.is_file() and "bots" in _toml_keys(p):  # a tournament config
+            from arena.config import load_config
+
+            r = load_config(p).resolved_rules().with_overrides(_parse_sets(set_))
+        else:
+            r = load_rules(source, _parse_sets(set_))
+        typer.echo(r.describe())
+    except _user_errors() as exc:
+        _fail(str(exc))
+
+
+def _toml_keys(path: Path) -> set[str]:
+    import tomllib
+
+    try:
+        return set(tomllib.loads(path.read_text()))
+    except tomllib.TOMLDecodeError:
+        return set()
+
+
+@app.command()
+def replay(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+    game: Annotated[int, typer.Option("--game", "-g", help="game_id from games.parquet.")] = 0,
+    symbols: Annotated[bool, typer.Option("--symbols/--letters", help="Suit symbols or letters.")] = True,
+) -> None:
+    """Replay one recorded game hand by hand, with melds and layoffs."""
+    from arena.show import replay_text
+
+    try:
+        typer.echo(replay_text(run_dir, game, symbols=symbols))
+    except _user_errors() as exc:
+        _fail(str(exc))
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")]) -> None:
+    """Write report.md, report.html, leaderboard.csv and pairs.csv for a run."""
+    try:
+        from arena.report import write_report
+
+        for kind, path in write_report(run_dir).items():
+            typer.echo(f"{kind:<12} {path}")
+    except _user_errors() as exc:
+        _fail(str(exc))
+
+
+@app.command()
+def plot(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+    kind: Annotated[str, typer.Option(help="heatmap|ratings|outcomes|scores|lengths|convergence")] = "heatmap",
+) -> None:
+    """Write one plot of a run as PNG."""
+    try:
+        from arena.report import plot_run
+
+        typer.echo(str(plot_run(run_dir, kind)))
+    except _user_errors() as exc:
+        _fail(str(exc))
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,216 @@
+"""Tournament configuration: which bots, which format, how many games, where.
+
+A config is a TOML file (``configs/default.toml`` is the README's main job)
+read into the frozen :class:`TournamentConfig`, validated in one place, with
+command-line overrides applied on top.  Example::
+
+    name = "my-run"
+    format = "round-robin"          # or "gauntlet" (candidate vs each of bots)
+    bots = ["random", "simple", "early-knock", "knock5", "path/to/my_bot.py"]
+    games_per_pair = 2000           # games per matchup, played as duplicate pairs
+    seed = 1
+    workers = 0                     # 0 = all cores
+    rules = "standard"              # a preset, a .toml path, or a [rules] table
+
+    [variants]
+    knock5 = { bot = "early-knock", knock_at = 5 }
+
+Every problem is a :class:`ConfigError` with one line naming the key and
+what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.bot import Bot, BotError, load_bot
+from arena.rules import Rules, RulesError, load_rules
+
+FORMATS = ("round-robin", "gauntlet")
+KEYS = ("name", "format", "bots", "candidate", "variants", "games_per_pair", "duplicate", "seed", "workers",
+        "chunk_size", "rules", "record_hands", "results_dir", "sprt")
+SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
+
+
+class ConfigError(ValueError):
+    """A tournament config that cannot be used; the message is one line."""
+
+
+def _close(word: str, options) -> str:
+    m = difflib.get_close_matches(word, list(options), n=1)
+    return f"did you mean '{m[0]}'? " if m else ""
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A tournament as the runner plays it; defaults make a sensible small run."""
+
+    name: str = "run"
+    format: str = "round-robin"
+    #: Bots: built-in names, variant names from ``variants``, or paths to .py files.
+    bots: tuple[str, ...] = ("random", "simple")
+    #: Gauntlet only: the bot played against every bot of ``bots``.
+    candidate: str | None = None
+    #: name -> {"bot": base bot, param: value, ...}
+    variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: Games per matchup; with ``duplicate`` an even number (pairs of seat-swapped games).
+    games_per_pair: int = 1000
+    #: Play each deal twice with seats swapped, so luck of the deal cancels out.
+    duplicate: bool = True
+    seed: int = 1
+    #: Worker processes; 0 means one per core.
+    workers: int = 0
+    #: Games per chunk (the unit of work, of progress saved, and of resuming).
+    chunk_size: int = 2000
+    #: A preset name, a path to a rules .toml, or a table of settings (may name a ``preset``).
+    rules: str | Mapping[str, Any] = "standard"
+    #: Keep one row per hand (hands.parquet); needed for per-hand statistics.
+    record_hands: bool = True
+    results_dir: str = "results"
+    #: Early stop of a two-bot match: {elo0, elo1, alpha, beta}; empty = off.
+    sprt: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        def bad(key: str, value: Any, allowed: str) -> ConfigError:
+            return ConfigError(f"config: {key} = {value!r} is not allowed (allowed: {allowed})")
+
+        if not isinstance(self.name, str) or not self.name or any(c in self.name for c in "/\\") \
+                or self.name.startswith("."):
+            raise bad("name", self.name, "a non-empty folder name without slashes")
+        if self.format not in FORMATS:
+            raise ConfigError(f"config: format = {self.format!r} is not allowed "
+                              f"({_close(str(self.format), FORMATS)}allowed: {', '.join(FORMATS)})")
+        if isinstance(self.bots, str) or not all(isinstance(b, str) and b for b in self.bots):
+            raise bad("bots", self.bots, "a list of bot names or paths")
+        object.__setattr__(self, "bots", tuple(self.bots))
+        if len(set(self.bots)) != len(self.bots):
+            raise bad("bots", list(self.bots), "each bot listed once")
+        if self.format == "round-robin" and len(self.bots) < 2:
+            raise bad("bots", list(self.bots), "at least 2 bots for a round-robin")
+        if self.format == "gauntlet":
+            if not self.candidate:
+                raise ConfigError("config: format = 'gauntlet' needs candidate = the bot to test")
+            if self.candidate in self.bots:
+                raise bad("candidate", self.candidate, "a bot not also in bots")
+        for key, lo, hi in (("games_per_pair", 1, 10**9), ("seed", 0, 2**62), ("workers", 0, 1024),
+                            ("chunk_size", 2, 10**7)):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise bad(key, v, f"integer {lo}..{hi}")
+        for key in ("duplicate", "record_hands"):
+            if not isinstance(getattr(self, key), bool):
+                raise bad(key, getattr(self, key), "true or false")
+        if self.duplicate and (self.games_per_pair % 2 or self.chunk_size % 2):
+            raise ConfigError(f"config: games_per_pair = {self.games_per_pair} and chunk_size = {self.chunk_size} "
+                              "must be even with duplicate = true (games come in seat-swapped pairs)")
+        if not isinstance(self.variants, Mapping):
+            raise bad("variants", self.variants, "a table of name = { bot = ..., param = value }")
+        for vname, spec in self.variants.items():
+            if not isinstance(spec, Mapping) or "bot" not in spec:
+                raise ConfigError(f"config: variant '{vname}' must be a table with bot = \"<base bot>\" and parameters")
+        if self.sprt:
+            unknown = set(self.sprt) - set(SPRT_KEYS)
+            if unknown:
+                k = sorted(unknown)[0]
+                raise ConfigError(f"config: sprt has no key '{k}' ({_close(k, SPRT_KEYS)}keys: {', '.join(SPRT_KEYS)})")
+        try:
+            self.resolved_rules()
+        except RulesError as exc:
+            raise ConfigError(f"config: {exc}") from None
+
+    # --- derived ---------------------------------------------------------------
+    def resolved_rules(self) -> Rules:
+        if isinstance(self.rules, str):
+            return load_rules(self.rules)
+        d = dict(self.rules)
+        preset = d.pop("preset", "standard")
+        return load_rules(preset, d)
+
+    def all_bots(self) -> tuple[str, ...]:
+        return ((self.candidate,) if self.format == "gauntlet" and self.candidate else ()) + self.bots
+
+    def matchups(self) -> list[tuple[str, str]]:
+        """(bot_a, bot_b) pairs in a fixed order."""
+        if self.format == "gauntlet":
+            return [(self.candidate, b) for b in self.bots]  # type: ignore[misc]
+        return [(a, b) for i, a in enumerate(self.bots) for b in self.bots[i + 1:]]
+
+    def load_bots(self, base_dir: Path | None = None) -> dict[str, Bot]:
+        """Load every bot, keyed as listed in the config (variants resolved).
+
+        A bot file's display name is its ``NAME`` or file stem.  A bad bot or
+        two bots with one name is a one-line ConfigError.
+        """
+        out: dict[str, Bot] = {}
+        for spec in self.all_bots():
+            try:
+                if spec in self.variants:
+                    params = dict(self.variants[spec])
+                    base = load_bot(_resolve(params.pop("bot"), base_dir))
+                    out[spec] = base.with_params(spec, params)
+                else:
+                    out[spec] = load_bot(_resolve(spec, base_dir))
+            except BotError as exc:
+                raise ConfigError(str(exc) if str(exc).startswith(("bot ", spec)) else f"bot '{spec}': {exc}") from None
+        names = [b.name for b in out.values()]
+        for n in names:
+            if names.count(n) > 1:
+                raise ConfigError(f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)")
+        return out
+
+    def to_toml(self) -> str:
+        import tomli_w
+
+        d = {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        d["bots"] = list(self.bots)
+        d["variants"] = {k: dict(v) for k, v in self.variants.items()}
+        if isinstance(self.rules, Mapping):
+            d["rules"] = dict(self.rules)
+        d["sprt"] = dict(self.sprt)
+        return tomli_w.dumps(d)
+
+    def replace(self, **changes: Any) -> "TournamentConfig":
+        return dataclasses.replace(self, **changes)
+
+
+def _resolve(spec: str, base_dir: Path | None) -> str:
+    """Bot file paths in a config are relative to the config file's folder."""
+    if base_dir is not None and (spec.endswith(".py") or "/" in spec) and not os.path.isabs(spec):
+        candidate = base_dir / spec
+        if candidate.exists():
+            return str(candidate)
+    return spec
+
+
+def config_from_dict(d: Mapping[str, Any], source: str = "config") -> TournamentConfig:
+    unknown = [k for k in d if k not in KEYS]
+    if unknown:
+        k = unknown[0]
+        raise ConfigError(f"{source}: unknown key '{k}' ({_close(k, KEYS)}known keys: {', '.join(KEYS)})")
+    try:
+        return TournamentConfig(**d)
+    except ConfigError as exc:
+        msg = str(exc)
+        raise ConfigError(msg.replace("config:", f"{source}:", 1) if source != "config" else msg) from None
+    except TypeError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
+    """Read a tournament TOML and apply overrides (keys as in the file)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        d = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    d.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return config_from_dict(d, source=str(path))

@@ -1,0 +1,114 @@
+"""The arena command, driven through typer's CliRunner: exit codes and output."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli import app
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    p = tmp_path / "c.toml"
+    p.write_text(textwrap.dedent(f'''
+        name = "cli"
+        bots = ["random", "simple"]
+        games_per_pair = 40
+        chunk_size = 20
+        seed = 5
+        workers = 1
+        results_dir = "{tmp_path / 'results'}"
+    '''))
+    return p
+
+
+def test_help_of_every_command_reads_well():
+    out = invoke("--help")
+    assert out.exit_code == 0
+    for cmd in ("run", "submit", "bots", "rules", "replay", "report", "plot"):
+        assert cmd in out.output
+        sub = invoke(cmd, "--help")
+        assert sub.exit_code == 0 and "Usage" in sub.output
+
+
+def test_run_prints_a_results_table_and_writes_the_run(config, tmp_path):
+    out = invoke("run", str(config), "--quiet", "--no-report")
+    assert out.exit_code == 0, out.output
+    assert "random vs simple" in out.output and "win%" in out.output
+    games = pd.read_parquet(tmp_path / "results" / "cli" / "games.parquet")
+    assert len(games) == 40
+    assert (tmp_path / "results" / "cli" / "manifest.json").exists()
+
+
+def test_bad_input_is_one_line_and_exit_code_2(config, tmp_path):
+    out = invoke("run", str(config), "--quiet", "--set", "knock_limit=12")
+    assert out.exit_code == 2
+    lines = [l for l in out.output.splitlines() if l.startswith("error:")]
+    assert len(lines) == 1 and "knock_limit = 12" in lines[0] and "0..10" in lines[0]
+    assert invoke("run", str(config), "--quiet", "--bot", "nosuchbot").exit_code == 2
+    assert invoke("run", str(tmp_path / "missing.toml")).exit_code == 2
+    broken = tmp_path / "broken.py"
+    broken.write_text("import no_such_module\n")
+    out = invoke("run", str(config), "--quiet", "--bot", str(broken))
+    assert out.exit_code == 2 and "broken.py" in out.output and "No module named" in out.output
+    notbot = tmp_path / "notbot.py"
+    notbot.write_text("def discard(view, params, memory, rng):\n    return 0\n")
+    out = invoke("run", str(config), "--quiet", "--bot", str(notbot))
+    assert out.exit_code == 2 and "missing function(s) take_upcard, draw, big_gin, knock" in out.output
+
+
+def test_rerun_with_other_rules_is_refused_without_touching_results(config, tmp_path):
+    assert invoke("run", str(config), "--quiet", "--no-report").exit_code == 0
+    games = tmp_path / "results" / "cli" / "games.parquet"
+    before = games.read_bytes()
+    out = invoke("run", str(config), "--quiet", "--set", "knock_limit=5")
+    assert out.exit_code == 2 and "different rules" in out.output
+    assert games.read_bytes() == before
+
+
+def test_bots_lists_builtins_with_parameters():
+    out = invoke("bots", "--config", str(ROOT / "configs" / "default.toml"))
+    assert out.exit_code == 0
+    for name in ("random", "simple", "early-knock", "gin-chasing", "discard-tracking", "knock5"):
+        assert name in out.output
+    assert "knock_at=5" in out.output
+
+
+def test_rules_prints_resolved_settings():
+    out = invoke("rules", "eaai")
+    assert out.exit_code == 0 and "big_gin" in out.output and "false" in out.output
+    out = invoke("rules", "standard", "--set", "target=50")
+    assert out.exit_code == 0 and "50" in out.output
+    assert invoke("rules", "nosuchpreset").exit_code == 2
+
+
+def test_replay_shows_hands_melds_and_scores(config, tmp_path):
+    assert invoke("run", str(config), "--quiet", "--no-report").exit_code == 0
+    out = invoke("replay", str(tmp_path / "results" / "cli"), "--game", "1", "--letters")
+    assert out.exit_code == 0
+    text = out.output
+    assert "hand 1:" in text and "dealt" in text and "discards" in text and "-> scores" in text
+    assert "lays out" in text
+    assert invoke("replay", str(tmp_path / "results" / "cli"), "--game", "999").exit_code == 2
+
+
+def test_submit_adds_a_bot_to_a_run(config, tmp_path):
+    assert invoke("run", str(config), "--quiet", "--no-report").exit_code == 0
+    bot = tmp_path / "mine.py"
+    bot.write_text((ROOT / "bots" / "simple.py").read_text() + '\nNAME = "mine"\n')
+    out = invoke("submit", str(bot), "--to", str(tmp_path / "results" / "cli"), "--quiet")
+    assert out.exit_code == 0, out.output
+    games = pd.read_parquet(tmp_path / "results" / "cli" / "games.parquet")
+    assert set(games["matchup"]) == {"random vs simple", "random vs mine", "simple vs mine"}
