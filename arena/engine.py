@@ -442,10 +442,14 @@ def build_view(st, rules, p, view) -> None:
     view[V_SEAT] = p
     view[V_DECISION] = st[S_PHASE]
     view[V_UPCARD] = st[S_UPCARD]
+    for i in range(V_UPCARD + 1, V_RULES):  # spare slots: always 0
+        view[i] = 0
     for i in range(R_SIZE):
         view[V_RULES + i] = rules[i]
     for i in range(n):
         view[V_PILE + i] = st[S_PILE + i]
+    for i in range(n, DECK_SIZE):  # no stale cards past the top: the view is exactly the table
+        view[V_PILE + i] = -1
 
 
 # --- the game around the hands ------------------------------------------------------

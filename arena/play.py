@@ -32,6 +32,7 @@ from arena.layout import (
     OUT_FORFEIT,
     PH_DONE,
     S_CUR,
+    S_ERROR,
     S_OUTCOME,
     S_PHASE,
     S_SIZE,
@@ -56,6 +57,37 @@ _I2 = types.int64[:, ::1]
 _KERNEL_SIG = types.int64(_I1, _I1, BotType, BotType, _F1, _F1, _F1, _F1, _I2, _I2, _I1, _I1)
 
 
+@jit
+def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, view, log, n_log, counters):
+    """Ask the bots and apply their decisions until the hand in ``st`` is over.
+
+    The one compiled decision loop: the batch kernel uses it for every hand
+    and a search bot can use it to play a sampled deal forward
+    (:mod:`arena.search`).  Logs each accepted decision at ``log[n_log...]``
+    when ``log`` is not empty and returns the new log length, or -1 if the
+    log is full.  An illegal decision stops the hand with ``st[S_ERROR]`` set.
+    """
+    record_log = log.shape[0] > 0
+    while st[S_PHASE] != PH_DONE:
+        seat = st[S_CUR]
+        phase = st[S_PHASE]
+        build_view(st, rules, seat, view)
+        counters[C_SEAT] = seat
+        counters[C_PHASE] = phase
+        if seat == 0:
+            action = bot0[phase](view, params0, mem0, rng0)
+        else:
+            action = bot1[phase](view, params1, mem1, rng1)
+        if apply_action(st, rules, action) != 0:
+            return n_log
+        if record_log:
+            if n_log >= log.shape[0]:
+                return -1
+            log[n_log] = seat * LOG_SEAT + phase * LOG_KIND + action
+            n_log += 1
+    return n_log
+
+
 @jit(_KERNEL_SIG)
 def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, games, hands, log, counters):
     """Play games ``counters[C_NEXT_GAME]..`` of ``seeds``; return 0 when all are done.
@@ -70,7 +102,6 @@ def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, ga
     rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
     record_hands = hands.shape[0] > 0
-    record_log = log.shape[0] > 0
     for g in range(counters[C_NEXT_GAME], seeds.shape[0]):
         n_h = counters[C_HANDS]
         n_l = counters[C_LOG]
@@ -80,28 +111,16 @@ def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, ga
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            while st[S_PHASE] != PH_DONE:
-                seat = st[S_CUR]
-                phase = st[S_PHASE]
-                build_view(st, rules, seat, view)
-                counters[C_SEAT] = seat
-                counters[C_PHASE] = phase
-                if seat == 0:
-                    action = bot0[phase](view, params0, mem0, rng0)
-                else:
-                    action = bot1[phase](view, params1, mem1, rng1)
-                if apply_action(st, rules, action) != 0:
-                    forfeit_game(st, row)
-                    break
-                if record_log:
-                    if n_l >= log.shape[0]:
-                        return 1
-                    log[n_l] = seat * LOG_SEAT + phase * LOG_KIND + action
-                    n_l += 1
+            n_l = play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, view, log, n_l,
+                            counters)
+            if n_l < 0:
+                return 1
+            if st[S_ERROR] != 0:
+                forfeit_game(st, row)
             if record_hands:
                 if n_h >= hands.shape[0]:
                     return 1
-                write_hand_row(st, g, hands[n_h], log_start if record_log else -1, n_l - log_start)
+                write_hand_row(st, g, hands[n_h], log_start if log.shape[0] > 0 else -1, n_l - log_start)
                 n_h += 1
             if st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules, row):
                 break

@@ -1,0 +1,98 @@
+"""Tournament runner speed: overhead against the bare engine, scaling, 1M games.
+
+1. bare engine: Simple vs Simple through ``play_batch`` on one core;
+2. the runner with 1 worker on the same games (its overhead: scheduling,
+   transfer, writing parquet) and with 2 workers (scaling);
+3. the big one: 1,000,000 Simple-vs-Simple games on all cores, with wall
+   time, peak memory and the size of the results on disk.
+
+Run: ``python scripts/bench_tournament.py [--games 1000000] [--small 200000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.bot import load_bot  # noqa: E402
+from arena.config import TournamentConfig  # noqa: E402
+from arena.play import play_batch  # noqa: E402
+from arena.rules import Rules  # noqa: E402
+from arena.tournament import pair_seeds, run_tournament  # noqa: E402
+
+
+def config(results: Path, name: str, games: int, workers: int, chunk: int) -> TournamentConfig:
+    return TournamentConfig(name=name, bots=("simple", "simple-b"), variants={"simple-b": {"bot": "simple"}},
+                            games_per_pair=games, chunk_size=chunk, workers=workers, seed=1,
+                            record_hands=False, results_dir=str(results))
+
+
+def timed_run(cfg: TournamentConfig) -> float:
+    t0 = time.perf_counter()
+    res = run_tournament(cfg, progress=False)
+    dt = time.perf_counter() - t0
+    assert len(res.games) == cfg.games_per_pair
+    return dt
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=1_000_000, help="games in the big run")
+    ap.add_argument("--small", type=int, default=200_000, help="games for the overhead/scaling runs")
+    ap.add_argument("--chunk", type=int, default=20_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-tournament-"))
+    try:
+        simple = load_bot("simple")
+        rules = Rules().to_array()
+        seeds = pair_seeds(1, 0, args.small // 2)
+        play_batch(simple, simple, rules, seeds[:100])
+        bare, one, two = [], [], []
+        for i in range(args.repeats):
+            t0 = time.perf_counter()
+            play_batch(simple, simple, rules, seeds)
+            play_batch(simple, simple, rules, seeds)
+            bare.append(time.perf_counter() - t0)
+            one.append(timed_run(config(tmp, f"one{i}", args.small, 1, args.chunk)))
+            two.append(timed_run(config(tmp, f"two{i}", args.small, 2, args.chunk)))
+        b, o, t = (float(np.median(x)) for x in (bare, one, two))
+        print(f"{args.small:,} games, median of {args.repeats} (interleaved runs):")
+        print(f"  bare engine, 1 core:   {b:6.2f} s  {args.small / b:9,.0f} games/s")
+        print(f"  runner, 1 worker:      {o:6.2f} s  {args.small / o:9,.0f} games/s  overhead {100 * (o / b - 1):+.1f}%")
+        print(f"  runner, 2 workers:     {t:6.2f} s  {args.small / t:9,.0f} games/s  speed-up {o / t:.2f}x vs 1 worker")
+
+        cfg = config(tmp, "big", args.games, 0, args.chunk)
+        t0 = time.perf_counter()
+        res = run_tournament(cfg, progress=True)
+        wall = time.perf_counter() - t0
+        hands = int(res.games["hands"].sum())
+        self_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        child_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        run_dir = tmp / "big"
+        print(f"{len(res.games):,} games ({hands:,} hands) on {os.cpu_count()} workers: {wall:.1f} s wall, "
+              f"{len(res.games) / wall:,.0f} games/s, {hands / wall:,.0f} hands/s")
+        print(f"  peak memory: main process {self_peak:,.0f} MiB, largest worker {child_peak:,.0f} MiB")
+        print(f"  results on disk: games.parquet {(run_dir / 'games.parquet').stat().st_size / 2**20:.1f} MiB, "
+              f"whole folder (with chunks) {dir_size(run_dir) / 2**20:.1f} MiB")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

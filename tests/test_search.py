@@ -1,0 +1,143 @@
+"""Sampling deals consistent with a view, and playing them out (Monte Carlo support)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import types
+
+from arena._jit import jit
+from arena.bot import BOT_SIGNATURE, load_bot
+from arena.cards import popcount
+from arena.engine import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.layout import (
+    OUT_NONE,
+    PH_DONE,
+    S_CUR,
+    S_HAND,
+    S_OUTCOME,
+    S_PHASE,
+    S_POINTS,
+    S_SIZE,
+    V_HAND,
+    V_OPP_TAKEN,
+    V_SEAT,
+    V_SIZE,
+)
+from arena.rng import new_rng
+from arena.rules import Rules
+from arena.search import opponent_known, play_out, rules_of, sample_state
+
+R = Rules().to_array()
+pytestmark = pytest.mark.filterwarnings("ignore:Cannot cache compiled function")
+
+
+def _decision_points(n_games: int):
+    """(state, view) at every decision of some Simple-vs-Simple hands."""
+    simple = load_bot("simple")
+    mem = np.zeros(1)
+    rng = new_rng(1)
+    for seed in range(n_games):
+        st = new_state()
+        begin_game(st, R, seed, rng, rng.copy(), mem, mem.copy(), np.zeros(64, dtype=np.int64))
+        begin_hand(st, R, seed, rng)
+        view = np.zeros(V_SIZE, dtype=np.int64)
+        while st[S_PHASE] != PH_DONE:
+            build_view(st, R, int(st[S_CUR]), view)
+            yield st.copy(), view.copy()
+            apply_action(st, R, int(simple.functions[st[S_PHASE]](view, simple.params, mem, rng)))
+
+
+def test_sampled_state_rebuilds_the_same_view_and_a_legal_deal():
+    rng = new_rng(9)
+    sampled = np.empty(S_SIZE, dtype=np.int64)
+    again = np.empty(V_SIZE, dtype=np.int64)
+    n = 0
+    differs = 0
+    for st, view in _decision_points(40):
+        p = int(st[S_CUR])
+        sample_state(view, rng, sampled)
+        build_view(sampled, rules_of(view), p, again)
+        assert np.array_equal(view, again)
+        known = int(opponent_known(view))
+        opp = int(sampled[S_HAND + 1 - p])
+        assert popcount(opp) == 10 and opp & known == known
+        assert opp & int(view[V_HAND]) == 0
+        differs += opp != int(st[S_HAND + 1 - p])
+        n += 1
+    assert n > 500 and differs > n // 2  # the hidden cards really are re-dealt
+
+
+def test_opponents_kept_pickups_are_always_in_the_sample():
+    rng = new_rng(3)
+    sampled = np.empty(S_SIZE, dtype=np.int64)
+    seen_known = 0
+    for st, view in _decision_points(60):
+        known = int(opponent_known(view))
+        if known:
+            seen_known += 1
+            p = int(st[S_CUR])
+            assert int(st[S_HAND + 1 - p]) & known == known  # truly held in the real game
+            sample_state(view, rng, sampled)
+            assert int(sampled[S_HAND + 1 - p]) & known == known
+    assert seen_known > 10
+
+
+import bots.simple as simple_module  # noqa: E402
+
+_up = jit(BOT_SIGNATURE)(simple_module.take_upcard)
+_draw = jit(BOT_SIGNATURE)(simple_module.draw)
+_big = jit(BOT_SIGNATURE)(simple_module.big_gin)
+_disc = jit(BOT_SIGNATURE)(simple_module.discard)
+_knock = jit(BOT_SIGNATURE)(simple_module.knock)
+
+
+@jit(BOT_SIGNATURE)
+def mc_knock(view, params, memory, rng):
+    """A Monte Carlo knock decision, compiled like any bot function: sample the
+    hidden cards 16 times, and compare knocking now with playing on (Simple
+    rollouts); knock when it scores more on average."""
+    rules = rules_of(view)
+    me = view[V_SEAT]
+    st = np.empty(S_SIZE, dtype=np.int64)
+    pols = (_up, _up, _draw, _big, _disc, _knock)
+    mem = np.zeros(1)
+    gain = 0.0
+    for _ in range(16):
+        for choice in (1, 0):
+            sample_state(view, rng, st)
+            apply_action(st, rules, choice)
+            if st[S_PHASE] != PH_DONE:
+                play_out(st, rules, pols, pols, params, params, mem, mem, rng, rng)
+            net = st[S_POINTS + me] - st[S_POINTS + 1 - me]
+            gain += net if choice == 1 else -net
+    return 1 if gain >= 0 else 0
+
+
+def test_a_compiled_monte_carlo_bot_plays_through_the_fast_path():
+    import dataclasses
+
+    from arena.play import play_batch
+
+    simple = load_bot("simple")
+    functions = simple.functions[:5] + (mc_knock,)  # PH_KNOCK is the last slot
+    mc = dataclasses.replace(simple, name="mc", functions=functions)
+    rec = play_batch(mc, simple, R, np.arange(20), record_hands=True)
+    assert not rec.errors and len(rec.games) == 20
+    assert (rec.games[:, 2] >= 0).all()  # every game has a winner (G_WINNER)
+
+
+def test_play_out_finishes_sampled_hands_with_consistent_points():
+    simple = load_bot("simple")
+    rng = new_rng(4)
+    sampled = np.empty(S_SIZE, dtype=np.int64)
+    mem = np.zeros(1)
+    finished = 0
+    for i, (st, view) in enumerate(_decision_points(15)):
+        sample_state(view, rng, sampled)
+        err = play_out(sampled, rules_of(view), simple.functions, simple.functions, simple.params, simple.params,
+                       mem, mem.copy(), rng, rng.copy())
+        assert err == 0 and sampled[S_PHASE] == PH_DONE and sampled[S_OUTCOME] != OUT_NONE
+        assert sampled[S_POINTS] >= 0 and sampled[S_POINTS + 1] >= 0
+        finished += 1
+    assert finished > 100
