@@ -1,0 +1,379 @@
+"""Figures of a tournament run (matplotlib, Agg backend, PNG).
+
+One entry point, :func:`plot`, dispatches on the kind:
+
+* ``heatmap``     - win rate of each bot (row) against each other bot (column),
+                    values written in the cells, with the pair-clustered 95% half width;
+* ``ratings``     - Bradley-Terry Elo of every bot with its 95% interval;
+* ``outcomes``    - how each bot's hands ended (stacked shares of hands played);
+* ``scores``      - points per hand won and lost per bot (needs hands data) and
+                    final game margins per bot;
+* ``lengths``     - turns per hand per bot (per hand with hands data, else the
+                    per-game average);
+* ``convergence`` - running win rate of each matchup with its 95% band as pairs
+                    are played.
+
+Every figure is titled and labelled; where the hands table is needed and
+missing, the panel says so instead of being silently empty.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from arena import stats as st  # noqa: E402
+
+KINDS = ("heatmap", "ratings", "outcomes", "scores", "lengths", "convergence")
+DPI = 110
+
+__all__ = ["KINDS", "plot"]
+
+# Outcome mix: column of stats.outcome_mix -> (label, colour)
+_OUTCOME_STYLE = {
+    "won_knock": ("won: knock", "#2b8a3e"),
+    "won_undercut": ("won: undercut", "#69db7c"),
+    "won_gin": ("won: gin", "#1c7ed6"),
+    "won_big_gin": ("won: big gin", "#5f3dc4"),
+    "lost_knock": ("lost: opp. knock", "#e8590c"),
+    "lost_undercut": ("lost: undercut", "#ffa94d"),
+    "lost_gin": ("lost: opp. gin", "#c92a2a"),
+    "lost_big_gin": ("lost: opp. big gin", "#862e9c"),
+    "dead": ("dead hand", "#adb5bd"),
+    "capped": ("turn cap", "#495057"),
+    "forfeit": ("forfeit", "#000000"),
+}
+
+
+def plot(kind: str, games: pd.DataFrame | st.Prepared, hands: pd.DataFrame | None, path: str | Path, *,
+         anchor: str | None = None, title: str | None = None) -> Path:
+    """Draw one figure of the run and save it as a PNG at ``path``; return the path.
+
+    ``kind``: heatmap | ratings | outcomes | scores | lengths | convergence.
+    ``games``: the games table (or a :class:`arena.stats.Prepared` of it);
+    ``hands``: the hands table or None.  ``anchor``: the rating anchor bot
+    (None: mean 0).  ``title`` prefixes the figure title (e.g. the run name).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown plot '{kind}' (kinds: {', '.join(KINDS)})")
+    p = st.prepare(games)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig = _DRAW[kind](p, hands, anchor=anchor)
+    if title:
+        base = fig.get_suptitle()
+        fig.suptitle(f"{title}: {base}" if base else title, fontsize=13, fontweight="bold")
+    try:
+        fig.savefig(path, dpi=DPI, format="png", bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return path
+
+
+def _order(p: st.Prepared, anchor: str | None = None) -> list[str]:
+    """Bots best first (by rating, then win rate)."""
+    bt = st.bradley_terry(p, anchor=anchor)
+    return bt.sort_values("elo", ascending=False, kind="stable")["bot"].tolist()
+
+
+def _note(ax, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=11, color="#495057",
+            wrap=True, bbox=dict(boxstyle="round", fc="#f1f3f5", ec="#ced4da"))
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+# --- heatmap ----------------------------------------------------------------------
+
+
+def _heatmap(p: st.Prepared, hands, anchor=None):
+    order = _order(p, anchor)
+    wr = st.win_matrix(p, "win_rate").loc[order, order]
+    hw = st.win_matrix(p, "half_width").loc[order, order]
+    ng = st.win_matrix(p, "games").loc[order, order]
+    n = len(order)
+    size = max(5.0, 0.9 * n + 2.5)
+    fig, ax = plt.subplots(figsize=(size + 1.5, size))
+    cmap = plt.get_cmap("RdBu").with_extremes(bad="#e9ecef")
+    im = ax.imshow(np.ma.masked_invalid(wr.to_numpy()), cmap=cmap, vmin=0.0, vmax=1.0)
+    fs = max(6, min(11, 110 // max(n, 1)))
+    for i in range(n):
+        for j in range(n):
+            v = wr.iat[i, j]
+            if i == j:
+                ax.text(j, i, "-", ha="center", va="center", color="#868e96", fontsize=fs)
+                continue
+            if not np.isfinite(v):
+                ax.text(j, i, "n/a", ha="center", va="center", color="#868e96", fontsize=fs)
+                continue
+            h = hw.iat[i, j]
+            sub = f"\n±{100 * h:.1f}" if np.isfinite(h) and n <= 12 else ""
+            colour = "white" if abs(v - 0.5) > 0.3 else "black"
+            ax.text(j, i, f"{100 * v:.1f}%{sub}", ha="center", va="center", color=colour, fontsize=fs)
+    ax.set_xticks(range(n), order, rotation=40, ha="right")
+    ax.set_yticks(range(n), order)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("bot")
+    total = int(np.nansum(ng.to_numpy()) / 2)
+    ax.set_title(f"Win rate of row bot vs column bot (draws count half; ± = 95% CI half width, "
+                 f"pair-clustered)\n{total:,} games", fontsize=10)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate")
+    fig.suptitle("Win-rate matrix", fontsize=13, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+# --- ratings ----------------------------------------------------------------------
+
+
+def _ratings(p: st.Prepared, hands, anchor=None):
+    bt = st.bradley_terry(p, anchor=anchor).sort_values("elo")
+    n = len(bt)
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.45 * n + 1.8)))
+    y = np.arange(n)
+    err = np.vstack([bt["elo"] - bt["elo_ci_low"], bt["elo_ci_high"] - bt["elo"]])
+    ax.errorbar(bt["elo"], y, xerr=err, fmt="o", color="#1c7ed6", ecolor="#495057", capsize=4, ms=7)
+    for yi, (e, s) in enumerate(zip(bt["elo"], bt["elo_se"])):
+        ax.annotate(f"{e:+.0f} ± {1.96 * s:.0f}", (e, yi), textcoords="offset points", xytext=(0, 9),
+                    ha="center", fontsize=9)
+    ax.set_yticks(y, bt["bot"])
+    ax.axvline(0.0, color="#adb5bd", lw=1, ls="--")
+    anchor_txt = f"anchor: {anchor} = 0" if anchor else "anchor: mean of all bots = 0"
+    ax.set_xlabel(f"Elo (Bradley-Terry MLE; {anchor_txt})")
+    ax.set_title("95% intervals: pair-clustered sandwich SE", fontsize=10)
+    ax.margins(y=0.15)
+    ax.grid(axis="x", alpha=0.3)
+    fig.suptitle("Ratings", fontsize=13, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+# --- outcomes ---------------------------------------------------------------------
+
+
+def _outcomes(p: st.Prepared, hands, anchor=None):
+    mix = st.outcome_mix(p).set_index("bot")
+    order = [b for b in _order(p, anchor) if b in mix.index]
+    mix = mix.loc[order]
+    n = len(mix)
+    fig, ax = plt.subplots(figsize=(10, max(3.0, 0.5 * n + 1.8)))
+    left = np.zeros(n)
+    y = np.arange(n)
+    for col, (label, colour) in _OUTCOME_STYLE.items():
+        vals = mix[col].fillna(0.0).to_numpy()
+        if not np.any(vals > 0):
+            continue
+        ax.barh(y, vals, left=left, color=colour, label=label, edgecolor="white", linewidth=0.5)
+        for yi, (l0, v) in enumerate(zip(left, vals)):
+            if v >= 0.06:
+                ax.text(l0 + v / 2, yi, f"{100 * v:.0f}%", ha="center", va="center", fontsize=8,
+                        color="white" if colour not in ("#69db7c", "#ffa94d", "#adb5bd") else "black")
+        left += vals
+    ax.set_yticks(y, [f"{b}\n({h:,} hands)" for b, h in zip(mix.index, mix["hands"])])
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(1.0, float(left.max()) if n else 1.0))
+    ax.set_xlabel("share of the hands the bot played")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    if n == 0 or not np.any(left > 0):
+        _note(ax, "No hand outcomes: games.parquet has no hands / per-seat win columns\n"
+                  "(or only self-play games)")
+    else:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=4, fontsize=8, frameon=False)
+    ax.set_title("How each bot's hands ended (from the game records)", fontsize=10)
+    fig.suptitle("Outcome mix per bot", fontsize=13, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+# --- box plots from precomputed quantiles -------------------------------------------
+
+
+def _box_stats(values: Any, groups: Any, order: list[str]) -> list[dict]:
+    """Box-plot statistics per group (quartiles, 1.5 IQR whiskers clipped to the data, mean).
+
+    ``groups`` is a categorical Series (or Categorical) of group names, one per value.
+    """
+    cat = pd.Categorical(groups)
+    codes = np.asarray(cat.codes)
+    names = [str(c) for c in cat.categories]
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v) & (codes >= 0)
+    v, codes = v[ok], codes[ok]
+    out = []
+    for g in order:
+        seg = v[codes == names.index(g)] if g in names else v[:0]
+        if seg.size == 0:
+            out.append(dict(label=g, whislo=np.nan, q1=np.nan, med=np.nan, q3=np.nan, whishi=np.nan,
+                            mean=np.nan, fliers=[]))
+            continue
+        mn, q1, med, q3, mx = np.percentile(seg, [0, 25, 50, 75, 100])
+        iqr = q3 - q1
+        out.append(dict(label=g, whislo=max(mn, q1 - 1.5 * iqr), q1=q1, med=med, q3=q3,
+                        whishi=min(mx, q3 + 1.5 * iqr), mean=float(seg.mean()), fliers=[]))
+    return out
+
+
+# bxp's ``vert`` became ``orientation`` in matplotlib 3.10 (``vert`` warns from 3.11)
+_HORIZONTAL = ({"orientation": "horizontal"}
+               if tuple(int(x) for x in matplotlib.__version__.split(".")[:2]) >= (3, 10) else {"vert": False})
+
+
+def _bxp(ax, stats_: list[dict], colour: str) -> None:
+    ok = [s for s in stats_ if np.isfinite(s["med"])]
+    pos = [i for i, s in enumerate(stats_) if np.isfinite(s["med"])]
+    if ok:
+        ax.bxp(ok, positions=pos, **_HORIZONTAL, showmeans=True, showfliers=False, patch_artist=True,
+               boxprops=dict(facecolor=colour, alpha=0.55),
+               meanprops=dict(marker="D", markerfacecolor="white", markeredgecolor="black", markersize=5),
+               medianprops=dict(color="black"))
+    ax.set_yticks(range(len(stats_)), [s["label"] for s in stats_])
+    ax.set_ylim(-0.6, len(stats_) - 0.4)
+    ax.invert_yaxis()
+    ax.grid(axis="x", alpha=0.3)
+
+
+def _game_margins(p: st.Prepared) -> pd.DataFrame:
+    """Final margin (own score - opponent's) per game from each bot's side (self-play left out)."""
+    sa, sb = p.side("score")
+    m = p.cross
+    bots = np.asarray(p.bots, dtype=object)
+    return pd.DataFrame({
+        "bot": pd.Categorical.from_codes(np.concatenate([p.a[m], p.b[m]]), categories=p.bots),
+        "margin": np.concatenate([(sa - sb)[m], (sb - sa)[m]]),
+    }) if len(bots) else pd.DataFrame({"bot": [], "margin": []})
+
+
+def _scores(p: st.Prepared, hands, anchor=None):
+    order = _order(p, anchor)
+    fig, axes = plt.subplots(1, 3, figsize=(15, max(3.2, 0.45 * len(order) + 2.0)), sharey=False)
+    if hands is not None and len(hands):
+        hr = st.hand_results(p, hands)
+        hr = hr[hr["bot"] != hr["opponent"]]
+        won = hr[hr["result"] == "won"]
+        lost = hr[hr["result"] == "lost"]
+        _bxp(axes[0], _box_stats(won["points"], won["bot"], order), "#69db7c")
+        axes[0].set_xlabel("points scored in a hand it won")
+        axes[0].set_title("Points per hand won", fontsize=10)
+        _bxp(axes[1], _box_stats(lost["points"], lost["bot"], order), "#ffa94d")
+        axes[1].set_xlabel("points conceded in a hand it lost")
+        axes[1].set_title("Points per hand lost", fontsize=10)
+    else:
+        for ax, what in ((axes[0], "won"), (axes[1], "lost")):
+            _note(ax, f"Points per hand {what}:\nno hands data\n(hands.parquet absent)")
+            ax.set_title(f"Points per hand {what}", fontsize=10)
+    gm = _game_margins(p)
+    _bxp(axes[2], _box_stats(gm["margin"], gm["bot"], order), "#74c0fc")
+    axes[2].axvline(0.0, color="#868e96", lw=1, ls="--")
+    axes[2].set_xlabel("final score minus opponent's, per game")
+    axes[2].set_title("Final game margin", fontsize=10)
+    fig.suptitle("Score distributions (box: quartiles, whiskers 1.5 IQR, ◇ mean)", fontsize=13, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+def _lengths(p: st.Prepared, hands, anchor=None):
+    order = _order(p, anchor)
+    fig, axes = plt.subplots(1, 2, figsize=(13, max(3.2, 0.45 * len(order) + 2.0)))
+    if hands is not None and len(hands):
+        hr = st.hand_results(p, hands)
+        hr = hr[hr["bot"] != hr["opponent"]]
+        _bxp(axes[0], _box_stats(hr["turns"], hr["bot"], order), "#b197fc")
+        axes[0].set_xlabel("turns (discards by both players) per hand")
+        axes[0].set_title("Turns per hand (every hand it played)", fontsize=10)
+    else:
+        m = p.cross
+        hh = p.col("hands")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tph = p.col("turns") / hh
+        ok = m & (hh > 0)
+        df = pd.DataFrame({"bot": pd.Categorical.from_codes(np.concatenate([p.a[ok], p.b[ok]]), categories=p.bots),
+                           "v": np.concatenate([tph[ok], tph[ok]])})
+        _bxp(axes[0], _box_stats(df["v"], df["bot"], order), "#b197fc")
+        axes[0].set_xlabel("turns per hand, averaged within each game")
+        axes[0].set_title("Turns per hand (per-game average; no hands data)", fontsize=10)
+    m = p.cross
+    hh = p.col("hands")
+    df = pd.DataFrame({"bot": pd.Categorical.from_codes(np.concatenate([p.a[m], p.b[m]]), categories=p.bots),
+                       "v": np.concatenate([hh[m], hh[m]])})
+    _bxp(axes[1], _box_stats(df["v"], df["bot"], order), "#ffd43b")
+    axes[1].set_xlabel("hands per game")
+    axes[1].set_title("Game length in hands", fontsize=10)
+    fig.suptitle("Lengths (box: quartiles, whiskers 1.5 IQR, ◇ mean)", fontsize=13, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+# --- convergence ----------------------------------------------------------------------
+
+MAX_PANELS = 48
+
+
+def _convergence(p: st.Prepared, hands, anchor=None):
+    cv = st.convergence(p, points=80)
+    ps = st.pair_stats(p).sort_values("games", ascending=False)
+    names = ps["matchup"].tolist()
+    shown = names[:MAX_PANELS]
+    k = len(shown)
+    ncol = min(6, max(1, math.ceil(math.sqrt(k))))
+    nrow = max(1, math.ceil(k / ncol))
+    w, h = 3.4 * ncol, 2.5 * nrow + 1.0
+    # no sharex/sharey: with dozens of panels matplotlib's axis sharing is slow; set limits per panel
+    fig, axes = plt.subplots(nrow, ncol, figsize=(w, h), squeeze=False)
+    # fixed margins (inches) instead of tight_layout, which is slow with many panels
+    fig.subplots_adjust(left=0.9 / w, right=1 - 0.2 / w, bottom=0.75 / h, top=1 - 1.05 / h, wspace=0.08,
+                        hspace=0.55 * 2.5 / 2.5)
+    pct = matplotlib.ticker.PercentFormatter(1.0, decimals=0)
+    groups = dict(tuple(cv.groupby("matchup", sort=False)))
+    for ax, name in zip(axes.flat, shown):
+        d = groups.get(name)
+        if d is not None:
+            ax.fill_between(d["games"], d["ci_low"], d["ci_high"], color="#74c0fc", alpha=0.5, lw=0)
+            ax.plot(d["games"], d["win_rate"], color="#1864ab", lw=1.4)
+        ax.axhline(0.5, color="#868e96", lw=0.8, ls="--")
+        row = ps[ps["matchup"] == name].iloc[0]
+        ax.set_title(f"{name}\n{100 * row['win_rate_a']:.1f}% [{100 * row['win_rate_ci_low']:.1f}, "
+                     f"{100 * row['win_rate_ci_high']:.1f}] after {int(row['games']):,}", fontsize=8)
+        ax.grid(alpha=0.3)
+    xmax = float(cv["games"].max()) * 1.3 if len(cv) else 10.0
+    for ax in axes.flat[:k]:
+        ax.set_xscale("log")
+        ax.set_xlim(1.5, xmax)
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_ylim(-0.03, 1.03)
+        ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator([0, 0.25, 0.5, 0.75, 1.0]))
+        ax.yaxis.set_major_formatter(pct)
+    for ax in list(axes.flat)[k:]:
+        ax.set_visible(False)
+    for ax in axes.flat:
+        ax.tick_params(labelsize=8)
+    for i in range(nrow):
+        for j in range(ncol):
+            ax = axes[i, j]
+            last = i == nrow - 1 or (i + 1) * ncol + j >= k
+            ax.tick_params(labelbottom=last, labelleft=j == 0)
+            if last and ax.get_visible():
+                ax.set_xlabel("games played (log)", fontsize=8)
+        axes[i, 0].set_ylabel("win rate, first bot", fontsize=8)
+    more = f" (the {k} matchups with most games of {len(names)})" if len(names) > k else ""
+    fig.suptitle(f"Convergence: running win rate of the first-named bot, 95% pair-clustered band{more}",
+                 fontsize=12, fontweight="bold")
+    return fig
+
+
+_DRAW = {
+    "heatmap": _heatmap,
+    "ratings": _ratings,
+    "outcomes": _outcomes,
+    "scores": _scores,
+    "lengths": _lengths,
+    "convergence": _convergence,
+}

@@ -1,0 +1,428 @@
+"""Reports of a tournament run, regenerated from the stored results alone.
+
+A run folder ``results/<run-name>/`` holds ``games.parquet`` (one row per
+game), optionally ``hands.parquet`` (one row per hand), ``config.toml``,
+``rules.toml`` and ``manifest.json``.  :func:`write_report` reads them and
+writes, into the same folder:
+
+* ``report.md``    - Markdown summary, figures linked from ``plots/``;
+* ``report.html``  - the same, self-contained (figures embedded as base64 PNG);
+* ``leaderboard.csv`` - one row per bot (:func:`arena.stats.leaderboard`);
+* ``pairs.csv``    - one row per matchup (:func:`arena.stats.pair_stats`);
+* ``plots/<kind>.png`` - every figure of :mod:`arena.plots`.
+
+Nothing is taken from the process that played the games, so a report can be
+rebuilt at any time (``write_report(Path("results/my-run"))``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from arena import plots, stats as st
+
+__all__ = ["ReportError", "load_run", "write_report", "plot_run"]
+
+GAMES_FILE = "games.parquet"
+HANDS_FILE = "hands.parquet"
+_STRING_COLS = ("matchup", "bot_a", "bot_b", "bot0", "bot1", "winner", "error")
+_HAND_COLS = ("game_id", "game", "hand", "outcome", "knocker", "points0", "points1", "turns")
+
+
+class ReportError(ValueError):
+    """A run folder that cannot be reported on (missing, empty, unreadable)."""
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    schema = pq.read_schema(path)
+    names = set(schema.names)
+    cols = [c for c in columns if c in names] if columns is not None else None
+    dict_cols = [c for c in _STRING_COLS if c in names and (cols is None or c in cols)]
+    table = pq.read_table(path, columns=cols, read_dictionary=dict_cols or None)
+    return table.to_pandas()
+
+
+def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, Any]]:
+    """``(games, hands or None, meta)`` of a run folder; raise :class:`ReportError` if unusable.
+
+    ``meta`` holds ``name``, and when present ``config`` / ``rules`` (TOML
+    text) and ``manifest`` (parsed JSON).  String columns of the games table
+    come back as categoricals.
+    """
+    run = Path(run_dir)
+    if not run.is_dir():
+        raise ReportError(f"no run folder at {run}")
+    gpath = run / GAMES_FILE
+    if not gpath.is_file():
+        raise ReportError(f"run folder {run} has no {GAMES_FILE} (nothing to report)")
+    try:
+        games = _read_parquet(gpath)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is a report error
+        raise ReportError(f"run folder {run}: cannot read {GAMES_FILE}: {type(exc).__name__}: {exc}") from None
+    if len(games) == 0:
+        raise ReportError(f"run folder {run}: {GAMES_FILE} holds no games")
+    missing = [c for c in ("bot_a", "bot_b") if c not in games.columns]
+    if missing:
+        raise ReportError(f"run folder {run}: {GAMES_FILE} lacks column(s) {', '.join(missing)}")
+    hands = None
+    hpath = run / HANDS_FILE
+    if hpath.is_file():
+        try:
+            hands = _read_parquet(hpath, _HAND_COLS)
+        except Exception as exc:  # noqa: BLE001
+            raise ReportError(f"run folder {run}: cannot read {HANDS_FILE}: {type(exc).__name__}: {exc}") from None
+        if len(hands) == 0:
+            hands = None
+    meta: dict[str, Any] = {"name": run.resolve().name}
+    for key, fname in (("config", "config.toml"), ("rules", "rules.toml")):
+        f = run / fname
+        if f.is_file():
+            meta[key] = f.read_text(encoding="utf-8", errors="replace")
+    f = run / "manifest.json"
+    if f.is_file():
+        try:
+            meta["manifest"] = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            meta["manifest"] = {"(unreadable)": f.name}
+    return games, hands, meta
+
+
+def plot_run(run_dir: str | Path, kind: str, *, anchor: str | None = None) -> Path:
+    """Draw one figure (:data:`arena.plots.KINDS`) of a run into ``<run>/plots/<kind>.png``."""
+    if kind not in plots.KINDS:
+        raise ValueError(f"unknown plot '{kind}' (kinds: {', '.join(plots.KINDS)})")
+    games, hands, meta = load_run(run_dir)
+    return plots.plot(kind, games, hands, Path(run_dir) / "plots" / f"{kind}.png", anchor=anchor)
+
+
+# --- formatting -----------------------------------------------------------------------
+
+
+def _f(x: Any, digits: int = 1, sign: bool = False) -> str:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(v):
+        return "-"
+    if math.isinf(v):
+        return "+inf" if v > 0 else "-inf"
+    return f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
+
+
+def _pct(x: Any, digits: int = 1) -> str:
+    v = float(x)
+    return "-" if math.isnan(v) else f"{100 * v:.{digits}f}%"
+
+
+def _ci(lo: Any, hi: Any, digits: int = 1, pct: bool = False, sign: bool = False) -> str:
+    if pct:
+        return f"[{_pct(lo, digits)}, {_pct(hi, digits)}]" if np.isfinite(lo) else "-"
+    return f"[{_f(lo, digits, sign)}, {_f(hi, digits, sign)}]" if np.isfinite(lo) or np.isfinite(hi) else "-"
+
+
+def _int(x: Any) -> str:
+    return f"{int(x):,}"
+
+
+def _pval(p: Any) -> str:
+    v = float(p)
+    if math.isnan(v):
+        return "-"
+    return "<1e-300" if v == 0 else f"{v:.2g}" if v < 0.001 else f"{v:.3f}"
+
+
+Table = tuple[list[str], list[list[str]], str]  # header, rows, column alignment ("l"/"r" per column)
+
+
+def _md_table(t: Table) -> str:
+    head, rows, align = t
+    def esc(s: Any) -> str:
+        return str(s).replace("|", "\\|")
+
+    out = ["| " + " | ".join(esc(h) for h in head) + " |",
+           "|" + "|".join(":--" if a == "l" else "--:" for a in align) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _html_table(t: Table) -> str:
+    head, rows, align = t
+    cls = ['' if a == "l" else ' class="r"' for a in align]
+    out = ["<table>", "<thead><tr>" + "".join(f"<th{c}>{html.escape(h)}</th>" for h, c in zip(head, cls)) + "</tr></thead>",
+           "<tbody>"]
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td{c}>{html.escape(str(v))}</td>" for v, c in zip(r, cls)) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+# --- the tables of the report ---------------------------------------------------------------
+
+
+def _leaderboard_table(lb: pd.DataFrame) -> Table:
+    head = ["#", "bot", "Elo", "95% CI", "games", "W-L-D", "win rate", "95% CI", "pts/hand", "margin/game", "forfeits"]
+    rows = []
+    for r in lb.itertuples(index=False):
+        rows.append([str(r.rank), str(r.bot), _f(r.elo, 0, True), _ci(r.elo_ci_low, r.elo_ci_high, 0, sign=True),
+                     _int(r.games), f"{r.wins:,}-{r.losses:,}-{r.draws:,}", _pct(r.win_rate),
+                     _ci(r.win_rate_ci_low, r.win_rate_ci_high, pct=True), _f(r.points_per_hand, 2),
+                     _f(r.margin, 1, True), _int(r.forfeits)])
+    return head, rows, "rlrrrrrrrrr"
+
+
+def _style_table(lb: pd.DataFrame) -> Table:
+    has_h = "points_per_hand_won" in lb.columns
+    head = ["bot", "hands", "hands won", "knock", "gin", "big gin", "undercut won", "undercut suffered", "dead",
+            "forfeit", "turns/hand", "knock deadwood", "discards taken by opp."]
+    if has_h:
+        head += ["pts/hand won", "pts/hand lost"]
+    rows = []
+    for r in lb.itertuples(index=False):
+        row = [str(r.bot), _int(r.hands), _pct(r.hand_win_rate), _pct(r.knock_rate), _pct(r.gin_rate, 2),
+               _pct(r.big_gin_rate, 2), _pct(r.undercut_won_rate, 2), _pct(r.undercut_suffered_rate, 2),
+               _pct(r.dead_rate, 2), _pct(r.forfeit_rate, 2), _f(r.turns_per_hand, 1), _f(r.knock_deadwood, 2),
+               _pct(r.discard_take_rate)]
+        if has_h:
+            row += [_f(r.points_per_hand_won, 1), _f(r.points_per_hand_lost, 1)]
+        rows.append(row)
+    return head, rows, "l" + "r" * (len(head) - 1)
+
+
+def _pairs_table(ps: pd.DataFrame) -> Table:
+    head = ["matchup", "games", "W-L-D (first bot)", "win rate", "95% CI", "Elo diff", "sweeps", "sign test p",
+            "margin/game", "95% CI"]
+    rows = []
+    for r in ps.itertuples(index=False):
+        rows.append([str(r.matchup), _int(r.games), f"{r.wins_a:,}-{r.wins_b:,}-{r.draws:,}", _pct(r.win_rate_a),
+                     _ci(r.win_rate_ci_low, r.win_rate_ci_high, pct=True), _f(r.elo_diff, 0, True),
+                     f"{r.sweeps_a:,}:{r.sweeps_b:,}", _pval(r.sign_p), _f(r.margin, 1, True),
+                     _ci(r.margin_ci_low, r.margin_ci_high, 1, sign=True)])
+    return head, rows, "lrrrrrrrrr"
+
+
+def _first_mover_table(fm: pd.DataFrame) -> Table:
+    head = ["matchup", "decided hands", "non-dealer share", "95% CI", "games won", "first non-dealer share", "95% CI"]
+    rows = []
+    for r in fm.itertuples(index=False):
+        rows.append([str(r.matchup), _int(r.decided_hands), _pct(r.nondealer_share), _ci(r.ci_low, r.ci_high, pct=True),
+                     _int(r.games), _pct(r.first_nondealer_share), _ci(r.game_ci_low, r.game_ci_high, pct=True)])
+    return head, rows, "lrrrrrr"
+
+
+def _manifest_lines(manifest: Any) -> list[tuple[str, str]]:
+    if not isinstance(manifest, dict):
+        return []
+    out = []
+    for k, v in manifest.items():
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            out.append((str(k), str(v)))
+        elif isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v) and len(v) <= 20:
+            out.append((str(k), ", ".join(map(str, v))))
+    return out
+
+
+def _error_summary(games: pd.DataFrame, limit: int = 8) -> list[tuple[str, int]]:
+    if "error" not in games.columns:
+        return []
+    e = games["error"]
+    e = e[st._nonempty(e)]
+    if e.empty:
+        return []
+    vc = e.astype(str).str.replace(r", game seed \d+.*$", "", regex=True).value_counts()
+    return [(str(k), int(v)) for k, v in vc.head(limit).items()]
+
+
+METHODS = [
+    "Game score: win 1, loss 0, no winner 0.5; a game with an error and no winner is left out. "
+    "A forfeit is a loss for the bot that forfeited.",
+    "Intervals are 95% and pair-clustered: the two games of a duplicate pair (same deal, seats swapped) are one "
+    "sampling unit; proportions and per-hand rates use the cluster-robust ratio estimator with a Student t interval "
+    "(with complete pairs: a t interval on the pair means).",
+    "Sign test: exact two-sided binomial test (p = 1/2) over the pairs one bot won both games of.",
+    "Ratings: Bradley-Terry (logistic Elo) maximum likelihood over all games, one virtual drawn game per matchup as "
+    "a prior (keeps a clean sweep finite), pair-clustered sandwich standard errors, normal 95% interval.",
+    "Per-hand rates divide by the hands the bot played; knock deadwood is the mean deadwood over its knocks that "
+    "were not gin; 'discards taken by opp.' is the share of its discards the opponent picked up.",
+    "Non-dealer share: hands won by the non-dealer (who moves first) over hands someone won.",
+]
+
+
+def _build(run: Path, games: pd.DataFrame, hands: pd.DataFrame | None, meta: dict[str, Any],
+           anchor: str | None, conf: float) -> tuple[str, str, dict[str, Path]]:
+    p = st.prepare(games)
+    if anchor is not None and anchor not in p.bots:
+        raise ReportError(f"run folder {run}: anchor bot '{anchor}' did not play in this run "
+                          f"(bots: {', '.join(p.bots)})")
+    lb = st.leaderboard(p, hands, anchor=anchor, conf=conf)
+    ps = st.pair_stats(p, conf)
+    fm = st.first_mover(p, conf)
+    files: dict[str, Path] = {}
+    files["leaderboard"] = run / "leaderboard.csv"
+    lb.to_csv(files["leaderboard"], index=False)
+    files["pairs"] = run / "pairs.csv"
+    ps.to_csv(files["pairs"], index=False)
+    figs: dict[str, Path] = {}
+    for kind in plots.KINDS:
+        figs[kind] = plots.plot(kind, p, hands, run / "plots" / f"{kind}.png", anchor=anchor)
+        files[f"plot_{kind}"] = figs[kind]
+
+    name = meta["name"]
+    n_games = p.n_games
+    n_hands = int(p.col("hands").sum())
+    anchor_txt = f"'{anchor}' = 0" if anchor else "mean of all bots = 0"
+    facts = [
+        ("bots", str(len(p.bots))),
+        ("matchups", str(len(p.matchups))),
+        ("games", f"{n_games:,}" + (f" ({int((~p.valid).sum()):,} without a result)" if (~p.valid).any() else "")),
+        ("duplicate pairs", f"{int(ps['pairs'].sum()):,} ({int(ps['complete_pairs'].sum()):,} complete)"),
+        ("hands", f"{n_hands:,}" + ("" if hands is not None else " (hands.parquet absent: per-hand figures use game totals)")),
+        ("games with an error", f"{int(p.err.sum()):,}"),
+        ("rating anchor", anchor_txt),
+    ]
+    manifest = meta.get("manifest") if isinstance(meta.get("manifest"), dict) else {}
+    if manifest.get("stopped_early"):
+        facts.insert(0, ("stopped early", str(manifest["stopped_early"])))
+    if manifest.get("status") and manifest.get("status") != "complete":
+        facts.insert(0, ("run status", str(manifest["status"])))
+    mani = _manifest_lines(meta.get("manifest"))
+    warns = []
+    sw = ps[(ps["games"] > 0) & ((ps["win_rate_a"] >= 1.0) | (ps["win_rate_a"] <= 0.0))]
+    if len(sw):
+        warns.append(f"{len(sw)} matchup(s) were won by one bot in every game ({', '.join(sw['matchup'].head(6))}"
+                     f"{', ...' if len(sw) > 6 else ''}): their Elo gap is set by the prior and is a lower bound.")
+    bt_attrs = lb.attrs
+    if bt_attrs.get("components", 1) > 1:
+        warns.append(f"the bots form {bt_attrs['components']} groups that never met: ratings are comparable only "
+                     "within a group.")
+    selfp = int((~p.cross).sum())
+    if selfp:
+        warns.append(f"{selfp:,} self-play games are in the pairs table but not in the per-bot figures.")
+    errs = _error_summary(games)
+    best = lb.iloc[0] if len(lb) else None
+
+    tables = {
+        "leaderboard": _leaderboard_table(lb),
+        "style": _style_table(lb),
+        "pairs": _pairs_table(ps),
+        "first": _first_mover_table(fm),
+    }
+    captions = {
+        "heatmap": "Win rate of each bot (row) against each opponent (column).",
+        "ratings": f"Bradley-Terry ratings with 95% intervals (anchor: {anchor_txt}).",
+        "outcomes": "How each bot's hands ended.",
+        "scores": "Points per hand won and lost, and final game margins, per bot.",
+        "lengths": "Turns per hand and hands per game, per bot.",
+        "convergence": "Running win rate of each matchup with its 95% band: has the estimate settled?",
+    }
+    fm_all = fm[fm["matchup"] == "all"].iloc[0]
+    headline = []
+    if best is not None:
+        headline.append(f"Top of the table: **{best['bot']}** at {_f(best['elo'], 0, True)} Elo "
+                        f"({_ci(best['elo_ci_low'], best['elo_ci_high'], 0, sign=True)}), "
+                        f"win rate {_pct(best['win_rate'])} against the field.")
+    headline.append(f"The non-dealer won {_pct(fm_all['nondealer_share'])} of decided hands "
+                    f"({_ci(fm_all['ci_low'], fm_all['ci_high'], pct=True)}).")
+
+    # --- markdown
+    md = [f"# Tournament report: {name}", ""]
+    md += [" ".join(headline), ""]
+    md += ["## Run", ""] + [f"- **{k}**: {v}" for k, v in facts] + [""]
+    if mani:
+        md += ["### Manifest", ""] + [f"- {k}: {v}" for k, v in mani] + [""]
+    if warns:
+        md += ["**Notes**", ""] + [f"- {w}" for w in warns] + [""]
+    md += ["## Leaderboard", "", _md_table(tables["leaderboard"]), "", f"![ratings](plots/ratings.png)", "",
+           f"*{captions['ratings']}*", ""]
+    md += ["## Matchups", "", _md_table(tables["pairs"]), "", "![heatmap](plots/heatmap.png)", "",
+           f"*{captions['heatmap']}*", "", "![convergence](plots/convergence.png)", "", f"*{captions['convergence']}*", ""]
+    md += ["## Play style (per hand played)", "", _md_table(tables["style"]), "", "![outcomes](plots/outcomes.png)", "",
+           f"*{captions['outcomes']}*", "", "![scores](plots/scores.png)", "", f"*{captions['scores']}*", "",
+           "![lengths](plots/lengths.png)", "", f"*{captions['lengths']}*", ""]
+    md += ["## First-mover effect", "", _md_table(tables["first"]), ""]
+    if errs:
+        md += ["## Errors", ""] + [f"- {n:,} x {e}" for e, n in errs] + [""]
+    md += ["## Methods", ""] + [f"- {m}" for m in METHODS] + [""]
+    for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
+        if key in meta:
+            md += [f"## {label}", "", "```toml", meta[key].rstrip(), "```", ""]
+    md_text = "\n".join(md)
+
+    # --- html
+    def img(kind: str) -> str:
+        data = base64.b64encode(figs[kind].read_bytes()).decode("ascii")
+        return (f'<figure><img alt="{kind}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{html.escape(captions[kind])}</figcaption></figure>")
+
+    def bold(text: str) -> str:
+        parts = html.escape(text).split("**")
+        return "".join(f"<b>{s}</b>" if i % 2 else s for i, s in enumerate(parts))
+
+    h = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Tournament report: {html.escape(name)}</title>", f"<style>{_CSS}</style>", "</head><body>",
+        f"<h1>Tournament report: {html.escape(name)}</h1>", f"<p class=lead>{bold(' '.join(headline))}</p>",
+        "<h2>Run</h2>", "<ul>" + "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in facts) + "</ul>",
+    ]
+    if mani:
+        h += ["<h3>Manifest</h3>",
+              "<ul>" + "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in mani) + "</ul>"]
+    if warns:
+        h += ['<div class="note"><b>Notes</b><ul>' + "".join(f"<li>{html.escape(w)}</li>" for w in warns) + "</ul></div>"]
+    h += ["<h2>Leaderboard</h2>", _html_table(tables["leaderboard"]), img("ratings")]
+    h += ["<h2>Matchups</h2>", _html_table(tables["pairs"]), img("heatmap"), img("convergence")]
+    h += ["<h2>Play style (per hand played)</h2>", _html_table(tables["style"]), img("outcomes"), img("scores"),
+          img("lengths")]
+    h += ["<h2>First-mover effect</h2>", _html_table(tables["first"])]
+    if errs:
+        h += ["<h2>Errors</h2>", "<ul>" + "".join(f"<li>{n:,} &times; {html.escape(e)}</li>" for e, n in errs) + "</ul>"]
+    h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in METHODS) + "</ul>"]
+    for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
+        if key in meta:
+            h += [f"<h2>{label}</h2>", f"<pre>{html.escape(meta[key].rstrip())}</pre>"]
+    h += ["</body></html>"]
+    return md_text, "\n".join(h), files
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#212529}
+h1{border-bottom:2px solid #dee2e6;padding-bottom:.3em}h2{margin-top:1.8em;border-bottom:1px solid #e9ecef}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{padding:.3em .6em;border-bottom:1px solid #dee2e6;text-align:left}
+th{background:#f1f3f5}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}tbody tr:hover{background:#f8f9fa}
+figure{margin:1.2em 0}img{max-width:100%;height:auto}figcaption{color:#495057;font-style:italic}
+.lead{font-size:1.1em}.note{background:#fff9db;border-left:4px solid #fab005;padding:.5em 1em}
+pre{background:#f8f9fa;padding:.8em;overflow:auto}
+"""
+
+
+def write_report(run_dir: str | Path, *, anchor: str | None = None, conf: float = 0.95) -> dict[str, Path]:
+    """Write report.md, report.html, leaderboard.csv, pairs.csv and plots/*.png into the run folder.
+
+    Reads only the stored results (games.parquet, hands.parquet if present,
+    config.toml / rules.toml / manifest.json if present).  ``anchor`` names
+    the bot rated 0 (default: the mean of all bots is 0).  Returns the files
+    written: keys ``report_md``, ``report_html``, ``leaderboard``, ``pairs``
+    and ``plot_<kind>`` for every figure.  Raises :class:`ReportError` (a
+    ValueError) naming the folder when it is missing or holds no games.
+    """
+    run = Path(run_dir)
+    games, hands, meta = load_run(run)
+    md, page, files = _build(run, games, hands, meta, anchor, conf)
+    files["report_md"] = run / "report.md"
+    files["report_md"].write_text(md, encoding="utf-8")
+    files["report_html"] = run / "report.html"
+    files["report_html"].write_text(page, encoding="utf-8")
+    return files

@@ -1,0 +1,256 @@
+"""Sequential probability ratio test (SPRT) for a two-bot match, as chess testers use it.
+
+What it answers
+---------------
+"Is bot A at least ``elo1`` Elo stronger than bot B, or at most ``elo0``?"
+while the match is running, stopping as soon as the evidence is strong
+enough - like cutechess-cli / fastchess ``-sprt elo0=0 elo1=5 alpha=0.05
+beta=0.05`` and fishtest.  H0: A's Elo advantage is ``elo0``; H1: it is
+``elo1`` (``elo1 > elo0``).  ``alpha`` is the chance of accepting H1 when H0
+is true (a false positive), ``beta`` the chance of accepting H0 when H1 is
+true.  Elo here is logistic Elo: an advantage ``e`` means an expected score
+per game of ``1 / (1 + 10 ** (-e / 400))`` (a draw scores half).
+
+Unit of evidence: the duplicate pair (pentanomial model)
+---------------------------------------------------------
+The two games of a duplicate pair share a deal with the seats swapped, so
+they are not independent; treating them as two trinomial games would get the
+variance wrong.  As fishtest does for its game pairs, each *complete* pair is
+one observation: A's points in the pair, 0, 0.5, 1, 1.5 or 2 (five outcomes,
+"pentanomial").  Pairs with a game still missing or without a result are
+not counted.
+
+The log-likelihood ratio is the generalized SPRT of Michel Van den Bergh
+(fishtest's ``LLR_logistic``): for each hypothesis the five outcome
+probabilities are the maximum-likelihood distribution whose mean pair score
+is the hypothesis' expected score, and ``LLR = N * sum_i f_i * log(p1_i / p0_i)``
+over the observed frequencies ``f_i`` of ``N`` pairs.  No draw model (and no
+draw Elo) is needed.  Counts of zero are replaced by 1e-3 as in fishtest, so
+the LLR is defined from the first pair.
+
+Bounds (Wald): stop and accept H1 when ``LLR >= log((1 - beta) / alpha)``,
+accept H0 when ``LLR <= log(beta / (1 - alpha))``, otherwise continue.  With
+alpha = beta = 0.05 the bounds are +-2.94.  Checking between chunks of games
+(rather than after every pair) overshoots the bound a little, which only
+makes the test slightly more conservative.
+
+For a runner, between chunks::
+
+    test = sprt_status(games_so_far, elo0=0, elo1=10)
+    if test.decision is not None:
+        stop()                      # "H1 accepted" or "H0 accepted"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+
+PAIR_SCORES = np.array([0.0, 0.5, 1.0, 1.5, 2.0])  # bot A's points in a pair
+_A = PAIR_SCORES / 2.0  # the same, as a per-game score in [0, 1]
+H0_ACCEPTED = "H0 accepted"
+H1_ACCEPTED = "H1 accepted"
+
+__all__ = [
+    "PAIR_SCORES",
+    "H0_ACCEPTED",
+    "H1_ACCEPTED",
+    "Sprt",
+    "sprt_bounds",
+    "llr_pentanomial",
+    "llr_normal",
+    "pentanomial",
+    "sprt_status",
+]
+
+
+def _score(elo: float) -> float:
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
+    """Wald's (lower, upper) LLR bounds: below accepts H0, above accepts H1."""
+    if not (0 < alpha < 1 and 0 < beta < 1):
+        raise ValueError("alpha and beta must be between 0 and 1")
+    return float(np.log(beta / (1.0 - alpha))), float(np.log((1.0 - beta) / alpha))
+
+
+def _regularize(counts: np.ndarray) -> np.ndarray:
+    c = np.asarray(counts, dtype=float).copy()
+    c[c <= 0] = 1e-3
+    return c
+
+
+def _mle_log(freq: np.ndarray, s: float) -> np.ndarray:
+    """log p_i of the max-likelihood distribution over ``_A`` with mean ``s``.
+
+    ``p_i = f_i / (1 + lam * (a_i - s))`` where ``lam`` solves
+    ``sum_i f_i (a_i - s) / (1 + lam (a_i - s)) = 0`` (a Lagrange multiplier).
+    """
+    d = _A - s
+    lo, hi = -1.0 / d.max(), -1.0 / d.min()  # keep 1 + lam * d > 0
+    eps = 1e-12 * (hi - lo)
+
+    def f(lam):
+        return np.sum(freq * d / (1.0 + lam * d))
+
+    lam = brentq(f, lo + eps, hi - eps, xtol=1e-14, maxiter=500)
+    return np.log(freq) - np.log1p(lam * d)
+
+
+def llr_pentanomial(counts: Iterable[float], elo0: float, elo1: float) -> float:
+    """Generalized log-likelihood ratio of H1 (``elo1``) over H0 (``elo0``) from pair counts.
+
+    ``counts``: how many complete pairs bot A scored 0, 0.5, 1, 1.5, 2 points in.
+    """
+    c = np.asarray(list(counts) if not isinstance(counts, np.ndarray) else counts, dtype=float)
+    if c.shape != (5,):
+        raise ValueError("pentanomial counts need 5 entries (pairs scoring 0, 0.5, 1, 1.5, 2)")
+    if c.sum() <= 0:
+        return 0.0
+    c = _regularize(c)
+    n = c.sum()
+    freq = c / n
+    s0, s1 = _score(elo0), _score(elo1)
+    return float(n * np.sum(freq * (_mle_log(freq, s1) - _mle_log(freq, s0))))
+
+
+def llr_normal(counts: Iterable[float], elo0: float, elo1: float) -> float:
+    """The usual normal approximation of the same LLR (for checks; not used to decide).
+
+    ``N * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)`` with the mean and
+    variance of the per-pair score in [0, 1].
+    """
+    c = _regularize(np.asarray(list(counts) if not isinstance(counts, np.ndarray) else counts, dtype=float))
+    n = c.sum()
+    mean = np.sum(c * _A) / n
+    var = np.sum(c * (_A - mean) ** 2) / n
+    s0, s1 = _score(elo0), _score(elo1)
+    return float(n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var))
+
+
+class Sprt:
+    """A running SPRT of bot A against bot B on duplicate pairs.
+
+    ``Sprt(elo0=0, elo1=5, alpha=0.05, beta=0.05)``; feed it pair results with
+    :meth:`update` (A's points per complete pair: 0, 0.5, 1, 1.5 or 2) or
+    whole pentanomial counts with ``update(counts=[...])``.
+
+    * ``llr`` - log-likelihood ratio of H1 over H0 so far (see the module doc);
+    * ``bounds`` - ``(lower, upper)``; ``llr <= lower`` accepts H0, ``llr >=
+      upper`` accepts H1;
+    * ``decision`` - ``None`` (keep playing), ``"H0 accepted"`` (A is not
+      ``elo1`` better; at most ``elo0``) or ``"H1 accepted"`` (A is at least
+      ``elo1`` better, wrong with probability about ``alpha`` if H0 held).
+      The first decision reached sticks: later updates do not change it.
+    """
+
+    def __init__(self, elo0: float = 0.0, elo1: float = 5.0, alpha: float = 0.05, beta: float = 0.05):
+        if not elo1 > elo0:
+            raise ValueError(f"SPRT needs elo1 > elo0 (got elo0={elo0}, elo1={elo1})")
+        self.elo0, self.elo1 = float(elo0), float(elo1)
+        self.alpha, self.beta = float(alpha), float(beta)
+        self.bounds: tuple[float, float] = sprt_bounds(alpha, beta)
+        self.counts = np.zeros(5, dtype=np.int64)
+        self.llr = 0.0
+        self.decision: str | None = None
+
+    def update(self, pair_points: Iterable[float] | float | None = None, *,
+               counts: Iterable[int] | None = None) -> str | None:
+        """Add pairs (A's points per pair, in half points) and/or counts; return ``decision``."""
+        add = np.zeros(5, dtype=np.int64)
+        if pair_points is not None:
+            x = np.atleast_1d(np.asarray(pair_points, dtype=float))
+            k = np.rint(x * 2.0).astype(np.int64)
+            if x.size and (np.any(np.abs(k - x * 2.0) > 1e-9) or k.min() < 0 or k.max() > 4):
+                raise ValueError("pair points must be 0, 0.5, 1, 1.5 or 2 (bot A's points in the pair)")
+            add += np.bincount(k, minlength=5)
+        if counts is not None:
+            c = np.asarray(list(counts), dtype=np.int64)
+            if c.shape != (5,) or c.min() < 0:
+                raise ValueError("counts need 5 non-negative entries (pairs scoring 0, 0.5, 1, 1.5, 2)")
+            add += c
+        self.counts += add
+        self.llr = llr_pentanomial(self.counts, self.elo0, self.elo1)
+        if self.decision is None:
+            if self.llr >= self.bounds[1]:
+                self.decision = H1_ACCEPTED
+            elif self.llr <= self.bounds[0]:
+                self.decision = H0_ACCEPTED
+        return self.decision
+
+    @property
+    def pairs(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def score(self) -> float:
+        """A's mean score per game so far (nan before the first pair)."""
+        n = self.counts.sum()
+        return float(np.sum(self.counts * _A) / n) if n else float("nan")
+
+    @property
+    def elo(self) -> float:
+        """Elo advantage of A implied by its score so far."""
+        s = self.score
+        if not 0.0 < s < 1.0:  # a clean sweep (or no pairs): the Elo estimate is unbounded
+            return float("nan") if s != s else (float("inf") if s >= 1.0 else float("-inf"))
+        return float(400.0 * np.log10(s / (1.0 - s)))
+
+    def __repr__(self) -> str:
+        lo, hi = self.bounds
+        return (f"Sprt(elo0={self.elo0:g}, elo1={self.elo1:g}, alpha={self.alpha:g}, beta={self.beta:g}: "
+                f"LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}), pairs {self.pairs} {self.counts.tolist()}, "
+                f"{self.decision or 'continue'})")
+
+    def summary(self) -> str:
+        """One line as chess testers print it."""
+        lo, hi = self.bounds
+        return (f"SPRT [{self.elo0:g}, {self.elo1:g}] LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}); "
+                f"pairs {self.pairs}, penta {self.counts.tolist()}, Elo {self.elo:+.1f}: "
+                f"{self.decision or 'continue'}")
+
+
+def pentanomial(games: pd.DataFrame, bot: str | None = None) -> np.ndarray:
+    """Counts of complete pairs in which ``bot`` scored 0, 0.5, 1, 1.5, 2 points.
+
+    ``games`` (schema of games.parquet) must hold one matchup; ``bot``
+    defaults to its ``bot_a``.  Pairs with a game missing, or a game that
+    has an error and no winner, are left out.
+    """
+    if len(games) == 0:
+        return np.zeros(5, dtype=np.int64)
+    names = pd.unique(games["matchup"].astype(str)) if "matchup" in games.columns else []
+    if len(names) > 1:
+        raise ValueError(f"SPRT is for one matchup; got {len(names)}: {', '.join(map(str, names[:4]))}")
+    a = str(games["bot_a"].iloc[0])
+    b = str(games["bot_b"].iloc[0])
+    if a == b:
+        raise ValueError(f"SPRT needs two different bots (got self-play of '{a}')")
+    bot = a if bot is None else bot
+    if bot not in (a, b):
+        raise ValueError(f"bot '{bot}' does not play in '{a} vs {b}'")
+    winner = games["winner"].astype(object).fillna("").astype(str).to_numpy()
+    pts = np.where(winner == bot, 2, np.where(winner == "", 1, 0))  # half points
+    void = np.zeros(len(games), dtype=bool)
+    if "error" in games.columns:
+        void = (games["error"].astype(object).fillna("").astype(str).to_numpy() != "") & (winner == "")
+    frame = pd.DataFrame({"pair": games["pair"].to_numpy(), "pts": pts, "void": void})
+    agg = frame.groupby("pair").agg(n=("pts", "size"), pts=("pts", "sum"), void=("void", "any"))
+    agg = agg[(agg["n"] == 2) & ~agg["void"]]
+    return np.bincount(agg["pts"].to_numpy(dtype=np.int64), minlength=5)[:5].astype(np.int64)
+
+
+def sprt_status(games: pd.DataFrame, elo0: float = 0.0, elo1: float = 5.0, alpha: float = 0.05,
+                beta: float = 0.05, bot: str | None = None) -> Sprt:
+    """The SPRT over every complete pair played so far in a one-matchup games table.
+
+    For a runner between chunks: stop the match when ``.decision`` is not
+    None.  ``bot`` is the bot whose advantage is tested (default ``bot_a``).
+    """
+    test = Sprt(elo0, elo1, alpha, beta)
+    test.update(counts=pentanomial(games, bot))
+    return test

@@ -1,0 +1,362 @@
+"""Statistics and SPRT on results with known answers (synthetic streams and real engine runs)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from arena import stats as st
+from arena.sprt import (
+    H0_ACCEPTED,
+    H1_ACCEPTED,
+    Sprt,
+    llr_normal,
+    llr_pentanomial,
+    pentanomial,
+    sprt_bounds,
+    sprt_status,
+)
+
+# --- builders ---------------------------------------------------------------------------
+
+
+def build_run(specs: dict[str, str], n_pairs: int, rules=None, record_hands: bool = True, seed0: int = 1000):
+    """Play a duplicate round robin with the real engine; return (games, hands) in the run-folder schema.
+
+    ``specs`` maps a bot name to a built-in bot ("simple", "random"); a new
+    name plays the same bot under that name.  Pair k of a matchup is games
+    2k (bot_a in seat 0) and 2k + 1 (seats swapped), same seed.
+    """
+    from arena.bot import load_bot
+    from arena.play import play_batch
+    from arena.records import games_frame, hands_frame
+    from arena.rules import Rules
+
+    ra = (rules or Rules()).to_array()
+    bots = {}
+    for name, base in specs.items():
+        b = load_bot(base)
+        bots[name] = b if b.name == name else b.with_params(name, {})
+    names = list(bots)
+    games, hands = [], []
+    gid = 0
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            a, b = names[i], names[j]
+            seeds = seed0 + gid + np.arange(n_pairs)
+            for swap, (s0, s1) in enumerate(((a, b), (b, a))):
+                rec = play_batch(bots[s0], bots[s1], ra, seeds, record_hands=record_hands)
+                g = games_frame(rec.games, rec.seeds)
+                ids = gid + 2 * np.arange(n_pairs) + swap
+                g.insert(0, "game_id", ids)
+                g.insert(1, "matchup", f"{a} vs {b}")
+                g.insert(2, "bot_a", a)
+                g.insert(3, "bot_b", b)
+                g.insert(4, "pair", np.arange(n_pairs, dtype=np.int64))
+                g.insert(5, "swap", np.int8(swap))
+                g.insert(6, "bot0", s0)
+                g.insert(7, "bot1", s1)
+                g["winner"] = np.where(g.winner_seat == 0, s0, np.where(g.winner_seat == 1, s1, ""))
+                err = np.array([""] * n_pairs, dtype=object)
+                err[np.flatnonzero(g.forfeit_seat.to_numpy() >= 0)] = rec.errors
+                g["error"] = err
+                games.append(g)
+                if record_hands:
+                    h = hands_frame(rec.hands)
+                    h.insert(0, "game_id", ids[h.pop("game").to_numpy()])
+                    hands.append(h)
+            gid += 2 * n_pairs
+    games = pd.concat(games, ignore_index=True).sort_values("game_id", ignore_index=True)
+    hands = pd.concat(hands, ignore_index=True).sort_values(["game_id", "hand"], ignore_index=True) if hands else None
+    return games, hands
+
+
+def sim_pairs(p: float, n_pairs: int, rng: np.random.Generator, split: float = 0.0, same: float = 0.0) -> np.ndarray:
+    """(n_pairs, 2) game results of bot_a (1 win, 0 loss) with expected score exactly ``p``.
+
+    A share ``split`` of pairs is split 1-1 (negative correlation, as duplicate
+    deals give), a share ``same`` repeats the first game's result (positive
+    correlation); the rest are two independent games at the rate that keeps
+    the mean at ``p``.
+    """
+    rest = 1.0 - split - same
+    q = (p - split / 2 - same * p) / rest
+    assert 0.0 <= q <= 1.0
+    kind = rng.random(n_pairs)
+    g1 = (rng.random(n_pairs) < np.where(kind < split, 0.5, np.where(kind < split + same, p, q))).astype(int)
+    g2i = (rng.random(n_pairs) < q).astype(int)
+    g2 = np.where(kind < split, 1 - g1, np.where(kind < split + same, g1, g2i))
+    return np.stack([g1, g2], axis=1)
+
+
+def games_from_results(results: list[tuple[str, str, np.ndarray]], margins: list[np.ndarray] | None = None) -> pd.DataFrame:
+    """A games table (run schema, the columns statistics read) from per-matchup pair results."""
+    rows = []
+    gid = 0
+    for k, (a, b, res) in enumerate(results):
+        n = res.shape[0]
+        swap = np.tile([0, 1], n).astype(np.int8)
+        ra = res.reshape(-1)
+        seat_a = swap.astype(np.int64)
+        winner_seat = np.where(ra == 1, seat_a, 1 - seat_a)
+        mg = margins[k].reshape(-1) if margins is not None else np.where(ra == 1, 50, -50)
+        score_a, score_b = np.maximum(mg, 0), np.maximum(-mg, 0)
+        rows.append(pd.DataFrame({
+            "game_id": gid + np.arange(2 * n),
+            "matchup": f"{a} vs {b}",
+            "bot_a": a,
+            "bot_b": b,
+            "pair": np.repeat(np.arange(n), 2),
+            "swap": swap,
+            "bot0": np.where(swap == 0, a, b),
+            "bot1": np.where(swap == 0, b, a),
+            "winner": np.where(ra == 1, a, b),
+            "error": "",
+            "winner_seat": winner_seat.astype(np.int8),
+            "score0": np.where(swap == 0, score_a, score_b),
+            "score1": np.where(swap == 0, score_b, score_a),
+        }))
+        gid += 2 * n
+    return pd.concat(rows, ignore_index=True)
+
+
+# --- pair statistics ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split,same", [(0.0, 0.0), (0.3, 0.0), (0.0, 0.5)])
+def test_win_rate_interval_covers_60_percent(split, same):
+    """400 repeated matches at a true 60%: the pair-clustered 95% interval covers 0.6 in 92-98% of them.
+
+    Each repetition is its own matchup in one table, so one call does all 400.
+    With positively correlated pairs (same > 0) a game-level binomial interval
+    is too narrow; the test shows that it would fail there.
+    """
+    rng = np.random.default_rng(12345 + int(100 * split + 10 * same))
+    reps, n_pairs = 400, 60
+    results = [(f"a{i}", f"b{i}", sim_pairs(0.6, n_pairs, rng, split, same)) for i in range(reps)]
+    ps = st.pair_stats(games_from_results(results))
+    assert len(ps) == reps
+    cover = ((ps["win_rate_ci_low"] <= 0.6) & (0.6 <= ps["win_rate_ci_high"])).mean()
+    assert 0.92 <= cover <= 0.98, cover
+    assert abs(ps["win_rate_a"].mean() - 0.6) < 0.01
+    # the naive interval that treats games as independent
+    n = ps["games"]
+    p = ps["win_rate_a"]
+    half = 1.96 * np.sqrt(p * (1 - p) / n)
+    naive = ((p - half <= 0.6) & (0.6 <= p + half)).mean()
+    if same > 0:
+        assert naive < 0.90, naive  # ignoring the pairs under-covers; the clustered interval does not
+
+
+def test_pair_interval_is_the_t_interval_on_pair_means():
+    rng = np.random.default_rng(3)
+    res = sim_pairs(0.55, 80, rng, split=0.2)
+    margins = rng.normal(10, 40, size=res.shape).round()
+    ps = st.pair_stats(games_from_results([("x", "y", res)], [margins])).iloc[0]
+    pm = res.mean(axis=1)
+    lo, hi = sps.t.interval(0.95, len(pm) - 1, loc=pm.mean(), scale=sps.sem(pm))
+    assert ps["win_rate_a"] == pytest.approx(pm.mean())
+    assert ps["win_rate_ci_low"] == pytest.approx(lo)
+    assert ps["win_rate_ci_high"] == pytest.approx(hi)
+    mm = margins.mean(axis=1)
+    lo, hi = sps.t.interval(0.95, len(mm) - 1, loc=mm.mean(), scale=sps.sem(mm))
+    assert ps["margin"] == pytest.approx(mm.mean())
+    assert (ps["margin_ci_low"], ps["margin_ci_high"]) == pytest.approx((lo, hi))
+    assert ps["wins_a"] == res.sum() and ps["wins_b"] == res.size - res.sum() and ps["games"] == res.size
+
+
+def test_sign_test_known_case():
+    # 15 pairs bot x won both games, 5 pairs bot y won both, 10 split
+    res = np.array([[1, 1]] * 15 + [[0, 0]] * 5 + [[1, 0]] * 6 + [[0, 1]] * 4)
+    ps = st.pair_stats(games_from_results([("x", "y", res)])).iloc[0]
+    assert (ps["sweeps_a"], ps["sweeps_b"], ps["splits"]) == (15, 5, 10)
+    exact = 2 * sum(math.comb(20, k) for k in range(15, 21)) / 2**20
+    assert ps["sign_p"] == pytest.approx(exact, rel=1e-9)
+    assert ps["sign_p"] == pytest.approx(0.041389, abs=1e-6)
+    assert ps["win_rate_a"] == pytest.approx((30 + 10) / 60)
+
+
+def test_draws_and_void_games():
+    g = games_from_results([("x", "y", np.array([[1, 0], [1, 1], [0, 0]]))])
+    g.loc[0, "winner"] = ""  # hand cap: no winner -> half a point each
+    g.loc[0, "winner_seat"] = -1
+    g.loc[5, "winner"] = ""  # an error and no winner: not a result
+    g.loc[5, "error"] = "worker crashed"
+    ps = st.pair_stats(g).iloc[0]
+    assert ps["games"] == 5 and ps["errors"] == 1 and ps["draws"] == 1
+    assert ps["win_rate_a"] == pytest.approx((0.5 + 0 + 1 + 1 + 0) / 5)
+    assert ps["complete_pairs"] == 2  # the pair with the void game is incomplete
+
+
+# --- Bradley-Terry -----------------------------------------------------------------------
+
+TRUE_ELO = {"w": -150.0, "x": -40.0, "y": 60.0, "z": 130.0}
+
+
+def _round_robin(rng, n_pairs, elos=TRUE_ELO, split=0.2):
+    names = list(elos)
+    res = []
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            p = float(st.score_from_elo(elos[names[i]] - elos[names[j]]))
+            res.append((names[i], names[j], sim_pairs(p, n_pairs, rng, split=split)))
+    return games_from_results(res)
+
+
+def test_bradley_terry_recovers_known_elo():
+    rng = np.random.default_rng(2024)
+    bt = st.bradley_terry(_round_robin(rng, 3000)).set_index("bot")
+    truth = pd.Series(TRUE_ELO)
+    truth -= truth.mean()
+    err = bt["elo"] - truth
+    assert bt["elo"].sum() == pytest.approx(0.0, abs=1e-6)
+    assert (err.abs() < 15).all(), err
+    assert (err.abs() < 3.5 * bt["elo_se"]).all(), (err, bt["elo_se"])
+    assert (bt["elo_se"] > 1).all() and (bt["elo_se"] < 15).all()
+    # anchoring only shifts the scale
+    anch = st.bradley_terry(_round_robin(np.random.default_rng(2024), 3000), anchor="x").set_index("bot")
+    assert anch.loc["x", "elo"] == 0.0 and anch.loc["x", "elo_se"] == 0.0
+    assert (anch["elo"] - anch.loc["z", "elo"]).to_dict() == pytest.approx((bt["elo"] - bt.loc["z", "elo"]).to_dict())
+
+
+def test_bradley_terry_interval_coverage():
+    """Over repeated tournaments the 95% interval of z (mean anchor) covers its true Elo 89-99% of the time."""
+    rng = np.random.default_rng(77)
+    truth = TRUE_ELO["z"] - np.mean(list(TRUE_ELO.values()))
+    hits = []
+    for _ in range(150):
+        bt = st.bradley_terry(_round_robin(rng, 150)).set_index("bot")
+        hits.append(bt.loc["z", "elo_ci_low"] <= truth <= bt.loc["z", "elo_ci_high"])
+    assert 0.89 <= np.mean(hits) <= 0.99, np.mean(hits)
+
+
+def test_bradley_terry_sweep_stays_finite():
+    res = [("a", "b", np.ones((50, 2), dtype=int)), ("b", "c", sim_pairs(0.5, 50, np.random.default_rng(1)))]
+    bt = st.bradley_terry(games_from_results(res)).set_index("bot")
+    assert np.isfinite(bt["elo"]).all() and np.isfinite(bt["elo_se"]).all()
+    assert bt.loc["a", "elo"] - bt.loc["b", "elo"] > 400
+    assert bt.loc["a", "elo_se"] > 50  # a clean sweep is not a precise estimate
+
+
+# --- per-bot statistics against the real engine ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_run():
+    return build_run({"simple": "simple", "random": "random", "random-b": "random"}, n_pairs=12)
+
+
+def test_bot_stats_match_hands_and_winners(real_run):
+    games, hands = real_run
+    bs = st.bot_stats(games, hands).set_index("bot")
+    assert sorted(bs.index) == ["random", "random-b", "simple"]
+    # wins from the winner column, counted directly
+    for bot in bs.index:
+        mine = games[(games.bot_a == bot) | (games.bot_b == bot)]
+        assert bs.loc[bot, "games"] == len(mine)
+        assert bs.loc[bot, "wins"] == (mine.winner == bot).sum()
+    # per-hand rates recomputed from the hands table (seat -> bot through bot0/bot1)
+    h = hands.merge(games[["game_id", "bot0", "bot1"]], on="game_id")
+    winner_seat = np.where(h.outcome.isin(["knock", "gin", "big_gin"]), h.knocker,
+                           np.where(h.outcome == "undercut", 1 - h.knocker, -1))
+    h["hand_winner"] = np.where(winner_seat == 0, h.bot0, np.where(winner_seat == 1, h.bot1, ""))
+    h["knocker_bot"] = np.where(h.knocker == 0, h.bot0, np.where(h.knocker == 1, h.bot1, ""))
+    for bot in bs.index:
+        mine = h[(h.bot0 == bot) | (h.bot1 == bot)]
+        n = len(mine)
+        assert bs.loc[bot, "hands"] == n
+        won = mine[mine.hand_winner == bot]
+        assert bs.loc[bot, "knock_rate"] == pytest.approx((won.outcome == "knock").sum() / n)
+        assert bs.loc[bot, "gin_rate"] == pytest.approx((won.outcome == "gin").sum() / n)
+        assert bs.loc[bot, "hand_win_rate"] == pytest.approx(len(won) / n)
+        assert bs.loc[bot, "dead_rate"] == pytest.approx((mine.outcome == "dead").sum() / n)
+        pts = np.where(mine.bot0 == bot, mine.points0, mine.points1).sum()
+        assert bs.loc[bot, "points_per_hand"] == pytest.approx(pts / n)
+        if len(won):
+            wp = np.where(won.bot0 == bot, won.points0, won.points1)
+            assert bs.loc[bot, "points_per_hand_won"] == pytest.approx(wp.mean())
+        knocks = mine[(mine.knocker_bot == bot) & mine.outcome.isin(["knock", "undercut"])]
+        if len(knocks):
+            dw = np.where(knocks.knocker == 0, knocks.deadwood0, knocks.deadwood1)
+            assert bs.loc[bot, "knock_deadwood"] == pytest.approx(dw.mean())
+    assert bs.loc["simple", "win_rate"] == 1.0  # simple beats random every time
+    mix = st.outcome_mix(games).set_index("bot").drop(columns="hands")
+    assert np.allclose(mix.sum(axis=1), 1.0)
+
+
+def test_first_mover_matches_hands(real_run):
+    games, hands = real_run
+    fm = st.first_mover(games).set_index("matchup")
+    decided = hands[hands.outcome.isin(["knock", "undercut", "gin", "big_gin"])]
+    winner_seat = np.where(decided.outcome == "undercut", 1 - decided.knocker, decided.knocker)
+    nondealer = (winner_seat != decided.dealer).sum()
+    assert fm.loc["all", "decided_hands"] == len(decided)
+    assert fm.loc["all", "nondealer_share"] == pytest.approx(nondealer / len(decided))
+    assert fm.loc["all", "ci_low"] < fm.loc["all", "nondealer_share"] < fm.loc["all", "ci_high"]
+
+
+def test_convergence_ends_at_the_final_estimate(real_run):
+    games, _ = real_run
+    cv = st.convergence(games)
+    ps = st.pair_stats(games).set_index("matchup")
+    last = cv.groupby("matchup").tail(1).set_index("matchup")
+    assert (last["games"] == ps["games"]).all()
+    assert np.allclose(last["win_rate"], ps["win_rate_a"])
+
+
+# --- SPRT ----------------------------------------------------------------------------------
+
+
+def _run_sprt(rng, elo, elo0=0.0, elo1=10.0, chunk=200, max_pairs=200_000):
+    test = Sprt(elo0, elo1, 0.05, 0.05)
+    p = float(st.score_from_elo(elo))
+    while test.decision is None and test.pairs < max_pairs:
+        test.update(sim_pairs(p, chunk, rng, split=0.3).sum(axis=1))
+    return test
+
+
+def test_sprt_accepts_h1_when_clearly_stronger():
+    rng = np.random.default_rng(11)
+    runs = [_run_sprt(rng, 35.0) for _ in range(30)]
+    assert sum(t.decision == H1_ACCEPTED for t in runs) >= 29
+
+
+def test_sprt_accepts_h0_at_zero_elo():
+    rng = np.random.default_rng(12)
+    runs = [_run_sprt(rng, 0.0) for _ in range(30)]
+    h0 = sum(t.decision == H0_ACCEPTED for t in runs)
+    assert h0 >= 26, [t.decision for t in runs]
+    assert all(t.decision is not None for t in runs)
+
+
+def test_sprt_llr_and_bounds():
+    assert sprt_bounds(0.05, 0.05) == pytest.approx((math.log(0.05 / 0.95), math.log(0.95 / 0.05)))
+    counts = [400, 2100, 4100, 2300, 450]
+    # the generalized LLR agrees with its normal approximation for small Elo gaps
+    assert llr_pentanomial(counts, 0, 5) == pytest.approx(llr_normal(counts, 0, 5), rel=0.02)
+    assert llr_pentanomial(counts, 0, 5) > 0 > llr_pentanomial(counts[::-1], 0, 5)
+    t = Sprt(0, 5)
+    assert t.decision is None and t.llr == 0.0
+    t.update([2, 1.5, 1, 0.5, 0, 2])
+    assert t.counts.tolist() == [1, 1, 1, 1, 2]
+    with pytest.raises(ValueError):
+        t.update([0.25])
+    with pytest.raises(ValueError):
+        Sprt(5, 0)
+
+
+def test_sprt_status_from_games_table():
+    res = np.array([[1, 1]] * 5 + [[1, 0]] * 3 + [[0, 0]] * 2)
+    g = games_from_results([("x", "y", res)])
+    g = g.iloc[:-1]  # the last pair is incomplete
+    assert pentanomial(g).tolist() == [1, 0, 3, 0, 5]
+    assert pentanomial(g, bot="y").tolist() == [5, 0, 3, 0, 1]
+    test = sprt_status(g, elo0=0, elo1=10)
+    assert test.pairs == 9 and test.decision is None
+    big = games_from_results([("x", "y", np.array([[1, 1]] * 400 + [[1, 0]] * 400))])
+    assert sprt_status(big, elo0=0, elo1=10).decision == H1_ACCEPTED
+    assert sprt_status(big, elo0=0, elo1=10, bot="y").decision == H0_ACCEPTED
