@@ -164,15 +164,22 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
         except ImportError:
             return
         paths = write_report(run_dir)
-        typer.echo(f"\nreport: {paths.get('html', run_dir)}")
+        typer.echo(f"\nreport: {paths.get('report_html', run_dir)}")
 
 
 def _sprt_stop(cfg):
+    """Stop rule for --sprt: the config's [sprt] table (elo0, elo1, alpha, beta) or the defaults."""
     if len(cfg.all_bots()) != 2:
         _fail("--sprt needs exactly two bots (a head-to-head match)")
-    from arena.sprt import sprt_stop_rule
+    from arena.sprt import sprt_status
 
-    return sprt_stop_rule(**dict(cfg.sprt))
+    params = dict(cfg.sprt)
+
+    def stop(games) -> str:
+        test = sprt_status(games, **params)
+        return f"{test.decision}: {test.summary()}" if test.decision else ""
+
+    return stop
 
 
 @app.command()

@@ -339,9 +339,10 @@ def run_tournament(
     bar = _progress(progress, total, done_games)
     failed: list[str] = []
     stopped = ""
+    used = len(tasks)
     try:
         if stop is not None:
-            stopped = _run_ordered(tasks, todo, executor, _default_workers(cfg), bar, failed, stop)
+            stopped, used = _run_ordered(tasks, todo, executor, _default_workers(cfg), bar, failed, stop)
         else:
             _run_all(todo, executor, _default_workers(cfg), bar, failed)
     except KeyboardInterrupt:
@@ -349,7 +350,7 @@ def run_tournament(
         raise
     finally:
         bar.close()
-    games, hands = collect(run_dir, tasks)
+    games, hands = collect(run_dir, tasks[:used], keep=tasks)
     status = "complete" if not failed and not stopped and len(games) == total else (
         "stopped early" if stopped else "incomplete")
     forfeits = games.loc[games["forfeit_seat"] >= 0]
@@ -474,8 +475,13 @@ def _run_isolated(tasks: list[ChunkTask], workers: int, bar: _Bar, failed: list[
 
 
 def _run_ordered(tasks: list[ChunkTask], todo: list[ChunkTask], executor: Executor | None, workers: int,
-                 bar: _Bar, failed: list[str], stop: Callable[[pd.DataFrame], str]) -> str:
-    """Play chunks, asking ``stop`` after each in chunk order (deterministic early stop)."""
+                 bar: _Bar, failed: list[str], stop: Callable[[pd.DataFrame], str]) -> tuple[str, int]:
+    """Play chunks, asking ``stop`` after each in chunk order (deterministic early stop).
+
+    Returns the stop reason ("" if none) and how many chunks, in plan order,
+    the result consists of; chunks played ahead of a stop stay on disk but
+    are not part of the result, so it is the same on any number of workers.
+    """
     todo_set = set(todo)
     own = executor is None and workers > 1
     pool = executor or (_local_pool(workers) if own else None)
@@ -494,11 +500,11 @@ def _run_ordered(tasks: list[ChunkTask], todo: list[ChunkTask], executor: Execut
                 else:
                     futures.pop(t).result()
                 bar.update(t.n_games)
-            frames.append(pd.read_parquet(t.games_path))
+            frames.append(_read_chunk(t, sum(len(f) for f in frames)))
             reason = stop(pd.concat(frames, ignore_index=True))
             if reason:
-                return reason
-        return ""
+                return reason, i + 1
+        return "", len(tasks)
     finally:
         for f in futures.values():
             f.cancel()
@@ -506,7 +512,20 @@ def _run_ordered(tasks: list[ChunkTask], todo: list[ChunkTask], executor: Execut
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def collect(run_dir: Path, tasks: list[ChunkTask]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def _read_chunk(t: ChunkTask, offset: int) -> pd.DataFrame:
+    """A finished chunk's games with the run-level columns (ids, matchup, winner's name)."""
+    g = pd.read_parquet(t.games_path)
+    g.insert(0, "game_id", np.arange(offset, offset + len(g), dtype=np.int64))
+    g.insert(1, "matchup", f"{t.bot_a.name} vs {t.bot_b.name}")
+    g.insert(2, "bot_a", t.bot_a.name)
+    g.insert(3, "bot_b", t.bot_b.name)
+    seat = g["winner_seat"].to_numpy()
+    g["winner"] = np.where(seat == 0, g["bot0"], np.where(seat == 1, g["bot1"], ""))
+    return g
+
+
+def collect(run_dir: Path, tasks: list[ChunkTask], keep: list[ChunkTask] | None = None
+            ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Join the finished chunks into games.parquet (and hands.parquet), in plan order.
 
     ``game_id`` numbers the games in that order; hands carry the game_id.
@@ -518,11 +537,7 @@ def collect(run_dir: Path, tasks: list[ChunkTask]) -> tuple[pd.DataFrame, pd.Dat
     for t in tasks:
         if not t.games_path.exists():
             continue
-        g = pd.read_parquet(t.games_path)
-        g.insert(0, "game_id", np.arange(offset, offset + len(g), dtype=np.int64))
-        g.insert(1, "matchup", f"{t.bot_a.name} vs {t.bot_b.name}")
-        g.insert(2, "bot_a", t.bot_a.name)
-        g.insert(3, "bot_b", t.bot_b.name)
+        g = _read_chunk(t, offset)
         game_parts.append(g)
         matchups[t.matchup_id] = True
         if t.record_hands and t.hands_path.exists():
@@ -533,10 +548,7 @@ def collect(run_dir: Path, tasks: list[ChunkTask]) -> tuple[pd.DataFrame, pd.Dat
     if game_parts:
         games = pd.concat(game_parts, ignore_index=True)
     else:
-        games = pd.DataFrame(columns=["game_id", "matchup", "bot_a", "bot_b"])
-    seat_winner = games["winner_seat"].to_numpy() if len(games) else np.zeros(0)
-    if len(games):
-        games["winner"] = np.where(seat_winner == 0, games["bot0"], np.where(seat_winner == 1, games["bot1"], ""))
+        games = pd.DataFrame(columns=["game_id", "matchup", "bot_a", "bot_b", "winner"])
     hands = pd.concat(hand_parts, ignore_index=True) if hand_parts else None
     _atomic_parquet(games, run_dir / "games.parquet")
     if hands is not None:
@@ -544,7 +556,7 @@ def collect(run_dir: Path, tasks: list[ChunkTask]) -> tuple[pd.DataFrame, pd.Dat
     chunks = run_dir / CHUNKS
     if chunks.exists():
         for d in chunks.iterdir():
-            if d.is_dir() and d.name not in {t.matchup_id for t in tasks}:
+            if d.is_dir() and d.name not in {t.matchup_id for t in (keep or tasks)}:
                 shutil.rmtree(d, ignore_errors=True)
     return games, hands
 

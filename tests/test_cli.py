@@ -112,3 +112,28 @@ def test_submit_adds_a_bot_to_a_run(config, tmp_path):
     assert out.exit_code == 0, out.output
     games = pd.read_parquet(tmp_path / "results" / "cli" / "games.parquet")
     assert set(games["matchup"]) == {"random vs simple", "random vs mine", "simple vs mine"}
+
+
+def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(textwrap.dedent(f'''
+        name = "sprt"
+        bots = ["simple", "random"]  # the SPRT tests the first bot's advantage
+        games_per_pair = 4000
+        chunk_size = 40
+        workers = 1
+        results_dir = "{tmp_path / 'results'}"
+        [sprt]
+        elo0 = 0
+        elo1 = 50
+    '''))
+    out = invoke("run", str(p), "--quiet", "--sprt")
+    assert out.exit_code == 0, out.output
+    assert "stopped early: H1 accepted" in out.output
+    games = pd.read_parquet(tmp_path / "results" / "sprt" / "games.parquet")
+    assert 0 < len(games) < 4000 and len(games) % 40 == 0
+    report = (tmp_path / "results" / "sprt" / "report.md").read_text()
+    assert "stopped early" in report and "H1 accepted" in report
+    two = invoke("run", str(p), "--quiet", "--sprt", "--workers", "2", "--name", "sprt2", "--no-report")
+    games2 = pd.read_parquet(tmp_path / "results" / "sprt2" / "games.parquet")
+    assert len(games2) == len(games)  # the stop is decided in chunk order: same on any number of workers

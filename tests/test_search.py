@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from numba import types
 
 from arena._jit import jit
@@ -29,7 +28,6 @@ from arena.rules import Rules
 from arena.search import opponent_known, play_out, rules_of, sample_state
 
 R = Rules().to_array()
-pytestmark = pytest.mark.filterwarnings("ignore:Cannot cache compiled function")
 
 
 def _decision_points(n_games: int):
@@ -92,7 +90,7 @@ _disc = jit(BOT_SIGNATURE)(simple_module.discard)
 _knock = jit(BOT_SIGNATURE)(simple_module.knock)
 
 
-@jit(BOT_SIGNATURE)
+@jit(BOT_SIGNATURE, cache=False)  # holds dispatchers as globals: not cacheable
 def mc_knock(view, params, memory, rng):
     """A Monte Carlo knock decision, compiled like any bot function: sample the
     hidden cards 16 times, and compare knocking now with playing on (Simple
