@@ -187,10 +187,12 @@ def _outcomes(p: st.Prepared, hands, anchor=None):
         _note(ax, "No hand outcomes: games.parquet has no hands / per-seat win columns\n"
                   "(or only self-play games)")
     else:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=4, fontsize=8, frameon=False)
+        # below the axis label, in figure space, so the two never overlap
+        fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8, frameon=False)
     ax.set_title("How each bot's hands ended (from the game records)", fontsize=10)
     fig.suptitle("Outcome mix per bot", fontsize=13, fontweight="bold")
-    fig.tight_layout()
+    legend_height = 0.85 / fig.get_figheight()  # three rows of legend, in figure fractions
+    fig.tight_layout(rect=(0, legend_height, 1, 1))
     return fig
 
 
