@@ -11,8 +11,8 @@ import numpy as np
 
 from arena._jit import jit
 from arena.cards import popcount
-from arena.layout import R_NO_RETAKE, V_JUST_TAKEN, V_RULES
-from arena.melds import NO_CARD_DEADWOOD, deadwood_after_discards
+from arena.layout import R_NO_RETAKE, V_HAND, V_JUST_TAKEN, V_OPP_TAKEN, V_PILE, V_PILE_N, V_RULES, V_TOP
+from arena.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards
 from arena.rng import rand_below
 
 
@@ -71,3 +71,117 @@ def least_deadwood_discard(hand, allowed, rng):
                 return c, best
             pick -= 1
     return -1, best
+
+
+# --- what has been seen: helpers of the built-in strategies ------------------------
+# (appended for bots/early_knock.py, bots/gin_chasing.py, bots/discard_tracking.py)
+
+_ALL_CARDS = (np.int64(1) << 52) - 1
+_RANK_SPREAD = np.int64(1 | (1 << 13) | (1 << 26) | (1 << 39))
+_NOT_ACES = np.int64(0x1FFE) * _RANK_SPREAD
+_NOT_KINGS = np.int64(0x0FFF) * _RANK_SPREAD
+_RANKS_TO_J = np.int64(0x07FF) * _RANK_SPREAD  # ranks A..J: may move up by 2
+_RANKS_FROM_3 = np.int64(0x1FFC) * _RANK_SPREAD  # ranks 3..K: may move down by 2
+
+
+@jit
+def pile_cards(view):
+    """Mask of the cards in the discard pile (dead: only the top can be taken)."""
+    m = np.int64(0)
+    for i in range(view[V_PILE_N]):
+        m |= np.int64(1) << view[V_PILE + i]
+    return m
+
+
+@jit
+def opponent_known(view):
+    """Cards the opponent surely holds: taken from the pile and not discarded since."""
+    return view[V_OPP_TAKEN] & ~pile_cards(view) & ~view[V_HAND]
+
+
+@jit
+def unseen_cards(view):
+    """Cards that may still be drawn or held by the opponent: not in my hand,
+    not in the pile, not known to be in the opponent's hand."""
+    hand = view[V_HAND]
+    pile = pile_cards(view)
+    return _ALL_CARDS & ~hand & ~pile & ~(view[V_OPP_TAKEN] & ~pile)
+
+
+@jit
+def meld_completers(hand):
+    """Cards outside ``hand`` that would sit in a meld with two of its cards.
+
+    The other cards of every rank held twice or more, and every card that
+    makes three in a row with two held cards of its suit (ends and gaps).
+    """
+    c = hand & 0x1FFF
+    d = (hand >> 13) & 0x1FFF
+    h = (hand >> 26) & 0x1FFF
+    s = (hand >> 39) & 0x1FFF
+    two = (c & d) | (c & h) | (c & s) | (d & h) | (d & s) | (h & s)
+    sets = two | (two << 13) | (two << 26) | (two << 39)
+    up1 = (hand & _NOT_KINGS) << 1  # each card moved one rank up
+    dn1 = (hand & _NOT_ACES) >> 1
+    up2 = (hand & _RANKS_TO_J) << 2
+    dn2 = (hand & _RANKS_FROM_3) >> 2
+    runs = (up1 & up2) | (up1 & dn1) | (dn1 & dn2)
+    return (sets | runs) & ~hand & _ALL_CARDS
+
+
+@jit
+def mean_deadwood_after_draw(hand, candidates):
+    """Mean over the cards u of ``candidates`` of the least deadwood of
+    ``hand | u`` after its best discard: what one more draw is worth.
+
+    Cards that meld with nothing in the hand are counted in closed form (keep
+    the hand, or keep u and drop the best card), so only the few cards that
+    could join a meld cost a :func:`arena.melds.best_discard` call.
+    """
+    n = popcount(candidates)
+    dw = deadwood(hand)
+    if n == 0:
+        return float(dw)
+    drop_one = best_discard(hand, -1)[1]  # least deadwood after dropping one card
+    related = meld_completers(hand) & candidates
+    total = 0
+    t = related
+    while t:
+        low = t & -t
+        t ^= low
+        total += best_discard(hand | low, -1)[1]
+    rest = candidates & ~related
+    for r in range(13):
+        k = popcount(rest & (_RANK_SPREAD << r))
+        if k:
+            total += k * min(dw, drop_one + (r + 1 if r < 10 else 10))
+    return total / n
+
+
+@jit
+def top_beats_stock(view, margin):
+    """Whether the pile's top card is worth taking: after the best discard it
+    leaves at least ``margin`` points less deadwood than the hand has now
+    and than an average stock draw over the unseen cards would."""
+    hand = view[V_HAND]
+    top = view[V_TOP]
+    if top < 0:
+        return False
+    _, with_top = best_discard(hand | (np.int64(1) << top), top)
+    if with_top > deadwood(hand) - margin:
+        return False  # a stock draw never leaves more than the deadwood now
+    return with_top <= mean_deadwood_after_draw(hand, unseen_cards(view)) - margin
+
+
+@jit
+def discard_options(view, out):
+    """Fill ``out[c]`` with the deadwood left after discarding card ``c`` (see
+    :func:`arena.melds.deadwood_after_discards`) and return the least of them
+    over the cards the rules let this player discard now."""
+    deadwood_after_discards(view[V_HAND], out)
+    allowed = discardable(view)
+    least = NO_CARD_DEADWOOD
+    for c in range(52):
+        if (allowed >> c) & 1 and out[c] < least:
+            least = out[c]
+    return least

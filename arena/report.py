@@ -345,7 +345,7 @@ def _build(run: Path, games: pd.DataFrame, hands: pd.DataFrame | None, meta: dic
         md += ["### Manifest", ""] + [f"- {k}: {v}" for k, v in mani] + [""]
     if warns:
         md += ["**Notes**", ""] + [f"- {w}" for w in warns] + [""]
-    md += ["## Leaderboard", "", _md_table(tables["leaderboard"]), "", f"![ratings](plots/ratings.png)", "",
+    md += ["## Leaderboard", "", _md_table(tables["leaderboard"]), "", "![ratings](plots/ratings.png)", "",
            f"*{captions['ratings']}*", ""]
     md += ["## Matchups", "", _md_table(tables["pairs"]), "", "![heatmap](plots/heatmap.png)", "",
            f"*{captions['heatmap']}*", "", "![convergence](plots/convergence.png)", "", f"*{captions['convergence']}*", ""]

@@ -71,6 +71,7 @@ from arena.layout import (
     V_TURN,
     V_UPCARD,
 )
+from arena.botlib import opponent_known  # noqa: F401  (part of the search toolkit)
 from arena.play import C_SIZE, play_hand
 from arena.rng import rand_below
 
@@ -82,15 +83,6 @@ def rules_of(view):
     for i in range(R_SIZE):
         r[i] = view[V_RULES + i]
     return r
-
-
-@jit
-def opponent_known(view):
-    """Cards the opponent surely holds: taken from the pile, not in the pile or my hand now."""
-    pile = np.int64(0)
-    for i in range(view[V_PILE_N]):
-        pile |= np.int64(1) << view[V_PILE + i]
-    return view[V_OPP_TAKEN] & ~pile & ~view[V_HAND]
 
 
 @jit

@@ -29,7 +29,6 @@ import os
 import platform
 import shutil
 import sys
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait, FIRST_COMPLETED
 from concurrent.futures.process import BrokenProcessPool

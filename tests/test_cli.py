@@ -135,5 +135,6 @@ def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
     report = (tmp_path / "results" / "sprt" / "report.md").read_text()
     assert "stopped early" in report and "H1 accepted" in report
     two = invoke("run", str(p), "--quiet", "--sprt", "--workers", "2", "--name", "sprt2", "--no-report")
+    assert two.exit_code == 0, two.output
     games2 = pd.read_parquet(tmp_path / "results" / "sprt2" / "games.parquet")
     assert len(games2) == len(games)  # the stop is decided in chunk order: same on any number of workers

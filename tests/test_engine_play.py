@@ -7,10 +7,9 @@ import pytest
 
 from arena._jit import jit
 from arena.bot import as_plain, load_bot
-from arena.cards import CARD_VALUES, popcount
+from arena.cards import popcount
 from arena.engine import apply_action, begin_game, begin_hand, build_view, new_state
 from arena.layout import (
-    G_FORFEIT,
     G_SCORE,
     G_WINNER,
     H_DEADWOOD,
@@ -32,9 +31,6 @@ from arena.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
     PH_DONE,
-    PH_KNOCK,
-    R_GIN_BONUS,
-    R_UNDERCUT_BONUS,
     S_CUR,
     S_DECK,
     S_HAND,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import types
 
 from arena._jit import jit
 from arena.bot import BOT_SIGNATURE, load_bot
@@ -19,7 +18,6 @@ from arena.layout import (
     S_POINTS,
     S_SIZE,
     V_HAND,
-    V_OPP_TAKEN,
     V_SEAT,
     V_SIZE,
 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
