@@ -165,6 +165,19 @@ class TournamentConfig:
                 raise ConfigError(f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)")
         return out
 
+    def with_absolute_paths(self, base_dir: Path | None = None) -> "TournamentConfig":
+        """The same config with bot file paths made absolute, so a saved copy
+        (``results/<run>/config.toml``) loads from any working directory."""
+
+        def fix(spec: str) -> str:
+            if spec in self.variants or not (spec.endswith(".py") or "/" in spec or "\\" in spec):
+                return spec
+            return str(Path(_resolve(spec, base_dir)).resolve())
+
+        variants = {k: {**v, "bot": fix(str(v["bot"]))} for k, v in self.variants.items()}
+        return dataclasses.replace(self, bots=tuple(fix(b) for b in self.bots),
+                                   candidate=fix(self.candidate) if self.candidate else None, variants=variants)
+
     def to_toml(self) -> str:
         import tomli_w
 

@@ -303,7 +303,7 @@ def _local_pool(workers: int) -> ProcessPoolExecutor:
 
 
 def run_tournament(
-    config: TournamentConfig,
+    config: TournamentConfig | str | Path | Mapping[str, Any],
     *,
     executor: Executor | None = None,
     progress: bool | Callable[[int, int], None] = True,
@@ -318,11 +318,23 @@ def run_tournament(
     far, in chunk order, after each chunk; a non-empty string ends the run
     early with that reason (used for SPRT).  Finished chunks are on disk as
     soon as they finish; Ctrl-C leaves them there for the next run.
+    ``config`` may also be a path to a config TOML or a dict of its keys.
     """
-    cfg = config
+    if isinstance(config, (str, Path)):
+        from arena.config import load_config
+
+        base_dir = base_dir or Path(config).parent
+        config = load_config(config)
+    elif not isinstance(config, TournamentConfig):
+        from arena.config import config_from_dict
+
+        config = config_from_dict(config)
+    cfg = config.with_absolute_paths(base_dir)
     bots = cfg.load_bots(base_dir)
     for b in bots.values():
-        if not b.fast:
+        if b.fast:
+            log.info("bot '%s': %s, from %s", b.name, b.path, b.source)
+        else:
             log.warning("bot '%s' runs on the plain Python path (slower): %s", b.name, b.plain_reason)
     run_dir = Path(cfg.results_dir) / cfg.name
     _check_run_dir(run_dir, cfg)

@@ -194,3 +194,28 @@ def test_default_config_loads_with_all_its_bots():
     bots = c.load_bots()
     assert len(c.matchups()) == len(c.bots) * (len(c.bots) - 1) // 2
     assert all(b.fast for b in bots.values())
+
+
+def test_gauntlet_plays_the_candidate_against_each_bot(tmp_path):
+    res = run_tournament(cfg(tmp_path, format="gauntlet", candidate="early-knock", bots=("random", "simple"),
+                             games_per_pair=40), progress=False)
+    assert list(res.pair_summary()["matchup"]) == ["early-knock vs random", "early-knock vs simple"]
+    assert len(res.games) == 80
+
+
+def test_run_accepts_a_config_path_or_dict_and_saves_bot_paths_absolute(tmp_path, monkeypatch):
+    bot_dir = tmp_path / "mybots"
+    bot_dir.mkdir()
+    (bot_dir / "copy.py").write_text(SIMPLE_COPY)
+    conf = bot_dir / "c.toml"
+    conf.write_text(f'name = "p"\nbots = ["random", "copy.py"]\ngames_per_pair = 20\nchunk_size = 20\n'
+                    f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n')
+    res = run_tournament(conf, progress=False)  # the bot path is relative to the config's folder
+    assert set(res.games["bot0"]) == {"random", "simple-copy"}
+    saved = load_config(tmp_path / "results" / "p" / "config.toml")
+    assert str(bot_dir / "copy.py") in saved.bots
+    monkeypatch.chdir(tmp_path)
+    assert {b.name for b in saved.load_bots().values()} == {"random", "simple-copy"}
+    as_dict = run_tournament({"name": "d", "bots": ["random", "simple"], "games_per_pair": 20, "chunk_size": 20,
+                              "workers": 1, "results_dir": str(tmp_path / "results")}, progress=False)
+    assert len(as_dict.games) == 20

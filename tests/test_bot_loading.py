@@ -1,0 +1,80 @@
+"""Loading bots: clear reasons when a file is not a bot, fast vs plain path, the engine compiled once."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from arena.bot import BotError, load_bot, load_bot_file
+from arena.play import IllegalMoveError, play_batch, play_games_kernel
+from arena.rules import Rules
+
+R = Rules().to_array()
+
+FUNCS = ("take_upcard", "draw", "big_gin", "discard", "knock")
+
+
+def write(tmp_path, name, body):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+def test_missing_function_wrong_signature_and_import_error_are_named(tmp_path):
+    p = write(tmp_path, "partial.py", "def take_upcard(view, params, memory, rng):\n    return 0\n")
+    with pytest.raises(BotError, match=r"partial.py: not a bot: missing function\(s\) draw, big_gin, discard, knock"):
+        load_bot_file(p)
+    body = "".join(f"def {f}(view, params, memory, rng):\n    return 0\n" for f in FUNCS[:-1])
+    p = write(tmp_path, "sig.py", body + "def knock(view):\n    return 1\n")
+    with pytest.raises(BotError, match=r"sig.py: knock\(\) takes 1 argument"):
+        load_bot_file(p)
+    p = write(tmp_path, "boom.py", "raise RuntimeError('no config')\n")
+    with pytest.raises(BotError, match="boom.py: not a bot: importing it failed: RuntimeError: no config"):
+        load_bot_file(p)
+    with pytest.raises(BotError, match="no such bot file"):
+        load_bot_file(tmp_path / "nothing.py")
+    with pytest.raises(BotError, match="unknown bot 'simpel'"):
+        load_bot("simpel")
+
+
+def test_a_bot_numba_cannot_compile_takes_the_plain_path_and_says_why(tmp_path):
+    body = '''
+        from bots.simple import take_upcard, draw, big_gin, knock
+        from bots.simple import discard as _discard
+        import collections
+
+        def discard(view, params, memory, rng):
+            counts = collections.Counter([1, 2])   # plain Python: numba can't compile this
+            return _discard(view, params, memory, rng)
+    '''
+    bot = load_bot_file(write(tmp_path, "pyonly.py", body))
+    assert not bot.fast and "discard() does not compile with numba" in bot.plain_reason
+    simple = load_bot("simple")
+    plain = play_batch(bot, simple, R, np.arange(10))
+    fast = play_batch(simple, simple, R, np.arange(10))
+    assert np.array_equal(plain.games, fast.games)  # same rules, same results for the seed
+
+
+def test_illegal_decision_raises_naming_the_bot_and_decision_when_forfeits_are_off(tmp_path):
+    body = '''
+        from bots.simple import take_upcard, draw, big_gin, discard
+        NAME = "stubborn"
+
+        def knock(view, params, memory, rng):
+            return 7
+    '''
+    bot = load_bot_file(write(tmp_path, "stubborn.py", body))
+    with pytest.raises(IllegalMoveError, match=r"bot 'stubborn' \(seat 1\) answer must be 0 \(no\) or 1 \(yes\) "
+                                               r"in knock\(\) \(answered 7\)"):
+        play_batch(load_bot("simple"), bot, R, np.arange(5), forfeit=False)
+
+
+def test_the_engine_kernel_is_compiled_once_for_every_pair_of_bots():
+    names = ("random", "simple", "early-knock", "gin-chasing", "discard-tracking")
+    bots = [load_bot(n) for n in names]
+    for a in bots:
+        for b in bots:
+            play_batch(a, b, R, np.arange(2))
+    assert len(play_games_kernel.signatures) == 1
