@@ -58,7 +58,9 @@ Handy kernels (all callable from compiled code)
   arena.melds:   deadwood(hand), best_discard(hand, exclude) -> (card, deadwood),
                  deadwood_after_discards(hand, out) (deadwood without each card),
                  in_any_meld(hand, card), best_arrangement(hand, seen)
-  arena.botlib:  discardable(view), least_deadwood_discard(hand, allowed, rng),
+  arena.botlib:  discardable(view), discard_options(view, out) (least deadwood over
+                 legal discards), least_deadwood_discard(hand, allowed, rng),
+                 top_beats_stock(view, margin),
                  pile_cards(view), unseen_cards(view), opponent_known(view),
                  meld_completers(hand), mean_deadwood_after_draw(hand, cards),
                  nth_card(mask, n), random_card(mask, rng)
