@@ -55,8 +55,12 @@ def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index
         actions = []
         while st[S_PHASE] != PH_DONE:
             if pos >= len(log):
-                if actions or start < pos:
-                    raise ReplayError(f"log ends in the middle of hand {len(actions)} actions in")
+                # The log stops inside a hand: a game ended by a forfeit (the
+                # illegal decision is not logged).  Yield the hand as it stood.
+                if actions:
+                    hand_row = np.zeros(H_SIZE, dtype=np.int64)
+                    write_hand_row(st, game_index, hand_row, start, pos - start)
+                    yield ReplayedHand(st.copy(), hand_row, actions)
                 return
             seat, phase, action = decode(int(log[pos]))
             if seat != st[S_CUR] or phase != st[S_PHASE]:

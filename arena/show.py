@@ -74,7 +74,10 @@ def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) ->
         for seat, phase, action in h.actions:
             lines.append(f"    {names[seat]} {_action(phase, action, symbols)}")
         out = int(st[S_OUTCOME])
-        lines.append(f"  outcome: {OUTCOME_NAMES[out] if out >= 0 else 'unfinished'}")
+        if out < 0:
+            lines.append(f"  outcome: forfeit: {rec.errors[0]}" if rec.errors else "  outcome: unfinished")
+            break
+        lines.append(f"  outcome: {OUTCOME_NAMES[out]}")
         k = int(st[S_KNOCKER])
         if k >= 0:
             d = 1 - k

@@ -272,3 +272,26 @@ def test_view_never_reveals_opponent_cards_or_stock_order(bots):
             apply_action(st, r, int(simple.functions[st[S_PHASE]](v1, simple.params, mem, bot_rng)))
     assert checked > 1000
     assert changed > checked // 2  # the perturbation is real: the opponent's hand did change
+
+
+def test_replay_of_a_forfeited_game_stops_where_the_illegal_move_was(bots, tmp_path):
+    import textwrap
+
+    from arena.bot import load_bot_file
+    from arena.layout import G_FORFEIT, PH_DONE, S_PHASE
+    from arena.replay import replay_hands
+
+    f = tmp_path / "late.py"
+    f.write_text(textwrap.dedent('''
+        from bots.simple import take_upcard, draw, big_gin, knock
+        from bots.simple import discard as _discard
+        from arena.layout import V_TURN
+
+        def discard(view, params, memory, rng):
+            return 99 if view[V_TURN] >= 8 else _discard(view, params, memory, rng)
+    '''))
+    r = STD.to_array()
+    rec = play_batch(bots["simple"], load_bot_file(f), r, np.arange(1), record_log=True)
+    assert rec.games[0, G_FORFEIT] == 1
+    hands = list(replay_hands(0, r, rec.log))
+    assert hands and hands[-1].state[S_PHASE] != PH_DONE  # stopped mid-hand, at the forfeit
