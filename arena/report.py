@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from arena import plots, stats as st
+from arena import plots
+from arena import stats as st
 
 __all__ = ["ReportError", "load_run", "write_report", "plot_run"]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena._jit import jit
+from arena.botlib import opponent_known  # noqa: F401  (part of the search toolkit)
 from arena.cards import popcount
 from arena.layout import (
     OUT_NONE,
@@ -71,7 +72,6 @@ from arena.layout import (
     V_TURN,
     V_UPCARD,
 )
-from arena.botlib import opponent_known  # noqa: F401  (part of the search toolkit)
 from arena.play import C_SIZE, play_hand
 from arena.rng import rand_below
 

@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats as sps
+from scipy import optimize
+from scipy import stats as sps
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 

@@ -36,7 +36,14 @@ would on average, and knocks at the first chance (``knock_at``).
 import numpy as np
 
 from arena._jit import jit
-from arena.botlib import discard_options, discardable, top_beats_stock, mean_deadwood_after_draw, pile_cards, unseen_cards
+from arena.botlib import (
+    discard_options,
+    discardable,
+    mean_deadwood_after_draw,
+    pile_cards,
+    top_beats_stock,
+    unseen_cards,
+)
 from arena.cards import popcount
 from arena.layout import (
     V_HAND,

@@ -26,7 +26,7 @@ a stock draw would on average (minus ``draw_margin``).
 import numpy as np
 
 from arena._jit import jit
-from arena.botlib import discard_options, discardable, top_beats_stock, mean_deadwood_after_draw, unseen_cards
+from arena.botlib import discard_options, discardable, mean_deadwood_after_draw, top_beats_stock, unseen_cards
 from arena.layout import V_HAND, V_STOCK_N
 from arena.melds import deadwood
 
