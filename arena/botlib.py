@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena._jit import jit
-from arena.cards import popcount
+from arena.cards import lsb, popcount
 from arena.layout import R_NO_RETAKE, V_HAND, V_JUST_TAKEN, V_OPP_TAKEN, V_PILE, V_PILE_N, V_RULES, V_TOP
 from arena.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards
 from arena.rng import rand_below
@@ -50,23 +50,29 @@ def discardable(view):
 def least_deadwood_discard(hand, allowed, rng):
     """A card of ``allowed`` whose discard leaves the least deadwood; ties at random.
 
-    Returns ``(card, deadwood_left)``.
+    Returns ``(card, deadwood_left)``.  The tie is broken by one draw from
+    ``rng`` among the tied cards in card order.
     """
     out = np.empty(52, dtype=np.int64)
     deadwood_after_discards(hand, out)
     best = NO_CARD_DEADWOOD + 1
     ties = 0
-    for c in range(52):
-        if (allowed >> c) & 1:
-            d = out[c]
-            if d < best:
-                best = d
-                ties = 1
-            elif d == best:
-                ties += 1
+    m = allowed
+    while m:  # step over the cards of the mask only
+        c = lsb(m)
+        m &= m - 1
+        d = out[c]
+        if d < best:
+            best = d
+            ties = 1
+        elif d == best:
+            ties += 1
     pick = rand_below(rng, ties)
-    for c in range(52):
-        if (allowed >> c) & 1 and out[c] == best:
+    m = allowed
+    while m:
+        c = lsb(m)
+        m &= m - 1
+        if out[c] == best:
             if pick == 0:
                 return c, best
             pick -= 1
@@ -181,7 +187,9 @@ def discard_options(view, out):
     deadwood_after_discards(view[V_HAND], out)
     allowed = discardable(view)
     least = NO_CARD_DEADWOOD
-    for c in range(52):
-        if (allowed >> c) & 1 and out[c] < least:
+    while allowed:
+        c = lsb(allowed)
+        allowed &= allowed - 1
+        if out[c] < least:
             least = out[c]
     return least

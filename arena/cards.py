@@ -116,13 +116,27 @@ def popcount(x: int) -> int:
     return (x * 0x0101010101010101) >> 56 & 0xFF
 
 
+# De Bruijn sequence for the index of a lone set bit: bits 58..63 of
+# ``bit * _DEBRUIJN`` are distinct for each of the 64 possible bits.
+_DEBRUIJN = 0x03F79D71B4CB0A89
+_DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _DEBRUIJN_INDEX[(((1 << _i) * _DEBRUIJN) >> 58) & 63] = _i
+
+
 @jit
 def lsb(x: int) -> int:
-    """Index of the lowest set bit of a non-zero mask (the lowest card)."""
-    i = 0
-    while not (x >> i) & 1:
-        i += 1
-    return i
+    """Index of the lowest set bit of a non-zero mask (the lowest card).
+
+    Constant time (a multiply and a table lookup), so loops over the cards
+    of a hand can step from card to card instead of testing all 52 bits::
+
+        while mask:
+            c = lsb(mask)
+            mask &= mask - 1
+    """
+    low = x & -x
+    return _DEBRUIJN_INDEX[((low * _DEBRUIJN) >> 58) & 63]
 
 
 @jit
