@@ -44,7 +44,7 @@ from arena.botlib import (
     top_beats_stock,
     unseen_cards,
 )
-from arena.cards import popcount
+from arena.cards import lsb, popcount
 from arena.layout import (
     V_HAND,
     V_MY_DISCARDED,
@@ -173,8 +173,11 @@ def discard(view, params, memory, rng):
     weight = params[_LOOKAHEAD]
     best_card = -1
     best_score = 1e18
-    for c in range(52):
-        if (allowed >> c) & 1 and out[c] <= least + params[_SLACK]:
+    m = allowed
+    while m:  # the cards this player may discard, lowest first
+        c = lsb(m)
+        m &= m - 1
+        if out[c] <= least + params[_SLACK]:
             score = float(out[c])
             if weight > 0:
                 after = mean_deadwood_after_draw(hand & ~(np.int64(1) << c), unseen)

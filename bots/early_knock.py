@@ -24,7 +24,7 @@ import numpy as np
 
 from arena._jit import jit
 from arena.botlib import discard_options, discardable, meld_completers, unseen_cards
-from arena.cards import popcount
+from arena.cards import lsb, popcount
 from arena.layout import V_HAND, V_STOCK_N, V_TOP
 from arena.melds import best_discard, deadwood
 
@@ -91,8 +91,11 @@ def discard(view, params, memory, rng):
     live_outs = meld_completers(hand) & unseen_cards(view)
     best_card = -1
     best_score = 1e18
-    for c in range(52):
-        if (allowed >> c) & 1 and out[c] <= least + params[_SLACK]:
+    m = allowed
+    while m:  # the cards this player may discard, lowest first
+        c = lsb(m)
+        m &= m - 1
+        if out[c] <= least + params[_SLACK]:
             lost = popcount(live_outs & ~meld_completers(hand & ~(np.int64(1) << c)))
             score = out[c] + params[_KEEP_OUTS] * lost - 0.001 * (c % 13)
             if score < best_score:

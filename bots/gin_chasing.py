@@ -26,7 +26,14 @@ a stock draw would on average (minus ``draw_margin``).
 import numpy as np
 
 from arena._jit import jit
-from arena.botlib import discard_options, discardable, mean_deadwood_after_draw, top_beats_stock, unseen_cards
+from arena.botlib import (
+    discard_options,
+    discardable,
+    mean_deadwood_after_draw,
+    top_beats_stock,
+    unseen_cards,
+)
+from arena.cards import lsb
 from arena.layout import V_HAND, V_STOCK_N
 from arena.melds import deadwood
 
@@ -91,8 +98,11 @@ def discard(view, params, memory, rng):
     weight = params[_LOOKAHEAD]
     best_card = -1
     best_score = 1e18
-    for c in range(52):
-        if (allowed >> c) & 1 and out[c] <= least + params[_SLACK]:
+    m = allowed
+    while m:  # the cards this player may discard, lowest first
+        c = lsb(m)
+        m &= m - 1
+        if out[c] <= least + params[_SLACK]:
             rank = c % 13
             score = float(out[c])
             if weight > 0:
