@@ -144,8 +144,11 @@ def _atomic_parquet(df: pd.DataFrame, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def play_chunk(task: ChunkTask) -> tuple[int, int, list[str]]:
-    """Play one chunk and write its files; returns (games, hands, forfeit messages).
+def play_chunk(task: ChunkTask) -> tuple[pd.DataFrame, int, list[str]]:
+    """Play one chunk and write its files; returns (its games, hand count, forfeit messages).
+
+    The games come back too so the runner need not read the file it just
+    had written (a chunk's games are a few MB; its hands stay on disk).
 
     With duplicate deals, pair ``i`` is played twice with seed ``s_i``: first
     bot_a in seat 0 (swap 0), then bot_b in seat 0 (swap 1).  Without, game
@@ -196,7 +199,7 @@ def play_chunk(task: ChunkTask) -> tuple[int, int, list[str]]:
         n_hands = len(hands)
         _atomic_parquet(hands, task.hands_path)
     _atomic_parquet(games, task.games_path)  # last: its presence marks the chunk done
-    return len(games), n_hands, errors
+    return games, n_hands, errors
 
 
 def _errors_in_order(frames: list[pd.DataFrame], errors: list[str], order: np.ndarray) -> list[str]:
@@ -349,19 +352,20 @@ def run_tournament(
     _write_json(run_dir / "manifest.json", _manifest(cfg, bots, started, "running", chunks=len(tasks)))
     bar = _progress(progress, total, done_games)
     failed: list[str] = []
+    played: dict[ChunkTask, pd.DataFrame] = {}  # games of the chunks this call plays
     stopped = ""
     used = len(tasks)
     try:
         if stop is not None:
-            stopped, used = _run_ordered(tasks, todo, executor, _default_workers(cfg), bar, failed, stop)
+            stopped, used = _run_ordered(tasks, todo, executor, _default_workers(cfg), bar, failed, stop, played)
         else:
-            _run_all(todo, executor, _default_workers(cfg), bar, failed)
+            _run_all(todo, executor, _default_workers(cfg), bar, failed, played)
     except KeyboardInterrupt:
         _write_json(run_dir / "manifest.json", _manifest(cfg, bots, started, "interrupted", chunks=len(tasks)))
         raise
     finally:
         bar.close()
-    games, hands = collect(run_dir, tasks[:used], keep=tasks)
+    games, hands = collect(run_dir, tasks[:used], keep=tasks, played=played)
     status = "complete" if not failed and not stopped and len(games) == total else (
         "stopped early" if stopped else "incomplete")
     forfeits = games.loc[games["forfeit_seat"] >= 0]
@@ -412,7 +416,8 @@ def _task_name(t: ChunkTask) -> str:
     return f"{t.bot_a.name} vs {t.bot_b.name} chunk {t.chunk} (pairs {t.pair_lo}..{t.pair_hi - 1})"
 
 
-def _run_all(todo: list[ChunkTask], executor: Executor | None, workers: int, bar: _Bar, failed: list[str]) -> None:
+def _run_all(todo: list[ChunkTask], executor: Executor | None, workers: int, bar: _Bar, failed: list[str],
+             played: dict[ChunkTask, pd.DataFrame]) -> None:
     """Play chunks in any order.
 
     If a local worker process dies, the pool is gone with every chunk it
@@ -424,7 +429,7 @@ def _run_all(todo: list[ChunkTask], executor: Executor | None, workers: int, bar
         return
     if executor is None and workers == 1:
         for t in todo:
-            play_chunk(t)
+            played[t] = play_chunk(t)[0]
             bar.update(t.n_games)
         return
     own = executor is None
@@ -435,7 +440,7 @@ def _run_all(todo: list[ChunkTask], executor: Executor | None, workers: int, bar
         for f in _as_completed(futures):
             t = futures[f]
             try:
-                f.result()
+                played[t] = f.result()[0]
                 bar.update(t.n_games)
             except BrokenProcessPool:
                 retry.append(t)
@@ -451,7 +456,7 @@ def _run_all(todo: list[ChunkTask], executor: Executor | None, workers: int, bar
         failed.extend(_task_name(t) for t in retry)
         raise TournamentError("the executor's workers died; the finished chunks are saved, rerun to retry")
     log.warning("a worker process died; retrying %d unfinished chunk(s) one process each", len(retry))
-    _run_isolated(sorted(retry, key=lambda t: (t.matchup, t.chunk)), workers, bar, failed)
+    _run_isolated(sorted(retry, key=lambda t: (t.matchup, t.chunk)), workers, bar, failed, played)
 
 
 def _as_completed(futures):
@@ -461,7 +466,8 @@ def _as_completed(futures):
         yield from done
 
 
-def _run_isolated(tasks: list[ChunkTask], workers: int, bar: _Bar, failed: list[str]) -> None:
+def _run_isolated(tasks: list[ChunkTask], workers: int, bar: _Bar, failed: list[str],
+                  played: dict[ChunkTask, pd.DataFrame]) -> None:
     running: dict[Future, tuple[ChunkTask, ProcessPoolExecutor]] = {}
     queue = list(tasks)
     try:
@@ -475,7 +481,7 @@ def _run_isolated(tasks: list[ChunkTask], workers: int, bar: _Bar, failed: list[
                 t, ex = running.pop(f)
                 ex.shutdown(wait=False)
                 try:
-                    f.result()
+                    played[t] = f.result()[0]
                     bar.update(t.n_games)
                 except BrokenProcessPool:
                     failed.append(_task_name(t))
@@ -486,7 +492,8 @@ def _run_isolated(tasks: list[ChunkTask], workers: int, bar: _Bar, failed: list[
 
 
 def _run_ordered(tasks: list[ChunkTask], todo: list[ChunkTask], executor: Executor | None, workers: int,
-                 bar: _Bar, failed: list[str], stop: Callable[[pd.DataFrame], str]) -> tuple[str, int]:
+                 bar: _Bar, failed: list[str], stop: Callable[[pd.DataFrame], str],
+                 played: dict[ChunkTask, pd.DataFrame]) -> tuple[str, int]:
     """Play chunks, asking ``stop`` after each in chunk order (deterministic early stop).
 
     Returns the stop reason ("" if none) and how many chunks, in plan order,
@@ -506,12 +513,9 @@ def _run_ordered(tasks: list[ChunkTask], todo: list[ChunkTask], executor: Execut
                 if u in todo_set and u not in futures and pool is not None:
                     futures[u] = pool.submit(play_chunk, u)
             if t in todo_set:
-                if pool is None:
-                    play_chunk(t)
-                else:
-                    futures.pop(t).result()
+                played[t] = play_chunk(t)[0] if pool is None else futures.pop(t).result()[0]
                 bar.update(t.n_games)
-            frames.append(_read_chunk(t, sum(len(f) for f in frames)))
+            frames.append(_read_chunk(t, sum(len(f) for f in frames), played))
             reason = stop(pd.concat(frames, ignore_index=True))
             if reason:
                 return reason, i + 1
@@ -523,9 +527,14 @@ def _run_ordered(tasks: list[ChunkTask], todo: list[ChunkTask], executor: Execut
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _read_chunk(t: ChunkTask, offset: int) -> pd.DataFrame:
-    """A finished chunk's games with the run-level columns (ids, matchup, winner's name)."""
-    g = pd.read_parquet(t.games_path)
+def _read_chunk(t: ChunkTask, offset: int, played: Mapping[ChunkTask, pd.DataFrame] | None = None
+                ) -> pd.DataFrame:
+    """A finished chunk's games with the run-level columns (ids, matchup, winner's name).
+
+    Taken from ``played`` when this run played the chunk, else read from disk.
+    """
+    cached = (played or {}).get(t)
+    g = cached.copy(deep=False) if cached is not None else pd.read_parquet(t.games_path)
     g.insert(0, "game_id", np.arange(offset, offset + len(g), dtype=np.int64))
     g.insert(1, "matchup", f"{t.bot_a.name} vs {t.bot_b.name}")
     g.insert(2, "bot_a", t.bot_a.name)
@@ -535,8 +544,8 @@ def _read_chunk(t: ChunkTask, offset: int) -> pd.DataFrame:
     return g
 
 
-def collect(run_dir: Path, tasks: list[ChunkTask], keep: list[ChunkTask] | None = None
-            ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def collect(run_dir: Path, tasks: list[ChunkTask], keep: list[ChunkTask] | None = None,
+            played: Mapping[ChunkTask, pd.DataFrame] | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Join the finished chunks into games.parquet (and hands.parquet), in plan order.
 
     ``game_id`` numbers the games in that order; hands carry the game_id.
@@ -544,13 +553,11 @@ def collect(run_dir: Path, tasks: list[ChunkTask], keep: list[ChunkTask] | None 
     """
     game_parts, hand_parts = [], []
     offset = 0
-    matchups = {}
     for t in tasks:
         if not t.games_path.exists():
             continue
-        g = _read_chunk(t, offset)
+        g = _read_chunk(t, offset, played)
         game_parts.append(g)
-        matchups[t.matchup_id] = True
         if t.record_hands and t.hands_path.exists():
             h = pd.read_parquet(t.hands_path)
             h.insert(0, "game_id", h.pop("game") + offset)
