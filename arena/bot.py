@@ -124,6 +124,13 @@ def _first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
 
 
+def _numba_reason(exc: Exception) -> str:
+    """The informative line of a numba compile error (not its 'Failed in ... pipeline' header)."""
+    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
+    useful = [l for l in lines if not l.startswith(("Failed in", "During:", "File ", "<source", "^"))]
+    return (useful or lines or ["unknown error"])[0]
+
+
 def bot_from_module(module: ModuleType, name: str | None = None, source: str | None = None) -> Bot:
     """Check a module against the bot contract and compile its functions."""
     source = source or module.__name__
@@ -156,7 +163,7 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
                 compiled[fname] = jit(BOT_SIGNATURE)(py)
             except NumbaError as exc:
                 fast = False
-                reason = f"{fname}() does not compile with numba: {_first_line(str(exc))}"
+                reason = f"{fname}() does not compile with numba: {_numba_reason(exc)}"
                 break
     chosen = compiled if fast else {f: getattr(fn, "py_func", fn) for f, fn in raw.items()}
     functions = tuple(chosen[PHASE_FUNCTION[ph]] for ph in sorted(PHASE_FUNCTION))

@@ -65,6 +65,8 @@ Handy kernels (all callable from compiled code)
                  meld_completers(hand), mean_deadwood_after_draw(hand, cards),
                  nth_card(mask, n), random_card(mask, rng)
   arena.cards:   popcount(mask), lsb(mask), mask_value(mask)
+  bots.simple (and every built-in bot): its five decisions are @jit too, so
+                 yours can call e.g. ``bots.simple.discard(view, params, memory, rng)``
 
 Debugging: ``NUMBA_DISABLE_JIT=1`` runs everything as plain Python, so
 ``print`` and ``breakpoint()`` work inside the functions.

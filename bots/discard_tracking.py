@@ -143,18 +143,22 @@ def danger_of(card, known, unseen, let_go, base, boost, decline, tilt):
     return min(p, 1.0)
 
 
+@jit
 def take_upcard(view, params, memory, rng):
     return 1 if top_beats_stock(view, params[_DRAW_MARGIN]) else 0
 
 
+@jit
 def draw(view, params, memory, rng):
     return 1 if top_beats_stock(view, params[_DRAW_MARGIN]) else 0
 
 
+@jit
 def big_gin(view, params, memory, rng):
     return 1
 
 
+@jit
 def discard(view, params, memory, rng):
     hand = view[V_HAND]
     allowed = discardable(view)
@@ -190,5 +194,6 @@ def discard(view, params, memory, rng):
     return best_card
 
 
+@jit
 def knock(view, params, memory, rng):
     return 1 if deadwood(view[V_HAND]) <= params[_KNOCK_AT] else 0

@@ -71,18 +71,22 @@ def _wants_pile(view, params):
     return 1 if deadwood(hand) - with_top >= params[_TAKE_GAIN] else 0
 
 
+@jit
 def take_upcard(view, params, memory, rng):
     return _wants_pile(view, params)
 
 
+@jit
 def draw(view, params, memory, rng):
     return _wants_pile(view, params)
 
 
+@jit
 def big_gin(view, params, memory, rng):
     return 1
 
 
+@jit
 def discard(view, params, memory, rng):
     hand = view[V_HAND]
     allowed = discardable(view)
@@ -104,5 +108,6 @@ def discard(view, params, memory, rng):
     return best_card
 
 
+@jit
 def knock(view, params, memory, rng):
     return 1 if deadwood(view[V_HAND]) <= knock_threshold(view[V_STOCK_N], params) else 0

@@ -77,18 +77,22 @@ def knock_threshold(stock, params):
     return min(thr, params[_KNOCK_AT])
 
 
+@jit
 def take_upcard(view, params, memory, rng):
     return 1 if top_beats_stock(view, params[_DRAW_MARGIN]) else 0
 
 
+@jit
 def draw(view, params, memory, rng):
     return 1 if top_beats_stock(view, params[_DRAW_MARGIN]) else 0
 
 
+@jit
 def big_gin(view, params, memory, rng):
     return 1
 
 
+@jit
 def discard(view, params, memory, rng):
     hand = view[V_HAND]
     allowed = discardable(view)
@@ -116,5 +120,6 @@ def discard(view, params, memory, rng):
     return best_card
 
 
+@jit
 def knock(view, params, memory, rng):
     return 1 if deadwood(view[V_HAND]) <= knock_threshold(view[V_STOCK_N], params) else 0

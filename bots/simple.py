@@ -6,6 +6,7 @@ random, never the card just taken from the pile); knock at the first chance;
 always declare big gin.
 """
 
+from arena._jit import jit
 from arena.botlib import least_deadwood_discard
 from arena.layout import V_HAND, V_JUST_TAKEN, V_TOP
 from arena.melds import in_any_meld
@@ -14,18 +15,22 @@ PARAMS: dict[str, float] = {}
 MEMORY = 1
 
 
+@jit
 def take_upcard(view, params, memory, rng):
     return 1 if in_any_meld(view[V_HAND], view[V_TOP]) else 0
 
 
+@jit
 def draw(view, params, memory, rng):
     return 1 if in_any_meld(view[V_HAND], view[V_TOP]) else 0
 
 
+@jit
 def big_gin(view, params, memory, rng):
     return 1
 
 
+@jit
 def discard(view, params, memory, rng):
     hand = view[V_HAND]
     allowed = hand
@@ -36,5 +41,6 @@ def discard(view, params, memory, rng):
     return card
 
 
+@jit
 def knock(view, params, memory, rng):
     return 1

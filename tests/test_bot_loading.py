@@ -51,6 +51,7 @@ def test_a_bot_numba_cannot_compile_takes_the_plain_path_and_says_why(tmp_path):
     '''
     bot = load_bot_file(write(tmp_path, "pyonly.py", body))
     assert not bot.fast and "discard() does not compile with numba" in bot.plain_reason
+    assert "Counter" in bot.plain_reason  # the informative line, not numba's pipeline header
     simple = load_bot("simple")
     plain = play_batch(bot, simple, R, np.arange(10))
     fast = play_batch(simple, simple, R, np.arange(10))
@@ -78,3 +79,20 @@ def test_the_engine_kernel_is_compiled_once_for_every_pair_of_bots():
         for b in bots:
             play_batch(a, b, R, np.arange(2))
     assert len(play_games_kernel.signatures) == 1
+
+
+def test_a_user_bot_can_call_a_built_in_bots_decisions_on_the_fast_path(tmp_path):
+    body = '''
+        """Simple, but never takes the upcard."""
+        from bots.simple import draw, big_gin, discard, knock
+        from bots.simple import take_upcard as simple_take_upcard
+
+        def take_upcard(view, params, memory, rng):
+            return 0 * simple_take_upcard(view, params, memory, rng)
+    '''
+    bot = load_bot_file(write(tmp_path, "reuse.py", body))
+    assert bot.fast, bot.plain_reason
+    rec = play_batch(bot, load_bot("simple"), R, np.arange(50), record_hands=True)
+    from arena.layout import H_UPCARD_TAKER
+
+    assert not rec.errors and (rec.hands[:, H_UPCARD_TAKER] != 0).all()  # seat 0 never took it

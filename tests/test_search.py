@@ -81,11 +81,13 @@ def test_opponents_kept_pickups_are_always_in_the_sample():
 
 import bots.simple as simple_module  # noqa: E402
 
-_up = jit(BOT_SIGNATURE)(simple_module.take_upcard)
-_draw = jit(BOT_SIGNATURE)(simple_module.draw)
-_big = jit(BOT_SIGNATURE)(simple_module.big_gin)
-_disc = jit(BOT_SIGNATURE)(simple_module.discard)
-_knock = jit(BOT_SIGNATURE)(simple_module.knock)
+# Rollout policies compiled for the one bot signature, so a tuple of them is
+# indexable by phase inside compiled code (what arena.bot's loader does too).
+_up = jit(BOT_SIGNATURE)(simple_module.take_upcard.py_func)
+_draw = jit(BOT_SIGNATURE)(simple_module.draw.py_func)
+_big = jit(BOT_SIGNATURE)(simple_module.big_gin.py_func)
+_disc = jit(BOT_SIGNATURE)(simple_module.discard.py_func)
+_knock = jit(BOT_SIGNATURE)(simple_module.knock.py_func)
 
 
 @jit(BOT_SIGNATURE, cache=False)  # holds dispatchers as globals: not cacheable
