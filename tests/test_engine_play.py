@@ -161,7 +161,10 @@ def test_points_are_consistent_with_outcomes(bots, preset):
     assert (final[np.arange(len(w)), 1 - w] < rules.target).all()
 
 
-def test_random_play_points_are_consistent(bots):
+def test_random_play_points_are_consistent_over_100k_hands(bots):
+    rnd = play_batch(bots["random"], bots["random"], STD.to_array(), np.arange(500), record_hands=True)
+    assert len(rnd.hands) >= 100_000  # random play: mostly dead hands, some knocks and gins
+    _check_points(rnd.hands, STD)
     rec = play_batch(bots["random"], bots["simple"], STD.to_array(), np.arange(2000), record_hands=True)
     _check_points(rec.hands, STD)
 
