@@ -48,6 +48,18 @@ def _user_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+class _BarSafeHandler(logging.Handler):
+    """Writes log lines above the progress bar instead of through it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from tqdm import tqdm
+
+        try:
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:  # pragma: no cover - logging must never raise
+            self.handleError(record)
+
+
 def _setup_logging(quiet: bool) -> None:
     """Log the arena's messages to stderr, from worker processes too.
 
@@ -61,7 +73,7 @@ def _setup_logging(quiet: bool) -> None:
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
     if getattr(logger, "_arena_configured", False):
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _BarSafeHandler()
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     logger.propagate = False

@@ -199,6 +199,8 @@ def play_chunk(task: ChunkTask) -> tuple[pd.DataFrame, int, list[str]]:
         n_hands = len(hands)
         _atomic_parquet(hands, task.hands_path)
     _atomic_parquet(games, task.games_path)  # last: its presence marks the chunk done
+    if errors:  # logged from the worker; multiprocessing-logging brings it to the main process
+        log.warning("%s: %d forfeit(s); first: %s", _task_name(task), len(errors), errors[0])
     return games, n_hands, errors
 
 
