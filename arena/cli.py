@@ -109,13 +109,13 @@ def _parse_sets(items: list[str] | None) -> dict:
 @app.command()
 def run(
     config: Annotated[Path, typer.Argument(help="Tournament config (TOML).")] = DEFAULT_CONFIG,
-    bot: Annotated[Optional[list[str]], typer.Option("--bot", "-b", help="Add a bot (built-in name or .py file); repeatable.")] = None,
+    bot: Annotated[Optional[list[str]], typer.Option("--bot", "-b", metavar="BOT", help="Add a bot (built-in name or .py file); repeatable.")] = None,
     games: Annotated[Optional[int], typer.Option(help="Games per matchup (even: duplicate pairs).")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Run seed: fixes every deal and every bot's randomness.")] = None,
     name: Annotated[Optional[str], typer.Option(help="Run name: results go to results/<name>/.")] = None,
     rules: Annotated[Optional[str], typer.Option(help="Rules preset or .toml file (replaces the config's).")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override a rule, e.g. --set knock_limit=5.")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set knock_limit=5.")] = None,
     chunk_size: Annotated[Optional[int], typer.Option(help="Games per chunk (unit of saving and resuming).")] = None,
     record_hands: Annotated[Optional[bool], typer.Option("--record-hands/--no-record-hands", help="Keep one row per hand.")] = None,
     results_dir: Annotated[Optional[str], typer.Option(help="Folder for results (default: results).")] = None,
@@ -252,7 +252,7 @@ def list_bots(
 @app.command("rules")
 def show_rules(
     source: Annotated[str, typer.Argument(help="A preset name, a rules .toml, or a tournament config.")] = "standard",
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="Override a rule, e.g. --set target=50.")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set target=50.")] = None,
 ) -> None:
     """Print the resolved rules of a preset, rules file or tournament config."""
     from arena.rules import load_rules
