@@ -35,17 +35,11 @@ def _fail(message: str) -> None:
 def _user_errors() -> tuple[type[Exception], ...]:
     from arena.bot import BotError
     from arena.config import ConfigError
+    from arena.report import ReportError
     from arena.rules import RulesError
     from arena.tournament import TournamentError
 
-    errors: list[type[Exception]] = [BotError, ConfigError, RulesError, TournamentError]
-    try:
-        from arena.report import ReportError
-
-        errors.append(ReportError)
-    except ImportError:
-        pass
-    return tuple(errors)
+    return (BotError, ConfigError, ReportError, RulesError, TournamentError)
 
 
 class _BarSafeHandler(logging.Handler):
@@ -92,7 +86,7 @@ def _print_tables(result) -> None:
     typer.echo("")
     typer.echo(f"{'matchup':<40} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
     for r in pairs.itertuples():
-        typer.echo(f"{r.matchup:<40} {r.games:>7} {r.wins_a:>7} {r.wins_b:>7} {r.no_winner:>5} "
+        typer.echo(f"{r.matchup:<40} {r.games:>7} {r.wins_a:>7} {r.wins_b:>7} {r.draws:>5} "
                    f"{100 * r.win_rate_a:>6.1f}%")
     typer.echo("")
     typer.echo(f"{'bot':<24} {'games':>8} {'win%':>7} {'forfeits':>9}")
@@ -171,10 +165,8 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
     if result.failed_chunks:
         typer.echo(f"\n{len(result.failed_chunks)} chunk(s) failed: " + "; ".join(result.failed_chunks), err=True)
     if report:
-        try:
-            from arena.report import write_report
-        except ImportError:
-            return
+        from arena.report import write_report
+
         paths = write_report(run_dir)
         typer.echo(f"\nreport: {paths.get('report_html', run_dir)}")
 

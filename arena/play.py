@@ -15,7 +15,7 @@ import numpy as np
 from numba import types
 
 from arena._jit import jit
-from arena.bot import Bot, BotType
+from arena.bot import PHASE_FUNCTION, Bot, BotType
 from arena.engine import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, write_hand_row
 from arena.layout import (
     ERROR_TEXT,
@@ -130,45 +130,48 @@ def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, ga
     return 0
 
 
+# play_hand as plain Python (it is a plain function already under NUMBA_DISABLE_JIT).
+_PLAY_HAND_PY = getattr(play_hand, "py_func", play_hand)
+
+
+def _as_int(fn):
+    """A plain bot's answer as a Python int, as the compiled signature would make it."""
+    return lambda view, params, memory, rng: int(fn(view, params, memory, rng))
+
+
 def _play_plain(seeds, rules, bot0: Bot, bot1: Bot, mem0, mem1, games, hands, log, counters) -> int:
-    """The same loop as :func:`play_games_kernel`, asking bots from Python."""
+    """:func:`play_games_kernel` for bots called from Python.
+
+    The decision loop is :func:`play_hand` itself, run as Python (its
+    ``py_func``), so only this game-level bookkeeping mirrors the kernel.
+    """
     st = np.zeros(S_SIZE, dtype=np.int64)
     view = np.zeros(V_SIZE, dtype=np.int64)
-    rngs = (np.zeros(RNG_WORDS, dtype=np.uint64), np.zeros(RNG_WORDS, dtype=np.uint64))
+    rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
+    rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
-    bots = (bot0, bot1)
-    mems = (mem0, mem1)
+    f0 = tuple(_as_int(f) for f in bot0.functions)
+    f1 = tuple(_as_int(f) for f in bot1.functions)
     record_hands = hands.shape[0] > 0
-    record_log = log.shape[0] > 0
     for g in range(int(counters[C_NEXT_GAME]), seeds.shape[0]):
         n_h = int(counters[C_HANDS])
         n_l = int(counters[C_LOG])
         row = games[g]
         seed = seeds[g]
-        begin_game(st, rules, seed, rngs[0], rngs[1], mem0, mem1, row)
+        begin_game(st, rules, seed, rng0, rng1, mem0, mem1, row)
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            while st[S_PHASE] != PH_DONE:
-                seat = int(st[S_CUR])
-                phase = int(st[S_PHASE])
-                build_view(st, rules, seat, view)
-                counters[C_SEAT] = seat
-                counters[C_PHASE] = phase
-                bot = bots[seat]
-                action = int(bot.functions[phase](view, bot.params, mems[seat], rngs[seat]))
-                if apply_action(st, rules, action) != 0:
-                    forfeit_game(st, row)
-                    break
-                if record_log:
-                    if n_l >= log.shape[0]:
-                        return 1
-                    log[n_l] = seat * LOG_SEAT + phase * LOG_KIND + action
-                    n_l += 1
+            n_l = _PLAY_HAND_PY(st, rules, f0, f1, bot0.params, bot1.params, mem0, mem1, rng0, rng1, view, log,
+                                n_l, counters)
+            if n_l < 0:
+                return 1
+            if st[S_ERROR] != 0:
+                forfeit_game(st, row)
             if record_hands:
                 if n_h >= hands.shape[0]:
                     return 1
-                write_hand_row(st, g, hands[n_h], log_start if record_log else -1, n_l - log_start)
+                write_hand_row(st, g, hands[n_h], log_start if log.shape[0] > 0 else -1, n_l - log_start)
                 n_h += 1
             if st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules, row):
                 break
@@ -195,8 +198,6 @@ class BatchRecords:
 
 def forfeit_message(bots: tuple[Bot, Bot], seed: int, row: np.ndarray, detail: str = "") -> str:
     """One line naming the bot, its decision and what was wrong."""
-    from arena.bot import PHASE_FUNCTION
-
     seat = int(row[G_FORFEIT])
     what = ERROR_MESSAGES[int(row[G_ERROR])]
     decision = PHASE_FUNCTION[int(row[G_ERROR_KIND])]

@@ -172,6 +172,8 @@ def play_chunk(task: ChunkTask) -> tuple[pd.DataFrame, int, list[str]]:
         g.insert(1, "swap", np.int8(swap))
         g["bot0"] = seat0.name
         g["bot1"] = seat1.name
+        g["error"] = ""
+        g.loc[g["forfeit_seat"] >= 0, "error"] = rec.errors  # one message per forfeit, in game order
         frames.append(g)
         errors.extend(rec.errors)
         if task.record_hands:
@@ -183,11 +185,6 @@ def play_chunk(task: ChunkTask) -> tuple[pd.DataFrame, int, list[str]]:
     # Order: by pair, then swap; hands follow their games through "row".
     order = np.lexsort((games["swap"].to_numpy(), games["pair"].to_numpy()))
     games = games.iloc[order].reset_index(drop=True)
-    games["error"] = ""
-    if errors:
-        forfeited = games.index[games["forfeit_seat"] >= 0]
-        for i, msg in zip(forfeited, _errors_in_order(frames, errors, order)):
-            games.loc[i, "error"] = msg
     task.games_path.parent.mkdir(parents=True, exist_ok=True)
     n_hands = 0
     if task.record_hands:
@@ -204,14 +201,6 @@ def play_chunk(task: ChunkTask) -> tuple[pd.DataFrame, int, list[str]]:
     return games, n_hands, errors
 
 
-def _errors_in_order(frames: list[pd.DataFrame], errors: list[str], order: np.ndarray) -> list[str]:
-    """Forfeit messages re-ordered like the games (they come per part, in game order)."""
-    flags = np.concatenate([f["forfeit_seat"].to_numpy() >= 0 for f in frames])
-    positions = np.flatnonzero(flags)  # positions in concatenated order, same order as errors
-    by_pos = dict(zip(positions.tolist(), errors))
-    return [by_pos[i] for i in order.tolist() if i in by_pos]
-
-
 # --- the run --------------------------------------------------------------------------
 
 
@@ -225,10 +214,17 @@ class TournamentResult:
     stopped_early: str = ""
 
     def pair_summary(self) -> pd.DataFrame:
-        return pair_summary(self.games)
+        """Per matchup, in play order: :func:`arena.stats.pair_stats` (wins, draws, win rate with CI...)."""
+        from arena.stats import pair_stats
+
+        order = pd.unique(self.games["matchup"])
+        return pair_stats(self.games).set_index("matchup").reindex(order).reset_index()
 
     def bot_summary(self) -> pd.DataFrame:
-        return bot_summary(self.games)
+        """Per bot, best first: :func:`arena.stats.bot_stats` (games, wins, forfeits, win rate...)."""
+        from arena.stats import bot_stats
+
+        return bot_stats(self.games).sort_values("win_rate", ascending=False).reset_index(drop=True)
 
 
 def matchup_id(a: BotRef, b: BotRef, cfg: TournamentConfig, rules: Rules) -> str:
@@ -579,42 +575,3 @@ def collect(run_dir: Path, tasks: list[ChunkTask], keep: list[ChunkTask] | None 
             if d.is_dir() and d.name not in {t.matchup_id for t in (keep or tasks)}:
                 shutil.rmtree(d, ignore_errors=True)
     return games, hands
-
-
-# --- summaries --------------------------------------------------------------------------
-
-
-def _bot_a_points(games: pd.DataFrame) -> np.ndarray:
-    """1 for a bot_a win, 0 for a loss, 0.5 when the game had no winner."""
-    w = games["winner"].to_numpy()
-    return np.where(w == games["bot_a"].to_numpy(), 1.0, np.where(w == "", 0.5, 0.0))
-
-
-def pair_summary(games: pd.DataFrame) -> pd.DataFrame:
-    """Per matchup: games, wins of each bot, games without a winner, bot_a's win rate."""
-    if not len(games):
-        return pd.DataFrame(columns=["matchup", "games", "wins_a", "wins_b", "no_winner", "win_rate_a"])
-    g = games.assign(a_pts=_bot_a_points(games),
-                     a_win=(games["winner"] == games["bot_a"]),
-                     b_win=(games["winner"] == games["bot_b"]),
-                     none=(games["winner"] == ""))
-    out = g.groupby(["matchup", "bot_a", "bot_b"], sort=False).agg(
-        games=("game_id", "size"), wins_a=("a_win", "sum"), wins_b=("b_win", "sum"),
-        no_winner=("none", "sum"), win_rate_a=("a_pts", "mean"))
-    return out.reset_index()
-
-
-def bot_summary(games: pd.DataFrame) -> pd.DataFrame:
-    """Per bot: games, wins, win rate against the field, forfeits."""
-    rows = []
-    for seat in (0, 1):
-        name = games[f"bot{seat}"]
-        rows.append(pd.DataFrame({
-            "bot": name,
-            "win": (games["winner_seat"] == seat).astype(float) + 0.5 * (games["winner_seat"] == -1),
-            "forfeit": games["forfeit_seat"] == seat,
-        }))
-    df = pd.concat(rows, ignore_index=True)
-    out = df.groupby("bot", sort=False).agg(games=("win", "size"), wins=("win", "sum"), forfeits=("forfeit", "sum"))
-    out["win_rate"] = out["wins"] / out["games"]
-    return out.sort_values("win_rate", ascending=False).reset_index()

@@ -40,7 +40,7 @@ from arena.botlib import (
     discard_options,
     discardable,
     mean_deadwood_after_draw,
-    pile_cards,
+    opponent_known,
     top_beats_stock,
     unseen_cards,
 )
@@ -164,8 +164,7 @@ def discard(view, params, memory, rng):
     allowed = discardable(view)
     out = np.empty(52, dtype=np.int64)
     least = discard_options(view, out)
-    pile = pile_cards(view)
-    known = view[V_OPP_TAKEN] & ~pile & ~hand
+    known = opponent_known(view)
     unseen = unseen_cards(view)
     let_go = (view[V_MY_DISCARDED] & ~view[V_OPP_TAKEN]) | view[V_OPP_DISCARDED] | view[V_OPP_PASSED]
     n_unseen = popcount(unseen)

@@ -11,6 +11,7 @@ from arena.cards import popcount
 from arena.engine import apply_action, begin_game, begin_hand, build_view, new_state
 from arena.layout import (
     G_SCORE,
+    G_SIZE,
     G_WINNER,
     H_DEADWOOD,
     H_KNOCK_LIMIT,
@@ -33,19 +34,20 @@ from arena.layout import (
     PH_DONE,
     S_CUR,
     S_DECK,
+    S_DISCARDED,
     S_HAND,
     S_PHASE,
     S_PILE,
     S_PILE_N,
+    S_SIZE,
     S_STOCK_POS,
     S_TAKEN,
-    S_DISCARDED,
     V_SIZE,
 )
 from arena.play import play_batch
 from arena.replay import replay_game
-from arena.rules import Rules
 from arena.rng import RNG_WORDS
+from arena.rules import Rules
 
 STD = Rules()
 
@@ -61,14 +63,15 @@ def _check_invariants(n_hands, seed0, rules, bot0, bot1):
 
     Returns the number of violations (0 expected).
     """
-    st = np.zeros(S_PILE + 52, dtype=np.int64)
+    st = np.zeros(S_SIZE, dtype=np.int64)
     view = np.zeros(V_SIZE, dtype=np.int64)
     r0 = np.zeros(4, dtype=np.uint64)
     r1 = np.zeros(4, dtype=np.uint64)
     scratch = np.zeros(4, dtype=np.uint64)
     m0 = np.zeros(1)
     m1 = np.zeros(1)
-    row = np.zeros(64, dtype=np.int64)
+    row = np.zeros(G_SIZE, dtype=np.int64)
+    params = np.zeros(0, dtype=np.float64)  # random and simple take no parameters
     bad = 0
     for h in range(n_hands):
         begin_game(st, rules, seed0 + h, r0, r1, m0, m1, row)
@@ -77,9 +80,9 @@ def _check_invariants(n_hands, seed0, rules, bot0, bot1):
             p = st[S_CUR]
             build_view(st, rules, p, view)
             if p == 0:
-                a = bot0[st[S_PHASE]](view, rules.astype(np.float64), m0, r0)
+                a = bot0[st[S_PHASE]](view, params, m0, r0)
             else:
-                a = bot1[st[S_PHASE]](view, rules.astype(np.float64), m1, r1)
+                a = bot1[st[S_PHASE]](view, params, m1, r1)
             if apply_action(st, rules, a) != 0:
                 bad += 1000
                 break
@@ -259,7 +262,7 @@ def test_view_never_reveals_opponent_cards_or_stock_order(bots):
     checked = changed = 0
     for seed in range(60):
         st = new_state()
-        begin_game(st, r, seed, bot_rng, bot_rng.copy(), mem, mem.copy(), np.zeros(64, dtype=np.int64))
+        begin_game(st, r, seed, bot_rng, bot_rng.copy(), mem, mem.copy(), np.zeros(G_SIZE, dtype=np.int64))
         begin_hand(st, r, seed, bot_rng)
         while st[S_PHASE] != PH_DONE:
             p = int(st[S_CUR])

@@ -9,6 +9,7 @@ from arena.bot import BOT_SIGNATURE, load_bot
 from arena.cards import popcount
 from arena.engine import apply_action, begin_game, begin_hand, build_view, new_state
 from arena.layout import (
+    G_SIZE,
     OUT_NONE,
     PH_DONE,
     S_CUR,
@@ -35,7 +36,7 @@ def _decision_points(n_games: int):
     rng = new_rng(1)
     for seed in range(n_games):
         st = new_state()
-        begin_game(st, R, seed, rng, rng.copy(), mem, mem.copy(), np.zeros(64, dtype=np.int64))
+        begin_game(st, R, seed, rng, rng.copy(), mem, mem.copy(), np.zeros(G_SIZE, dtype=np.int64))
         begin_hand(st, R, seed, rng)
         view = np.zeros(V_SIZE, dtype=np.int64)
         while st[S_PHASE] != PH_DONE:
