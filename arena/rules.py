@@ -9,7 +9,8 @@ it into the int64 array laid out by the ``R_*`` constants of
 :mod:`arena.layout`.
 
 Rules usually come from a TOML file.  :func:`load_rules` takes a preset name
-(``standard``, ``eaai``, ``oklahoma``: the files in ``configs/rules/``) or a
+(``standard``, ``eaai``, ``oklahoma``: the files in ``arena/presets/``, shipped
+as package data so an installed arena finds them from any folder) or a
 path to a ``.toml`` file, plus optional overrides (e.g. from the command line,
 see :func:`parse_overrides`).  A file holds its keys at top level or under a
 ``[rules]`` table, and may start from another preset with ``preset = "..."``
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib.resources
 import numbers
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -53,8 +55,11 @@ from arena.layout import (
     R_UNDERCUT_ON_TIE,
 )
 
-#: Where the preset files live: ``<repo>/configs/rules/<name>.toml``.
-PRESETS_DIR = Path(arena.__file__).resolve().parent.parent / "configs" / "rules"
+#: Where the preset files live: ``arena/presets/<name>.toml``, package data
+#: (see ``[tool.setuptools.package-data]`` in pyproject.toml), so a wheel
+#: install finds them as well as a checkout does.  A plain folder, not a zip:
+#: numba's on-disk cache needs real files too.
+PRESETS_DIR = Path(str(importlib.resources.files(arena) / "presets"))
 
 #: ``next_dealer`` values and their codes in the rules array.
 NEXT_DEALER_CODES: dict[str, int] = {
@@ -62,6 +67,12 @@ NEXT_DEALER_CODES: dict[str, int] = {
     "winner": NEXT_DEALER_WINNER,
     "loser": NEXT_DEALER_LOSER,
 }
+
+#: Upper bounds of the point settings (see ``_int``): a bonus above 1,000 or a
+#: target above 10,000 is no variant anyone plays, and with them a game's
+#: scores stay far inside the int32 columns of the stored tables.
+MAX_BONUS = 1000
+MAX_TARGET = 10_000
 
 #: The key a rules file uses to start from another preset.
 PRESET_KEY = "preset"
@@ -93,9 +104,12 @@ class RulesError(ValueError):
 # Each field's metadata says what values it accepts; __post_init__ reads it.
 
 
-def _int(lo: int, hi: int | None = None, note: str = "") -> dict[str, Any]:
-    allowed = f"integer {lo}..{hi}" if hi is not None else f"integer >= {lo}"
-    return {"kind": "int", "lo": lo, "hi": hi, "allowed": allowed, "note": note}
+def _int(lo: int, hi: int, note: str = "") -> dict[str, Any]:
+    # Every integer setting has an upper bound too: the kernels keep scores
+    # and counters in int64 (and the stored tables in int16/int32 columns), so
+    # an unbounded bonus would overflow or wrap silently.  The bounds are far
+    # past any real variant and keep every score well inside int32.
+    return {"kind": "int", "lo": lo, "hi": hi, "allowed": f"integer {lo}..{hi}", "note": note}
 
 
 def _bool() -> dict[str, Any]:
@@ -126,7 +140,7 @@ def _check(key: str, value: Any, spec: Mapping[str, Any]) -> Any:
             raise RulesError(f"{shown} has the wrong type (allowed: {allowed})", key=key)
         value = int(value)
         lo, hi = spec["lo"], spec["hi"]
-        if value < lo or (hi is not None and value > hi):
+        if not lo <= value <= hi:
             raise RulesError(f"{shown} is out of range (allowed: {allowed})", key=key)
         return value
     if kind == "bool":
@@ -165,7 +179,7 @@ class Rules:
     house variant, 0 meaning a player may only end the hand by going gin.
     With ``oklahoma`` on, the upcard replaces this each hand."""
 
-    gin_bonus: int = field(default=25, metadata=_int(0))
+    gin_bonus: int = field(default=25, metadata=_int(0, MAX_BONUS))
     """Bonus for going gin (on top of the defender's deadwood).  25 standard;
     20 in some sources (seed 004)."""
 
@@ -174,11 +188,11 @@ class Rules:
     instead of discarding.  On in seed 000; off in the EAAI 2021 competition
     rules (the ``eaai`` preset)."""
 
-    big_gin_bonus: int = field(default=31, metadata=_int(0))
+    big_gin_bonus: int = field(default=31, metadata=_int(0, MAX_BONUS))
     """Bonus for big gin (on top of the defender's deadwood).  31 (seed 000).
     Unused when ``big_gin`` is off."""
 
-    undercut_bonus: int = field(default=25, metadata=_int(0))
+    undercut_bonus: int = field(default=25, metadata=_int(0, MAX_BONUS))
     """Bonus the defender scores for an undercut.  25 (seeds 000, 001);
     20 (seed 003); 10 (seed 004)."""
 
@@ -186,9 +200,9 @@ class Rules:
     """Whether equal deadwood is an undercut (defender scores).  Yes in seeds
     000, 001, 004; off means a tie goes to the knocker."""
 
-    target: int = field(default=100, metadata=_int(1))
+    target: int = field(default=100, metadata=_int(1, MAX_TARGET))
     """Game score that wins the game.  100 standard; 50 and 200 are offered
-    in seed 003; any positive number is accepted."""
+    in seed 003; any number 1..10,000 is accepted."""
 
     next_dealer: str = field(default="alternate", metadata=_choice(*NEXT_DEALER_CODES))
     """Who deals after a scored hand: ``"alternate"`` (the other player,
@@ -316,7 +330,7 @@ RULE_KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
 
 
 def available_presets() -> list[str]:
-    """Names of the preset files in ``configs/rules``, sorted."""
+    """Names of the preset files in ``arena/presets``, sorted."""
     return sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
 
 
@@ -324,7 +338,7 @@ def load_rules(name_or_path: str | Path, overrides: Mapping[str, Any] | None = N
     """Rules from a preset name or a ``.toml`` file, then ``overrides`` applied.
 
     A name without a ``.toml`` suffix or a path separator is a preset in
-    ``configs/rules``; anything else is a file path.
+    ``arena/presets``; anything else is a file path.
     """
     rules = _load(name_or_path, base_dir=None, seen=())
     if overrides:

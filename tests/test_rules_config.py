@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,8 +43,16 @@ def test_defaults_are_the_standard_game():
 
 
 def test_presets_shipped():
+    import arena
+
     assert available_presets() == ["eaai", "oklahoma", "standard"]
-    assert PRESETS_DIR.is_dir()
+    # Inside the package (package data), so a wheel install carries them.
+    assert PRESETS_DIR.is_dir() and PRESETS_DIR.parent == Path(arena.__file__).resolve().parent
+
+
+def test_presets_load_from_any_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_rules("eaai").big_gin is False
 
 
 @pytest.mark.parametrize(
@@ -127,10 +136,16 @@ OUT_OF_RANGE = [
     ("knock_limit", -1),
     ("knock_limit", 11),
     ("gin_bonus", -1),
+    ("gin_bonus", 1001),
+    ("gin_bonus", 2**63 - 1),  # would wrap in the int64 rules array if accepted
     ("big_gin_bonus", -1),
+    ("big_gin_bonus", 1001),
     ("undercut_bonus", -5),
+    ("undercut_bonus", 1001),
+    ("undercut_bonus", 99999999999999999999),  # does not fit int64 at all
     ("target", 0),
     ("target", -100),
+    ("target", 10_001),
     ("next_dealer", "winer"),
     ("next_dealer", ""),
     ("turn_cap", 9),
@@ -172,6 +187,34 @@ def test_every_key_has_bad_values():
     assert {k for k, _ in WRONG_TYPE} == set(RULE_KEYS)
 
 
+def test_every_integer_setting_is_bounded_on_both_sides_within_int32():
+    # Scores, bonuses and counters travel through int64 kernels into int16/int32
+    # columns; an unbounded setting is an overflow or a silent wrap waiting.
+    for f in dataclasses.fields(Rules):
+        if f.metadata["kind"] == "int":
+            lo, hi = f.metadata["lo"], f.metadata["hi"]
+            assert hi is not None and 0 <= lo < hi < 2**31, f.name
+            assert f"{lo}..{hi}" in f.metadata["allowed"], f.name
+            assert any(k == f.name and v > hi for k, v in OUT_OF_RANGE), f"no too-big value tested for {f.name}"
+
+
+@pytest.mark.parametrize(
+    ("item", "key", "shown"),
+    [
+        ("undercut_bonus=99999999999999999999", "undercut_bonus", "99999999999999999999"),
+        ("gin_bonus=9223372036854775807", "gin_bonus", "9223372036854775807"),
+        ("target=1e400", "target", "inf"),
+    ],
+)
+def test_huge_override_is_one_line_error_not_overflow(item, key, shown):
+    # The command line's --set path: parse, then apply; no OverflowError, no wrap.
+    with pytest.raises(RulesError) as info:
+        load_rules("standard", parse_overrides([item]))
+    message = str(info.value)
+    assert "\n" not in message and info.value.key == key
+    assert message.startswith(f"rules (overrides): {key} = {shown}")
+
+
 @pytest.mark.parametrize(("key", "value"), OUT_OF_RANGE)
 def test_out_of_range_raises(key, value):
     with pytest.raises(RulesError) as info:
@@ -211,7 +254,9 @@ def test_rules_error_is_value_error():
         {"knock_limit": 0},
         {"knock_limit": 10},
         {"gin_bonus": 0},
+        {"gin_bonus": 1000, "big_gin_bonus": 1000, "undercut_bonus": 1000},
         {"target": 1},
+        {"target": 10_000},
         {"turn_cap": 10},
         {"turn_cap": 10_000},
         {"hand_cap": 1},
@@ -375,3 +420,67 @@ def test_describe_lists_every_setting_and_marks_changes():
         assert any(line.lstrip("* ").startswith(key) for line in lines), key
     assert any(line.startswith("*big_gin ") and "false" in line for line in lines)
     assert not any(line.startswith("*knock_limit") for line in lines)
+
+
+# --- tournament configs: bad values are one-line errors -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("rules = 5", "rules = 5 is not allowed (allowed: a preset name, a .toml path, or a [rules] table)"),
+        ("results_dir = 5", "results_dir = 5 is not allowed (allowed: a folder path, as text)"),
+        ("rules = true", "rules = True is not allowed"),
+        ('rules = { preset = "standard", gin_bonus = 9223372036854775807 }', "gin_bonus = 9223372036854775807 is out of range"),
+    ],
+)
+def test_config_with_a_bad_value_is_a_one_line_config_error(tmp_path, line, message):
+    from arena.config import ConfigError, load_config
+
+    path = tmp_path / "c.toml"
+    path.write_text(f'bots = ["random", "simple"]\n{line}\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    text = str(info.value)
+    assert message in text and text.startswith(str(path)) and "\n" not in text
+
+
+@pytest.mark.parametrize("body", ["", "# only a comment\n", 'name = "x"\nseed = 3\n'])
+def test_a_config_without_bots_is_refused_saying_what_is_missing(tmp_path, body):
+    # An empty file is refused rather than run with defaults it never named.
+    from arena.config import ConfigError, load_config
+
+    path = tmp_path / "c.toml"
+    path.write_text(body)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    text = str(info.value)
+    assert "\n" not in text and "bots = [" in text
+    assert ("the file is empty" in text) == (body.strip() == "" or body.startswith("#"))
+
+
+def test_shipped_example_configs_load_by_name_from_any_folder(tmp_path, monkeypatch):
+    from importlib.resources import files
+
+    from arena.config import ConfigError, load_config
+
+    monkeypatch.chdir(tmp_path)  # no configs/ folder here
+    shipped = sorted(p.name for p in files("arena").joinpath("examples").iterdir() if p.name.endswith(".toml"))
+    assert shipped == ["default.toml", "quick.toml"]
+    quick = load_config("quick")
+    assert quick.name == "quick" and quick.bots == ("random", "simple")
+    assert load_config("default").name == "default"
+    with pytest.raises(ConfigError, match="nosuch: no such config file"):
+        load_config("nosuch")
+    # A file of that name in the working folder wins over the example.
+    (tmp_path / "quick").write_text('name = "mine"\nbots = ["simple", "random"]\n')
+    assert load_config("quick").name == "mine"
+
+
+def test_checkout_configs_are_the_shipped_examples():
+    # configs/*.toml in a checkout are links to arena/examples/, one copy of each.
+    root = Path(__file__).resolve().parent.parent
+    for name in ("default.toml", "quick.toml"):
+        link = root / "configs" / name
+        assert link.resolve() == (root / "arena" / "examples" / name).resolve()
+    assert not (root / "configs" / "rules").exists()  # presets moved to arena/presets/
