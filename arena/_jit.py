@@ -10,7 +10,8 @@ numba re-validates a cached function only against its own source file, not
 against the kernels it calls from other modules, so an edited ``melds.py``
 could leave a stale ``engine.py`` kernel in the cache.  The cache therefore
 lives in a folder named after a hash of every source file of the ``arena``
-and ``bots`` packages: any edit starts a fresh cache.  Setting
+and ``bots`` packages, subpackages included (``arena/run/``,
+``arena/analysis/``, ...): any edit starts a fresh cache.  Setting
 ``NUMBA_CACHE_DIR`` yourself overrides this.
 """
 
@@ -30,8 +31,11 @@ _ROOT = Path(__file__).resolve().parent.parent
 def _source_hash() -> str:
     digest = hashlib.sha256()
     for package in ("arena", "bots"):
-        for path in sorted((_ROOT / package).glob("*.py")):
-            digest.update(path.name.encode())
+        base = _ROOT / package
+        for path in sorted(base.rglob("*.py")):
+            # The path relative to the package, so a file moved between
+            # subpackages changes the hash too.
+            digest.update(path.relative_to(base).as_posix().encode() + b"\0")
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
