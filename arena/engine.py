@@ -169,7 +169,7 @@ from arena.layout import (
     V_UPCARD,
 )
 from arena.melds import best_arrangement, deadwood, defender_deadwood
-from arena.rng import STREAM_BOT, STREAM_FIRST_DEALER, STREAM_HAND, mix_seed, seed_rng, shuffle
+from arena.rng import STREAM_FIRST_DEALER, STREAM_HAND, bot_seed, mix_seed, seed_rng, shuffle
 
 DECK_SIZE = 52
 HAND_SIZE = 10
@@ -464,8 +464,8 @@ def begin_game(st, rules, seed, rng0, rng1, mem0, mem1, game_row) -> None:
     """
     st[:] = 0
     st[S_DEALER] = np.int64(mix_seed(seed, STREAM_FIRST_DEALER) & np.uint64(1))
-    seed_rng(rng0, mix_seed(seed, STREAM_BOT))
-    seed_rng(rng1, mix_seed(seed, STREAM_BOT + 1))
+    seed_rng(rng0, bot_seed(seed, 0))  # one-way: a bot's state can't be traced back to the deal
+    seed_rng(rng1, bot_seed(seed, 1))
     mem0[:] = 0.0
     mem1[:] = 0.0
     game_row[:] = 0

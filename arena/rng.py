@@ -7,6 +7,15 @@ small explicit state array (xoshiro256**, 4 x uint64) seeded by splitmix64
 from the game seed and a stream number, so a game's deal and each bot's
 choices depend on that game's seed alone.
 
+A bot's generator is the one stream a bot can read (its state is in its
+hands), and splitmix64 and xoshiro256** are both invertible: from a state
+seeded by ``mix_seed(seed, stream)`` a bot could compute the game seed and
+re-deal the whole game.  So a bot's seed is derived from the game seed
+through SipHash-2-4 (:func:`bot_seed`), a keyed pseudo-random function that
+cannot be run backwards: the state then tells a bot nothing about the deal.
+(A bot that knows the run's seed and how game seeds follow from it can still
+try every game seed of the run forwards; only a secret run seed stops that.)
+
 The helpers are jitted but also callable from plain Python (slowly), so a
 plain-Python bot draws exactly the numbers a compiled bot would.
 """
@@ -36,9 +45,108 @@ def splitmix64(x):
 
 
 @jit
+def _rotl(x, k):
+    return (x << uint64(k)) | (x >> uint64(64 - k))
+
+
+@jit
 def mix_seed(seed, stream):
     """The seed of stream ``stream`` of a game seeded ``seed`` (both >= 0)."""
     return splitmix64(splitmix64(uint64(seed)) ^ (uint64(stream) * uint64(0xD1B54A32D192ED03)))
+
+
+# SipHash-2-4 key of the bot streams.  It need not be secret: what protects
+# the deal is that SipHash cannot be inverted, not that the key is unknown.
+_SIP_K0 = 0x6769_6E2D_6172_656E  # "gin-aren"
+_SIP_K1 = 0x612F_626F_742D_7273  # "a/bot-rs"
+#: A bot's seed has 53 bits: a JSON number every language reads exactly.
+BOT_SEED_BITS = 53
+
+
+@jit
+def _sip_rounds(v0, v1, v2, v3, n):
+    for _ in range(n):
+        v0 = v0 + v1
+        v1 = _rotl(v1, 13)
+        v1 ^= v0
+        v0 = _rotl(v0, 32)
+        v2 = v2 + v3
+        v3 = _rotl(v3, 16)
+        v3 ^= v2
+        v0 = v0 + v3
+        v3 = _rotl(v3, 21)
+        v3 ^= v0
+        v2 = v2 + v1
+        v1 = _rotl(v1, 17)
+        v1 ^= v2
+        v2 = _rotl(v2, 32)
+    return v0, v1, v2, v3
+
+
+@jit
+def siphash24(k0, k1, data):
+    """SipHash-2-4 of the bytes ``data`` (a uint8 array) under the key (k0, k1).
+
+    The reference algorithm of Aumasson and Bernstein (2012): 64-bit
+    little-endian words, 2 compression rounds per word, 4 finalisation rounds.
+    """
+    k0 = uint64(k0)
+    k1 = uint64(k1)
+    v0 = k0 ^ uint64(0x736F6D6570736575)
+    v1 = k1 ^ uint64(0x646F72616E646F6D)
+    v2 = k0 ^ uint64(0x6C7967656E657261)
+    v3 = k1 ^ uint64(0x7465646279746573)
+    n = data.shape[0]
+    full = n - n % 8
+    for i in range(0, full, 8):
+        m = uint64(0)
+        for j in range(8):
+            m |= uint64(data[i + j]) << uint64(8 * j)
+        v3 ^= m
+        v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+        v0 ^= m
+    b = uint64(n & 0xFF) << uint64(56)
+    for j in range(n - full):
+        b |= uint64(data[full + j]) << uint64(8 * j)
+    v3 ^= b
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+    v0 ^= b
+    v2 ^= uint64(0xFF)
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+@jit
+def siphash24_words(k0, k1, m0, m1):
+    """:func:`siphash24` of the 16 bytes of two 64-bit words (little-endian), without an array."""
+    k0 = uint64(k0)
+    k1 = uint64(k1)
+    v0 = k0 ^ uint64(0x736F6D6570736575)
+    v1 = k1 ^ uint64(0x646F72616E646F6D)
+    v2 = k0 ^ uint64(0x6C7967656E657261)
+    v3 = k1 ^ uint64(0x7465646279746573)
+    for m in (uint64(m0), uint64(m1)):
+        v3 ^= m
+        v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+        v0 ^= m
+    b = uint64(16) << uint64(56)
+    v3 ^= b
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+    v0 ^= b
+    v2 ^= uint64(0xFF)
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+@jit
+def bot_seed(seed, seat):
+    """The seed of seat ``seat``'s bot generator in the game seeded ``seed``.
+
+    One-way (SipHash-2-4), so neither the seed nor the generator state
+    seeded from it reveals the game seed; 53 bits (see ``BOT_SEED_BITS``).
+    """
+    h = siphash24_words(_SIP_K0, _SIP_K1, uint64(seed), uint64(STREAM_BOT + seat))
+    return h >> uint64(64 - BOT_SEED_BITS)
 
 
 @jit
@@ -49,10 +157,6 @@ def seed_rng(rng, seed):
         x = x + uint64(0x9E3779B97F4A7C15)
         rng[i] = splitmix64(x)
 
-
-@jit
-def _rotl(x, k):
-    return (x << uint64(k)) | (x >> uint64(64 - k))
 
 
 @jit
@@ -96,3 +200,27 @@ def new_rng(seed: int) -> np.ndarray:
     rng = np.zeros(RNG_WORDS, dtype=np.uint64)
     seed_rng(rng, np.uint64(seed))
     return rng
+
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _unsplitmix64(z: int) -> int:
+    """The inverse of :func:`splitmix64` (xor-shifts undone, multipliers inverted mod 2**64)."""
+    z = (z ^ (z >> 31) ^ (z >> 62)) & _MASK64
+    z = (z * pow(0x94D049BB133111EB, -1, 1 << 64)) & _MASK64
+    z = (z ^ (z >> 27) ^ (z >> 54)) & _MASK64
+    z = (z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & _MASK64
+    z = (z ^ (z >> 30) ^ (z >> 60)) & _MASK64
+    return (z - _GOLDEN) & _MASK64
+
+
+def seed_of_state(rng: np.ndarray) -> int:
+    """The seed a fresh generator state was made from by :func:`seed_rng`.
+
+    For an external bot's first decision of a game: its state is still the
+    one ``begin_game`` seeded, and the seed (from :func:`bot_seed`, so it
+    says nothing about the deal) is what the bot is sent.
+    """
+    return (_unsplitmix64(int(rng[0])) - _GOLDEN) & _MASK64
