@@ -1,16 +1,18 @@
-"""Reports from a small real run folder: every file written, self-contained HTML, clear errors."""
+"""Reports from a small real run folder: every file written, self-contained HTML, clear errors,
+the same numbers as the statistics of the whole table, read chunk by chunk."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from arena import plots
-from arena.report import ReportError, plot_run, write_report
+from arena.analysis import plots
+from arena.analysis.report import ReportError, plot_run, write_report
+from arena.analysis import stats as st
+from arena.run.store import RunStore
 from test_stats import build_run
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -22,14 +24,21 @@ def run_tables():
     return build_run(BOTS, n_pairs=10)
 
 
-def _write_run(folder: Path, games: pd.DataFrame, hands: pd.DataFrame | None) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    games.to_parquet(folder / "games.parquet", index=False)
-    if hands is not None:
-        hands.to_parquet(folder / "hands.parquet", index=False)
-    (folder / "rules.toml").write_text("target = 100\nknock_limit = 10\n")
-    (folder / "config.toml").write_text('bots = ["simple", "random", "random-b"]\npairs = 10\n')
-    (folder / "manifest.json").write_text(json.dumps({"run": folder.name, "seed": 1000, "games": len(games)}))
+def _write_run(folder: Path, games: pd.DataFrame, hands: pd.DataFrame | None, pairs_per_chunk: int = 4) -> Path:
+    """A run folder as the runner leaves it: chunks of whole pairs stored through the store."""
+    with RunStore.open_for_writing(folder) as store:
+        for no, (name, g) in enumerate(games.groupby("matchup", sort=False)):
+            los = range(0, int(g["pair"].max()) + 1, pairs_per_chunk)
+            store.register(f"m{no}", str(g["bot_a"].iloc[0]), str(g["bot_b"].iloc[0]), len(g), len(los), {})
+            for c, lo in enumerate(los):
+                part = g[(g["pair"] >= lo) & (g["pair"] < lo + pairs_per_chunk)]
+                h = None if hands is None else hands[hands["game_id"].isin(part["game_id"])]
+                store.put_chunk(f"m{no}", c, part, h)
+        if len(games) == 0:
+            store.register("m0", "simple", "random", 20, 3, {})
+        store.write_text("rules.toml", "target = 100\nknock_limit = 10\n")
+        store.write_text("config.toml", 'bots = ["simple", "random", "random-b"]\npairs = 10\n')
+        store.write_manifest({"run": folder.name, "seed": 1000, "games": len(games)})
     return folder
 
 
@@ -71,7 +80,7 @@ def test_report_without_hands_and_with_anchor(tmp_path, run_tables):
     lb = pd.read_csv(files["leaderboard"]).set_index("bot")
     assert lb.loc["random", "elo"] == 0.0 and lb.loc["simple", "elo"] > 0
     assert "points_per_hand_won" not in lb.columns
-    assert "hands.parquet absent" in files["report_md"].read_text()
+    assert "no hands recorded" in files["report_md"].read_text()
     with pytest.raises(ReportError, match="anchor"):
         write_report(run, anchor="nobody")
 
@@ -102,3 +111,44 @@ def test_missing_or_empty_run_folder(tmp_path, run_tables):
         assert str(folder) in msg and "\n" not in msg, (name, msg)
         assert isinstance(info.value, ValueError)
         assert not (folder / "report.html").exists()
+
+
+def test_report_streams_the_store_and_matches_the_whole_table(tmp_path, run_tables, monkeypatch):
+    """The report reads chunk by chunk (never the whole table) and its CSVs equal the whole-table statistics."""
+    games, hands = run_tables
+    run = _write_run(tmp_path / "streamed", games, hands, pairs_per_chunk=3)
+
+    def whole(*args, **kwargs):
+        raise AssertionError("the report loaded every game at once")
+
+    monkeypatch.setattr(RunStore, "games", whole)
+    monkeypatch.setattr(RunStore, "hands", whole)
+    seen: list[tuple[int, int]] = []
+    files = write_report(run, progress=lambda done, total: seen.append((done, total)))
+    n_chunks = 3 * 4  # three matchups of 10 pairs, 3 pairs a chunk
+    assert seen == [(i, n_chunks) for i in range(1, n_chunks + 1)]
+
+    lb = pd.read_csv(files["leaderboard"])
+    want = st.leaderboard(games, hands)
+    assert lb["bot"].tolist() == want["bot"].tolist()
+    for col in ("elo", "elo_ci_low", "win_rate", "win_rate_ci_high", "points_per_hand", "points_per_hand_won",
+                "knock_deadwood", "discard_take_rate"):
+        assert lb[col].to_numpy() == pytest.approx(want[col].to_numpy(), rel=1e-9, nan_ok=True), col
+    pairs = pd.read_csv(files["pairs"]).set_index("matchup")
+    want = st.pair_stats(games).set_index("matchup")
+    for col in ("wins_a", "sweeps_a", "win_rate_ci_low", "margin_ci_high", "sign_p", "margin_sd"):
+        assert pairs.loc[want.index, col].to_numpy() == pytest.approx(want[col].to_numpy(), rel=1e-9, nan_ok=True), col
+
+
+def test_report_leaves_out_a_corrupted_chunk_and_says_so(tmp_path, run_tables):
+    games, hands = run_tables
+    run = _write_run(tmp_path / "flipped", games, None, pairs_per_chunk=5)
+    chunk = sorted((run / "games").rglob("*.parquet"))[0]
+    data = bytearray(chunk.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    chunk.write_bytes(bytes(data))
+    files = write_report(run)
+    md = files["report_md"].read_text()
+    assert "failed their checksum" in md and chunk.name in md
+    pairs = pd.read_csv(files["pairs"])
+    assert pairs["games"].sum() == len(games) - 10  # the five pairs of that chunk are not counted

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from arena import stats as st
-from arena.sprt import (
+from arena.analysis import stats as st
+from arena.analysis.sprt import (
     H0_ACCEPTED,
     H1_ACCEPTED,
     Sprt,

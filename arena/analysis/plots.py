@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -31,7 +30,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from arena import stats as st  # noqa: E402
+from arena.analysis import stats as st  # noqa: E402
+from arena.analysis.summary import TPH_SCALE, Summary  # noqa: E402
 
 KINDS = ("heatmap", "ratings", "outcomes", "scores", "lengths", "convergence")
 DPI = 110
@@ -54,21 +54,23 @@ _OUTCOME_STYLE = {
 }
 
 
-def plot(kind: str, games: pd.DataFrame | st.Prepared, hands: pd.DataFrame | None, path: str | Path, *,
+def plot(kind: str, games: pd.DataFrame | Summary, hands: pd.DataFrame | None, path: str | Path, *,
          anchor: str | None = None, title: str | None = None) -> Path:
     """Draw one figure of the run and save it as a PNG at ``path``; return the path.
 
     ``kind``: heatmap | ratings | outcomes | scores | lengths | convergence.
-    ``games``: the games table (or a :class:`arena.stats.Prepared` of it);
-    ``hands``: the hands table or None.  ``anchor``: the rating anchor bot
-    (None: mean 0).  ``title`` prefixes the figure title (e.g. the run name).
+    ``games``: a :class:`~arena.analysis.summary.Summary` of the run, or its
+    games table; ``hands``: with a table, the hands table or None (a Summary
+    carries its own).  ``anchor``: the rating anchor bot (None: mean 0).
+    ``title`` prefixes the figure title (e.g. the run name).  The box plots
+    are drawn from the Summary's histograms, so no figure needs the games.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown plot '{kind}' (kinds: {', '.join(KINDS)})")
-    p = st.prepare(games)
+    p = st.summarize(games, hands)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig = _DRAW[kind](p, hands, anchor=anchor)
+    fig = _DRAW[kind](p, anchor=anchor)
     if title:
         base = fig.get_suptitle()
         fig.suptitle(f"{title}: {base}" if base else title, fontsize=13, fontweight="bold")
@@ -79,7 +81,7 @@ def plot(kind: str, games: pd.DataFrame | st.Prepared, hands: pd.DataFrame | Non
     return path
 
 
-def _order(p: st.Prepared, anchor: str | None = None) -> list[str]:
+def _order(p: Summary, anchor: str | None = None) -> list[str]:
     """Bots best first (by rating, then win rate)."""
     bt = st.bradley_terry(p, anchor=anchor)
     return bt.sort_values("elo", ascending=False, kind="stable")["bot"].tolist()
@@ -95,7 +97,7 @@ def _note(ax, text: str) -> None:
 # --- heatmap ----------------------------------------------------------------------
 
 
-def _heatmap(p: st.Prepared, hands, anchor=None):
+def _heatmap(p: Summary, anchor=None):
     order = _order(p, anchor)
     wr = st.win_matrix(p, "win_rate").loc[order, order]
     hw = st.win_matrix(p, "half_width").loc[order, order]
@@ -135,7 +137,7 @@ def _heatmap(p: st.Prepared, hands, anchor=None):
 # --- ratings ----------------------------------------------------------------------
 
 
-def _ratings(p: st.Prepared, hands, anchor=None):
+def _ratings(p: Summary, anchor=None):
     bt = st.bradley_terry(p, anchor=anchor).sort_values("elo")
     n = len(bt)
     fig, ax = plt.subplots(figsize=(8, max(3.0, 0.45 * n + 1.8)))
@@ -160,7 +162,7 @@ def _ratings(p: st.Prepared, hands, anchor=None):
 # --- outcomes ---------------------------------------------------------------------
 
 
-def _outcomes(p: st.Prepared, hands, anchor=None):
+def _outcomes(p: Summary, anchor=None):
     mix = st.outcome_mix(p).set_index("bot")
     order = [b for b in _order(p, anchor) if b in mix.index]
     mix = mix.loc[order]
@@ -184,7 +186,7 @@ def _outcomes(p: st.Prepared, hands, anchor=None):
     ax.set_xlabel("share of the hands the bot played")
     ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
     if n == 0 or not np.any(left > 0):
-        _note(ax, "No hand outcomes: games.parquet has no hands / per-seat win columns\n"
+        _note(ax, "No hand outcomes: the games have no hands / per-seat win columns\n"
                   "(or only self-play games)")
     else:
         # below the axis label, in figure space, so the two never overlap
@@ -196,32 +198,13 @@ def _outcomes(p: st.Prepared, hands, anchor=None):
     return fig
 
 
-# --- box plots from precomputed quantiles -------------------------------------------
+# --- box plots from the summary's histograms -------------------------------------------
 
 
-def _box_stats(values: Any, groups: Any, order: list[str]) -> list[dict]:
-    """Box-plot statistics per group (quartiles, 1.5 IQR whiskers clipped to the data, mean).
-
-    ``groups`` is a categorical Series (or Categorical) of group names, one per value.
-    """
-    cat = pd.Categorical(groups)
-    codes = np.asarray(cat.codes)
-    names = [str(c) for c in cat.categories]
-    v = np.asarray(values, dtype=float)
-    ok = np.isfinite(v) & (codes >= 0)
-    v, codes = v[ok], codes[ok]
-    out = []
-    for g in order:
-        seg = v[codes == names.index(g)] if g in names else v[:0]
-        if seg.size == 0:
-            out.append(dict(label=g, whislo=np.nan, q1=np.nan, med=np.nan, q3=np.nan, whishi=np.nan,
-                            mean=np.nan, fliers=[]))
-            continue
-        mn, q1, med, q3, mx = np.percentile(seg, [0, 25, 50, 75, 100])
-        iqr = q3 - q1
-        out.append(dict(label=g, whislo=max(mn, q1 - 1.5 * iqr), q1=q1, med=med, q3=q3,
-                        whishi=min(mx, q3 + 1.5 * iqr), mean=float(seg.mean()), fliers=[]))
-    return out
+def _box_stats(p: Summary, kind: str, order: list[str], scale: float = 1.0) -> list[dict]:
+    """Box-plot statistics per bot (quartiles, 1.5 IQR whiskers clipped to the data, mean)
+    from the bots' histograms of ``kind``, in ``order``."""
+    return [p.hist(bot, kind).box(bot, scale) for bot in order]
 
 
 # bxp's ``vert`` became ``orientation`` in matplotlib 3.10 (``vert`` warns from 3.11)
@@ -243,37 +226,21 @@ def _bxp(ax, stats_: list[dict], colour: str) -> None:
     ax.grid(axis="x", alpha=0.3)
 
 
-def _game_margins(p: st.Prepared) -> pd.DataFrame:
-    """Final margin (own score - opponent's) per game from each bot's side (self-play left out)."""
-    sa, sb = p.side("score")
-    m = p.cross
-    bots = np.asarray(p.bots, dtype=object)
-    return pd.DataFrame({
-        "bot": pd.Categorical.from_codes(np.concatenate([p.a[m], p.b[m]]), categories=p.bots),
-        "margin": np.concatenate([(sa - sb)[m], (sb - sa)[m]]),
-    }) if len(bots) else pd.DataFrame({"bot": [], "margin": []})
-
-
-def _scores(p: st.Prepared, hands, anchor=None):
+def _scores(p: Summary, anchor=None):
     order = _order(p, anchor)
     fig, axes = plt.subplots(1, 3, figsize=(15, max(3.2, 0.45 * len(order) + 2.0)), sharey=False)
-    if hands is not None and len(hands):
-        hr = st.hand_results(p, hands)
-        hr = hr[hr["bot"] != hr["opponent"]]
-        won = hr[hr["result"] == "won"]
-        lost = hr[hr["result"] == "lost"]
-        _bxp(axes[0], _box_stats(won["points"], won["bot"], order), "#69db7c")
+    if p.has_hands:
+        _bxp(axes[0], _box_stats(p, "won_points", order), "#69db7c")
         axes[0].set_xlabel("points scored in a hand it won")
         axes[0].set_title("Points per hand won", fontsize=10)
-        _bxp(axes[1], _box_stats(lost["points"], lost["bot"], order), "#ffa94d")
+        _bxp(axes[1], _box_stats(p, "lost_points", order), "#ffa94d")
         axes[1].set_xlabel("points conceded in a hand it lost")
         axes[1].set_title("Points per hand lost", fontsize=10)
     else:
         for ax, what in ((axes[0], "won"), (axes[1], "lost")):
-            _note(ax, f"Points per hand {what}:\nno hands data\n(hands.parquet absent)")
+            _note(ax, f"Points per hand {what}:\nno hands data\n(the run recorded no hands)")
             ax.set_title(f"Points per hand {what}", fontsize=10)
-    gm = _game_margins(p)
-    _bxp(axes[2], _box_stats(gm["margin"], gm["bot"], order), "#74c0fc")
+    _bxp(axes[2], _box_stats(p, "margin", order), "#74c0fc")
     axes[2].axvline(0.0, color="#868e96", lw=1, ls="--")
     axes[2].set_xlabel("final score minus opponent's, per game")
     axes[2].set_title("Final game margin", fontsize=10)
@@ -282,31 +249,18 @@ def _scores(p: st.Prepared, hands, anchor=None):
     return fig
 
 
-def _lengths(p: st.Prepared, hands, anchor=None):
+def _lengths(p: Summary, anchor=None):
     order = _order(p, anchor)
     fig, axes = plt.subplots(1, 2, figsize=(13, max(3.2, 0.45 * len(order) + 2.0)))
-    if hands is not None and len(hands):
-        hr = st.hand_results(p, hands)
-        hr = hr[hr["bot"] != hr["opponent"]]
-        _bxp(axes[0], _box_stats(hr["turns"], hr["bot"], order), "#b197fc")
+    if p.has_hands:
+        _bxp(axes[0], _box_stats(p, "hand_turns", order), "#b197fc")
         axes[0].set_xlabel("turns (discards by both players) per hand")
         axes[0].set_title("Turns per hand (every hand it played)", fontsize=10)
     else:
-        m = p.cross
-        hh = p.col("hands")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tph = p.col("turns") / hh
-        ok = m & (hh > 0)
-        df = pd.DataFrame({"bot": pd.Categorical.from_codes(np.concatenate([p.a[ok], p.b[ok]]), categories=p.bots),
-                           "v": np.concatenate([tph[ok], tph[ok]])})
-        _bxp(axes[0], _box_stats(df["v"], df["bot"], order), "#b197fc")
+        _bxp(axes[0], _box_stats(p, "tph", order, TPH_SCALE), "#b197fc")
         axes[0].set_xlabel("turns per hand, averaged within each game")
         axes[0].set_title("Turns per hand (per-game average; no hands data)", fontsize=10)
-    m = p.cross
-    hh = p.col("hands")
-    df = pd.DataFrame({"bot": pd.Categorical.from_codes(np.concatenate([p.a[m], p.b[m]]), categories=p.bots),
-                       "v": np.concatenate([hh[m], hh[m]])})
-    _bxp(axes[1], _box_stats(df["v"], df["bot"], order), "#ffd43b")
+    _bxp(axes[1], _box_stats(p, "hands", order), "#ffd43b")
     axes[1].set_xlabel("hands per game")
     axes[1].set_title("Game length in hands", fontsize=10)
     fig.suptitle("Lengths (box: quartiles, whiskers 1.5 IQR, ◇ mean)", fontsize=13, fontweight="bold")
@@ -319,7 +273,7 @@ def _lengths(p: st.Prepared, hands, anchor=None):
 MAX_PANELS = 48
 
 
-def _convergence(p: st.Prepared, hands, anchor=None):
+def _convergence(p: Summary, anchor=None):
     cv = st.convergence(p, points=80)
     ps = st.pair_stats(p).sort_values("games", ascending=False)
     names = ps["matchup"].tolist()

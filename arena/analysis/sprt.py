@@ -34,11 +34,13 @@ alpha = beta = 0.05 the bounds are +-2.94.  Checking between chunks of games
 (rather than after every pair) overshoots the bound a little, which only
 makes the test slightly more conservative.
 
-For a runner, between chunks::
+For a runner, after each chunk in play order (a chunk holds whole pairs, so
+the counts of chunks add up and no step needs the games played before)::
 
-    test = sprt_status(games_so_far, elo0=0, elo1=10)
-    if test.decision is not None:
-        stop()                      # "H1 accepted" or "H0 accepted"
+    test = Sprt(elo0=0, elo1=10)
+    for chunk in chunks:
+        if test.update(counts=pentanomial(chunk.games)) is not None:
+            stop()                  # "H1 accepted" or "H0 accepted"
 """
 
 from __future__ import annotations
@@ -246,10 +248,10 @@ def pentanomial(games: pd.DataFrame, bot: str | None = None) -> np.ndarray:
 
 def sprt_status(games: pd.DataFrame, elo0: float = 0.0, elo1: float = 5.0, alpha: float = 0.05,
                 beta: float = 0.05, bot: str | None = None) -> Sprt:
-    """The SPRT over every complete pair played so far in a one-matchup games table.
+    """The SPRT over every complete pair in a one-matchup games table (a notebook check).
 
-    For a runner between chunks: stop the match when ``.decision`` is not
-    None.  ``bot`` is the bot whose advantage is tested (default ``bot_a``).
+    ``bot`` is the bot whose advantage is tested (default ``bot_a``).  A
+    runner adds :func:`pentanomial` counts chunk by chunk instead.
     """
     test = Sprt(elo0, elo1, alpha, beta)
     test.update(counts=pentanomial(games, bot))

@@ -1,112 +1,92 @@
 """Reports of a tournament run, regenerated from the stored results alone.
 
-A run folder ``results/<run-name>/`` holds ``games.parquet`` (one row per
-game), optionally ``hands.parquet`` (one row per hand), ``config.toml``,
-``rules.toml`` and ``manifest.json``.  :func:`write_report` reads them and
-writes, into the same folder:
+:func:`write_report` reads a run folder through :class:`arena.run.store.RunStore`,
+one chunk at a time, folds every chunk into a
+:class:`~arena.analysis.summary.Summary` (per-matchup sums and per-bot
+histograms, see that module for why this is exact), and writes, into the
+same folder:
 
 * ``report.md``    - Markdown summary, figures linked from ``plots/``;
 * ``report.html``  - the same, self-contained (figures embedded as base64 PNG);
-* ``leaderboard.csv`` - one row per bot (:func:`arena.stats.leaderboard`);
-* ``pairs.csv``    - one row per matchup (:func:`arena.stats.pair_stats`);
-* ``plots/<kind>.png`` - every figure of :mod:`arena.plots`.
+* ``leaderboard.csv`` - one row per bot (:func:`arena.analysis.stats.leaderboard`);
+* ``pairs.csv``    - one row per matchup (:func:`arena.analysis.stats.pair_stats`);
+* ``plots/<kind>.png`` - every figure of :mod:`arena.analysis.plots`.
 
-Nothing is taken from the process that played the games, so a report can be
-rebuilt at any time (``write_report(Path("results/my-run"))``).
+No table of all games (or hands) is ever built, so the memory a report needs
+does not grow with the run.  Nothing is taken from the process that played
+the games, so a report can be rebuilt at any time
+(``write_report(Path("results/my-run"))``).
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
-from arena import plots
-from arena import stats as st
+from arena.analysis import plots
+from arena.analysis import stats as st
+from arena.analysis.summary import Summary, summarize_run
 
-__all__ = ["ReportError", "load_run", "write_report", "plot_run"]
+__all__ = ["ReportError", "load_summary", "write_report", "plot_run"]
 
-GAMES_FILE = "games.parquet"
-HANDS_FILE = "hands.parquet"
-_STRING_COLS = ("matchup", "bot_a", "bot_b", "bot0", "bot1", "winner", "error")
-_HAND_COLS = ("game_id", "game", "hand", "outcome", "knocker", "points0", "points1", "turns")
+Progress = Callable[[int, int], None]
 
 
 class ReportError(ValueError):
-    """A run folder that cannot be reported on (missing, empty, unreadable)."""
+    """A run folder that cannot be reported on (missing, empty, unreadable); one line."""
 
 
 # --- loading ------------------------------------------------------------------------
 
 
-def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    schema = pq.read_schema(path)
-    names = set(schema.names)
-    cols = [c for c in columns if c in names] if columns is not None else None
-    dict_cols = [c for c in _STRING_COLS if c in names and (cols is None or c in cols)]
-    table = pq.read_table(path, columns=cols, read_dictionary=dict_cols or None)
-    return table.to_pandas()
+def _open(run_dir: str | Path) -> Any:
+    from arena.run.store import RunStore, StoreError
+
+    run = Path(run_dir)
+    try:
+        return RunStore(run)
+    except StoreError as exc:
+        msg = str(exc)
+        raise ReportError(msg if str(run) in msg else f"run folder {run}: {msg}") from None
 
 
-def load_run(run_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, Any]]:
-    """``(games, hands or None, meta)`` of a run folder; raise :class:`ReportError` if unusable.
+def load_summary(run_dir: str | Path, progress: Progress | None = None, *,
+                 hands: bool | None = None) -> tuple[Summary, dict[str, Any]]:
+    """``(summary, meta)`` of a run folder, streamed chunk by chunk; :class:`ReportError` if unusable.
 
     ``meta`` holds ``name``, and when present ``config`` / ``rules`` (TOML
-    text) and ``manifest`` (parsed JSON).  String columns of the games table
-    come back as categoricals.
+    text) and ``manifest`` (parsed JSON).  ``hands``: summarise the hands
+    too (default: when the run recorded them).  ``progress(chunks done,
+    chunks in all)`` is called after each chunk.
     """
+    from arena.run.store import StoreError
+
     run = Path(run_dir)
-    if not run.is_dir():
-        raise ReportError(f"no run folder at {run}")
-    gpath = run / GAMES_FILE
-    if not gpath.is_file():
-        raise ReportError(f"run folder {run} has no {GAMES_FILE} (nothing to report)")
+    store = _open(run)
     try:
-        games = _read_parquet(gpath)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is a report error
-        raise ReportError(f"run folder {run}: cannot read {GAMES_FILE}: {type(exc).__name__}: {exc}") from None
-    if len(games) == 0:
-        raise ReportError(f"run folder {run}: {GAMES_FILE} holds no games")
-    missing = [c for c in ("bot_a", "bot_b") if c not in games.columns]
-    if missing:
-        raise ReportError(f"run folder {run}: {GAMES_FILE} lacks column(s) {', '.join(missing)}")
-    hands = None
-    hpath = run / HANDS_FILE
-    if hpath.is_file():
-        try:
-            hands = _read_parquet(hpath, _HAND_COLS)
-        except Exception as exc:  # noqa: BLE001
-            raise ReportError(f"run folder {run}: cannot read {HANDS_FILE}: {type(exc).__name__}: {exc}") from None
-        if len(hands) == 0:
-            hands = None
-    meta: dict[str, Any] = {"name": run.resolve().name}
-    for key, fname in (("config", "config.toml"), ("rules", "rules.toml")):
-        f = run / fname
-        if f.is_file():
-            meta[key] = f.read_text(encoding="utf-8", errors="replace")
-    f = run / "manifest.json"
-    if f.is_file():
-        try:
-            meta["manifest"] = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            meta["manifest"] = {"(unreadable)": f.name}
-    return games, hands, meta
+        summary = summarize_run(store, progress, hands=hands)
+        meta = store.meta()
+        meta["problems"] = list(getattr(store, "problems", []))  # chunks left out: failed their checksum
+    except StoreError as exc:
+        raise ReportError(f"run folder {run}: {exc}") from None
+    if summary.n_games == 0:
+        raise ReportError(f"run folder {run} holds no games (nothing to report)")
+    return summary, meta
 
 
 def plot_run(run_dir: str | Path, kind: str, *, anchor: str | None = None) -> Path:
-    """Draw one figure (:data:`arena.plots.KINDS`) of a run into ``<run>/plots/<kind>.png``."""
+    """Draw one figure (:data:`arena.analysis.plots.KINDS`) of a run into ``<run>/plots/<kind>.png``."""
     if kind not in plots.KINDS:
         raise ValueError(f"unknown plot '{kind}' (kinds: {', '.join(plots.KINDS)})")
-    games, hands, meta = load_run(run_dir)
-    return plots.plot(kind, games, hands, Path(run_dir) / "plots" / f"{kind}.png", anchor=anchor)
+    summary, _ = load_summary(run_dir, hands=None if kind in ("scores", "lengths") else False)
+    return plots.plot(kind, summary, None, Path(run_dir) / "plots" / f"{kind}.png", anchor=anchor)
 
 
 # --- formatting -----------------------------------------------------------------------
@@ -236,15 +216,8 @@ def _manifest_lines(manifest: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _error_summary(games: pd.DataFrame, limit: int = 8) -> list[tuple[str, int]]:
-    if "error" not in games.columns:
-        return []
-    e = games["error"]
-    e = e[st._nonempty(e)]
-    if e.empty:
-        return []
-    vc = e.astype(str).str.replace(r", game seed \d+.*$", "", regex=True).value_counts()
-    return [(str(k), int(v)) for k, v in vc.head(limit).items()]
+def _error_summary(summary: Summary, limit: int = 8) -> list[tuple[str, int]]:
+    return [(str(k), int(v)) for k, v in summary.errors.most_common(limit)]
 
 
 METHODS = [
@@ -262,13 +235,12 @@ METHODS = [
 ]
 
 
-def _build(run: Path, games: pd.DataFrame, hands: pd.DataFrame | None, meta: dict[str, Any],
-           anchor: str | None, conf: float) -> tuple[str, str, dict[str, Path]]:
-    p = st.prepare(games)
+def _build(run: Path, p: Summary, meta: dict[str, Any], anchor: str | None, conf: float
+           ) -> tuple[str, str, dict[str, Path]]:
     if anchor is not None and anchor not in p.bots:
         raise ReportError(f"run folder {run}: anchor bot '{anchor}' did not play in this run "
                           f"(bots: {', '.join(p.bots)})")
-    lb = st.leaderboard(p, hands, anchor=anchor, conf=conf)
+    lb = st.leaderboard(p, anchor=anchor, conf=conf)
     ps = st.pair_stats(p, conf)
     fm = st.first_mover(p, conf)
     files: dict[str, Path] = {}
@@ -278,20 +250,21 @@ def _build(run: Path, games: pd.DataFrame, hands: pd.DataFrame | None, meta: dic
     ps.to_csv(files["pairs"], index=False)
     figs: dict[str, Path] = {}
     for kind in plots.KINDS:
-        figs[kind] = plots.plot(kind, p, hands, run / "plots" / f"{kind}.png", anchor=anchor)
+        figs[kind] = plots.plot(kind, p, None, run / "plots" / f"{kind}.png", anchor=anchor)
         files[f"plot_{kind}"] = figs[kind]
 
     name = meta["name"]
     n_games = p.n_games
-    n_hands = int(p.col("hands").sum())
+    n_hands = p.n_hands
+    n_void = n_games - int(p.total("valid"))
     anchor_txt = f"'{anchor}' = 0" if anchor else "mean of all bots = 0"
     facts = [
         ("bots", str(len(p.bots))),
         ("matchups", str(len(p.matchups))),
-        ("games", f"{n_games:,}" + (f" ({int((~p.valid).sum()):,} without a result)" if (~p.valid).any() else "")),
+        ("games", f"{n_games:,}" + (f" ({n_void:,} without a result)" if n_void else "")),
         ("duplicate pairs", f"{int(ps['pairs'].sum()):,} ({int(ps['complete_pairs'].sum()):,} complete)"),
-        ("hands", f"{n_hands:,}" + ("" if hands is not None else " (hands.parquet absent: per-hand figures use game totals)")),
-        ("games with an error", f"{int(p.err.sum()):,}"),
+        ("hands", f"{n_hands:,}" + ("" if p.has_hands else " (no hands recorded: per-hand figures use game totals)")),
+        ("games with an error", f"{int(p.total('errors')):,}"),
         ("rating anchor", anchor_txt),
     ]
     manifest = meta.get("manifest") if isinstance(meta.get("manifest"), dict) else {}
@@ -309,10 +282,14 @@ def _build(run: Path, games: pd.DataFrame, hands: pd.DataFrame | None, meta: dic
     if bt_attrs.get("components", 1) > 1:
         warns.append(f"the bots form {bt_attrs['components']} groups that never met: ratings are comparable only "
                      "within a group.")
-    selfp = int((~p.cross).sum())
+    problems = meta.get("problems") or []
+    if problems:
+        warns.append(f"{len(problems)} stored chunk(s) failed their checksum and are left out: "
+                     f"{'; '.join(problems[:3])}{'; ...' if len(problems) > 3 else ''}")
+    selfp = p.n_selfplay
     if selfp:
         warns.append(f"{selfp:,} self-play games are in the pairs table but not in the per-bot figures.")
-    errs = _error_summary(games)
+    errs = _error_summary(p)
     best = lb.iloc[0] if len(lb) else None
 
     tables = {
@@ -409,19 +386,22 @@ pre{background:#f8f9fa;padding:.8em;overflow:auto}
 """
 
 
-def write_report(run_dir: str | Path, *, anchor: str | None = None, conf: float = 0.95) -> dict[str, Path]:
+def write_report(run_dir: str | Path, *, anchor: str | None = None, conf: float = 0.95,
+                 progress: Progress | None = None) -> dict[str, Path]:
     """Write report.md, report.html, leaderboard.csv, pairs.csv and plots/*.png into the run folder.
 
-    Reads only the stored results (games.parquet, hands.parquet if present,
-    config.toml / rules.toml / manifest.json if present).  ``anchor`` names
-    the bot rated 0 (default: the mean of all bots is 0).  Returns the files
-    written: keys ``report_md``, ``report_html``, ``leaderboard``, ``pairs``
-    and ``plot_<kind>`` for every figure.  Raises :class:`ReportError` (a
-    ValueError) naming the folder when it is missing or holds no games.
+    Reads the run through its store, one chunk at a time (memory does not
+    grow with the run), plus config.toml / rules.toml / manifest.json.
+    ``anchor`` names the bot rated 0 (default: the mean of all bots is 0).
+    ``progress(chunks done, chunks in all)`` is called as chunks are read.
+    Returns the files written: keys ``report_md``, ``report_html``,
+    ``leaderboard``, ``pairs`` and ``plot_<kind>`` for every figure.  Raises
+    :class:`ReportError` (a ValueError, one line) naming the folder when it
+    is missing, not a run folder, or holds no games.
     """
     run = Path(run_dir)
-    games, hands, meta = load_run(run)
-    md, page, files = _build(run, games, hands, meta, anchor, conf)
+    summary, meta = load_summary(run, progress)
+    md, page, files = _build(run, summary, meta, anchor, conf)
     files["report_md"] = run / "report.md"
     files["report_md"].write_text(md, encoding="utf-8")
     files["report_html"] = run / "report.html"

@@ -1,0 +1,716 @@
+"""Statistics of a tournament run: win rates, ratings, play style, seat effects.
+
+Every public function takes either a :class:`~arena.analysis.summary.Summary`
+(the additive sums of a run, built chunk by chunk; see
+:func:`~arena.analysis.summary.summarize_run`) or a ``games`` table (one row
+per game, the games schema of :mod:`arena.run.store`) with, where it helps,
+the optional ``hands`` table; a table is summarised with the same code
+(:meth:`Summary.of_chunk`).  Each returns a :class:`pandas.DataFrame` whose
+columns are listed in the function's docstring.  Results computed from a
+Summary are cached on it, so the report can ask for a table many times.
+
+Conventions
+-----------
+* **Game score.**  A game won scores 1, lost 0; a game with no winner (the
+  hand cap ended it) scores 0.5 to each bot.  A game with an ``error`` and no
+  ``winner`` was not played to a result and is left out of every result
+  column (it still counts in ``errors``).  A forfeit is a loss for the bot
+  that forfeited (the engine names the other bot the winner).
+* **Duplicate pairs.**  Both games of a pair share the deal with the seats
+  swapped, so their results are not independent.  Every interval here is
+  *pair-clustered*: the unit of sampling is the pair (``matchup``, ``pair``),
+  never the game.  A proportion or a per-hand rate is a ratio estimator
+  ``sum(y) / sum(n)`` over clusters, with the cluster-robust variance
+  ``sum_c (y_c - est * n_c)^2 / (sum n)^2 * G / (G - 1)`` and a Student t
+  interval on ``G - 1`` degrees of freedom (``G`` clusters).  When every pair
+  is complete this is exactly the t interval on the pair means (per-pair
+  score in {0, .25, .5, .75, 1}).  The sum of squares is expanded into
+  ``Syy - 2 est Syn + est^2 Snn`` so that it needs only sums that add over
+  chunks.
+* **Elo scale.**  ``elo = 400 * log10(p / (1 - p))`` for an expected score
+  ``p`` (logistic Elo, as in chess testing).
+* **Self-play.**  Games where ``bot_a == bot_b`` appear in :func:`pair_stats`
+  but are left out of everything per bot (they say nothing about a bot
+  against the field and would count its hands twice).
+* Per-seat game columns end in 0/1 (the seat); ``swap`` says which seat
+  ``bot_a`` had (0: seat 0).  Everything here maps seats to bots with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+from scipy import stats as sps
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from arena.analysis.summary import FIELDS, WIN_KINDS, Summary, decode, hand_winners
+
+ELO_K = 400.0 / np.log(10.0)  # Elo points per unit of the logistic scale (natural log odds)
+
+__all__ = [
+    "ELO_K",
+    "Summary",
+    "summarize",
+    "elo_from_score",
+    "score_from_elo",
+    "ratio_ci",
+    "ratio_ci_moments",
+    "pair_stats",
+    "bot_stats",
+    "bradley_terry",
+    "fit_bt",
+    "leaderboard",
+    "first_mover",
+    "outcome_mix",
+    "win_matrix",
+    "convergence",
+    "hand_results",
+]
+
+Games = pd.DataFrame | Summary
+_FIELD = {name: i for i, name in enumerate(FIELDS)}
+
+
+# --- small helpers ------------------------------------------------------------------
+
+
+def score_from_elo(elo: Any) -> Any:
+    """Expected score of a bot ``elo`` points stronger (logistic Elo)."""
+    return 1.0 / (1.0 + np.power(10.0, -np.asarray(elo, dtype=float) / 400.0))
+
+
+def elo_from_score(p: Any) -> Any:
+    """Elo difference that gives expected score ``p`` (+-inf at 1 and 0)."""
+    p = np.asarray(p, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 400.0 * np.log10(p / (1.0 - p))
+
+
+def _tq(conf: float, df: Any) -> np.ndarray:
+    """Two-sided Student t quantile for ``conf`` with ``df`` degrees (nan if df < 1)."""
+    df = np.asarray(df, dtype=float)
+    out = np.full(df.shape, np.nan)
+    ok = df >= 1
+    out[ok] = sps.t.ppf(0.5 + conf / 2.0, df[ok])
+    return out
+
+
+def ratio_ci_moments(G: Any, N: Any, S: Any, SS: Any, SN: Any, NN: Any, conf: float = 0.95,
+                     clip: tuple[float, float] | None = None) -> dict[str, np.ndarray]:
+    """Cluster-robust ratio ``S / N`` per group with a t interval, from per-group sums over clusters.
+
+    ``G`` clusters, ``N = sum n_c``, ``S = sum s_c``, ``SS = sum s_c^2``,
+    ``SN = sum s_c n_c``, ``NN = sum n_c^2``: sums add over chunks, so this
+    is what a streamed summary can give.  Returns ``est``, ``se``, ``lo``,
+    ``hi``, ``clusters`` (G) and ``den`` (N); groups with fewer than two
+    clusters get a nan interval.
+    """
+    G, N, S, SS, SN, NN = (np.asarray(x, dtype=float) for x in (G, N, S, SS, SN, NN))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = S / N
+        var = (SS - 2.0 * est * SN + est * est * NN) / (N * N) * G / (G - 1.0)
+        se = np.sqrt(np.maximum(var, 0.0))
+    se = np.where(G < 2, np.nan, se)
+    half = _tq(conf, G - 1.0) * se
+    lo, hi = est - half, est + half
+    if clip is not None:
+        lo, hi = np.clip(lo, *clip), np.clip(hi, *clip)
+    return {"est": est, "se": se, "lo": lo, "hi": hi, "clusters": G, "den": N}
+
+
+def ratio_ci(num: np.ndarray, den: np.ndarray, group: np.ndarray, n_groups: int, conf: float = 0.95,
+             clip: tuple[float, float] | None = None) -> dict[str, np.ndarray]:
+    """Cluster-robust ratio estimate ``sum(num) / sum(den)`` per group, with a t interval.
+
+    ``num``, ``den`` and ``group`` have one entry per *cluster* (e.g. the total
+    score and the number of games of a duplicate pair, and the matchup the
+    pair belongs to).  Returns arrays of length ``n_groups`` as
+    :func:`ratio_ci_moments` does.
+    """
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    group = np.asarray(group, dtype=np.int64)
+
+    def gsum(w):
+        return np.bincount(group, weights=w, minlength=n_groups)
+
+    return ratio_ci_moments(np.bincount(group, minlength=n_groups).astype(float), gsum(den), gsum(num),
+                            gsum(num * num), gsum(num * den), gsum(den * den), conf, clip)
+
+
+def summarize(games: Games, hands: pd.DataFrame | None = None) -> Summary:
+    """``games`` as a Summary: a Summary as it is, a table through :meth:`Summary.of_chunk`."""
+    if isinstance(games, Summary):
+        if hands is not None:
+            raise ValueError("pass the hands table when the Summary is built (Summary.of_chunk(games, hands))")
+        if games.n_games == 0:
+            raise ValueError("the summary holds no games")
+        return games
+    s = Summary.of_chunk(games, hands)
+    if s.n_games == 0:
+        raise ValueError("the games table is empty")
+    return s
+
+
+def _cached(s: Summary, key: tuple, build) -> pd.DataFrame:
+    hit = s.cache.get(key)
+    if hit is None:
+        hit = build()
+        s.cache[key] = hit
+    return hit.copy()
+
+
+class _M:
+    """Per-matchup arrays of a Summary (``x.wS`` is the field wS per matchup)."""
+
+    def __init__(self, s: Summary):
+        self.matchups, self.bots, self.m_a, self.m_b, self._S = s.view()
+        self.cross = self.m_a != self.m_b
+        self.n_bots = len(self.bots)
+        self.n_m = len(self.matchups)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name in _FIELD:
+            return self._S[:, _FIELD[name]]
+        raise AttributeError(name)
+
+    def per_bot(self, xa: np.ndarray, xb: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Sum over each bot's matchups of its own side's value (``mask``: cross matchups by default)."""
+        m = self.cross if mask is None else mask
+        return (np.bincount(self.m_a[m], weights=np.asarray(xa, dtype=float)[m], minlength=self.n_bots)
+                + np.bincount(self.m_b[m], weights=np.asarray(xb, dtype=float)[m], minlength=self.n_bots))
+
+    def per_bot_ci(self, side_a: tuple, side_b: tuple, conf: float, clip=None) -> dict[str, np.ndarray]:
+        """Pair-clustered ratio per bot; ``side_x`` = (G, N, S, SS, SN, NN) per matchup for that side."""
+        return ratio_ci_moments(*(self.per_bot(xa, xb) for xa, xb in zip(side_a, side_b)), conf=conf, clip=clip)
+
+
+# --- per pair (matchup) -------------------------------------------------------------
+
+
+def pair_stats(games: Games, conf: float = 0.95) -> pd.DataFrame:
+    """One row per matchup: results of ``bot_a`` against ``bot_b``.
+
+    Columns:
+      matchup, bot_a, bot_b;
+      games (with a result), pairs (clusters with a result), complete_pairs (both games),
+      errors (games with an error text), forfeits_a, forfeits_b (games each bot forfeited);
+      wins_a, wins_b, draws (games without a winner);
+      win_rate_a = (wins_a + draws / 2) / games, its pair-clustered interval
+      win_rate_ci_low / win_rate_ci_high and standard error win_rate_se;
+      elo_diff (Elo of bot_a over bot_b from win_rate_a), elo_ci_low, elo_ci_high
+      (the interval's ends on the Elo scale; +-inf when the end is 1 or 0);
+      sweeps_a, sweeps_b (complete pairs one bot won both games of), splits
+      (the other complete pairs), sign_p (exact two-sided binomial test of
+      sweeps_a against sweeps_b with p = 1/2; nan without sweeps);
+      margin (mean of bot_a's final score minus bot_b's, per game), margin_ci_low,
+      margin_ci_high (pair-clustered t interval), margin_sd (per game).
+    """
+    s = summarize(games)
+    return _cached(s, ("pair_stats", conf), lambda: _pair_stats(_M(s), conf))
+
+
+def _pair_stats(x: _M, conf: float) -> pd.DataFrame:
+    wr = ratio_ci_moments(x.wG, x.wN, x.wS, x.wSS, x.wSN, x.wNN, conf, clip=(0.0, 1.0))
+    mg = ratio_ci_moments(x.wG, x.wN, x.mS, x.mSS, x.mSN, x.wNN, conf)
+    games_m = x.valid
+    with np.errstate(invalid="ignore", divide="ignore"):
+        margin_sd = np.sqrt(np.maximum(x.msq / games_m - mg["est"] ** 2, 0.0) * games_m / (games_m - 1))
+    sweeps_a, sweeps_b = x.sweeps_a.astype(np.int64), x.sweeps_b.astype(np.int64)
+    n_complete = x.complete.astype(np.int64)
+    sign_p = np.array([sps.binomtest(int(a), int(a + b), 0.5).pvalue if a + b > 0 else np.nan
+                       for a, b in zip(sweeps_a, sweeps_b)])
+    return pd.DataFrame({
+        "matchup": x.matchups,
+        "bot_a": [x.bots[i] for i in x.m_a],
+        "bot_b": [x.bots[i] for i in x.m_b],
+        "games": games_m.astype(np.int64),
+        "pairs": wr["clusters"].astype(np.int64),
+        "complete_pairs": n_complete,
+        "errors": x.errors.astype(np.int64),
+        "forfeits_a": x.forfeits_a.astype(np.int64),
+        "forfeits_b": x.forfeits_b.astype(np.int64),
+        "wins_a": x.wins_a.astype(np.int64),
+        "wins_b": x.wins_b.astype(np.int64),
+        "draws": x.draws.astype(np.int64),
+        "win_rate_a": wr["est"],
+        "win_rate_ci_low": wr["lo"],
+        "win_rate_ci_high": wr["hi"],
+        "win_rate_se": wr["se"],
+        "elo_diff": elo_from_score(wr["est"]),
+        "elo_ci_low": elo_from_score(wr["lo"]),
+        "elo_ci_high": elo_from_score(wr["hi"]),
+        "sweeps_a": sweeps_a,
+        "sweeps_b": sweeps_b,
+        "splits": n_complete - sweeps_a - sweeps_b,
+        "sign_p": sign_p,
+        "margin": mg["est"],
+        "margin_ci_low": mg["lo"],
+        "margin_ci_high": mg["hi"],
+        "margin_sd": margin_sd,
+    })
+
+
+# --- per bot --------------------------------------------------------------------------
+
+
+def _win_sides(x: _M) -> tuple[tuple, tuple]:
+    """Win-rate moments for bot_a's side and for bot_b's (whose score per pair is n - s)."""
+    a = (x.wG, x.wN, x.wS, x.wSS, x.wSN, x.wNN)
+    b = (x.wG, x.wN, x.wN - x.wS, x.wNN - 2.0 * x.wSN + x.wSS, x.wNN - x.wSN, x.wNN)
+    return a, b
+
+
+def bot_stats(games: Games, hands: pd.DataFrame | None = None, conf: float = 0.95) -> pd.DataFrame:
+    """One row per bot: results against the field and play style (self-play left out).
+
+    Columns (``_ci_low``/``_ci_high``: pair-clustered interval at ``conf``):
+      bot, opponents (distinct), games, wins, losses, draws, forfeits (games it forfeited),
+      win_rate = (wins + draws / 2) / games (+ ci), margin (mean final score minus the
+      opponent's, per game);
+      hands (hands played), points_per_hand (own game points / hands, + ci),
+      conceded_per_hand (the opponents' points / hands);
+      per hand played: hand_win_rate (hands won), knock_rate (won by a knock),
+      undercut_won_rate (won by undercutting the opponent), gin_rate, big_gin_rate,
+      undercut_suffered_rate (its knock was undercut), dead_rate, capped_rate,
+      forfeit_rate (hands it forfeited);
+      knocks_per_hand (non-gin knocks, won or undercut), knock_deadwood (mean
+      deadwood over those knocks), turns_per_hand (discards by both seats per hand),
+      discard_take_rate (discards of this bot the opponent took from the pile /
+      its discards), pickup_rate (the opponent's discards it took / their discards).
+      With hands (a ``hands`` table, or a Summary built with one):
+      points_per_hand_won (mean points in hands it won), points_per_hand_lost
+      (mean points conceded in hands it lost).
+    """
+    s = summarize(games, hands)
+    return _cached(s, ("bot_stats", conf), lambda: _bot_stats(s, _M(s), conf))
+
+
+def _bot_stats(s: Summary, x: _M, conf: float) -> pd.DataFrame:
+    pb = x.per_bot
+    games = pb(x.valid, x.valid)
+    wins = pb(x.wins_a, x.wins_b)
+    losses = pb(x.wins_b, x.wins_a)
+    draws = games - wins - losses
+    wr = x.per_bot_ci(*_win_sides(x), conf, clip=(0.0, 1.0))
+    pts = x.per_bot_ci((x.hG, x.hH, x.hA, x.hAA, x.hAH, x.hHH), (x.hG, x.hH, x.hB, x.hBB, x.hBH, x.hHH), conf)
+    n_hands = pb(x.hands, x.hands)
+    own = {k: pb(getattr(x, f"{k}_a"), getattr(x, f"{k}_b")) for k in WIN_KINDS}
+    opp = {k: pb(getattr(x, f"{k}_b"), getattr(x, f"{k}_a")) for k in WIN_KINDS}
+    forfeits = pb(x.forfeits_a, x.forfeits_b)
+    knocks = own["knock"] + opp["undercut"]
+    margin = pb(x.mS, -x.mS)
+    opponents = np.zeros(x.n_bots, dtype=np.int64)
+    seen = np.unique(np.concatenate([x.m_a[x.cross] * x.n_bots + x.m_b[x.cross],
+                                     x.m_b[x.cross] * x.n_bots + x.m_a[x.cross]]))
+    np.add.at(opponents, seen // x.n_bots, 1)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = pd.DataFrame({
+            "bot": x.bots,
+            "opponents": opponents,
+            "games": games.astype(np.int64),
+            "wins": wins.astype(np.int64),
+            "losses": losses.astype(np.int64),
+            "draws": draws.astype(np.int64),
+            "forfeits": forfeits.astype(np.int64),
+            "win_rate": wr["est"],
+            "win_rate_ci_low": wr["lo"],
+            "win_rate_ci_high": wr["hi"],
+            "margin": margin / games,
+            "hands": n_hands.astype(np.int64),
+            "points_per_hand": pts["est"],
+            "points_per_hand_ci_low": pts["lo"],
+            "points_per_hand_ci_high": pts["hi"],
+            "conceded_per_hand": pb(x.score_b, x.score_a) / n_hands,
+            "hand_win_rate": sum(own.values()) / n_hands,
+            "knock_rate": own["knock"] / n_hands,
+            "undercut_won_rate": own["undercut"] / n_hands,
+            "gin_rate": own["gin"] / n_hands,
+            "big_gin_rate": own["big_gin"] / n_hands,
+            "undercut_suffered_rate": opp["undercut"] / n_hands,
+            "dead_rate": pb(x.dead, x.dead) / n_hands,
+            "capped_rate": pb(x.capped, x.capped) / n_hands,
+            "forfeit_rate": forfeits / n_hands,
+            "knocks_per_hand": knocks / n_hands,
+            "knock_deadwood": pb(x.kdw_a, x.kdw_b) / knocks,
+            "turns_per_hand": pb(x.turns, x.turns) / n_hands,
+            "discard_take_rate": pb(x.pick_b, x.pick_a) / pb(x.disc_a, x.disc_b),
+            "pickup_rate": pb(x.pick_a, x.pick_b) / pb(x.disc_b, x.disc_a),
+        })
+    if s.has_hands:
+        out["points_per_hand_won"] = [s.hist(b, "won_points").mean() for b in x.bots]
+        out["points_per_hand_lost"] = [s.hist(b, "lost_points").mean() for b in x.bots]
+    return out[out["games"] > 0].reset_index(drop=True) if (out["games"] > 0).any() else out
+
+
+def outcome_mix(games: Games) -> pd.DataFrame:
+    """How each bot's hands ended, as shares of the hands it played (rows sum to ~1).
+
+    Columns: bot, hands, then won_knock, won_undercut, won_gin, won_big_gin,
+    lost_knock, lost_undercut (its knock was undercut), lost_gin, lost_big_gin,
+    dead, capped, forfeit (a hand ended by either bot's forfeit).
+    Self-play is left out.
+    """
+    s = summarize(games)
+    return _cached(s, ("outcome_mix",), lambda: _outcome_mix(_M(s)))
+
+
+def _outcome_mix(x: _M) -> pd.DataFrame:
+    pb = x.per_bot
+    n_hands = pb(x.hands, x.hands)
+    cols: dict[str, Any] = {"bot": x.bots, "hands": n_hands.astype(np.int64)}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in WIN_KINDS:
+            cols[f"won_{k}"] = pb(getattr(x, f"{k}_a"), getattr(x, f"{k}_b")) / n_hands
+        for k in WIN_KINDS:
+            cols[f"lost_{k}"] = pb(getattr(x, f"{k}_b"), getattr(x, f"{k}_a")) / n_hands
+        cols["dead"] = pb(x.dead, x.dead) / n_hands
+        cols["capped"] = pb(x.capped, x.capped) / n_hands
+        cols["forfeit"] = pb(x.forfeit_games, x.forfeit_games) / n_hands
+    out = pd.DataFrame(cols)
+    return out[out["hands"] > 0].reset_index(drop=True)
+
+
+def win_matrix(games: Games, what: str = "win_rate") -> pd.DataFrame:
+    """Bots x bots: ``what`` of the row bot against the column bot (nan if they never met).
+
+    ``what`` is ``win_rate`` (score share, draws half), ``games``, or
+    ``half_width`` (half the width of the pair-clustered 95% interval).
+    Both orientations of a matchup are merged.  Self-play is left out.
+    """
+    if what not in ("win_rate", "games", "half_width"):
+        raise ValueError(f"unknown matrix '{what}' (win_rate, games, half_width)")
+    s = summarize(games)
+    return _cached(s, ("win_matrix", what), lambda: _win_matrix(_M(s), what))
+
+
+def _win_matrix(x: _M, what: str) -> pd.DataFrame:
+    n = x.n_bots
+    c = x.cross
+    ia, ib = x.m_a[c], x.m_b[c]
+    # each matchup counts once for (a, b) with a's score and once for (b, a) with b's
+    grp = np.concatenate([ia * n + ib, ib * n + ia])
+    side_a, side_b = _win_sides(x)
+    mom = [np.bincount(grp, weights=np.concatenate([ma[c], mb[c]]), minlength=n * n) for ma, mb in zip(side_a, side_b)]
+    r = ratio_ci_moments(*mom, conf=0.95)
+    if what == "win_rate":
+        vals = r["est"]
+    elif what == "games":
+        vals = r["den"]
+    else:
+        vals = (r["hi"] - r["lo"]) / 2.0
+    mat = np.asarray(vals, dtype=float).reshape(n, n)
+    if what != "games":
+        mat[r["den"].reshape(n, n) == 0] = np.nan
+    return pd.DataFrame(mat, index=pd.Index(x.bots, name="bot"), columns=pd.Index(x.bots, name="opponent"))
+
+
+# --- Bradley-Terry ratings ---------------------------------------------------------
+
+
+def bradley_terry(games: Games, anchor: str | None = None, conf: float = 0.95,
+                  prior_draws: float = 1.0, method: str = "sandwich") -> pd.DataFrame:
+    """Bradley-Terry (logistic Elo) ratings of every bot, fitted by maximum likelihood.
+
+    Model: bot i scores against bot j with expected score
+    ``1 / (1 + 10 ** (-(elo_i - elo_j) / 400))``; a drawn game counts half a
+    win each.  The log-likelihood over all matchups is maximised with
+    ``scipy.optimize.minimize`` (trust-exact, analytic gradient and Hessian).
+    ``prior_draws`` virtual drawn games are added to every matchup played
+    (as BayesElo's prior does), which keeps the fit finite when one bot won
+    every game of a matchup and otherwise changes almost nothing.
+
+    Scale and anchor: ratings are Elo points; with ``anchor=None`` they are
+    shifted so their mean is 0, else the named bot is 0 (its interval is then
+    empty and the others' intervals are relative to it).  The frame's
+    ``attrs['anchor']`` says which.
+
+    Interval: ``method="sandwich"`` (default) uses the cluster-robust
+    (pair-clustered) covariance ``H^-1 M H^-1``, so the correlation of the two
+    games of a duplicate pair is accounted for; ``method="fisher"`` uses the
+    inverse Fisher information (games taken as independent).  Normal interval
+    ``elo +- z * se``.  Both count the prior's virtual games as data.  A bot
+    that won (or lost) every game of a matchup has a gap bounded only by the
+    prior there: read it as "at least this far apart".
+
+    Columns: bot, elo, elo_se, elo_ci_low, elo_ci_high, games (with a result,
+    self-play left out), score (wins + draws / 2), expected (the fitted
+    model's expected score over the same games).
+    """
+    s = summarize(games)
+    key = ("bt", anchor, conf, prior_draws, method)
+    return _cached(s, key, lambda: _bradley_terry(_M(s), anchor, conf, prior_draws, method))
+
+
+def fit_bt(ia: np.ndarray, ib: np.ndarray, n: np.ndarray, s: np.ndarray, n_bots: int,
+           prior_draws: float = 1.0) -> np.ndarray:
+    """MLE of logistic strengths (natural log-odds units, mean 0) from aggregated results.
+
+    ``ia``, ``ib``: bot indices of each row; ``n`` games and ``s`` score of
+    ``ia`` in that row.  Rows with no games are ignored.
+    """
+    keep = (n > 0) & (ia != ib)
+    ia, ib = ia[keep], ib[keep]
+    n = n[keep] + prior_draws
+    s = s[keep] + prior_draws / 2.0
+    if n_bots == 1 or ia.size == 0:
+        return np.zeros(n_bots)
+    ridge = 1e-6  # keeps a disconnected field's offsets defined (at 0)
+
+    def full(x):
+        return np.concatenate([[0.0], x])
+
+    def fun(x):
+        th = full(x)
+        d = th[ia] - th[ib]
+        # -(s log sig(d) + (n - s) log sig(-d))
+        f = np.sum(s * np.logaddexp(0.0, -d) + (n - s) * np.logaddexp(0.0, d)) + 0.5 * ridge * np.sum(th * th)
+        q = 1.0 / (1.0 + np.exp(-d))
+        r = n * q - s
+        g = np.bincount(ia, weights=r, minlength=n_bots) - np.bincount(ib, weights=r, minlength=n_bots) + ridge * th
+        w = n * q * (1.0 - q)
+        H = _laplacian(ia, ib, w, n_bots) + ridge * np.eye(n_bots)
+        return f, g[1:], H[1:, 1:]
+
+    cache: dict[str, Any] = {}
+
+    def get(x):
+        k = x.tobytes()
+        if cache.get("k") != k:
+            cache["k"], cache["v"] = k, fun(x)
+        return cache["v"]
+
+    res = optimize.minimize(lambda x: get(x)[0], np.zeros(n_bots - 1), jac=lambda x: get(x)[1],
+                            hess=lambda x: get(x)[2], method="trust-exact", options={"gtol": 1e-9})
+    th = full(res.x)
+    return th - th.mean()
+
+
+def _laplacian(ia: np.ndarray, ib: np.ndarray, w: np.ndarray, n_bots: int) -> np.ndarray:
+    """``sum_k w_k (e_a - e_b)(e_a - e_b)^T``."""
+    H = np.zeros((n_bots, n_bots))
+    np.add.at(H, (ia, ia), w)
+    np.add.at(H, (ib, ib), w)
+    np.add.at(H, (ia, ib), -w)
+    np.add.at(H, (ib, ia), -w)
+    return H
+
+
+def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, method: str) -> pd.DataFrame:
+    if method not in ("sandwich", "fisher"):
+        raise ValueError(f"unknown interval method '{method}' (sandwich, fisher)")
+    n = x.n_bots
+    c = x.cross
+    agg = {k: np.where(c, v, 0.0) for k, v in (("n", x.wN), ("s", x.wS), ("ss", x.wSS), ("sn", x.wSN),
+                                               ("nn", x.wNN), ("G", x.wG))}
+    ia, ib = x.m_a.astype(np.int64), x.m_b.astype(np.int64)
+    played = (agg["n"] > 0) & (ia != ib)
+    th = fit_bt(ia, ib, agg["n"], agg["s"], n, prior_draws)
+
+    ja, jb = ia[played], ib[played]
+    nn = agg["n"][played] + prior_draws
+    q = 1.0 / (1.0 + np.exp(-(th[ja] - th[jb])))
+    H = _laplacian(ja, jb, nn * q * (1.0 - q), n)
+    if method == "sandwich":
+        # sum over clusters of (s_c - n_c q)^2, per matchup; small-sample factor G / (G - 1).
+        # The prior's virtual draws count as one more cluster per matchup, so a
+        # matchup one bot swept keeps an honest (wide) interval instead of ~0.
+        rr = agg["ss"][played] - 2.0 * q * agg["sn"][played] + q * q * agg["nn"][played]
+        rr = rr + prior_draws ** 2 * (0.5 - q) ** 2
+        G = agg["G"][played].sum()
+        M = _laplacian(ja, jb, rr * (G / max(G - 1.0, 1.0)), n)
+    n_comp = connected_components(coo_matrix((np.ones(ja.size), (ja, jb)), shape=(n, n)), directed=False)[0] if n else 0
+
+    if anchor is not None and anchor not in x.bots:
+        raise ValueError(f"anchor bot '{anchor}' is not in this run (bots: {', '.join(x.bots)})")
+    k = x.bots.index(anchor) if anchor is not None else 0
+    keep = np.arange(n) != k
+    cov = np.zeros((n, n))
+    if n > 1:
+        Hk = H[np.ix_(keep, keep)] + 1e-12 * np.eye(n - 1)
+        Hinv = np.linalg.pinv(Hk)
+        cov[np.ix_(keep, keep)] = Hinv @ M[np.ix_(keep, keep)] @ Hinv if method == "sandwich" else Hinv
+    if anchor is None:
+        P = np.eye(n) - 1.0 / n
+        cov = P @ cov @ P.T
+        elo = th * ELO_K
+    else:
+        elo = (th - th[k]) * ELO_K
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None)) * ELO_K
+    if anchor is not None:
+        se[k] = 0.0
+    z = sps.norm.ppf(0.5 + conf / 2.0)
+    qa = 1.0 / (1.0 + np.exp(-(th[ia] - th[ib])))
+    out = pd.DataFrame({
+        "bot": x.bots,
+        "elo": elo,
+        "elo_se": se,
+        "elo_ci_low": elo - z * se,
+        "elo_ci_high": elo + z * se,
+        "games": x.per_bot(agg["n"], agg["n"]).astype(np.int64),
+        "score": x.per_bot(agg["s"], agg["n"] - agg["s"]),
+        "expected": x.per_bot(agg["n"] * qa, agg["n"] * (1.0 - qa)),
+    })
+    out = out[out["games"] > 0].reset_index(drop=True) if (out["games"] > 0).any() else out
+    out.attrs["anchor"] = anchor if anchor is not None else "mean"
+    out.attrs["components"] = int(n_comp)
+    out.attrs["method"] = method
+    out.attrs["prior_draws"] = prior_draws
+    return out
+
+
+def leaderboard(games: Games, hands: pd.DataFrame | None = None, anchor: str | None = None,
+                conf: float = 0.95) -> pd.DataFrame:
+    """Ratings and per-bot statistics in one table, best first.
+
+    Columns: rank, then :func:`bradley_terry`'s (bot, elo, elo_se, elo_ci_low,
+    elo_ci_high) followed by every column of :func:`bot_stats`.
+    ``attrs['anchor']`` names the rating anchor.
+    """
+    s = summarize(games, hands)
+    bt = bradley_terry(s, anchor=anchor, conf=conf)
+    bs = bot_stats(s, conf=conf)
+    out = bt[["bot", "elo", "elo_se", "elo_ci_low", "elo_ci_high"]].merge(bs, on="bot", how="outer")
+    out = out.sort_values(["elo", "win_rate"], ascending=False, na_position="last").reset_index(drop=True)
+    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    out.attrs.update(bt.attrs)
+    return out
+
+
+# --- seat / first-mover effect ------------------------------------------------------
+
+
+def first_mover(games: Games, conf: float = 0.95) -> pd.DataFrame:
+    """The non-dealer's edge: per matchup and over the run (last row, matchup "all").
+
+    The non-dealer is offered the upcard first and so moves first.
+
+    Columns: matchup, decided_hands (hands someone won), nondealer_wins,
+    nondealer_share = nondealer_wins / decided_hands with a pair-clustered
+    interval (ci_low, ci_high); games (with a winner), first_nondealer_wins
+    (games won by the seat that did not deal the first hand),
+    first_nondealer_share with game_ci_low, game_ci_high.
+    """
+    s = summarize(games)
+    return _cached(s, ("first_mover", conf), lambda: _first_mover(_M(s), conf))
+
+
+def _first_mover(x: _M, conf: float) -> pd.DataFrame:
+    rows = []
+    for names, agg in ((x.matchups, lambda v: v), (["all"], lambda v: np.array([v.sum()]))):
+        h = ratio_ci_moments(*(agg(v) for v in (x.dG, x.dN, x.dS, x.dSS, x.dSN, x.dNN)), conf=conf, clip=(0.0, 1.0))
+        g = ratio_ci_moments(*(agg(v) for v in (x.fG, x.fN, x.fS, x.fSS, x.fSN, x.fNN)), conf=conf, clip=(0.0, 1.0))
+        rows.append(pd.DataFrame({
+            "matchup": names,
+            "decided_hands": h["den"].astype(np.int64),
+            "nondealer_wins": agg(x.dS).astype(np.int64),
+            "nondealer_share": h["est"],
+            "ci_low": h["lo"],
+            "ci_high": h["hi"],
+            "games": g["den"].astype(np.int64),
+            "first_nondealer_wins": agg(x.fS).astype(np.int64),
+            "first_nondealer_share": g["est"],
+            "game_ci_low": g["lo"],
+            "game_ci_high": g["hi"],
+        }))
+    return pd.concat(rows, ignore_index=True)
+
+
+# --- convergence ------------------------------------------------------------------------
+
+
+def convergence(games: Games, conf: float = 0.95, points: int = 200) -> pd.DataFrame:
+    """Running win rate of ``bot_a`` per matchup as pairs are played, with its interval.
+
+    Pairs are taken in pair-number order (the order they are played in);
+    each row is the state after ``pairs`` pairs with a result.  The summary
+    keeps the state at fixed pair numbers (:data:`arena.analysis.summary.LADDER`:
+    every pair up to 43, then 100 per decade) and after the last pair; of
+    those, at most ``points`` rows per matchup are shown, spread evenly on a
+    log scale (the last pair always included).  The rows do not depend on
+    how the run was cut into chunks.
+
+    Columns: matchup, pairs, games, win_rate, ci_low, ci_high (pair-clustered t).
+    """
+    s = summarize(games)
+    return _cached(s, ("convergence", conf, points), lambda: _convergence(s, conf, points))
+
+
+def _pick_log_spaced(G: np.ndarray, points: int) -> np.ndarray:
+    """Indices of at most ``points`` of the increasing positions ``G``, evenly spread in log, last included."""
+    if G.size <= points:
+        return np.arange(G.size)
+    lg = np.log(G)
+    t = np.linspace(lg[0], lg[-1], points)
+    i = np.clip(np.searchsorted(lg, t), 1, G.size - 1)
+    i = np.where(np.abs(lg[i - 1] - t) <= np.abs(lg[i] - t), i - 1, i)
+    return np.unique(np.r_[i, G.size - 1])
+
+
+def _convergence(s: Summary, conf: float, points: int) -> pd.DataFrame:
+    parts = []
+    for name in s.matchups:
+        R = s.running(name)
+        if not R.size:
+            continue
+        R = R[_pick_log_spaced(R[:, 0], points)]
+        G, N, S, SS, SN, NN = R.T
+        r = ratio_ci_moments(G, N, S, SS, SN, NN, conf, clip=(0.0, 1.0))
+        parts.append(pd.DataFrame({
+            "matchup": name,
+            "pairs": G.astype(np.int64),
+            "games": N.astype(np.int64),
+            "win_rate": r["est"],
+            "ci_low": r["lo"],
+            "ci_high": r["hi"],
+        }))
+    if not parts:
+        return pd.DataFrame({"matchup": [], "pairs": [], "games": [], "win_rate": [], "ci_low": [], "ci_high": []})
+    return pd.concat(parts, ignore_index=True)
+
+
+# --- hands seen per bot ----------------------------------------------------------------
+
+
+def hand_results(games: pd.DataFrame, hands: pd.DataFrame) -> pd.DataFrame:
+    """Every hand twice, once from each bot's side (tables only: a Summary keeps no hands).
+
+    For a notebook look at one chunk or a small run; the report uses the
+    Summary's per-bot histograms instead.
+
+    Columns: game_id, hand, bot, opponent, result (won / lost / none: dead,
+    capped or forfeit), outcome, points (points this bot scored if it won,
+    points it conceded if it lost, 0 otherwise), turns.  Hands whose game is
+    not in ``games`` are dropped.
+    """
+    if isinstance(games, Summary):
+        raise TypeError("hand_results needs the games and hands tables, not a Summary")
+    d = decode(games)
+    key = "game_id" if "game_id" in hands.columns else "game"
+    pos = pd.Index(d.gid).get_indexer(hands[key].to_numpy())
+    ok = pos >= 0
+    pos = pos[ok]
+    h = hands.loc[ok] if not ok.all() else hands
+    win_seat, wpts = hand_winners(h)
+    swap = d.swap[pos]
+    seat_bot = (np.where(swap, d.b[pos], d.a[pos]), np.where(swap, d.a[pos], d.b[pos]))
+    turns = h["turns"].to_numpy() if "turns" in h.columns else np.zeros(len(h))
+    frames = []
+    for seat in (0, 1):
+        res = np.where(win_seat == seat, "won", np.where(win_seat == 1 - seat, "lost", "none"))
+        frames.append(pd.DataFrame({
+            "game_id": d.gid[pos],
+            "hand": h["hand"].to_numpy() if "hand" in h.columns else 0,
+            "bot": pd.Categorical.from_codes(seat_bot[seat], categories=d.bots),
+            "opponent": pd.Categorical.from_codes(seat_bot[1 - seat], categories=d.bots),
+            "result": pd.Categorical(res, categories=["won", "lost", "none"]),
+            "outcome": pd.Categorical(h["outcome"]),
+            "points": wpts,
+            "turns": turns,
+        }))
+    return pd.concat(frames, ignore_index=True)
