@@ -15,7 +15,8 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "run_tournament": ("arena.tournament", "run_tournament"),
+    "run_tournament": ("arena.run.runner", "run_tournament"),
+    "RunStore": ("arena.run.store", "RunStore"),
     "load_config": ("arena.config", "load_config"),
     "TournamentConfig": ("arena.config", "TournamentConfig"),
     "load_bot": ("arena.bot", "load_bot"),

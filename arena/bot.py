@@ -160,7 +160,13 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
         for fname, fn in raw.items():
             py = getattr(fn, "py_func", fn)
             try:
-                compiled[fname] = jit(BOT_SIGNATURE)(py)
+                try:
+                    compiled[fname] = jit(BOT_SIGNATURE)(py)
+                except ImportError:
+                    # numba's cache entry for this file was written when the file was
+                    # imported under another module name (say, `import my_bot` while
+                    # debugging); loading it imports that name and fails.  Compile afresh.
+                    compiled[fname] = jit(BOT_SIGNATURE, cache=False)(py)
             except NumbaError as exc:
                 fast = False
                 reason = f"{fname}() does not compile with numba: {_numba_reason(exc)}"

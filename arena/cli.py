@@ -9,7 +9,6 @@ that does not load, a results folder from other rules - prints one line
 from __future__ import annotations
 
 import logging
-import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -24,6 +23,40 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        import platform
+        from importlib.metadata import PackageNotFoundError, version
+
+        import arena
+
+        try:
+            numba = version("numba")
+        except PackageNotFoundError:  # pragma: no cover - numba is a dependency
+            numba = "missing"
+        typer.echo(f"gin-arena {arena.__version__} (python {platform.python_version()}, numba {numba})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _arena(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    pass
+
+
+def _check_plot_kind(kind: str) -> str:
+    """--kind of ``arena plot``: one of the plot kinds, or one ``error:`` line."""
+    try:
+        from arena.analysis.plots import KINDS
+    except ModuleNotFoundError:  # arena/plots.py, before its move to arena/analysis/
+        from arena.plots import KINDS
+    if kind not in KINDS:
+        _fail(f"--kind {kind} is not a plot kind (kinds: {', '.join(KINDS)})")
+    return kind
+
 DEFAULT_CONFIG = Path("configs/default.toml")
 
 
@@ -33,13 +66,14 @@ def _fail(message: str) -> None:
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
+    from arena.analysis.report import ReportError
     from arena.bot import BotError
     from arena.config import ConfigError
-    from arena.report import ReportError
     from arena.rules import RulesError
-    from arena.tournament import TournamentError
+    from arena.run.runner import TournamentError
+    from arena.run.store import StoreError
 
-    return (BotError, ConfigError, ReportError, RulesError, TournamentError)
+    return (BotError, ConfigError, ReportError, RulesError, TournamentError, StoreError)
 
 
 class _BarSafeHandler(logging.Handler):
@@ -115,6 +149,8 @@ def run(
     results_dir: Annotated[Optional[str], typer.Option(help="Folder for results (default: results).")] = None,
     gauntlet: Annotated[Optional[str], typer.Option(help="Play this bot against every bot of the config instead.")] = None,
     sprt: Annotated[bool, typer.Option("--sprt", help="Two bots only: stop once the match is decided (SPRT).")] = False,
+    scheduler: Annotated[Optional[str], typer.Option(help="Play on a Dask cluster: its scheduler, e.g. tcp://host:8786.")] = None,
+    secret_seed: Annotated[bool, typer.Option("--secret-seed", help="Draw a secret seed, kept in the run folder, so no bot can rebuild the deals.")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Delete an existing run of this name first.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run (the default behaviour).")] = False,
     report: Annotated[bool, typer.Option("--report/--no-report", help="Write the report at the end.")] = True,
@@ -125,8 +161,9 @@ def run(
 
     _setup_logging(quiet)
     try:
-        overrides = {"games_per_pair": games, "workers": workers, "seed": seed, "name": name,
-                     "chunk_size": chunk_size, "record_hands": record_hands, "results_dir": results_dir}
+        overrides = {"games_per_pair": games, "workers": workers, "seed": "secret" if secret_seed else seed,
+                     "name": name, "chunk_size": chunk_size, "record_hands": record_hands,
+                     "results_dir": results_dir, "scheduler": scheduler}
         cfg = load_config(config, overrides)
         if bot:
             cfg = cfg.replace(bots=cfg.bots + tuple(b for b in bot if b not in cfg.bots))
@@ -142,48 +179,62 @@ def run(
         _fail(str(exc))
 
 
-def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, quiet: bool) -> None:
-    from arena.tournament import run_tournament
+def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, quiet: bool,
+         what: str = "run") -> None:
+    """Play, print the tables, write the report; exit 1 when chunks failed, 130 on Ctrl-C."""
+    from arena.run.runner import run_tournament
 
     run_dir = Path(cfg.results_dir) / cfg.name
-    if fresh and run_dir.exists():
-        shutil.rmtree(run_dir)
-    stop = None
-    if sprt:
-        stop = _sprt_stop(cfg)
-    typer.echo(f"run '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}",
+    typer.echo(f"{what} '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}",
                err=True)
     try:
-        result = run_tournament(cfg, progress=not quiet, base_dir=base_dir, stop=stop)
+        result = run_tournament(cfg, progress=not quiet, base_dir=base_dir, sprt=sprt, fresh=fresh)
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: finished chunks are saved in {run_dir}; run the same command to resume",
                    err=True)
         raise typer.Exit(code=130)
-    _print_tables(result)
+    if result.kept:
+        typer.echo(f"kept {len(result.kept)} matchup(s) from earlier runs of this folder that this config "
+                   f"does not play (they stay in the tables and the report): {', '.join(result.kept)}", err=True)
+    if result.store.n_games():
+        _print_tables(result)
+    if result.sprt:
+        typer.echo(f"\n{result.sprt}")
     if result.stopped_early:
-        typer.echo(f"\nstopped early: {result.stopped_early}")
-    if result.failed_chunks:
-        typer.echo(f"\n{len(result.failed_chunks)} chunk(s) failed: " + "; ".join(result.failed_chunks), err=True)
-    if report:
-        from arena.report import write_report
+        typer.echo(f"stopped early: {result.stopped_early.split(':')[0]}")
+    if report and result.store.n_games():
+        from arena.analysis.report import write_report
 
-        paths = write_report(run_dir)
+        paths = write_report(run_dir, progress=_report_bar(quiet))
         typer.echo(f"\nreport: {paths.get('report_html', run_dir)}")
+    if result.status == "incomplete":
+        names = sorted({f.split(" chunk ")[0] for f in result.failed_chunks})
+        if result.failed_chunks:
+            typer.echo(f"\nerror: {len(result.failed_chunks)} chunk(s) failed, in {', '.join(names)}; "
+                       f"first: {result.failed_chunks[0]}", err=True)
+        else:
+            typer.echo("\nerror: the run is incomplete; run the same command to continue", err=True)
+        raise typer.Exit(code=1)
 
 
-def _sprt_stop(cfg):
-    """Stop rule for --sprt: the config's [sprt] table (elo0, elo1, alpha, beta) or the defaults."""
-    if len(cfg.all_bots()) != 2:
-        _fail("--sprt needs exactly two bots (a head-to-head match)")
-    from arena.sprt import sprt_status
+def _report_bar(quiet: bool):
+    """A progress bar for the report's pass over the chunks (None when quiet)."""
+    if quiet:
+        return None
+    from tqdm import tqdm
 
-    params = dict(cfg.sprt)
+    state: dict = {}
 
-    def stop(games) -> str:
-        test = sprt_status(games, **params)
-        return f"{test.decision}: {test.summary()}" if test.decision else ""
+    def update(done: int, total: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(total=total, unit="chunk", desc="report", file=sys.stderr,
+                                      dynamic_ncols=True, leave=False)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
 
-    return stop
+    return update
 
 
 @app.command()
@@ -198,6 +249,9 @@ def submit(
 
     _setup_logging(quiet)
     try:
+        from arena.run.store import RunStore
+
+        RunStore(to)  # a one-line error unless it is a run folder
         if not (to / "config.toml").exists():
             _fail(f"{to}: not a run folder (no config.toml)")
         cfg = load_config(to / "config.toml", {"results_dir": str(to.parent), "name": to.name})
@@ -208,7 +262,7 @@ def submit(
         spec = str(Path(bot).resolve()) if bot.endswith(".py") else bot
         bots = tuple(b for b in cfg.bots if b != spec) + (spec,)
         cfg = cfg.replace(bots=bots)
-        _run(cfg, None, fresh=False, sprt=False, report=True, quiet=quiet)
+        _run(cfg, None, fresh=False, sprt=False, report=True, quiet=quiet, what="submit")
     except _user_errors() as exc:
         _fail(str(exc))
 
@@ -290,7 +344,7 @@ def replay(
 def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")]) -> None:
     """Write report.md, report.html, leaderboard.csv and pairs.csv for a run."""
     try:
-        from arena.report import write_report
+        from arena.analysis.report import write_report
 
         for kind, path in write_report(run_dir).items():
             typer.echo(f"{kind:<12} {path}")
@@ -301,11 +355,12 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")]) -> No
 @app.command()
 def plot(
     run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
-    kind: Annotated[str, typer.Option(help="heatmap|ratings|outcomes|scores|lengths|convergence")] = "heatmap",
+    kind: Annotated[str, typer.Option(callback=_check_plot_kind,
+                                      help="heatmap|ratings|outcomes|scores|lengths|convergence")] = "heatmap",
 ) -> None:
     """Write one plot of a run as PNG."""
     try:
-        from arena.report import plot_run
+        from arena.analysis.report import plot_run
 
         typer.echo(str(plot_run(run_dir, kind)))
     except _user_errors() as exc:

@@ -26,6 +26,7 @@ import difflib
 import os
 import tomllib
 from collections.abc import Mapping
+from importlib.resources import files
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,20 @@ from arena.rules import Rules, RulesError, load_rules
 
 FORMATS = ("round-robin", "gauntlet")
 KEYS = ("name", "format", "bots", "candidate", "variants", "games_per_pair", "duplicate", "seed", "workers",
-        "chunk_size", "rules", "record_hands", "results_dir", "sprt")
+        "chunk_size", "rules", "record_hands", "results_dir", "sprt", "scheduler", "limits", "sandbox")
 SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
+#: Time and memory limits, with their defaults and allowed ranges.  The
+#: decision/game/memory limits apply to bots in their own processes
+#: (external and sandboxed); the chunk limit to every chunk (a watchdog
+#: stops a worker whose chunk runs longer: max(chunk_min_seconds,
+#: games * chunk_seconds_per_game)).
+LIMITS = {
+    "decision_seconds": (2.0, 0.001, 3600.0),
+    "game_seconds": (120.0, 0.01, 86400.0),
+    "memory_mb": (2048.0, 16.0, 1 << 20),
+    "chunk_seconds_per_game": (0.5, 0.0001, 3600.0),
+    "chunk_min_seconds": (300.0, 1.0, 86400.0),
+}
 
 
 class ConfigError(ValueError):
@@ -64,7 +77,8 @@ class TournamentConfig:
     games_per_pair: int = 1000
     #: Play each deal twice with seats swapped, so luck of the deal cancels out.
     duplicate: bool = True
-    seed: int = 1
+    #: Fixes every deal and every bot's randomness; "secret" draws one, kept in the run folder only.
+    seed: int | str = 1
     #: Worker processes; 0 means one per core.
     workers: int = 0
     #: Games per chunk (the unit of work, of progress saved, and of resuming).
@@ -76,6 +90,12 @@ class TournamentConfig:
     results_dir: str = "results"
     #: Early stop of a two-bot match: {elo0, elo1, alpha, beta}; empty = off.
     sprt: Mapping[str, float] = field(default_factory=dict)
+    #: A Dask scheduler address (``tcp://host:8786``) to play the chunks on; empty = local processes.
+    scheduler: str = ""
+    #: Overrides of :data:`LIMITS` (time per decision, game and chunk; memory).
+    limits: Mapping[str, float] = field(default_factory=dict)
+    #: Run every bot file in its own process through the external protocol.
+    sandbox: bool = False
 
     def __post_init__(self) -> None:
         def bad(key: str, value: Any, allowed: str) -> ConfigError:
@@ -84,6 +104,11 @@ class TournamentConfig:
         if not isinstance(self.name, str) or not self.name or any(c in self.name for c in "/\\") \
                 or self.name.startswith("."):
             raise bad("name", self.name, "a non-empty folder name without slashes")
+        if not isinstance(self.rules, (str, Mapping)):
+            raise bad("rules", self.rules, "a preset name, a .toml path, or a [rules] table")
+        if not isinstance(self.results_dir, (str, os.PathLike)) or not str(self.results_dir):
+            raise bad("results_dir", self.results_dir, "a folder path, as text")
+        object.__setattr__(self, "results_dir", str(self.results_dir))
         if self.format not in FORMATS:
             raise ConfigError(f"config: format = {self.format!r} is not allowed "
                               f"({_close(str(self.format), FORMATS)}allowed: {', '.join(FORMATS)})")
@@ -99,12 +124,14 @@ class TournamentConfig:
                 raise ConfigError("config: format = 'gauntlet' needs candidate = the bot to test")
             if self.candidate in self.bots:
                 raise bad("candidate", self.candidate, "a bot not also in bots")
-        for key, lo, hi in (("games_per_pair", 1, 10**9), ("seed", 0, 2**62), ("workers", 0, 1024),
-                            ("chunk_size", 2, 10**7)):
+        if self.seed != "secret":
+            if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= 2**62:
+                raise bad("seed", self.seed, 'integer 0..4611686018427387904, or "secret" for a drawn seed')
+        for key, lo, hi in (("games_per_pair", 1, 10**9), ("workers", 0, 1024), ("chunk_size", 2, 10**7)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise bad(key, v, f"integer {lo}..{hi}")
-        for key in ("duplicate", "record_hands"):
+        for key in ("duplicate", "record_hands", "sandbox"):
             if not isinstance(getattr(self, key), bool):
                 raise bad(key, getattr(self, key), "true or false")
         if self.duplicate and (self.games_per_pair % 2 or self.chunk_size % 2):
@@ -115,11 +142,33 @@ class TournamentConfig:
         for vname, spec in self.variants.items():
             if not isinstance(spec, Mapping) or "bot" not in spec:
                 raise ConfigError(f"config: variant '{vname}' must be a table with bot = \"<base bot>\" and parameters")
+        if not isinstance(self.sprt, Mapping):
+            raise bad("sprt", self.sprt, "a table with elo0, elo1, alpha, beta")
         if self.sprt:
             unknown = set(self.sprt) - set(SPRT_KEYS)
             if unknown:
                 k = sorted(unknown)[0]
                 raise ConfigError(f"config: sprt has no key '{k}' ({_close(k, SPRT_KEYS)}keys: {', '.join(SPRT_KEYS)})")
+            for k, v in self.sprt.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+                    raise bad(f"sprt.{k}", v, "a number")
+            s = self.sprt_params()
+            if not s["elo0"] < s["elo1"]:
+                raise ConfigError(f"config: sprt needs elo0 < elo1 (got elo0 = {s['elo0']:g}, elo1 = {s['elo1']:g})")
+            for k in ("alpha", "beta"):
+                if not 0.0 < s[k] < 0.5:
+                    raise bad(f"sprt.{k}", s[k], "a number between 0 and 0.5, exclusive")
+        if not isinstance(self.scheduler, str) or (self.scheduler and "://" not in self.scheduler
+                                                  and ":" not in self.scheduler):
+            raise bad("scheduler", self.scheduler, 'a Dask scheduler address such as "tcp://127.0.0.1:8786"')
+        if not isinstance(self.limits, Mapping):
+            raise bad("limits", self.limits, f"a table with {', '.join(LIMITS)}")
+        for k, v in self.limits.items():
+            if k not in LIMITS:
+                raise ConfigError(f"config: limits has no key '{k}' ({_close(k, LIMITS)}keys: {', '.join(LIMITS)})")
+            _, lo, hi = LIMITS[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+                raise bad(f"limits.{k}", v, f"a number {lo:g}..{hi:g}")
         try:
             self.resolved_rules()
         except RulesError as exc:
@@ -132,6 +181,14 @@ class TournamentConfig:
         d = dict(self.rules)
         preset = d.pop("preset", "standard")
         return load_rules(preset, d)
+
+    def sprt_params(self) -> dict[str, float]:
+        """The SPRT settings with defaults filled in (elo0 0, elo1 5, alpha = beta = 0.05)."""
+        return {"elo0": 0.0, "elo1": 5.0, "alpha": 0.05, "beta": 0.05, **{k: float(v) for k, v in self.sprt.items()}}
+
+    def limit(self, key: str) -> float:
+        """One of :data:`LIMITS`, as configured or by default."""
+        return float(self.limits.get(key, LIMITS[key][0]))
 
     def all_bots(self) -> tuple[str, ...]:
         return ((self.candidate,) if self.format == "gauntlet" and self.candidate else ()) + self.bots
@@ -187,6 +244,7 @@ class TournamentConfig:
         if isinstance(self.rules, Mapping):
             d["rules"] = dict(self.rules)
         d["sprt"] = dict(self.sprt)
+        d["limits"] = dict(self.limits)
         return tomli_w.dumps(d)
 
     def replace(self, **changes: Any) -> "TournamentConfig":
@@ -217,13 +275,25 @@ def config_from_dict(d: Mapping[str, Any], source: str = "config") -> Tournament
 
 
 def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
-    """Read a tournament TOML and apply overrides (keys as in the file)."""
+    """Read a tournament TOML and apply overrides (keys as in the file).
+
+    ``path`` is a file, or the bare name of an example shipped with the
+    package (``default``, ``quick``: ``arena/examples/<name>.toml``), so an
+    installed arena runs them from any folder.  A file must name its
+    ``bots``: an empty file is refused rather than run with the defaults.
+    """
     p = Path(path)
+    example = Path(str(files("arena") / "examples" / f"{path}.toml"))
+    if not p.is_file() and isinstance(path, str) and path.isidentifier() and example.is_file():
+        p = example
     if not p.is_file():
         raise ConfigError(f"{path}: no such config file")
     try:
         d = tomllib.loads(p.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    if "bots" not in d:
+        raise ConfigError(f"{path}: {'the file is empty' if not d else 'no bots'}: a config names at least "
+                          'bots = [...], e.g. bots = ["random", "simple"] (see arena/examples/quick.toml)')
     d.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return config_from_dict(d, source=str(path))

@@ -102,16 +102,22 @@ def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, ga
     rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
     record_hands = hands.shape[0] > 0
+    # Each game gets a fresh copy of the parameters, so a bot that writes to
+    # its params array cannot make one game depend on the games before it.
+    p0 = params0.copy()
+    p1 = params1.copy()
     for g in range(counters[C_NEXT_GAME], seeds.shape[0]):
         n_h = counters[C_HANDS]
         n_l = counters[C_LOG]
         row = games[g]
         seed = seeds[g]
         begin_game(st, rules, seed, rng0, rng1, mem0, mem1, row)
+        p0[:] = params0
+        p1[:] = params1
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            n_l = play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, view, log, n_l,
+            n_l = play_hand(st, rules, bot0, bot1, p0, p1, mem0, mem1, rng0, rng1, view, log, n_l,
                             counters)
             if n_l < 0:
                 return 1
@@ -134,9 +140,24 @@ def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, ga
 _PLAY_HAND_PY = getattr(play_hand, "py_func", play_hand)
 
 
+class AnswerTypeError(TypeError):
+    """A plain bot answered with something that is not an integer."""
+
+
 def _as_int(fn):
-    """A plain bot's answer as a Python int, as the compiled signature would make it."""
-    return lambda view, params, memory, rng: int(fn(view, params, memory, rng))
+    """A plain bot's answer, which must be an integer (Python or numpy), never a bool, float or str.
+
+    The compiled signature makes a fast bot's answer an int64; a plain bot
+    could answer 1.7 or "1", and silently truncating or parsing that would
+    hide a bug, so it forfeits instead.
+    """
+    def ask(view, params, memory, rng):
+        answer = fn(view, params, memory, rng)
+        if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
+            raise AnswerTypeError(f"answered {answer!r} ({type(answer).__name__}); answers must be integers")
+        return int(answer)
+
+    return ask
 
 
 def _play_plain(seeds, rules, bot0: Bot, bot1: Bot, mem0, mem1, games, hands, log, counters) -> int:
@@ -159,10 +180,11 @@ def _play_plain(seeds, rules, bot0: Bot, bot1: Bot, mem0, mem1, games, hands, lo
         row = games[g]
         seed = seeds[g]
         begin_game(st, rules, seed, rng0, rng1, mem0, mem1, row)
+        p0, p1 = bot0.params.copy(), bot1.params.copy()  # fresh per game, as in the kernel
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            n_l = _PLAY_HAND_PY(st, rules, f0, f1, bot0.params, bot1.params, mem0, mem1, rng0, rng1, view, log,
+            n_l = _PLAY_HAND_PY(st, rules, f0, f1, p0, p1, mem0, mem1, rng0, rng1, view, log,
                                 n_l, counters)
             if n_l < 0:
                 return 1
@@ -215,12 +237,19 @@ def play_batch(
     record_hands: bool = False,
     record_log: bool = False,
     forfeit: bool = True,
+    counters: np.ndarray | None = None,
+    catch_exits: bool = False,
 ) -> BatchRecords:
     """Play one game per seed, ``bot0`` in seat 0; both bots fast uses the kernel.
 
     A bot's illegal decision or exception forfeits that game (recorded in the
     game row and in ``errors``) when ``forfeit`` is true, and raises
     :class:`IllegalMoveError` naming the bot and the decision otherwise.
+    ``counters`` (``C_SIZE`` int64 slots, e.g. shared memory a watchdog
+    reads) receives the seat and decision being asked.  ``catch_exits``
+    also turns a bot's ``SystemExit`` and ``KeyboardInterrupt`` into a
+    forfeit: right in a worker process, which ignores Ctrl-C itself, and
+    wrong in the driver, where Ctrl-C must stop the run.
     """
     seeds = np.ascontiguousarray(seeds, dtype=np.int64)
     if seeds.size and seeds.min() < 0:
@@ -230,7 +259,12 @@ def play_batch(
     games = np.zeros((n, G_SIZE), dtype=np.int64)
     hands = np.zeros((max(16, 12 * n) if record_hands else 0, H_SIZE), dtype=np.int64)
     log = np.zeros(max(1024, 400 * n) if record_log else 0, dtype=np.int64)
-    counters = np.zeros(C_SIZE, dtype=np.int64)
+    if counters is None:
+        counters = np.zeros(C_SIZE, dtype=np.int64)
+    else:
+        counters[:] = 0
+    caught: tuple[type[BaseException], ...] = (Exception, SystemExit, KeyboardInterrupt) if catch_exits \
+        else (Exception,)
     mem0 = np.zeros(bot0.memory_size, dtype=np.float64)
     mem1 = np.zeros(bot1.memory_size, dtype=np.float64)
     raised: dict[int, str] = {}  # game -> exception text of a bot that raised
@@ -242,7 +276,7 @@ def play_batch(
                                            bot1.params, mem0, mem1, games, hands, log, counters)
             else:
                 status = _play_plain(seeds, rules_array, bot0, bot1, mem0, mem1, games, hands, log, counters)
-        except Exception as exc:  # a bot raised inside its decision function
+        except caught as exc:  # a bot raised inside its decision function
             g = int(counters[C_NEXT_GAME])
             row = games[g]
             seat = int(counters[C_SEAT])

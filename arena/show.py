@@ -97,20 +97,13 @@ def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) ->
 def replay_text(run_dir: Path, game_id: int, symbols: bool = True) -> str:
     """Describe game ``game_id`` of a run folder (replayed from its seed and bots)."""
     from arena.config import load_config
-    from arena.tournament import TournamentError
+    from arena.run.store import RunStore, StoreError
 
-    run_dir = Path(run_dir)
-    path = run_dir / "games.parquet"
-    if not path.exists():
-        raise TournamentError(f"{run_dir}: no games.parquet (not a finished run folder)")
-    games = pd.read_parquet(path, columns=["game_id", "seed", "bot0", "bot1"])
-    row = games.loc[games["game_id"] == game_id]
-    if row.empty:
-        raise TournamentError(f"{run_dir}: no game_id {game_id} (0..{len(games) - 1})")
-    r = row.iloc[0]
-    cfg = load_config(run_dir / "config.toml")
+    store = RunStore(run_dir)
+    r = store.game(game_id)
+    cfg = load_config(Path(run_dir) / "config.toml")
     loaded = {b.name: b for b in cfg.load_bots().values()}
     for name in (r.bot0, r.bot1):
         if name not in loaded:
-            raise TournamentError(f"{run_dir}: bot '{name}' of game {game_id} is no longer in config.toml")
+            raise StoreError(f"{run_dir}: bot '{name}' of game {game_id} is no longer in config.toml")
     return game_text(int(r.seed), cfg.resolved_rules().to_array(), (loaded[r.bot0], loaded[r.bot1]), symbols)

@@ -1,0 +1,155 @@
+"""The plan of a run: matchups cut into chunks, each chunk a self-contained task.
+
+A :class:`ChunkTask` carries everything a worker needs and nothing that
+points back at the driver's machine: the resolved rules, the seeds, and each
+bot as *content* (:class:`BotSpec`: its source text and hash, or the name of
+a built-in module and its hash).  That is what lets the same task run in this
+process, in a local worker process or on a Dask worker on another machine,
+and what makes a retry harmless.
+
+Deal seeds depend on the run seed and the pair number only, so every matchup
+plays the same deals (as chess testers give every engine the same openings),
+and nothing depends on which worker played which chunk or in what order
+chunks finished.  A matchup's id hashes everything its games depend on -
+both bots' identities, the rules, the seed, the games and chunk size - so a
+changed bot file gets its games played again, never mixed with old ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arena._jit import jit
+from arena.bot import Bot
+from arena.rng import mix_seed
+
+STREAM_PAIRS = 7_000_000  # the run seed's stream for pair seeds (distinct from a game's own streams)
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot as content: enough for any worker to rebuild it without our files.
+
+    ``kind`` is ``builtin`` (``ref`` is the module key under ``bots``; the
+    worker checks its copy has the same hash), ``file`` (``source`` is the
+    file's text), ``command`` (``ref`` is the command line of an external
+    bot) or ``sandbox`` (a bot file run in its own process; ``source`` is
+    its text).
+    """
+
+    name: str
+    kind: str
+    ref: str
+    source: str
+    source_hash: str
+    params: tuple[tuple[str, float], ...]
+    limits: tuple[tuple[str, float], ...] = ()
+
+    def identity(self) -> list[Any]:
+        """What a matchup's games depend on (not where the file lived)."""
+        return [self.name, self.kind, self.source_hash, [list(p) for p in self.params]]
+
+    @classmethod
+    def of(cls, bot: Bot) -> "BotSpec":
+        """The spec of a loaded bot."""
+        params = tuple(zip(bot.param_names, bot.params.tolist()))
+        origin = getattr(bot, "origin", None)
+        if origin is not None:  # external and sandboxed bots describe themselves
+            kind, ref, text = origin
+            return cls(bot.name, kind, ref, text, bot.source_hash, params)
+        if bot.source.startswith("bots."):
+            return cls(bot.name, "builtin", bot.source[len("bots."):], "", bot.source_hash, params)
+        module = bot.module
+        path = getattr(module, "__file__", None) or bot.source
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        return cls(bot.name, "file", bot.source, text, bot.source_hash, params)
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """Pairs ``pair_lo..pair_hi`` of one matchup: everything a worker needs."""
+
+    matchup_id: str
+    matchup_no: int
+    chunk: int
+    bot_a: BotSpec
+    bot_b: BotSpec
+    rules: tuple[tuple[str, Any], ...]  # resolved once per run
+    seed: int
+    pair_lo: int
+    pair_hi: int
+    duplicate: bool
+    record_hands: bool
+    games_per_pair: int
+    time_limit: float  # seconds the whole chunk may take before its worker is stopped
+
+    @property
+    def n_games(self) -> int:
+        n = self.pair_hi - self.pair_lo
+        return 2 * n if self.duplicate else n
+
+    @property
+    def matchup(self) -> str:
+        return f"{self.bot_a.name} vs {self.bot_b.name}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.matchup} chunk {self.chunk} (pairs {self.pair_lo}..{self.pair_hi - 1})"
+
+    @property
+    def key(self) -> str:
+        """A name for the task that is unique in the run (Dask keys, logs)."""
+        return f"chunk-{self.matchup_id}-{self.chunk:05d}"
+
+
+@jit
+def _pair_seeds(seed, lo, hi):
+    out = np.empty(hi - lo, dtype=np.int64)
+    for i in range(lo, hi):
+        out[i - lo] = np.int64(mix_seed(seed, STREAM_PAIRS + i) >> np.uint64(1))
+    return out
+
+
+def pair_seeds(seed: int, lo: int, hi: int) -> np.ndarray:
+    """Deal seeds of pairs ``lo..hi-1`` of a run seeded ``seed`` (the same in every matchup)."""
+    return _pair_seeds(seed, lo, hi)
+
+
+def matchup_id(a: BotSpec, b: BotSpec, rules: dict[str, Any], seed: int, games: int, duplicate: bool,
+               chunk_size: int, record_hands: bool) -> str:
+    blob = json.dumps([a.identity(), b.identity(), rules, seed, games, duplicate, chunk_size, record_hands],
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def chunk_time_limit(n_games: int, per_game: float, floor: float) -> float:
+    """How long a chunk may run: generous per game, never below ``floor`` seconds.
+
+    Compiled bots play a game in well under a millisecond and plain ones in a
+    few; the default per-game allowance is far above either, so only a bot
+    that hangs (or crawls) reaches it.
+    """
+    return max(floor, n_games * per_game)
+
+
+def plan_matchup(a: BotSpec, b: BotSpec, *, matchup_no: int, rules: dict[str, Any], seed: int, games: int,
+                 duplicate: bool, chunk_size: int, record_hands: bool, per_game_seconds: float,
+                 chunk_floor_seconds: float) -> tuple[str, list[ChunkTask]]:
+    """The id and the chunks of one matchup."""
+    mid = matchup_id(a, b, rules, seed, games, duplicate, chunk_size, record_hands)
+    n_pairs = games // 2 if duplicate else games
+    per_chunk = chunk_size // 2 if duplicate else chunk_size
+    items = tuple(rules.items())
+    tasks = []
+    for c, lo in enumerate(range(0, n_pairs, per_chunk)):
+        hi = min(lo + per_chunk, n_pairs)
+        n = (hi - lo) * (2 if duplicate else 1)
+        tasks.append(ChunkTask(mid, matchup_no, c, a, b, items, seed, lo, hi, duplicate, record_hands, games,
+                               chunk_time_limit(n, per_game_seconds, chunk_floor_seconds)))
+    return mid, tasks

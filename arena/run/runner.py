@@ -1,0 +1,377 @@
+"""A run from start to end: validate, lock, plan, play, store, account.
+
+:func:`run_tournament` is the whole job behind ``arena run``: it loads and
+checks the config and every bot *before* touching the run folder, takes the
+folder's lock, plans the chunks this run still lacks, hands them to a
+schedule (local processes, a Dask cluster, or inline), stores each chunk as
+it arrives, and writes the manifest.  It holds no games beyond the chunks in
+flight, so its memory does not grow with the run.
+
+Exit status lives in :attr:`TournamentResult.status`: ``complete`` only when
+every planned chunk is stored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import platform
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from arena.bot import Bot
+from arena.config import ConfigError, TournamentConfig, load_config
+from arena.rules import Rules
+from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
+from arena.run.schedule import ChunkFailure, DaskCluster, Inline, LocalProcesses
+from arena.run.store import RunStore, StoreError
+
+log = logging.getLogger("arena.run")
+
+
+class TournamentError(RuntimeError):
+    """A run that cannot go on (folder from other rules, no scheduler...); one line."""
+
+
+@dataclass
+class TournamentResult:
+    """What a run left in its folder, read back through the store on demand."""
+
+    run_dir: Path
+    config: TournamentConfig
+    status: str
+    failed_chunks: list[str] = field(default_factory=list)
+    stopped_early: str = ""
+    sprt: str = ""  # the SPRT's closing line, when the run had one
+    kept: list[str] = field(default_factory=list)  # stored matchups this config does not play
+    quarantined: list[str] = field(default_factory=list)
+    _summary: Any = field(default=None, repr=False)
+
+    @property
+    def store(self) -> RunStore:
+        return RunStore(self.run_dir)
+
+    @property
+    def games(self) -> pd.DataFrame:
+        """Every game of the run's current matchups (loads them all: for small runs and notebooks)."""
+        return self.store.games()
+
+    @property
+    def hands(self) -> pd.DataFrame | None:
+        return self.store.hands()
+
+    def summary(self, progress: Callable[[int, int], None] | None = None):
+        """The run's statistics aggregate (:class:`arena.analysis.summary.Summary`), one streaming pass."""
+        if self._summary is None:
+            from arena.analysis.summary import summarize_run
+
+            self._summary = summarize_run(self.store, progress=progress)
+        return self._summary
+
+    def pair_summary(self) -> pd.DataFrame:
+        """Per matchup, in play order: :func:`arena.analysis.stats.pair_stats`."""
+        from arena.analysis.stats import pair_stats
+
+        order = [m.name for m in self.store.matchups()]
+        ps = pair_stats(self.summary()).set_index("matchup")
+        return ps.reindex([o for o in order if o in ps.index]).reset_index()
+
+    def bot_summary(self) -> pd.DataFrame:
+        """Per bot, best first: :func:`arena.analysis.stats.bot_stats`."""
+        from arena.analysis.stats import bot_stats
+
+        return bot_stats(self.summary()).sort_values("win_rate", ascending=False).reset_index(drop=True)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _config(config: TournamentConfig | str | Path | Mapping[str, Any], base_dir: Path | None
+            ) -> tuple[TournamentConfig, Path | None]:
+    if isinstance(config, (str, Path)):
+        base_dir = base_dir or Path(config).parent
+        config = load_config(config)
+    elif not isinstance(config, TournamentConfig):
+        from arena.config import config_from_dict
+
+        config = config_from_dict(config)
+    return config.with_absolute_paths(base_dir), base_dir
+
+
+def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
+    """A folder played under other rules, seed or sizes can't be continued."""
+    old_text = store.read_text("config.toml")
+    if old_text is None:
+        return
+    import tomllib
+
+    from arena.config import config_from_dict
+
+    try:
+        old = config_from_dict(tomllib.loads(old_text), source=str(store.dir / "config.toml"))
+    except (ConfigError, tomllib.TOMLDecodeError) as exc:
+        raise TournamentError(f"{store.dir}: its config.toml is unreadable ({exc}); use another --name") from None
+    if old.resolved_rules() != cfg.resolved_rules():
+        raise TournamentError(f"{store.dir} was played under different rules; use another --name "
+                              "or the same rules to resume")
+    for key in ("seed", "games_per_pair", "duplicate", "chunk_size", "record_hands"):
+        if getattr(old, key) != getattr(cfg, key):
+            raise TournamentError(f"{store.dir} was played with {key} = {getattr(old, key)!r}, not "
+                                  f"{getattr(cfg, key)!r}; use another --name or the same setting to resume")
+
+
+def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, status: str, **extra: Any) -> dict:
+    import numba
+
+    from arena import __version__
+
+    return {
+        "package": "gin-arena", "version": __version__, "status": status, "name": cfg.name,
+        "seed": "secret" if cfg.seed == "secret" else cfg.seed,
+        "started": started, "ended": _now(),
+        "machine": {"node": platform.node(), "platform": platform.platform(), "cpus": os.cpu_count(),
+                    "python": platform.python_version(), "numba": numba.__version__, "numpy": np.__version__},
+        "bots": {b.name: {"source": b.source, "sha256": b.source_hash, "path": b.path,
+                          "params": dict(zip(b.param_names, b.params.tolist()))} for b in bots.values()},
+        **extra,
+    }
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _rules_toml(rules: Rules) -> str:
+    import tomli_w
+
+    return "# The resolved rules of this run.\n" + tomli_w.dumps(rules.to_dict())
+
+
+class _Bar:
+    """Progress in games: a tqdm bar on stderr, a callback, or nothing."""
+
+    def __init__(self, total: int, done: int, progress: bool | Callable[[int, int], None]):
+        self.callback = progress if callable(progress) else None
+        self.done, self.total = done, total
+        self.tqdm = None
+        if progress is True:
+            from tqdm import tqdm
+
+            self.tqdm = tqdm(total=total, initial=done, unit="game", unit_scale=True, dynamic_ncols=True,
+                             desc="games", file=sys.stderr, smoothing=0.1)
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self.tqdm is not None:
+            self.tqdm.update(n)
+        if self.callback is not None:
+            self.callback(self.done, self.total)
+
+    def close(self) -> None:
+        if self.tqdm is not None:
+            self.tqdm.close()
+
+
+def _schedule(cfg: TournamentConfig, client: Any, schedule: Any):
+    """The schedule for this run, and a function that releases what it started."""
+    if schedule is not None:
+        return schedule, lambda: None
+    if client is not None:
+        return DaskCluster(client), lambda: None
+    if cfg.scheduler:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise TournamentError("scheduler = ... needs Dask: pip install 'gin-arena[dask]'") from None
+        try:
+            c = Client(cfg.scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise TournamentError(f"cannot reach the Dask scheduler at {cfg.scheduler}: {exc}") from None
+        return DaskCluster(c), c.close
+    return LocalProcesses(cfg.workers or os.cpu_count() or 1), lambda: None
+
+
+class _SprtGate:
+    """The SPRT of a one-matchup run, fed in chunk order whatever order chunks finish in."""
+
+    def __init__(self, cfg: TournamentConfig):
+        from arena.analysis.sprt import Sprt
+
+        self.test = Sprt(**cfg.sprt_params())
+        self.pending: dict[int, np.ndarray] = {}
+        self.next = 0
+        self.used = 0
+
+    def add(self, chunk: int, games: pd.DataFrame) -> None:
+        from arena.analysis.sprt import pentanomial
+
+        self.pending[chunk] = pentanomial(games)
+
+    def advance(self) -> bool:
+        """Feed every chunk now contiguous; True once the test is decided."""
+        while self.test.decision is None and self.next in self.pending:
+            self.test.update(counts=self.pending.pop(self.next))
+            self.next += 1
+            self.used = self.next
+        return self.test.decision is not None
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+def run_tournament(
+    config: TournamentConfig | str | Path | Mapping[str, Any],
+    *,
+    client: Any = None,
+    schedule: Any = None,
+    progress: bool | Callable[[int, int], None] = True,
+    base_dir: Path | None = None,
+    sprt: bool = False,
+    fresh: bool = False,
+) -> TournamentResult:
+    """Play (or continue) a tournament; every finished chunk is stored as it arrives.
+
+    ``config``: a :class:`TournamentConfig`, a path to its TOML or a dict of
+    its keys.  ``client``: a ``distributed.Client`` to play on (else the
+    config's ``scheduler`` address, else ``workers`` local processes).
+    ``schedule``: any object with ``results(tasks)`` (e.g. ``Inline()``).
+    ``sprt``: two bots only; stop once the SPRT of the config's ``[sprt]``
+    table decides, in chunk order, so the stop falls in the same place on any
+    number of workers.  ``fresh``: delete the folder's results first - only
+    after the config and every bot have loaded and the lock is ours.
+    Ctrl-C (KeyboardInterrupt) leaves every finished chunk stored.
+    """
+    cfg, base_dir = _config(config, base_dir)
+    if sprt and len(cfg.all_bots()) != 2:
+        raise TournamentError("--sprt needs exactly two bots (a head-to-head match)")
+    bots = cfg.load_bots(base_dir)  # every bot loads (and compiles) before the folder is touched
+    for b in bots.values():
+        if b.fast:
+            log.info("bot '%s': %s, from %s", b.name, b.path, b.source)
+        else:
+            log.warning("bot '%s' runs on the plain Python path (slower): %s", b.name, b.plain_reason)
+    specs = {key: BotSpec.of(b) for key, b in bots.items()}
+    limits = tuple((k, cfg.limit(k)) for k in ("decision_seconds", "game_seconds", "memory_mb"))
+    specs = {k: (s if s.kind not in ("command", "sandbox") else _with_limits(s, limits)) for k, s in specs.items()}
+    run_dir = Path(cfg.results_dir) / cfg.name
+    store = RunStore.open_for_writing(run_dir, fresh=fresh, what="arena run")
+    release = lambda: None  # noqa: E731
+    try:
+        _check_compatible(store, cfg)
+        seed = store.secret_seed() if cfg.seed == "secret" else int(cfg.seed)
+        store.write_text("config.toml", cfg.to_toml())
+        rules = cfg.resolved_rules()
+        store.write_text("rules.toml", _rules_toml(rules))
+        quarantined = store.verify()
+        rules_d = rules.to_dict()
+        tasks: list[ChunkTask] = []
+        planned: list[str] = []
+        for sa, sb in cfg.matchups():
+            a, b = specs[sa], specs[sb]
+            common = dict(rules=rules_d, seed=seed, games=cfg.games_per_pair, duplicate=cfg.duplicate,
+                          chunk_size=cfg.chunk_size, record_hands=cfg.record_hands)
+            mid = matchup_id(a, b, rules_d, seed, cfg.games_per_pair, cfg.duplicate, cfg.chunk_size,
+                             cfg.record_hands)
+            n_chunks = -(-cfg.games_per_pair // cfg.chunk_size)
+            m = store.register(mid, a.name, b.name, cfg.games_per_pair, n_chunks,
+                               {"bot_a": a.identity(), "bot_b": b.identity()})
+            _, ts = plan_matchup(a, b, matchup_no=m.no, per_game_seconds=cfg.limit("chunk_seconds_per_game"),
+                                 chunk_floor_seconds=cfg.limit("chunk_min_seconds"), **common)
+            tasks.extend(ts)
+            planned.append(mid)
+        kept = [m.name for m in store.matchups() if m.id not in planned]
+        if kept:
+            log.info("kept %d stored matchup(s) that this config does not play: %s", len(kept), ", ".join(kept))
+        todo = [t for t in tasks if store.stored(t.matchup_id, t.chunk) is None]
+        total = sum(t.n_games for t in tasks)
+        started = _now()
+        store.write_manifest(_manifest(cfg, bots, started, "running", chunks=len(tasks)))
+        gate = _SprtGate(cfg) if sprt else None
+        if gate is not None:
+            store.set_limit(tasks[0].matchup_id, None)
+            todo_set = set(todo)
+            for t in tasks:  # chunks stored by an earlier run feed the test first
+                if t not in todo_set:
+                    g = next(iter(_stored_games(store, t)), None)
+                    if g is not None:
+                        gate.add(t.chunk, g)
+            gate.advance()
+        bar = _Bar(total, total - sum(t.n_games for t in todo), progress)
+        failed: list[str] = []
+        try:
+            if gate is None or gate.test.decision is None:
+                sched, release = _schedule(cfg, client, schedule)
+                outcomes = sched.results(todo)
+                try:
+                    for out in outcomes:
+                        if isinstance(out, ChunkFailure):
+                            failed.append(f"{out.task.label}: {out.reason}")
+                            log.error("chunk failed: %s: %s", out.task.label, out.reason)
+                            continue
+                        t = out.task
+                        store.put_chunk(t.matchup_id, t.chunk, out.games, out.hands)
+                        for name, text in out.logs.items():
+                            store.append_log(name, text)
+                        if out.errors:
+                            log.warning("%s: %d forfeit(s); first: %s", t.label, len(out.errors), out.errors[0])
+                        bar.update(t.n_games)
+                        if gate is not None:
+                            gate.add(t.chunk, out.games)
+                            if gate.advance():
+                                break
+                finally:
+                    outcomes.close()
+        except KeyboardInterrupt:
+            store.write_manifest(_manifest(cfg, bots, started, "interrupted", chunks=len(tasks)))
+            raise
+        finally:
+            bar.close()
+        stopped = ""
+        sprt_line = ""
+        if gate is not None:
+            sprt_line = gate.test.summary()
+            if gate.test.decision is not None and gate.used < len(tasks):
+                stopped = f"{gate.test.decision}: {sprt_line}"
+                store.set_limit(tasks[0].matchup_id, gate.used)
+        missing = [t for t in tasks if store.stored(t.matchup_id, t.chunk) is None]
+        if stopped:
+            status = "stopped early"
+        elif missing or failed:
+            status = "incomplete"
+        else:
+            status = "complete"
+        store.write_manifest(_manifest(
+            cfg, bots, started, status, chunks=len(tasks), games=store.n_games(), failed_chunks=failed,
+            missing_chunks=len(missing) if not stopped else 0, stopped_early=stopped, sprt=sprt_line,
+            kept_matchups=kept, quarantined=quarantined))
+        return TournamentResult(run_dir, cfg, status, failed, stopped, sprt_line, kept, quarantined)
+    finally:
+        release()
+        store.close()
+
+
+def _with_limits(spec: BotSpec, limits: tuple[tuple[str, float], ...]) -> BotSpec:
+    import dataclasses
+
+    return dataclasses.replace(spec, limits=limits)
+
+
+def _stored_games(store: RunStore, t: ChunkTask):
+    """The stored games of one chunk (for an SPRT resumed over chunks an earlier run played)."""
+    rec = store.stored(t.matchup_id, t.chunk)
+    if rec is None:
+        return
+    m = store.index().matchups[t.matchup_id]
+    g = store._table(m, rec, "games", ["pair", "winner", "error", "matchup", "bot_a", "bot_b"])
+    if g is not None:
+        yield g
+
+
+__all__ = ["TournamentError", "TournamentResult", "run_tournament", "StoreError"]

@@ -1,0 +1,330 @@
+"""Where chunks are played: in this process, in local worker processes, or on Dask.
+
+Every schedule has one method, ``results(tasks)``: a generator that plays
+the tasks and yields a :class:`~arena.run.worker.ChunkResult` or a
+:class:`ChunkFailure` for each, in the order they finish.  It keeps only a
+window of tasks in flight (so results never pile up in memory), and closing
+the generator - an SPRT stop, Ctrl-C, an error in the driver - stops every
+worker it started.
+
+Local processes (:class:`LocalProcesses`) are a small pool of our own rather
+than ``concurrent.futures``: a worker that dies takes only the chunk it
+held (that chunk is tried once more in a fresh process, then reported
+failed) and is replaced, where a ``ProcessPoolExecutor`` breaks as a whole;
+a chunk that runs past its time limit gets its worker killed (a bot stuck in
+a compiled loop can't be interrupted any other way) and is reported with
+the bot and the decision that was being asked; and workers die with the
+driver (``PR_SET_PDEATHSIG`` on Linux, and a watch on the parent's pid
+elsewhere), so ``kill -9`` of ``arena run`` leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing.connection
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arena.bot import PHASE_FUNCTION
+from arena.run.plan import ChunkTask
+from arena.run.worker import P_PHASE, P_SEAT, P_SIZE, P_SWAP, ChunkResult, play_chunk
+
+log = logging.getLogger("arena.schedule")
+
+
+@dataclass
+class ChunkFailure:
+    """A chunk that could not be played; ``reason`` is one line."""
+
+    task: ChunkTask
+    reason: str
+
+
+Outcome = ChunkResult | ChunkFailure
+
+
+class Inline:
+    """Play every chunk in this process, one after another (debugging, tests)."""
+
+    workers = 1
+
+    def results(self, tasks: Iterable[ChunkTask]) -> Iterator[Outcome]:
+        from arena.run.worker import WorkerError
+
+        for t in tasks:
+            try:
+                yield play_chunk(t)
+            except WorkerError as exc:
+                yield ChunkFailure(t, str(exc))
+
+
+# --- local worker processes -------------------------------------------------------------
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """End this process when the driver ends, however it ends."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the driver died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="arena-parent-watch").start()
+
+
+def _capture_fd1():
+    """Send what bots print at the C level (fd 1) to a scratch file read after each chunk."""
+    import tempfile
+
+    try:
+        sys.stdout.flush()
+        scratch = tempfile.TemporaryFile()
+        os.dup2(scratch.fileno(), 1)
+        return scratch
+    except OSError:
+        return None
+
+
+def _drain(scratch) -> str:
+    if scratch is None:
+        return ""
+    try:
+        scratch.flush()
+        size = os.lseek(1, 0, os.SEEK_CUR)
+        if size <= 0:
+            return ""
+        os.lseek(1, 0, os.SEEK_SET)
+        data = os.read(1, min(size, 64 * 1024))
+        os.ftruncate(1, 0)
+        os.lseek(1, 0, os.SEEK_SET)
+        return data.decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _worker_main(conn, raw, parent_pid: int) -> None:
+    """A worker process: play the chunks the driver sends until it sends None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    _die_with_parent(parent_pid)
+    from arena.run.store import close_inherited_locks
+
+    close_inherited_locks()
+    scratch = _capture_fd1()
+    progress = np.frombuffer(raw, dtype=np.int64)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            break
+        if task is None:
+            break
+        try:
+            res = play_chunk(task, progress, catch_exits=True)
+            out = _drain(scratch)
+            if out:
+                key = f"{task.bot_a.name}--{task.bot_b.name}.stdout"
+                res.logs[key] = res.logs.get(key, f"--- {task.label}\n") + out
+            msg: tuple[str, Any] = ("ok", res)
+        except BaseException as exc:  # noqa: BLE001 - anything a bot does must come back as a failure
+            msg = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(msg)
+        except (BrokenPipeError, OSError):
+            break
+    os._exit(0)
+
+
+class _Slot:
+    def __init__(self, ctx) -> None:
+        self.raw = ctx.RawArray("q", P_SIZE)
+        self.progress = np.frombuffer(self.raw, dtype=np.int64)
+        here, there = ctx.Pipe()
+        self.conn = here
+        self.proc = ctx.Process(target=_worker_main, args=(there, self.raw, os.getpid()), daemon=True,
+                                name="arena-worker")
+        self.proc.start()
+        there.close()
+        self.task: ChunkTask | None = None
+        self.started = 0.0
+        self.retry = False
+
+    def give(self, task: ChunkTask, retry: bool) -> None:
+        self.progress[:] = -1
+        self.task, self.retry, self.started = task, retry, time.monotonic()
+        self.conn.send(task)
+
+    def kill(self) -> None:
+        if self.proc.is_alive():
+            try:
+                os.kill(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, TypeError):
+                pass
+        self.proc.join(timeout=5)
+        self.conn.close()
+
+    def asked(self) -> str:
+        """Which bot, and which decision, the worker was asking when stopped."""
+        seat, phase, swap = (int(self.progress[i]) for i in (P_SEAT, P_PHASE, P_SWAP))
+        t = self.task
+        if t is None or seat < 0 or swap < 0:
+            return "before the first decision"
+        bot = t.bot_a if (seat ^ swap) == 0 else t.bot_b
+        return f"while asking bot '{bot.name}' for {PHASE_FUNCTION.get(phase, '?')}()"
+
+
+class LocalProcesses:
+    """A pool of ``workers`` local processes with a watchdog (see the module doc)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        methods = multiprocessing.get_all_start_methods()
+        # fork: workers inherit the compiled kernels and the loaded bots.
+        self.ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+    def results(self, tasks: Iterable[ChunkTask]) -> Iterator[Outcome]:
+        queue: deque[tuple[ChunkTask, bool]] = deque((t, False) for t in tasks)
+        slots = [_Slot(self.ctx) for _ in range(min(self.workers, len(queue)) or 1)]
+        try:
+            while True:
+                for s in slots:
+                    if s.task is None and queue:
+                        s.give(*queue.popleft())
+                busy = [s for s in slots if s.task is not None]
+                if not busy:
+                    return
+                now = time.monotonic()
+                wait_s = min(1.0, max(0.01, min(s.started + s.task.time_limit - now for s in busy)))  # type: ignore[union-attr]
+                waitables = {s.conn: s for s in busy}
+                waitables.update({s.proc.sentinel: s for s in busy})
+                ready = multiprocessing.connection.wait(list(waitables), timeout=wait_s)
+                handled: set[int] = set()
+                for r in ready:
+                    s = waitables[r]
+                    if id(s) in handled or s.task is None:
+                        continue
+                    handled.add(id(s))
+                    task = s.task
+                    msg = None
+                    try:
+                        if s.conn.poll():
+                            msg = s.conn.recv()
+                    except (EOFError, OSError):
+                        msg = None
+                    if msg is not None:
+                        s.task = None
+                        kind, payload = msg
+                        yield payload if kind == "ok" else ChunkFailure(task, payload)
+                        continue
+                    # the process ended without an answer: it died
+                    s.proc.join(timeout=5)
+                    code = s.proc.exitcode
+                    s.kill()
+                    slots[slots.index(s)] = _Slot(self.ctx)
+                    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+                    if s.retry:
+                        yield ChunkFailure(task, f"its worker process died twice ({how})")
+                    else:
+                        log.warning("a worker process died (%s) playing %s; trying that chunk once more",
+                                    how, task.label)
+                        queue.appendleft((task, True))
+                now = time.monotonic()
+                for s in list(slots):
+                    if s.task is not None and now - s.started > s.task.time_limit:
+                        task, why = s.task, s.asked()
+                        s.kill()
+                        slots[slots.index(s)] = _Slot(self.ctx)
+                        yield ChunkFailure(task, f"timed out after {task.time_limit:.0f} s {why}")
+        finally:
+            for s in slots:
+                if s.task is None and s.proc.is_alive():
+                    try:
+                        s.conn.send(None)
+                    except OSError:
+                        pass
+            for s in slots:
+                if s.task is not None:
+                    s.kill()
+                else:
+                    s.proc.join(timeout=2)
+                    if s.proc.is_alive():
+                        s.kill()
+                    else:
+                        s.conn.close()
+
+
+# --- Dask ---------------------------------------------------------------------------------
+
+
+def _dask_play(task: ChunkTask) -> ChunkResult:
+    """A chunk on a Dask worker (a thread there): bot exits become forfeits too."""
+    return play_chunk(task, None, catch_exits=True)
+
+
+class DaskCluster:
+    """Chunks as Dask tasks on a ``distributed.Client``'s cluster.
+
+    Tasks carry their seeds and bots, so any worker can play any chunk and a
+    task that Dask runs again after a worker died gives the same games (the
+    store ignores a second copy of a stored chunk).  ``window`` tasks are in
+    flight at once, a few per worker thread, so results never pile up.
+    """
+
+    def __init__(self, client: Any, window: int | None = None) -> None:
+        self.client = client
+        threads = sum(client.nthreads().values()) or 1
+        self.workers = threads
+        self.window = window or max(4, 3 * threads)
+        self.token = uuid.uuid4().hex[:8]
+
+    def results(self, tasks: Iterable[ChunkTask]) -> Iterator[Outcome]:
+        from distributed import as_completed
+
+        queue = deque(tasks)
+        futures = {}
+        ac = as_completed()
+        try:
+            while queue and len(futures) < self.window:
+                t = queue.popleft()
+                f = self.client.submit(_dask_play, t, key=f"{t.key}-{self.token}", pure=False)
+                futures[f] = t
+                ac.add(f)
+            for f in ac:
+                t = futures.pop(f)
+                try:
+                    res = f.result()
+                    yield res
+                except Exception as exc:  # noqa: BLE001 - a task's failure is reported, not raised
+                    yield ChunkFailure(t, f"{type(exc).__name__}: {exc}")
+                finally:
+                    f.release()
+                if queue:
+                    u = queue.popleft()
+                    g = self.client.submit(_dask_play, u, key=f"{u.key}-{self.token}", pure=False)
+                    futures[g] = u
+                    ac.add(g)
+        finally:
+            for f in futures:
+                f.cancel()

@@ -1,0 +1,203 @@
+"""The worker: one chunk task in, its result tables out.
+
+:func:`play_chunk` touches no files of the run (the driver's store writes
+them) and needs nothing from the driver's machine: bots arrive as content
+(:class:`~arena.run.plan.BotSpec`).  A user's bot file is written once to
+this machine's cache under a name derived from its hash and imported as
+``arena_bot_<hash>``, so it has its own numba cache, can't clash with a
+plain ``import`` of the same file, and two versions of a file never mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import importlib.util
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.bot import Bot, BotError, bot_from_module, load_bot
+from arena.play import C_PHASE, C_SEAT, C_SIZE, play_batch
+from arena.records import games_frame, hands_frame
+from arena.rules import Rules
+from arena.run.plan import BotSpec, ChunkTask, pair_seeds
+
+# Slots of the progress array a worker shares with its driver (the watchdog
+# reads them to name the bot that was being asked when a chunk timed out).
+P_SEAT = C_SEAT  # seat being asked (same slot as the engine's counters)
+P_PHASE = C_PHASE  # decision being asked
+P_SWAP = C_SIZE  # which seat bot_a has in the part being played (0 or 1)
+P_SIZE = C_SIZE + 1
+
+LOG_LIMIT = 64 * 1024  # bytes of bot output kept per chunk
+
+
+class WorkerError(RuntimeError):
+    """A chunk that cannot be played at all (a bot that does not load here)."""
+
+
+@dataclass
+class ChunkResult:
+    """What a worker sends back for one chunk."""
+
+    task: ChunkTask
+    games: pd.DataFrame
+    hands: pd.DataFrame | None
+    errors: list[str]
+    logs: dict[str, str] = field(default_factory=dict)  # log name -> text the bots printed
+    seconds: float = 0.0
+
+
+# --- bots from content ---------------------------------------------------------------
+
+_BOTS: dict[BotSpec, Bot] = {}
+
+
+def bot_cache_dir() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gin-arena" / "bots"
+    return base
+
+
+def _file_bot(spec: BotSpec) -> Bot:
+    digest = hashlib.sha256(spec.source.encode()).hexdigest()[:16]
+    mod_name = f"arena_bot_{digest}"
+    module = sys.modules.get(mod_name)
+    if module is None:
+        folder = bot_cache_dir() / digest
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{mod_name}.py"
+        if not path.exists() or path.read_text(encoding="utf-8") != spec.source:
+            tmp = folder / f".{mod_name}.{os.getpid()}.tmp"
+            tmp.write_text(spec.source, encoding="utf-8")
+            os.replace(tmp, path)
+        imp = importlib.util.spec_from_file_location(mod_name, path)
+        assert imp is not None and imp.loader is not None
+        module = importlib.util.module_from_spec(imp)
+        sys.modules[mod_name] = module
+        try:
+            imp.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[mod_name]
+            raise WorkerError(f"bot '{spec.name}' ({spec.ref}) failed to import on this worker: "
+                              f"{type(exc).__name__}: {exc}") from None
+    bot = bot_from_module(module, name=spec.name, source=spec.ref)
+    return dataclasses.replace(bot, source_hash=spec.source_hash)
+
+
+def bot_from_spec(spec: BotSpec) -> Bot:
+    """The bot a spec describes, loaded once per process."""
+    bot = _BOTS.get(spec)
+    if bot is not None:
+        return bot
+    try:
+        if spec.kind == "builtin":
+            bot = load_bot(spec.ref)
+            if bot.source_hash != spec.source_hash:
+                raise WorkerError(f"built-in bot '{spec.ref}' differs on this worker from the driver's "
+                                  f"(hash {bot.source_hash} vs {spec.source_hash}): install the same gin-arena")
+        elif spec.kind == "file":
+            bot = _file_bot(spec)
+        elif spec.kind in ("command", "sandbox"):
+            from arena.external import bot_from_origin
+
+            bot = bot_from_origin(spec.name, spec.kind, spec.ref, spec.source, dict(spec.limits))
+        else:
+            raise WorkerError(f"bot '{spec.name}': unknown kind '{spec.kind}'")
+    except BotError as exc:
+        raise WorkerError(f"bot '{spec.name}': {exc}") from None
+    if spec.params:
+        bot = bot.with_params(spec.name, dict(spec.params))
+    else:
+        bot = dataclasses.replace(bot, name=spec.name)
+    _BOTS[spec] = bot
+    return bot
+
+
+# --- playing a chunk ---------------------------------------------------------------------
+
+
+def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits: bool = False) -> ChunkResult:
+    """Play one chunk and return its games (and hands), with run-level columns.
+
+    With duplicate deals, pair ``i`` is played twice with seed ``s_i``: first
+    bot_a in seat 0 (swap 0), then bot_b in seat 0 (swap 1).  Without, game
+    ``i`` uses seed ``s_i`` and the seats alternate.  ``progress`` (shared
+    with the driver) says which seat and decision are being asked;
+    ``catch_exits`` (worker processes) turns a bot's SystemExit or
+    KeyboardInterrupt into a forfeit instead of the end of the process.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    a, b = bot_from_spec(task.bot_a), bot_from_spec(task.bot_b)
+    rules = Rules(**dict(task.rules)).to_array()
+    seeds = pair_seeds(task.seed, task.pair_lo, task.pair_hi)
+    pair_no = np.arange(task.pair_lo, task.pair_hi, dtype=np.int64)
+    if task.duplicate:
+        parts = [(0, seeds, pair_no), (1, seeds, pair_no)]
+    else:
+        parts = [(0, seeds[0::2], pair_no[0::2]), (1, seeds[1::2], pair_no[1::2])]
+    counters = progress[:C_SIZE] if progress is not None else None
+    frames, hand_frames, errors = [], [], []
+    printed = io.StringIO()
+    offset = 0
+    for swap, s, pairs in parts:
+        seat0, seat1 = (a, b) if swap == 0 else (b, a)
+        if progress is not None:
+            progress[P_SWAP] = swap
+        with contextlib.redirect_stdout(printed):
+            rec = play_batch(seat0, seat1, rules, s, record_hands=task.record_hands, counters=counters,
+                             catch_exits=catch_exits)
+        g = games_frame(rec.games, s)
+        g.insert(0, "pair", pairs)
+        g.insert(1, "swap", np.int8(swap))
+        g["bot0"] = seat0.name
+        g["bot1"] = seat1.name
+        g["error"] = ""
+        g.loc[g["forfeit_seat"] >= 0, "error"] = rec.errors  # one message per forfeit, in game order
+        frames.append(g)
+        errors.extend(rec.errors)
+        if task.record_hands:
+            h = hands_frame(rec.hands)
+            h["game"] = h["game"] + offset
+            hand_frames.append(h)
+        offset += len(s)
+    games = pd.concat(frames, ignore_index=True)
+    order = np.lexsort((games["swap"].to_numpy(), games["pair"].to_numpy()))
+    games = games.iloc[order].reset_index(drop=True)
+    # Run-level columns: ids that do not depend on where or when the chunk ran.
+    local = 2 * games["pair"].to_numpy() + games["swap"].to_numpy() if task.duplicate \
+        else games["pair"].to_numpy()
+    game_id = task.matchup_no * task.games_per_pair + local
+    games.insert(0, "game_id", game_id.astype(np.int64))
+    games.insert(1, "matchup", task.matchup)
+    games.insert(2, "bot_a", task.bot_a.name)
+    games.insert(3, "bot_b", task.bot_b.name)
+    seat = games["winner_seat"].to_numpy()
+    games["winner"] = np.where(seat == 0, games["bot0"], np.where(seat == 1, games["bot1"], ""))
+    hands = None
+    if task.record_hands:
+        hands = pd.concat(hand_frames, ignore_index=True)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        hands["game"] = game_id[rank[hands["game"].to_numpy()]]
+        hands = hands.rename(columns={"game": "game_id"})
+        hands = hands.sort_values(["game_id", "hand"], kind="stable").reset_index(drop=True)
+    logs = {}
+    for bot in (a, b):
+        drain = getattr(bot, "drain_log", None)
+        if drain is not None:
+            text = drain()
+            if text:
+                logs[bot.name] = text[-LOG_LIMIT:]
+    out = printed.getvalue()
+    if out:
+        logs[f"{task.bot_a.name}--{task.bot_b.name}.stdout"] = f"--- {task.label}\n" + out[-LOG_LIMIT:]
+    return ChunkResult(task, games, hands, errors, logs, time.perf_counter() - t0)

@@ -1,0 +1,534 @@
+"""The runner and its store: determinism, resuming, submitting, faults, folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from arena.config import ConfigError, TournamentConfig, config_from_dict, load_config
+from arena.run import TournamentError, run_tournament
+from arena.run.schedule import Inline
+from arena.run.store import RunStore, StoreBusy, StoreError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SIMPLE_COPY = textwrap.dedent('''
+    """A copy of simple under another name (for submit tests)."""
+    from bots.simple import take_upcard, draw, big_gin, discard, knock
+    NAME = "simple-copy"
+''')
+
+
+def cfg(tmp_path: Path, **kw) -> TournamentConfig:
+    base = dict(name="t", bots=("random", "simple"), games_per_pair=120, chunk_size=40, seed=3, workers=1,
+                results_dir=str(tmp_path / "results"))
+    base.update(kw)
+    return TournamentConfig(**base)
+
+
+def sorted_games(df: pd.DataFrame) -> pd.DataFrame:
+    """A games table in a canonical order with plain string columns (for equality across runs)."""
+    out = df.sort_values("game_id").reset_index(drop=True)
+    for c in out.columns:
+        if isinstance(out[c].dtype, pd.CategoricalDtype):
+            out[c] = out[c].astype(str)
+    return out
+
+
+def same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    return sorted_games(a).equals(sorted_games(b))
+
+
+def chunk_files(run_dir: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in (run_dir / "games").rglob("*.parquet")}
+
+
+# --- determinism -----------------------------------------------------------------------------
+
+
+def test_same_seed_same_games_inline_and_on_one_or_two_worker_processes(tmp_path):
+    one = run_tournament(cfg(tmp_path, name="one"), progress=False)
+    two = run_tournament(cfg(tmp_path, name="two", workers=2), progress=False)
+    inline = run_tournament(cfg(tmp_path, name="inl"), progress=False, schedule=Inline())
+    assert one.status == two.status == inline.status == "complete"
+    assert len(one.games) == 120 and one.games["game_id"].is_unique
+    assert same(one.games, two.games) and same(one.games, inline.games)
+    assert sorted_games(one.hands).equals(sorted_games(two.hands))
+    other = run_tournament(cfg(tmp_path, name="other", seed=4), progress=False)
+    assert not same(one.games, other.games)
+
+
+def test_the_chunk_files_are_the_dataset_and_there_is_no_joined_copy(tmp_path):
+    res = run_tournament(cfg(tmp_path), progress=False)
+    run_dir = tmp_path / "results" / "t"
+    assert same(pd.read_parquet(run_dir / "games"), res.games)
+    assert len(pd.read_parquet(run_dir / "hands")) == len(res.hands)
+    assert not (run_dir / "games.parquet").exists() and not (run_dir / "hands.parquet").exists()
+    hands = res.hands
+    assert set(hands["game_id"]) == set(res.games["game_id"])  # every hand joins its game
+
+
+def test_duplicate_pairs_share_a_seed_with_seats_swapped_and_every_matchup_the_same_deals(tmp_path):
+    g = run_tournament(cfg(tmp_path), progress=False).games
+    for _, pair in g.groupby("pair"):
+        assert len(pair) == 2 and pair["seed"].nunique() == 1
+        assert sorted(pair["swap"]) == [0, 1]
+        assert set(pair["bot0"].astype(str)) == {"random", "simple"}
+    res3 = run_tournament(cfg(tmp_path, name="three", bots=("random", "simple", "early-knock")), progress=False)
+    seeds = res3.games.groupby("matchup", observed=True)["seed"].apply(lambda s: tuple(sorted(s)))
+    assert len(seeds) == 3 and seeds.nunique() == 1
+
+
+# --- resuming and keeping -----------------------------------------------------------------------
+
+
+def test_interrupted_run_resumes_to_the_same_games_without_replaying_stored_chunks(tmp_path):
+    full = run_tournament(cfg(tmp_path, name="full"), progress=False)
+    calls = []
+
+    def interrupt(done, total):
+        calls.append(done)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(cfg(tmp_path, name="cut"), progress=interrupt)
+    run_dir = tmp_path / "results" / "cut"
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "interrupted"
+    saved = chunk_files(run_dir)
+    assert len(saved) == 2  # two chunks stored before the interrupt, one left
+    resumed = run_tournament(cfg(tmp_path, name="cut"), progress=False)
+    assert resumed.status == "complete"
+    assert same(full.games, resumed.games)
+    assert all(p.stat().st_mtime_ns == t for p, t in saved.items())  # not replayed
+
+
+def test_submit_then_the_original_command_keeps_every_matchup(tmp_path):
+    first = run_tournament(cfg(tmp_path), progress=False).games  # read now: the folder grows below
+    run_dir = tmp_path / "results" / "t"
+    old = chunk_files(run_dir)
+    bot_file = tmp_path / "simple_copy.py"
+    bot_file.write_text(SIMPLE_COPY)
+    with_copy = cfg(tmp_path, bots=("random", "simple", str(bot_file)))
+    second = run_tournament(with_copy, progress=False)
+    assert set(second.games["matchup"]) == {"random vs simple", "random vs simple-copy", "simple vs simple-copy"}
+    assert all(p.stat().st_mtime_ns == t for p, t in old.items())  # nothing replayed
+    g = second.games
+    a = g[g["matchup"] == "random vs simple-copy"]
+    assert (a["winner"] == "simple-copy").sum() == (first["winner"] == "simple").sum()  # same deals
+    # The original command (fewer bots) keeps the submitted bot's games and says so.
+    third = run_tournament(cfg(tmp_path), progress=False)
+    assert third.kept == ["random vs simple-copy", "simple vs simple-copy"]
+    assert len(third.games) == 360 and third.store.n_games() == 360
+    assert third.status == "complete"
+
+
+def test_a_changed_bot_file_gets_new_games_and_the_old_ones_are_kept_aside(tmp_path):
+    bot_file = tmp_path / "simple_copy.py"
+    bot_file.write_text(SIMPLE_COPY)
+    c = cfg(tmp_path, bots=("random", str(bot_file)))
+    run_tournament(c, progress=False)
+    run_dir = tmp_path / "results" / "t"
+    before = chunk_files(run_dir)
+    bot_file.write_text(SIMPLE_COPY + "\n# edited\n")
+    res = run_tournament(c, progress=False)
+    assert len(res.games) == 120  # only the current version's games count
+    after = chunk_files(run_dir)
+    assert set(before) < set(after) and len(after) == 2 * len(before)  # old files kept, new ones added
+    store = RunStore(run_dir)
+    assert [m.superseded for m in store.matchups(current=False)] == [True, False]
+
+
+def test_a_folder_from_other_rules_is_refused_and_left_intact(tmp_path):
+    run_tournament(cfg(tmp_path), progress=False)
+    run_dir = tmp_path / "results" / "t"
+    snapshot = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+    with pytest.raises(TournamentError, match="different rules"):
+        run_tournament(cfg(tmp_path, rules={"preset": "standard", "knock_limit": 5}), progress=False)
+    with pytest.raises(TournamentError, match="seed"):
+        run_tournament(cfg(tmp_path, seed=99), progress=False)
+    assert snapshot == {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+
+
+# --- stored bytes are checked -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_a_damaged_chunk_is_named_moved_aside_and_replayed_never_read(tmp_path, damage, caplog):
+    clean = run_tournament(cfg(tmp_path, name="clean"), progress=False)
+    run_tournament(cfg(tmp_path), progress=False)
+    run_dir = tmp_path / "results" / "t"
+    victim = sorted((run_dir / "games").rglob("*.parquet"))[1]
+    data = bytearray(victim.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0x10
+        data[len(data) // 3] ^= 0x01
+    else:
+        data = data[: len(data) // 2]
+    victim.write_bytes(bytes(data))
+    # A reader skips it with one line and never parses it.
+    store = RunStore(run_dir)
+    assert store.n_games() == 120
+    assert len(store.games()) == 80
+    assert len(store.problems) == 1 and "chunk 1 of random vs simple" in store.problems[0]
+    # The next run names it, moves it aside and plays it again.
+    with caplog.at_level("WARNING", logger="arena"):
+        again = run_tournament(cfg(tmp_path), progress=False)
+    assert any("chunk 1 of random vs simple" in r.getMessage() and "quarantine" in r.getMessage()
+               for r in caplog.records)
+    moved = sorted(p.name for p in (run_dir / "quarantine").iterdir())
+    assert len(moved) == 2 and all("-00001-" in n for n in moved)  # the chunk's games and hands files
+    assert again.status == "complete" and same(again.games, clean.games)
+
+
+def test_storing_a_chunk_twice_keeps_one_copy(tmp_path):
+    res = run_tournament(cfg(tmp_path), progress=False)
+    run_dir = tmp_path / "results" / "t"
+    games = res.games
+    with RunStore.open_for_writing(run_dir) as store:
+        m = store.matchups()[0]
+        first = games[games["game_id"] < 40].drop(columns=[]).reset_index(drop=True)
+        lines = (run_dir / "index.jsonl").read_text().count("\n")
+        store.put_chunk(m.id, 0, first, None)  # already stored and intact: nothing happens
+        assert (run_dir / "index.jsonl").read_text().count("\n") == lines
+    assert same(RunStore(run_dir).games(), games)
+
+
+def test_a_torn_index_line_loses_only_that_chunk(tmp_path):
+    run_tournament(cfg(tmp_path), progress=False)
+    run_dir = tmp_path / "results" / "t"
+    idx = run_dir / "index.jsonl"
+    text = idx.read_text()
+    idx.write_text(text[:-25])  # the last chunk's line is cut short
+    store = RunStore(run_dir)
+    assert store.index().bad_lines == 1 and store.n_games() == 80
+    res = run_tournament(cfg(tmp_path), progress=False)
+    assert res.status == "complete" and len(res.games) == 120
+
+
+# --- locking and folders -------------------------------------------------------------------------
+
+
+def test_a_second_writer_on_a_folder_in_use_is_refused_naming_the_pid(tmp_path):
+    run_dir = tmp_path / "results" / "t"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from arena.run.store import RunStore
+        s = RunStore.open_for_writing({str(run_dir)!r})
+        print("locked", flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreBusy, match=f"in use by pid {holder.pid}"):
+            run_tournament(cfg(tmp_path), progress=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run_tournament(cfg(tmp_path), progress=False).status == "complete"  # the lock died with its holder
+
+
+def test_results_path_that_is_a_file_or_not_writable_is_a_one_line_error(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "t").write_text("not a folder")
+    with pytest.raises(StoreError, match="is a file"):
+        run_tournament(cfg(tmp_path), progress=False)
+    if os.geteuid() == 0:  # root writes anywhere on a normal file system; sysfs refuses even root
+        bad = cfg(tmp_path, results_dir="/sys", name="kernel")
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        bad = cfg(tmp_path, results_dir=str(ro))
+    with pytest.raises(StoreError, match="cannot"):
+        run_tournament(bad, progress=False)
+
+
+# --- bots that misbehave ------------------------------------------------------------------------------
+
+BAD_BOT = textwrap.dedent('''
+    """Plays like simple but blunders: an illegal discard in some games, raises in others."""
+    from bots.simple import take_upcard, draw, big_gin, knock
+    from bots.simple import discard as simple_discard
+    from arena.layout import V_TURN, V_UPCARD
+    NAME = "{name}"
+
+    def discard(view, params, memory, rng):
+        if view[V_TURN] == 6 and view[V_UPCARD] % 4 == 0:
+            return 60          # not a card
+        if view[V_TURN] == 6 and view[V_UPCARD] % 4 == 1:
+            raise ValueError("oops")
+        return simple_discard(view, params, memory, rng)
+''')
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_illegal_moves_and_exceptions_forfeit_the_game_and_the_run_goes_on(tmp_path, workers):
+    f = tmp_path / "bad.py"
+    f.write_text(BAD_BOT.format(name="bad"))
+    res = run_tournament(cfg(tmp_path, bots=("simple", str(f)), workers=workers), progress=False)
+    g = res.games
+    assert len(g) == 120
+    forfeited = g[g["forfeit_seat"] >= 0]
+    assert len(forfeited) > 5
+    loser = forfeited.apply(lambda r: r[f"bot{r.forfeit_seat}"], axis=1)
+    assert (loser == "bad").all() and (forfeited["winner"] == "simple").all()
+    assert forfeited["error"].str.contains("bot 'bad'").all()
+    assert forfeited["error"].str.contains("discard").all()
+    assert forfeited["error"].str.contains("raised an exception").any()
+    assert forfeited["error"].str.contains("does not hold").any()
+    assert (g.loc[g["forfeit_seat"] < 0, "error"] == "").all()
+
+
+KILLER_BOT = textwrap.dedent('''
+    """A bot whose worker process dies in the middle of a game."""
+    import os
+    from bots.simple import take_upcard, draw, big_gin, discard, knock as _knock
+    PLAIN = True
+    NAME = "killer"
+
+    def knock(view, params, memory, rng):
+        os._exit(3)
+''')
+
+
+def test_a_dead_worker_is_replaced_and_only_its_chunk_retried_then_reported(tmp_path):
+    f = tmp_path / "killer.py"
+    f.write_text(KILLER_BOT)
+    res = run_tournament(cfg(tmp_path, bots=("random", "simple", str(f)), workers=2), progress=False)
+    assert res.status == "incomplete"
+    assert set(res.games["matchup"]) == {"random vs simple"}  # the healthy matchup finished
+    assert len(res.games) == 120
+    assert len(res.failed_chunks) == 6  # 3 chunks in each matchup with killer, each died twice
+    assert all("killer" in c and "died twice (exit code 3)" in c for c in res.failed_chunks)
+    manifest = json.loads((tmp_path / "results" / "t" / "manifest.json").read_text())
+    assert manifest["status"] == "incomplete" and len(manifest["failed_chunks"]) == 6
+
+
+EXITING_BOT = textwrap.dedent('''
+    """Leaves in the middle of a decision: {how}."""
+    import sys
+    from bots.simple import take_upcard, draw, big_gin, discard, knock as _knock
+    from arena.layout import V_HAND_NO
+    PLAIN = True
+    NAME = "leaver"
+
+    def knock(view, params, memory, rng):
+        if view[V_HAND_NO] == 1:
+            {how}
+        return _knock(view, params, memory, rng)
+''')
+
+
+@pytest.mark.parametrize("how", ["sys.exit()", "raise KeyboardInterrupt", "raise SystemExit(3)"])
+def test_a_bot_that_exits_or_interrupts_forfeits_its_game_not_the_run(tmp_path, how):
+    f = tmp_path / "leaver.py"
+    f.write_text(EXITING_BOT.format(how=how))
+    res = run_tournament(cfg(tmp_path, bots=("simple", str(f))), progress=False)
+    assert res.status == "complete"
+    g = res.games
+    forfeited = g[g["forfeit_seat"] >= 0]
+    assert len(forfeited) > 0 and forfeited["error"].str.contains("bot 'leaver'").all()
+    assert forfeited["error"].str.contains("SystemExit|KeyboardInterrupt").all()
+
+
+ANSWER_BOT = textwrap.dedent('''
+    """Answers the upcard question with a {kind} instead of an int."""
+    from bots.simple import draw, big_gin, discard, knock
+    PLAIN = True
+    NAME = "typo"
+
+    def take_upcard(view, params, memory, rng):
+        return {value}
+''')
+
+
+@pytest.mark.parametrize("kind,value", [("float", "1.7"), ("str", '"1"'), ("bool", "True")])
+def test_answers_that_are_not_integers_forfeit(tmp_path, kind, value):
+    f = tmp_path / "typo.py"
+    f.write_text(ANSWER_BOT.format(kind=kind, value=value))
+    res = run_tournament(cfg(tmp_path, bots=("simple", str(f)), games_per_pair=20, chunk_size=20), progress=False)
+    g = res.games
+    assert (g["forfeit_seat"] >= 0).all() and (g["winner"] == "simple").all()
+    assert g["error"].str.contains(f"answered .*{kind}").all()
+
+
+MUTATING_BOT = textwrap.dedent('''
+    """Writes to its params array: each game must still start from the configured values."""
+    from bots.simple import take_upcard, draw, big_gin, discard
+    from bots.simple import knock as _knock
+    from arena._jit import jit
+    PARAMS = {"bias": 0.0}
+    NAME = "mutator"
+
+    @jit
+    def knock(view, params, memory, rng):
+        params[0] += 1.0
+        if params[0] > 3.0:
+            return 0
+        return _knock(view, params, memory, rng)
+''')
+
+
+def test_a_bot_that_mutates_its_params_gives_the_same_games_on_one_and_two_workers(tmp_path):
+    f = tmp_path / "mutator.py"
+    f.write_text(MUTATING_BOT)
+    one = run_tournament(cfg(tmp_path, name="m1", bots=("simple", str(f))), progress=False)
+    two = run_tournament(cfg(tmp_path, name="m2", bots=("simple", str(f)), workers=2, chunk_size=20),
+                         progress=False)
+    assert same(one.games, two.games)  # ids match too: same matchup number, same games per matchup
+
+
+LOOPING_BOT = textwrap.dedent('''
+    """Hangs in a compiled loop at its first discard of a later game."""
+    from bots.simple import take_upcard, draw, big_gin, knock
+    from bots.simple import discard as _discard
+    from arena._jit import jit
+    from arena.layout import V_MY_SCORE
+    NAME = "looper"
+
+    @jit
+    def discard(view, params, memory, rng):
+        memory[0] += 1.0
+        if memory[0] > 1e9:  # never true; keeps the loop from being optimised away
+            return 0
+        x = 0
+        while view[V_MY_SCORE] >= 0:
+            x += 1
+        return _discard(view, params, memory, rng)
+''')
+
+
+def test_a_chunk_stuck_in_a_compiled_loop_is_stopped_and_reported_and_the_rest_goes_on(tmp_path):
+    f = tmp_path / "looper.py"
+    f.write_text(LOOPING_BOT)
+    c = cfg(tmp_path, bots=("random", "simple", str(f)), games_per_pair=40, chunk_size=20, workers=2,
+            limits={"chunk_min_seconds": 2, "chunk_seconds_per_game": 0.01})
+    t0 = time.monotonic()
+    res = run_tournament(c, progress=False)
+    assert time.monotonic() - t0 < 60
+    assert res.status == "incomplete"
+    assert set(res.games["matchup"]) == {"random vs simple"}
+    assert len(res.failed_chunks) == 4
+    assert all("timed out after 2 s while asking bot 'looper' for discard()" in x for x in res.failed_chunks)
+
+
+def test_kill_9_of_the_driver_leaves_no_worker_behind(tmp_path):
+    conf = tmp_path / "c.toml"
+    conf.write_text(f'name = "k"\nbots = ["simple", "gin-chasing"]\ngames_per_pair = 2000000\nchunk_size = 20000\n'
+                    f'workers = 2\nresults_dir = "{tmp_path / "results"}"\n')
+    driver = subprocess.Popen([sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    children: list[int] = []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and len(children) < 2 and driver.poll() is None:
+        time.sleep(0.5)
+        children = _children(driver.pid)
+    assert len(children) == 2, f"the workers did not start: {driver.poll()} {driver.stderr.read() if driver.poll() is not None else ''}"
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in children):
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in children)
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+# --- configs ----------------------------------------------------------------------------------------
+
+
+def test_config_errors_name_the_key(tmp_path):
+    with pytest.raises(ConfigError, match="unknown key 'game_per_pair'.*did you mean 'games_per_pair'"):
+        config_from_dict({"game_per_pair": 10})
+    with pytest.raises(ConfigError, match="workers = -1"):
+        config_from_dict({"workers": -1})
+    with pytest.raises(ConfigError, match="must be even"):
+        config_from_dict({"games_per_pair": 11})
+    with pytest.raises(ConfigError, match="knock_limit"):
+        config_from_dict({"rules": {"knock_limit": 11}})
+    with pytest.raises(ConfigError, match="unknown bot 'simpel'"):
+        config_from_dict({"bots": ["random", "simpel"]}).load_bots()
+    with pytest.raises(ConfigError, match="no parameter 'knock_att'"):
+        config_from_dict({"bots": ["random", "k"], "variants": {"k": {"bot": "simple", "knock_att": 3}}}).load_bots()
+    with pytest.raises(ConfigError, match="elo0 < elo1"):
+        config_from_dict({"sprt": {"elo0": 5, "elo1": 0}})
+    with pytest.raises(ConfigError, match="sprt.alpha"):
+        config_from_dict({"sprt": {"alpha": 0.5}})
+    with pytest.raises(ConfigError, match="sprt.beta"):
+        config_from_dict({"sprt": {"beta": 0}})
+    with pytest.raises(ConfigError, match="limits has no key 'decision_secs'"):
+        config_from_dict({"limits": {"decision_secs": 1}})
+    with pytest.raises(ConfigError, match="seed"):
+        config_from_dict({"seed": "sekret"})
+    p = tmp_path / "c.toml"
+    p.write_text("bots = [\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(p)
+
+
+def test_default_config_loads_with_all_its_bots():
+    c = load_config(ROOT / "configs" / "default.toml")
+    bots = c.load_bots()
+    assert len(c.matchups()) == len(c.bots) * (len(c.bots) - 1) // 2
+    assert all(b.fast for b in bots.values())
+
+
+def test_gauntlet_plays_the_candidate_against_each_bot(tmp_path):
+    res = run_tournament(cfg(tmp_path, format="gauntlet", candidate="early-knock", bots=("random", "simple"),
+                             games_per_pair=40), progress=False)
+    assert list(res.pair_summary()["matchup"]) == ["early-knock vs random", "early-knock vs simple"]
+    assert len(res.games) == 80
+
+
+def test_run_accepts_a_config_path_or_dict_and_saves_bot_paths_absolute(tmp_path, monkeypatch):
+    bot_dir = tmp_path / "mybots"
+    bot_dir.mkdir()
+    (bot_dir / "copy.py").write_text(SIMPLE_COPY)
+    conf = bot_dir / "c.toml"
+    conf.write_text(f'name = "p"\nbots = ["random", "copy.py"]\ngames_per_pair = 20\nchunk_size = 20\n'
+                    f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n')
+    res = run_tournament(conf, progress=False)  # the bot path is relative to the config's folder
+    assert set(res.games["bot0"].astype(str)) == {"random", "simple-copy"}
+    saved = load_config(tmp_path / "results" / "p" / "config.toml")
+    assert str(bot_dir / "copy.py") in saved.bots
+    monkeypatch.chdir(tmp_path)
+    assert {b.name for b in saved.load_bots().values()} == {"random", "simple-copy"}
+    as_dict = run_tournament({"name": "d", "bots": ["random", "simple"], "games_per_pair": 20, "chunk_size": 20,
+                              "workers": 1, "results_dir": str(tmp_path / "results")}, progress=False)
+    assert len(as_dict.games) == 20
+
+
+def test_a_secret_seed_is_drawn_once_kept_in_the_folder_and_resumes_exactly(tmp_path):
+    a = run_tournament(cfg(tmp_path, name="s1", seed="secret"), progress=False)
+    b = run_tournament(cfg(tmp_path, name="s2", seed="secret"), progress=False)
+    secret = (tmp_path / "results" / "s1" / "seed.secret").read_text()
+    assert set(a.games["seed"]).isdisjoint(set(b.games["seed"]))  # two draws, two sets of deals
+    # Resuming the same folder keeps its seed: delete a chunk's record by damaging it, play again.
+    victim = sorted((tmp_path / "results" / "s1" / "games").rglob("*.parquet"))[0]
+    victim.write_bytes(b"junk")
+    again = run_tournament(cfg(tmp_path, name="s1", seed="secret"), progress=False)
+    assert (tmp_path / "results" / "s1" / "seed.secret").read_text() == secret
+    assert same(again.games, a.games)
+    assert json.loads((tmp_path / "results" / "s1" / "manifest.json").read_text())["seed"] == "secret"
+    assert secret.strip() not in (tmp_path / "results" / "s1" / "config.toml").read_text()
