@@ -1,0 +1,277 @@
+"""An external program as a :class:`arena.bot.Bot` on the engine's plain Python path.
+
+:class:`ExternalBot` holds the program's command and limits and up to two
+running processes, one per seat (a bot playing itself must not see two
+games interleaved on one pipe).  Its five decision functions are ordinary
+Python callables ``(view, params, memory, rng) -> int``, so
+:func:`arena.play.play_batch` drives it like any plain bot, and an
+:class:`~arena.external.process.ExternalBotError` raised in a decision
+forfeits that game with the error's message ("timeout: ...").
+
+Game boundaries come from the engine itself: ``begin_game`` zeroes a bot's
+``memory``, so ``memory[0] == 0`` marks the first decision of a game (the
+bot then sets it to 1), and the generator state it seeded is turned back
+into the bot's per-game seed (:func:`arena.rng.seed_of_state`; that seed is
+a one-way function of the game seed, so it tells the bot nothing about the
+deal).  A process that timed out, crashed or wrote garbage is killed and
+started afresh at the next game; after three failed starts in a row the
+bot forfeits at once instead of waiting for each start to fail.
+
+Not thread-safe: one ExternalBot plays one batch at a time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import shlex
+import sys
+import time
+import weakref
+from pathlib import Path
+
+import numpy as np
+
+from arena.external.limits import Limits
+from arena.external.process import BotProcess, ExternalBotError, LogBuffer, start_and_handshake
+from arena.external.protocol import DECISION_OF_PHASE, ProtocolError, encode_decide, parse_answer
+from arena.layout import V_SEAT
+from arena.rng import seed_of_state
+
+MAX_FAILED_STARTS = 3
+
+_LIVE: "weakref.WeakSet[ExternalBot]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for bot in list(_LIVE):
+        bot.close()
+
+
+class _Seat:
+    """One seat's process and where its current game stands."""
+
+    __slots__ = ("proc", "game", "game_time", "seed", "failed_starts")
+
+    def __init__(self) -> None:
+        self.proc: BotProcess | None = None
+        self.game = 0
+        self.game_time = 0.0
+        self.seed = 0
+        self.failed_starts = 0
+
+
+class _Decision:
+    """A decision function of an external bot (phase fixed); ``.external`` is its bot."""
+
+    __slots__ = ("external", "phase", "__name__")
+
+    def __init__(self, external: "ExternalBot", phase: int):
+        self.external = external
+        self.phase = phase
+        self.__name__ = DECISION_OF_PHASE[phase]
+
+    def __call__(self, view, params, memory, rng) -> int:
+        return self.external.decide(self.phase, view, params, memory, rng)
+
+
+class ExternalBot:
+    """A bot program talking the protocol of ``docs/PROTOCOL.md`` (see the module docstring)."""
+
+    def __init__(self, command: list[str], cwd: str | None = None, limits: Limits | None = None,
+                 env: dict[str, str] | None = None, record_times: bool = False):
+        if not command or not all(isinstance(a, str) for a in command):
+            raise ValueError("an external bot's command is a non-empty list of strings")
+        self.command = list(command)
+        self.cwd = cwd
+        self.limits = limits or Limits()
+        self.env = env
+        self.log = LogBuffer(self.limits.log_bytes)
+        self.hello: dict | None = None
+        self.param_names: tuple[str, ...] = ()
+        self.seats = (_Seat(), _Seat())
+        self.decisions = 0
+        self.restarts = 0
+        self.times: list[float] | None = [] if record_times else None
+        self._finalizer = weakref.finalize(self, _kill_seats, self.seats)
+        _LIVE.add(self)
+
+    # --- processes ---------------------------------------------------------------------------
+
+    def start(self, seat: int = 0) -> dict:
+        """Start the process of ``seat`` (if it is not running) and return the bot's hello."""
+        s = self.seats[seat]
+        if s.proc is not None and s.proc.alive:
+            return self.hello or {}
+        if s.failed_starts >= MAX_FAILED_STARTS:
+            raise ExternalBotError("crashed", f"the bot failed to start {s.failed_starts} times in a row; "
+                                              "not trying again")
+        if s.proc is not None:
+            self.restarts += 1
+        try:
+            s.proc, hello = start_and_handshake(self.command, self.cwd, self.limits, self.log, self.env)
+        except ExternalBotError:
+            s.failed_starts += 1
+            s.proc = None
+            raise
+        s.failed_starts = 0
+        if self.hello is None:
+            self.hello = hello
+            self.param_names = tuple(hello["params"])
+        return hello
+
+    def close(self) -> None:
+        """Stop every process of this bot (it starts again if asked to play)."""
+        for s in self.seats:
+            if s.proc is not None:
+                s.proc.close()
+                s.proc = None
+
+    def drain_log(self) -> str:
+        """The bot's stderr (and the arena's notes on starts and kills) since the last drain."""
+        return self.log.drain()
+
+    # --- deciding ---------------------------------------------------------------------------------
+
+    def decide(self, phase: int, view: np.ndarray, params: np.ndarray, memory: np.ndarray, rng: np.ndarray) -> int:
+        v = view.tolist()
+        s = self.seats[v[V_SEAT]]
+        what = DECISION_OF_PHASE[phase] + "()"
+        new_game = memory[0] == 0.0
+        if new_game:
+            memory[0] = 1.0
+            s.game += 1
+            s.game_time = 0.0
+            s.seed = seed_of_state(rng)
+            if s.proc is None or not s.proc.alive:
+                self.start(v[V_SEAT])
+        elif s.proc is None or not s.proc.alive:
+            raise ExternalBotError("crashed", "the bot's process is not running")
+        params_json = None
+        if new_game:
+            params_json = json.dumps(dict(zip(self.param_names, params.tolist())), separators=(",", ":"))
+        line = encode_decide(v, s.game, s.seed, new_game, params_json)
+        limits = self.limits
+        left = limits.game_s - s.game_time
+        budget = min(limits.decision_s, left)
+        t0 = time.perf_counter()
+        try:
+            answer = s.proc.request(line, budget, what)
+        except ExternalBotError as exc:
+            if exc.reason == "timeout" and budget < limits.decision_s:
+                raise ExternalBotError("timeout", f"{what} ran past the game's time limit "
+                                                  f"({limits.game_s:.3g} s of answers)") from None
+            raise
+        finally:
+            dt = time.perf_counter() - t0
+            s.game_time += dt
+            self.decisions += 1
+            if self.times is not None:
+                self.times.append(dt)
+        try:
+            return parse_answer(answer, what)
+        except ProtocolError as exc:
+            if exc.reason == "garbled answer":
+                s.proc.kill(exc.reason)  # out of step: start afresh next game
+            raise ExternalBotError(exc.reason, exc.detail) from None
+
+    def functions(self) -> tuple[_Decision, ...]:
+        return tuple(_Decision(self, ph) for ph in sorted(DECISION_OF_PHASE))
+
+
+def _kill_seats(seats) -> None:
+    for s in seats:
+        if s.proc is not None:
+            s.proc.kill()
+
+
+# --- building a Bot ---------------------------------------------------------------------------------
+
+
+def command_hash(command: list[str], cwd: str | None = None) -> str:
+    """A hash of the command and of every file it names that exists (relative to ``cwd``)."""
+    digest = hashlib.sha256("\0".join(command).encode())
+    base = Path(cwd) if cwd else Path.cwd()
+    for arg in command:
+        p = base / arg
+        try:
+            if p.is_file():
+                digest.update(p.read_bytes())
+        except OSError:
+            pass
+    return digest.hexdigest()[:16]
+
+
+def external_of(bot) -> ExternalBot | None:
+    """The :class:`ExternalBot` behind a Bot (for ``drain_log()``, ``close()``), or None."""
+    f = bot.functions[0] if bot.functions else None
+    return getattr(f, "external", None) if isinstance(f, _Decision) else None
+
+
+def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str, description: str,
+              reason: str):
+    from arena.bot import Bot, BotError
+
+    try:
+        hello = ext.start(0)
+    except ExternalBotError as exc:
+        ext.close()
+        raise BotError(f"{source}: {exc}") from None
+    return Bot(
+        name=name or hello["name"],
+        description=hello["description"] or description,
+        functions=ext.functions(),
+        params=np.array(list(hello["params"].values()), dtype=np.float64),
+        param_names=tuple(hello["params"]),
+        memory_size=1,
+        fast=False,
+        source=source,
+        source_hash=source_hash,
+        plain_reason=reason,
+        module=None,
+    )
+
+
+def external_bot(name: str | None, command: list[str], cwd: str | None = None, limits: Limits | None = None):
+    """A :class:`arena.bot.Bot` playing through the program ``command`` (argv list).
+
+    Starts the program once for the handshake (its name, unless ``name`` is
+    given, and its parameters); raises :class:`arena.bot.BotError` if that
+    fails.  All arguments are plain values, so a worker can rebuild the bot.
+    """
+    command = list(command)
+    ext = ExternalBot(command, cwd, limits)
+    return _make_bot(ext, name, "cmd:" + shlex.join(command), command_hash(command, cwd),
+                     f"external program: {shlex.join(command)}", "an external program (protocol over pipes)")
+
+
+def host_command(path: str | os.PathLike) -> list[str]:
+    """The command that serves a bot file through the sandbox host."""
+    return [sys.executable, "-P", "-m", "arena.external.host", str(Path(path).resolve())]
+
+
+def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: str | None = None):
+    """A bot file played in its own process (the sandbox host) through the protocol.
+
+    The file is never imported by the caller: its name, description and
+    parameters come from the host's handshake.  ``source`` is
+    ``sandbox:<absolute path>`` and ``source_hash`` the same file hash as
+    :func:`arena.bot.load_bot_file` gives.
+    """
+    from arena.bot import BotError
+
+    p = Path(path)
+    if not p.is_file():
+        raise BotError(f"{path}: no such bot file")
+    limits = limits or Limits(start_s=120.0)
+    env = dict(os.environ)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    ext = ExternalBot(host_command(p), str(p.resolve().parent), limits, env=env)
+    digest = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+    return _make_bot(ext, name, f"sandbox:{p.resolve()}", digest, "(sandboxed bot file)",
+                     "a sandboxed bot file (own process, protocol over pipes)")

@@ -1,0 +1,118 @@
+"""The sandbox host: serve one bot file over the external-bot protocol.
+
+    python -m arena.external.host path/to/bot.py
+
+It loads the file as :func:`arena.bot.load_bot_file` does (compiled with
+numba where possible) and answers each ``decide`` line by rebuilding the
+view array from the line's fields and calling the bot's function.  It keeps
+the bot's ``memory`` per game (zeroed when a game starts) and seeds its
+``rng`` from the line's per-game seed with :func:`arena.rng.seed_rng`, which
+is exactly what the engine does in-process, so a sandboxed bot plays the
+same moves as the same file loaded in-process.
+
+The host is started by :func:`arena.external.sandboxed_bot` under the
+sandbox's limits (no file writes, no new processes; see
+:mod:`arena.external.limits`), and it holds no engine state: a bot that
+walks the stack finds this loop and its own view, and a bot that patches
+modules patches this process's copies only.
+
+The protocol keeps fd 1 for itself; the bot's own ``print()`` goes to
+stderr, which the arena keeps in the bot's log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def _patch_numba_cache() -> None:
+    """Let numba compile without saving to its cache (the sandbox forbids file writes)."""
+    from numba.core import caching
+
+    # numba accepts a cache folder only if it can write a test file there; reading is all we need.
+    caching._CacheLocator.ensure_cache_path = lambda self: None
+    original = caching.Cache.save_overload
+
+    def save_overload(self, sig, data):
+        try:
+            original(self, sig, data)
+        except OSError:
+            pass
+
+    caching.Cache.save_overload = save_overload
+
+
+def serve(path: str, out, inp) -> int:
+    import numpy as np
+
+    from arena.bot import BotError, load_bot_file
+    from arena.external.protocol import PROTOCOL_VERSION, decode_decide
+    from arena.layout import V_DECISION
+    from arena.rng import RNG_WORDS, seed_rng
+
+    def send(obj) -> None:
+        out.write((obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":"))) + "\n")
+        out.flush()
+
+    try:
+        bot = load_bot_file(path)
+        error = None
+    except BotError as exc:
+        bot, error = None, str(exc)
+    first = inp.readline()
+    if not first:
+        return 0
+    if error is not None:
+        send({"error": error})
+        return 2
+    send({"name": bot.name, "protocol": PROTOCOL_VERSION, "description": bot.description,
+          "params": dict(zip(bot.param_names, bot.params.tolist()))})
+    functions = bot.functions
+    memory = np.zeros(bot.memory_size, dtype=np.float64)
+    rng = np.zeros(RNG_WORDS, dtype=np.uint64)
+    params = bot.params.copy()
+    names = bot.param_names
+    for line in inp:
+        msg = json.loads(line)
+        kind = msg.get("type")
+        if kind == "bye":
+            break
+        if kind != "decide":
+            send({"error": f"unknown message type {kind!r}"})
+            continue
+        if msg["new_game"]:
+            memory[:] = 0.0
+            seed_rng(rng, np.uint64(msg["seed"]))
+            given = msg.get("params") or {}
+            params = np.array([float(given.get(n, d)) for n, d in zip(names, bot.params.tolist())],
+                              dtype=np.float64)
+        view = decode_decide(msg)
+        try:
+            answer = functions[view[V_DECISION]](view, params.copy(), memory, rng)
+        except Exception as exc:  # the bot's own error: resign this game with the reason
+            send({"error": f"raised {type(exc).__name__}: {exc}"})
+            continue
+        if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
+            send({"error": f"answered {type(answer).__name__} {answer!r}; answers must be integers"})
+            continue
+        send(str(int(answer)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m arena.external.host path/to/bot.py", file=sys.stderr)
+        return 2
+    # The protocol's own copy of stdout; fd 1 and sys.stdout go to stderr for the bot's prints.
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    _patch_numba_cache()
+    return serve(args[0], proto, sys.stdin)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

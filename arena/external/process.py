@@ -1,0 +1,305 @@
+"""One running bot program: start it under limits, ask a line, get a line, within a time.
+
+:class:`BotProcess` owns the child process and its three pipes.  Every
+failure is an :class:`ExternalBotError` whose message starts with the reason
+("timeout: ...", "crashed: ...", "garbled answer: ..."), and after any of
+them the process is killed: a bot that missed a deadline or wrote garbage is
+out of step with the arena and is started afresh for the next game.
+
+stderr is read by a daemon thread into a :class:`LogBuffer`, so a chatty bot
+can never block on a full pipe, and the arena keeps at most ``log_bytes`` of
+it between two drains.  Nothing is written to disk here.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+
+from arena.external.limits import Limits, make_preexec
+from arena.external.protocol import MAX_LINE, ProtocolError
+
+
+class ExternalBotError(Exception):
+    """An external bot failed a decision; ``reason`` is the first word(s) of the message.
+
+    Reasons: ``timeout``, ``crashed``, ``garbled answer``, ``ill-typed answer``,
+    ``bad handshake``, ``bot error`` (the bot resigned with ``{"error": ...}``).
+    """
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+class LogBuffer:
+    """A bounded, thread-safe text buffer: keeps the newest ``limit`` bytes."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._dropped = 0
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        with self._lock:
+            self._chunks.append(data)
+            self._size += len(data)
+            while self._size > self.limit and self._chunks:
+                extra = self._size - self.limit
+                first = self._chunks[0]
+                if len(first) <= extra:
+                    self._chunks.popleft()
+                    self._size -= len(first)
+                    self._dropped += len(first)
+                else:
+                    self._chunks[0] = first[extra:]
+                    self._size -= extra
+                    self._dropped += extra
+
+    def note(self, text: str) -> None:
+        """A line from the arena itself (starts, kills), marked as such."""
+        self.write(f"[arena {time.strftime('%H:%M:%S')}] {text}\n".encode())
+
+    def drain(self) -> str:
+        with self._lock:
+            data = b"".join(self._chunks)
+            dropped = self._dropped
+            self._chunks.clear()
+            self._size = 0
+            self._dropped = 0
+        text = data.decode("utf-8", "replace")
+        if dropped:
+            text = f"[arena] ... {dropped} earlier bytes of output dropped (log limit)\n" + text
+        return text
+
+    def tail_line(self) -> str:
+        """The last non-empty line written (for crash messages)."""
+        with self._lock:
+            data = b"".join(list(self._chunks)[-4:])
+        lines = [l for l in data.decode("utf-8", "replace").splitlines() if l.strip() and not l.startswith("[arena")]
+        return lines[-1].strip()[:200] if lines else ""
+
+
+def _read_stderr(fd: int, log: LogBuffer) -> None:
+    try:
+        while True:
+            data = os.read(fd, 65536)
+            if not data:
+                break
+            log.write(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+class BotProcess:
+    """A started bot program (see the module docstring)."""
+
+    def __init__(self, command: list[str], cwd: str | None, limits: Limits, log: LogBuffer,
+                 env: dict[str, str] | None = None):
+        self.limits = limits
+        self.log = log
+        self.command = command
+        try:
+            self.proc = subprocess.Popen(
+                command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                bufsize=0, close_fds=True, start_new_session=True, preexec_fn=make_preexec(limits),
+            )
+        except OSError as exc:
+            raise ExternalBotError("crashed", f"could not start {command[0]!r}: {exc.strerror or exc}") from None
+        self.pid = self.proc.pid
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        os.set_blocking(self._in, False)
+        os.set_blocking(self._out, False)
+        err = os.dup(self.proc.stderr.fileno())
+        self.proc.stderr.close()
+        self._stderr_thread = threading.Thread(target=_read_stderr, args=(err, log), daemon=True,
+                                               name=f"bot-stderr-{self.pid}")
+        self._stderr_thread.start()
+        self._poll_in = select.poll()
+        self._poll_in.register(self._out, select.POLLIN)
+        self._poll_out = select.poll()
+        self._poll_out.register(self._in, select.POLLOUT)
+        self._buf = b""
+        self.alive = True
+        log.note(f"started pid {self.pid}: {' '.join(command)}")
+
+    # --- talking -----------------------------------------------------------------------
+
+    def request(self, line: bytes, timeout: float, what: str) -> bytes:
+        """Send ``line`` and return the bot's one-line answer (without the newline).
+
+        Raises :class:`ExternalBotError` (and kills the process) on a timeout,
+        a crash, or an answer that is not exactly one line.
+        """
+        if not self.alive:
+            raise ExternalBotError("crashed", "the bot's process is not running")
+        deadline = time.monotonic() + timeout
+        try:
+            view = memoryview(line)
+            while view:
+                try:
+                    n = os.write(self._in, view)
+                    view = view[n:]
+                except BlockingIOError:
+                    if not self._poll_out.poll(self._ms_left(deadline)):
+                        self._timeout(timeout, what)
+        except (BrokenPipeError, ConnectionResetError):
+            self._crashed(what)
+        buf = self._buf
+        while True:
+            nl = buf.find(b"\n")
+            if nl >= 0:
+                break
+            if len(buf) > MAX_LINE:
+                self.kill("garbled answer")
+                raise ExternalBotError("garbled answer", f"{what}: a line longer than {MAX_LINE} bytes")
+            left = self._ms_left(deadline)
+            if left <= 0 or not self._poll_in.poll(left):
+                self._timeout(timeout, what)
+            try:
+                data = os.read(self._out, 65536)
+            except BlockingIOError:
+                continue
+            if not data:
+                if buf.strip():
+                    self._buf = b""
+                    self.kill("garbled answer")
+                    raise ExternalBotError("garbled answer", f"{what}: the bot exited after writing "
+                                                             f"{buf[:80]!r} with no newline")
+                self._crashed(what)
+            buf += data
+        answer, rest = buf[:nl], buf[nl + 1:]
+        if rest:
+            self._buf = b""
+            self.kill("garbled answer")
+            raise ExternalBotError("garbled answer", f"{what}: more than one line in answer ({rest[:60]!r} follows)")
+        self._buf = b""
+        return answer.rstrip(b"\r")
+
+    @staticmethod
+    def _ms_left(deadline: float) -> int:
+        return max(0, int((deadline - time.monotonic()) * 1000) + 1)
+
+    def _timeout(self, timeout: float, what: str):
+        self.kill("timeout")
+        raise ExternalBotError("timeout", f"no answer to {what} within {timeout:.3g} s")
+
+    def _crashed(self, what: str):
+        code = self._reap(1.0)
+        self.kill("crashed")
+        raise ExternalBotError("crashed", f"{self._exit_text(code)} while asked {what}{self._last_words()}")
+
+    def _last_words(self) -> str:
+        time.sleep(0.02)  # let the stderr reader catch the last line
+        tail = self.log.tail_line()
+        return f" (last stderr line: {tail!r})" if tail else ""
+
+    @staticmethod
+    def _exit_text(code: int | None) -> str:
+        if code is None:
+            return "closed its output"
+        if code < 0:
+            sig = _signal_name(-code)
+            hint = " (memory limit?)" if sig == "SIGKILL" else ""
+            return f"killed by {sig}{hint}"
+        return f"exited with code {code}"
+
+    def _reap(self, wait: float) -> int | None:
+        try:
+            return self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            return None
+
+    # --- ending ------------------------------------------------------------------------------
+
+    def kill(self, why: str = "") -> None:
+        """Kill the process (and anything it started) and release its pipes."""
+        if not self.alive:
+            return
+        self.alive = False
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+        self._reap(5.0)
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        self._stderr_thread.join(0.5)
+        if why:
+            self.log.note(f"killed pid {self.pid} ({why})")
+
+    def close(self, grace: float = 0.5) -> None:
+        """Say bye, give the bot ``grace`` seconds to exit, then kill it."""
+        if not self.alive:
+            return
+        try:
+            os.set_blocking(self._in, True)
+            os.write(self._in, b'{"type":"bye"}\n')
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        code = self._reap(grace)
+        if code is not None:
+            self.alive = False
+            try:
+                os.killpg(self.pid, signal.SIGKILL)  # anything left in its group
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.stdout.close()
+            except OSError:
+                pass
+            self._stderr_thread.join(0.5)
+            self.log.note(f"pid {self.pid} exited ({self._exit_text(code)})")
+        else:
+            self.kill("did not exit after bye")
+
+
+def start_and_handshake(command: list[str], cwd: str | None, limits: Limits, log: LogBuffer,
+                        env: dict[str, str] | None = None) -> tuple[BotProcess, dict]:
+    """Start a bot and do the handshake; returns the process and its hello."""
+    from arena.external.protocol import hello_line, parse_hello
+
+    proc = BotProcess(command, cwd, limits, log, env)
+    limits_info = {"decision_s": limits.decision_s, "game_s": limits.game_s, "memory_mb": limits.memory_mb}
+    try:
+        line = proc.request(hello_line(limits_info), limits.start_s, "the handshake")
+        hello = parse_hello(line)
+    except ProtocolError as exc:
+        proc.kill(exc.reason)
+        raise ExternalBotError(exc.reason, exc.detail) from None
+    except ExternalBotError as exc:
+        if exc.reason == "timeout":
+            raise ExternalBotError("timeout", f"no handshake within {limits.start_s:.3g} s") from None
+        raise
+    return proc, hello

@@ -1,0 +1,358 @@
+"""The external-bot protocol: JSON lines between the arena and a bot program.
+
+The spec for bot authors is ``docs/PROTOCOL.md``; this module is its one
+implementation on the arena side: a view array (``V_*`` of
+:mod:`arena.layout`) to a ``decide`` line and back, the handshake, and the
+checks on what a bot answers.  Everything coming from a bot is untrusted:
+each check raises :class:`ProtocolError` whose message starts with the
+reason ("garbled answer: ...", "ill-typed answer: ...").
+
+Speed matters (a game asks one bot about 140 times), so a ``decide`` line
+is assembled from cached pieces instead of ``json.dumps`` of a dict: the
+card lists come from per-suit tables, the rules object is cached per rules
+array.  :func:`decode_decide` is the plain inverse and is tested against it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from arena.cards import RANKS, SUITS
+from arena.layout import (
+    PH_BIG_GIN,
+    PH_DISCARD,
+    PH_DRAW,
+    PH_KNOCK,
+    PH_UPCARD_DEALER,
+    PH_UPCARD_NONDEALER,
+    R_SIZE,
+    V_DECISION,
+    V_HAND,
+    V_HAND_NO,
+    V_IS_DEALER,
+    V_JUST_TAKEN,
+    V_KNOCK_LIMIT,
+    V_MULT,
+    V_MY_DISCARDED,
+    V_MY_PASSED,
+    V_MY_SCORE,
+    V_MY_TAKEN,
+    V_OPP_DISCARDED,
+    V_OPP_PASSED,
+    V_OPP_SCORE,
+    V_OPP_TAKEN,
+    V_PILE,
+    V_PILE_N,
+    V_RULES,
+    V_SEAT,
+    V_SIZE,
+    V_STOCK_N,
+    V_TOP,
+    V_TURN,
+    V_UPCARD,
+)
+
+PROTOCOL_VERSION = 1
+
+#: The decision asked in each phase (PH_*); both upcard phases ask take_upcard.
+DECISION_OF_PHASE = {
+    PH_UPCARD_NONDEALER: "take_upcard",
+    PH_UPCARD_DEALER: "take_upcard",
+    PH_DRAW: "draw",
+    PH_BIG_GIN: "big_gin",
+    PH_DISCARD: "discard",
+    PH_KNOCK: "knock",
+}
+DECISIONS = ("take_upcard", "draw", "big_gin", "discard", "knock")
+
+#: Longest line accepted from a bot (an answer is a few bytes; a hello a few hundred).
+MAX_LINE = 64 * 1024
+MAX_NAME = 64
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]*$")
+
+CARD_NAMES = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(52))
+
+# View fields that are card sets (masks in the view, sorted card lists on the wire).
+_CARD_SETS = (
+    ("opp_taken", V_OPP_TAKEN),
+    ("opp_discarded", V_OPP_DISCARDED),
+    ("opp_passed", V_OPP_PASSED),
+    ("my_taken", V_MY_TAKEN),
+    ("my_discarded", V_MY_DISCARDED),
+    ("my_passed", V_MY_PASSED),
+)
+# View fields that are plain integers on the wire.
+_NUMBERS = (
+    ("stock", V_STOCK_N),
+    ("top", V_TOP),
+    ("just_taken", V_JUST_TAKEN),
+    ("upcard", V_UPCARD),
+    ("my_score", V_MY_SCORE),
+    ("opp_score", V_OPP_SCORE),
+    ("knock_limit", V_KNOCK_LIMIT),
+    ("multiplier", V_MULT),
+    ("seat", V_SEAT),
+    ("turn", V_TURN),
+    ("hand_no", V_HAND_NO),
+)
+
+
+class ProtocolError(Exception):
+    """A bot broke the protocol; the message starts with the reason."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+# --- encoding a view ------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _suit_tables() -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+    """Per suit, for each 13-bit mask: its card numbers and its quoted names, comma-joined."""
+    nums, names = [], []
+    for s in range(4):
+        n_row, q_row = [], []
+        for m in range(1 << 13):
+            cards = [13 * s + r for r in range(13) if (m >> r) & 1]
+            n_row.append(",".join(map(str, cards)))
+            q_row.append(",".join(f'"{CARD_NAMES[c]}"' for c in cards))
+        nums.append(tuple(n_row))
+        names.append(tuple(q_row))
+    return tuple(nums), tuple(names)
+
+
+def _join4(table, mask: int) -> str:
+    parts = [p for p in (table[0][mask & 0x1FFF], table[1][(mask >> 13) & 0x1FFF],
+                         table[2][(mask >> 26) & 0x1FFF], table[3][(mask >> 39) & 0x1FFF]) if p]
+    return "[" + ",".join(parts) + "]"
+
+
+# Card sets seen recently, as JSON text (most sets repeat from one decision to the next).
+_NUMS_CACHE: dict[int, str] = {}
+_NAMES_CACHE: dict[int, str] = {}
+_CACHE_LIMIT = 1 << 16
+
+
+def cards_json(mask: int) -> str:
+    """``[3,14,40]``: the cards of a mask, in increasing order."""
+    text = _NUMS_CACHE.get(mask)
+    if text is None:
+        if len(_NUMS_CACHE) >= _CACHE_LIMIT:
+            _NUMS_CACHE.clear()
+        text = _NUMS_CACHE[mask] = _join4(_suit_tables()[0], mask)
+    return text
+
+
+def names_json(mask: int) -> str:
+    """``["4c","2d","2s"]``: the names of the cards of a mask, in the same order."""
+    text = _NAMES_CACHE.get(mask)
+    if text is None:
+        if len(_NAMES_CACHE) >= _CACHE_LIMIT:
+            _NAMES_CACHE.clear()
+        text = _NAMES_CACHE[mask] = _join4(_suit_tables()[1], mask)
+    return text
+
+
+@lru_cache(maxsize=64)
+def rules_json(rules: tuple[int, ...]) -> str:
+    """The ``rules`` object of a decide line for a rules array (as a tuple)."""
+    from arena.rules import Rules
+
+    return json.dumps(Rules.from_array(np.array(rules, dtype=np.int64)).to_dict(), separators=(",", ":"))
+
+
+_STR = {i: str(i) for i in range(-1, 53)}
+# The fields that stay the same for a whole hand (scores, seat, rules ...), as JSON text.
+_HAND_FIELDS: dict[tuple, str] = {}
+
+
+def _hand_fields(v: list[int]) -> str:
+    key = (v[V_MY_SCORE], v[V_OPP_SCORE], v[V_KNOCK_LIMIT], v[V_MULT], v[V_SEAT], v[V_HAND_NO], v[V_IS_DEALER],
+           v[V_UPCARD], *v[V_RULES:V_RULES + R_SIZE])
+    text = _HAND_FIELDS.get(key)
+    if text is None:
+        if len(_HAND_FIELDS) >= _CACHE_LIMIT:
+            _HAND_FIELDS.clear()
+        text = _HAND_FIELDS[key] = (
+            f'"upcard":{v[V_UPCARD]},"my_score":{v[V_MY_SCORE]},"opp_score":{v[V_OPP_SCORE]},'
+            f'"knock_limit":{v[V_KNOCK_LIMIT]},"multiplier":{v[V_MULT]},"seat":{v[V_SEAT]},'
+            f'"hand_no":{v[V_HAND_NO]},"is_dealer":{"true" if v[V_IS_DEALER] else "false"},'
+            f'"rules":{rules_json(tuple(v[V_RULES:V_RULES + R_SIZE]))}}}\n'
+        )
+    return text
+
+
+def encode_decide(v: list[int], game: int, seed: int, new_game: bool, params: str | None = None) -> bytes:
+    """The ``decide`` line (with its newline) for view ``v`` (``view.tolist()``).
+
+    ``params`` is the JSON object of the bot's parameters; it is sent with
+    the first decision of each game only.
+    """
+    hand = v[V_HAND]
+    c = cards_json
+    st = _STR
+    return (
+        f'{{"type":"decide","decision":"{DECISION_OF_PHASE[v[V_DECISION]]}","game":{game},'
+        f'"new_game":{"true" if new_game else "false"},"seed":{seed},'
+        f'{_params_field(new_game, params)}'
+        f'"hand":{c(hand)},"hand_names":{names_json(hand)},'
+        f'"pile":[{",".join([st[x] for x in v[V_PILE:V_PILE + v[V_PILE_N]]])}],'
+        f'"stock":{v[V_STOCK_N]},"top":{v[V_TOP]},"just_taken":{v[V_JUST_TAKEN]},"turn":{v[V_TURN]},'
+        f'"opp_taken":{c(v[V_OPP_TAKEN])},"opp_discarded":{c(v[V_OPP_DISCARDED])},'
+        f'"opp_passed":{c(v[V_OPP_PASSED])},"my_taken":{c(v[V_MY_TAKEN])},'
+        f'"my_discarded":{c(v[V_MY_DISCARDED])},"my_passed":{c(v[V_MY_PASSED])},'
+        f'{_hand_fields(v)}'
+    ).encode()
+
+
+def _params_field(new_game: bool, params: str | None) -> str:
+    return f'"params":{params or "{}"},' if new_game else ""
+
+
+# --- decoding (the sandbox host, and tests) ---------------------------------------------------
+
+
+def _mask(cards: list[int]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+_RULES_LISTS: dict[tuple, list[int]] = {}
+_PHASE_OF = {"draw": PH_DRAW, "big_gin": PH_BIG_GIN, "discard": PH_DISCARD, "knock": PH_KNOCK}
+
+
+_LAST_RULES: list = [None, None]
+
+
+def _rules_list(rules: dict[str, Any]) -> list[int]:
+    if rules == _LAST_RULES[0]:  # the same rules as last time: the usual case
+        return _LAST_RULES[1]
+    key = tuple(rules.items())
+    out = _RULES_LISTS.get(key)
+    if out is None:
+        from arena.rules import Rules
+
+        out = _RULES_LISTS[key] = Rules(**rules).to_array().tolist()
+    _LAST_RULES[:] = [rules, out]
+    return out
+
+
+def decode_decide(msg: dict[str, Any]) -> np.ndarray:
+    """The view array a ``decide`` message describes (the inverse of :func:`encode_decide`)."""
+    v = [0] * V_SIZE
+    v[V_HAND] = _mask(msg["hand"])
+    for k, i in _CARD_SETS:
+        v[i] = _mask(msg[k])
+    for k, i in _NUMBERS:
+        v[i] = msg[k]
+    dealer = msg["is_dealer"]
+    v[V_IS_DEALER] = 1 if dealer else 0
+    decision = msg["decision"]
+    if decision == "take_upcard":
+        v[V_DECISION] = PH_UPCARD_DEALER if dealer else PH_UPCARD_NONDEALER
+    else:
+        v[V_DECISION] = _PHASE_OF[decision]
+    pile = msg["pile"]
+    v[V_PILE_N] = len(pile)
+    v[V_PILE:] = pile + [-1] * (52 - len(pile))
+    v[V_RULES:V_RULES + R_SIZE] = _rules_list(msg["rules"])
+    return np.array(v, dtype=np.int64)
+
+
+# --- what a bot sends -------------------------------------------------------------------------
+
+
+def _loads(line: bytes, what: str) -> Any:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError("garbled answer", f"{what} is not UTF-8: {_show(line)}") from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ProtocolError("garbled answer", f"{what} is not JSON: {_show(line)}") from None
+
+
+def _show(line: bytes, limit: int = 80) -> str:
+    text = line.decode("utf-8", "replace")
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def parse_answer(line: bytes, decision: str) -> int:
+    """The action in a bot's answer line (without its newline).
+
+    An answer is a JSON integer (``1``, ``23``), or an object ``{"action": 23}``.
+    ``{"error": "why"}`` resigns the game.  Anything else raises
+    :class:`ProtocolError`: "garbled answer" (not JSON), "ill-typed answer"
+    (JSON but not an integer: ``1.7``, ``"1"``, ``true``), "bot error"
+    (the bot resigned).  Whether the integer is a legal move is the engine's
+    call.
+    """
+    s = line.strip()
+    if 0 < len(s) < 4 and s.isdigit():  # the common case: 0, 1 or a card
+        return int(s)
+    value = _loads(line, f"the answer to {decision}()")
+    if isinstance(value, dict):
+        if "error" in value:
+            raise ProtocolError("bot error", f"{decision}(): {str(value['error'])[:200]}")
+        if "action" not in value:
+            raise ProtocolError("ill-typed answer", f"{decision}() answered an object without \"action\": {_show(line)}")
+        value = value["action"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        kind = "a float" if isinstance(value, float) else type(value).__name__
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            kind = "a float (write it without a decimal point)"
+        raise ProtocolError("ill-typed answer", f"{decision}() must answer an integer, got {kind}: {_show(line)}")
+    if not -(2**31) <= value < 2**31:
+        raise ProtocolError("ill-typed answer", f"{decision}() answered {value}, out of range")
+    return value
+
+
+def hello_line(limits: dict[str, Any]) -> bytes:
+    from arena import __version__
+
+    return (json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "arena": f"gin-arena {__version__}",
+                        "limits": limits}, separators=(",", ":")) + "\n").encode()
+
+
+def parse_hello(line: bytes) -> dict[str, Any]:
+    """Check a bot's handshake answer; returns {name, protocol, description, params}.
+
+    Raises :class:`ProtocolError` ("bad handshake", or "bot error" when the
+    bot answered ``{"error": ...}``, e.g. a sandboxed file that is not a bot).
+    """
+    value = _loads(line, "the handshake")
+    if not isinstance(value, dict):
+        raise ProtocolError("bad handshake", f"expected a JSON object with \"name\" and \"protocol\", got {_show(line)}")
+    if "error" in value:
+        raise ProtocolError("bot error", str(value["error"])[:500])
+    version = value.get("protocol")
+    if version != PROTOCOL_VERSION or isinstance(version, bool):
+        raise ProtocolError("bad handshake", f"the bot speaks protocol {version!r}; this arena speaks "
+                                             f"{PROTOCOL_VERSION}")
+    name = value.get("name")
+    if not isinstance(name, str) or not name or len(name) > MAX_NAME or not _NAME_RE.match(name):
+        raise ProtocolError("bad handshake", f"name must be 1-{MAX_NAME} letters, digits or _ . + - "
+                                             f"(starting with a letter or digit), got {name!r}")
+    description = value.get("description", "")
+    if not isinstance(description, str):
+        raise ProtocolError("bad handshake", "description must be a string")
+    params = value.get("params", {})
+    if not isinstance(params, dict) or not all(
+        isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        for k, v in params.items()
+    ):
+        raise ProtocolError("bad handshake", "params must be an object of name: number")
+    return {"name": name, "protocol": version, "description": description.strip().splitlines()[0][:200]
+            if description.strip() else "", "params": {k: float(v) for k, v in params.items()}}

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The Simple player (bots/simple.py) as an external bot: plain Python, no imports from the arena.
+
+Run it in a tournament with ``--bot 'cmd:python3 examples/external/simple_player.py'``
+and check it with ``arena check-bot 'cmd:python3 examples/external/simple_player.py'``.
+The protocol is described in docs/PROTOCOL.md: one JSON line in, one line out.
+
+Policy (the EAAI SimpleGinRummyPlayer): take the upcard or the top discard
+only if it then sits in some meld; discard a card that leaves the least
+deadwood (ties at random, never the card just taken from the pile); knock
+at the first chance; always declare big gin.
+
+It draws its random numbers the way the arena's in-process bots do
+(xoshiro256** seeded by splitmix64 from the game's ``seed``), so it plays
+exactly the moves of the built-in ``simple`` bot on the same deals.
+"""
+
+import json
+import sys
+
+M64 = (1 << 64) - 1
+
+# --- the bot's own random numbers (same generator as arena/rng.py) ----------------------
+
+
+def splitmix64(x):
+    z = (x + 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+class Rng:
+    """xoshiro256**, seeded from a 64-bit seed by splitmix64."""
+
+    def __init__(self, seed):
+        self.s = []
+        x = seed
+        for _ in range(4):
+            x = (x + 0x9E3779B97F4A7C15) & M64
+            self.s.append(splitmix64(x))
+
+    def next_u64(self):
+        s = self.s
+        r1 = (s[1] * 5) & M64
+        result = ((((r1 << 7) | (r1 >> 57)) & M64) * 9) & M64
+        t = (s[1] << 17) & M64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = ((s[3] << 45) | (s[3] >> 19)) & M64
+        return result
+
+    def below(self, n):
+        """A random int in 0..n-1."""
+        return ((self.next_u64() >> 32) * n) >> 32
+
+
+# --- melds and deadwood ------------------------------------------------------------------
+# A card is suit * 13 + rank (rank 0 = Ace .. 12 = King).  Per suit a hand is a
+# 13-bit mask.  With runs only, a suit's best arrangement melds exactly the cards
+# in some window of three consecutive held ranks, so its deadwood is a table
+# look-up; sets (3 or 4 cards of a rank) are tried on top of that.
+
+VALUE = [min(r + 1, 10) for r in range(13)]
+
+
+def _runs_only_deadwood(m):
+    starts = m & (m >> 1) & (m >> 2)
+    covered = starts | (starts << 1) | (starts << 2)
+    left = m & ~covered
+    return sum(VALUE[r] for r in range(13) if (left >> r) & 1)
+
+
+RUN_DW = [_runs_only_deadwood(m) for m in range(1 << 13)]
+
+
+SUIT = [c // 13 for c in range(52)]
+BIT = [1 << (c % 13) for c in range(52)]
+
+
+def suits_of(hand):
+    return [hand & 0x1FFF, (hand >> 13) & 0x1FFF, (hand >> 26) & 0x1FFF, (hand >> 39) & 0x1FFF]
+
+
+def set_ranks(suits):
+    """Ranks (13-bit mask) held in three or four suits: where a set is possible."""
+    c, d, h, s = suits
+    return (c & d & (h | s)) | (h & s & (c | d))
+
+
+def set_choices(suits):
+    """Every way of taking sets out of a hand, as the suit masks that are left.
+
+    Per rank held 3 or 4 times: no set, the whole set, or (with 4) each set of
+    three, which leaves one card of the rank free for a run.
+    """
+    choices = [suits]
+    three = set_ranks(suits)
+    for r in range(13):
+        bit = 1 << r
+        if not three & bit:
+            continue
+        grown = []
+        for left in choices:
+            held = [s for s in range(4) if left[s] & bit]
+            grown.append(left)
+            subsets = [held] if len(held) == 3 else [held] + [[s for s in held if s != out] for out in held]
+            for chosen in subsets:
+                rest = list(left)
+                for s in chosen:
+                    rest[s] &= ~bit
+                grown.append(rest)
+        choices = grown
+    return choices
+
+
+def deadwood(hand):
+    """Least deadwood of a hand: the best way of taking sets, runs only for the rest."""
+    return min(RUN_DW[a] + RUN_DW[b] + RUN_DW[c] + RUN_DW[d] for a, b, c, d in set_choices(suits_of(hand)))
+
+
+def deadwood_after_discards(hand, cards):
+    """{card: least deadwood of hand without card} for the given cards of hand.
+
+    One pass over the set choices of the whole hand: the choices of
+    hand - c are exactly those that leave c out of every set, and for such a
+    choice dropping c changes only the runs of c's suit.
+    """
+    best = {c: 1000 for c in cards}
+    for rest in set_choices(suits_of(hand)):
+        total = RUN_DW[rest[0]] + RUN_DW[rest[1]] + RUN_DW[rest[2]] + RUN_DW[rest[3]]
+        for c in cards:
+            m = rest[SUIT[c]]
+            if m & BIT[c]:  # c is not in a set of this choice
+                v = total - RUN_DW[m] + RUN_DW[m ^ BIT[c]]
+                if v < best[c]:
+                    best[c] = v
+    return best
+
+
+def in_any_meld(hand, card):
+    """Whether card is in some set or run of hand + card."""
+    h = hand | (1 << card)
+    r, s = card % 13, card // 13
+    if sum((h >> (13 * t + r)) & 1 for t in range(4)) >= 3:
+        return True
+    m = (h >> (13 * s)) & 0x1FFF
+    for lo in (r - 2, r - 1, r):
+        if 0 <= lo and lo + 2 <= 12 and (m >> lo) & 7 == 7:
+            return True
+    return False
+
+
+# --- the five decisions -----------------------------------------------------------------------
+
+
+def mask(cards):
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def decide(msg, rng):
+    kind = msg["decision"]
+    hand = mask(msg["hand"])
+    if kind in ("take_upcard", "draw"):
+        return 1 if in_any_meld(hand, msg["top"]) else 0
+    if kind in ("big_gin", "knock"):
+        return 1
+    # discard: least deadwood left, never the card just taken; ties at random in card order
+    allowed = [c for c in msg["hand"] if c != msg["just_taken"]]
+    allowed.sort()
+    after = deadwood_after_discards(hand, allowed)
+    least = min(after.values())
+    tied = [c for c in allowed if after[c] == least]
+    return tied[rng.below(len(tied))]
+
+
+def main():
+    out = sys.stdout
+    rng = Rng(0)
+    for line in sys.stdin:
+        msg = json.loads(line)
+        kind = msg.get("type")
+        if kind == "hello":
+            out.write(json.dumps({"name": "simple-py", "protocol": 1,
+                                  "description": "The Simple player, as an external Python program"}) + "\n")
+        elif kind == "decide":
+            if msg["new_game"]:
+                rng = Rng(msg["seed"])
+            out.write(f"{decide(msg, rng)}\n")
+        elif kind == "bye":
+            break
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
