@@ -210,7 +210,28 @@ def load_bot_file(path: str | Path, name: str | None = None) -> Bot:
 
 
 def load_bot(spec: str) -> Bot:
-    """A built-in bot by name (``simple``, ``early-knock``) or a bot file by path."""
+    """A built-in bot by name (``simple``, ``early-knock``) or a bot file by path.
+
+    ``cmd:java -cp dir MyPlayer`` starts an external program (split like a
+    shell would; see docs/PROTOCOL.md), ``sandbox:my_bot.py`` runs a bot
+    file in its own process (:mod:`arena.external`); both with the default
+    limits.
+    """
+    if spec.startswith(("cmd:", "sandbox:")):
+        import shlex
+
+        from arena.external import Limits, external_bot, sandboxed_bot
+
+        kind, _, rest = spec.partition(":")
+        if kind == "sandbox":
+            return sandboxed_bot(rest.strip())
+        try:
+            command = shlex.split(rest)
+        except ValueError as exc:
+            raise BotError(f"{spec}: cannot split the command: {exc}") from None
+        if not command:
+            raise BotError(f"{spec}: no command after 'cmd:'")
+        return external_bot(None, command, None, Limits())
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
         return load_bot_file(spec)
     key = spec.replace("-", "_")

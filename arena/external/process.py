@@ -215,7 +215,11 @@ class BotProcess:
     def _last_words(self) -> str:
         time.sleep(0.02)  # let the stderr reader catch the last line
         tail = self.log.tail_line()
-        return f" (last stderr line: {tail!r})" if tail else ""
+        hint = ""
+        if "fork" in tail.lower() or "resource temporarily unavailable" in tail.lower():
+            hint = ("; the sandbox forbids new processes: start the program itself, not a launcher "
+                    "script that forks (e.g. a pyenv shim), or allow processes in its limits")
+        return f" (last stderr line: {tail!r}{hint})" if tail else ""
 
     @staticmethod
     def _exit_text(code: int | None) -> str:
