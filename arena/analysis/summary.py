@@ -184,30 +184,33 @@ def _group_hists(groups: np.ndarray, values: np.ndarray, names: list[str]) -> di
 # --- decoding a games table ----------------------------------------------------------------
 
 
-def _codes(col: pd.Series, names: list[str]) -> np.ndarray:
-    """Integer codes of a string/categorical column in ``names`` (-1 for others, e.g. "")."""
+def _factor(col: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """``(codes, labels)`` of a string or categorical column: code -1 for a missing value."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        codes = col.cat.codes.to_numpy()
-        uniq = col.cat.categories.astype(str)
-    else:
-        codes, uniq = pd.factorize(col, use_na_sentinel=True)
-        uniq = pd.Index(uniq).astype(str)
-    lut = np.append(pd.Index(names).get_indexer(uniq), -1).astype(np.int32)  # code -1 -> last entry (-1)
+        return col.cat.codes.to_numpy(), [str(c) for c in col.cat.categories]
+    codes, uniq = pd.factorize(col, use_na_sentinel=True)
+    return codes, [str(x) for x in uniq]
+
+
+def _used(codes: np.ndarray, labels: list[str]) -> list[str]:
+    """The labels that occur in ``codes``."""
+    seen = np.bincount(codes[codes >= 0], minlength=len(labels)) if codes.size else np.zeros(len(labels))
+    return [labels[i] for i in np.flatnonzero(seen)]
+
+
+def _recode(codes: np.ndarray, labels: list[str], names: list[str]) -> np.ndarray:
+    """Codes into ``labels`` as indices into ``names`` (-1 for labels not in names, and for missing)."""
+    where = {n: i for i, n in enumerate(names)}
+    lut = np.array([where.get(lab, -1) for lab in labels] + [-1], dtype=np.int32)  # code -1 -> last entry
     return lut[codes]
 
 
 def _nonempty(col: pd.Series) -> np.ndarray:
-    """Per row: the text is not empty (and not missing); fast for categoricals."""
+    """Per row: the text is not empty (and not missing)."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        lut = np.append(np.asarray(col.cat.categories.astype(str)) != "", False)
+        lut = np.append(np.asarray([str(c) != "" for c in col.cat.categories], dtype=bool), False)
         return lut[col.cat.codes.to_numpy()]
-    return (col.fillna("").astype(str) != "").to_numpy(dtype=bool)
-
-
-def _uniques(col: pd.Series) -> list[str]:
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return [str(c) for c in col.cat.remove_unused_categories().cat.categories]
-    return [str(x) for x in pd.unique(col.astype(object))]
+    return (col.fillna("") != "").to_numpy(dtype=bool)
 
 
 @dataclass
@@ -233,18 +236,22 @@ class Decoded:
         return int(self.a.shape[0])
 
     def col(self, name: str, dtype: Any = np.float64, missing: float = 0) -> np.ndarray:
-        """A shared (not per-seat) column as an array (``missing`` everywhere if absent)."""
+        """A shared (not per-seat) column as an array (``missing`` where absent or missing)."""
         if name not in self.games.columns:
             return np.full(self.n, missing, dtype=dtype)
-        return self.games[name].to_numpy(dtype=dtype, na_value=missing)
+        x = self.games[name].to_numpy()
+        if x.dtype.kind == "f":
+            x = np.where(np.isnan(x), missing, x)
+        elif x.dtype.kind not in "iub":  # nullable or object: let pandas fill the gaps
+            x = self.games[name].to_numpy(dtype=dtype, na_value=missing)
+        return x.astype(dtype, copy=False)
 
     def side(self, base: str) -> tuple[np.ndarray, np.ndarray]:
         """``(bot_a's value, bot_b's value)`` of the per-seat pair ``base0`` / ``base1`` (zeros if absent)."""
         if f"{base}0" not in self.games.columns:
             z = np.zeros(self.n)
             return z, z
-        x0 = self.games[f"{base}0"].to_numpy(dtype=np.float64, na_value=0)
-        x1 = self.games[f"{base}1"].to_numpy(dtype=np.float64, na_value=0)
+        x0, x1 = self.col(f"{base}0"), self.col(f"{base}1")
         return np.where(self.swap, x1, x0), np.where(self.swap, x0, x1)
 
 
@@ -255,12 +262,15 @@ def decode(g: pd.DataFrame) -> Decoded:
     for col in ("bot_a", "bot_b"):
         if col not in g.columns:
             raise ValueError(f"the games table has no '{col}' column")
-    bots = sorted(set(_uniques(g["bot_a"])) | set(_uniques(g["bot_b"])))
-    a = _codes(g["bot_a"], bots)
-    b = _codes(g["bot_b"], bots)
+    ca, la = _factor(g["bot_a"])
+    cb, lb = _factor(g["bot_b"])
+    bots = sorted(set(_used(ca, la)) | set(_used(cb, lb)))
+    a = _recode(ca, la, bots)
+    b = _recode(cb, lb, bots)
     if "matchup" in g.columns:
-        matchups = sorted(_uniques(g["matchup"]))
-        mcode = _codes(g["matchup"], matchups)
+        cm, lm = _factor(g["matchup"])
+        matchups = sorted(_used(cm, lm))
+        mcode = _recode(cm, lm, matchups)
     else:  # one matchup per ordered pair of bots
         nb = len(bots)
         uk, inv = np.unique(a.astype(np.int64) * nb + b, return_inverse=True)
@@ -283,13 +293,13 @@ def decode(g: pd.DataFrame) -> Decoded:
     if "swap" in g.columns:
         swap = g["swap"].to_numpy(dtype=np.int8, na_value=0) != 0
     elif "bot0" in g.columns:
-        swap = _codes(g["bot0"], bots) != a
+        swap = _recode(*_factor(g["bot0"]), bots) != a
     else:
         swap = np.zeros(len(g), dtype=bool)
     err = _nonempty(g["error"]) if "error" in g.columns else np.zeros(len(g), dtype=bool)
     seat_a = swap.astype(np.int64)
     if "winner" in g.columns:
-        w = _codes(g["winner"], bots)
+        w = _recode(*_factor(g["winner"]), bots)
         res_a = np.where(w == a, 1.0, np.where(w == b, 0.0, 0.5))
         none = w < 0
     else:
@@ -414,13 +424,20 @@ class Summary:
 
         # clusters: (matchup, pair), sorted by matchup then pair
         pair = g["pair"].to_numpy(dtype=np.int64) if "pair" in g.columns else _ordinal(mc, d.gid)
-        pmin = int(pair.min())
-        span = int(pair.max()) - pmin + 1
-        ukey, cl = np.unique(mc.astype(np.int64) * span + (pair - pmin), return_inverse=True)
-        cl = cl.reshape(-1)
-        n_c = ukey.size
-        c_m = ukey // span
-        c_pair = ukey % span + pmin
+        if n_m == 1 and np.all(pair[1:] >= pair[:-1]):  # a stored chunk: one matchup, pairs in order
+            head = np.r_[True, pair[1:] != pair[:-1]]
+            cl = np.cumsum(head) - 1
+            c_pair = pair[head]
+            c_m = np.zeros(c_pair.size, dtype=np.int64)
+            n_c = c_pair.size
+        else:
+            pmin = int(pair.min())
+            span = int(pair.max()) - pmin + 1
+            ukey, cl = np.unique(mc.astype(np.int64) * span + (pair - pmin), return_inverse=True)
+            cl = cl.reshape(-1)
+            n_c = ukey.size
+            c_m = ukey // span
+            c_pair = ukey % span + pmin
 
         def csum(w):
             return np.bincount(cl, weights=w, minlength=n_c)
@@ -526,7 +543,13 @@ class Summary:
 
     def _add_hands(self, d: Decoded, hands: pd.DataFrame) -> None:
         key = "game_id" if "game_id" in hands.columns else "game"
-        pos = pd.Index(d.gid).get_indexer(hands[key].to_numpy())
+        hid = hands[key].to_numpy().astype(np.int64, copy=False)
+        gid = d.gid
+        if gid.size and gid[-1] - gid[0] == gid.size - 1 and np.all(gid[1:] - gid[:-1] == 1):  # ids in a row
+            pos = hid - gid[0]
+            pos[(pos < 0) | (pos >= gid.size)] = -1
+        else:
+            pos = pd.Index(gid).get_indexer(hid)
         ok = pos >= 0
         win_seat, pts = hand_winners(hands)
         turns = hands["turns"].to_numpy(dtype=np.int64) if "turns" in hands.columns else np.zeros(len(hands), np.int64)
