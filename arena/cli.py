@@ -367,6 +367,26 @@ def plot(
         _fail(str(exc))
 
 
+@app.command("check-bot")
+def check_bot(
+    spec: Annotated[str, typer.Argument(metavar="BOT", help="'cmd:<program and arguments>' or 'sandbox:my_bot.py'.")],
+    games: Annotated[int, typer.Option(help="Full games to play against simple (both seats).")] = 20,
+    decision_s: Annotated[float, typer.Option("--decision-s", help="Time limit per decision, seconds.")] = 2.0,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", help="Address-space limit, MiB (0 = none).")] = 2048,
+) -> None:
+    """Check an external bot: handshake, each kind of decision, full games, timing (exit 1 on FAIL)."""
+    from arena.external.check import check_bot as run_check
+    from arena.external.limits import Limits
+
+    try:
+        limits = Limits(decision_s=decision_s, memory_mb=memory_mb,
+                        start_s=120.0 if spec.startswith("sandbox:") else 30.0)
+    except ValueError as exc:
+        _fail(str(exc))
+    report = run_check(spec, games=games, limits=limits, echo=typer.echo)
+    raise typer.Exit(code=0 if report.passed else 1)
+
+
 def main() -> None:  # pragma: no cover
     app()
 
