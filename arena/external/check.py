@@ -1,0 +1,245 @@
+"""``arena check-bot``: does an external bot speak the protocol well enough to enter?
+
+The check starts the bot under the limits it would play under and reports,
+one line each, PASS / WARN / FAIL for:
+
+* the handshake (name, protocol version, time to start);
+* one answer to each kind of decision (take_upcard, draw, big_gin, discard,
+  knock), asked on views taken from real games, each checked for type and
+  legality;
+* a few full games against the built-in ``simple`` bot, from both seats,
+  with no forfeit;
+* the time per decision (median and maximum, against the limit);
+* a clean exit when told ``bye``.
+
+A FAIL in any line fails the check (exit code 1 from the command).
+"""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from arena.external.client import ExternalBot, _make_bot, host_command
+from arena.external.limits import Limits
+from arena.external.process import ExternalBotError
+from arena.external.protocol import DECISION_OF_PHASE, DECISIONS
+from arena.layout import (
+    G_WINNER,
+    PH_BIG_GIN,
+    PH_DISCARD,
+    PH_DRAW,
+    PH_KNOCK,
+    PH_UPCARD_DEALER,
+    PH_UPCARD_NONDEALER,
+    R_NO_RETAKE,
+    V_DECISION,
+    V_HAND,
+    V_JUST_TAKEN,
+    V_RULES,
+    V_SEAT,
+)
+from arena.rng import RNG_WORDS, seed_rng
+
+
+@dataclass
+class CheckReport:
+    """The lines of a check and whether it passed."""
+
+    spec: str
+    lines: list[tuple[str, str, str]] = field(default_factory=list)  # (PASS|WARN|FAIL, what, detail)
+
+    @property
+    def passed(self) -> bool:
+        return all(status != "FAIL" for status, _, _ in self.lines)
+
+    def add(self, status: str, what: str, detail: str, echo: Callable[[str], None] | None = None) -> None:
+        self.lines.append((status, what, detail))
+        if echo is not None:
+            echo(self.format_line(status, what, detail))
+
+    @staticmethod
+    def format_line(status: str, what: str, detail: str) -> str:
+        return f"  {status:<4}  {what:<12} {detail}"
+
+    def summary(self) -> str:
+        fails = sum(1 for s, _, _ in self.lines if s == "FAIL")
+        warns = sum(1 for s, _, _ in self.lines if s == "WARN")
+        if fails:
+            return f"result: FAIL ({fails} failed, {warns} warning(s))"
+        return "result: PASS" + (f" ({warns} warning(s))" if warns else "")
+
+
+def _command_of(spec: str) -> tuple[list[str], dict[str, str] | None]:
+    """The command (and environment) of a ``cmd:...`` or ``sandbox:file.py`` spec."""
+    import os
+
+    if spec.startswith("sandbox:"):
+        env = dict(os.environ)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        return host_command(spec[len("sandbox:"):].strip()), env
+    text = spec[len("cmd:"):] if spec.startswith("cmd:") else spec
+    command = shlex.split(text)
+    if not command:
+        raise ValueError("no command given (expected 'cmd:<program and arguments>')")
+    return command, None
+
+
+def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
+    """One real view per phase (seat 0), from games of simple vs simple, plus a big gin one."""
+    import dataclasses
+
+    from arena.bot import load_bot
+    from arena.play import play_batch
+    from arena.rules import Rules
+
+    simple = load_bot("simple")
+    found: dict[int, np.ndarray] = {}
+
+    def spy(fn):
+        def ask(view, params, memory, rng):
+            ph = int(view[V_DECISION])
+            if int(view[V_SEAT]) == 0 and ph not in found:
+                found[ph] = view.copy()
+            return int(fn(view, params, memory, rng))
+        return ask
+
+    watcher = dataclasses.replace(simple, functions=tuple(spy(f) for f in simple.functions), fast=False)
+    play_batch(watcher, simple, Rules().to_array(), np.arange(seed, seed + n_games), forfeit=False)
+    if PH_BIG_GIN not in found and PH_DISCARD in found:
+        # Big gin is rare in play: an 11-card hand that is all melds (A-4 clubs, 5-7 diamonds, 8-J hearts).
+        v = found[PH_DISCARD].copy()
+        v[V_HAND] = sum(1 << c for c in [0, 1, 2, 3, 17, 18, 19, 33, 34, 35, 36])
+        v[V_JUST_TAKEN] = -1
+        v[V_DECISION] = PH_BIG_GIN
+        found[PH_BIG_GIN] = v
+    return found
+
+
+def _legal(phase: int, view: np.ndarray, answer: int) -> str:
+    """'' if the answer is legal for the view, else why not."""
+    if phase != PH_DISCARD:
+        return "" if answer in (0, 1) else f"answered {answer}; must be 0 or 1"
+    hand = int(view[V_HAND])
+    if not 0 <= answer < 52 or not (hand >> answer) & 1:
+        return f"answered {answer}, a card not in the hand"
+    if answer == int(view[V_JUST_TAKEN]) and view[V_RULES + R_NO_RETAKE]:
+        return f"answered {answer}, the card just taken from the pile"
+    return ""
+
+
+def check_bot(spec: str, games: int = 20, limits: Limits | None = None,
+              echo: Callable[[str], None] | None = print) -> CheckReport:
+    """Run the check on ``cmd:...`` (or ``sandbox:file.py``); lines are echoed as they come."""
+    from arena.bot import load_bot
+    from arena.play import play_batch
+    from arena.rules import Rules
+
+    report = CheckReport(spec)
+    if echo:
+        echo(f"check-bot {spec}")
+    limits = limits or (Limits(start_s=120.0) if spec.startswith("sandbox:") else Limits())
+    try:
+        command, env = _command_of(spec)
+    except ValueError as exc:
+        report.add("FAIL", "command", str(exc), echo)
+        return report
+    ext = ExternalBot(command, None, limits, env=env, record_times=True)
+    try:
+        _check(report, ext, games, echo, load_bot, play_batch, Rules)
+    finally:
+        ext.close()
+    if echo:
+        echo(report.summary())
+    return report
+
+
+def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
+    limits = ext.limits
+    t0 = time.perf_counter()
+    try:
+        hello = ext.start(0)
+    except ExternalBotError as exc:
+        report.add("FAIL", "handshake", str(exc), echo)
+        return
+    ms = (time.perf_counter() - t0) * 1000
+    params = ", ".join(f"{k}={v:g}" for k, v in hello["params"].items()) or "none"
+    report.add("PASS", "handshake", f"name '{hello['name']}', protocol {hello['protocol']}, parameters: {params}; "
+                                    f"started in {ms:.0f} ms", echo)
+
+    # One answer to each kind of decision, on real views.
+    views = sample_views()
+    rng = np.zeros(RNG_WORDS, dtype=np.uint64)
+    seed_rng(rng, np.uint64(123456789))
+    memory = np.zeros(1)
+    values = np.array(list(hello["params"].values()), dtype=np.float64)
+    asked = {}
+    for phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER, PH_DRAW, PH_BIG_GIN, PH_DISCARD, PH_KNOCK):
+        name = DECISION_OF_PHASE[phase]
+        if phase not in views or name in asked:
+            continue
+        try:
+            answer = ext.decide(phase, views[phase], values, memory, rng)
+        except ExternalBotError as exc:
+            report.add("FAIL", name, str(exc), echo)
+            asked[name] = False
+            if not ext.seats[0].proc or not ext.seats[0].proc.alive:
+                memory[:] = 0.0  # the next question starts a new game on a fresh process
+            continue
+        why = _legal(phase, views[phase], answer)
+        report.add("FAIL" if why else "PASS", name, why or f"answered {answer}", echo)
+        asked[name] = not why
+    for name in DECISIONS:
+        if name not in asked:
+            report.add("WARN", name, "not asked (no sample view)", echo)
+
+    # Full games against simple, from both seats.
+    if games > 0:
+        bot = _make_bot(ext, hello["name"], report.spec, "", "", "")
+        simple = load_bot("simple")
+        rules = Rules().to_array()
+        half = max(1, games // 2)
+        seeds = np.arange(1000, 1000 + half)
+        t0 = time.perf_counter()
+        a = play_batch(bot, simple, rules, seeds)
+        b = play_batch(simple, bot, rules, seeds)
+        elapsed = time.perf_counter() - t0
+        errors = a.errors + b.errors
+        won = int((a.games[:, G_WINNER] == 0).sum() + (b.games[:, G_WINNER] == 1).sum())
+        n = 2 * half
+        if errors:
+            report.add("FAIL", "games", f"{len(errors)} of {n} games forfeited; first: {errors[0]}", echo)
+        else:
+            report.add("PASS", "games", f"{n} games against simple without a forfeit (won {won}); "
+                                        f"{n / elapsed:.0f} games/s", echo)
+
+    # Timing.
+    times = ext.times or []
+    if times:
+        med = statistics.median(times) * 1000
+        worst = max(times) * 1000
+        limit = limits.decision_s * 1000
+        status = "PASS" if worst < limit else "FAIL"
+        if status == "PASS" and worst > limit / 2:
+            status = "WARN"
+        report.add(status, "timing", f"median {med:.3f} ms, max {worst:.1f} ms per decision over {len(times)} "
+                                     f"decisions (limit {limit:.0f} ms)", echo)
+
+    # A clean exit on bye.
+    proc = ext.seats[0].proc
+    if proc is not None and proc.alive:
+        proc.close(grace=2.0)
+        log = ext.log.drain()
+        ext.seats[0].proc = None
+        if "did not exit after bye" in log:
+            report.add("WARN", "bye", "the bot did not exit within 2 s of {\"type\":\"bye\"}; it was killed", echo)
+        else:
+            report.add("PASS", "bye", "exited when told bye", echo)
+        tail = [line for line in log.splitlines() if line.strip() and not line.startswith("[arena")]
+        if tail:
+            report.add("WARN", "stderr", f"{len(tail)} line(s) on stderr; last: {tail[-1][:100]!r}", echo)
