@@ -630,7 +630,7 @@ def convergence(games: Games, conf: float = 0.95, points: int = 200) -> pd.DataF
     Pairs are taken in pair-number order (the order they are played in);
     each row is the state after ``pairs`` pairs with a result.  The summary
     keeps the state at fixed pair numbers (:data:`arena.analysis.summary.LADDER`:
-    every pair up to 43, then 100 per decade) and after the last pair; of
+    every pair up to 52, then 100 per decade) and after the last pair; of
     those, at most ``points`` rows per matchup are shown, spread evenly on a
     log scale (the last pair always included).  The rows do not depend on
     how the run was cut into chunks.

@@ -60,7 +60,7 @@ GAME_COLUMNS = (
 HAND_COLUMNS = ("game_id", "outcome", "knocker", "points0", "points1", "turns")
 
 #: Positions (pair number + 1) at which running win-rate moments are kept:
-#: every pair up to 43, then 100 per decade (1, 2, ..., 43, 44, 45, 46, 48, ...).
+#: every pair up to 52, then 100 per decade (1, 2, ..., 52, 54, 55, 56, 58, ...).
 LADDER = np.unique(np.round(np.logspace(0, 13, 1301)).astype(np.int64))
 
 TPH_SCALE = 100  # turns per hand (per-game averages) are kept in 1/100 turn
