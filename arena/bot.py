@@ -190,23 +190,65 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
     )
 
 
+def bot_cache_dir() -> Path:
+    """Where bot files are kept by content hash (``~/.cache/gin-arena/bots``)."""
+    import os
+
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gin-arena" / "bots"
+
+
+def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
+    """Load a bot from its source text, as module ``arena_bot_<hash>``.
+
+    The text is written once to :func:`bot_cache_dir` under a name made from
+    its hash and imported from there, so (1) numba caches its functions
+    against that copy: a bot file also imported under another name (``import
+    my_bot`` while debugging, or a built-in bot file given by path) can't
+    leave a cache entry that names a module this process doesn't have;
+    (2) the module name can't clash with a plain ``import`` of the file;
+    (3) two versions of a file never mix; and (4) a worker on another
+    machine loads exactly what the driver loaded, from the text alone.
+    """
+    import os
+
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    mod_name = f"arena_bot_{digest}"
+    module = sys.modules.get(mod_name)
+    if module is None:
+        folder = bot_cache_dir() / digest
+        path = folder / f"{mod_name}.py"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                tmp = folder / f".{mod_name}.{os.getpid()}.tmp"
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, path)
+        except OSError as exc:
+            raise BotError(f"{source}: cannot write the bot cache {folder}: {exc.strerror or exc}") from None
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:
+            raise BotError(f"{source}: not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # any import-time failure is the file's fault
+            del sys.modules[mod_name]
+            raise BotError(f"{source}: not a bot: importing it failed: {type(exc).__name__}: {exc}") from None
+    stem = Path(source).stem
+    return bot_from_module(module, name=name or getattr(module, "NAME", None) or stem, source=source)
+
+
 def load_bot_file(path: str | Path, name: str | None = None) -> Bot:
-    """Load a bot from a ``.py`` file anywhere on disk."""
+    """Load a bot from a ``.py`` file anywhere on disk (through :func:`load_bot_source`)."""
     p = Path(path)
     if not p.is_file():
         raise BotError(f"{path}: no such bot file")
-    mod_name = f"arena_user_bot_{hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:12]}"
-    spec = importlib.util.spec_from_file_location(mod_name, p)
-    if spec is None or spec.loader is None:
-        raise BotError(f"{path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # any import-time failure is the file's fault
-        del sys.modules[mod_name]
-        raise BotError(f"{path}: not a bot: importing it failed: {type(exc).__name__}: {exc}") from None
-    return bot_from_module(module, name=name or getattr(module, "NAME", None) or p.stem, source=str(p))
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BotError(f"{path}: cannot read it: {exc}") from None
+    return load_bot_source(text, name=name, source=str(p))
 
 
 def load_bot(spec: str) -> Bot:

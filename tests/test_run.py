@@ -532,3 +532,19 @@ def test_a_secret_seed_is_drawn_once_kept_in_the_folder_and_resumes_exactly(tmp_
     assert same(again.games, a.games)
     assert json.loads((tmp_path / "results" / "s1" / "manifest.json").read_text())["seed"] == "secret"
     assert secret.strip() not in (tmp_path / "results" / "s1" / "config.toml").read_text()
+
+
+def test_a_bot_file_imported_under_its_own_name_first_still_loads_for_a_run(tmp_path):
+    """The README's debugging advice imports the file as ``my_bot``; numba then caches its
+    functions under that module name.  A later run must not trip over that cache."""
+    bot = tmp_path / "my_bot.py"
+    bot.write_text((ROOT / "bots" / "TEMPLATE.py").read_text())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", "import my_bot, numpy as np; from arena.layout import V_SIZE; "
+                    "my_bot.take_upcard(np.zeros(V_SIZE, np.int64), np.zeros(8), np.zeros(8), "
+                    "np.zeros(4, np.uint64))"], cwd=tmp_path, env=env, check=True, capture_output=True)
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "run", str(ROOT / "configs" / "quick.toml"),
+                          "--bot", str(bot), "--games", "20", "--workers", "1", "--no-report", "--quiet",
+                          "--results-dir", str(tmp_path / "results")], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr and "my_bot" in out.stdout

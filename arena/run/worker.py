@@ -2,28 +2,21 @@
 
 :func:`play_chunk` touches no files of the run (the driver's store writes
 them) and needs nothing from the driver's machine: bots arrive as content
-(:class:`~arena.run.plan.BotSpec`).  A user's bot file is written once to
-this machine's cache under a name derived from its hash and imported as
-``arena_bot_<hash>``, so it has its own numba cache, can't clash with a
-plain ``import`` of the same file, and two versions of a file never mix.
+(:class:`~arena.run.plan.BotSpec`); a user's bot file is loaded from its
+text by :func:`arena.bot.load_bot_source`, exactly as the driver loaded it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import importlib.util
 import io
-import os
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from arena.bot import Bot, BotError, bot_from_module, load_bot
+from arena.bot import Bot, BotError, load_bot, load_bot_source
 from arena.play import C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.records import games_frame, hands_frame
 from arena.rules import Rules
@@ -60,34 +53,11 @@ class ChunkResult:
 _BOTS: dict[BotSpec, Bot] = {}
 
 
-def bot_cache_dir() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gin-arena" / "bots"
-    return base
-
-
 def _file_bot(spec: BotSpec) -> Bot:
-    digest = hashlib.sha256(spec.source.encode()).hexdigest()[:16]
-    mod_name = f"arena_bot_{digest}"
-    module = sys.modules.get(mod_name)
-    if module is None:
-        folder = bot_cache_dir() / digest
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{mod_name}.py"
-        if not path.exists() or path.read_text(encoding="utf-8") != spec.source:
-            tmp = folder / f".{mod_name}.{os.getpid()}.tmp"
-            tmp.write_text(spec.source, encoding="utf-8")
-            os.replace(tmp, path)
-        imp = importlib.util.spec_from_file_location(mod_name, path)
-        assert imp is not None and imp.loader is not None
-        module = importlib.util.module_from_spec(imp)
-        sys.modules[mod_name] = module
-        try:
-            imp.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[mod_name]
-            raise WorkerError(f"bot '{spec.name}' ({spec.ref}) failed to import on this worker: "
-                              f"{type(exc).__name__}: {exc}") from None
-    bot = bot_from_module(module, name=spec.name, source=spec.ref)
+    try:
+        bot = load_bot_source(spec.source, name=spec.name, source=spec.ref)
+    except BotError as exc:
+        raise WorkerError(f"bot '{spec.name}' failed to load on this worker: {exc}") from None
     return dataclasses.replace(bot, source_hash=spec.source_hash)
 
 
