@@ -49,10 +49,8 @@ def _arena(
 
 def _check_plot_kind(kind: str) -> str:
     """--kind of ``arena plot``: one of the plot kinds, or one ``error:`` line."""
-    try:
-        from arena.analysis.plots import KINDS
-    except ModuleNotFoundError:  # arena/plots.py, before its move to arena/analysis/
-        from arena.plots import KINDS
+    from arena.analysis.plots import KINDS
+
     if kind not in KINDS:
         _fail(f"--kind {kind} is not a plot kind (kinds: {', '.join(KINDS)})")
     return kind
@@ -242,7 +240,7 @@ def submit(
     bot: Annotated[str, typer.Argument(help="The bot to add: a .py file or a built-in name.")],
     to: Annotated[Path, typer.Option("--to", help="An existing run folder, e.g. results/default.")],
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
     """Add a bot to a finished round-robin: plays only its new pairs, then updates the run."""
     from arena.config import load_config

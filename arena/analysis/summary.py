@@ -729,9 +729,5 @@ def summarize_run(store: Any, progress: Callable[[int, int], None] | None = None
 
 
 def _n_chunks(store: Any) -> int:
-    """Chunks the store will yield (for progress): its ``n_chunks()`` if it has one."""
-    count = getattr(store, "n_chunks", None)
-    if callable(count):
-        return int(count())
-    records = getattr(store, "_current_records", None)  # the store's own count of stored chunks
-    return sum(1 for _ in records()) if callable(records) else 0
+    """Chunks the store will yield (for progress)."""
+    return int(store.n_chunks())

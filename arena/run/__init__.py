@@ -5,8 +5,21 @@
 * :mod:`arena.run.schedule` - inline, local processes (with a watchdog), Dask;
 * :mod:`arena.run.store`    - the run folder: chunk files, index, checksums, lock, manifest;
 * :mod:`arena.run.runner`   - :func:`run_tournament`, which joins them.
+
+The runner's names are loaded on first use, so reading a run folder
+(``arena.run.store``, as reports do) does not import the engine.
 """
 
-from arena.run.runner import TournamentError, TournamentResult, run_tournament
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["TournamentError", "TournamentResult", "run_tournament"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from arena.run import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module 'arena.run' has no attribute {name!r}")

@@ -403,6 +403,10 @@ class RunStore:
         """Games in the current matchups' stored chunks (within SPRT limits)."""
         return sum(r.games for _, r in self._current_records())
 
+    def n_chunks(self) -> int:
+        """Stored chunks of the current matchups (within SPRT limits): what :meth:`chunks` yields at most."""
+        return sum(1 for _ in self._current_records())
+
     def has_hands(self) -> bool:
         return any("hands" in r.files for _, r in self._current_records())
 
