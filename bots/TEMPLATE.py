@@ -66,7 +66,9 @@ Handy kernels (all callable from compiled code)
                  nth_card(mask, n), random_card(mask, rng)
   arena.cards:   popcount(mask), lsb(mask), mask_value(mask)
   bots.simple (and every built-in bot): its five decisions are @jit too, so
-                 yours can call e.g. ``bots.simple.discard(view, params, memory, rng)``
+                 yours can call e.g. ``bots.simple.discard(view, params, memory, rng)``;
+                 its repeat guard (note_hand, drawn_card, no_repeats, remember_pair)
+                 is used by discard() below
 
 Debugging: ``NUMBA_DISABLE_JIT=1`` runs everything as plain Python, so
 ``print`` and ``breakpoint()`` work inside the functions.
@@ -75,16 +77,20 @@ Debugging: ``NUMBA_DISABLE_JIT=1`` runs everything as plain Python, so
 import numpy as np
 
 from arena._jit import jit
-from arena.botlib import discardable
+from arena.botlib import discardable, least_deadwood_discard
 from arena.cards import lsb
 from arena.layout import V_HAND, V_HAND_NO, V_TOP
 from arena.melds import best_discard, deadwood, in_any_meld
+from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {
     "knock_at": 10.0,  # knock when deadwood is at most this (the rules' limit still applies)
     "take_gain": 6.0,  # also take the pile card if it lowers deadwood by this much
 }
-MEMORY = 2  # [0] hand number + 1 seen last, [1] my discards this hand (an example)
+# [0] hand number + 1 seen last, [1] my discards this hand (an example);
+# from [GUARD] on: Simple's repeat guard (see discard).
+GUARD = 2
+MEMORY = GUARD + REPEAT_SLOTS
 
 # params are an array: name their positions once.
 KNOCK_AT = 0
@@ -114,11 +120,13 @@ def wants_top(view, params):
 
 def take_upcard(view, params, memory, rng):
     """Offered the first upcard (V_TOP): 1 take, 0 pass."""
+    note_hand(view, memory, GUARD)  # for the repeat guard: the hand before the draw
     return wants_top(view, params)
 
 
 def draw(view, params, memory, rng):
     """1 = take the top of the discard pile (V_TOP), 0 = draw from the stock."""
+    note_hand(view, memory, GUARD)
     return wants_top(view, params)
 
 
@@ -139,6 +147,14 @@ def discard(view, params, memory, rng):
     extra = hand & ~allowed  # at most one card: the one just taken
     exclude = lsb(extra) if extra else -1
     card, _ = best_discard(hand, exclude)  # least deadwood left; ties: the higher card
+    # Never draw and discard the same two cards twice in one hand (EAAI's
+    # Simple has this rule): two bots that both want the same cards would
+    # otherwise pass them back and forth until the turn cap.
+    drawn = drawn_card(view, memory, GUARD)
+    fresh = no_repeats(memory, GUARD, drawn, allowed)
+    if not (fresh >> card) & 1:
+        card, _ = least_deadwood_discard(hand, fresh, rng)
+    remember_pair(memory, GUARD, drawn, card)
     return card
 
 
