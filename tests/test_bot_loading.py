@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from arena.bot import BotError, load_bot, load_bot_file
+from arena.layout import G_HANDS
 from arena.play import IllegalMoveError, play_batch, play_games_kernel
 from arena.rules import Rules
 
@@ -72,13 +73,41 @@ def test_illegal_decision_raises_naming_the_bot_and_decision_when_forfeits_are_o
         play_batch(load_bot("simple"), bot, R, np.arange(5), forfeit=False)
 
 
-def test_the_engine_kernel_is_compiled_once_for_every_pair_of_bots():
-    names = ("random", "simple", "early-knock", "gin-chasing", "discard-tracking")
-    bots = [load_bot(n) for n in names]
-    for a in bots:
-        for b in bots:
-            play_batch(a, b, R, np.arange(2))
-    assert len(play_games_kernel.signatures) == 1
+def test_the_engine_kernel_is_compiled_once_for_every_pair_of_bots(tmp_path):
+    """Every pair of fast bots, a user file among them, runs through the one compiled kernel.
+
+    numba reports each compilation as a ``numba:compile`` event (loads from
+    the on-disk cache are not compilations).  After one warm-up game, playing
+    every pair must compile nothing: a kernel specialised per bot (numba's
+    default for functions passed as arguments) would compile once per pair.
+    """
+    from numba.core import event
+
+    from arena.bot import BotType
+
+    user = write(tmp_path, "mine.py", "from bots.simple import take_upcard, draw, big_gin, knock, discard\n")
+    bots = [load_bot(n) for n in ("random", "simple", "early-knock", "gin-chasing", "discard-tracking")]
+    bots.append(load_bot_file(user))
+    assert all(b.fast for b in bots), [b.plain_reason for b in bots if not b.fast]
+    play_batch(bots[0], bots[1], R, np.arange(2))  # compiles (or loads) the kernel once
+
+    compiled: list[str] = []
+
+    class Count(event.Listener):
+        def on_start(self, ev):
+            compiled.append(str(ev.data.get("dispatcher", "?")) if isinstance(ev.data, dict) else "?")
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Count()):
+        for a in bots:
+            for b in bots:
+                rec = play_batch(a, b, R, np.arange(2))
+                assert not rec.errors and (rec.games[:, G_HANDS] > 0).all()
+    assert compiled == []
+    (sig,) = play_games_kernel.signatures  # one signature, and bots enter it as the shared BotType
+    assert sig[2] == BotType and sig[3] == BotType
 
 
 def test_a_user_bot_can_call_a_built_in_bots_decisions_on_the_fast_path(tmp_path):

@@ -34,13 +34,69 @@ def config(tmp_path: Path) -> Path:
     return p
 
 
+def _squeeze(text: str) -> str:
+    """Text without whitespace: help is wrapped (even inside hyphenated words) to the terminal."""
+    return "".join(text.split())
+
+
+def _commands():
+    import typer
+
+    return typer.main.get_command(app).commands
+
+
 def test_help_of_every_command_reads_well():
-    out = invoke("--help")
+    # Checked against the commands as registered, so a new command or option is
+    # held to the same standard: a summary, and a help text for every parameter
+    # that the help output really shows.
+    top = invoke("--help")
+    assert top.exit_code == 0
+    assert "Gin Arena" in top.output and "--version" in top.output
+    commands = _commands()
+    assert {"run", "submit", "bots", "rules", "replay", "report", "plot"} <= set(commands)
+    for name, cmd in commands.items():
+        assert cmd.help and cmd.help.strip(), f"arena {name} has no docstring"
+        summary = cmd.help.strip().split("\n")[0]
+        # The command list shows each command with the start of its summary.
+        assert any(line.split()[:1] == [name] and _squeeze(summary)[:20] in _squeeze(line)
+                   for line in top.output.splitlines()), name
+        sub = invoke(name, "--help")
+        assert sub.exit_code == 0, name
+        out = _squeeze(sub.output)
+        assert _squeeze(f"Usage: root {name}") in out or _squeeze(f"Usage: arena {name}") in out
+        assert _squeeze(cmd.help) in out, f"arena {name} --help does not show its docstring"
+        for param in cmd.params:
+            assert param.help, f"arena {name}: {param.name} has no help text"
+            assert _squeeze(param.help) in out, f"arena {name} --help does not show {param.name}'s help"
+            for opt in getattr(param, "opts", []) if param.param_type_name == "option" else []:
+                assert opt in sub.output, f"arena {name} --help does not show {opt}"
+
+
+def test_plot_help_lists_every_plot_kind():
+    try:
+        from arena.analysis.plots import KINDS
+    except ModuleNotFoundError:
+        from arena.plots import KINDS
+    out = invoke("plot", "--help")
+    assert all(kind in out.output for kind in KINDS), out.output
+
+
+def test_version():
+    import arena
+
+    out = invoke("--version")
     assert out.exit_code == 0
-    for cmd in ("run", "submit", "bots", "rules", "replay", "report", "plot"):
-        assert cmd in out.output
-        sub = invoke(cmd, "--help")
-        assert sub.exit_code == 0 and "Usage" in sub.output
+    assert out.output.startswith(f"gin-arena {arena.__version__} (python ")
+    assert len(out.output.strip().splitlines()) == 1
+
+
+def test_an_unknown_plot_kind_is_one_error_line_listing_the_kinds(tmp_path):
+    out = runner.invoke(app, ["plot", str(tmp_path), "--kind", "pie"])
+    assert out.exit_code == 2
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert len(lines) == 1, out.output
+    assert lines[0].startswith("error: --kind pie is not a plot kind (kinds: heatmap, ")
+    assert "Traceback" not in out.output
 
 
 def test_run_prints_a_results_table_and_writes_the_run(config, tmp_path):

@@ -1,0 +1,145 @@
+"""The project as a package: a wheel that runs from anywhere, plain pytest, the numba cache key.
+
+The wheel test builds the wheel, installs it into a fresh virtualenv in a
+temporary folder, and runs the installed ``arena`` from a folder that is not
+the checkout.
+
+How the dependencies get there: installing them (numba, scipy, pandas,
+pyarrow, matplotlib, ...) into the fresh venv took 80 s with a cold pip cache
+and 41 s warm on the 2-core machine, on top of 12 s for the wheel and 4-16 s
+for the venv: over the 90 s we allow one test.  So by default the wheel is
+installed with ``--no-deps``, and the venv sees the dependencies of the
+interpreter running the tests through a ``.pth`` file (what
+``--system-site-packages`` does for a system Python; the tests usually run in a
+venv, whose packages that flag would not reach).  Only the dependencies come
+from outside: ``arena`` and ``bots`` are imported from the installed wheel,
+which the test checks.  Set ``ARENA_TEST_INSTALL_DEPS=1`` to install the
+dependencies for real instead (this also proves pyproject lists them all).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import site
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def _games_played(output: str) -> int:
+    """The games column of the 'random vs simple' row of arena run's results table."""
+    rows = [line.split() for line in output.splitlines() if line.startswith("random vs simple")]
+    assert len(rows) == 1, output
+    return int(rows[0][3])
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path):
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    dist = tmp_path / "dist"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], cwd=tmp_path)
+    (wheel,) = dist.glob("gin_arena-*.whl")
+    timings["wheel"] = time.perf_counter() - t
+
+    # The wheel holds every package and subpackage of the checkout, the
+    # presets, the example configs and the licence.
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for pkg in ("arena", "bots"):
+        for py in (ROOT / pkg).rglob("*.py"):
+            assert py.relative_to(ROOT).as_posix() in names, f"{py.relative_to(ROOT)} is missing from the wheel"
+    for toml in [*(ROOT / "arena" / "presets").glob("*.toml"), *(ROOT / "arena" / "examples").glob("*.toml")]:
+        assert toml.relative_to(ROOT).as_posix() in names
+    assert any(n.endswith("licenses/LICENSE") for n in names)
+
+    t = time.perf_counter()
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path)
+    python = venv / "bin" / "python"
+    with_deps = os.environ.get("ARENA_TEST_INSTALL_DEPS") == "1"
+    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", str(wheel)]
+         + ([] if with_deps else ["--no-deps"]), cwd=tmp_path)
+    if not with_deps:
+        purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path)
+        # Lines of a .pth are appended to sys.path after the venv's own
+        # site-packages, so the wheel's arena wins over anything found there.
+        Path(purelib.strip(), "_test_deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    timings["venv + install"] = time.perf_counter() - t
+
+    work = tmp_path / "elsewhere"  # no configs/, no arena/ here
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    arena = str(venv / "bin" / "arena")
+
+    where = _run([str(python), "-c", "import arena, bots; print(arena.__file__); print(bots.__file__)"], cwd=work, env=env)
+    assert all(Path(line).is_relative_to(venv) for line in where.split()), where
+
+    t = time.perf_counter()
+    import arena as checkout
+
+    assert _run([arena, "--version"], cwd=work, env=env).startswith(f"gin-arena {checkout.__version__} ")
+    standard = _run([arena, "rules", "standard"], cwd=work, env=env)
+    assert "knock_limit" in standard and "unknown preset" not in standard
+    assert any(line.startswith("*big_gin") and "false" in line
+               for line in _run([arena, "rules", "eaai"], cwd=work, env=env).splitlines())
+
+    (work / "tiny.toml").write_text('name = "tiny"\nbots = ["random", "simple"]\nseed = 3\nrules = "eaai"\n')
+    out = _run([arena, "run", "tiny.toml", "--games", "20", "--workers", "1", "--quiet"], cwd=work, env=env)
+    assert _games_played(out) == 20
+    assert (work / "results" / "tiny" / "report.html").is_file()
+    # A shipped example by name, from a folder without configs/.
+    out = _run([arena, "run", "quick", "--games", "20", "--workers", "1", "--quiet", "--no-report"], cwd=work, env=env)
+    assert _games_played(out) == 20 and (work / "results" / "quick").is_dir()
+    timings["commands"] = time.perf_counter() - t
+    print("packaging timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+
+
+def test_plain_pytest_command_finds_the_checkout_modules():
+    # `pytest` (the script, not `python -m pytest`) must import tests.scripted:
+    # pyproject's pythonpath puts the checkout's root on sys.path.
+    script = Path(sys.executable).parent / "pytest"
+    if not script.exists():
+        pytest.skip("no pytest script beside this interpreter")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    cmd = [str(script), "--collect-only", "-q", "-p", "no:cacheprovider", "tests/test_engine_rules.py"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"test_engine_rules\.py(::|: \d+)", proc.stdout), proc.stdout
+    # The setting is what does it: without it the same collection fails.
+    proc = subprocess.run([*cmd, "-o", "pythonpath="], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0 and "No module named 'tests'" in proc.stdout + proc.stderr
+
+
+def test_the_numba_cache_key_covers_every_source_file_in_subpackages(tmp_path, monkeypatch):
+    from arena import _jit
+
+    for rel in ("arena/__init__.py", "arena/run/worker.py", "arena/analysis/deep/x.py", "bots/simple.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(f"# {rel}\n")
+    monkeypatch.setattr(_jit, "_ROOT", tmp_path)
+    before = _jit._source_hash()
+    assert _jit._source_hash() == before  # stable
+    (tmp_path / "arena/analysis/deep/x.py").write_text("# edited\n")
+    edited = _jit._source_hash()
+    assert edited != before
+    # Moving a file between subpackages changes the key too.
+    (tmp_path / "arena/analysis/deep/x.py").rename(tmp_path / "arena/run/x.py")
+    assert _jit._source_hash() != edited
+    # Files that are not Python sources do not.
+    moved = _jit._source_hash()
+    (tmp_path / "arena/run/notes.toml").write_text("a = 1\n")
+    assert _jit._source_hash() == moved
