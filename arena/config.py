@@ -284,7 +284,7 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     """
     p = Path(path)
     example = Path(str(files("arena") / "examples" / f"{path}.toml"))
-    if not p.is_file() and isinstance(path, str) and path.isidentifier() and example.is_file():
+    if not p.is_file() and str(path).isidentifier() and example.is_file():
         p = example
     if not p.is_file():
         raise ConfigError(f"{path}: no such config file")
