@@ -118,6 +118,7 @@ class ExternalBot:
             s.proc = None
             raise
         s.failed_starts = 0
+        s.game = 0  # "game" counts the games of this process
         if self.hello is None:
             self.hello = hello
             self.param_names = tuple(hello["params"])
@@ -143,11 +144,11 @@ class ExternalBot:
         new_game = memory[0] == 0.0
         if new_game:
             memory[0] = 1.0
+            if s.proc is None or not s.proc.alive:
+                self.start(v[V_SEAT])
             s.game += 1
             s.game_time = 0.0
             s.seed = seed_of_state(rng)
-            if s.proc is None or not s.proc.alive:
-                self.start(v[V_SEAT])
         elif s.proc is None or not s.proc.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
         params_json = None
@@ -172,7 +173,7 @@ class ExternalBot:
             if self.times is not None:
                 self.times.append(dt)
         try:
-            return parse_answer(answer, what)
+            return parse_answer(answer, DECISION_OF_PHASE[phase])
         except ProtocolError as exc:
             if exc.reason == "garbled answer":
                 s.proc.kill(exc.reason)  # out of step: start afresh next game

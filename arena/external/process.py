@@ -85,7 +85,14 @@ class LogBuffer:
     def tail_line(self) -> str:
         """The last non-empty line written (for crash messages)."""
         with self._lock:
-            data = b"".join(list(self._chunks)[-4:])
+            tail: list[bytes] = []
+            size = 0
+            for chunk in reversed(self._chunks):  # enough of the end to hold whole last lines
+                tail.append(chunk)
+                size += len(chunk)
+                if size >= 4096:
+                    break
+            data = b"".join(reversed(tail))
         lines = [l for l in data.decode("utf-8", "replace").splitlines() if l.strip() and not l.startswith("[arena")]
         return lines[-1].strip()[:200] if lines else ""
 

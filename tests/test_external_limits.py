@@ -1,0 +1,313 @@
+"""External bots that misbehave: each fault forfeits its game with the reason, and the next game plays.
+
+The test bots are small Python scripts that play like the Simple example
+(examples/external/simple_player.py) and misbehave on cue, usually in the
+second game of their process; the arena restarts a process after a
+timeout, crash or garbled line, so a fault recurs every second game.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.bot import BotError, load_bot
+from arena.external import ExternalBot, Limits, external_bot, external_of
+from arena.external.limits import build_filter, seccomp_available
+from arena.layout import G_FORFEIT
+from arena.play import play_batch
+from arena.rules import Rules
+
+R = Rules().to_array()
+EXAMPLES = str(Path(__file__).resolve().parent.parent / "examples" / "external")
+needs_seccomp = pytest.mark.skipif(not seccomp_available(), reason="the seccomp filter is Linux x86-64 only")
+
+
+@pytest.fixture(scope="module")
+def simple():
+    return load_bot("simple")
+
+
+def bot_script(tmp_path: Path, misbehave: str, name: str = "faulty", setup: str = "") -> list[str]:
+    """The command of a Simple-playing bot whose ``misbehave(msg)`` may return a raw answer line."""
+    body = textwrap.indent(textwrap.dedent(misbehave).strip() or "return None", "    ")
+    code = f'''
+import json, os, sys, time
+sys.path.insert(0, {EXAMPLES!r})
+import simple_player as sp
+{textwrap.dedent(setup).strip()}
+
+def misbehave(msg):
+{body}
+
+rng = sp.Rng(0)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({{"name": {name!r}, "protocol": 1}}), flush=True)
+    elif msg["type"] == "decide":
+        if msg["new_game"]:
+            rng = sp.Rng(msg["seed"])
+        raw = misbehave(msg)
+        sys.stdout.write(raw if raw is not None else f"{{sp.decide(msg, rng)}}\\n")
+        sys.stdout.flush()
+    else:
+        break
+'''
+    path = tmp_path / f"{name}.py"
+    path.write_text(code)
+    return [sys.executable, str(path)]
+
+
+def forfeits(rec) -> list[int]:
+    return [int(g) for g in np.flatnonzero(rec.games[:, G_FORFEIT] >= 0)]
+
+
+def test_an_infinite_loop_forfeits_with_timeout_in_bounded_time_and_later_games_play(tmp_path, simple):
+    """Games 2 and 4 hang (the second game of each process); each costs one decision limit, no more."""
+    cmd = bot_script(tmp_path, '''
+        if msg["game"] == 2 and msg["decision"] == "discard":
+            while True:
+                pass
+    ''')
+    bot = external_bot(None, cmd, limits=Limits(decision_s=0.5))
+    t0 = time.monotonic()
+    rec = play_batch(bot, simple, R, np.arange(5))
+    elapsed = time.monotonic() - t0
+    assert forfeits(rec) == [1, 3]
+    assert all(e.split(": ", 1)[1].startswith("TimeoutError") or "timeout: no answer to discard() within 0.5 s" in e
+               for e in rec.errors), rec.errors
+    assert all("timeout: no answer to discard() within 0.5 s" in e for e in rec.errors)
+    assert (rec.games[:, G_FORFEIT] == 0).sum() == 2 and rec.games[[0, 2, 4], G_FORFEIT].tolist() == [-1, -1, -1]
+    assert elapsed < 15, f"two 0.5 s timeouts took {elapsed:.1f} s"
+    ext = external_of(bot)
+    assert ext.restarts == 2
+    log = ext.drain_log()
+    assert log.count("killed pid") == 2 and "(timeout)" in log
+    ext.close()
+
+
+def test_game_time_limit_counts_all_answers_of_a_game(tmp_path, simple):
+    """Each answer is quick enough, but together they exceed the time per game."""
+    cmd = bot_script(tmp_path, 'time.sleep(0.02)')
+    bot = external_bot(None, cmd, limits=Limits(decision_s=1.0, game_s=0.3))
+    rec = play_batch(bot, simple, R, np.arange(2))
+    assert forfeits(rec) == [0, 1]
+    assert all("timeout:" in e and "ran past the game's time limit (0.3 s of answers)" in e for e in rec.errors)
+    external_of(bot).close()
+
+
+@pytest.mark.parametrize("misbehave, reason, words", [
+    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    os._exit(3)', "crashed", "exited with code 3"),
+    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    raise RuntimeError("oops")', "crashed",
+     "RuntimeError: oops"),
+    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    os.kill(os.getpid(), 9)', "crashed", "killed by SIGKILL"),
+    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    return "let me think\\n"', "garbled answer",
+     "not JSON: 'let me think'"),
+    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    return "0\\n1\\n"', "garbled answer",
+     "more than one line"),
+    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    return "x" * 100000', "garbled answer",
+     "longer than 65536 bytes"),
+])
+def test_crash_and_garbage_forfeit_with_the_reason_and_the_bot_restarts(tmp_path, simple, misbehave, reason, words):
+    cmd = bot_script(tmp_path, misbehave)
+    bot = external_bot(None, cmd, limits=Limits(decision_s=2.0))
+    rec = play_batch(bot, simple, R, np.arange(3))
+    assert forfeits(rec) == [1], rec.errors
+    assert f"{reason}: " in rec.errors[0] and words in rec.errors[0], rec.errors[0]
+    assert external_of(bot).restarts == 1
+    external_of(bot).close()
+
+
+@pytest.mark.parametrize("answer, words", [("1.7", "a float"), ('"1"', "str"), ("true", "bool"),
+                                           ('{"error": "giving up"}', "bot error: draw(): giving up")])
+def test_float_str_and_bool_answers_forfeit_and_the_process_plays_on(tmp_path, simple, answer, words):
+    """Unlike garbage, a wrong type is one bad answer: the same process plays the next game."""
+    cmd = bot_script(tmp_path, f'if msg["game"] == 1 and msg["decision"] == "draw":\n    return {answer + chr(10)!r}')
+    bot = external_bot(None, cmd)
+    rec = play_batch(bot, simple, R, np.arange(3))
+    assert forfeits(rec) == [0]
+    assert words in rec.errors[0]
+    if answer != '{"error": "giving up"}':
+        assert "ill-typed answer: draw() must answer an integer" in rec.errors[0]
+    assert external_of(bot).restarts == 0
+    external_of(bot).close()
+
+
+def test_an_illegal_integer_is_the_engines_forfeit(tmp_path, simple):
+    cmd = bot_script(tmp_path, 'if msg["decision"] == "discard":\n    return "51\\n" if 51 not in msg["hand"] else None')
+    bot = external_bot(None, cmd)
+    rec = play_batch(bot, simple, R, np.arange(2))
+    assert forfeits(rec) == [0, 1]
+    assert all("discarded a card it does not hold in discard() (answered 51)" in e for e in rec.errors)
+    external_of(bot).close()
+
+
+def test_memory_limit_stops_a_greedy_bot(tmp_path, simple):
+    cmd = bot_script(tmp_path, 'global hog\nif msg["decision"] == "draw" and hog is None:\n    hog = bytearray(800 * 2**20)',
+                     setup="hog = None")
+    bot = external_bot(None, cmd, limits=Limits(memory_mb=400))
+    rec = play_batch(bot, simple, R, np.arange(1))
+    assert forfeits(rec) == [0]
+    assert "crashed: exited with code 1" in rec.errors[0] and "MemoryError" in rec.errors[0]
+    # The same bot with room enough plays.
+    roomy = external_bot(None, cmd, limits=Limits(memory_mb=4096))
+    rec = play_batch(roomy, simple, R, np.arange(1))
+    assert forfeits(rec) == [], rec.errors
+    for b in (bot, roomy):
+        external_of(b).close()
+
+
+@needs_seccomp
+def test_bot_cannot_write_change_or_delete_files(tmp_path, simple):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    new = tmp_path / "new.txt"
+    attempts = f'''
+        for what, attempt in [
+            ("create", lambda: open({str(new)!r}, "w").write("x")),
+            ("truncate", lambda: open({str(victim)!r}, "w")),
+            ("append", lambda: open({str(victim)!r}, "a").write("x")),
+            ("delete", lambda: os.remove({str(victim)!r})),
+            ("rename", lambda: os.rename({str(victim)!r}, {str(victim)!r} + ".moved")),
+            ("chmod", lambda: os.chmod({str(victim)!r}, 0o777)),
+            ("mkdir", lambda: os.mkdir({str(tmp_path / "dir")!r})),
+        ]:
+            try:
+                attempt()
+                print(what, "WORKED", file=sys.stderr)
+            except OSError as exc:
+                print(what, "refused:", exc.errno, file=sys.stderr)
+    '''
+    cmd = bot_script(tmp_path, "return None", setup=attempts)
+    bot = external_bot(None, cmd)
+    rec = play_batch(bot, simple, R, np.arange(1))
+    log = external_of(bot).drain_log()
+    assert forfeits(rec) == [] and "WORKED" not in log and log.count("refused") == 7, log
+    assert victim.read_text() == "precious" and oct(victim.stat().st_mode)[-3:] != "777"
+    assert not new.exists() and not (tmp_path / "dir").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["faulty.py", "victim.txt"]
+    external_of(bot).close()
+
+
+@needs_seccomp
+def test_bot_cannot_start_processes_or_reach_the_arena(tmp_path, simple):
+    """No fork/exec of helpers, no signals to or memory of its parent, no sockets; threads still work."""
+    attempts = '''
+        import socket, subprocess, threading
+        for what, attempt in [
+            ("fork", os.fork),
+            ("subprocess", lambda: subprocess.run(["true"])),
+            ("kill parent", lambda: os.kill(os.getppid(), 0)),
+            ("parent memory", lambda: open(f"/proc/{os.getppid()}/mem", "rb").read(1)),
+            ("socket", lambda: socket.socket()),
+        ]:
+            try:
+                attempt()
+                print(what, "WORKED", file=sys.stderr)
+            except OSError as exc:
+                print(what, "refused:", exc.errno, file=sys.stderr)
+        t = threading.Thread(target=lambda: print("thread ran", file=sys.stderr))
+        t.start()
+        t.join()
+    '''
+    cmd = bot_script(tmp_path, "return None", setup=attempts)
+    bot = external_bot(None, cmd)
+    rec = play_batch(bot, simple, R, np.arange(1))
+    log = external_of(bot).drain_log()
+    assert forfeits(rec) == [] and "WORKED" not in log and log.count("refused") == 5, log
+    assert "thread ran" in log
+    external_of(bot).close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="shows what RLIMIT_NPROC does for root")
+def test_rlimit_nproc_alone_does_not_stop_root_which_is_why_seccomp_does_it():
+    """Documents the kernel's rule (uid 0 is exempt from RLIMIT_NPROC), as limits.py says."""
+    import resource
+
+    code = "import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)\nprint('forked')"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NPROC, (0, 0)))
+    assert r.stdout.strip() == "forked"
+
+
+def test_the_filter_is_a_well_formed_bpf_program():
+    """8-byte instructions, ending in allow, and smaller when the limits allow more."""
+    strict = build_filter(Limits(), 1234)
+    loose = build_filter(Limits(file_writes=True, processes=True, network=True), 1234)
+    assert len(strict) % 8 == 0 and len(loose) % 8 == 0 and len(loose) < len(strict) < 8 * 4096
+    assert strict[-4:] == (0x7FFF0000).to_bytes(4, "little")
+
+
+def test_stderr_is_kept_bounded_and_print_to_stdout_is_not_mixed_in(tmp_path, simple):
+    cmd = bot_script(tmp_path, 'print("thinking " * 200, file=sys.stderr)')
+    bot = external_bot(None, cmd, limits=Limits(log_bytes=10_000))
+    rec = play_batch(bot, simple, R, np.arange(2))
+    assert forfeits(rec) == []
+    log = external_of(bot).drain_log()
+    assert "earlier bytes of output dropped" in log and "thinking" in log
+    assert len(log.encode()) < 10_000 + 200
+    assert external_of(bot).drain_log() == ""  # drained
+    external_of(bot).close()
+
+
+def test_limits_are_validated():
+    with pytest.raises(ValueError, match="decision_s"):
+        Limits(decision_s=0)
+    with pytest.raises(ValueError, match="memory_mb"):
+        Limits(memory_mb=-1)
+    with pytest.raises(ValueError, match="unknown limit"):
+        Limits.from_dict({"decision": 1})
+    assert Limits.from_dict({"decision_s": 0.5}).decision_s == 0.5
+
+
+def test_a_bot_that_fails_to_start_is_a_clear_load_error_and_stops_being_retried(tmp_path):
+    with pytest.raises(BotError, match="could not start 'no-such-program-x'"):
+        load_bot("cmd:no-such-program-x --fast")
+    with pytest.raises(BotError, match="timeout: no handshake within 0.5 s"):
+        external_bot(None, [sys.executable, "-c", "import time; time.sleep(30)"], limits=Limits(start_s=0.5))
+    ext = ExternalBot([sys.executable, "-c", "import sys; sys.exit(4)"])
+    for _ in range(3):
+        with pytest.raises(Exception, match="crashed: exited with code 4"):
+            ext.start(0)
+    t0 = time.monotonic()
+    with pytest.raises(Exception, match="failed to start 3 times in a row"):
+        ext.start(0)
+    assert time.monotonic() - t0 < 0.1
+
+
+def test_close_and_a_killed_arena_leave_no_bot_process(tmp_path):
+    """close() ends the bot; and if the arena's process dies, the kernel kills its bots (PDEATHSIG)."""
+    cmd = bot_script(tmp_path, "return None")
+    bot = external_bot(None, cmd)
+    ext = external_of(bot)
+    pid = ext.seats[0].proc.pid
+    ext.close()
+    assert not _running(pid)
+    driver = (f"import os, sys; from arena.external import external_bot, external_of\n"
+              f"b = external_bot(None, {cmd!r})\n"
+              f"print(external_of(b).seats[0].proc.pid, flush=True)\n"
+              f"os.kill(os.getpid(), 9)\n")
+    r = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=120)
+    assert r.returncode == -signal.SIGKILL
+    child = int(r.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(child)
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

@@ -1,0 +1,156 @@
+"""The external-bot protocol without processes: views to JSON lines and back, and checking what bots send."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from arena.bot import load_bot
+from arena.external.protocol import (
+    CARD_NAMES,
+    PROTOCOL_VERSION,
+    ProtocolError,
+    decode_decide,
+    encode_decide,
+    parse_answer,
+    parse_hello,
+)
+from arena.layout import (
+    PH_BIG_GIN,
+    PH_DISCARD,
+    PH_DRAW,
+    PH_KNOCK,
+    PH_UPCARD_DEALER,
+    PH_UPCARD_NONDEALER,
+    V_DECISION,
+    V_HAND,
+    V_JUST_TAKEN,
+    V_PILE,
+    V_PILE_N,
+    V_SIZE,
+    V_TOP,
+)
+from arena.play import play_batch
+from arena.rules import load_rules
+
+
+def _views(bot0, bot1, rules, seeds, per_phase: int) -> list[np.ndarray]:
+    """Copies of the views both bots were shown, at most ``per_phase`` of each decision kind."""
+    seen: list[np.ndarray] = []
+    counts: dict[int, int] = {}
+
+    def spy(fn):
+        def ask(view, params, memory, rng):
+            ph = int(view[V_DECISION])
+            if counts.get(ph, 0) < per_phase:
+                counts[ph] = counts.get(ph, 0) + 1
+                seen.append(view.copy())
+            return int(fn(view, params, memory, rng))
+        return ask
+
+    spies = [dataclasses.replace(b, functions=tuple(spy(f) for f in b.functions), fast=False) for b in (bot0, bot1)]
+    play_batch(spies[0], spies[1], rules.to_array(), seeds, forfeit=False)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def real_views() -> list[np.ndarray]:
+    """Views from real play under three rule sets (Oklahoma changes knock limits and multipliers)."""
+    simple, rnd = load_bot("simple"), load_bot("random")
+    views = []
+    for preset, seeds in (("standard", range(0, 30)), ("oklahoma", range(30, 50)), ("eaai", range(50, 60))):
+        views += _views(simple, rnd, load_rules(preset), np.arange(seeds.start, seeds.stop), 400)
+        views += _views(rnd, simple, load_rules(preset), np.arange(seeds.start, seeds.stop), 400)
+    # Big gin is rare in play: add one, an 11-card hand that is all melds.
+    v = next(x for x in views if x[V_DECISION] == PH_DISCARD).copy()
+    v[V_HAND] = sum(1 << c for c in [0, 1, 2, 3, 17, 18, 19, 33, 34, 35, 36])
+    v[V_JUST_TAKEN] = -1
+    v[V_DECISION] = PH_BIG_GIN
+    views.append(v)
+    return views
+
+
+def test_view_round_trips_through_a_decide_line_at_thousands_of_real_decisions(real_views):
+    """Every slot of the view survives encode -> JSON -> decode (the sandbox host relies on it)."""
+    phases = {int(v[V_DECISION]) for v in real_views}
+    assert phases == {PH_UPCARD_NONDEALER, PH_UPCARD_DEALER, PH_DRAW, PH_BIG_GIN, PH_DISCARD, PH_KNOCK}
+    assert len(real_views) > 5000
+    for i, v in enumerate(real_views):
+        line = encode_decide(v.tolist(), game=i + 1, seed=2**53 - 1 - i, new_game=(i % 7 == 0),
+                             params='{"margin":1.5}')
+        assert line.endswith(b"\n") and line.count(b"\n") == 1
+        msg = json.loads(line)
+        back = decode_decide(msg)
+        assert back.dtype == np.int64 and back.shape == (V_SIZE,)
+        assert np.array_equal(back, v), f"view {i} changed in the round trip"
+        assert msg["game"] == i + 1 and msg["seed"] == 2**53 - 1 - i
+        assert ("params" in msg) == (i % 7 == 0)
+
+
+def test_decide_fields_mean_what_the_spec_says(real_views):
+    """Named fields are readable without the layout: sorted card lists, names, the pile bottom first."""
+    for v in real_views[::50]:
+        msg = json.loads(encode_decide(v.tolist(), 1, 5, True, None))
+        hand = [c for c in range(52) if (int(v[V_HAND]) >> c) & 1]
+        assert msg["hand"] == hand
+        assert msg["hand_names"] == [CARD_NAMES[c] for c in hand]
+        assert msg["pile"] == v[V_PILE:V_PILE + v[V_PILE_N]].tolist()
+        assert msg["top"] == (msg["pile"][-1] if msg["pile"] else -1) == v[V_TOP]
+        assert isinstance(msg["is_dealer"], bool) and isinstance(msg["rules"]["big_gin"], bool)
+        assert msg["params"] == {}
+    assert CARD_NAMES[0] == "Ac" and CARD_NAMES[12] == "Kc" and CARD_NAMES[13] == "Ad" and CARD_NAMES[51] == "Ks"
+
+
+@pytest.mark.parametrize("line, value", [(b"0", 0), (b"1", 1), (b"37\r", 37), (b" 5 ", 5), (b'{"action": 12}', 12),
+                                         (b"-1", -1), (b"999", 999)])
+def test_integer_answers_are_accepted(line, value):
+    """Legality is the engine's call: a wrong integer gets through here and forfeits there."""
+    assert parse_answer(line, "discard") == value
+
+
+@pytest.mark.parametrize("line, reason, words", [
+    (b"1.7", "ill-typed answer", "a float"),
+    (b"1.0", "ill-typed answer", "without a decimal point"),
+    (b'"1"', "ill-typed answer", "str"),
+    (b"true", "ill-typed answer", "bool"),
+    (b"null", "ill-typed answer", "NoneType"),
+    (b"[1]", "ill-typed answer", "list"),
+    (b'{"act": 1}', "ill-typed answer", "without \"action\""),
+    (b'{"action": 1.5}', "ill-typed answer", "a float"),
+    (b"12345678901234567890", "ill-typed answer", "out of range"),
+    (b"take it", "garbled answer", "not JSON"),
+    (b"", "garbled answer", "not JSON"),
+    (b"\xff\xfe", "garbled answer", "not UTF-8"),
+    (b'{"error": "lost my model"}', "bot error", "lost my model"),
+])
+def test_wrong_answers_raise_with_the_reason_first(line, reason, words):
+    """The forfeit message starts with the reason, so results can be grouped by it."""
+    with pytest.raises(ProtocolError) as info:
+        parse_answer(line, "knock")
+    assert info.value.reason == reason
+    assert str(info.value).startswith(reason + ": ")
+    assert words in str(info.value)
+
+
+def test_handshake_is_checked():
+    ok = parse_hello(b'{"name": "my-bot_2", "protocol": 1, "params": {"margin": 2}, "description": "x\\ny"}')
+    assert ok == {"name": "my-bot_2", "protocol": 1, "description": "x", "params": {"margin": 2.0}}
+    for line, words in [
+        (b'{"name": "b", "protocol": 2}', "protocol 2"),
+        (b'{"name": "b"}', "protocol None"),
+        (b'{"name": "", "protocol": 1}', "name must be"),
+        (b'{"name": "a b", "protocol": 1}', "name must be"),
+        (b'{"name": "' + b"x" * 65 + b'", "protocol": 1}', "name must be"),
+        (b'{"name": "b", "protocol": 1, "params": {"k": "high"}}', "params must be"),
+        (b'{"name": "b", "protocol": true}', "protocol True"),
+        (b"[1]", "expected a JSON object"),
+    ]:
+        with pytest.raises(ProtocolError, match=words):
+            parse_hello(line)
+    with pytest.raises(ProtocolError) as info:
+        parse_hello(b'{"error": "my_bot.py: not a bot"}')
+    assert info.value.reason == "bot error"
+    assert PROTOCOL_VERSION == 1
