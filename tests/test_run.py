@@ -548,3 +548,34 @@ def test_a_bot_file_imported_under_its_own_name_first_still_loads_for_a_run(tmp_
                           "--results-dir", str(tmp_path / "results")], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "my_bot" in out.stdout
+
+
+def test_fresh_with_a_bot_that_does_not_load_deletes_nothing(tmp_path):
+    run_tournament(cfg(tmp_path), progress=False)
+    run_dir = tmp_path / "results" / "t"
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+    broken = tmp_path / "broken.py"
+    broken.write_text("def take_upcard(view, params, memory, rng):\n    return 0\n")  # four functions missing
+    with pytest.raises(ConfigError, match="broken.py: not a bot: missing function"):
+        run_tournament(cfg(tmp_path, bots=("random", str(broken))), progress=False, fresh=True)
+    assert before == {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+    fresh = run_tournament(cfg(tmp_path, games_per_pair=40), progress=False, fresh=True)  # now it may delete
+    assert fresh.status == "complete" and fresh.store.n_games() == 40
+
+
+def test_the_command_exits_1_naming_the_failed_matchups_and_2_for_bad_input(tmp_path):
+    f = tmp_path / "killer.py"
+    f.write_text(KILLER_BOT)
+    conf = tmp_path / "c.toml"
+    conf.write_text(f'name = "x"\nbots = ["random", "{f}"]\ngames_per_pair = 40\nchunk_size = 20\n'
+                    f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n')
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr[-2000:]
+    last = [line for line in out.stderr.splitlines() if line.startswith("error:")]
+    assert len(last) == 1 and "2 chunk(s) failed, in random vs killer" in last[0]
+    (tmp_path / "file").write_text("")
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--results-dir",
+                          str(tmp_path / "file")], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert "Traceback" not in out.stderr
