@@ -579,3 +579,19 @@ def test_the_command_exits_1_naming_the_failed_matchups_and_2_for_bad_input(tmp_
                           str(tmp_path / "file")], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.strip().splitlines()[-1].startswith("error: ")
     assert "Traceback" not in out.stderr
+
+
+def test_sprt_stops_in_chunk_order_at_the_same_place_on_any_number_of_workers(tmp_path):
+    base = dict(games_per_pair=2000, chunk_size=20, sprt={"elo0": 0, "elo1": 20})
+    one = run_tournament(cfg(tmp_path, name="s1", **base), progress=False, sprt=True)
+    two = run_tournament(cfg(tmp_path, name="s2", workers=2, **base), progress=False, sprt=True)
+    assert one.status == two.status == "stopped early"
+    assert one.stopped_early.startswith("H0 accepted")  # random (bot_a) is not 20 Elo better than simple
+    n = one.store.n_games()
+    assert 0 < n < 2000 and n % 20 == 0 and two.store.n_games() == n
+    assert same(one.games, two.games)
+    manifest = json.loads((tmp_path / "results" / "s2" / "manifest.json").read_text())
+    assert manifest["status"] == "stopped early" and "SPRT" in manifest["sprt"]
+    # Decided on its very last chunk: complete, not "stopped early".
+    last = run_tournament(cfg(tmp_path, name="s3", **{**base, "games_per_pair": n}), progress=False, sprt=True)
+    assert last.status == "complete" and last.stopped_early == "" and "H0 accepted" in last.sprt
