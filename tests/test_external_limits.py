@@ -48,16 +48,16 @@ import simple_player as sp
 def misbehave(msg):
 {body}
 
-rng = sp.Rng(0)
+game = sp.Game(0)
 for line in sys.stdin:
     msg = json.loads(line)
     if msg["type"] == "hello":
         print(json.dumps({{"name": {name!r}, "protocol": 1}}), flush=True)
     elif msg["type"] == "decide":
         if msg["new_game"]:
-            rng = sp.Rng(msg["seed"])
+            game = sp.Game(msg["seed"])
         raw = misbehave(msg)
-        sys.stdout.write(raw if raw is not None else f"{{sp.decide(msg, rng)}}\\n")
+        sys.stdout.write(raw if raw is not None else f"{{sp.decide(msg, game)}}\\n")
         sys.stdout.flush()
     else:
         break

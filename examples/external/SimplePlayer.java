@@ -10,8 +10,9 @@
 //
 // Policy (the EAAI SimpleGinRummyPlayer): take the upcard or the top discard only
 // if it then sits in some meld; discard a card that leaves the least deadwood
-// (ties at random, never the card just taken from the pile); knock at the first
-// chance; always declare big gin.  Its random numbers come from the game's seed
+// (ties at random, never the card just taken from the pile, and never one that
+// repeats a (drawn card, discarded card) pair already played this hand, unless
+// every card would); knock at the first chance; always declare big gin.  Its random numbers come from the game's seed
 // the way the arena's in-process bots draw theirs (xoshiro256** seeded by
 // splitmix64), so it plays exactly the moves of the built-in simple bot.
 
@@ -159,28 +160,64 @@ public final class SimplePlayer {
 
     // --- the decisions -----------------------------------------------------------------------
 
-    static int decide(Map<String, Object> msg, Rng rng) {
+    /** What the bot keeps during one game: its random numbers and the repeat guard. */
+    static final class Game {
+        final Rng rng;
+        int handNo = -1; // the hand the notes below belong to
+        long before = 0; // my hand before this turn's draw
+        long[] pairs = new long[52]; // pairs[c]: cards d such that {c, d} was played this hand
+
+        Game(long seed) { rng = new Rng(seed); }
+
+        void noteHand(int hand_no, long hand) {
+            if (hand_no != handNo) {
+                handNo = hand_no;
+                pairs = new long[52];
+            }
+            before = hand;
+        }
+
+        /** The card drawn this turn, or -1 if unknown. */
+        int drawnCard(int hand_no, int justTaken, long hand) {
+            if (hand_no != handNo) return -1;
+            if (justTaken >= 0) return justTaken;
+            long fresh = hand & ~before;
+            if (fresh == 0 || (fresh & (fresh - 1)) != 0) return -1;
+            return Long.numberOfTrailingZeros(fresh);
+        }
+    }
+
+    static int decide(Map<String, Object> msg, Game game) {
         String kind = (String) msg.get("decision");
-        List<Object> handList = asList(msg.get("hand"));
         long hand = 0;
-        for (Object c : handList) hand |= 1L << asInt(c);
+        for (Object c : asList(msg.get("hand"))) hand |= 1L << asInt(c);
+        int handNo = asInt(msg.get("hand_no"));
         switch (kind) {
             case "take_upcard":
             case "draw":
+                game.noteHand(handNo, hand);
                 return inAnyMeld(hand, asInt(msg.get("top"))) ? 1 : 0;
             case "big_gin":
             case "knock":
                 return 1;
-            default: { // discard: least deadwood left, never the card just taken; ties at random
+            default: { // discard: least deadwood, never the card just taken, no repeated pair; ties at random
                 int justTaken = asInt(msg.get("just_taken"));
-                int[] allowed = handList.stream().mapToInt(SimplePlayer::asInt).filter(c -> c != justTaken)
-                        .sorted().toArray();
-                int[] after = deadwoodAfterDiscards(hand, allowed);
+                long allowed = justTaken >= 0 ? hand & ~(1L << justTaken) : hand;
+                int drawn = game.drawnCard(handNo, justTaken, hand);
+                if (drawn >= 0 && (allowed & ~game.pairs[drawn]) != 0) allowed &= ~game.pairs[drawn];
+                int[] cards = new int[Long.bitCount(allowed)];
+                for (int c = 0, i = 0; c < 52; c++) if (((allowed >>> c) & 1) != 0) cards[i++] = c;
+                int[] after = deadwoodAfterDiscards(hand, cards);
                 int least = Integer.MAX_VALUE;
                 for (int v : after) least = Math.min(least, v);
                 List<Integer> tied = new ArrayList<>();
-                for (int i = 0; i < allowed.length; i++) if (after[i] == least) tied.add(allowed[i]);
-                return tied.get(rng.below(tied.size()));
+                for (int i = 0; i < cards.length; i++) if (after[i] == least) tied.add(cards[i]);
+                int card = tied.get(game.rng.below(tied.size()));
+                if (drawn >= 0) {
+                    game.pairs[drawn] |= 1L << card;
+                    game.pairs[card] |= 1L << drawn;
+                }
+                return card;
             }
         }
     }
@@ -188,7 +225,7 @@ public final class SimplePlayer {
     public static void main(String[] args) throws IOException {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-        Rng rng = new Rng(0);
+        Game game = new Game(0);
         String line;
         while ((line = in.readLine()) != null) {
             Map<String, Object> msg = asMap(new Json(line).value());
@@ -197,8 +234,8 @@ public final class SimplePlayer {
                 out.print("{\"name\":\"simple-java\",\"protocol\":1,"
                         + "\"description\":\"The Simple player, as an external Java program\"}\n");
             } else if ("decide".equals(type)) {
-                if (Boolean.TRUE.equals(msg.get("new_game"))) rng = new Rng(asLong(msg.get("seed")));
-                out.print(decide(msg, rng) + "\n");
+                if (Boolean.TRUE.equals(msg.get("new_game"))) game = new Game(asLong(msg.get("seed")));
+                out.print(decide(msg, game) + "\n");
             } else if ("bye".equals(type)) {
                 break;
             }

@@ -7,8 +7,10 @@ The protocol is described in docs/PROTOCOL.md: one JSON line in, one line out.
 
 Policy (the EAAI SimpleGinRummyPlayer): take the upcard or the top discard
 only if it then sits in some meld; discard a card that leaves the least
-deadwood (ties at random, never the card just taken from the pile); knock
-at the first chance; always declare big gin.
+deadwood (ties at random, never the card just taken from the pile, and never
+one that repeats a (drawn card, discarded card) pair already played this
+hand, unless every card would); knock at the first chance; always declare
+big gin.
 
 It draws its random numbers the way the arena's in-process bots do
 (xoshiro256** seeded by splitmix64 from the game's ``seed``), so it plays
@@ -164,25 +166,65 @@ def mask(cards):
     return m
 
 
-def decide(msg, rng):
+class Game:
+    """What the bot keeps during one game: its random numbers and the repeat guard.
+
+    The guard (EAAI's drawDiscardBitstrings) remembers, per hand, which
+    unordered {drawn, discarded} pairs were played, so two Simple players
+    cannot trade the same cards back and forth forever.
+    """
+
+    def __init__(self, seed):
+        self.rng = Rng(seed)
+        self.hand_no = -1  # the hand the notes below belong to
+        self.before = 0  # my hand before this turn's draw
+        self.pairs = [0] * 52  # pairs[c]: cards d such that {c, d} was played this hand
+
+    def note_hand(self, msg, hand):
+        if msg["hand_no"] != self.hand_no:
+            self.hand_no = msg["hand_no"]
+            self.pairs = [0] * 52
+        self.before = hand
+
+    def drawn_card(self, msg, hand):
+        """The card drawn this turn, or -1 if unknown."""
+        if msg["hand_no"] != self.hand_no:
+            return -1
+        if msg["just_taken"] >= 0:
+            return msg["just_taken"]
+        new = hand & ~self.before
+        if new == 0 or new & (new - 1):
+            return -1
+        return new.bit_length() - 1
+
+
+def decide(msg, game):
     kind = msg["decision"]
     hand = mask(msg["hand"])
     if kind in ("take_upcard", "draw"):
+        game.note_hand(msg, hand)
         return 1 if in_any_meld(hand, msg["top"]) else 0
     if kind in ("big_gin", "knock"):
         return 1
-    # discard: least deadwood left, never the card just taken; ties at random in card order
-    allowed = [c for c in msg["hand"] if c != msg["just_taken"]]
-    allowed.sort()
-    after = deadwood_after_discards(hand, allowed)
+    # discard: least deadwood left, never the card just taken, no repeated pair; ties at random in card order
+    allowed = mask(c for c in msg["hand"] if c != msg["just_taken"])
+    drawn = game.drawn_card(msg, hand)
+    if drawn >= 0 and allowed & ~game.pairs[drawn]:
+        allowed &= ~game.pairs[drawn]
+    cards = [c for c in range(52) if (allowed >> c) & 1]
+    after = deadwood_after_discards(hand, cards)
     least = min(after.values())
-    tied = [c for c in allowed if after[c] == least]
-    return tied[rng.below(len(tied))]
+    tied = [c for c in cards if after[c] == least]
+    card = tied[game.rng.below(len(tied))]
+    if drawn >= 0:
+        game.pairs[drawn] |= 1 << card
+        game.pairs[card] |= 1 << drawn
+    return card
 
 
 def main():
     out = sys.stdout
-    rng = Rng(0)
+    game = Game(0)
     for line in sys.stdin:
         msg = json.loads(line)
         kind = msg.get("type")
@@ -191,8 +233,8 @@ def main():
                                   "description": "The Simple player, as an external Python program"}) + "\n")
         elif kind == "decide":
             if msg["new_game"]:
-                rng = Rng(msg["seed"])
-            out.write(f"{decide(msg, rng)}\n")
+                game = Game(msg["seed"])
+            out.write(f"{decide(msg, game)}\n")
         elif kind == "bye":
             break
         out.flush()
