@@ -197,6 +197,21 @@ def bot_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gin-arena" / "bots"
 
 
+def cached_bot_file(text: str) -> Path:
+    """The copy of a bot's source kept under its hash (written on first use)."""
+    import os
+
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder = bot_cache_dir() / digest
+    path = folder / f"arena_bot_{digest}.py"
+    folder.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        tmp = folder / f".arena_bot_{digest}.{os.getpid()}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    return path
+
+
 def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
     """Load a bot from its source text, as module ``arena_bot_<hash>``.
 
@@ -209,22 +224,14 @@ def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
     (3) two versions of a file never mix; and (4) a worker on another
     machine loads exactly what the driver loaded, from the text alone.
     """
-    import os
-
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     mod_name = f"arena_bot_{digest}"
     module = sys.modules.get(mod_name)
     if module is None:
-        folder = bot_cache_dir() / digest
-        path = folder / f"{mod_name}.py"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                tmp = folder / f".{mod_name}.{os.getpid()}.tmp"
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, path)
+            path = cached_bot_file(text)
         except OSError as exc:
-            raise BotError(f"{source}: cannot write the bot cache {folder}: {exc.strerror or exc}") from None
+            raise BotError(f"{source}: cannot write the bot cache {bot_cache_dir()}: {exc.strerror or exc}") from None
         spec = importlib.util.spec_from_file_location(mod_name, path)
         if spec is None or spec.loader is None:
             raise BotError(f"{source}: not a Python file")

@@ -140,8 +140,17 @@ class TournamentConfig:
         if not isinstance(self.variants, Mapping):
             raise bad("variants", self.variants, "a table of name = { bot = ..., param = value }")
         for vname, spec in self.variants.items():
-            if not isinstance(spec, Mapping) or "bot" not in spec:
-                raise ConfigError(f"config: variant '{vname}' must be a table with bot = \"<base bot>\" and parameters")
+            if not isinstance(spec, Mapping) or ("bot" not in spec and "command" not in spec):
+                raise ConfigError(f"config: variant '{vname}' must be a table with bot = \"<base bot>\" and "
+                                  "parameters, or command = [\"program\", \"arg\", ...] for an external bot")
+            if "command" in spec:
+                cmd = spec["command"]
+                if isinstance(cmd, str) or not cmd or not all(isinstance(x, str) and x for x in cmd):
+                    raise bad(f"variants.{vname}.command", cmd, "a non-empty list of strings (program and arguments)")
+                extra = sorted(set(spec) - {"command", "cwd"})
+                if extra:
+                    raise ConfigError(f"config: variant '{vname}' runs a command; it takes only command and cwd "
+                                      f"(not {', '.join(extra)})")
         if not isinstance(self.sprt, Mapping):
             raise bad("sprt", self.sprt, "a table with elo0, elo1, alpha, beta")
         if self.sprt:
@@ -210,10 +219,19 @@ class TournamentConfig:
             try:
                 if spec in self.variants:
                     params = dict(self.variants[spec])
-                    base = load_bot(_resolve(params.pop("bot"), base_dir))
+                    if "command" in params:
+                        from arena.external import external_bot
+
+                        cwd = params.get("cwd")
+                        if cwd is not None and base_dir is not None and not os.path.isabs(cwd):
+                            cwd = str((base_dir / cwd).resolve())
+                        out[spec] = external_bot(spec, list(params["command"]), cwd, self.bot_limits())
+                        continue
+                    sandbox = bool(params.pop("sandbox", self.sandbox))
+                    base = self._load_one(_resolve(params.pop("bot"), base_dir), sandbox)
                     out[spec] = base.with_params(spec, params)
                 else:
-                    out[spec] = load_bot(_resolve(spec, base_dir))
+                    out[spec] = self._load_one(_resolve(spec, base_dir), self.sandbox)
             except BotError as exc:
                 raise ConfigError(str(exc) if str(exc).startswith(("bot ", spec)) else f"bot '{spec}': {exc}") from None
         names = [b.name for b in out.values()]
@@ -222,16 +240,45 @@ class TournamentConfig:
                 raise ConfigError(f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)")
         return out
 
+    def bot_limits(self):
+        """The :class:`arena.external.Limits` of bots in their own processes."""
+        from arena.external import Limits
+
+        return Limits(decision_s=self.limit("decision_seconds"), game_s=self.limit("game_seconds"),
+                      memory_mb=int(self.limit("memory_mb")))
+
+    def _load_one(self, spec: str, sandbox: bool) -> Bot:
+        """One bot by spec; ``cmd:`` and ``sandbox:`` specs, and files when sandboxed, in their own process."""
+        if spec.startswith("cmd:"):
+            import shlex
+
+            from arena.external import external_bot
+
+            try:
+                command = shlex.split(spec[4:])
+            except ValueError as exc:
+                raise BotError(f"{spec}: cannot split the command: {exc}") from None
+            if not command:
+                raise BotError(f"{spec}: no command after 'cmd:'")
+            return external_bot(None, command, None, self.bot_limits())
+        if spec.startswith("sandbox:") or (sandbox and _is_path(spec)):
+            from arena.external import sandboxed_bot
+
+            return sandboxed_bot(spec.removeprefix("sandbox:").strip(), self.bot_limits())
+        return load_bot(spec)
+
     def with_absolute_paths(self, base_dir: Path | None = None) -> "TournamentConfig":
         """The same config with bot file paths made absolute, so a saved copy
         (``results/<run>/config.toml``) loads from any working directory."""
 
         def fix(spec: str) -> str:
-            if spec in self.variants or not (spec.endswith(".py") or "/" in spec or "\\" in spec):
+            if spec.startswith("sandbox:"):
+                return "sandbox:" + fix(spec.removeprefix("sandbox:").strip())
+            if spec in self.variants or not _is_path(spec):
                 return spec
             return str(Path(_resolve(spec, base_dir)).resolve())
 
-        variants = {k: {**v, "bot": fix(str(v["bot"]))} for k, v in self.variants.items()}
+        variants = {k: ({**v, "bot": fix(str(v["bot"]))} if "bot" in v else dict(v)) for k, v in self.variants.items()}
         return dataclasses.replace(self, bots=tuple(fix(b) for b in self.bots),
                                    candidate=fix(self.candidate) if self.candidate else None, variants=variants)
 
@@ -251,9 +298,16 @@ class TournamentConfig:
         return dataclasses.replace(self, **changes)
 
 
+def _is_path(spec: str) -> bool:
+    """A bot spec that names a file (not a built-in name, a variant or an external ``cmd:``)."""
+    return not spec.startswith("cmd:") and (spec.endswith(".py") or "/" in spec or "\\" in spec)
+
+
 def _resolve(spec: str, base_dir: Path | None) -> str:
     """Bot file paths in a config are relative to the config file's folder."""
-    if base_dir is not None and (spec.endswith(".py") or "/" in spec) and not os.path.isabs(spec):
+    if spec.startswith("sandbox:"):
+        return "sandbox:" + _resolve(spec.removeprefix("sandbox:").strip(), base_dir)
+    if base_dir is not None and _is_path(spec) and not os.path.isabs(spec):
         candidate = base_dir / spec
         if candidate.exists():
             return str(candidate)

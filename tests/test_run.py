@@ -595,3 +595,39 @@ def test_sprt_stops_in_chunk_order_at_the_same_place_on_any_number_of_workers(tm
     # Decided on its very last chunk: complete, not "stopped early".
     last = run_tournament(cfg(tmp_path, name="s3", **{**base, "games_per_pair": n}), progress=False, sprt=True)
     assert last.status == "complete" and last.stopped_early == "" and "H0 accepted" in last.sprt
+
+
+PATCHER_BOT = textwrap.dedent('''
+    """Plays simple, and tries to sabotage every other matchup by patching bots.simple."""
+    import bots.simple as victim
+    from bots.simple import take_upcard, draw, big_gin, discard, knock
+    NAME = "patcher"
+    PLAIN = True
+
+    def _never(view, params, memory, rng):
+        return 0
+
+    victim.knock = _never  # at import time: in the sandbox this is the host's own copy
+    import arena.bot
+    arena.bot.load_bot = lambda spec: (_ for _ in ()).throw(RuntimeError("sabotaged"))
+''')
+
+
+def test_external_and_sandboxed_bots_play_in_a_run_and_a_patching_bot_reaches_nothing(tmp_path):
+    ext = f"cmd:{sys.executable} {ROOT / 'examples' / 'external' / 'simple_player.py'}"
+    patcher = tmp_path / "patcher.py"
+    patcher.write_text(PATCHER_BOT)
+    c = cfg(tmp_path, bots=("random", "simple", ext, str(patcher)), games_per_pair=40, chunk_size=20, workers=2,
+            sandbox=True)
+    res = run_tournament(c, progress=False)
+    assert res.status == "complete"
+    g = res.games
+    assert (g["forfeit_seat"] < 0).all()
+    reference = run_tournament(cfg(tmp_path, name="ref", games_per_pair=40, chunk_size=20), progress=False).games
+    rs = g[g["matchup"] == "random vs simple"]
+    assert same(rs, reference)  # the patcher, sandboxed, changed nothing in a matchup it does not play
+    # The external Simple and the sandboxed patcher (simple's moves) score like simple against random.
+    for name in ("simple-py", "patcher"):
+        m = g[(g["matchup"] == f"random vs {name}")]
+        assert (m["winner"] == name).sum() == (reference["winner"] == "simple").sum()
+    assert (tmp_path / "results" / "t" / "logs").is_dir()

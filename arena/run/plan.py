@@ -38,8 +38,9 @@ class BotSpec:
     ``kind`` is ``builtin`` (``ref`` is the module key under ``bots``; the
     worker checks its copy has the same hash), ``file`` (``source`` is the
     file's text), ``command`` (``ref`` is the command line of an external
-    bot) or ``sandbox`` (a bot file run in its own process; ``source`` is
-    its text).
+    bot, run in ``cwd``; the program must exist where the chunk runs) or
+    ``sandbox`` (a bot file run in its own process; ``source`` is its text).
+    ``limits``: the time and memory limits of bots in their own processes.
     """
 
     name: str
@@ -48,7 +49,8 @@ class BotSpec:
     source: str
     source_hash: str
     params: tuple[tuple[str, float], ...]
-    limits: tuple[tuple[str, float], ...] = ()
+    limits: tuple[tuple[str, Any], ...] = ()
+    cwd: str = ""
 
     def identity(self) -> list[Any]:
         """What a matchup's games depend on (not where the file lived)."""
@@ -58,10 +60,20 @@ class BotSpec:
     def of(cls, bot: Bot) -> "BotSpec":
         """The spec of a loaded bot."""
         params = tuple(zip(bot.param_names, bot.params.tolist()))
-        origin = getattr(bot, "origin", None)
-        if origin is not None:  # external and sandboxed bots describe themselves
-            kind, ref, text = origin
-            return cls(bot.name, kind, ref, text, bot.source_hash, params)
+        if bot.source.startswith(("cmd:", "sandbox:")):
+            import dataclasses
+
+            from arena.external import external_of
+
+            ext = external_of(bot)
+            limits = tuple(dataclasses.asdict(ext.limits).items()) if ext is not None else ()
+            if bot.source.startswith("cmd:"):
+                cwd = (ext.cwd or "") if ext is not None else ""
+                return cls(bot.name, "command", bot.source[4:], "", bot.source_hash, params, limits, cwd)
+            path = bot.source[len("sandbox:"):]
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            return cls(bot.name, "sandbox", path, text, bot.source_hash, params, limits)
         if bot.source.startswith("bots."):
             return cls(bot.name, "builtin", bot.source[len("bots."):], "", bot.source_hash, params)
         module = bot.module

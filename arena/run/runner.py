@@ -258,8 +258,6 @@ def run_tournament(
         else:
             log.warning("bot '%s' runs on the plain Python path (slower): %s", b.name, b.plain_reason)
     specs = {key: BotSpec.of(b) for key, b in bots.items()}
-    limits = tuple((k, cfg.limit(k)) for k in ("decision_seconds", "game_seconds", "memory_mb"))
-    specs = {k: (s if s.kind not in ("command", "sandbox") else _with_limits(s, limits)) for k, s in specs.items()}
     run_dir = Path(cfg.results_dir) / cfg.name
     store = RunStore.open_for_writing(run_dir, fresh=fresh, what="arena run")
     release = lambda: None  # noqa: E731
@@ -355,12 +353,6 @@ def run_tournament(
     finally:
         release()
         store.close()
-
-
-def _with_limits(spec: BotSpec, limits: tuple[tuple[str, float], ...]) -> BotSpec:
-    import dataclasses
-
-    return dataclasses.replace(spec, limits=limits)
 
 
 def _stored_games(store: RunStore, t: ChunkTask):

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from arena.bot import Bot, BotError, load_bot, load_bot_source
+from arena.external import external_of
 from arena.play import C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.records import games_frame, hands_frame
 from arena.rules import Rules
@@ -74,10 +75,17 @@ def bot_from_spec(spec: BotSpec) -> Bot:
                                   f"(hash {bot.source_hash} vs {spec.source_hash}): install the same gin-arena")
         elif spec.kind == "file":
             bot = _file_bot(spec)
-        elif spec.kind in ("command", "sandbox"):
-            from arena.external import bot_from_origin
+        elif spec.kind == "command":
+            import shlex
 
-            bot = bot_from_origin(spec.name, spec.kind, spec.ref, spec.source, dict(spec.limits))
+            from arena.external import Limits, external_bot
+
+            bot = external_bot(spec.name, shlex.split(spec.ref), spec.cwd or None, Limits(**dict(spec.limits)))
+        elif spec.kind == "sandbox":
+            from arena.bot import cached_bot_file
+            from arena.external import Limits, sandboxed_bot
+
+            bot = sandboxed_bot(cached_bot_file(spec.source), Limits(**dict(spec.limits)), name=spec.name)
         else:
             raise WorkerError(f"bot '{spec.name}': unknown kind '{spec.kind}'")
     except BotError as exc:
@@ -162,11 +170,11 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         hands = hands.sort_values(["game_id", "hand"], kind="stable").reset_index(drop=True)
     logs = {}
     for bot in (a, b):
-        drain = getattr(bot, "drain_log", None)
-        if drain is not None:
-            text = drain()
+        ext = external_of(bot)
+        if ext is not None:
+            text = ext.drain_log()
             if text:
-                logs[bot.name] = text[-LOG_LIMIT:]
+                logs[bot.name] = f"--- {task.label}\n" + text[-LOG_LIMIT:]
     out = printed.getvalue()
     if out:
         logs[f"{task.bot_a.name}--{task.bot_b.name}.stdout"] = f"--- {task.label}\n" + out[-LOG_LIMIT:]
