@@ -332,12 +332,12 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     """Read a tournament TOML and apply overrides (keys as in the file).
 
     ``path`` is a file, or the bare name of an example shipped with the
-    package (``default``, ``quick``: ``arena/examples/<name>.toml``), so an
+    package (``default``, ``quick``: ``arena/configs/<name>.toml``), so an
     installed arena runs them from any folder.  A file must name its
     ``bots``: an empty file is refused rather than run with the defaults.
     """
     p = Path(path)
-    example = Path(str(files("arena") / "examples" / f"{path}.toml"))
+    example = Path(str(files("arena") / "configs" / f"{path}.toml"))
     if not p.is_file() and str(path).isidentifier() and example.is_file():
         p = example
     if not p.is_file():
@@ -348,6 +348,6 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     if "bots" not in d:
         raise ConfigError(f"{path}: {'the file is empty' if not d else 'no bots'}: a config names at least "
-                          'bots = [...], e.g. bots = ["random", "simple"] (see arena/examples/quick.toml)')
+                          'bots = [...], e.g. bots = ["random", "simple"] (or try the shipped example: arena run quick)')
     d.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return config_from_dict(d, source=str(path))

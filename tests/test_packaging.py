@@ -61,7 +61,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
     for pkg in ("arena", "bots"):
         for py in (ROOT / pkg).rglob("*.py"):
             assert py.relative_to(ROOT).as_posix() in names, f"{py.relative_to(ROOT)} is missing from the wheel"
-    for toml in [*(ROOT / "arena" / "presets").glob("*.toml"), *(ROOT / "arena" / "examples").glob("*.toml")]:
+    for toml in [*(ROOT / "arena" / "presets").glob("*.toml"), *(ROOT / "arena" / "configs").glob("*.toml")]:
         assert toml.relative_to(ROOT).as_posix() in names
     assert any(n.endswith("licenses/LICENSE") for n in names)
 

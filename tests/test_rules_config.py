@@ -465,7 +465,7 @@ def test_shipped_example_configs_load_by_name_from_any_folder(tmp_path, monkeypa
     from arena.config import ConfigError, load_config
 
     monkeypatch.chdir(tmp_path)  # no configs/ folder here
-    shipped = sorted(p.name for p in files("arena").joinpath("examples").iterdir() if p.name.endswith(".toml"))
+    shipped = sorted(p.name for p in files("arena").joinpath("configs").iterdir() if p.name.endswith(".toml"))
     assert shipped == ["default.toml", "quick.toml"]
     quick = load_config("quick")
     assert quick.name == "quick" and quick.bots == ("random", "simple")
@@ -478,9 +478,9 @@ def test_shipped_example_configs_load_by_name_from_any_folder(tmp_path, monkeypa
 
 
 def test_checkout_configs_are_the_shipped_examples():
-    # configs/*.toml in a checkout are links to arena/examples/, one copy of each.
+    # configs/*.toml in a checkout are links to arena/configs/, one copy of each.
     root = Path(__file__).resolve().parent.parent
     for name in ("default.toml", "quick.toml"):
         link = root / "configs" / name
-        assert link.resolve() == (root / "arena" / "examples" / name).resolve()
+        assert link.resolve() == (root / "arena" / "configs" / name).resolve()
     assert not (root / "configs" / "rules").exists()  # presets moved to arena/presets/
