@@ -259,20 +259,33 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
 
     The file is never imported by the caller: its name, description and
     parameters come from the host's handshake.  ``source`` is
-    ``sandbox:<absolute path>`` and ``source_hash`` the same file hash as
-    :func:`arena.bot.load_bot_file` gives.
+    ``sandbox:<absolute path>`` and ``source_hash`` the same hash of its text
+    as :func:`arena.bot.load_bot_file` gives.
     """
+    from arena import bot as arena_bot
     from arena.bot import BotError
 
     p = Path(path)
     if not p.is_file():
         raise BotError(f"{path}: no such bot file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BotError(f"{path}: cannot read it: {exc}") from None
+    # load_bot_file imports a copy kept under the text's hash; the host may not
+    # write files, so the copy is made here, by the arena (as an in-process load would).
+    keep_copy = getattr(arena_bot, "cached_bot_file", None)
+    if keep_copy is not None:
+        try:
+            keep_copy(text)
+        except OSError as exc:
+            raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
     limits = limits or Limits(start_s=120.0)
     env = dict(os.environ)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     ext = ExternalBot(host_command(p), str(p.resolve().parent), limits, env=env)
-    digest = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.bot.load_bot_source
     return _make_bot(ext, name, f"sandbox:{p.resolve()}", digest, "(sandboxed bot file)",
                      "a sandboxed bot file (own process, protocol over pipes)")

@@ -74,6 +74,8 @@ def serve(path: str, out, inp) -> int:
     rng = np.zeros(RNG_WORDS, dtype=np.uint64)
     params = bot.params.copy()
     names = bot.param_names
+    validate = getattr(bot.module, "validate_params", None)
+    valid: set[tuple] = set()
     for line in inp:
         msg = json.loads(line)
         kind = msg.get("type")
@@ -88,6 +90,14 @@ def serve(path: str, out, inp) -> int:
             given = msg.get("params") or {}
             params = np.array([float(given.get(n, d)) for n, d in zip(names, bot.params.tolist())],
                               dtype=np.float64)
+            key = tuple(params.tolist())
+            if validate is not None and key not in valid:
+                try:
+                    validate(dict(zip(names, key)))
+                    valid.add(key)
+                except ValueError as exc:
+                    send({"error": f"bad parameters: {exc}"})
+                    continue
         view = decode_decide(msg)
         try:
             answer = functions[view[V_DECISION]](view, params.copy(), memory, rng)
@@ -95,7 +105,11 @@ def serve(path: str, out, inp) -> int:
             send({"error": f"raised {type(exc).__name__}: {exc}"})
             continue
         if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
-            send({"error": f"answered {type(answer).__name__} {answer!r}; answers must be integers"})
+            # Passed on as it is, so the arena rejects it as it would any program's ill-typed answer.
+            if isinstance(answer, (float, np.floating, str, np.bool_)):
+                send(json.dumps(answer.item() if isinstance(answer, np.generic) else answer))
+            else:
+                send({"error": f"answered {type(answer).__name__} {answer!r}; answers must be integers"})
             continue
         send(str(int(answer)))
     return 0
