@@ -1,0 +1,116 @@
+"""The example external bots (Python and Java) pass check-bot and play exactly like the built-in simple."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from arena.bot import load_bot
+from arena.cli import app
+from arena.external import external_bot, external_of
+from arena.external.check import check_bot
+from arena.play import play_batch
+from arena.rules import Rules, load_rules
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "external"
+PY_CMD = [sys.executable, str(EXAMPLES / "simple_player.py")]
+JAVA_OPTS = ["-Xmx64m", "-XX:+UseSerialGC"]
+
+
+@pytest.fixture(scope="module")
+def simple():
+    return load_bot("simple")
+
+
+@pytest.fixture(scope="module")
+def java_classes(tmp_path_factory) -> Path:
+    if shutil.which("javac") is None or shutil.which("java") is None:
+        pytest.skip("javac/java not found on PATH: the Java example is not compiled or played here")
+    out = tmp_path_factory.mktemp("java")
+    r = subprocess.run(["javac", "-Xlint:all", "-Werror", "-d", str(out), str(EXAMPLES / "SimplePlayer.java")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def _same_play(bot, simple, rules, seeds) -> None:
+    """Move for move: the games, hands and the logs of every decision are equal."""
+    for seats in ((bot, simple), (simple, bot)):
+        ours = play_batch(*seats, rules, seeds, record_hands=True, record_log=True)
+        ref = play_batch(simple, simple, rules, seeds, record_hands=True, record_log=True)
+        assert ours.errors == []
+        assert np.array_equal(ours.games, ref.games)
+        assert np.array_equal(ours.hands, ref.hands)
+        assert np.array_equal(ours.log, ref.log)
+
+
+def test_the_python_example_imports_nothing_from_the_project():
+    tree = ast.parse((EXAMPLES / "simple_player.py").read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported <= {"json", "sys"}
+
+
+def test_the_python_example_passes_check_bot():
+    report = check_bot("cmd:" + " ".join(PY_CMD), games=6, echo=None)
+    assert report.passed, report.lines
+    assert [what for status, what, _ in report.lines if status == "PASS"] == [
+        "handshake", "take_upcard", "draw", "big_gin", "discard", "knock", "games", "timing", "bye"]
+
+
+def test_the_python_example_plays_the_built_in_simples_moves(simple):
+    """Its own meld search, repeat guard and xoshiro draws reproduce bots/simple.py exactly."""
+    bot = external_bot(None, PY_CMD)
+    assert bot.name == "simple-py" and bot.source == "cmd:" + " ".join(PY_CMD) and not bot.fast
+    _same_play(bot, simple, Rules().to_array(), np.arange(60))
+    _same_play(bot, simple, load_rules("oklahoma").to_array(), np.arange(100, 130))
+    # Against itself, one process per seat.
+    both = play_batch(bot, bot, load_rules("eaai").to_array(), np.arange(40), record_log=True)
+    ref = play_batch(simple, simple, load_rules("eaai").to_array(), np.arange(40), record_log=True)
+    assert np.array_equal(both.games, ref.games) and np.array_equal(both.log, ref.log)
+    assert all(s.proc is not None for s in external_of(bot).seats)
+    external_of(bot).close()
+
+
+def test_the_java_example_passes_check_bot_and_plays_the_built_in_simples_moves(java_classes, simple):
+    cmd = ["java", *JAVA_OPTS, "-cp", str(java_classes), "SimplePlayer"]
+    report = check_bot("cmd:" + " ".join(cmd), games=6, echo=None)
+    assert report.passed, report.lines
+    bot = external_bot(None, cmd)
+    assert bot.name == "simple-java"
+    _same_play(bot, simple, Rules().to_array(), np.arange(40))
+    _same_play(bot, simple, load_rules("eaai").to_array(), np.arange(200, 220))
+    external_of(bot).close()
+
+
+def test_check_bot_command_fails_a_broken_bot_and_passes_a_good_one(tmp_path):
+    """The command prints one line per check and exits 1 on any FAIL."""
+    liar = tmp_path / "liar.py"
+    liar.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    msg = json.loads(line)\n"
+        "    if msg['type'] == 'hello':\n"
+        "        print(json.dumps({'name': 'liar', 'protocol': 1}), flush=True)\n"
+        "    elif msg['type'] == 'decide':\n"
+        "        print(7 if msg['decision'] == 'discard' and 7 not in msg['hand'] else 1, flush=True)\n"
+        "    else:\n"
+        "        break\n")
+    runner = CliRunner()
+    bad = runner.invoke(app, ["check-bot", f"cmd:{sys.executable} {liar}", "--games", "2"])
+    assert bad.exit_code == 1, bad.output
+    assert "FAIL  discard      answered 7, a card not in the hand" in bad.output
+    assert "FAIL  games" in bad.output and "result: FAIL" in bad.output
+    assert "PASS  handshake" in bad.output and "PASS  knock" in bad.output
+    good = runner.invoke(app, ["check-bot", "cmd:" + " ".join(PY_CMD), "--games", "2"])
+    assert good.exit_code == 0, good.output
+    assert good.output.strip().endswith("result: PASS")
+    silent = runner.invoke(app, ["check-bot", f"cmd:{sys.executable} -c pass"])
+    assert silent.exit_code == 1 and "FAIL  handshake" in silent.output and "crashed" in silent.output
