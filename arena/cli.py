@@ -55,7 +55,8 @@ def _check_plot_kind(kind: str) -> str:
         _fail(f"--kind {kind} is not a plot kind (kinds: {', '.join(KINDS)})")
     return kind
 
-DEFAULT_CONFIG = Path("configs/default.toml")
+#: ``arena run`` alone: the shipped default round-robin (arena/configs/default.toml), from any folder.
+DEFAULT_CONFIG = Path("default")
 
 
 def _fail(message: str) -> None:
@@ -134,7 +135,7 @@ def _parse_sets(items: list[str] | None) -> dict:
 
 @app.command()
 def run(
-    config: Annotated[Path, typer.Argument(help="Tournament config (TOML).")] = DEFAULT_CONFIG,
+    config: Annotated[Path, typer.Argument(help="Tournament config (TOML), or a shipped example by name: default, quick.")] = DEFAULT_CONFIG,
     bot: Annotated[Optional[list[str]], typer.Option("--bot", "-b", metavar="BOT", help="Add a bot (built-in name or .py file); repeatable.")] = None,
     games: Annotated[Optional[int], typer.Option(help="Games per matchup (even: duplicate pairs).")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,

@@ -19,6 +19,17 @@ def invoke(*args: str):
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
+def stored_games(run_dir: Path) -> pd.DataFrame:
+    """The games of a run folder, read through its one owner, the store."""
+    from arena.run.store import RunStore
+
+    return RunStore(run_dir).games()
+
+
+def snapshot(run_dir: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+
+
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     p = tmp_path / "c.toml"
@@ -103,7 +114,7 @@ def test_run_prints_a_results_table_and_writes_the_run(config, tmp_path):
     out = invoke("run", str(config), "--quiet", "--no-report")
     assert out.exit_code == 0, out.output
     assert "random vs simple" in out.output and "win%" in out.output
-    games = pd.read_parquet(tmp_path / "results" / "cli" / "games.parquet")
+    games = stored_games(tmp_path / "results" / "cli")
     assert len(games) == 40
     assert (tmp_path / "results" / "cli" / "manifest.json").exists()
 
@@ -127,11 +138,12 @@ def test_bad_input_is_one_line_and_exit_code_2(config, tmp_path):
 
 def test_rerun_with_other_rules_is_refused_without_touching_results(config, tmp_path):
     assert invoke("run", str(config), "--quiet", "--no-report").exit_code == 0
-    games = tmp_path / "results" / "cli" / "games.parquet"
-    before = games.read_bytes()
+    run_dir = tmp_path / "results" / "cli"
+    before = snapshot(run_dir)
+    assert any(p.suffix == ".parquet" for p in before)
     out = invoke("run", str(config), "--quiet", "--set", "knock_limit=5")
     assert out.exit_code == 2 and "different rules" in out.output
-    assert games.read_bytes() == before
+    assert snapshot(run_dir) == before
 
 
 def test_bots_lists_builtins_with_parameters():
@@ -166,7 +178,7 @@ def test_submit_adds_a_bot_to_a_run(config, tmp_path):
     bot.write_text((ROOT / "bots" / "simple.py").read_text() + '\nNAME = "mine"\n')
     out = invoke("submit", str(bot), "--to", str(tmp_path / "results" / "cli"), "--quiet")
     assert out.exit_code == 0, out.output
-    games = pd.read_parquet(tmp_path / "results" / "cli" / "games.parquet")
+    games = stored_games(tmp_path / "results" / "cli")
     assert set(games["matchup"]) == {"random vs simple", "random vs mine", "simple vs mine"}
 
 
@@ -186,11 +198,20 @@ def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
     out = invoke("run", str(p), "--quiet", "--sprt")
     assert out.exit_code == 0, out.output
     assert "stopped early: H1 accepted" in out.output
-    games = pd.read_parquet(tmp_path / "results" / "sprt" / "games.parquet")
+    games = stored_games(tmp_path / "results" / "sprt")
     assert 0 < len(games) < 4000 and len(games) % 40 == 0
     report = (tmp_path / "results" / "sprt" / "report.md").read_text()
     assert "stopped early" in report and "H1 accepted" in report
     two = invoke("run", str(p), "--quiet", "--sprt", "--workers", "2", "--name", "sprt2", "--no-report")
     assert two.exit_code == 0, two.output
-    games2 = pd.read_parquet(tmp_path / "results" / "sprt2" / "games.parquet")
+    games2 = stored_games(tmp_path / "results" / "sprt2")
     assert len(games2) == len(games)  # the stop is decided in chunk order: same on any number of workers
+
+
+def test_run_without_a_config_uses_the_shipped_default_from_any_folder(tmp_path, monkeypatch):
+    from arena.cli import DEFAULT_CONFIG
+    from arena.config import load_config
+
+    monkeypatch.chdir(tmp_path)  # no configs/ here
+    cfg = load_config(DEFAULT_CONFIG)
+    assert cfg.name == "default" and "simple" in cfg.bots and len(cfg.bots) >= 5
