@@ -1,19 +1,19 @@
-"""Tournament runner speed: overhead against the bare engine, scaling, 1M games.
+"""Tournament runner speed: overhead against the bare engine, and scaling.
 
 1. bare engine: Simple vs Simple through ``play_batch`` on one core;
-2. the runner with 1 worker on the same games (its overhead: scheduling,
-   transfer, writing parquet) and with 2 workers (scaling);
-3. the big one: 1,000,000 Simple-vs-Simple games on all cores, with wall
-   time, peak memory and the size of the results on disk.
+2. the runner with 1 worker process on the same games (its overhead:
+   scheduling, sending results back, checksums, writing parquet) and with 2
+   workers (scaling).  No hand rows, as in the engine benchmark.
 
-Run: ``python scripts/bench_tournament.py [--games 1000000] [--small 200000]``
+Big runs (1M and 10M games with hands, peak memory, Dask) are in
+``scripts/bench_run.py``.
+
+Run: ``python scripts/bench_tournament.py [--small 200000]``
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -29,7 +29,8 @@ from arena.bot import load_bot  # noqa: E402
 from arena.config import TournamentConfig  # noqa: E402
 from arena.play import play_batch  # noqa: E402
 from arena.rules import Rules  # noqa: E402
-from arena.tournament import pair_seeds, run_tournament  # noqa: E402
+from arena.run.plan import pair_seeds  # noqa: E402
+from arena.run.runner import run_tournament  # noqa: E402
 
 
 def config(results: Path, name: str, games: int, workers: int, chunk: int) -> TournamentConfig:
@@ -42,17 +43,12 @@ def timed_run(cfg: TournamentConfig) -> float:
     t0 = time.perf_counter()
     res = run_tournament(cfg, progress=False)
     dt = time.perf_counter() - t0
-    assert len(res.games) == cfg.games_per_pair
+    assert res.status == "complete" and res.store.n_games() == cfg.games_per_pair
     return dt
-
-
-def dir_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=1_000_000, help="games in the big run")
     ap.add_argument("--small", type=int, default=200_000, help="games for the overhead/scaling runs")
     ap.add_argument("--chunk", type=int, default=20_000)
     ap.add_argument("--repeats", type=int, default=3)
@@ -77,19 +73,6 @@ def main() -> None:
         print(f"  runner, 1 worker:      {o:6.2f} s  {args.small / o:9,.0f} games/s  overhead {100 * (o / b - 1):+.1f}%")
         print(f"  runner, 2 workers:     {t:6.2f} s  {args.small / t:9,.0f} games/s  speed-up {o / t:.2f}x vs 1 worker")
 
-        cfg = config(tmp, "big", args.games, 0, args.chunk)
-        t0 = time.perf_counter()
-        res = run_tournament(cfg, progress=True)
-        wall = time.perf_counter() - t0
-        hands = int(res.games["hands"].sum())
-        self_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        child_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        run_dir = tmp / "big"
-        print(f"{len(res.games):,} games ({hands:,} hands) on {os.cpu_count()} workers: {wall:.1f} s wall, "
-              f"{len(res.games) / wall:,.0f} games/s, {hands / wall:,.0f} hands/s")
-        print(f"  peak memory: main process {self_peak:,.0f} MiB, largest worker {child_peak:,.0f} MiB")
-        print(f"  results on disk: games.parquet {(run_dir / 'games.parquet').stat().st_size / 2**20:.1f} MiB, "
-              f"whole folder (with chunks) {dir_size(run_dir) / 2**20:.1f} MiB")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
