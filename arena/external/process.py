@@ -149,7 +149,6 @@ class BotProcess:
         self._poll_in.register(self._out, select.POLLIN)
         self._poll_out = select.poll()
         self._poll_out.register(self._in, select.POLLOUT)
-        self._buf = b""
         self.alive = True
         log.note(f"started pid {self.pid}: {' '.join(command)}")
 
@@ -165,17 +164,41 @@ class BotProcess:
             raise ExternalBotError("crashed", "the bot's process is not running")
         deadline = time.monotonic() + timeout
         try:
-            view = memoryview(line)
-            while view:
-                try:
-                    n = os.write(self._in, view)
-                    view = view[n:]
-                except BlockingIOError:
-                    if not self._poll_out.poll(self._ms_left(deadline)):
-                        self._timeout(timeout, what)
+            n = os.write(self._in, line)
+        except BlockingIOError:
+            n = 0
         except (BrokenPipeError, ConnectionResetError):
             self._crashed(what)
-        buf = self._buf
+        if n < len(line):
+            self._write_rest(memoryview(line)[n:], deadline, timeout, what)
+        # The usual case: one wait, one read, one whole line.
+        if not self._poll_in.poll(self._ms_left(deadline)):
+            self._timeout(timeout, what)
+        try:
+            buf = os.read(self._out, 65536)
+        except BlockingIOError:
+            buf = b""
+        else:
+            if not buf:
+                self._crashed(what)
+        if buf and buf.find(b"\n") == len(buf) - 1:
+            return buf[:-1].rstrip(b"\r")
+        return self._read_rest(buf, deadline, timeout, what)
+
+    def _write_rest(self, view: memoryview, deadline: float, timeout: float, what: str) -> None:
+        try:
+            while view:
+                if not self._poll_out.poll(self._ms_left(deadline)):
+                    self._timeout(timeout, what)
+                try:
+                    view = view[os.write(self._in, view):]
+                except BlockingIOError:
+                    continue
+        except (BrokenPipeError, ConnectionResetError):
+            self._crashed(what)
+
+    def _read_rest(self, buf: bytes, deadline: float, timeout: float, what: str) -> bytes:
+        """Read until the answer's newline (the answer came in pieces, or more than a line came)."""
         while True:
             nl = buf.find(b"\n")
             if nl >= 0:
@@ -183,8 +206,7 @@ class BotProcess:
             if len(buf) > MAX_LINE:
                 self.kill("garbled answer")
                 raise ExternalBotError("garbled answer", f"{what}: a line longer than {MAX_LINE} bytes")
-            left = self._ms_left(deadline)
-            if left <= 0 or not self._poll_in.poll(left):
+            if not self._poll_in.poll(self._ms_left(deadline)):
                 self._timeout(timeout, what)
             try:
                 data = os.read(self._out, 65536)
@@ -192,7 +214,6 @@ class BotProcess:
                 continue
             if not data:
                 if buf.strip():
-                    self._buf = b""
                     self.kill("garbled answer")
                     raise ExternalBotError("garbled answer", f"{what}: the bot exited after writing "
                                                              f"{buf[:80]!r} with no newline")
@@ -200,15 +221,13 @@ class BotProcess:
             buf += data
         answer, rest = buf[:nl], buf[nl + 1:]
         if rest:
-            self._buf = b""
             self.kill("garbled answer")
             raise ExternalBotError("garbled answer", f"{what}: more than one line in answer ({rest[:60]!r} follows)")
-        self._buf = b""
         return answer.rstrip(b"\r")
 
     @staticmethod
     def _ms_left(deadline: float) -> int:
-        return max(0, int((deadline - time.monotonic()) * 1000) + 1)
+        return max(0, int((deadline - time.monotonic()) * 1000) + 1)  # rounded up; 0 once it has passed
 
     def _timeout(self, timeout: float, what: str):
         self.kill("timeout")

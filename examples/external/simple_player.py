@@ -43,16 +43,17 @@ class Rng:
             self.s.append(splitmix64(x))
 
     def next_u64(self):
-        s = self.s
-        r1 = (s[1] * 5) & M64
-        result = ((((r1 << 7) | (r1 >> 57)) & M64) * 9) & M64
-        t = (s[1] << 17) & M64
-        s[2] ^= s[0]
-        s[3] ^= s[1]
-        s[1] ^= s[2]
-        s[0] ^= s[3]
-        s[2] ^= t
-        s[3] = ((s[3] << 45) | (s[3] >> 19)) & M64
+        s0, s1, s2, s3 = self.s
+        r = (s1 * 5) & M64
+        result = ((((r << 7) | (r >> 57)) & M64) * 9) & M64
+        t = (s1 << 17) & M64
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        s3 = ((s3 << 45) | (s3 >> 19)) & M64
+        self.s = [s0, s1, s2, s3]
         return result
 
     def below(self, n):
@@ -125,21 +126,25 @@ def deadwood(hand):
 
 
 def deadwood_after_discards(hand, cards):
-    """{card: least deadwood of hand without card} for the given cards of hand.
+    """[least deadwood of hand without c for c in cards] (cards of hand).
 
     One pass over the set choices of the whole hand: the choices of
     hand - c are exactly those that leave c out of every set, and for such a
     choice dropping c changes only the runs of c's suit.
     """
-    best = {c: 1000 for c in cards}
-    for rest in set_choices(suits_of(hand)):
+    suits = suits_of(hand)
+    if not set_ranks(suits):  # the usual case: no set possible, one choice
+        total = RUN_DW[suits[0]] + RUN_DW[suits[1]] + RUN_DW[suits[2]] + RUN_DW[suits[3]]
+        return [total - RUN_DW[suits[SUIT[c]]] + RUN_DW[suits[SUIT[c]] ^ BIT[c]] for c in cards]
+    best = [1000] * len(cards)
+    for rest in set_choices(suits):
         total = RUN_DW[rest[0]] + RUN_DW[rest[1]] + RUN_DW[rest[2]] + RUN_DW[rest[3]]
-        for c in cards:
+        for i, c in enumerate(cards):
             m = rest[SUIT[c]]
             if m & BIT[c]:  # c is not in a set of this choice
                 v = total - RUN_DW[m] + RUN_DW[m ^ BIT[c]]
-                if v < best[c]:
-                    best[c] = v
+                if v < best[i]:
+                    best[i] = v
     return best
 
 
@@ -147,7 +152,7 @@ def in_any_meld(hand, card):
     """Whether card is in some set or run of hand + card."""
     h = hand | (1 << card)
     r, s = card % 13, card // 13
-    if sum((h >> (13 * t + r)) & 1 for t in range(4)) >= 3:
+    if ((h >> r) & 1) + ((h >> (13 + r)) & 1) + ((h >> (26 + r)) & 1) + ((h >> (39 + r)) & 1) >= 3:
         return True
     m = (h >> (13 * s)) & 0x1FFF
     for lo in (r - 2, r - 1, r):
@@ -207,14 +212,15 @@ def decide(msg, game):
     if kind in ("big_gin", "knock"):
         return 1
     # discard: least deadwood left, never the card just taken, no repeated pair; ties at random in card order
-    allowed = mask(c for c in msg["hand"] if c != msg["just_taken"])
+    cards = [c for c in msg["hand"] if c != msg["just_taken"]]  # the hand comes sorted
     drawn = game.drawn_card(msg, hand)
-    if drawn >= 0 and allowed & ~game.pairs[drawn]:
-        allowed &= ~game.pairs[drawn]
-    cards = [c for c in range(52) if (allowed >> c) & 1]
+    if drawn >= 0:
+        fresh = [c for c in cards if not (game.pairs[drawn] >> c) & 1]
+        if fresh:
+            cards = fresh
     after = deadwood_after_discards(hand, cards)
-    least = min(after.values())
-    tied = [c for c in cards if after[c] == least]
+    least = min(after)
+    tied = [c for c, d in zip(cards, after) if d == least]
     card = tied[game.rng.below(len(tied))]
     if drawn >= 0:
         game.pairs[drawn] |= 1 << card
@@ -223,21 +229,22 @@ def decide(msg, game):
 
 
 def main():
-    out = sys.stdout
+    out = sys.stdout.buffer  # bytes both ways: json reads them directly
     game = Game(0)
-    for line in sys.stdin:
+    for line in sys.stdin.buffer:
         msg = json.loads(line)
         kind = msg.get("type")
         if kind == "hello":
-            out.write(json.dumps({"name": "simple-py", "protocol": 1,
-                                  "description": "The Simple player, as an external Python program"}) + "\n")
+            hello = {"name": "simple-py", "protocol": 1,
+                     "description": "The Simple player, as an external Python program"}
+            out.write(json.dumps(hello).encode() + b"\n")
         elif kind == "decide":
             if msg["new_game"]:
                 game = Game(msg["seed"])
-            out.write(f"{decide(msg, game)}\n")
+            out.write(b"%d\n" % decide(msg, game))
         elif kind == "bye":
             break
-        out.flush()
+        out.flush()  # every answer, at once
 
 
 if __name__ == "__main__":

@@ -1,0 +1,168 @@
+"""External-bot speed: Simple in its own process against compiled Simple, on one core.
+
+Rows (each against the compiled ``simple`` in seat 1, median of ``--repeats``
+timed runs after a warm-up batch, the arena and the bot pinned to one CPU):
+
+* ``simple (compiled)``: the in-process reference;
+* ``simple (plain Python, in-process)``: the engine's plain path, which
+  external bots use too;
+* ``examples/external/simple_player.py``: Simple as an external Python
+  program (the issue's goal: at least the EAAI Java kit's ~230 games/s);
+* ``SimplePlayer.java``: the same in Java 17 (if ``javac`` is on PATH);
+* ``sandbox:bots/simple.py``: the built-in file served by the sandbox host.
+
+Per decision (of the external seat) it reports:
+
+* ``round trip``: ``ExternalBot.decide`` on recorded real views against a bot
+  that answers without reading the line: the protocol alone (encode, two
+  pipe hops, parse), in wall-clock microseconds;
+* ``overhead vs plain``: (seconds per game of the row - seconds per game of
+  the plain in-process row) / decisions of the external seat per game;
+  for the sandbox that is the whole cost of the sandbox per decision.
+
+Run: ``python scripts/bench_external.py [--games 600] [--repeats 3] [--cpu N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.bot import as_plain, load_bot  # noqa: E402
+from arena.external import ExternalBot, external_bot, external_of, sandboxed_bot  # noqa: E402
+from arena.layout import LOG_SEAT, V_DECISION, V_SEAT  # noqa: E402
+from arena.play import play_batch  # noqa: E402
+from arena.rules import load_rules  # noqa: E402
+
+GOAL = 230.0  # games/s: the EAAI Java kit's Simple on one core (about 2,400 hands/s)
+
+NULL_BOT = r"""
+import sys
+r, w = sys.stdin.buffer, sys.stdout.buffer
+r.readline()
+w.write(b'{"name":"null","protocol":1}\n')
+w.flush()
+for line in r:
+    w.write(b"1\n")
+    w.flush()
+"""
+
+
+def time_games(bot, opp, rules, n_games: int, repeats: int) -> tuple[float, float]:
+    """(median seconds per game, decisions of seat 0 per game)."""
+    play_batch(bot, opp, rules, np.arange(10_000, 10_000 + min(50, n_games)))  # start, compile, warm up
+    seeds = np.arange(n_games, dtype=np.int64)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        rec = play_batch(bot, opp, rules, seeds, record_log=True)
+        times.append(time.perf_counter() - t0)
+        assert not rec.errors, rec.errors[:1]
+    seat0 = int(np.count_nonzero(rec.log // LOG_SEAT == 0))
+    return float(np.median(times)) / n_games, seat0 / n_games
+
+
+def recorded_views(simple, rules, n: int) -> list[np.ndarray]:
+    views: list[np.ndarray] = []
+
+    def spy(fn):
+        def ask(view, params, memory, rng):
+            if len(views) < n and view[V_SEAT] == 0:
+                views.append(view.copy())
+            return int(fn(view, params, memory, rng))
+        return ask
+
+    watcher = dataclasses.replace(simple, functions=tuple(spy(f) for f in simple.functions), fast=False)
+    play_batch(watcher, simple, rules, np.arange(200))
+    return views
+
+
+def round_trip_us(views: list[np.ndarray], repeats: int) -> float:
+    """Median wall-clock microseconds of ExternalBot.decide against a bot that does nothing."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "null_bot.py"
+        path.write_text(NULL_BOT)
+        ext = ExternalBot([sys.executable, str(path)])
+        ext.start(0)
+        memory = np.ones(1)
+        rng = np.zeros(4, dtype=np.uint64)
+        params = np.zeros(0)
+        runs = []
+        for _ in range(repeats + 1):
+            t0 = time.perf_counter()
+            for v in views:
+                ext.decide(int(v[V_DECISION]), v, params, memory, rng)
+            runs.append((time.perf_counter() - t0) / len(views))
+        ext.close()
+    return float(np.median(runs[1:])) * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=600, help="games per timed run")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cpu", type=int, default=None,
+                    help="CPU to pin the arena and its bots to (default: the first allowed; -1: no pinning)")
+    args = ap.parse_args()
+
+    cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
+    if cpu >= 0:
+        os.sched_setaffinity(0, {cpu})  # bots started from here inherit it: one core for both
+    rules = load_rules("standard").to_array()
+    simple = load_bot("simple")
+    rows: list[tuple[str, object]] = [
+        ("simple (compiled)", simple),
+        ("simple (plain Python, in-process)", as_plain(simple)),
+        ("examples/external/simple_player.py", lambda: external_bot(
+            None, [sys.executable, str(ROOT / "examples/external/simple_player.py")])),
+    ]
+    java_dir = None
+    if shutil.which("javac") and shutil.which("java"):
+        java_dir = tempfile.mkdtemp(prefix="bench_java_")
+        subprocess.run(["javac", "-d", java_dir, str(ROOT / "examples/external/SimplePlayer.java")], check=True)
+        rows.append(("examples/external/SimplePlayer.java", lambda: external_bot(
+            None, ["java", "-Xmx64m", "-XX:+UseSerialGC", "-cp", java_dir, "SimplePlayer"])))
+    rows.append(("sandbox:bots/simple.py", lambda: sandboxed_bot(ROOT / "bots/simple.py")))
+
+    where = f"one core (CPU {cpu}) for the arena and the bot" if cpu >= 0 else \
+        f"not pinned ({len(os.sched_getaffinity(0))} CPUs: the bot's process may run beside the arena)"
+    print(f"{where}; {args.games} games per run, median of {args.repeats} runs; seat 0 against compiled simple")
+    print(f"{'seat 0':<38} {'games/s':>9} {'ms/game':>8} {'decisions':>9} {'overhead vs plain':>18}")
+    plain_per_game = None
+    for label, make in rows:
+        bot = make() if callable(make) and not hasattr(make, "functions") else make
+        n = args.games if label != "simple (compiled)" else max(args.games, 5000)
+        per_game, decisions = time_games(bot, simple, rules, n, args.repeats)
+        if label.startswith("simple (plain"):
+            plain_per_game = per_game
+        over = ""
+        if plain_per_game is not None and not label.startswith("simple ("):
+            over = f"{(per_game - plain_per_game) / decisions * 1e6:.1f} us/decision"
+        goal = ""
+        if label.endswith("simple_player.py"):
+            goal = "  (goal >= %.0f: %s)" % (GOAL, "met" if 1 / per_game >= GOAL else "not met")
+        print(f"{label:<38} {1 / per_game:>9.0f} {per_game * 1e3:>8.2f} {decisions:>9.0f} {over:>18}{goal}")
+        ext = external_of(bot)
+        if ext is not None:
+            ext.close()
+    if java_dir:
+        shutil.rmtree(java_dir, ignore_errors=True)
+    views = recorded_views(simple, rules, 5000)
+    print(f"protocol round trip (a bot that answers at once): {round_trip_us(views, args.repeats):.1f} us/decision "
+          f"(median over {len(views)} real views)")
+
+
+if __name__ == "__main__":
+    main()
