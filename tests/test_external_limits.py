@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from arena.bot import BotError, load_bot
-from arena.external import ExternalBot, Limits, external_bot, external_of
+from arena.external import ExternalBot, Limits, close_bot, drain_log, external_bot, external_of
 from arena.external.limits import build_filter, seccomp_available
 from arena.layout import G_FORFEIT
 from arena.play import play_batch
@@ -252,11 +252,14 @@ def test_stderr_is_kept_bounded_and_print_to_stdout_is_not_mixed_in(tmp_path, si
     bot = external_bot(None, cmd, limits=Limits(log_bytes=10_000))
     rec = play_batch(bot, simple, R, np.arange(2))
     assert forfeits(rec) == []
-    log = external_of(bot).drain_log()
+    log = drain_log(bot)
     assert "earlier bytes of output dropped" in log and "thinking" in log
     assert len(log.encode()) < 10_000 + 200
-    assert external_of(bot).drain_log() == ""  # drained
-    external_of(bot).close()
+    assert drain_log(bot) == "" and drain_log(simple) == ""  # drained; nothing for in-process bots
+    pid = external_of(bot).seats[0].proc.pid
+    close_bot(bot)
+    close_bot(simple)
+    assert not _running(pid)
 
 
 def test_limits_are_validated():
@@ -311,3 +314,61 @@ def _running(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+_FORKED: dict = {}
+
+
+def _forked_play():
+    bot = _FORKED["bot"]
+    rec = play_batch(bot, load_bot("simple"), R, np.arange(2))
+    return [s.proc.pid for s in external_of(bot).seats if s.proc is not None], rec.errors
+
+
+def test_a_forked_copy_starts_its_own_process_and_leaves_the_parents_alone(tmp_path, simple):
+    """A worker forked from a process holding an external bot must not share (or kill) its pipes."""
+    import multiprocessing
+
+    cmd = bot_script(tmp_path, "return None")
+    bot = external_bot(None, cmd)
+    parent_pid = external_of(bot).seats[0].proc.pid
+    _FORKED["bot"] = bot
+    try:
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            child_pids, errors = pool.apply(_forked_play)
+    finally:
+        _FORKED.clear()
+    assert errors == [] and len(child_pids) == 1 and parent_pid not in child_pids
+    assert _running(parent_pid)  # the parent's process survived the child's end
+    rec = play_batch(bot, simple, R, np.arange(2))
+    assert forfeits(rec) == [] and external_of(bot).seats[0].proc.pid == parent_pid
+    external_of(bot).close()
+
+
+def test_ctrl_c_while_waiting_kills_the_bot_so_a_late_answer_is_never_read(tmp_path, simple):
+    """An interrupted question leaves an answer in flight; the process is dropped, not reused."""
+    marker = tmp_path / "slow-once"
+    marker.write_text("")
+    cmd = bot_script(tmp_path, f'if msg["decision"] == "discard" and os.path.exists({str(marker)!r}):\n'
+                               f'    time.sleep(0.5)')
+    bot = external_bot(None, cmd)
+    ext = external_of(bot)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            play_batch(bot, simple, R, np.arange(1))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert not ext.seats[0].proc.alive and "(interrupted)" in ext.drain_log()
+    marker.unlink()
+    rec = play_batch(bot, simple, R, np.arange(1, 3), record_log=True)  # a fresh process, in step
+    assert forfeits(rec) == []
+    ref = play_batch(simple, simple, R, np.arange(1, 3), record_log=True)
+    assert np.array_equal(rec.log, ref.log)
+    ext.close()

@@ -8,8 +8,9 @@
 * :mod:`arena.external.check`: ``arena check-bot``, a conformance check for authors.
 
 The runner rebuilds external bots in workers from plain values with
-:func:`external_bot` and :func:`sandboxed_bot`, and collects their stderr
-with ``external_of(bot).drain_log()``.
+:func:`external_bot` and :func:`sandboxed_bot`, collects their stderr with
+:func:`drain_log` (``""`` for in-process bots) and stops them with
+:func:`close_bot`.
 
 The names below are imported lazily: the sandbox host (``python -m
 arena.external.host``) must adjust numba's cache before any kernel of the
@@ -24,6 +25,8 @@ _LAZY = {
     "ExternalBot": "arena.external.client",
     "external_bot": "arena.external.client",
     "external_of": "arena.external.client",
+    "drain_log": "arena.external.client",
+    "close_bot": "arena.external.client",
     "sandboxed_bot": "arena.external.client",
     "Limits": "arena.external.limits",
     "ExternalBotError": "arena.external.process",

@@ -48,7 +48,8 @@ _LIVE: "weakref.WeakSet[ExternalBot]" = weakref.WeakSet()
 @atexit.register
 def _close_all() -> None:
     for bot in list(_LIVE):
-        bot.close()
+        if bot._pid == os.getpid():  # never the processes of the parent of a forked copy
+            bot.close()
 
 
 class _Seat:
@@ -96,7 +97,8 @@ class ExternalBot:
         self.decisions = 0
         self.restarts = 0
         self.times: list[float] | None = [] if record_times else None
-        self._finalizer = weakref.finalize(self, _kill_seats, self.seats)
+        self._pid = os.getpid()
+        self._finalizer = weakref.finalize(self, _kill_seats, self.seats, self._pid)
         _LIVE.add(self)
 
     # --- processes ---------------------------------------------------------------------------
@@ -124,8 +126,18 @@ class ExternalBot:
             self.param_names = tuple(hello["params"])
         return hello
 
+    def _after_fork(self) -> None:
+        """In a forked copy: the processes belong to the parent; start this copy's own."""
+        self.seats = (_Seat(), _Seat())
+        self.log = LogBuffer(self.limits.log_bytes)
+        self._pid = os.getpid()
+        self._finalizer = weakref.finalize(self, _kill_seats, self.seats, self._pid)
+        _LIVE.add(self)
+
     def close(self) -> None:
         """Stop every process of this bot (it starts again if asked to play)."""
+        if self._pid != os.getpid():
+            return
         for s in self.seats:
             if s.proc is not None:
                 s.proc.close()
@@ -144,6 +156,11 @@ class ExternalBot:
         new_game = memory[0] == 0.0
         if new_game:
             memory[0] = 1.0
+            if self._pid != os.getpid():
+                self._after_fork()
+                s = self.seats[v[V_SEAT]]
+            if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
+                s.proc.kill("exited between games")
             if s.proc is None or not s.proc.alive:
                 self.start(v[V_SEAT])
             s.game += 1
@@ -166,6 +183,9 @@ class ExternalBot:
                 raise ExternalBotError("timeout", f"{what} ran past the game's time limit "
                                                   f"({limits.game_s:.3g} s of answers)") from None
             raise
+        except BaseException:  # Ctrl-C while waiting: an answer may still come; never read it as the next one
+            s.proc.kill("interrupted")
+            raise
         finally:
             dt = time.perf_counter() - t0
             s.game_time += dt
@@ -183,7 +203,9 @@ class ExternalBot:
         return tuple(_Decision(self, ph) for ph in sorted(DECISION_OF_PHASE))
 
 
-def _kill_seats(seats) -> None:
+def _kill_seats(seats, pid: int) -> None:
+    if os.getpid() != pid:
+        return
     for s in seats:
         if s.proc is not None:
             s.proc.kill()
@@ -210,6 +232,19 @@ def external_of(bot) -> ExternalBot | None:
     """The :class:`ExternalBot` behind a Bot (for ``drain_log()``, ``close()``), or None."""
     f = bot.functions[0] if bot.functions else None
     return getattr(f, "external", None) if isinstance(f, _Decision) else None
+
+
+def drain_log(bot) -> str:
+    """The stderr an external or sandboxed bot wrote since the last call ("" for other bots)."""
+    ext = external_of(bot)
+    return ext.drain_log() if ext is not None else ""
+
+
+def close_bot(bot) -> None:
+    """Stop the processes of an external or sandboxed bot (nothing for other bots)."""
+    ext = external_of(bot)
+    if ext is not None:
+        ext.close()
 
 
 def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str, description: str,
