@@ -39,12 +39,16 @@ under them and cannot lift them):
   its own session, so a Ctrl-C in the terminal reaches the arena, which
   stops it.
 
+Reading the arena's memory (``/proc/<pid>/mem``, which seccomp cannot tell
+from any other file) is refused by the kernel's ptrace access check: run as
+root, the arena holds capabilities the bot lacks; run as another user, the
+arena marks its own process non-dumpable when it starts a bot
+(:func:`protect_parent`), which has the same effect.
+
 What it does not do: hide files.  A bot can read any file its user can
-read.  The arena marks its own process non-dumpable while it runs bots, so
-a capability-less bot cannot read the arena's memory through
-``/proc/<pid>/mem``; other processes of the same user stay readable that
-way.  Run the arena as a dedicated user (or in a container) when bots may
-be hostile and the machine holds secrets.
+read, and the memory of other dumpable processes of that user that hold no
+more capabilities than it does.  Run the arena as a dedicated user (or in a
+container) when bots may be hostile and the machine holds secrets.
 """
 
 from __future__ import annotations
@@ -233,9 +237,11 @@ _CAP_LAST = _cap_last_cap()
 
 
 def protect_parent() -> None:
-    """Make this (the arena's) process non-dumpable, so that a bot of the same
-    user without capabilities cannot read its memory through /proc."""
-    if _libc is not None:
+    """Make this (the arena's) process non-dumpable when it runs as a user
+    other than root, so that a bot of the same user cannot read its memory
+    through /proc (as root, the capabilities the bot lacks already stop it).
+    Side effect: no core dumps of the arena process."""
+    if _libc is not None and os.geteuid() != 0:
         _prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 

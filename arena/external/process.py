@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 
-from arena.external.limits import Limits, make_preexec
+from arena.external.limits import Limits, make_preexec, protect_parent
 from arena.external.protocol import MAX_LINE, ProtocolError
 
 
@@ -128,6 +128,7 @@ class BotProcess:
         self.limits = limits
         self.log = log
         self.command = command
+        protect_parent()
         try:
             self.proc = subprocess.Popen(
                 command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
