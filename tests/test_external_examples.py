@@ -114,3 +114,12 @@ def test_check_bot_command_fails_a_broken_bot_and_passes_a_good_one(tmp_path):
     assert good.output.strip().endswith("result: PASS")
     silent = runner.invoke(app, ["check-bot", f"cmd:{sys.executable} -c pass"])
     assert silent.exit_code == 1 and "FAIL  handshake" in silent.output and "crashed" in silent.output
+
+
+def test_check_bot_runs_a_sandboxed_file_too():
+    """sandbox:file.py goes through the same host as in a tournament (the bot-cache copy included)."""
+    report = check_bot("sandbox:bots/simple.py", games=2, echo=None)
+    assert report.passed, report.lines
+    assert report.lines[0][2].startswith("name 'simple', protocol 1")
+    missing = check_bot("sandbox:no/such/bot.py", echo=None)
+    assert not missing.passed and missing.lines[0][:2] == ("FAIL", "command")

@@ -25,7 +25,7 @@ from typing import Callable
 
 import numpy as np
 
-from arena.external.client import ExternalBot, _make_bot, host_command
+from arena.external.client import ExternalBot, _make_bot, sandbox_setup
 from arena.external.limits import Limits
 from arena.external.process import ExternalBotError
 from arena.external.protocol import DECISION_OF_PHASE, DECISIONS
@@ -75,19 +75,24 @@ class CheckReport:
         return "result: PASS" + (f" ({warns} warning(s))" if warns else "")
 
 
-def _command_of(spec: str) -> tuple[list[str], dict[str, str] | None]:
-    """The command (and environment) of a ``cmd:...`` or ``sandbox:file.py`` spec."""
-    import os
-
+def _command_of(spec: str) -> tuple[list[str], str | None, dict[str, str] | None]:
+    """The command, folder and environment of a ``cmd:...`` or ``sandbox:file.py`` spec."""
     if spec.startswith("sandbox:"):
-        env = dict(os.environ)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        return host_command(spec[len("sandbox:"):].strip()), env
+        from arena.bot import BotError
+
+        try:
+            command, cwd, env, _ = sandbox_setup(spec[len("sandbox:"):].strip())
+        except BotError as exc:
+            raise ValueError(str(exc)) from None
+        return command, cwd, env
     text = spec[len("cmd:"):] if spec.startswith("cmd:") else spec
-    command = shlex.split(text)
+    try:
+        command = shlex.split(text)
+    except ValueError as exc:
+        raise ValueError(f"cannot split the command: {exc}") from None
     if not command:
         raise ValueError("no command given (expected 'cmd:<program and arguments>')")
-    return command, None
+    return command, None, None
 
 
 def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
@@ -145,11 +150,13 @@ def check_bot(spec: str, games: int = 20, limits: Limits | None = None,
         echo(f"check-bot {spec}")
     limits = limits or (Limits(start_s=120.0) if spec.startswith("sandbox:") else Limits())
     try:
-        command, env = _command_of(spec)
+        command, cwd, env = _command_of(spec)
     except ValueError as exc:
         report.add("FAIL", "command", str(exc), echo)
+        if echo:
+            echo(report.summary())
         return report
-    ext = ExternalBot(command, None, limits, env=env, record_times=True)
+    ext = ExternalBot(command, cwd, limits, env=env, record_times=True)
     try:
         _check(report, ext, games, echo, load_bot, play_batch, Rules)
     finally:
@@ -205,6 +212,11 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
         rules = Rules().to_array()
         half = max(1, games // 2)
         seeds = np.arange(1000, 1000 + half)
+        try:
+            ext.start(1)  # the second seat's process, so that its start is not timed as play
+        except ExternalBotError as exc:
+            report.add("FAIL", "games", f"a second process (for seat 1) did not start: {exc}", echo)
+            return
         t0 = time.perf_counter()
         a = play_batch(bot, simple, rules, seeds)
         b = play_batch(simple, bot, rules, seeds)

@@ -289,13 +289,10 @@ def host_command(path: str | os.PathLike) -> list[str]:
     return [sys.executable, "-P", "-m", "arena.external.host", str(Path(path).resolve())]
 
 
-def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: str | None = None):
-    """A bot file played in its own process (the sandbox host) through the protocol.
+def sandbox_setup(path: str | os.PathLike) -> tuple[list[str], str, dict[str, str], str]:
+    """(command, cwd, environment, text hash) that serve a bot file through the sandbox host.
 
-    The file is never imported by the caller: its name, description and
-    parameters come from the host's handshake.  ``source`` is
-    ``sandbox:<absolute path>`` and ``source_hash`` the same hash of its text
-    as :func:`arena.bot.load_bot_file` gives.
+    Raises :class:`arena.bot.BotError` if the file is missing or unreadable.
     """
     from arena import bot as arena_bot
     from arena.bot import BotError
@@ -315,12 +312,24 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
             keep_copy(text)
         except OSError as exc:
             raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
-    limits = limits or Limits(start_s=120.0)
     env = dict(os.environ)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    ext = ExternalBot(host_command(p), str(p.resolve().parent), limits, env=env)
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.bot.load_bot_source
-    return _make_bot(ext, name, f"sandbox:{p.resolve()}", digest, "(sandboxed bot file)",
+    return host_command(p), str(p.resolve().parent), env, digest
+
+
+def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: str | None = None):
+    """A bot file played in its own process (the sandbox host) through the protocol.
+
+    The file is never imported by the caller: its name, description and
+    parameters come from the host's handshake.  ``source`` is
+    ``sandbox:<absolute path>`` and ``source_hash`` the same hash of its text
+    as :func:`arena.bot.load_bot_file` gives.  The default limits allow 120 s
+    to start (the host compiles the file with numba and may not save its cache).
+    """
+    command, cwd, env, digest = sandbox_setup(path)
+    ext = ExternalBot(command, cwd, limits or Limits(start_s=120.0), env=env)
+    return _make_bot(ext, name, f"sandbox:{Path(path).resolve()}", digest, "(sandboxed bot file)",
                      "a sandboxed bot file (own process, protocol over pipes)")
