@@ -133,7 +133,8 @@ def main() -> None:
         java_dir = tempfile.mkdtemp(prefix="bench_java_")
         subprocess.run(["javac", "-d", java_dir, str(ROOT / "examples/external/SimplePlayer.java")], check=True)
         rows.append(("examples/external/SimplePlayer.java", lambda: external_bot(
-            None, ["java", "-Xmx64m", "-XX:+UseSerialGC", "-cp", java_dir, "SimplePlayer"])))
+            None, ["java", "-Xmx64m", "-XX:+UseSerialGC", "-XX:CompressedClassSpaceSize=64m",
+                   "-XX:ReservedCodeCacheSize=64m", "-cp", java_dir, "SimplePlayer"])))
     rows.append(("sandbox:bots/simple.py", lambda: sandboxed_bot(ROOT / "bots/simple.py")))
 
     where = f"one core (CPU {cpu}) for the arena and the bot" if cpu >= 0 else \

@@ -21,7 +21,7 @@ from arena.rules import Rules, load_rules
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "external"
 PY_CMD = [sys.executable, str(EXAMPLES / "simple_player.py")]
-JAVA_OPTS = ["-Xmx64m", "-XX:+UseSerialGC"]
+JAVA_OPTS = ["-Xmx64m", "-XX:+UseSerialGC", "-XX:CompressedClassSpaceSize=64m", "-XX:ReservedCodeCacheSize=64m"]
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,13 @@
 // The Simple player (bots/simple.py) as an external bot in Java 17: one file, no libraries.
 //
 //   javac -d build examples/external/SimplePlayer.java
-//   arena check-bot 'cmd:java -Xmx64m -XX:+UseSerialGC -cp build SimplePlayer'
+//   arena check-bot 'cmd:java -Xmx64m -XX:+UseSerialGC -XX:CompressedClassSpaceSize=64m -XX:ReservedCodeCacheSize=64m -cp build SimplePlayer'
 //
 // The protocol is described in docs/PROTOCOL.md: one JSON line in, one line out.
-// (-Xmx keeps the JVM inside the arena's default 2 GiB address-space limit, which a
-// JVM sizing its heap from the machine's memory may not start under; the serial GC
-// needs the fewest threads.)
+// (The JVM options keep it well inside the arena's default 2 GiB address-space limit:
+// a JVM reserves a heap sized from the machine's memory, 1 GiB of class space and
+// 240 MiB of code cache up front, and may not start, or fail later, under the limit.
+// The serial GC needs the fewest threads.)
 //
 // Policy (the EAAI SimpleGinRummyPlayer): take the upcard or the top discard only
 // if it then sits in some meld; discard a card that leaves the least deadwood
