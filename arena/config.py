@@ -244,8 +244,9 @@ class TournamentConfig:
         """The :class:`arena.external.Limits` of bots in their own processes."""
         from arena.external import Limits
 
+        # start_s: a sandboxed file is compiled by numba in its own process, which can take a while cold.
         return Limits(decision_s=self.limit("decision_seconds"), game_s=self.limit("game_seconds"),
-                      memory_mb=int(self.limit("memory_mb")))
+                      memory_mb=int(self.limit("memory_mb")), start_s=120.0)
 
     def _load_one(self, spec: str, sandbox: bool) -> Bot:
         """One bot by spec; ``cmd:`` and ``sandbox:`` specs, and files when sandboxed, in their own process."""
