@@ -238,8 +238,9 @@ def _report_bar(quiet: bool):
 
 @app.command()
 def submit(
-    bot: Annotated[str, typer.Argument(help="The bot to add: a .py file or a built-in name.")],
+    bot: Annotated[str, typer.Argument(help="The bot to add: a .py file, a built-in name, or cmd:<program>.")],
     to: Annotated[Path, typer.Option("--to", help="An existing run folder, e.g. results/default.")],
+    sandbox: Annotated[bool, typer.Option("--sandbox", help="Run the bot file in its own process, with limits (for bots from others).")] = False,
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
@@ -259,6 +260,10 @@ def submit(
         if cfg.format != "round-robin":
             _fail(f"{to}: submit adds bots to a round-robin; this run is a {cfg.format}")
         spec = str(Path(bot).resolve()) if bot.endswith(".py") else bot
+        if sandbox:
+            if not spec.endswith(".py"):
+                _fail(f"--sandbox runs a bot file; '{bot}' is not a .py file")
+            spec = "sandbox:" + spec
         bots = tuple(b for b in cfg.bots if b != spec) + (spec,)
         cfg = cfg.replace(bots=bots)
         _run(cfg, None, fresh=False, sprt=False, report=True, quiet=quiet, what="submit")
@@ -270,7 +275,7 @@ def submit(
 def list_bots(
     config: Annotated[Optional[Path], typer.Option(help="Also list the variants this config defines.")] = None,
 ) -> None:
-    """List the built-in bots (and a config's variants) with their parameters."""
+    """List the built-in bots (and a config's variants, files and external bots) with their parameters."""
     from arena.bot import BUILTIN_BOTS, load_bot
 
     try:
@@ -284,7 +289,12 @@ def list_bots(
             cfg = load_config(config)
             for spec, b in cfg.load_bots(config.parent).items():
                 if spec in cfg.variants:
-                    rows.append((b.name, b.path, f"variant of {cfg.variants[spec]['bot']}",
+                    v = cfg.variants[spec]
+                    what = f"variant of {v['bot']}" if "bot" in v else f"external program: {' '.join(v['command'])}"
+                    rows.append((b.name, b.path, what,
+                                 dict(zip(b.param_names, b.params.tolist()))))
+                elif spec.replace("-", "_") not in BUILTIN_BOTS:  # a file, an external program, a sandbox
+                    rows.append((b.name, b.path, f"{b.description} ({b.source})",
                                  dict(zip(b.param_names, b.params.tolist()))))
         for name, path, desc, params in rows:
             typer.echo(f"{name:<18} {desc}")
