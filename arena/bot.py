@@ -137,14 +137,18 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
     label = name or getattr(module, "NAME", None) or source
     missing = [f for f in DECISIONS if not callable(getattr(module, f, None))]
     if missing:
-        raise BotError(f"{source}: not a bot: missing function(s) {', '.join(missing)} "
-                       f"(a bot defines {', '.join(DECISIONS)}; see bots/TEMPLATE.py)")
+        raise BotError(
+            f"{source}: not a bot: missing function(s) {', '.join(missing)} "
+            f"(a bot defines {', '.join(DECISIONS)}; see bots/TEMPLATE.py)"
+        )
     raw = {f: getattr(module, f) for f in DECISIONS}
     for fname, fn in raw.items():
         code = getattr(fn, "__code__", None) or getattr(getattr(fn, "py_func", None), "__code__", None)
         if code is not None and code.co_argcount != 4:
-            raise BotError(f"{source}: {fname}() takes {code.co_argcount} argument(s); "
-                           "every decision function takes (view, params, memory, rng)")
+            raise BotError(
+                f"{source}: {fname}() takes {code.co_argcount} argument(s); "
+                "every decision function takes (view, params, memory, rng)"
+            )
     params_spec = getattr(module, "PARAMS", {}) or {}
     if not isinstance(params_spec, dict) or not all(
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in params_spec.values()
@@ -285,8 +289,10 @@ def load_bot(spec: str) -> Bot:
         return load_bot_file(spec)
     key = spec.replace("-", "_")
     if key not in BUILTIN_BOTS:
-        raise BotError(f"unknown bot '{spec}' (built-in bots: {', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; "
-                       "or give a path to a .py file)")
+        raise BotError(
+            f"unknown bot '{spec}' (built-in bots: {', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; "
+            "or give a path to a .py file)"
+        )
     try:
         module = importlib.import_module(f"bots.{key}")
     except Exception as exc:

@@ -41,8 +41,9 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _arena(
-    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     pass
 
@@ -54,6 +55,7 @@ def _check_plot_kind(kind: str) -> str:
     if kind not in KINDS:
         _fail(f"--kind {kind} is not a plot kind (kinds: {', '.join(KINDS)})")
     return kind
+
 
 #: ``arena run`` alone: the shipped default round-robin (arena/configs/default.toml), from any folder.
 DEFAULT_CONFIG = Path("default")
@@ -104,8 +106,10 @@ def _setup_logging(quiet: bool) -> None:
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     logger.propagate = False
-    if "fork" in multiprocessing.get_all_start_methods() and \
-            multiprocessing.get_start_method(allow_none=True) in (None, "fork"):
+    if "fork" in multiprocessing.get_all_start_methods() and multiprocessing.get_start_method(allow_none=True) in (
+        None,
+        "fork",
+    ):
         import multiprocessing_logging
 
         multiprocessing.set_start_method("fork", force=True)
@@ -119,8 +123,7 @@ def _print_tables(result) -> None:
     typer.echo("")
     typer.echo(f"{'matchup':<40} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
     for r in pairs.itertuples():
-        typer.echo(f"{r.matchup:<40} {r.games:>7} {r.wins_a:>7} {r.wins_b:>7} {r.draws:>5} "
-                   f"{100 * r.win_rate_a:>6.1f}%")
+        typer.echo(f"{r.matchup:<40} {r.games:>7} {r.wins_a:>7} {r.wins_b:>7} {r.draws:>5} {100 * r.win_rate_a:>6.1f}%")
     typer.echo("")
     typer.echo(f"{'bot':<24} {'games':>8} {'win%':>7} {'forfeits':>9}")
     for r in bots.itertuples():
@@ -135,23 +138,44 @@ def _parse_sets(items: list[str] | None) -> dict:
 
 @app.command()
 def run(
-    config: Annotated[Path, typer.Argument(help="Tournament config (TOML), or a shipped example by name: default, quick.")] = DEFAULT_CONFIG,
-    bot: Annotated[Optional[list[str]], typer.Option("--bot", "-b", metavar="BOT", help="Add a bot (built-in name or .py file); repeatable.")] = None,
+    config: Annotated[
+        Path, typer.Argument(help="Tournament config (TOML), or a shipped example by name: default, quick.")
+    ] = DEFAULT_CONFIG,
+    bot: Annotated[
+        Optional[list[str]],
+        typer.Option("--bot", "-b", metavar="BOT", help="Add a bot (built-in name or .py file); repeatable."),
+    ] = None,
     games: Annotated[Optional[int], typer.Option(help="Games per matchup (even: duplicate pairs).")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Run seed: fixes every deal and every bot's randomness.")] = None,
     name: Annotated[Optional[str], typer.Option(help="Run name: results go to results/<name>/.")] = None,
     rules: Annotated[Optional[str], typer.Option(help="Rules preset or .toml file (replaces the config's).")] = None,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set knock_limit=5.")] = None,
+    set_: Annotated[
+        Optional[list[str]],
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set knock_limit=5."),
+    ] = None,
     chunk_size: Annotated[Optional[int], typer.Option(help="Games per chunk (unit of saving and resuming).")] = None,
-    record_hands: Annotated[Optional[bool], typer.Option("--record-hands/--no-record-hands", help="Keep one row per hand.")] = None,
+    record_hands: Annotated[
+        Optional[bool], typer.Option("--record-hands/--no-record-hands", help="Keep one row per hand.")
+    ] = None,
     results_dir: Annotated[Optional[str], typer.Option(help="Folder for results (default: results).")] = None,
-    gauntlet: Annotated[Optional[str], typer.Option(help="Play this bot against every bot of the config instead.")] = None,
+    gauntlet: Annotated[
+        Optional[str], typer.Option(help="Play this bot against every bot of the config instead.")
+    ] = None,
     sprt: Annotated[bool, typer.Option("--sprt", help="Two bots only: stop once the match is decided (SPRT).")] = False,
-    scheduler: Annotated[Optional[str], typer.Option(help="Play on a Dask cluster: its scheduler, e.g. tcp://host:8786.")] = None,
-    secret_seed: Annotated[bool, typer.Option("--secret-seed", help="Draw a secret seed, kept in the run folder, so no bot can rebuild the deals.")] = False,
+    scheduler: Annotated[
+        Optional[str], typer.Option(help="Play on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
+    ] = None,
+    secret_seed: Annotated[
+        bool,
+        typer.Option(
+            "--secret-seed", help="Draw a secret seed, kept in the run folder, so no bot can rebuild the deals."
+        ),
+    ] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Delete an existing run of this name first.")] = False,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted run (the default behaviour).")] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue an interrupted run (the default behaviour).")
+    ] = False,
     report: Annotated[bool, typer.Option("--report/--no-report", help="Write the report at the end.")] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
@@ -160,9 +184,16 @@ def run(
 
     _setup_logging(quiet)
     try:
-        overrides = {"games_per_pair": games, "workers": workers, "seed": "secret" if secret_seed else seed,
-                     "name": name, "chunk_size": chunk_size, "record_hands": record_hands,
-                     "results_dir": results_dir, "scheduler": scheduler}
+        overrides = {
+            "games_per_pair": games,
+            "workers": workers,
+            "seed": "secret" if secret_seed else seed,
+            "name": name,
+            "chunk_size": chunk_size,
+            "record_hands": record_hands,
+            "results_dir": results_dir,
+            "scheduler": scheduler,
+        }
         cfg = load_config(config, overrides)
         if bot:
             cfg = cfg.replace(bots=cfg.bots + tuple(b for b in bot if b not in cfg.bots))
@@ -178,23 +209,25 @@ def run(
         _fail(str(exc))
 
 
-def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, quiet: bool,
-         what: str = "run") -> None:
+def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, quiet: bool, what: str = "run") -> None:
     """Play, print the tables, write the report; exit 1 when chunks failed, 130 on Ctrl-C."""
     from arena.run.runner import run_tournament
 
     run_dir = Path(cfg.results_dir) / cfg.name
-    typer.echo(f"{what} '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}",
-               err=True)
+    typer.echo(
+        f"{what} '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}", err=True
+    )
     try:
         result = run_tournament(cfg, progress=not quiet, base_dir=base_dir, sprt=sprt, fresh=fresh)
     except KeyboardInterrupt:
-        typer.echo(f"\ninterrupted: finished chunks are saved in {run_dir}; run the same command to resume",
-                   err=True)
+        typer.echo(f"\ninterrupted: finished chunks are saved in {run_dir}; run the same command to resume", err=True)
         raise typer.Exit(code=130)
     if result.kept:
-        typer.echo(f"kept {len(result.kept)} matchup(s) from earlier runs of this folder that this config "
-                   f"does not play (they stay in the tables and the report): {', '.join(result.kept)}", err=True)
+        typer.echo(
+            f"kept {len(result.kept)} matchup(s) from earlier runs of this folder that this config "
+            f"does not play (they stay in the tables and the report): {', '.join(result.kept)}",
+            err=True,
+        )
     if result.store.n_games():
         _print_tables(result)
     if result.sprt:
@@ -209,8 +242,11 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
     if result.status == "incomplete":
         names = sorted({f.split(" chunk ")[0] for f in result.failed_chunks})
         if result.failed_chunks:
-            typer.echo(f"\nerror: {len(result.failed_chunks)} chunk(s) failed, in {', '.join(names)}; "
-                       f"first: {result.failed_chunks[0]}", err=True)
+            typer.echo(
+                f"\nerror: {len(result.failed_chunks)} chunk(s) failed, in {', '.join(names)}; "
+                f"first: {result.failed_chunks[0]}",
+                err=True,
+            )
         else:
             typer.echo("\nerror: the run is incomplete; run the same command to continue", err=True)
         raise typer.Exit(code=1)
@@ -227,8 +263,9 @@ def _report_bar(quiet: bool):
     def update(done: int, total: int) -> None:
         bar = state.get("bar")
         if bar is None:
-            bar = state["bar"] = tqdm(total=total, unit="chunk", desc="report", file=sys.stderr,
-                                      dynamic_ncols=True, leave=False)
+            bar = state["bar"] = tqdm(
+                total=total, unit="chunk", desc="report", file=sys.stderr, dynamic_ncols=True, leave=False
+            )
         bar.update(done - bar.n)
         if done >= total:
             bar.close()
@@ -240,7 +277,9 @@ def _report_bar(quiet: bool):
 def submit(
     bot: Annotated[str, typer.Argument(help="The bot to add: a .py file, a built-in name, or cmd:<program>.")],
     to: Annotated[Path, typer.Option("--to", help="An existing run folder, e.g. results/default.")],
-    sandbox: Annotated[bool, typer.Option("--sandbox", help="Run the bot file in its own process, with limits (for bots from others).")] = False,
+    sandbox: Annotated[
+        bool, typer.Option("--sandbox", help="Run the bot file in its own process, with limits (for bots from others).")
+    ] = False,
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
@@ -291,11 +330,11 @@ def list_bots(
                 if spec in cfg.variants:
                     v = cfg.variants[spec]
                     what = f"variant of {v['bot']}" if "bot" in v else f"external program: {' '.join(v['command'])}"
-                    rows.append((b.name, b.path, what,
-                                 dict(zip(b.param_names, b.params.tolist()))))
+                    rows.append((b.name, b.path, what, dict(zip(b.param_names, b.params.tolist()))))
                 elif spec.replace("-", "_") not in BUILTIN_BOTS:  # a file, an external program, a sandbox
-                    rows.append((b.name, b.path, f"{b.description} ({b.source})",
-                                 dict(zip(b.param_names, b.params.tolist()))))
+                    rows.append(
+                        (b.name, b.path, f"{b.description} ({b.source})", dict(zip(b.param_names, b.params.tolist())))
+                    )
         for name, path, desc, params in rows:
             typer.echo(f"{name:<18} {desc}")
             shown = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "(no parameters)"
@@ -307,7 +346,9 @@ def list_bots(
 @app.command("rules")
 def show_rules(
     source: Annotated[str, typer.Argument(help="A preset name, a rules .toml, or a tournament config.")] = "standard",
-    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set target=50.")] = None,
+    set_: Annotated[
+        Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set target=50.")
+    ] = None,
 ) -> None:
     """Print the resolved rules of a preset, rules file or tournament config."""
     from arena.rules import load_rules
@@ -364,8 +405,9 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")]) -> No
 @app.command()
 def plot(
     run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
-    kind: Annotated[str, typer.Option(callback=_check_plot_kind,
-                                      help="heatmap|ratings|outcomes|scores|lengths|convergence")] = "heatmap",
+    kind: Annotated[
+        str, typer.Option(callback=_check_plot_kind, help="heatmap|ratings|outcomes|scores|lengths|convergence")
+    ] = "heatmap",
 ) -> None:
     """Write one plot of a run as PNG."""
     try:
@@ -388,8 +430,9 @@ def check_bot(
     from arena.external.limits import Limits
 
     try:
-        limits = Limits(decision_s=decision_s, memory_mb=memory_mb,
-                        start_s=120.0 if spec.startswith("sandbox:") else 30.0)
+        limits = Limits(
+            decision_s=decision_s, memory_mb=memory_mb, start_s=120.0 if spec.startswith("sandbox:") else 30.0
+        )
     except ValueError as exc:
         _fail(str(exc))
     report = run_check(spec, games=games, limits=limits, echo=typer.echo)

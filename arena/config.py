@@ -35,8 +35,25 @@ from arena.bot import Bot, BotError, load_bot
 from arena.rules import Rules, RulesError, load_rules
 
 FORMATS = ("round-robin", "gauntlet")
-KEYS = ("name", "format", "bots", "candidate", "variants", "games_per_pair", "duplicate", "seed", "workers",
-        "chunk_size", "rules", "record_hands", "results_dir", "sprt", "scheduler", "limits", "sandbox")
+KEYS = (
+    "name",
+    "format",
+    "bots",
+    "candidate",
+    "variants",
+    "games_per_pair",
+    "duplicate",
+    "seed",
+    "workers",
+    "chunk_size",
+    "rules",
+    "record_hands",
+    "results_dir",
+    "sprt",
+    "scheduler",
+    "limits",
+    "sandbox",
+)
 SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
 #: Time and memory limits, with their defaults and allowed ranges.  The
 #: decision/game/memory limits apply to bots in their own processes
@@ -101,8 +118,12 @@ class TournamentConfig:
         def bad(key: str, value: Any, allowed: str) -> ConfigError:
             return ConfigError(f"config: {key} = {value!r} is not allowed (allowed: {allowed})")
 
-        if not isinstance(self.name, str) or not self.name or any(c in self.name for c in "/\\") \
-                or self.name.startswith("."):
+        if (
+            not isinstance(self.name, str)
+            or not self.name
+            or any(c in self.name for c in "/\\")
+            or self.name.startswith(".")
+        ):
             raise bad("name", self.name, "a non-empty folder name without slashes")
         if not isinstance(self.rules, (str, Mapping)):
             raise bad("rules", self.rules, "a preset name, a .toml path, or a [rules] table")
@@ -110,8 +131,10 @@ class TournamentConfig:
             raise bad("results_dir", self.results_dir, "a folder path, as text")
         object.__setattr__(self, "results_dir", str(self.results_dir))
         if self.format not in FORMATS:
-            raise ConfigError(f"config: format = {self.format!r} is not allowed "
-                              f"({_close(str(self.format), FORMATS)}allowed: {', '.join(FORMATS)})")
+            raise ConfigError(
+                f"config: format = {self.format!r} is not allowed "
+                f"({_close(str(self.format), FORMATS)}allowed: {', '.join(FORMATS)})"
+            )
         if isinstance(self.bots, str) or not all(isinstance(b, str) and b for b in self.bots):
             raise bad("bots", self.bots, "a list of bot names or paths")
         object.__setattr__(self, "bots", tuple(self.bots))
@@ -135,22 +158,28 @@ class TournamentConfig:
             if not isinstance(getattr(self, key), bool):
                 raise bad(key, getattr(self, key), "true or false")
         if self.duplicate and (self.games_per_pair % 2 or self.chunk_size % 2):
-            raise ConfigError(f"config: games_per_pair = {self.games_per_pair} and chunk_size = {self.chunk_size} "
-                              "must be even with duplicate = true (games come in seat-swapped pairs)")
+            raise ConfigError(
+                f"config: games_per_pair = {self.games_per_pair} and chunk_size = {self.chunk_size} "
+                "must be even with duplicate = true (games come in seat-swapped pairs)"
+            )
         if not isinstance(self.variants, Mapping):
             raise bad("variants", self.variants, "a table of name = { bot = ..., param = value }")
         for vname, spec in self.variants.items():
             if not isinstance(spec, Mapping) or ("bot" not in spec and "command" not in spec):
-                raise ConfigError(f"config: variant '{vname}' must be a table with bot = \"<base bot>\" and "
-                                  "parameters, or command = [\"program\", \"arg\", ...] for an external bot")
+                raise ConfigError(
+                    f"config: variant '{vname}' must be a table with bot = \"<base bot>\" and "
+                    'parameters, or command = ["program", "arg", ...] for an external bot'
+                )
             if "command" in spec:
                 cmd = spec["command"]
                 if isinstance(cmd, str) or not cmd or not all(isinstance(x, str) and x for x in cmd):
                     raise bad(f"variants.{vname}.command", cmd, "a non-empty list of strings (program and arguments)")
                 extra = sorted(set(spec) - {"command", "cwd"})
                 if extra:
-                    raise ConfigError(f"config: variant '{vname}' runs a command; it takes only command and cwd "
-                                      f"(not {', '.join(extra)})")
+                    raise ConfigError(
+                        f"config: variant '{vname}' runs a command; it takes only command and cwd "
+                        f"(not {', '.join(extra)})"
+                    )
         if not isinstance(self.sprt, Mapping):
             raise bad("sprt", self.sprt, "a table with elo0, elo1, alpha, beta")
         if self.sprt:
@@ -167,8 +196,9 @@ class TournamentConfig:
             for k in ("alpha", "beta"):
                 if not 0.0 < s[k] < 0.5:
                     raise bad(f"sprt.{k}", s[k], "a number between 0 and 0.5, exclusive")
-        if not isinstance(self.scheduler, str) or (self.scheduler and "://" not in self.scheduler
-                                                  and ":" not in self.scheduler):
+        if not isinstance(self.scheduler, str) or (
+            self.scheduler and "://" not in self.scheduler and ":" not in self.scheduler
+        ):
             raise bad("scheduler", self.scheduler, 'a Dask scheduler address such as "tcp://127.0.0.1:8786"')
         if not isinstance(self.limits, Mapping):
             raise bad("limits", self.limits, f"a table with {', '.join(LIMITS)}")
@@ -206,7 +236,7 @@ class TournamentConfig:
         """(bot_a, bot_b) pairs in a fixed order."""
         if self.format == "gauntlet":
             return [(self.candidate, b) for b in self.bots]  # type: ignore[misc]
-        return [(a, b) for i, a in enumerate(self.bots) for b in self.bots[i + 1:]]
+        return [(a, b) for i, a in enumerate(self.bots) for b in self.bots[i + 1 :]]
 
     def load_bots(self, base_dir: Path | None = None) -> dict[str, Bot]:
         """Load every bot, keyed as listed in the config (variants resolved).
@@ -237,7 +267,9 @@ class TournamentConfig:
         names = [b.name for b in out.values()]
         for n in names:
             if names.count(n) > 1:
-                raise ConfigError(f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)")
+                raise ConfigError(
+                    f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)"
+                )
         return out
 
     def bot_limits(self):
@@ -245,8 +277,12 @@ class TournamentConfig:
         from arena.external import Limits
 
         # start_s: a sandboxed file is compiled by numba in its own process, which can take a while cold.
-        return Limits(decision_s=self.limit("decision_seconds"), game_s=self.limit("game_seconds"),
-                      memory_mb=int(self.limit("memory_mb")), start_s=120.0)
+        return Limits(
+            decision_s=self.limit("decision_seconds"),
+            game_s=self.limit("game_seconds"),
+            memory_mb=int(self.limit("memory_mb")),
+            start_s=120.0,
+        )
 
     def _load_one(self, spec: str, sandbox: bool) -> Bot:
         """One bot by spec; ``cmd:`` and ``sandbox:`` specs, and files when sandboxed, in their own process."""
@@ -280,8 +316,12 @@ class TournamentConfig:
             return str(Path(_resolve(spec, base_dir)).resolve())
 
         variants = {k: ({**v, "bot": fix(str(v["bot"]))} if "bot" in v else dict(v)) for k, v in self.variants.items()}
-        return dataclasses.replace(self, bots=tuple(fix(b) for b in self.bots),
-                                   candidate=fix(self.candidate) if self.candidate else None, variants=variants)
+        return dataclasses.replace(
+            self,
+            bots=tuple(fix(b) for b in self.bots),
+            candidate=fix(self.candidate) if self.candidate else None,
+            variants=variants,
+        )
 
     def to_toml(self) -> str:
         import tomli_w
@@ -348,7 +388,9 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     if "bots" not in d:
-        raise ConfigError(f"{path}: {'the file is empty' if not d else 'no bots'}: a config names at least "
-                          'bots = [...], e.g. bots = ["random", "simple"] (or try the shipped example: arena run quick)')
+        raise ConfigError(
+            f"{path}: {'the file is empty' if not d else 'no bots'}: a config names at least "
+            'bots = [...], e.g. bots = ["random", "simple"] (or try the shipped example: arena run quick)'
+        )
     d.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return config_from_dict(d, source=str(path))

@@ -117,8 +117,7 @@ def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, ga
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            n_l = play_hand(st, rules, bot0, bot1, p0, p1, mem0, mem1, rng0, rng1, view, log, n_l,
-                            counters)
+            n_l = play_hand(st, rules, bot0, bot1, p0, p1, mem0, mem1, rng0, rng1, view, log, n_l, counters)
             if n_l < 0:
                 return 1
             if st[S_ERROR] != 0:
@@ -151,6 +150,7 @@ def _as_int(fn):
     could answer 1.7 or "1", and silently truncating or parsing that would
     hide a bug, so it forfeits instead.
     """
+
     def ask(view, params, memory, rng):
         answer = fn(view, params, memory, rng)
         if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
@@ -184,8 +184,7 @@ def _play_plain(seeds, rules, bot0: Bot, bot1: Bot, mem0, mem1, games, hands, lo
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            n_l = _PLAY_HAND_PY(st, rules, f0, f1, p0, p1, mem0, mem1, rng0, rng1, view, log,
-                                n_l, counters)
+            n_l = _PLAY_HAND_PY(st, rules, f0, f1, p0, p1, mem0, mem1, rng0, rng1, view, log, n_l, counters)
             if n_l < 0:
                 return 1
             if st[S_ERROR] != 0:
@@ -263,8 +262,9 @@ def play_batch(
         counters = np.zeros(C_SIZE, dtype=np.int64)
     else:
         counters[:] = 0
-    caught: tuple[type[BaseException], ...] = (Exception, SystemExit, KeyboardInterrupt) if catch_exits \
-        else (Exception,)
+    caught: tuple[type[BaseException], ...] = (
+        (Exception, SystemExit, KeyboardInterrupt) if catch_exits else (Exception,)
+    )
     mem0 = np.zeros(bot0.memory_size, dtype=np.float64)
     mem1 = np.zeros(bot1.memory_size, dtype=np.float64)
     raised: dict[int, str] = {}  # game -> exception text of a bot that raised
@@ -272,8 +272,20 @@ def play_batch(
     while True:
         try:
             if fast:
-                status = play_games_kernel(seeds, rules_array, bot0.functions, bot1.functions, bot0.params,
-                                           bot1.params, mem0, mem1, games, hands, log, counters)
+                status = play_games_kernel(
+                    seeds,
+                    rules_array,
+                    bot0.functions,
+                    bot1.functions,
+                    bot0.params,
+                    bot1.params,
+                    mem0,
+                    mem1,
+                    games,
+                    hands,
+                    log,
+                    counters,
+                )
             else:
                 status = _play_plain(seeds, rules_array, bot0, bot1, mem0, mem1, games, hands, log, counters)
         except caught as exc:  # a bot raised inside its decision function

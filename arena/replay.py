@@ -38,8 +38,7 @@ def decode(entry: int) -> tuple[int, int, int]:
     return entry // LOG_SEAT, (entry % LOG_SEAT) // LOG_KIND, entry % LOG_KIND
 
 
-def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0
-                 ) -> Iterator[ReplayedHand]:
+def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0) -> Iterator[ReplayedHand]:
     """Yield each hand of a game replayed from ``log``; the last one ends the game."""
     st = new_state()
     row = np.zeros(G_SIZE, dtype=np.int64)
@@ -64,8 +63,10 @@ def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index
                 return
             seat, phase, action = decode(int(log[pos]))
             if seat != st[S_CUR] or phase != st[S_PHASE]:
-                raise ReplayError(f"log entry {pos} is seat {seat} phase {phase}, but the game asks "
-                                  f"seat {st[S_CUR]} phase {st[S_PHASE]}")
+                raise ReplayError(
+                    f"log entry {pos} is seat {seat} phase {phase}, but the game asks "
+                    f"seat {st[S_CUR]} phase {st[S_PHASE]}"
+                )
             if apply_action(st, rules_array, action) != 0:
                 raise ReplayError(f"log entry {pos}: action {action} is illegal here")
             actions.append((seat, phase, action))

@@ -158,7 +158,6 @@ def seed_rng(rng, seed):
         rng[i] = splitmix64(x)
 
 
-
 @jit
 def next_u64(rng):
     """Next 64 random bits of a xoshiro256** state (updates ``rng`` in place)."""

@@ -294,7 +294,9 @@ class Rules:
     def with_overrides(self, overrides: Mapping[str, Any], source: str | None = "overrides") -> Rules:
         """A copy with some settings changed, validated like any other rules."""
         if PRESET_KEY in overrides:
-            raise RulesError(f"'{PRESET_KEY}' cannot be an override; load that preset instead", key=PRESET_KEY, source=source)
+            raise RulesError(
+                f"'{PRESET_KEY}' cannot be an override; load that preset instead", key=PRESET_KEY, source=source
+            )
         _check_keys(overrides, source)
         try:
             return dataclasses.replace(self, **overrides)
@@ -384,7 +386,10 @@ def _load(name_or_path: str | Path, base_dir: Path | None, seen: tuple[Path, ...
         name = str(name_or_path)
         presets = available_presets()
         if name not in presets:
-            raise RulesError(f"unknown preset '{name}' ({_did_you_mean(name, presets)}available presets: {', '.join(presets)})", key=PRESET_KEY)
+            raise RulesError(
+                f"unknown preset '{name}' ({_did_you_mean(name, presets)}available presets: {', '.join(presets)})",
+                key=PRESET_KEY,
+            )
         path = PRESETS_DIR / f"{name}.toml"
         source = f"preset {name}"
     resolved = path.resolve()
@@ -411,7 +416,11 @@ def _read_toml(path: Path, source: str) -> dict[str, Any]:
         # silently, so they are an error.
         loose = [k for k, v in data.items() if k != "rules" and not isinstance(v, dict)]
         if loose:
-            raise RulesError(f"key '{loose[0]}' is outside the [rules] table (put every setting under [rules])", key=loose[0], source=source)
+            raise RulesError(
+                f"key '{loose[0]}' is outside the [rules] table (put every setting under [rules])",
+                key=loose[0],
+                source=source,
+            )
         return data["rules"]
     return data
 
@@ -420,7 +429,9 @@ def _check_keys(d: Mapping[str, Any], source: str | None) -> None:
     for key in d:
         if key not in RULE_KEYS:
             hint = _did_you_mean(str(key), RULE_KEYS)
-            raise RulesError(f"unknown key '{key}' ({hint}known keys: {', '.join(RULE_KEYS)})", key=str(key), source=source)
+            raise RulesError(
+                f"unknown key '{key}' ({hint}known keys: {', '.join(RULE_KEYS)})", key=str(key), source=source
+            )
 
 
 def _from_table(d: Mapping[str, Any], source: str | None, base_dir: Path | None, seen: tuple[Path, ...]) -> Rules:
@@ -429,7 +440,11 @@ def _from_table(d: Mapping[str, Any], source: str | None, base_dir: Path | None,
     if PRESET_KEY in settings:
         preset = settings.pop(PRESET_KEY)
         if not isinstance(preset, (str, Path)):
-            raise RulesError(f"{PRESET_KEY} = {_fmt(preset)} has the wrong type (allowed: a preset name or a .toml path)", key=PRESET_KEY, source=source)
+            raise RulesError(
+                f"{PRESET_KEY} = {_fmt(preset)} has the wrong type (allowed: a preset name or a .toml path)",
+                key=PRESET_KEY,
+                source=source,
+            )
         try:
             base = _load(preset, base_dir=base_dir, seen=seen)
         except RulesError as e:

@@ -64,11 +64,13 @@ def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) ->
     for i, h in enumerate(replay_hands(seed, rules_array, rec.log)):
         st = h.state
         dealer = int(st[S_DEALER])
-        deck = st[S_DECK:S_DECK + 52]
+        deck = st[S_DECK : S_DECK + 52]
         dealt = {1 - dealer: deck[:10], dealer: deck[10:20]}
         lines.append("")
-        lines.append(f"hand {i + 1}: dealer {names[dealer]}, scores {int(st[S_SCORE])}-{int(st[S_SCORE + 1])}, "
-                     f"upcard {card_str(int(deck[20]), symbols)}")
+        lines.append(
+            f"hand {i + 1}: dealer {names[dealer]}, scores {int(st[S_SCORE])}-{int(st[S_SCORE + 1])}, "
+            f"upcard {card_str(int(deck[20]), symbols)}"
+        )
         for p in (0, 1):
             lines.append(f"  {names[p]:<18} dealt {mask_str(sum(1 << int(c) for c in dealt[p]), symbols)}")
         for seat, phase, action in h.actions:
@@ -81,16 +83,24 @@ def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) ->
         k = int(st[S_KNOCKER])
         if k >= 0:
             d = 1 - k
-            lines.append(f"  {names[k]} lays out {_melds(st[S_KNOCK_SETS], st[S_KNOCK_RUNS], symbols)}; "
-                         f"deadwood {int(st[S_DEADWOOD + k])}")
+            lines.append(
+                f"  {names[k]} lays out {_melds(st[S_KNOCK_SETS], st[S_KNOCK_RUNS], symbols)}; "
+                f"deadwood {int(st[S_DEADWOOD + k])}"
+            )
             laid = int(st[S_LAID_OFF])
             lo = f"; lays off {mask_str(laid, symbols)}" if laid else ""
-            lines.append(f"  {names[d]} melds {_melds(st[S_DEF_SETS], st[S_DEF_RUNS], symbols)}{lo}; "
-                         f"deadwood {int(st[S_DEADWOOD + d])}")
-            lines.append(f"  hands at the end: {names[k]} {mask_str(int(st[S_HAND + k]), symbols)} / "
-                         f"{names[d]} {mask_str(int(st[S_HAND + d]), symbols)}")
+            lines.append(
+                f"  {names[d]} melds {_melds(st[S_DEF_SETS], st[S_DEF_RUNS], symbols)}{lo}; "
+                f"deadwood {int(st[S_DEADWOOD + d])}"
+            )
+            lines.append(
+                f"  hands at the end: {names[k]} {mask_str(int(st[S_HAND + k]), symbols)} / "
+                f"{names[d]} {mask_str(int(st[S_HAND + d]), symbols)}"
+            )
         pts = [int(st[S_POINTS]), int(st[S_POINTS + 1])]
-        lines.append(f"  points {pts[0]}-{pts[1]} -> scores {int(st[S_SCORE]) + pts[0]}-{int(st[S_SCORE + 1]) + pts[1]}")
+        lines.append(
+            f"  points {pts[0]}-{pts[1]} -> scores {int(st[S_SCORE]) + pts[0]}-{int(st[S_SCORE + 1]) + pts[1]}"
+        )
     return "\n".join(lines)
 
 

@@ -73,20 +73,31 @@ def main() -> None:
         hands = int(rec.games[:, 3].sum())  # G_HANDS
         med = float(np.median(times))
         label = "with hand records" if record else "games only      "
-        print(f"simple vs simple, {label}: {args.games:,} games, {hands:,} hands, median {med:.3f} s "
-              f"-> {hands / med:,.0f} hands/s, {args.games / med:,.0f} games/s")
+        print(
+            f"simple vs simple, {label}: {args.games:,} games, {hands:,} hands, median {med:.3f} s "
+            f"-> {hands / med:,.0f} hands/s, {args.games / med:,.0f} games/s"
+        )
 
     import bench_melds
 
     rng = np.random.default_rng(bench_melds.SEED)
     h10 = bench_melds.random_hands(1_000_000, 10, rng)
     h11 = bench_melds.random_hands(1_000_000, 11, rng)
-    for fn, h in ((bench_melds._loop_deadwood, h10), (bench_melds._loop_best_discard, h11),
-                  (bench_melds._loop_discards, h11)):
+    for fn, h in (
+        (bench_melds._loop_deadwood, h10),
+        (bench_melds._loop_best_discard, h11),
+        (bench_melds._loop_discards, h11),
+    ):
         fn(h[:10])
-    print(f"deadwood, 10 cards:                 {bench_melds.time_ns_per_call(bench_melds._loop_deadwood, h10):6.1f} ns")
-    print(f"best discard, 11 cards:             {bench_melds.time_ns_per_call(bench_melds._loop_best_discard, h11):6.1f} ns")
-    print(f"deadwood after each discard, 11:    {bench_melds.time_ns_per_call(bench_melds._loop_discards, h11):6.1f} ns")
+    print(
+        f"deadwood, 10 cards:                 {bench_melds.time_ns_per_call(bench_melds._loop_deadwood, h10):6.1f} ns"
+    )
+    print(
+        f"best discard, 11 cards:             {bench_melds.time_ns_per_call(bench_melds._loop_best_discard, h11):6.1f} ns"
+    )
+    print(
+        f"deadwood after each discard, 11:    {bench_melds.time_ns_per_call(bench_melds._loop_discards, h11):6.1f} ns"
+    )
 
 
 if __name__ == "__main__":

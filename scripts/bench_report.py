@@ -39,8 +39,15 @@ OUTCOMES = ["knock", "undercut", "gin", "big_gin", "dead", "capped", "forfeit"]
 TARGET_S, TARGET_BYTES = 120.0, 1.5e9
 
 
-def synthetic_chunk(rng: np.random.Generator, names: tuple[str, str], elo_gap: float, pair_lo: int, pair_hi: int,
-                    game_id0: int, with_hands: bool) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def synthetic_chunk(
+    rng: np.random.Generator,
+    names: tuple[str, str],
+    elo_gap: float,
+    pair_lo: int,
+    pair_hi: int,
+    game_id0: int,
+    with_hands: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Pairs ``pair_lo..pair_hi-1`` of one matchup, both games of each (swap 0 then 1), in the stored schemas."""
     a_name, b_name = names
     pairs = pair_hi - pair_lo
@@ -103,8 +110,9 @@ def synthetic_chunk(rng: np.random.Generator, names: tuple[str, str], elo_gap: f
     cols["nondealer_wins"] = rng.binomial(decided, 0.53).astype(np.int32)
     cols["bot0"] = seat_names[:, 0]
     cols["bot1"] = seat_names[:, 1]
-    cols["error"] = np.where(forfeit, "bot 'x' (seat 0) made an illegal discard in discard() (answered 60), "
-                                      "game seed 1", "")
+    cols["error"] = np.where(
+        forfeit, "bot 'x' (seat 0) made an illegal discard in discard() (answered 60), game seed 1", ""
+    )
     cols["winner"] = winner
     games = pd.DataFrame(cols)
     if not with_hands:
@@ -128,33 +136,37 @@ def synthetic_hands(rng: np.random.Generator, game_ids: np.ndarray, counts: np.n
     win_seat = np.where(cat < 8, cat // 4, -1)
     knocker = np.where(kind == 1, 1 - win_seat, win_seat)
     n = g.size
-    base = np.select([kind == 0, kind == 1, kind == 2, kind == 3],
-                     [rng.integers(1, 40, n), 25 + rng.integers(0, 30, n), 25 + rng.integers(0, 60, n),
-                      31 + rng.integers(0, 60, n)], 0)
-    return pd.DataFrame({
-        "game_id": game_ids[g],
-        "hand": hand.astype(np.int32),
-        "dealer": rng.integers(0, 2, n).astype(np.int8),
-        "outcome": pd.Categorical.from_codes(kind, categories=OUTCOMES),
-        "knocker": knocker.astype(np.int8),
-        "deadwood0": rng.integers(0, 60, n).astype(np.int16),
-        "deadwood1": rng.integers(0, 60, n).astype(np.int16),
-        "points0": np.where(win_seat == 0, base, 0).astype(np.int32),
-        "points1": np.where(win_seat == 1, base, 0).astype(np.int32),
-        "turns": (4 + rng.poisson(11, n)).astype(np.int16),
-        "stock_left": rng.integers(2, 31, n).astype(np.int8),
-        "upcard": rng.integers(0, 52, n).astype(np.int8),
-        "upcard_taker": rng.integers(-1, 2, n).astype(np.int8),
-        "pickups0": rng.integers(0, 5, n).astype(np.int16),
-        "pickups1": rng.integers(0, 5, n).astype(np.int16),
-        "knock_limit": np.full(n, 10, dtype=np.int8),
-        "mult": np.ones(n, dtype=np.int8),
-        "score0": np.zeros(n, dtype=np.int32),
-        "score1": np.zeros(n, dtype=np.int32),
-        "laid_off": np.zeros(n, dtype=np.int64),
-        "log_start": np.full(n, -1, dtype=np.int64),
-        "log_len": np.zeros(n, dtype=np.int32),
-    })
+    base = np.select(
+        [kind == 0, kind == 1, kind == 2, kind == 3],
+        [rng.integers(1, 40, n), 25 + rng.integers(0, 30, n), 25 + rng.integers(0, 60, n), 31 + rng.integers(0, 60, n)],
+        0,
+    )
+    return pd.DataFrame(
+        {
+            "game_id": game_ids[g],
+            "hand": hand.astype(np.int32),
+            "dealer": rng.integers(0, 2, n).astype(np.int8),
+            "outcome": pd.Categorical.from_codes(kind, categories=OUTCOMES),
+            "knocker": knocker.astype(np.int8),
+            "deadwood0": rng.integers(0, 60, n).astype(np.int16),
+            "deadwood1": rng.integers(0, 60, n).astype(np.int16),
+            "points0": np.where(win_seat == 0, base, 0).astype(np.int32),
+            "points1": np.where(win_seat == 1, base, 0).astype(np.int32),
+            "turns": (4 + rng.poisson(11, n)).astype(np.int16),
+            "stock_left": rng.integers(2, 31, n).astype(np.int8),
+            "upcard": rng.integers(0, 52, n).astype(np.int8),
+            "upcard_taker": rng.integers(-1, 2, n).astype(np.int8),
+            "pickups0": rng.integers(0, 5, n).astype(np.int16),
+            "pickups1": rng.integers(0, 5, n).astype(np.int16),
+            "knock_limit": np.full(n, 10, dtype=np.int8),
+            "mult": np.ones(n, dtype=np.int8),
+            "score0": np.zeros(n, dtype=np.int32),
+            "score1": np.zeros(n, dtype=np.int32),
+            "laid_off": np.zeros(n, dtype=np.int64),
+            "log_start": np.full(n, -1, dtype=np.int64),
+            "log_len": np.zeros(n, dtype=np.int32),
+        }
+    )
 
 
 def make_run(folder: Path, n_games: int, n_bots: int, chunk: int, with_hands: bool, seed: int = 7) -> dict:
@@ -175,8 +187,9 @@ def make_run(folder: Path, n_games: int, n_bots: int, chunk: int, with_hands: bo
             store.register(mid, names[i], names[j], 2 * pairs, len(los), {"synthetic": True})
             for c, lo in enumerate(los):
                 hi = min(lo + per_chunk, pairs)
-                g, h = synthetic_chunk(rng, (names[i], names[j]), elo[i] - elo[j], lo, hi,
-                                       no * 2 * pairs + 2 * lo, with_hands)
+                g, h = synthetic_chunk(
+                    rng, (names[i], names[j]), elo[i] - elo[j], lo, hi, no * 2 * pairs + 2 * lo, with_hands
+                )
                 store.put_chunk(mid, c, g, h)
                 info["games"] += len(g)
                 info["hands_rows"] += 0 if h is None else len(h)
@@ -201,8 +214,17 @@ def child(folder: Path) -> None:
     files = report.write_report(folder, progress=progress)
     wall = time.perf_counter() - t0
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "stream_s": marks.get("streamed", float("nan")),
-                      "peak_bytes": peak_rss(), "files": len(files)}))
+    print(
+        json.dumps(
+            {
+                "wall_s": wall,
+                "cpu_s": ru.ru_utime + ru.ru_stime,
+                "stream_s": marks.get("streamed", float("nan")),
+                "peak_bytes": peak_rss(),
+                "files": len(files),
+            }
+        )
+    )
 
 
 def peak_rss() -> int:
@@ -221,8 +243,9 @@ def peak_rss() -> int:
 
 
 def timed(folder: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", str(folder)], check=True, capture_output=True,
-                         text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(folder)], check=True, capture_output=True, text=True, cwd=ROOT
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -253,11 +276,13 @@ def main() -> None:
             info_file.write_text(json.dumps({"asked": want, "info": info}))
         r = timed(folder)
         ok = "OK" if r["wall_s"] <= TARGET_S and r["peak_bytes"] <= TARGET_BYTES else "OVER TARGET"
-        print(f"{info['games']:,} games, {args.bots} bots, {info['chunks']:,} chunks, {info['hands_rows']:,} hand rows "
-              f"({made})\n  write_report: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU ({r['stream_s']:.1f} s wall to "
-              f"stream the chunks), "
-              f"peak RSS {r['peak_bytes'] / 2**20:,.0f} MiB, {r['files']} files  "
-              f"[{ok}: <= {TARGET_S:.0f} s, <= {TARGET_BYTES / 1e9:.1f} GB]")
+        print(
+            f"{info['games']:,} games, {args.bots} bots, {info['chunks']:,} chunks, {info['hands_rows']:,} hand rows "
+            f"({made})\n  write_report: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU ({r['stream_s']:.1f} s wall to "
+            f"stream the chunks), "
+            f"peak RSS {r['peak_bytes'] / 2**20:,.0f} MiB, {r['files']} files  "
+            f"[{ok}: <= {TARGET_S:.0f} s, <= {TARGET_BYTES / 1e9:.1f} GB]"
+        )
 
 
 if __name__ == "__main__":

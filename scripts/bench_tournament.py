@@ -34,9 +34,17 @@ from arena.run.runner import run_tournament  # noqa: E402
 
 
 def config(results: Path, name: str, games: int, workers: int, chunk: int) -> TournamentConfig:
-    return TournamentConfig(name=name, bots=("simple", "simple-b"), variants={"simple-b": {"bot": "simple"}},
-                            games_per_pair=games, chunk_size=chunk, workers=workers, seed=1,
-                            record_hands=False, results_dir=str(results))
+    return TournamentConfig(
+        name=name,
+        bots=("simple", "simple-b"),
+        variants={"simple-b": {"bot": "simple"}},
+        games_per_pair=games,
+        chunk_size=chunk,
+        workers=workers,
+        seed=1,
+        record_hands=False,
+        results_dir=str(results),
+    )
 
 
 def timed_run(cfg: TournamentConfig) -> float:
@@ -70,7 +78,9 @@ def main() -> None:
         b, o, t = (float(np.median(x)) for x in (bare, one, two))
         print(f"{args.small:,} games, median of {args.repeats} (interleaved runs):")
         print(f"  bare engine, 1 core:   {b:6.2f} s  {args.small / b:9,.0f} games/s")
-        print(f"  runner, 1 worker:      {o:6.2f} s  {args.small / o:9,.0f} games/s  overhead {100 * (o / b - 1):+.1f}%")
+        print(
+            f"  runner, 1 worker:      {o:6.2f} s  {args.small / o:9,.0f} games/s  overhead {100 * (o / b - 1):+.1f}%"
+        )
         print(f"  runner, 2 workers:     {t:6.2f} s  {args.small / t:9,.0f} games/s  speed-up {o / t:.2f}x vs 1 worker")
 
     finally:

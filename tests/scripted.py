@@ -16,8 +16,15 @@ from arena.rules import Rules
 WORDS = {"take": 1, "pass": 0, "stock": 0, "pile": 1, "knock": 1, "gin": 1, "yes": 1, "no": 0}
 
 
-def setup(rules: Rules, nondealer: str, dealer: str, upcard: str, stock: str = "", dealer_seat: int = 0,
-          scores: tuple[int, int] = (0, 0)) -> tuple[np.ndarray, np.ndarray]:
+def setup(
+    rules: Rules,
+    nondealer: str,
+    dealer: str,
+    upcard: str,
+    stock: str = "",
+    dealer_seat: int = 0,
+    scores: tuple[int, int] = (0, 0),
+) -> tuple[np.ndarray, np.ndarray]:
     """A state dealt from a chosen deck; the stock starts with ``stock`` (top first)."""
     nd, d, up, st_cards = parse_cards(nondealer), parse_cards(dealer), parse_card(upcard), parse_cards(stock)
     assert len(nd) == 10 and len(d) == 10
@@ -25,7 +32,7 @@ def setup(rules: Rules, nondealer: str, dealer: str, upcard: str, stock: str = "
     assert len(set(chosen)) == len(chosen), "a card is listed twice"
     rest = [c for c in range(52) if c not in chosen]
     st = new_state()
-    st[S_DECK:S_DECK + 52] = chosen + rest
+    st[S_DECK : S_DECK + 52] = chosen + rest
     st[S_DEALER] = dealer_seat
     st[S_SCORE], st[S_SCORE + 1] = scores
     r = rules.to_array()

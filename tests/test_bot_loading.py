@@ -41,7 +41,7 @@ def test_missing_function_wrong_signature_and_import_error_are_named(tmp_path):
 
 
 def test_a_bot_numba_cannot_compile_takes_the_plain_path_and_says_why(tmp_path):
-    body = '''
+    body = """
         from bots.simple import take_upcard, draw, big_gin, knock
         from bots.simple import discard as _discard
         import collections
@@ -49,7 +49,7 @@ def test_a_bot_numba_cannot_compile_takes_the_plain_path_and_says_why(tmp_path):
         def discard(view, params, memory, rng):
             counts = collections.Counter([1, 2])   # plain Python: numba can't compile this
             return _discard(view, params, memory, rng)
-    '''
+    """
     bot = load_bot_file(write(tmp_path, "pyonly.py", body))
     assert not bot.fast and "discard() does not compile with numba" in bot.plain_reason
     assert "Counter" in bot.plain_reason  # the informative line, not numba's pipeline header
@@ -60,16 +60,19 @@ def test_a_bot_numba_cannot_compile_takes_the_plain_path_and_says_why(tmp_path):
 
 
 def test_illegal_decision_raises_naming_the_bot_and_decision_when_forfeits_are_off(tmp_path):
-    body = '''
+    body = """
         from bots.simple import take_upcard, draw, big_gin, discard
         NAME = "stubborn"
 
         def knock(view, params, memory, rng):
             return 7
-    '''
+    """
     bot = load_bot_file(write(tmp_path, "stubborn.py", body))
-    with pytest.raises(IllegalMoveError, match=r"bot 'stubborn' \(seat 1\) answer must be 0 \(no\) or 1 \(yes\) "
-                                               r"in knock\(\) \(answered 7\)"):
+    with pytest.raises(
+        IllegalMoveError,
+        match=r"bot 'stubborn' \(seat 1\) answer must be 0 \(no\) or 1 \(yes\) "
+        r"in knock\(\) \(answered 7\)",
+    ):
         play_batch(load_bot("simple"), bot, R, np.arange(5), forfeit=False)
 
 

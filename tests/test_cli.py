@@ -33,15 +33,17 @@ def snapshot(run_dir: Path) -> dict[Path, bytes]:
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     p = tmp_path / "c.toml"
-    p.write_text(textwrap.dedent(f'''
+    p.write_text(
+        textwrap.dedent(f'''
         name = "cli"
         bots = ["random", "simple"]
         games_per_pair = 40
         chunk_size = 20
         seed = 5
         workers = 1
-        results_dir = "{tmp_path / 'results'}"
-    '''))
+        results_dir = "{tmp_path / "results"}"
+    ''')
+    )
     return p
 
 
@@ -69,8 +71,9 @@ def test_help_of_every_command_reads_well():
         assert cmd.help and cmd.help.strip(), f"arena {name} has no docstring"
         summary = cmd.help.strip().split("\n")[0]
         # The command list shows each command with the start of its summary.
-        assert any(line.split()[:1] == [name] and _squeeze(summary)[:20] in _squeeze(line)
-                   for line in top.output.splitlines()), name
+        assert any(
+            line.split()[:1] == [name] and _squeeze(summary)[:20] in _squeeze(line) for line in top.output.splitlines()
+        ), name
         sub = invoke(name, "--help")
         assert sub.exit_code == 0, name
         out = _squeeze(sub.output)
@@ -184,17 +187,19 @@ def test_submit_adds_a_bot_to_a_run(config, tmp_path):
 
 def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
     p = tmp_path / "s.toml"
-    p.write_text(textwrap.dedent(f'''
+    p.write_text(
+        textwrap.dedent(f'''
         name = "sprt"
         bots = ["simple", "random"]  # the SPRT tests the first bot's advantage
         games_per_pair = 4000
         chunk_size = 40
         workers = 1
-        results_dir = "{tmp_path / 'results'}"
+        results_dir = "{tmp_path / "results"}"
         [sprt]
         elo0 = 0
         elo1 = 50
-    '''))
+    ''')
+    )
     out = invoke("run", str(p), "--quiet", "--sprt")
     assert out.exit_code == 0, out.output
     assert "stopped early: H1 accepted" in out.output

@@ -25,8 +25,15 @@ BIN = Path(sys.executable).parent
 
 
 def cfg(tmp_path: Path, **kw) -> TournamentConfig:
-    base = dict(name="d", bots=("random", "simple", "early-knock"), games_per_pair=160, chunk_size=40, seed=5,
-                workers=2, results_dir=str(tmp_path / "results"))
+    base = dict(
+        name="d",
+        bots=("random", "simple", "early-knock"),
+        games_per_pair=160,
+        chunk_size=40,
+        seed=5,
+        workers=2,
+        results_dir=str(tmp_path / "results"),
+    )
     base.update(kw)
     return TournamentConfig(**base)
 
@@ -61,14 +68,35 @@ def cluster(tmp_path_factory):
     address = f"tcp://127.0.0.1:{port}"
     logs = tmp_path_factory.mktemp("dask-logs")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--dashboard-address", ":0"], stdout=open(logs / "scheduler.log", "w"),
-                              stderr=subprocess.STDOUT, env=env)]
+    procs = [
+        subprocess.Popen(
+            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"],
+            stdout=open(logs / "scheduler.log", "w"),
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    ]
     workers = []
     for i in range(2):
-        w = subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
-                              "--dashboard-address", ":0", "--name", f"w{i}"],
-                             stdout=open(logs / f"worker{i}.log", "w"), stderr=subprocess.STDOUT, env=env)
+        w = subprocess.Popen(
+            [
+                dask,
+                "worker",
+                address,
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--host",
+                "127.0.0.1",
+                "--dashboard-address",
+                ":0",
+                "--name",
+                f"w{i}",
+            ],
+            stdout=open(logs / f"worker{i}.log", "w"),
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         procs.append(w)
         workers.append(w)
     client = distributed.Client(address, timeout="60s")
@@ -88,8 +116,12 @@ def cluster(tmp_path_factory):
 
 
 def test_a_local_cluster_plays_the_same_games_as_local_processes(tmp_path, local_games):
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1") as lc, distributed.Client(lc) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+        ) as lc,
+        distributed.Client(lc) as client,
+    ):
         res = run_tournament(cfg(tmp_path), client=client, progress=False)
     assert res.status == "complete"
     assert canonical(res.games).equals(local_games)
@@ -107,8 +139,10 @@ def test_a_user_bot_file_is_shipped_as_content_and_needs_no_shared_folder(tmp_pa
     address, client, _ = cluster
     bot = tmp_path / "private" / "mine.py"
     bot.parent.mkdir()
-    bot.write_text('"""simple under my name."""\nfrom bots.simple import take_upcard, draw, big_gin, discard, knock\n'
-                   'NAME = "mine"\n')
+    bot.write_text(
+        '"""simple under my name."""\nfrom bots.simple import take_upcard, draw, big_gin, discard, knock\n'
+        'NAME = "mine"\n'
+    )
     local = run_tournament(cfg(tmp_path, name="l", bots=("random", str(bot))), progress=False)
     remote = run_tournament(cfg(tmp_path, name="r", bots=("random", str(bot))), client=client, progress=False)
     assert canonical(local.games).equals(canonical(remote.games))

@@ -124,8 +124,8 @@ def _check_points(hands: np.ndarray, rules: Rules) -> None:
     out = hands[:, H_OUTCOME]
     k = hands[:, H_KNOCKER]
     idx = np.arange(len(hands))
-    dw = hands[:, H_DEADWOOD:H_DEADWOOD + 2]
-    pts = hands[:, H_POINTS:H_POINTS + 2]
+    dw = hands[:, H_DEADWOOD : H_DEADWOOD + 2]
+    pts = hands[:, H_POINTS : H_POINTS + 2]
     mult = hands[:, H_MULT]
     scored = np.isin(out, [OUT_KNOCK, OUT_UNDERCUT, OUT_GIN, OUT_BIG_GIN])
     assert (k[scored] >= 0).all() and (k[~scored] == -1).all()
@@ -158,7 +158,7 @@ def test_points_are_consistent_with_outcomes(bots, preset):
     outcomes = set(rec.hands[:, H_OUTCOME].tolist())
     assert {OUT_KNOCK, OUT_UNDERCUT, OUT_GIN, OUT_DEAD} <= outcomes
     # Every game ends with exactly one player at or past the target.
-    final = rec.games[:, G_SCORE:G_SCORE + 2]
+    final = rec.games[:, G_SCORE : G_SCORE + 2]
     w = rec.games[:, G_WINNER]
     assert (final[np.arange(len(w)), w] >= rules.target).all()
     assert (final[np.arange(len(w)), 1 - w] < rules.target).all()
@@ -173,10 +173,8 @@ def test_random_play_points_are_consistent_over_100k_hands(bots):
 
 
 def test_same_seed_gives_identical_records(bots):
-    a = play_batch(bots["simple"], bots["random"], STD.to_array(), np.arange(500), record_hands=True,
-                   record_log=True)
-    b = play_batch(bots["simple"], bots["random"], STD.to_array(), np.arange(500), record_hands=True,
-                   record_log=True)
+    a = play_batch(bots["simple"], bots["random"], STD.to_array(), np.arange(500), record_hands=True, record_log=True)
+    b = play_batch(bots["simple"], bots["random"], STD.to_array(), np.arange(500), record_hands=True, record_log=True)
     assert np.array_equal(a.games, b.games) and np.array_equal(a.hands, b.hands)
     assert np.array_equal(a.log, b.log)
     c = play_batch(bots["simple"], bots["random"], STD.to_array(), np.arange(1, 501), record_hands=True)
@@ -187,8 +185,10 @@ def test_a_game_does_not_depend_on_its_batch(bots):
     """Games split into batches (as workers do) equal the games played in one batch."""
     r = STD.to_array()
     whole = play_batch(bots["simple"], bots["random"], r, np.arange(300), record_hands=True)
-    parts = [play_batch(bots["simple"], bots["random"], r, np.arange(a, b), record_hands=True)
-             for a, b in [(0, 7), (7, 150), (150, 300)]]
+    parts = [
+        play_batch(bots["simple"], bots["random"], r, np.arange(a, b), record_hands=True)
+        for a, b in [(0, 7), (7, 150), (150, 300)]
+    ]
     assert np.array_equal(whole.games, np.concatenate([p.games for p in parts]))
     hands = np.concatenate([p.hands for p in parts])
     assert np.array_equal(np.delete(whole.hands, 0, axis=1), np.delete(hands, 0, axis=1))
@@ -215,7 +215,7 @@ def test_replay_of_recorded_games_is_identical(bots):
         replayed = replay_game(int(seed), r, rec.log[start:end], game_index=g)
         keep = [i for i in range(rows.shape[1]) if i != H_LOG_START]
         assert np.array_equal(replayed[:, keep], rows[:, keep])
-        assert replayed[-1, H_SCORE:H_SCORE + 2].tolist() == rec.games[g, G_SCORE:G_SCORE + 2].tolist()
+        assert replayed[-1, H_SCORE : H_SCORE + 2].tolist() == rec.games[g, G_SCORE : G_SCORE + 2].tolist()
 
 
 def test_recorded_buffers_grow_without_changing_results(bots):
@@ -223,8 +223,9 @@ def test_recorded_buffers_grow_without_changing_results(bots):
     r = STD.to_array()
     rec = play_batch(bots["simple"], bots["simple"], r, np.arange(3), record_hands=True, record_log=True)
     assert rec.hands.shape[0] > 16  # more than the first buffer held
-    one_by_one = [play_batch(bots["simple"], bots["simple"], r, np.arange(i, i + 1), record_hands=True)
-                  for i in range(3)]
+    one_by_one = [
+        play_batch(bots["simple"], bots["simple"], r, np.arange(i, i + 1), record_hands=True) for i in range(3)
+    ]
     assert sum(len(x.hands) for x in one_by_one) == len(rec.hands)
 
 
@@ -239,12 +240,12 @@ def _hide_and_reshuffle(st: np.ndarray, seat: int, rng: np.random.Generator) -> 
     known = int(st[S_TAKEN + o] & ~st[S_DISCARDED + o])  # taken from the pile and still held
     opp_hidden = [c for c in range(52) if (int(st[S_HAND + o]) >> c) & 1 and not (known >> c) & 1]
     pos = int(st[S_STOCK_POS])
-    stock = [int(c) for c in st[S_DECK + pos:S_DECK + 52]]
+    stock = [int(c) for c in st[S_DECK + pos : S_DECK + 52]]
     pool = opp_hidden + stock
     rng.shuffle(pool)
-    new_opp = pool[:len(opp_hidden)]
+    new_opp = pool[: len(opp_hidden)]
     st2[S_HAND + o] = known | sum(1 << c for c in new_opp)
-    st2[S_DECK + pos:S_DECK + 52] = pool[len(opp_hidden):]
+    st2[S_DECK + pos : S_DECK + 52] = pool[len(opp_hidden) :]
     return st2
 
 
@@ -288,14 +289,16 @@ def test_replay_of_a_forfeited_game_stops_where_the_illegal_move_was(bots, tmp_p
     from arena.replay import replay_hands
 
     f = tmp_path / "late.py"
-    f.write_text(textwrap.dedent('''
+    f.write_text(
+        textwrap.dedent("""
         from bots.simple import take_upcard, draw, big_gin, knock
         from bots.simple import discard as _discard
         from arena.layout import V_TURN
 
         def discard(view, params, memory, rng):
             return 99 if view[V_TURN] >= 8 else _discard(view, params, memory, rng)
-    '''))
+    """)
+    )
     r = STD.to_array()
     rec = play_batch(bots["simple"], load_bot_file(f), r, np.arange(1), record_log=True)
     assert rec.games[0, G_FORFEIT] == 1

@@ -72,14 +72,18 @@ def test_knock_scores_the_deadwood_difference():
 UNDERCUT_KNOCKER = "Ah 2h 3h 4c 5c 6c 9d 9s 9h Tc"  # deadwood 10
 
 
-@pytest.mark.parametrize("on_tie, outcome, knocker_pts, defender_pts", [
-    (True, OUT_UNDERCUT, 0, 25),  # tie is an undercut: 0 difference + 25
-    (False, OUT_KNOCK, 0, 0),  # tie goes to the knocker, worth 0
-])
+@pytest.mark.parametrize(
+    "on_tie, outcome, knocker_pts, defender_pts",
+    [
+        (True, OUT_UNDERCUT, 0, 25),  # tie is an undercut: 0 difference + 25
+        (False, OUT_KNOCK, 0, 0),  # tie goes to the knocker, worth 0
+    ],
+)
 def test_equal_deadwood_after_chained_layoffs(on_tie, outcome, knocker_pts, defender_pts):
     # Defender lays off 7c then 8c on 4c5c6c (a chain) and keeps 5s 5h: 10 = 10.
-    st, r = setup(Rules(undercut_on_tie=on_tie), UNDERCUT_KNOCKER, "7c 8c Js Qs Ks 2d 3d 4d 5s 5h",
-                  upcard="Qh", stock="Kh")
+    st, r = setup(
+        Rules(undercut_on_tie=on_tie), UNDERCUT_KNOCKER, "7c 8c Js Qs Ks 2d 3d 4d 5s 5h", upcard="Qh", stock="Kh"
+    )
     act(st, r, "pass", "pass", "Kh", "knock")
     assert st[S_OUTCOME] == outcome
     assert st[S_DEADWOOD] == 10 and st[S_DEADWOOD + 1] == 10
@@ -89,8 +93,9 @@ def test_equal_deadwood_after_chained_layoffs(on_tie, outcome, knocker_pts, defe
 
 @pytest.mark.parametrize("bonus", [25, 20, 10])
 def test_undercut_scores_difference_plus_bonus(bonus):
-    st, r = setup(Rules(undercut_bonus=bonus), UNDERCUT_KNOCKER, "7c 8c Js Qs Ks 2d 3d 4d 5s As",
-                  upcard="Qh", stock="Kh")
+    st, r = setup(
+        Rules(undercut_bonus=bonus), UNDERCUT_KNOCKER, "7c 8c Js Qs Ks 2d 3d 4d 5s As", upcard="Qh", stock="Kh"
+    )
     act(st, r, "pass", "pass", "Kh", "knock")
     assert st[S_OUTCOME] == OUT_UNDERCUT
     assert st[S_DEADWOOD] == 6  # 5s + As after laying off 7c 8c
@@ -273,8 +278,7 @@ def test_turn_cap_ends_the_hand_as_capped():
     assert st[S_OUTCOME] == OUT_CAPPED and st[S_TURN] == 12
 
 
-@pytest.mark.parametrize("upcard, limit, mult", [
-    ("7c", 7, 1), ("Kd", 10, 1), ("Ac", 0, 1), ("4s", 4, 2), ("As", 0, 2)])
+@pytest.mark.parametrize("upcard, limit, mult", [("7c", 7, 1), ("Kd", 10, 1), ("Ac", 0, 1), ("4s", 4, 2), ("As", 0, 2)])
 def test_oklahoma_limit_and_spade_doubling_from_the_upcard(upcard, limit, mult):
     st, r = setup(Rules(oklahoma=True), KNOCKER_5, DEFENDER_71, upcard=upcard)
     assert st[S_KNOCK_LIMIT] == limit and st[S_MULT] == mult
@@ -316,8 +320,9 @@ def _book(st, r, row, outcome, winner, points):
     return end_hand(st, r, row)
 
 
-@pytest.mark.parametrize("rule, expected", [("alternate", [1, 0, 0, 1]), ("winner", [0, 0, 0, 1]),
-                                            ("loser", [1, 1, 1, 0])])
+@pytest.mark.parametrize(
+    "rule, expected", [("alternate", [1, 0, 0, 1]), ("winner", [0, 0, 0, 1]), ("loser", [1, 1, 1, 0])]
+)
 def test_next_dealer_after_scored_and_dead_hands(rule, expected):
     rules = Rules(next_dealer=rule)
     r = rules.to_array()

@@ -34,8 +34,12 @@ def java_classes(tmp_path_factory) -> Path:
     if shutil.which("javac") is None or shutil.which("java") is None:
         pytest.skip("javac/java not found on PATH: the Java example is not compiled or played here")
     out = tmp_path_factory.mktemp("java")
-    r = subprocess.run(["javac", "-Xlint:all", "-Werror", "-d", str(out), str(EXAMPLES / "SimplePlayer.java")],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        ["javac", "-Xlint:all", "-Werror", "-d", str(out), str(EXAMPLES / "SimplePlayer.java")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -62,7 +66,16 @@ def test_the_python_example_passes_check_bot():
     report = check_bot("cmd:" + " ".join(PY_CMD), games=6, echo=None)
     assert report.passed, report.lines
     assert [what for status, what, _ in report.lines if status == "PASS"] == [
-        "handshake", "take_upcard", "draw", "big_gin", "discard", "knock", "games", "timing", "bye"]
+        "handshake",
+        "take_upcard",
+        "draw",
+        "big_gin",
+        "discard",
+        "knock",
+        "games",
+        "timing",
+        "bye",
+    ]
 
 
 def test_the_python_example_plays_the_built_in_simples_moves(simple):
@@ -102,7 +115,8 @@ def test_check_bot_command_fails_a_broken_bot_and_passes_a_good_one(tmp_path):
         "    elif msg['type'] == 'decide':\n"
         "        print(7 if msg['decision'] == 'discard' and 7 not in msg['hand'] else 1, flush=True)\n"
         "    else:\n"
-        "        break\n")
+        "        break\n"
+    )
     runner = CliRunner()
     bad = runner.invoke(app, ["check-bot", f"cmd:{sys.executable} {liar}", "--games", "2"])
     assert bad.exit_code == 1, bad.output

@@ -39,7 +39,7 @@ def simple():
 def bot_script(tmp_path: Path, misbehave: str, name: str = "faulty", setup: str = "") -> list[str]:
     """The command of a Simple-playing bot whose ``misbehave(msg)`` may return a raw answer line."""
     body = textwrap.indent(textwrap.dedent(misbehave).strip() or "return None", "    ")
-    code = f'''
+    code = f"""
 import json, os, sys, time
 sys.path.insert(0, {EXAMPLES!r})
 import simple_player as sp
@@ -61,7 +61,7 @@ for line in sys.stdin:
         sys.stdout.flush()
     else:
         break
-'''
+"""
     path = tmp_path / f"{name}.py"
     path.write_text(code)
     return [sys.executable, str(path)]
@@ -73,18 +73,23 @@ def forfeits(rec) -> list[int]:
 
 def test_an_infinite_loop_forfeits_with_timeout_in_bounded_time_and_later_games_play(tmp_path, simple):
     """Games 2 and 4 hang (the second game of each process); each costs one decision limit, no more."""
-    cmd = bot_script(tmp_path, '''
+    cmd = bot_script(
+        tmp_path,
+        """
         if msg["game"] == 2 and msg["decision"] == "discard":
             while True:
                 pass
-    ''')
+    """,
+    )
     bot = external_bot(None, cmd, limits=Limits(decision_s=0.5))
     t0 = time.monotonic()
     rec = play_batch(bot, simple, R, np.arange(5))
     elapsed = time.monotonic() - t0
     assert forfeits(rec) == [1, 3]
-    assert all(e.split(": ", 1)[1].startswith("TimeoutError") or "timeout: no answer to discard() within 0.5 s" in e
-               for e in rec.errors), rec.errors
+    assert all(
+        e.split(": ", 1)[1].startswith("TimeoutError") or "timeout: no answer to discard() within 0.5 s" in e
+        for e in rec.errors
+    ), rec.errors
     assert all("timeout: no answer to discard() within 0.5 s" in e for e in rec.errors)
     assert (rec.games[:, G_FORFEIT] == 0).sum() == 2 and rec.games[[0, 2, 4], G_FORFEIT].tolist() == [-1, -1, -1]
     assert elapsed < 15, f"two 0.5 s timeouts took {elapsed:.1f} s"
@@ -97,7 +102,7 @@ def test_an_infinite_loop_forfeits_with_timeout_in_bounded_time_and_later_games_
 
 def test_game_time_limit_counts_all_answers_of_a_game(tmp_path, simple):
     """Each answer is quick enough, but together they exceed the time per game."""
-    cmd = bot_script(tmp_path, 'time.sleep(0.02)')
+    cmd = bot_script(tmp_path, "time.sleep(0.02)")
     bot = external_bot(None, cmd, limits=Limits(decision_s=1.0, game_s=0.3))
     rec = play_batch(bot, simple, R, np.arange(2))
     assert forfeits(rec) == [0, 1]
@@ -105,18 +110,37 @@ def test_game_time_limit_counts_all_answers_of_a_game(tmp_path, simple):
     external_of(bot).close()
 
 
-@pytest.mark.parametrize("misbehave, reason, words", [
-    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    os._exit(3)', "crashed", "exited with code 3"),
-    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    raise RuntimeError("oops")', "crashed",
-     "RuntimeError: oops"),
-    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    os.kill(os.getpid(), 9)', "crashed", "killed by SIGKILL"),
-    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    return "let me think\\n"', "garbled answer",
-     "not JSON: 'let me think'"),
-    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    return "0\\n1\\n"', "garbled answer",
-     "more than one line"),
-    ('if msg["game"] == 2 and msg["decision"] == "draw":\n    return "x" * 100000', "garbled answer",
-     "longer than 65536 bytes"),
-])
+@pytest.mark.parametrize(
+    "misbehave, reason, words",
+    [
+        ('if msg["game"] == 2 and msg["decision"] == "draw":\n    os._exit(3)', "crashed", "exited with code 3"),
+        (
+            'if msg["game"] == 2 and msg["decision"] == "draw":\n    raise RuntimeError("oops")',
+            "crashed",
+            "RuntimeError: oops",
+        ),
+        (
+            'if msg["game"] == 2 and msg["decision"] == "draw":\n    os.kill(os.getpid(), 9)',
+            "crashed",
+            "killed by SIGKILL",
+        ),
+        (
+            'if msg["game"] == 2 and msg["decision"] == "draw":\n    return "let me think\\n"',
+            "garbled answer",
+            "not JSON: 'let me think'",
+        ),
+        (
+            'if msg["game"] == 2 and msg["decision"] == "draw":\n    return "0\\n1\\n"',
+            "garbled answer",
+            "more than one line",
+        ),
+        (
+            'if msg["game"] == 2 and msg["decision"] == "draw":\n    return "x" * 100000',
+            "garbled answer",
+            "longer than 65536 bytes",
+        ),
+    ],
+)
 def test_crash_and_garbage_forfeit_with_the_reason_and_the_bot_restarts(tmp_path, simple, misbehave, reason, words):
     cmd = bot_script(tmp_path, misbehave)
     bot = external_bot(None, cmd, limits=Limits(decision_s=2.0))
@@ -127,8 +151,10 @@ def test_crash_and_garbage_forfeit_with_the_reason_and_the_bot_restarts(tmp_path
     external_of(bot).close()
 
 
-@pytest.mark.parametrize("answer, words", [("1.7", "a float"), ('"1"', "str"), ("true", "bool"),
-                                           ('{"error": "giving up"}', "bot error: draw(): giving up")])
+@pytest.mark.parametrize(
+    "answer, words",
+    [("1.7", "a float"), ('"1"', "str"), ("true", "bool"), ('{"error": "giving up"}', "bot error: draw(): giving up")],
+)
 def test_float_str_and_bool_answers_forfeit_and_the_process_plays_on(tmp_path, simple, answer, words):
     """Unlike garbage, a wrong type is one bad answer: the same process plays the next game."""
     cmd = bot_script(tmp_path, f'if msg["game"] == 1 and msg["decision"] == "draw":\n    return {answer + chr(10)!r}')
@@ -143,7 +169,9 @@ def test_float_str_and_bool_answers_forfeit_and_the_process_plays_on(tmp_path, s
 
 
 def test_an_illegal_integer_is_the_engines_forfeit(tmp_path, simple):
-    cmd = bot_script(tmp_path, 'if msg["decision"] == "discard":\n    return "51\\n" if 51 not in msg["hand"] else None')
+    cmd = bot_script(
+        tmp_path, 'if msg["decision"] == "discard":\n    return "51\\n" if 51 not in msg["hand"] else None'
+    )
     bot = external_bot(None, cmd)
     rec = play_batch(bot, simple, R, np.arange(2))
     assert forfeits(rec) == [0, 1]
@@ -152,8 +180,11 @@ def test_an_illegal_integer_is_the_engines_forfeit(tmp_path, simple):
 
 
 def test_memory_limit_stops_a_greedy_bot(tmp_path, simple):
-    cmd = bot_script(tmp_path, 'global hog\nif msg["decision"] == "draw" and hog is None:\n    hog = bytearray(800 * 2**20)',
-                     setup="hog = None")
+    cmd = bot_script(
+        tmp_path,
+        'global hog\nif msg["decision"] == "draw" and hog is None:\n    hog = bytearray(800 * 2**20)',
+        setup="hog = None",
+    )
     bot = external_bot(None, cmd, limits=Limits(memory_mb=400))
     rec = play_batch(bot, simple, R, np.arange(1))
     assert forfeits(rec) == [0]
@@ -171,7 +202,7 @@ def test_bot_cannot_write_change_or_delete_files(tmp_path, simple):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     new = tmp_path / "new.txt"
-    attempts = f'''
+    attempts = f"""
         for what, attempt in [
             ("create", lambda: open({str(new)!r}, "w").write("x")),
             ("truncate", lambda: open({str(victim)!r}, "w")),
@@ -186,7 +217,7 @@ def test_bot_cannot_write_change_or_delete_files(tmp_path, simple):
                 print(what, "WORKED", file=sys.stderr)
             except OSError as exc:
                 print(what, "refused:", exc.errno, file=sys.stderr)
-    '''
+    """
     cmd = bot_script(tmp_path, "return None", setup=attempts)
     bot = external_bot(None, cmd)
     rec = play_batch(bot, simple, R, np.arange(1))
@@ -201,7 +232,7 @@ def test_bot_cannot_write_change_or_delete_files(tmp_path, simple):
 @needs_seccomp
 def test_bot_cannot_start_processes_or_reach_the_arena(tmp_path, simple):
     """No fork/exec of helpers, no signals to or memory of its parent, no sockets; threads still work."""
-    attempts = '''
+    attempts = """
         import socket, subprocess, threading
         for what, attempt in [
             ("fork", os.fork),
@@ -218,7 +249,7 @@ def test_bot_cannot_start_processes_or_reach_the_arena(tmp_path, simple):
         t = threading.Thread(target=lambda: print("thread ran", file=sys.stderr))
         t.start()
         t.join()
-    '''
+    """
     cmd = bot_script(tmp_path, "return None", setup=attempts)
     bot = external_bot(None, cmd)
     rec = play_batch(bot, simple, R, np.arange(1))
@@ -234,8 +265,12 @@ def test_rlimit_nproc_alone_does_not_stop_root_which_is_why_seccomp_does_it():
     import resource
 
     code = "import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)\nprint('forked')"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NPROC, (0, 0)))
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NPROC, (0, 0)),
+    )
     assert r.stdout.strip() == "forked"
 
 
@@ -295,10 +330,12 @@ def test_close_and_a_killed_arena_leave_no_bot_process(tmp_path):
     pid = ext.seats[0].proc.pid
     ext.close()
     assert not _running(pid)
-    driver = (f"import os, sys; from arena.external import external_bot, external_of\n"
-              f"b = external_bot(None, {cmd!r})\n"
-              f"print(external_of(b).seats[0].proc.pid, flush=True)\n"
-              f"os.kill(os.getpid(), 9)\n")
+    driver = (
+        f"import os, sys; from arena.external import external_bot, external_of\n"
+        f"b = external_bot(None, {cmd!r})\n"
+        f"print(external_of(b).seats[0].proc.pid, flush=True)\n"
+        f"os.kill(os.getpid(), 9)\n"
+    )
     r = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=120)
     assert r.returncode == -signal.SIGKILL
     child = int(r.stdout.split()[0])
@@ -349,8 +386,9 @@ def test_ctrl_c_while_waiting_kills_the_bot_so_a_late_answer_is_never_read(tmp_p
     """An interrupted question leaves an answer in flight; the process is dropped, not reused."""
     marker = tmp_path / "slow-once"
     marker.write_text("")
-    cmd = bot_script(tmp_path, f'if msg["decision"] == "discard" and os.path.exists({str(marker)!r}):\n'
-                               f'    time.sleep(0.5)')
+    cmd = bot_script(
+        tmp_path, f'if msg["decision"] == "discard" and os.path.exists({str(marker)!r}):\n    time.sleep(0.5)'
+    )
     bot = external_bot(None, cmd)
     ext = external_of(bot)
 

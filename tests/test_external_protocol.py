@@ -49,6 +49,7 @@ def _views(bot0, bot1, rules, seeds, per_phase: int) -> list[np.ndarray]:
                 counts[ph] = counts.get(ph, 0) + 1
                 seen.append(view.copy())
             return int(fn(view, params, memory, rng))
+
         return ask
 
     spies = [dataclasses.replace(b, functions=tuple(spy(f) for f in b.functions), fast=False) for b in (bot0, bot1)]
@@ -79,8 +80,7 @@ def test_view_round_trips_through_a_decide_line_at_thousands_of_real_decisions(r
     assert phases == {PH_UPCARD_NONDEALER, PH_UPCARD_DEALER, PH_DRAW, PH_BIG_GIN, PH_DISCARD, PH_KNOCK}
     assert len(real_views) > 5000
     for i, v in enumerate(real_views):
-        line = encode_decide(v.tolist(), game=i + 1, seed=2**53 - 1 - i, new_game=(i % 7 == 0),
-                             params='{"margin":1.5}')
+        line = encode_decide(v.tolist(), game=i + 1, seed=2**53 - 1 - i, new_game=(i % 7 == 0), params='{"margin":1.5}')
         assert line.endswith(b"\n") and line.count(b"\n") == 1
         msg = json.loads(line)
         back = decode_decide(msg)
@@ -97,35 +97,40 @@ def test_decide_fields_mean_what_the_spec_says(real_views):
         hand = [c for c in range(52) if (int(v[V_HAND]) >> c) & 1]
         assert msg["hand"] == hand
         assert msg["hand_names"] == [CARD_NAMES[c] for c in hand]
-        assert msg["pile"] == v[V_PILE:V_PILE + v[V_PILE_N]].tolist()
+        assert msg["pile"] == v[V_PILE : V_PILE + v[V_PILE_N]].tolist()
         assert msg["top"] == (msg["pile"][-1] if msg["pile"] else -1) == v[V_TOP]
         assert isinstance(msg["is_dealer"], bool) and isinstance(msg["rules"]["big_gin"], bool)
         assert msg["params"] == {}
     assert CARD_NAMES[0] == "Ac" and CARD_NAMES[12] == "Kc" and CARD_NAMES[13] == "Ad" and CARD_NAMES[51] == "Ks"
 
 
-@pytest.mark.parametrize("line, value", [(b"0", 0), (b"1", 1), (b"37\r", 37), (b" 5 ", 5), (b'{"action": 12}', 12),
-                                         (b"-1", -1), (b"999", 999)])
+@pytest.mark.parametrize(
+    "line, value",
+    [(b"0", 0), (b"1", 1), (b"37\r", 37), (b" 5 ", 5), (b'{"action": 12}', 12), (b"-1", -1), (b"999", 999)],
+)
 def test_integer_answers_are_accepted(line, value):
     """Legality is the engine's call: a wrong integer gets through here and forfeits there."""
     assert parse_answer(line, "discard") == value
 
 
-@pytest.mark.parametrize("line, reason, words", [
-    (b"1.7", "ill-typed answer", "a float"),
-    (b"1.0", "ill-typed answer", "without a decimal point"),
-    (b'"1"', "ill-typed answer", "str"),
-    (b"true", "ill-typed answer", "bool"),
-    (b"null", "ill-typed answer", "NoneType"),
-    (b"[1]", "ill-typed answer", "list"),
-    (b'{"act": 1}', "ill-typed answer", "without \"action\""),
-    (b'{"action": 1.5}', "ill-typed answer", "a float"),
-    (b"12345678901234567890", "ill-typed answer", "out of range"),
-    (b"take it", "garbled answer", "not JSON"),
-    (b"", "garbled answer", "not JSON"),
-    (b"\xff\xfe", "garbled answer", "not UTF-8"),
-    (b'{"error": "lost my model"}', "bot error", "lost my model"),
-])
+@pytest.mark.parametrize(
+    "line, reason, words",
+    [
+        (b"1.7", "ill-typed answer", "a float"),
+        (b"1.0", "ill-typed answer", "without a decimal point"),
+        (b'"1"', "ill-typed answer", "str"),
+        (b"true", "ill-typed answer", "bool"),
+        (b"null", "ill-typed answer", "NoneType"),
+        (b"[1]", "ill-typed answer", "list"),
+        (b'{"act": 1}', "ill-typed answer", 'without "action"'),
+        (b'{"action": 1.5}', "ill-typed answer", "a float"),
+        (b"12345678901234567890", "ill-typed answer", "out of range"),
+        (b"take it", "garbled answer", "not JSON"),
+        (b"", "garbled answer", "not JSON"),
+        (b"\xff\xfe", "garbled answer", "not UTF-8"),
+        (b'{"error": "lost my model"}', "bot error", "lost my model"),
+    ],
+)
 def test_wrong_answers_raise_with_the_reason_first(line, reason, words):
     """The forfeit message starts with the reason, so results can be grouped by it."""
     with pytest.raises(ProtocolError) as info:

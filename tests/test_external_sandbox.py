@@ -214,17 +214,20 @@ def test_a_compiled_infinite_loop_in_the_sandbox_forfeits_by_timeout_and_later_g
     external_of(boxed).close()
 
 
-@pytest.mark.parametrize("action, words", [
-    ("raise ValueError('no idea')", "bot error: discard(): raised ValueError: no idea"),
-    ("sys.exit(3)", "crashed: exited with code 3"),
-    ("raise KeyboardInterrupt", "crashed: killed by SIGINT"),
-    ("os._exit(0)", "crashed: exited with code 0"),
-    ("return 1.7", "ill-typed answer: discard() must answer an integer, got a float: '1.7'"),
-    ("return '3'", "ill-typed answer: discard() must answer an integer, got str"),
-])
+@pytest.mark.parametrize(
+    "action, words",
+    [
+        ("raise ValueError('no idea')", "bot error: discard(): raised ValueError: no idea"),
+        ("sys.exit(3)", "crashed: exited with code 3"),
+        ("raise KeyboardInterrupt", "crashed: killed by SIGINT"),
+        ("os._exit(0)", "crashed: exited with code 0"),
+        ("return 1.7", "ill-typed answer: discard() must answer an integer, got a float: '1.7'"),
+        ("return '3'", "ill-typed answer: discard() must answer an integer, got str"),
+    ],
+)
 def test_exits_exceptions_and_wrong_types_in_a_sandboxed_bot_forfeit_one_game(tmp_path, simple, action, words):
     """sys.exit, KeyboardInterrupt and os._exit end the host, not the run; the next game plays."""
-    body = f'''
+    body = f"""
         import os, sys
         import bots.simple as simple
         PLAIN = True
@@ -240,7 +243,7 @@ def test_exits_exceptions_and_wrong_types_in_a_sandboxed_bot_forfeit_one_game(tm
                     {action}
                 print("game", GAMES[0])  # goes to the bot's log, not into the protocol
             return simple.discard(view, params, memory, rng)
-    '''
+    """
     boxed = sandboxed_bot(write(tmp_path, "faulty.py", body))
     rec = play_batch(boxed, simple, R, np.arange(3))
     assert np.flatnonzero(rec.games[:, G_FORFEIT] >= 0).tolist() == [1]

@@ -73,8 +73,11 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path)
     python = venv / "bin" / "python"
     with_deps = os.environ.get("ARENA_TEST_NO_DEPS") != "1"
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", str(wheel)]
-         + ([] if with_deps else ["--no-deps"]), cwd=tmp_path)
+    _run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", str(wheel)]
+        + ([] if with_deps else ["--no-deps"]),
+        cwd=tmp_path,
+    )
     if not with_deps:
         purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path)
         # Lines of a .pth are appended to sys.path after the venv's own
@@ -88,7 +91,9 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     arena = str(venv / "bin" / "arena")
 
-    where = _run([str(python), "-c", "import arena, bots; print(arena.__file__); print(bots.__file__)"], cwd=work, env=env)
+    where = _run(
+        [str(python), "-c", "import arena, bots; print(arena.__file__); print(bots.__file__)"], cwd=work, env=env
+    )
     assert all(Path(line).is_relative_to(venv) for line in where.split()), where
 
     t = time.perf_counter()
@@ -97,8 +102,10 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
     assert _run([arena, "--version"], cwd=work, env=env).startswith(f"gin-arena {checkout.__version__} ")
     standard = _run([arena, "rules", "standard"], cwd=work, env=env)
     assert "knock_limit" in standard and "unknown preset" not in standard
-    assert any(line.startswith("*big_gin") and "false" in line
-               for line in _run([arena, "rules", "eaai"], cwd=work, env=env).splitlines())
+    assert any(
+        line.startswith("*big_gin") and "false" in line
+        for line in _run([arena, "rules", "eaai"], cwd=work, env=env).splitlines()
+    )
 
     (work / "tiny.toml").write_text('name = "tiny"\nbots = ["random", "simple"]\nseed = 3\nrules = "eaai"\n')
     out = _run([arena, "run", "tiny.toml", "--games", "20", "--workers", "1", "--quiet"], cwd=work, env=env)

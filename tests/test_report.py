@@ -131,8 +131,16 @@ def test_report_streams_the_store_and_matches_the_whole_table(tmp_path, run_tabl
     lb = pd.read_csv(files["leaderboard"])
     want = st.leaderboard(games, hands)
     assert lb["bot"].tolist() == want["bot"].tolist()
-    for col in ("elo", "elo_ci_low", "win_rate", "win_rate_ci_high", "points_per_hand", "points_per_hand_won",
-                "knock_deadwood", "discard_take_rate"):
+    for col in (
+        "elo",
+        "elo_ci_low",
+        "win_rate",
+        "win_rate_ci_high",
+        "points_per_hand",
+        "points_per_hand_won",
+        "knock_deadwood",
+        "discard_take_rate",
+    ):
         assert lb[col].to_numpy() == pytest.approx(want[col].to_numpy(), rel=1e-9, nan_ok=True), col
     pairs = pd.read_csv(files["pairs"]).set_index("matchup")
     want = st.pair_stats(games).set_index("matchup")

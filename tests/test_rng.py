@@ -103,7 +103,7 @@ def test_deals_are_unchanged_by_the_bot_seed_derivation():
     begin_game(st, r, 2024, rng0, rng1, m, m, row)
     begin_hand(st, r, 2024, scratch)
     # Recorded with the engine before bot_seed existed (commit 0dd242c).
-    assert st[S_DECK:S_DECK + 21].tolist() == DEAL_2024
+    assert st[S_DECK : S_DECK + 21].tolist() == DEAL_2024
 
 
 DEAL_2024 = [26, 32, 22, 3, 43, 8, 21, 1, 18, 14, 47, 36, 37, 35, 45, 10, 15, 39, 19, 13, 4]

@@ -240,7 +240,7 @@ def test_wrong_type_raises(key, value):
 def test_error_message_format():
     with pytest.raises(RulesError, match=r"^rules: knock_limit = 12 is out of range \(allowed: integer 0\.\.10\)$"):
         Rules(knock_limit=12)
-    with pytest.raises(RulesError, match=r'^rules: big_gin = 1 has the wrong type \(allowed: true or false\)$'):
+    with pytest.raises(RulesError, match=r"^rules: big_gin = 1 has the wrong type \(allowed: true or false\)$"):
         Rules(big_gin=1)
 
 
@@ -345,7 +345,7 @@ def test_file_with_rules_table(tmp_path):
 
 def test_file_loose_key_beside_rules_table(tmp_path):
     path = tmp_path / "loose.toml"
-    path.write_text('target = 50\n[rules]\nknock_limit = 5\n')
+    path.write_text("target = 50\n[rules]\nknock_limit = 5\n")
     with pytest.raises(RulesError, match="'target' is outside the \\[rules\\] table"):
         load_rules(path)
 
@@ -431,7 +431,10 @@ def test_describe_lists_every_setting_and_marks_changes():
         ("rules = 5", "rules = 5 is not allowed (allowed: a preset name, a .toml path, or a [rules] table)"),
         ("results_dir = 5", "results_dir = 5 is not allowed (allowed: a folder path, as text)"),
         ("rules = true", "rules = True is not allowed"),
-        ('rules = { preset = "standard", gin_bonus = 9223372036854775807 }', "gin_bonus = 9223372036854775807 is out of range"),
+        (
+            'rules = { preset = "standard", gin_bonus = 9223372036854775807 }',
+            "gin_bonus = 9223372036854775807 is out of range",
+        ),
     ],
 )
 def test_config_with_a_bad_value_is_a_one_line_config_error(tmp_path, line, message):

@@ -29,8 +29,15 @@ SIMPLE_COPY = textwrap.dedent('''
 
 
 def cfg(tmp_path: Path, **kw) -> TournamentConfig:
-    base = dict(name="t", bots=("random", "simple"), games_per_pair=120, chunk_size=40, seed=3, workers=1,
-                results_dir=str(tmp_path / "results"))
+    base = dict(
+        name="t",
+        bots=("random", "simple"),
+        games_per_pair=120,
+        chunk_size=40,
+        seed=3,
+        workers=1,
+        results_dir=str(tmp_path / "results"),
+    )
     base.update(kw)
     return TournamentConfig(**base)
 
@@ -183,8 +190,9 @@ def test_a_damaged_chunk_is_named_moved_aside_and_replayed_never_read(tmp_path, 
     # The next run names it, moves it aside and plays it again.
     with caplog.at_level("WARNING", logger="arena"):
         again = run_tournament(cfg(tmp_path), progress=False)
-    assert any("chunk 1 of random vs simple" in r.getMessage() and "quarantine" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        "chunk 1 of random vs simple" in r.getMessage() and "quarantine" in r.getMessage() for r in caplog.records
+    )
     moved = sorted(p.name for p in (run_dir / "quarantine").iterdir())
     assert len(moved) == 2 and all("-00001-" in n for n in moved)  # the chunk's games and hands files
     assert again.status == "complete" and same(again.games, clean.games)
@@ -220,13 +228,21 @@ def test_a_torn_index_line_loses_only_that_chunk(tmp_path):
 
 def test_a_second_writer_on_a_folder_in_use_is_refused_naming_the_pid(tmp_path):
     run_dir = tmp_path / "results" / "t"
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys, time
         from arena.run.store import RunStore
         s = RunStore.open_for_writing({str(run_dir)!r})
         print("locked", flush=True)
         time.sleep(60)
-    """)], stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(StoreBusy, match=f"in use by pid {holder.pid}"):
@@ -383,8 +399,7 @@ def test_a_bot_that_mutates_its_params_gives_the_same_games_on_one_and_two_worke
     f = tmp_path / "mutator.py"
     f.write_text(MUTATING_BOT)
     one = run_tournament(cfg(tmp_path, name="m1", bots=("simple", str(f))), progress=False)
-    two = run_tournament(cfg(tmp_path, name="m2", bots=("simple", str(f)), workers=2, chunk_size=20),
-                         progress=False)
+    two = run_tournament(cfg(tmp_path, name="m2", bots=("simple", str(f)), workers=2, chunk_size=20), progress=False)
     assert same(one.games, two.games)  # ids match too: same matchup number, same games per matchup
 
 
@@ -411,8 +426,14 @@ LOOPING_BOT = textwrap.dedent('''
 def test_a_chunk_stuck_in_a_compiled_loop_is_stopped_and_reported_and_the_rest_goes_on(tmp_path):
     f = tmp_path / "looper.py"
     f.write_text(LOOPING_BOT)
-    c = cfg(tmp_path, bots=("random", "simple", str(f)), games_per_pair=40, chunk_size=20, workers=2,
-            limits={"chunk_min_seconds": 2, "chunk_seconds_per_game": 0.01})
+    c = cfg(
+        tmp_path,
+        bots=("random", "simple", str(f)),
+        games_per_pair=40,
+        chunk_size=20,
+        workers=2,
+        limits={"chunk_min_seconds": 2, "chunk_seconds_per_game": 0.01},
+    )
     t0 = time.monotonic()
     res = run_tournament(c, progress=False)
     assert time.monotonic() - t0 < 60
@@ -424,16 +445,25 @@ def test_a_chunk_stuck_in_a_compiled_loop_is_stopped_and_reported_and_the_rest_g
 
 def test_kill_9_of_the_driver_leaves_no_worker_behind(tmp_path):
     conf = tmp_path / "c.toml"
-    conf.write_text(f'name = "k"\nbots = ["simple", "gin-chasing"]\ngames_per_pair = 2000000\nchunk_size = 20000\n'
-                    f'workers = 2\nresults_dir = "{tmp_path / "results"}"\n')
-    driver = subprocess.Popen([sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    conf.write_text(
+        f'name = "k"\nbots = ["simple", "gin-chasing"]\ngames_per_pair = 2000000\nchunk_size = 20000\n'
+        f'workers = 2\nresults_dir = "{tmp_path / "results"}"\n'
+    )
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     children: list[int] = []
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and len(children) < 2 and driver.poll() is None:
         time.sleep(0.5)
         children = _children(driver.pid)
-    assert len(children) == 2, f"the workers did not start: {driver.poll()} {driver.stderr.read() if driver.poll() is not None else ''}"
+    assert len(children) == 2, (
+        f"the workers did not start: {driver.poll()} {driver.stderr.read() if driver.poll() is not None else ''}"
+    )
     os.kill(driver.pid, signal.SIGKILL)
     driver.wait()
     deadline = time.monotonic() + 10
@@ -495,8 +525,10 @@ def test_default_config_loads_with_all_its_bots():
 
 
 def test_gauntlet_plays_the_candidate_against_each_bot(tmp_path):
-    res = run_tournament(cfg(tmp_path, format="gauntlet", candidate="early-knock", bots=("random", "simple"),
-                             games_per_pair=40), progress=False)
+    res = run_tournament(
+        cfg(tmp_path, format="gauntlet", candidate="early-knock", bots=("random", "simple"), games_per_pair=40),
+        progress=False,
+    )
     assert list(res.pair_summary()["matchup"]) == ["early-knock vs random", "early-knock vs simple"]
     assert len(res.games) == 80
 
@@ -506,16 +538,27 @@ def test_run_accepts_a_config_path_or_dict_and_saves_bot_paths_absolute(tmp_path
     bot_dir.mkdir()
     (bot_dir / "copy.py").write_text(SIMPLE_COPY)
     conf = bot_dir / "c.toml"
-    conf.write_text(f'name = "p"\nbots = ["random", "copy.py"]\ngames_per_pair = 20\nchunk_size = 20\n'
-                    f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n')
+    conf.write_text(
+        f'name = "p"\nbots = ["random", "copy.py"]\ngames_per_pair = 20\nchunk_size = 20\n'
+        f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n'
+    )
     res = run_tournament(conf, progress=False)  # the bot path is relative to the config's folder
     assert set(res.games["bot0"].astype(str)) == {"random", "simple-copy"}
     saved = load_config(tmp_path / "results" / "p" / "config.toml")
     assert str(bot_dir / "copy.py") in saved.bots
     monkeypatch.chdir(tmp_path)
     assert {b.name for b in saved.load_bots().values()} == {"random", "simple-copy"}
-    as_dict = run_tournament({"name": "d", "bots": ["random", "simple"], "games_per_pair": 20, "chunk_size": 20,
-                              "workers": 1, "results_dir": str(tmp_path / "results")}, progress=False)
+    as_dict = run_tournament(
+        {
+            "name": "d",
+            "bots": ["random", "simple"],
+            "games_per_pair": 20,
+            "chunk_size": 20,
+            "workers": 1,
+            "results_dir": str(tmp_path / "results"),
+        },
+        progress=False,
+    )
     assert len(as_dict.games) == 20
 
 
@@ -540,12 +583,41 @@ def test_a_bot_file_imported_under_its_own_name_first_still_loads_for_a_run(tmp_
     bot = tmp_path / "my_bot.py"
     bot.write_text((ROOT / "bots" / "TEMPLATE.py").read_text())
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-c", "import my_bot, numpy as np; from arena.layout import V_SIZE; "
-                    "my_bot.take_upcard(np.zeros(V_SIZE, np.int64), np.zeros(8), np.zeros(8), "
-                    "np.zeros(4, np.uint64))"], cwd=tmp_path, env=env, check=True, capture_output=True)
-    out = subprocess.run([sys.executable, "-m", "arena.cli", "run", str(ROOT / "configs" / "quick.toml"),
-                          "--bot", str(bot), "--games", "20", "--workers", "1", "--no-report", "--quiet",
-                          "--results-dir", str(tmp_path / "results")], cwd=ROOT, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import my_bot, numpy as np; from arena.layout import V_SIZE; "
+            "my_bot.take_upcard(np.zeros(V_SIZE, np.int64), np.zeros(8), np.zeros(8), "
+            "np.zeros(4, np.uint64))",
+        ],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "run",
+            str(ROOT / "configs" / "quick.toml"),
+            "--bot",
+            str(bot),
+            "--games",
+            "20",
+            "--workers",
+            "1",
+            "--no-report",
+            "--quiet",
+            "--results-dir",
+            str(tmp_path / "results"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "my_bot" in out.stdout
 
@@ -567,16 +639,26 @@ def test_the_command_exits_1_naming_the_failed_matchups_and_2_for_bad_input(tmp_
     f = tmp_path / "killer.py"
     f.write_text(KILLER_BOT)
     conf = tmp_path / "c.toml"
-    conf.write_text(f'name = "x"\nbots = ["random", "{f}"]\ngames_per_pair = 40\nchunk_size = 20\n'
-                    f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n')
-    out = subprocess.run([sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
-                         cwd=ROOT, capture_output=True, text=True)
+    conf.write_text(
+        f'name = "x"\nbots = ["random", "{f}"]\ngames_per_pair = 40\nchunk_size = 20\n'
+        f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n'
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 1, out.stderr[-2000:]
     last = [line for line in out.stderr.splitlines() if line.startswith("error:")]
     assert len(last) == 1 and "2 chunk(s) failed, in random vs killer" in last[0]
     (tmp_path / "file").write_text("")
-    out = subprocess.run([sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--results-dir",
-                          str(tmp_path / "file")], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--results-dir", str(tmp_path / "file")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2 and out.stderr.strip().splitlines()[-1].startswith("error: ")
     assert "Traceback" not in out.stderr
 
@@ -617,8 +699,14 @@ def test_external_and_sandboxed_bots_play_in_a_run_and_a_patching_bot_reaches_no
     ext = f"cmd:{sys.executable} {ROOT / 'examples' / 'external' / 'simple_player.py'}"
     patcher = tmp_path / "patcher.py"
     patcher.write_text(PATCHER_BOT)
-    c = cfg(tmp_path, bots=("random", "simple", ext, str(patcher)), games_per_pair=40, chunk_size=20, workers=2,
-            sandbox=True)
+    c = cfg(
+        tmp_path,
+        bots=("random", "simple", ext, str(patcher)),
+        games_per_pair=40,
+        chunk_size=20,
+        workers=2,
+        sandbox=True,
+    )
     res = run_tournament(c, progress=False)
     assert res.status == "complete"
     g = res.games

@@ -134,8 +134,18 @@ def test_play_out_finishes_sampled_hands_with_consistent_points():
     finished = 0
     for i, (st, view) in enumerate(_decision_points(15)):
         sample_state(view, rng, sampled)
-        err = play_out(sampled, rules_of(view), simple.functions, simple.functions, simple.params, simple.params,
-                       mem, mem.copy(), rng, rng.copy())
+        err = play_out(
+            sampled,
+            rules_of(view),
+            simple.functions,
+            simple.functions,
+            simple.params,
+            simple.params,
+            mem,
+            mem.copy(),
+            rng,
+            rng.copy(),
+        )
         assert err == 0 and sampled[S_PHASE] == PH_DONE and sampled[S_OUTCOME] != OUT_NONE
         assert sampled[S_POINTS] >= 0 and sampled[S_POINTS + 1] >= 0
         finished += 1

@@ -149,7 +149,11 @@ def test_no_simple_vs_simple_hand_reaches_the_turn_cap_under_eaai(tmp_path):
     rules = load_rules("eaai").to_array()
     seeds = np.arange(150_000)
     capped = {}
-    for name, bot in (("old", load_bot_file(old)), ("new", load_bot("simple")), ("template", load_bot_file("bots/TEMPLATE.py"))):
+    for name, bot in (
+        ("old", load_bot_file(old)),
+        ("new", load_bot("simple")),
+        ("template", load_bot_file("bots/TEMPLATE.py")),
+    ):
         capped[name] = int(play_batch(bot, bot, rules, seeds).games[:, G_CAPPED].sum())
     assert capped["old"] >= 1, capped  # the loop exists on these deals (about 1 hand in 300,000)
     assert capped["new"] == 0 and capped["template"] == 0, capped

@@ -93,7 +93,9 @@ def sim_pairs(p: float, n_pairs: int, rng: np.random.Generator, split: float = 0
     return np.stack([g1, g2], axis=1)
 
 
-def games_from_results(results: list[tuple[str, str, np.ndarray]], margins: list[np.ndarray] | None = None) -> pd.DataFrame:
+def games_from_results(
+    results: list[tuple[str, str, np.ndarray]], margins: list[np.ndarray] | None = None
+) -> pd.DataFrame:
     """A games table (run schema, the columns statistics read) from per-matchup pair results."""
     rows = []
     gid = 0
@@ -105,21 +107,25 @@ def games_from_results(results: list[tuple[str, str, np.ndarray]], margins: list
         winner_seat = np.where(ra == 1, seat_a, 1 - seat_a)
         mg = margins[k].reshape(-1) if margins is not None else np.where(ra == 1, 50, -50)
         score_a, score_b = np.maximum(mg, 0), np.maximum(-mg, 0)
-        rows.append(pd.DataFrame({
-            "game_id": gid + np.arange(2 * n),
-            "matchup": f"{a} vs {b}",
-            "bot_a": a,
-            "bot_b": b,
-            "pair": np.repeat(np.arange(n), 2),
-            "swap": swap,
-            "bot0": np.where(swap == 0, a, b),
-            "bot1": np.where(swap == 0, b, a),
-            "winner": np.where(ra == 1, a, b),
-            "error": "",
-            "winner_seat": winner_seat.astype(np.int8),
-            "score0": np.where(swap == 0, score_a, score_b),
-            "score1": np.where(swap == 0, score_b, score_a),
-        }))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "game_id": gid + np.arange(2 * n),
+                    "matchup": f"{a} vs {b}",
+                    "bot_a": a,
+                    "bot_b": b,
+                    "pair": np.repeat(np.arange(n), 2),
+                    "swap": swap,
+                    "bot0": np.where(swap == 0, a, b),
+                    "bot1": np.where(swap == 0, b, a),
+                    "winner": np.where(ra == 1, a, b),
+                    "error": "",
+                    "winner_seat": winner_seat.astype(np.int8),
+                    "score0": np.where(swap == 0, score_a, score_b),
+                    "score1": np.where(swap == 0, score_b, score_a),
+                }
+            )
+        )
         gid += 2 * n
     return pd.concat(rows, ignore_index=True)
 
@@ -261,8 +267,9 @@ def test_bot_stats_match_hands_and_winners(real_run):
         assert bs.loc[bot, "wins"] == (mine.winner == bot).sum()
     # per-hand rates recomputed from the hands table (seat -> bot through bot0/bot1)
     h = hands.merge(games[["game_id", "bot0", "bot1"]], on="game_id")
-    winner_seat = np.where(h.outcome.isin(["knock", "gin", "big_gin"]), h.knocker,
-                           np.where(h.outcome == "undercut", 1 - h.knocker, -1))
+    winner_seat = np.where(
+        h.outcome.isin(["knock", "gin", "big_gin"]), h.knocker, np.where(h.outcome == "undercut", 1 - h.knocker, -1)
+    )
     h["hand_winner"] = np.where(winner_seat == 0, h.bot0, np.where(winner_seat == 1, h.bot1, ""))
     h["knocker_bot"] = np.where(h.knocker == 0, h.bot0, np.where(h.knocker == 1, h.bot1, ""))
     for bot in bs.index:

@@ -94,8 +94,12 @@ class Match:
 
     def gin_wins_per_game(self) -> float:
         g0, g1 = self.as0.games, self.as1.games
-        gins = (g0[:, G_WINS_BY + OUT_GIN].sum() + g0[:, G_WINS_BY + OUT_BIG_GIN].sum()
-                + g1[:, G_WINS_BY + 4 + OUT_GIN].sum() + g1[:, G_WINS_BY + 4 + OUT_BIG_GIN].sum())
+        gins = (
+            g0[:, G_WINS_BY + OUT_GIN].sum()
+            + g0[:, G_WINS_BY + OUT_BIG_GIN].sum()
+            + g1[:, G_WINS_BY + 4 + OUT_GIN].sum()
+            + g1[:, G_WINS_BY + 4 + OUT_BIG_GIN].sum()
+        )
         return gins / self.games
 
     def turns_per_hand(self) -> float:
@@ -120,11 +124,18 @@ def vs_simple(bots):
 # --- hand-built views ------------------------------------------------------------------
 
 
-def make_view(hand: str, pile: str = "", stock: int = 20, opp_taken: str = "", opp_discarded: str = "",
-              my_discarded: str = "", just_taken: str | None = None) -> np.ndarray:
+def make_view(
+    hand: str,
+    pile: str = "",
+    stock: int = 20,
+    opp_taken: str = "",
+    opp_discarded: str = "",
+    my_discarded: str = "",
+    just_taken: str | None = None,
+) -> np.ndarray:
     """A view with the given cards (standard rules); the pile's last card is the top."""
     v = np.zeros(V_SIZE, dtype=np.int64)
-    v[V_RULES:V_RULES + len(STD)] = STD
+    v[V_RULES : V_RULES + len(STD)] = STD
     v[V_HAND] = mask_of(hand)
     pile_cards = parse_cards(pile)
     v[V_PILE_N] = len(pile_cards)
@@ -201,8 +212,12 @@ def test_strategies_play_legally_under_other_rules(bots, rules):
 
 def test_early_knock_knock_at_lowers_its_knocks(bots):
     default = Match(bots["early_knock"], bots["simple"], N_PARAMS, record_hands=True)
-    low = Match(bots["early_knock"].with_params("ek2", {"knock_at": 2, "late_drop": 0}), bots["simple"],
-                N_PARAMS, record_hands=True)
+    low = Match(
+        bots["early_knock"].with_params("ek2", {"knock_at": 2, "late_drop": 0}),
+        bots["simple"],
+        N_PARAMS,
+        record_hands=True,
+    )
     assert default.knock_deadwood().max() == 10
     assert low.knock_deadwood().max() <= 2
     assert low.knock_deadwood().mean() < default.knock_deadwood().mean() - 3
@@ -238,8 +253,7 @@ def test_gin_chasing_knock_threshold_relaxes_late(bots):
 
 @pytest.mark.slow  # the vs_simple fixture plays 80,000 games
 def test_gin_chasing_gin_at_trades_gins_for_short_hands(bots, vs_simple):
-    eager = Match(bots["gin_chasing"].with_params("gc10", {"gin_at": 10}), bots["simple"], N_PARAMS,
-                  record_hands=True)
+    eager = Match(bots["gin_chasing"].with_params("gc10", {"gin_at": 10}), bots["simple"], N_PARAMS, record_hands=True)
     default = vs_simple["gin_chasing"]
     assert eager.gin_rate() < default.gin_rate() / 2
     assert eager.turns_per_hand() < default.turns_per_hand() - 1.5
@@ -249,8 +263,9 @@ def test_discard_tracking_avoids_feeding_what_the_opponent_collects(bots):
     dt = bots["discard_tracking"]
     # Kd and Qc are both loose 10s; the opponent took my Jd from the pile: it
     # collects diamonds around the jack, so Kd (with Jd and Qd) is the dangerous one.
-    v = make_view("Ac 2c 3c 4h 5h 6h 9s 9d 9h Kd Qc", pile="8c 5d", opp_taken="Jd", my_discarded="8c Jd",
-                  opp_discarded="5d")
+    v = make_view(
+        "Ac 2c 3c 4h 5h 6h 9s 9d 9h Kd Qc", pile="8c 5d", opp_taken="Jd", my_discarded="8c Jd", opp_discarded="5d"
+    )
     assert decide(dt, "discard", v) == parse_card("Qc")
     careless = dt.with_params("careless", {"danger": 0})
     assert decide(careless, "discard", v) == parse_card("Kd")  # ties shed the higher card

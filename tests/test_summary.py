@@ -56,8 +56,10 @@ def assert_frames_close(a: pd.DataFrame, b: pd.DataFrame, what: str) -> None:
     assert len(a) == len(b), what
     for c in a.columns:
         if a[c].dtype.kind in "fiub":
-            assert np.allclose(a[c].to_numpy(float), b[c].to_numpy(float), rtol=1e-12, atol=1e-12, equal_nan=True), \
-                (what, c)
+            assert np.allclose(a[c].to_numpy(float), b[c].to_numpy(float), rtol=1e-12, atol=1e-12, equal_nan=True), (
+                what,
+                c,
+            )
         else:
             assert (a[c].astype(str) == b[c].astype(str)).all(), (what, c)
 
@@ -164,7 +166,8 @@ def test_summary_histograms_hold_each_bots_values(run_tables):
         mine = np.concatenate([ma[cross["bot_a"] == bot], -ma[cross["bot_b"] == bot]])
         box = s.hist(bot, "margin").box(bot)
         assert (box["q1"], box["med"], box["q3"], box["mean"]) == pytest.approx(
-            (*np.percentile(mine, [25, 50, 75]), mine.mean()))
+            (*np.percentile(mine, [25, 50, 75]), mine.mean())
+        )
         hh = np.concatenate([cross.loc[cross["bot_a"] == bot, "hands"], cross.loc[cross["bot_b"] == bot, "hands"]])
         assert s.hist(bot, "hands").counts.sum() == hh.size == 240  # two opponents, 120 games each
         assert s.hist(bot, "hands").mean() == pytest.approx(hh.mean())

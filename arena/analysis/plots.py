@@ -54,8 +54,15 @@ _OUTCOME_STYLE = {
 }
 
 
-def plot(kind: str, games: pd.DataFrame | Summary, hands: pd.DataFrame | None, path: str | Path, *,
-         anchor: str | None = None, title: str | None = None) -> Path:
+def plot(
+    kind: str,
+    games: pd.DataFrame | Summary,
+    hands: pd.DataFrame | None,
+    path: str | Path,
+    *,
+    anchor: str | None = None,
+    title: str | None = None,
+) -> Path:
     """Draw one figure of the run and save it as a PNG at ``path``; return the path.
 
     ``kind``: heatmap | ratings | outcomes | scores | lengths | convergence.
@@ -88,8 +95,18 @@ def _order(p: Summary, anchor: str | None = None) -> list[str]:
 
 
 def _note(ax, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=11, color="#495057",
-            wrap=True, bbox=dict(boxstyle="round", fc="#f1f3f5", ec="#ced4da"))
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=11,
+        color="#495057",
+        wrap=True,
+        bbox=dict(boxstyle="round", fc="#f1f3f5", ec="#ced4da"),
+    )
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -126,8 +143,10 @@ def _heatmap(p: Summary, anchor=None):
     ax.set_xlabel("opponent")
     ax.set_ylabel("bot")
     total = int(np.nansum(ng.to_numpy()) / 2)
-    ax.set_title(f"Win rate of row bot vs column bot (draws count half; ± = 95% CI half width, "
-                 f"pair-clustered)\n{total:,} games", fontsize=10)
+    ax.set_title(
+        f"Win rate of row bot vs column bot (draws count half; ± = 95% CI half width, pair-clustered)\n{total:,} games",
+        fontsize=10,
+    )
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate")
     fig.suptitle("Win-rate matrix", fontsize=13, fontweight="bold")
     fig.tight_layout()
@@ -145,8 +164,9 @@ def _ratings(p: Summary, anchor=None):
     err = np.vstack([bt["elo"] - bt["elo_ci_low"], bt["elo_ci_high"] - bt["elo"]])
     ax.errorbar(bt["elo"], y, xerr=err, fmt="o", color="#1c7ed6", ecolor="#495057", capsize=4, ms=7)
     for yi, (e, s) in enumerate(zip(bt["elo"], bt["elo_se"])):
-        ax.annotate(f"{e:+.0f} ± {1.96 * s:.0f}", (e, yi), textcoords="offset points", xytext=(0, 9),
-                    ha="center", fontsize=9)
+        ax.annotate(
+            f"{e:+.0f} ± {1.96 * s:.0f}", (e, yi), textcoords="offset points", xytext=(0, 9), ha="center", fontsize=9
+        )
     ax.set_yticks(y, bt["bot"])
     ax.axvline(0.0, color="#adb5bd", lw=1, ls="--")
     anchor_txt = f"anchor: {anchor} = 0" if anchor else "anchor: mean of all bots = 0"
@@ -177,8 +197,15 @@ def _outcomes(p: Summary, anchor=None):
         ax.barh(y, vals, left=left, color=colour, label=label, edgecolor="white", linewidth=0.5)
         for yi, (l0, v) in enumerate(zip(left, vals)):
             if v >= 0.06:
-                ax.text(l0 + v / 2, yi, f"{100 * v:.0f}%", ha="center", va="center", fontsize=8,
-                        color="white" if colour not in ("#69db7c", "#ffa94d", "#adb5bd") else "black")
+                ax.text(
+                    l0 + v / 2,
+                    yi,
+                    f"{100 * v:.0f}%",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if colour not in ("#69db7c", "#ffa94d", "#adb5bd") else "black",
+                )
         left += vals
     ax.set_yticks(y, [f"{b}\n({h:,} hands)" for b, h in zip(mix.index, mix["hands"])])
     ax.invert_yaxis()
@@ -186,8 +213,7 @@ def _outcomes(p: Summary, anchor=None):
     ax.set_xlabel("share of the hands the bot played")
     ax.xaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
     if n == 0 or not np.any(left > 0):
-        _note(ax, "No hand outcomes: the games have no hands / per-seat win columns\n"
-                  "(or only self-play games)")
+        _note(ax, "No hand outcomes: the games have no hands / per-seat win columns\n(or only self-play games)")
     else:
         # below the axis label, in figure space, so the two never overlap
         fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8, frameon=False)
@@ -208,18 +234,28 @@ def _box_stats(p: Summary, kind: str, order: list[str], scale: float = 1.0) -> l
 
 
 # bxp's ``vert`` became ``orientation`` in matplotlib 3.10 (``vert`` warns from 3.11)
-_HORIZONTAL = ({"orientation": "horizontal"}
-               if tuple(int(x) for x in matplotlib.__version__.split(".")[:2]) >= (3, 10) else {"vert": False})
+_HORIZONTAL = (
+    {"orientation": "horizontal"}
+    if tuple(int(x) for x in matplotlib.__version__.split(".")[:2]) >= (3, 10)
+    else {"vert": False}
+)
 
 
 def _bxp(ax, stats_: list[dict], colour: str) -> None:
     ok = [s for s in stats_ if np.isfinite(s["med"])]
     pos = [i for i, s in enumerate(stats_) if np.isfinite(s["med"])]
     if ok:
-        ax.bxp(ok, positions=pos, **_HORIZONTAL, showmeans=True, showfliers=False, patch_artist=True,
-               boxprops=dict(facecolor=colour, alpha=0.55),
-               meanprops=dict(marker="D", markerfacecolor="white", markeredgecolor="black", markersize=5),
-               medianprops=dict(color="black"))
+        ax.bxp(
+            ok,
+            positions=pos,
+            **_HORIZONTAL,
+            showmeans=True,
+            showfliers=False,
+            patch_artist=True,
+            boxprops=dict(facecolor=colour, alpha=0.55),
+            meanprops=dict(marker="D", markerfacecolor="white", markeredgecolor="black", markersize=5),
+            medianprops=dict(color="black"),
+        )
     ax.set_yticks(range(len(stats_)), [s["label"] for s in stats_])
     ax.set_ylim(-0.6, len(stats_) - 0.4)
     ax.invert_yaxis()
@@ -285,8 +321,9 @@ def _convergence(p: Summary, anchor=None):
     # no sharex/sharey: with dozens of panels matplotlib's axis sharing is slow; set limits per panel
     fig, axes = plt.subplots(nrow, ncol, figsize=(w, h), squeeze=False)
     # fixed margins (inches) instead of tight_layout, which is slow with many panels
-    fig.subplots_adjust(left=0.9 / w, right=1 - 0.2 / w, bottom=0.75 / h, top=1 - 1.05 / h, wspace=0.08,
-                        hspace=0.55 * 2.5 / 2.5)
+    fig.subplots_adjust(
+        left=0.9 / w, right=1 - 0.2 / w, bottom=0.75 / h, top=1 - 1.05 / h, wspace=0.08, hspace=0.55 * 2.5 / 2.5
+    )
     pct = matplotlib.ticker.PercentFormatter(1.0, decimals=0)
     groups = dict(tuple(cv.groupby("matchup", sort=False)))
     for ax, name in zip(axes.flat, shown):
@@ -296,8 +333,11 @@ def _convergence(p: Summary, anchor=None):
             ax.plot(d["games"], d["win_rate"], color="#1864ab", lw=1.4)
         ax.axhline(0.5, color="#868e96", lw=0.8, ls="--")
         row = ps[ps["matchup"] == name].iloc[0]
-        ax.set_title(f"{name}\n{100 * row['win_rate_a']:.1f}% [{100 * row['win_rate_ci_low']:.1f}, "
-                     f"{100 * row['win_rate_ci_high']:.1f}] after {int(row['games']):,}", fontsize=8)
+        ax.set_title(
+            f"{name}\n{100 * row['win_rate_a']:.1f}% [{100 * row['win_rate_ci_low']:.1f}, "
+            f"{100 * row['win_rate_ci_high']:.1f}] after {int(row['games']):,}",
+            fontsize=8,
+        )
         ax.grid(alpha=0.3)
     xmax = float(cv["games"].max()) * 1.3 if len(cv) else 10.0
     for ax in axes.flat[:k]:
@@ -320,8 +360,11 @@ def _convergence(p: Summary, anchor=None):
                 ax.set_xlabel("games played (log)", fontsize=8)
         axes[i, 0].set_ylabel("win rate, first bot", fontsize=8)
     more = f" (the {k} matchups with most games of {len(names)})" if len(names) > k else ""
-    fig.suptitle(f"Convergence: running win rate of the first-named bot, 95% pair-clustered band{more}",
-                 fontsize=12, fontweight="bold")
+    fig.suptitle(
+        f"Convergence: running win rate of the first-named bot, 95% pair-clustered band{more}",
+        fontsize=12,
+        fontweight="bold",
+    )
     return fig
 
 

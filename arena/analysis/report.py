@@ -57,8 +57,9 @@ def _open(run_dir: str | Path) -> Any:
         raise ReportError(msg if str(run) in msg else f"run folder {run}: {msg}") from None
 
 
-def load_summary(run_dir: str | Path, progress: Progress | None = None, *,
-                 hands: bool | None = None) -> tuple[Summary, dict[str, Any]]:
+def load_summary(
+    run_dir: str | Path, progress: Progress | None = None, *, hands: bool | None = None
+) -> tuple[Summary, dict[str, Any]]:
     """``(summary, meta)`` of a run folder, streamed chunk by chunk; :class:`ReportError` if unusable.
 
     ``meta`` holds ``name``, and when present ``config`` / ``rules`` (TOML
@@ -131,20 +132,26 @@ Table = tuple[list[str], list[list[str]], str]  # header, rows, column alignment
 
 def _md_table(t: Table) -> str:
     head, rows, align = t
+
     def esc(s: Any) -> str:
         return str(s).replace("|", "\\|")
 
-    out = ["| " + " | ".join(esc(h) for h in head) + " |",
-           "|" + "|".join(":--" if a == "l" else "--:" for a in align) + "|"]
+    out = [
+        "| " + " | ".join(esc(h) for h in head) + " |",
+        "|" + "|".join(":--" if a == "l" else "--:" for a in align) + "|",
+    ]
     out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
 
 def _html_table(t: Table) -> str:
     head, rows, align = t
-    cls = ['' if a == "l" else ' class="r"' for a in align]
-    out = ["<table>", "<thead><tr>" + "".join(f"<th{c}>{html.escape(h)}</th>" for h, c in zip(head, cls)) + "</tr></thead>",
-           "<tbody>"]
+    cls = ["" if a == "l" else ' class="r"' for a in align]
+    out = [
+        "<table>",
+        "<thead><tr>" + "".join(f"<th{c}>{html.escape(h)}</th>" for h, c in zip(head, cls)) + "</tr></thead>",
+        "<tbody>",
+    ]
     for r in rows:
         out.append("<tr>" + "".join(f"<td{c}>{html.escape(str(v))}</td>" for v, c in zip(r, cls)) + "</tr>")
     out.append("</tbody></table>")
@@ -158,25 +165,60 @@ def _leaderboard_table(lb: pd.DataFrame) -> Table:
     head = ["#", "bot", "Elo", "95% CI", "games", "W-L-D", "win rate", "95% CI", "pts/hand", "margin/game", "forfeits"]
     rows = []
     for r in lb.itertuples(index=False):
-        rows.append([str(r.rank), str(r.bot), _f(r.elo, 0, True), _ci(r.elo_ci_low, r.elo_ci_high, 0, sign=True),
-                     _int(r.games), f"{r.wins:,}-{r.losses:,}-{r.draws:,}", _pct(r.win_rate),
-                     _ci(r.win_rate_ci_low, r.win_rate_ci_high, pct=True), _f(r.points_per_hand, 2),
-                     _f(r.margin, 1, True), _int(r.forfeits)])
+        rows.append(
+            [
+                str(r.rank),
+                str(r.bot),
+                _f(r.elo, 0, True),
+                _ci(r.elo_ci_low, r.elo_ci_high, 0, sign=True),
+                _int(r.games),
+                f"{r.wins:,}-{r.losses:,}-{r.draws:,}",
+                _pct(r.win_rate),
+                _ci(r.win_rate_ci_low, r.win_rate_ci_high, pct=True),
+                _f(r.points_per_hand, 2),
+                _f(r.margin, 1, True),
+                _int(r.forfeits),
+            ]
+        )
     return head, rows, "rlrrrrrrrrr"
 
 
 def _style_table(lb: pd.DataFrame) -> Table:
     has_h = "points_per_hand_won" in lb.columns
-    head = ["bot", "hands", "hands won", "knock", "gin", "big gin", "undercut won", "undercut suffered", "dead",
-            "forfeit", "turns/hand", "knock deadwood", "discards taken by opp."]
+    head = [
+        "bot",
+        "hands",
+        "hands won",
+        "knock",
+        "gin",
+        "big gin",
+        "undercut won",
+        "undercut suffered",
+        "dead",
+        "forfeit",
+        "turns/hand",
+        "knock deadwood",
+        "discards taken by opp.",
+    ]
     if has_h:
         head += ["pts/hand won", "pts/hand lost"]
     rows = []
     for r in lb.itertuples(index=False):
-        row = [str(r.bot), _int(r.hands), _pct(r.hand_win_rate), _pct(r.knock_rate), _pct(r.gin_rate, 2),
-               _pct(r.big_gin_rate, 2), _pct(r.undercut_won_rate, 2), _pct(r.undercut_suffered_rate, 2),
-               _pct(r.dead_rate, 2), _pct(r.forfeit_rate, 2), _f(r.turns_per_hand, 1), _f(r.knock_deadwood, 2),
-               _pct(r.discard_take_rate)]
+        row = [
+            str(r.bot),
+            _int(r.hands),
+            _pct(r.hand_win_rate),
+            _pct(r.knock_rate),
+            _pct(r.gin_rate, 2),
+            _pct(r.big_gin_rate, 2),
+            _pct(r.undercut_won_rate, 2),
+            _pct(r.undercut_suffered_rate, 2),
+            _pct(r.dead_rate, 2),
+            _pct(r.forfeit_rate, 2),
+            _f(r.turns_per_hand, 1),
+            _f(r.knock_deadwood, 2),
+            _pct(r.discard_take_rate),
+        ]
         if has_h:
             row += [_f(r.points_per_hand_won, 1), _f(r.points_per_hand_lost, 1)]
         rows.append(row)
@@ -184,14 +226,34 @@ def _style_table(lb: pd.DataFrame) -> Table:
 
 
 def _pairs_table(ps: pd.DataFrame) -> Table:
-    head = ["matchup", "games", "W-L-D (first bot)", "win rate", "95% CI", "Elo diff", "sweeps", "sign test p",
-            "margin/game", "95% CI"]
+    head = [
+        "matchup",
+        "games",
+        "W-L-D (first bot)",
+        "win rate",
+        "95% CI",
+        "Elo diff",
+        "sweeps",
+        "sign test p",
+        "margin/game",
+        "95% CI",
+    ]
     rows = []
     for r in ps.itertuples(index=False):
-        rows.append([str(r.matchup), _int(r.games), f"{r.wins_a:,}-{r.wins_b:,}-{r.draws:,}", _pct(r.win_rate_a),
-                     _ci(r.win_rate_ci_low, r.win_rate_ci_high, pct=True), _f(r.elo_diff, 0, True),
-                     f"{r.sweeps_a:,}:{r.sweeps_b:,}", _pval(r.sign_p), _f(r.margin, 1, True),
-                     _ci(r.margin_ci_low, r.margin_ci_high, 1, sign=True)])
+        rows.append(
+            [
+                str(r.matchup),
+                _int(r.games),
+                f"{r.wins_a:,}-{r.wins_b:,}-{r.draws:,}",
+                _pct(r.win_rate_a),
+                _ci(r.win_rate_ci_low, r.win_rate_ci_high, pct=True),
+                _f(r.elo_diff, 0, True),
+                f"{r.sweeps_a:,}:{r.sweeps_b:,}",
+                _pval(r.sign_p),
+                _f(r.margin, 1, True),
+                _ci(r.margin_ci_low, r.margin_ci_high, 1, sign=True),
+            ]
+        )
     return head, rows, "lrrrrrrrrr"
 
 
@@ -199,8 +261,17 @@ def _first_mover_table(fm: pd.DataFrame) -> Table:
     head = ["matchup", "decided hands", "non-dealer share", "95% CI", "games won", "first non-dealer share", "95% CI"]
     rows = []
     for r in fm.itertuples(index=False):
-        rows.append([str(r.matchup), _int(r.decided_hands), _pct(r.nondealer_share), _ci(r.ci_low, r.ci_high, pct=True),
-                     _int(r.games), _pct(r.first_nondealer_share), _ci(r.game_ci_low, r.game_ci_high, pct=True)])
+        rows.append(
+            [
+                str(r.matchup),
+                _int(r.decided_hands),
+                _pct(r.nondealer_share),
+                _ci(r.ci_low, r.ci_high, pct=True),
+                _int(r.games),
+                _pct(r.first_nondealer_share),
+                _ci(r.game_ci_low, r.game_ci_high, pct=True),
+            ]
+        )
     return head, rows, "lrrrrrr"
 
 
@@ -235,11 +306,13 @@ METHODS = [
 ]
 
 
-def _build(run: Path, p: Summary, meta: dict[str, Any], anchor: str | None, conf: float
-           ) -> tuple[str, str, dict[str, Path]]:
+def _build(
+    run: Path, p: Summary, meta: dict[str, Any], anchor: str | None, conf: float
+) -> tuple[str, str, dict[str, Path]]:
     if anchor is not None and anchor not in p.bots:
-        raise ReportError(f"run folder {run}: anchor bot '{anchor}' did not play in this run "
-                          f"(bots: {', '.join(p.bots)})")
+        raise ReportError(
+            f"run folder {run}: anchor bot '{anchor}' did not play in this run (bots: {', '.join(p.bots)})"
+        )
     lb = st.leaderboard(p, anchor=anchor, conf=conf)
     ps = st.pair_stats(p, conf)
     fm = st.first_mover(p, conf)
@@ -276,16 +349,21 @@ def _build(run: Path, p: Summary, meta: dict[str, Any], anchor: str | None, conf
     warns = []
     sw = ps[(ps["games"] > 0) & ((ps["win_rate_a"] >= 1.0) | (ps["win_rate_a"] <= 0.0))]
     if len(sw):
-        warns.append(f"{len(sw)} matchup(s) were won by one bot in every game ({', '.join(sw['matchup'].head(6))}"
-                     f"{', ...' if len(sw) > 6 else ''}): their Elo gap is set by the prior and is a lower bound.")
+        warns.append(
+            f"{len(sw)} matchup(s) were won by one bot in every game ({', '.join(sw['matchup'].head(6))}"
+            f"{', ...' if len(sw) > 6 else ''}): their Elo gap is set by the prior and is a lower bound."
+        )
     bt_attrs = lb.attrs
     if bt_attrs.get("components", 1) > 1:
-        warns.append(f"the bots form {bt_attrs['components']} groups that never met: ratings are comparable only "
-                     "within a group.")
+        warns.append(
+            f"the bots form {bt_attrs['components']} groups that never met: ratings are comparable only within a group."
+        )
     problems = meta.get("problems") or []
     if problems:
-        warns.append(f"{len(problems)} stored chunk(s) failed their checksum and are left out: "
-                     f"{'; '.join(problems[:3])}{'; ...' if len(problems) > 3 else ''}")
+        warns.append(
+            f"{len(problems)} stored chunk(s) failed their checksum and are left out: "
+            f"{'; '.join(problems[:3])}{'; ...' if len(problems) > 3 else ''}"
+        )
     selfp = p.n_selfplay
     if selfp:
         warns.append(f"{selfp:,} self-play games are in the pairs table but not in the per-bot figures.")
@@ -309,11 +387,15 @@ def _build(run: Path, p: Summary, meta: dict[str, Any], anchor: str | None, conf
     fm_all = fm[fm["matchup"] == "all"].iloc[0]
     headline = []
     if best is not None:
-        headline.append(f"Top of the table: **{best['bot']}** at {_f(best['elo'], 0, True)} Elo "
-                        f"({_ci(best['elo_ci_low'], best['elo_ci_high'], 0, sign=True)}), "
-                        f"win rate {_pct(best['win_rate'])} against the field.")
-    headline.append(f"The non-dealer won {_pct(fm_all['nondealer_share'])} of decided hands "
-                    f"({_ci(fm_all['ci_low'], fm_all['ci_high'], pct=True)}).")
+        headline.append(
+            f"Top of the table: **{best['bot']}** at {_f(best['elo'], 0, True)} Elo "
+            f"({_ci(best['elo_ci_low'], best['elo_ci_high'], 0, sign=True)}), "
+            f"win rate {_pct(best['win_rate'])} against the field."
+        )
+    headline.append(
+        f"The non-dealer won {_pct(fm_all['nondealer_share'])} of decided hands "
+        f"({_ci(fm_all['ci_low'], fm_all['ci_high'], pct=True)})."
+    )
 
     # --- markdown
     md = [f"# Tournament report: {name}", ""]
@@ -323,13 +405,48 @@ def _build(run: Path, p: Summary, meta: dict[str, Any], anchor: str | None, conf
         md += ["### Manifest", ""] + [f"- {k}: {v}" for k, v in mani] + [""]
     if warns:
         md += ["**Notes**", ""] + [f"- {w}" for w in warns] + [""]
-    md += ["## Leaderboard", "", _md_table(tables["leaderboard"]), "", "![ratings](plots/ratings.png)", "",
-           f"*{captions['ratings']}*", ""]
-    md += ["## Matchups", "", _md_table(tables["pairs"]), "", "![heatmap](plots/heatmap.png)", "",
-           f"*{captions['heatmap']}*", "", "![convergence](plots/convergence.png)", "", f"*{captions['convergence']}*", ""]
-    md += ["## Play style (per hand played)", "", _md_table(tables["style"]), "", "![outcomes](plots/outcomes.png)", "",
-           f"*{captions['outcomes']}*", "", "![scores](plots/scores.png)", "", f"*{captions['scores']}*", "",
-           "![lengths](plots/lengths.png)", "", f"*{captions['lengths']}*", ""]
+    md += [
+        "## Leaderboard",
+        "",
+        _md_table(tables["leaderboard"]),
+        "",
+        "![ratings](plots/ratings.png)",
+        "",
+        f"*{captions['ratings']}*",
+        "",
+    ]
+    md += [
+        "## Matchups",
+        "",
+        _md_table(tables["pairs"]),
+        "",
+        "![heatmap](plots/heatmap.png)",
+        "",
+        f"*{captions['heatmap']}*",
+        "",
+        "![convergence](plots/convergence.png)",
+        "",
+        f"*{captions['convergence']}*",
+        "",
+    ]
+    md += [
+        "## Play style (per hand played)",
+        "",
+        _md_table(tables["style"]),
+        "",
+        "![outcomes](plots/outcomes.png)",
+        "",
+        f"*{captions['outcomes']}*",
+        "",
+        "![scores](plots/scores.png)",
+        "",
+        f"*{captions['scores']}*",
+        "",
+        "![lengths](plots/lengths.png)",
+        "",
+        f"*{captions['lengths']}*",
+        "",
+    ]
     md += ["## First-mover effect", "", _md_table(tables["first"]), ""]
     if errs:
         md += ["## Errors", ""] + [f"- {n:,} x {e}" for e, n in errs] + [""]
@@ -342,31 +459,50 @@ def _build(run: Path, p: Summary, meta: dict[str, Any], anchor: str | None, conf
     # --- html
     def img(kind: str) -> str:
         data = base64.b64encode(figs[kind].read_bytes()).decode("ascii")
-        return (f'<figure><img alt="{kind}" src="data:image/png;base64,{data}">'
-                f"<figcaption>{html.escape(captions[kind])}</figcaption></figure>")
+        return (
+            f'<figure><img alt="{kind}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{html.escape(captions[kind])}</figcaption></figure>"
+        )
 
     def bold(text: str) -> str:
         parts = html.escape(text).split("**")
         return "".join(f"<b>{s}</b>" if i % 2 else s for i, s in enumerate(parts))
 
     h = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>Tournament report: {html.escape(name)}</title>", f"<style>{_CSS}</style>", "</head><body>",
-        f"<h1>Tournament report: {html.escape(name)}</h1>", f"<p class=lead>{bold(' '.join(headline))}</p>",
-        "<h2>Run</h2>", "<ul>" + "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in facts) + "</ul>",
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Tournament report: {html.escape(name)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head><body>",
+        f"<h1>Tournament report: {html.escape(name)}</h1>",
+        f"<p class=lead>{bold(' '.join(headline))}</p>",
+        "<h2>Run</h2>",
+        "<ul>" + "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in facts) + "</ul>",
     ]
     if mani:
-        h += ["<h3>Manifest</h3>",
-              "<ul>" + "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in mani) + "</ul>"]
+        h += [
+            "<h3>Manifest</h3>",
+            "<ul>" + "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in mani) + "</ul>",
+        ]
     if warns:
-        h += ['<div class="note"><b>Notes</b><ul>' + "".join(f"<li>{html.escape(w)}</li>" for w in warns) + "</ul></div>"]
+        h += [
+            '<div class="note"><b>Notes</b><ul>' + "".join(f"<li>{html.escape(w)}</li>" for w in warns) + "</ul></div>"
+        ]
     h += ["<h2>Leaderboard</h2>", _html_table(tables["leaderboard"]), img("ratings")]
     h += ["<h2>Matchups</h2>", _html_table(tables["pairs"]), img("heatmap"), img("convergence")]
-    h += ["<h2>Play style (per hand played)</h2>", _html_table(tables["style"]), img("outcomes"), img("scores"),
-          img("lengths")]
+    h += [
+        "<h2>Play style (per hand played)</h2>",
+        _html_table(tables["style"]),
+        img("outcomes"),
+        img("scores"),
+        img("lengths"),
+    ]
     h += ["<h2>First-mover effect</h2>", _html_table(tables["first"])]
     if errs:
-        h += ["<h2>Errors</h2>", "<ul>" + "".join(f"<li>{n:,} &times; {html.escape(e)}</li>" for e, n in errs) + "</ul>"]
+        h += [
+            "<h2>Errors</h2>",
+            "<ul>" + "".join(f"<li>{n:,} &times; {html.escape(e)}</li>" for e, n in errs) + "</ul>",
+        ]
     h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in METHODS) + "</ul>"]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
@@ -386,8 +522,9 @@ pre{background:#f8f9fa;padding:.8em;overflow:auto}
 """
 
 
-def write_report(run_dir: str | Path, *, anchor: str | None = None, conf: float = 0.95,
-                 progress: Progress | None = None) -> dict[str, Path]:
+def write_report(
+    run_dir: str | Path, *, anchor: str | None = None, conf: float = 0.95, progress: Progress | None = None
+) -> dict[str, Path]:
     """Write report.md, report.html, leaderboard.csv, pairs.csv and plots/*.png into the run folder.
 
     Reads the run through its store, one chunk at a time (memory does not

@@ -160,8 +160,9 @@ class Sprt:
         self.llr = 0.0
         self.decision: str | None = None
 
-    def update(self, pair_points: Iterable[float] | float | None = None, *,
-               counts: Iterable[int] | None = None) -> str | None:
+    def update(
+        self, pair_points: Iterable[float] | float | None = None, *, counts: Iterable[int] | None = None
+    ) -> str | None:
         """Add pairs (A's points per pair, in half points) and/or counts; return ``decision``."""
         add = np.zeros(5, dtype=np.int64)
         if pair_points is not None:
@@ -204,16 +205,20 @@ class Sprt:
 
     def __repr__(self) -> str:
         lo, hi = self.bounds
-        return (f"Sprt(elo0={self.elo0:g}, elo1={self.elo1:g}, alpha={self.alpha:g}, beta={self.beta:g}: "
-                f"LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}), pairs {self.pairs} {self.counts.tolist()}, "
-                f"{self.decision or 'continue'})")
+        return (
+            f"Sprt(elo0={self.elo0:g}, elo1={self.elo1:g}, alpha={self.alpha:g}, beta={self.beta:g}: "
+            f"LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}), pairs {self.pairs} {self.counts.tolist()}, "
+            f"{self.decision or 'continue'})"
+        )
 
     def summary(self) -> str:
         """One line as chess testers print it."""
         lo, hi = self.bounds
-        return (f"SPRT [{self.elo0:g}, {self.elo1:g}] LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}); "
-                f"pairs {self.pairs}, penta {self.counts.tolist()}, Elo {self.elo:+.1f}: "
-                f"{self.decision or 'continue'}")
+        return (
+            f"SPRT [{self.elo0:g}, {self.elo1:g}] LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}); "
+            f"pairs {self.pairs}, penta {self.counts.tolist()}, Elo {self.elo:+.1f}: "
+            f"{self.decision or 'continue'}"
+        )
 
 
 def pentanomial(games: pd.DataFrame, bot: str | None = None) -> np.ndarray:
@@ -246,8 +251,14 @@ def pentanomial(games: pd.DataFrame, bot: str | None = None) -> np.ndarray:
     return np.bincount(agg["pts"].to_numpy(dtype=np.int64), minlength=5)[:5].astype(np.int64)
 
 
-def sprt_status(games: pd.DataFrame, elo0: float = 0.0, elo1: float = 5.0, alpha: float = 0.05,
-                beta: float = 0.05, bot: str | None = None) -> Sprt:
+def sprt_status(
+    games: pd.DataFrame,
+    elo0: float = 0.0,
+    elo1: float = 5.0,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    bot: str | None = None,
+) -> Sprt:
     """The SPRT over every complete pair in a one-matchup games table (a notebook check).
 
     ``bot`` is the bot whose advantage is tested (default ``bot_a``).  A

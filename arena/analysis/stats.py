@@ -99,8 +99,9 @@ def _tq(conf: float, df: Any) -> np.ndarray:
     return out
 
 
-def ratio_ci_moments(G: Any, N: Any, S: Any, SS: Any, SN: Any, NN: Any, conf: float = 0.95,
-                     clip: tuple[float, float] | None = None) -> dict[str, np.ndarray]:
+def ratio_ci_moments(
+    G: Any, N: Any, S: Any, SS: Any, SN: Any, NN: Any, conf: float = 0.95, clip: tuple[float, float] | None = None
+) -> dict[str, np.ndarray]:
     """Cluster-robust ratio ``S / N`` per group with a t interval, from per-group sums over clusters.
 
     ``G`` clusters, ``N = sum n_c``, ``S = sum s_c``, ``SS = sum s_c^2``,
@@ -122,8 +123,14 @@ def ratio_ci_moments(G: Any, N: Any, S: Any, SS: Any, SN: Any, NN: Any, conf: fl
     return {"est": est, "se": se, "lo": lo, "hi": hi, "clusters": G, "den": N}
 
 
-def ratio_ci(num: np.ndarray, den: np.ndarray, group: np.ndarray, n_groups: int, conf: float = 0.95,
-             clip: tuple[float, float] | None = None) -> dict[str, np.ndarray]:
+def ratio_ci(
+    num: np.ndarray,
+    den: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    conf: float = 0.95,
+    clip: tuple[float, float] | None = None,
+) -> dict[str, np.ndarray]:
     """Cluster-robust ratio estimate ``sum(num) / sum(den)`` per group, with a t interval.
 
     ``num``, ``den`` and ``group`` have one entry per *cluster* (e.g. the total
@@ -138,8 +145,16 @@ def ratio_ci(num: np.ndarray, den: np.ndarray, group: np.ndarray, n_groups: int,
     def gsum(w):
         return np.bincount(group, weights=w, minlength=n_groups)
 
-    return ratio_ci_moments(np.bincount(group, minlength=n_groups).astype(float), gsum(den), gsum(num),
-                            gsum(num * num), gsum(num * den), gsum(den * den), conf, clip)
+    return ratio_ci_moments(
+        np.bincount(group, minlength=n_groups).astype(float),
+        gsum(den),
+        gsum(num),
+        gsum(num * num),
+        gsum(num * den),
+        gsum(den * den),
+        conf,
+        clip,
+    )
 
 
 def summarize(games: Games, hands: pd.DataFrame | None = None) -> Summary:
@@ -181,8 +196,9 @@ class _M:
     def per_bot(self, xa: np.ndarray, xb: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """Sum over each bot's matchups of its own side's value (``mask``: cross matchups by default)."""
         m = self.cross if mask is None else mask
-        return (np.bincount(self.m_a[m], weights=np.asarray(xa, dtype=float)[m], minlength=self.n_bots)
-                + np.bincount(self.m_b[m], weights=np.asarray(xb, dtype=float)[m], minlength=self.n_bots))
+        return np.bincount(self.m_a[m], weights=np.asarray(xa, dtype=float)[m], minlength=self.n_bots) + np.bincount(
+            self.m_b[m], weights=np.asarray(xb, dtype=float)[m], minlength=self.n_bots
+        )
 
     def per_bot_ci(self, side_a: tuple, side_b: tuple, conf: float, clip=None) -> dict[str, np.ndarray]:
         """Pair-clustered ratio per bot; ``side_x`` = (G, N, S, SS, SN, NN) per matchup for that side."""
@@ -222,37 +238,40 @@ def _pair_stats(x: _M, conf: float) -> pd.DataFrame:
         margin_sd = np.sqrt(np.maximum(x.msq / games_m - mg["est"] ** 2, 0.0) * games_m / (games_m - 1))
     sweeps_a, sweeps_b = x.sweeps_a.astype(np.int64), x.sweeps_b.astype(np.int64)
     n_complete = x.complete.astype(np.int64)
-    sign_p = np.array([sps.binomtest(int(a), int(a + b), 0.5).pvalue if a + b > 0 else np.nan
-                       for a, b in zip(sweeps_a, sweeps_b)])
-    return pd.DataFrame({
-        "matchup": x.matchups,
-        "bot_a": [x.bots[i] for i in x.m_a],
-        "bot_b": [x.bots[i] for i in x.m_b],
-        "games": games_m.astype(np.int64),
-        "pairs": wr["clusters"].astype(np.int64),
-        "complete_pairs": n_complete,
-        "errors": x.errors.astype(np.int64),
-        "forfeits_a": x.forfeits_a.astype(np.int64),
-        "forfeits_b": x.forfeits_b.astype(np.int64),
-        "wins_a": x.wins_a.astype(np.int64),
-        "wins_b": x.wins_b.astype(np.int64),
-        "draws": x.draws.astype(np.int64),
-        "win_rate_a": wr["est"],
-        "win_rate_ci_low": wr["lo"],
-        "win_rate_ci_high": wr["hi"],
-        "win_rate_se": wr["se"],
-        "elo_diff": elo_from_score(wr["est"]),
-        "elo_ci_low": elo_from_score(wr["lo"]),
-        "elo_ci_high": elo_from_score(wr["hi"]),
-        "sweeps_a": sweeps_a,
-        "sweeps_b": sweeps_b,
-        "splits": n_complete - sweeps_a - sweeps_b,
-        "sign_p": sign_p,
-        "margin": mg["est"],
-        "margin_ci_low": mg["lo"],
-        "margin_ci_high": mg["hi"],
-        "margin_sd": margin_sd,
-    })
+    sign_p = np.array(
+        [sps.binomtest(int(a), int(a + b), 0.5).pvalue if a + b > 0 else np.nan for a, b in zip(sweeps_a, sweeps_b)]
+    )
+    return pd.DataFrame(
+        {
+            "matchup": x.matchups,
+            "bot_a": [x.bots[i] for i in x.m_a],
+            "bot_b": [x.bots[i] for i in x.m_b],
+            "games": games_m.astype(np.int64),
+            "pairs": wr["clusters"].astype(np.int64),
+            "complete_pairs": n_complete,
+            "errors": x.errors.astype(np.int64),
+            "forfeits_a": x.forfeits_a.astype(np.int64),
+            "forfeits_b": x.forfeits_b.astype(np.int64),
+            "wins_a": x.wins_a.astype(np.int64),
+            "wins_b": x.wins_b.astype(np.int64),
+            "draws": x.draws.astype(np.int64),
+            "win_rate_a": wr["est"],
+            "win_rate_ci_low": wr["lo"],
+            "win_rate_ci_high": wr["hi"],
+            "win_rate_se": wr["se"],
+            "elo_diff": elo_from_score(wr["est"]),
+            "elo_ci_low": elo_from_score(wr["lo"]),
+            "elo_ci_high": elo_from_score(wr["hi"]),
+            "sweeps_a": sweeps_a,
+            "sweeps_b": sweeps_b,
+            "splits": n_complete - sweeps_a - sweeps_b,
+            "sign_p": sign_p,
+            "margin": mg["est"],
+            "margin_ci_low": mg["lo"],
+            "margin_ci_high": mg["hi"],
+            "margin_sd": margin_sd,
+        }
+    )
 
 
 # --- per bot --------------------------------------------------------------------------
@@ -305,43 +324,46 @@ def _bot_stats(s: Summary, x: _M, conf: float) -> pd.DataFrame:
     knocks = own["knock"] + opp["undercut"]
     margin = pb(x.mS, -x.mS)
     opponents = np.zeros(x.n_bots, dtype=np.int64)
-    seen = np.unique(np.concatenate([x.m_a[x.cross] * x.n_bots + x.m_b[x.cross],
-                                     x.m_b[x.cross] * x.n_bots + x.m_a[x.cross]]))
+    seen = np.unique(
+        np.concatenate([x.m_a[x.cross] * x.n_bots + x.m_b[x.cross], x.m_b[x.cross] * x.n_bots + x.m_a[x.cross]])
+    )
     np.add.at(opponents, seen // x.n_bots, 1)
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = pd.DataFrame({
-            "bot": x.bots,
-            "opponents": opponents,
-            "games": games.astype(np.int64),
-            "wins": wins.astype(np.int64),
-            "losses": losses.astype(np.int64),
-            "draws": draws.astype(np.int64),
-            "forfeits": forfeits.astype(np.int64),
-            "win_rate": wr["est"],
-            "win_rate_ci_low": wr["lo"],
-            "win_rate_ci_high": wr["hi"],
-            "margin": margin / games,
-            "hands": n_hands.astype(np.int64),
-            "points_per_hand": pts["est"],
-            "points_per_hand_ci_low": pts["lo"],
-            "points_per_hand_ci_high": pts["hi"],
-            "conceded_per_hand": pb(x.score_b, x.score_a) / n_hands,
-            "hand_win_rate": sum(own.values()) / n_hands,
-            "knock_rate": own["knock"] / n_hands,
-            "undercut_won_rate": own["undercut"] / n_hands,
-            "gin_rate": own["gin"] / n_hands,
-            "big_gin_rate": own["big_gin"] / n_hands,
-            "undercut_suffered_rate": opp["undercut"] / n_hands,
-            "dead_rate": pb(x.dead, x.dead) / n_hands,
-            "capped_rate": pb(x.capped, x.capped) / n_hands,
-            "forfeit_rate": forfeits / n_hands,
-            "knocks_per_hand": knocks / n_hands,
-            "knock_deadwood": pb(x.kdw_a, x.kdw_b) / knocks,
-            "turns_per_hand": pb(x.turns, x.turns) / n_hands,
-            "discard_take_rate": pb(x.pick_b, x.pick_a) / pb(x.disc_a, x.disc_b),
-            "pickup_rate": pb(x.pick_a, x.pick_b) / pb(x.disc_b, x.disc_a),
-        })
+        out = pd.DataFrame(
+            {
+                "bot": x.bots,
+                "opponents": opponents,
+                "games": games.astype(np.int64),
+                "wins": wins.astype(np.int64),
+                "losses": losses.astype(np.int64),
+                "draws": draws.astype(np.int64),
+                "forfeits": forfeits.astype(np.int64),
+                "win_rate": wr["est"],
+                "win_rate_ci_low": wr["lo"],
+                "win_rate_ci_high": wr["hi"],
+                "margin": margin / games,
+                "hands": n_hands.astype(np.int64),
+                "points_per_hand": pts["est"],
+                "points_per_hand_ci_low": pts["lo"],
+                "points_per_hand_ci_high": pts["hi"],
+                "conceded_per_hand": pb(x.score_b, x.score_a) / n_hands,
+                "hand_win_rate": sum(own.values()) / n_hands,
+                "knock_rate": own["knock"] / n_hands,
+                "undercut_won_rate": own["undercut"] / n_hands,
+                "gin_rate": own["gin"] / n_hands,
+                "big_gin_rate": own["big_gin"] / n_hands,
+                "undercut_suffered_rate": opp["undercut"] / n_hands,
+                "dead_rate": pb(x.dead, x.dead) / n_hands,
+                "capped_rate": pb(x.capped, x.capped) / n_hands,
+                "forfeit_rate": forfeits / n_hands,
+                "knocks_per_hand": knocks / n_hands,
+                "knock_deadwood": pb(x.kdw_a, x.kdw_b) / knocks,
+                "turns_per_hand": pb(x.turns, x.turns) / n_hands,
+                "discard_take_rate": pb(x.pick_b, x.pick_a) / pb(x.disc_a, x.disc_b),
+                "pickup_rate": pb(x.pick_a, x.pick_b) / pb(x.disc_b, x.disc_a),
+            }
+        )
     if s.has_hands:
         out["points_per_hand_won"] = [s.hist(b, "won_points").mean() for b in x.bots]
         out["points_per_hand_lost"] = [s.hist(b, "lost_points").mean() for b in x.bots]
@@ -413,8 +435,9 @@ def _win_matrix(x: _M, what: str) -> pd.DataFrame:
 # --- Bradley-Terry ratings ---------------------------------------------------------
 
 
-def bradley_terry(games: Games, anchor: str | None = None, conf: float = 0.95,
-                  prior_draws: float = 1.0, method: str = "sandwich") -> pd.DataFrame:
+def bradley_terry(
+    games: Games, anchor: str | None = None, conf: float = 0.95, prior_draws: float = 1.0, method: str = "sandwich"
+) -> pd.DataFrame:
     """Bradley-Terry (logistic Elo) ratings of every bot, fitted by maximum likelihood.
 
     Model: bot i scores against bot j with expected score
@@ -447,8 +470,9 @@ def bradley_terry(games: Games, anchor: str | None = None, conf: float = 0.95,
     return _cached(s, key, lambda: _bradley_terry(_M(s), anchor, conf, prior_draws, method))
 
 
-def fit_bt(ia: np.ndarray, ib: np.ndarray, n: np.ndarray, s: np.ndarray, n_bots: int,
-           prior_draws: float = 1.0) -> np.ndarray:
+def fit_bt(
+    ia: np.ndarray, ib: np.ndarray, n: np.ndarray, s: np.ndarray, n_bots: int, prior_draws: float = 1.0
+) -> np.ndarray:
     """MLE of logistic strengths (natural log-odds units, mean 0) from aggregated results.
 
     ``ia``, ``ib``: bot indices of each row; ``n`` games and ``s`` score of
@@ -485,8 +509,14 @@ def fit_bt(ia: np.ndarray, ib: np.ndarray, n: np.ndarray, s: np.ndarray, n_bots:
             cache["k"], cache["v"] = k, fun(x)
         return cache["v"]
 
-    res = optimize.minimize(lambda x: get(x)[0], np.zeros(n_bots - 1), jac=lambda x: get(x)[1],
-                            hess=lambda x: get(x)[2], method="trust-exact", options={"gtol": 1e-9})
+    res = optimize.minimize(
+        lambda x: get(x)[0],
+        np.zeros(n_bots - 1),
+        jac=lambda x: get(x)[1],
+        hess=lambda x: get(x)[2],
+        method="trust-exact",
+        options={"gtol": 1e-9},
+    )
     th = full(res.x)
     return th - th.mean()
 
@@ -506,8 +536,10 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         raise ValueError(f"unknown interval method '{method}' (sandwich, fisher)")
     n = x.n_bots
     c = x.cross
-    agg = {k: np.where(c, v, 0.0) for k, v in (("n", x.wN), ("s", x.wS), ("ss", x.wSS), ("sn", x.wSN),
-                                               ("nn", x.wNN), ("G", x.wG))}
+    agg = {
+        k: np.where(c, v, 0.0)
+        for k, v in (("n", x.wN), ("s", x.wS), ("ss", x.wSS), ("sn", x.wSN), ("nn", x.wNN), ("G", x.wG))
+    }
     ia, ib = x.m_a.astype(np.int64), x.m_b.astype(np.int64)
     played = (agg["n"] > 0) & (ia != ib)
     th = fit_bt(ia, ib, agg["n"], agg["s"], n, prior_draws)
@@ -521,7 +553,7 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         # The prior's virtual draws count as one more cluster per matchup, so a
         # matchup one bot swept keeps an honest (wide) interval instead of ~0.
         rr = agg["ss"][played] - 2.0 * q * agg["sn"][played] + q * q * agg["nn"][played]
-        rr = rr + prior_draws ** 2 * (0.5 - q) ** 2
+        rr = rr + prior_draws**2 * (0.5 - q) ** 2
         G = agg["G"][played].sum()
         M = _laplacian(ja, jb, rr * (G / max(G - 1.0, 1.0)), n)
     n_comp = connected_components(coo_matrix((np.ones(ja.size), (ja, jb)), shape=(n, n)), directed=False)[0] if n else 0
@@ -546,16 +578,18 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         se[k] = 0.0
     z = sps.norm.ppf(0.5 + conf / 2.0)
     qa = 1.0 / (1.0 + np.exp(-(th[ia] - th[ib])))
-    out = pd.DataFrame({
-        "bot": x.bots,
-        "elo": elo,
-        "elo_se": se,
-        "elo_ci_low": elo - z * se,
-        "elo_ci_high": elo + z * se,
-        "games": x.per_bot(agg["n"], agg["n"]).astype(np.int64),
-        "score": x.per_bot(agg["s"], agg["n"] - agg["s"]),
-        "expected": x.per_bot(agg["n"] * qa, agg["n"] * (1.0 - qa)),
-    })
+    out = pd.DataFrame(
+        {
+            "bot": x.bots,
+            "elo": elo,
+            "elo_se": se,
+            "elo_ci_low": elo - z * se,
+            "elo_ci_high": elo + z * se,
+            "games": x.per_bot(agg["n"], agg["n"]).astype(np.int64),
+            "score": x.per_bot(agg["s"], agg["n"] - agg["s"]),
+            "expected": x.per_bot(agg["n"] * qa, agg["n"] * (1.0 - qa)),
+        }
+    )
     out = out[out["games"] > 0].reset_index(drop=True) if (out["games"] > 0).any() else out
     out.attrs["anchor"] = anchor if anchor is not None else "mean"
     out.attrs["components"] = int(n_comp)
@@ -564,8 +598,9 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
     return out
 
 
-def leaderboard(games: Games, hands: pd.DataFrame | None = None, anchor: str | None = None,
-                conf: float = 0.95) -> pd.DataFrame:
+def leaderboard(
+    games: Games, hands: pd.DataFrame | None = None, anchor: str | None = None, conf: float = 0.95
+) -> pd.DataFrame:
     """Ratings and per-bot statistics in one table, best first.
 
     Columns: rank, then :func:`bradley_terry`'s (bot, elo, elo_se, elo_ci_low,
@@ -605,19 +640,23 @@ def _first_mover(x: _M, conf: float) -> pd.DataFrame:
     for names, agg in ((x.matchups, lambda v: v), (["all"], lambda v: np.array([v.sum()]))):
         h = ratio_ci_moments(*(agg(v) for v in (x.dG, x.dN, x.dS, x.dSS, x.dSN, x.dNN)), conf=conf, clip=(0.0, 1.0))
         g = ratio_ci_moments(*(agg(v) for v in (x.fG, x.fN, x.fS, x.fSS, x.fSN, x.fNN)), conf=conf, clip=(0.0, 1.0))
-        rows.append(pd.DataFrame({
-            "matchup": names,
-            "decided_hands": h["den"].astype(np.int64),
-            "nondealer_wins": agg(x.dS).astype(np.int64),
-            "nondealer_share": h["est"],
-            "ci_low": h["lo"],
-            "ci_high": h["hi"],
-            "games": g["den"].astype(np.int64),
-            "first_nondealer_wins": agg(x.fS).astype(np.int64),
-            "first_nondealer_share": g["est"],
-            "game_ci_low": g["lo"],
-            "game_ci_high": g["hi"],
-        }))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "matchup": names,
+                    "decided_hands": h["den"].astype(np.int64),
+                    "nondealer_wins": agg(x.dS).astype(np.int64),
+                    "nondealer_share": h["est"],
+                    "ci_low": h["lo"],
+                    "ci_high": h["hi"],
+                    "games": g["den"].astype(np.int64),
+                    "first_nondealer_wins": agg(x.fS).astype(np.int64),
+                    "first_nondealer_share": g["est"],
+                    "game_ci_low": g["lo"],
+                    "game_ci_high": g["hi"],
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -661,14 +700,18 @@ def _convergence(s: Summary, conf: float, points: int) -> pd.DataFrame:
         R = R[_pick_log_spaced(R[:, 0], points)]
         G, N, S, SS, SN, NN = R.T
         r = ratio_ci_moments(G, N, S, SS, SN, NN, conf, clip=(0.0, 1.0))
-        parts.append(pd.DataFrame({
-            "matchup": name,
-            "pairs": G.astype(np.int64),
-            "games": N.astype(np.int64),
-            "win_rate": r["est"],
-            "ci_low": r["lo"],
-            "ci_high": r["hi"],
-        }))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "matchup": name,
+                    "pairs": G.astype(np.int64),
+                    "games": N.astype(np.int64),
+                    "win_rate": r["est"],
+                    "ci_low": r["lo"],
+                    "ci_high": r["hi"],
+                }
+            )
+        )
     if not parts:
         return pd.DataFrame({"matchup": [], "pairs": [], "games": [], "win_rate": [], "ci_low": [], "ci_high": []})
     return pd.concat(parts, ignore_index=True)
@@ -703,14 +746,18 @@ def hand_results(games: pd.DataFrame, hands: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for seat in (0, 1):
         res = np.where(win_seat == seat, "won", np.where(win_seat == 1 - seat, "lost", "none"))
-        frames.append(pd.DataFrame({
-            "game_id": d.gid[pos],
-            "hand": h["hand"].to_numpy() if "hand" in h.columns else 0,
-            "bot": pd.Categorical.from_codes(seat_bot[seat], categories=d.bots),
-            "opponent": pd.Categorical.from_codes(seat_bot[1 - seat], categories=d.bots),
-            "result": pd.Categorical(res, categories=["won", "lost", "none"]),
-            "outcome": pd.Categorical(h["outcome"]),
-            "points": wpts,
-            "turns": turns,
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "game_id": d.gid[pos],
+                    "hand": h["hand"].to_numpy() if "hand" in h.columns else 0,
+                    "bot": pd.Categorical.from_codes(seat_bot[seat], categories=d.bots),
+                    "opponent": pd.Categorical.from_codes(seat_bot[1 - seat], categories=d.bots),
+                    "result": pd.Categorical(res, categories=["won", "lost", "none"]),
+                    "outcome": pd.Categorical(h["outcome"]),
+                    "points": wpts,
+                    "turns": turns,
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)

@@ -51,8 +51,24 @@ WIN_KINDS = ("knock", "undercut", "gin", "big_gin")
 
 #: Games columns a summary reads (ask the store for only these).
 GAME_COLUMNS = (
-    "game_id", "matchup", "bot_a", "bot_b", "pair", "swap", "score0", "score1", "winner_seat", "winner",
-    "error", "hands", "turns", "first_dealer", "forfeit_seat", "dead", "capped", "nondealer_wins",
+    "game_id",
+    "matchup",
+    "bot_a",
+    "bot_b",
+    "pair",
+    "swap",
+    "score0",
+    "score1",
+    "winner_seat",
+    "winner",
+    "error",
+    "hands",
+    "turns",
+    "first_dealer",
+    "forfeit_seat",
+    "dead",
+    "capped",
+    "nondealer_wins",
     *[f"{k}_wins{p}" for p in (0, 1) for k in WIN_KINDS],
     *[f"{k}{p}" for p in (0, 1) for k in ("pickups", "discards", "knock_deadwood")],
 )
@@ -67,22 +83,68 @@ TPH_SCALE = 100  # turns per hand (per-game averages) are kept in 1/100 turn
 
 # The per-matchup sums, in the order of a Summary's rows.  "_a"/"_b": bot_a's / bot_b's side.
 FIELDS = (
-    "rows", "valid", "errors", "wins_a", "wins_b", "draws", "forfeits_a", "forfeits_b", "forfeit_games",
+    "rows",
+    "valid",
+    "errors",
+    "wins_a",
+    "wins_b",
+    "draws",
+    "forfeits_a",
+    "forfeits_b",
+    "forfeit_games",
     # win rate of bot_a: clusters with a result; n = games with a result, s = bot_a's score
-    "wG", "wN", "wS", "wSS", "wSN", "wNN",
+    "wG",
+    "wN",
+    "wS",
+    "wSS",
+    "wSN",
+    "wNN",
     # margin (bot_a's final score minus bot_b's, games with a result): s = summed margin, den wN
-    "mS", "mSS", "mSN", "msq",
-    "complete", "sweeps_a", "sweeps_b",
+    "mS",
+    "mSS",
+    "mSN",
+    "msq",
+    "complete",
+    "sweeps_a",
+    "sweeps_b",
     # per game, every game (results or not)
-    "hands", "turns", "score_a", "score_b", "dead", "capped",
+    "hands",
+    "turns",
+    "score_a",
+    "score_b",
+    "dead",
+    "capped",
     *[f"{k}_{s}" for s in "ab" for k in WIN_KINDS],
-    "kdw_a", "kdw_b", "pick_a", "pick_b", "disc_a", "disc_b",
+    "kdw_a",
+    "kdw_b",
+    "pick_a",
+    "pick_b",
+    "disc_a",
+    "disc_b",
     # points per hand: clusters with a hand; n = hands, a / b = each side's points
-    "hG", "hH", "hA", "hB", "hAA", "hAH", "hBB", "hBH", "hHH",
+    "hG",
+    "hH",
+    "hA",
+    "hB",
+    "hAA",
+    "hAH",
+    "hBB",
+    "hBH",
+    "hHH",
     # non-dealer share of decided hands: n = decided hands, s = non-dealer wins
-    "dG", "dN", "dS", "dSS", "dSN", "dNN",
+    "dG",
+    "dN",
+    "dS",
+    "dSS",
+    "dSN",
+    "dNN",
     # first non-dealer share of games with a winner: n = games with a winner, s = won by the first non-dealer
-    "fG", "fN", "fS", "fSS", "fSN", "fNN",
+    "fG",
+    "fN",
+    "fS",
+    "fSS",
+    "fSN",
+    "fNN",
 )
 F = {name: i for i, name in enumerate(FIELDS)}
 
@@ -120,9 +182,9 @@ class Hist:
         hi = max(self.lo + self.counts.size, other.lo + other.counts.size)
         if lo != self.lo or hi != self.lo + self.counts.size:
             grown = np.zeros(hi - lo, dtype=np.int64)
-            grown[self.lo - lo:self.lo - lo + self.counts.size] = self.counts
+            grown[self.lo - lo : self.lo - lo + self.counts.size] = self.counts
             self.lo, self.counts = lo, grown
-        self.counts[other.lo - self.lo:other.lo - self.lo + other.counts.size] += other.counts
+        self.counts[other.lo - self.lo : other.lo - self.lo + other.counts.size] += other.counts
         return self
 
     @property
@@ -154,12 +216,21 @@ class Hist:
         """Box-plot statistics as matplotlib's ``bxp`` takes them: quartiles,
         whiskers at 1.5 IQR clipped to the data, mean; values divided by ``scale``."""
         if self.n == 0:
-            return dict(label=label, whislo=np.nan, q1=np.nan, med=np.nan, q3=np.nan, whishi=np.nan,
-                        mean=np.nan, fliers=[])
+            return dict(
+                label=label, whislo=np.nan, q1=np.nan, med=np.nan, q3=np.nan, whishi=np.nan, mean=np.nan, fliers=[]
+            )
         mn, q1, med, q3, mx = (float(x) / scale for x in self.percentile([0, 25, 50, 75, 100]))
         iqr = q3 - q1
-        return dict(label=label, whislo=max(mn, q1 - 1.5 * iqr), q1=q1, med=med, q3=q3,
-                    whishi=min(mx, q3 + 1.5 * iqr), mean=self.mean() / scale, fliers=[])
+        return dict(
+            label=label,
+            whislo=max(mn, q1 - 1.5 * iqr),
+            q1=q1,
+            med=med,
+            q3=q3,
+            whishi=min(mx, q3 + 1.5 * iqr),
+            mean=self.mean() / scale,
+            fliers=[],
+        )
 
     def __repr__(self) -> str:
         return f"Hist(n={self.n}, lo={self.lo}, bins={self.counts.size})"
@@ -177,7 +248,7 @@ def _group_hists(groups: np.ndarray, values: np.ndarray, names: list[str]) -> di
     out = {}
     for i in np.flatnonzero(counts.sum(axis=1)):
         nz = np.flatnonzero(counts[i])
-        out[names[i]] = Hist(lo + nz[0], counts[i, nz[0]:nz[-1] + 1].copy())
+        out[names[i]] = Hist(lo + nz[0], counts[i, nz[0] : nz[-1] + 1].copy())
     return out
 
 
@@ -497,14 +568,18 @@ class Summary:
 
         ws = d.col("winner_seat", np.int64, -1)
         fd = d.col("first_dealer", np.int64)
-        for pre, num, den in (("d", csum(d.col("nondealer_wins")), csum(decided)),
-                              ("f", csum(((ws >= 0) & (ws != fd)).astype(np.float64)),
-                               csum((ws >= 0).astype(np.float64)))):
+        for pre, num, den in (
+            ("d", csum(d.col("nondealer_wins")), csum(decided)),
+            ("f", csum(((ws >= 0) & (ws != fd)).astype(np.float64)), csum((ws >= 0).astype(np.float64))),
+        ):
             k = den > 0
             s[f"{pre}G"] = np.bincount(c_m[k], minlength=n_m).astype(np.float64)
             s[f"{pre}N"], s[f"{pre}S"] = mc_sum(den, k), mc_sum(num, k)
-            s[f"{pre}SS"], s[f"{pre}SN"], s[f"{pre}NN"] = mc_sum(num * num, k), mc_sum(num * den, k), \
-                mc_sum(den * den, k)
+            s[f"{pre}SS"], s[f"{pre}SN"], s[f"{pre}NN"] = (
+                mc_sum(num * num, k),
+                mc_sum(num * den, k),
+                mc_sum(den * den, k),
+            )
 
         sums = np.column_stack([np.asarray(s[f], dtype=np.float64) for f in FIELDS])
 
@@ -522,8 +597,9 @@ class Summary:
 
         for i, name in enumerate(d.matchups):
             seg = segs.get(i)
-            self._m[name] = _Matchup(d.bots[d.m_a[i]], d.bots[d.m_b[i]], sums[i].copy(),
-                                     [seg] if seg is not None else [])
+            self._m[name] = _Matchup(
+                d.bots[d.m_a[i]], d.bots[d.m_b[i]], sums[i].copy(), [seg] if seg is not None else []
+            )
 
         # per-bot histograms of per-game values (self-play left out)
         cross = d.a != d.b
@@ -562,8 +638,9 @@ class Summary:
         loser = np.where(win_seat == 0, seat1, seat0)
         self._add_hists("won_points", winner[won], pts[won], d.bots)
         self._add_hists("lost_points", loser[won], pts[won], d.bots)
-        self._add_hists("hand_turns", np.concatenate([seat0[xc], seat1[xc]]), np.concatenate([turns[xc], turns[xc]]),
-                        d.bots)
+        self._add_hists(
+            "hand_turns", np.concatenate([seat0[xc], seat1[xc]]), np.concatenate([turns[xc], turns[xc]]), d.bots
+        )
 
     def _add_hists(self, kind: str, groups: np.ndarray, values: np.ndarray, names: list[str]) -> None:
         for bot, h in _group_hists(groups, values, names).items():
@@ -580,8 +657,10 @@ class Summary:
             mine = self._m.get(name)
             if mine is not None:
                 if (mine.bot_a, mine.bot_b) != (mo.bot_a, mo.bot_b):
-                    raise ValueError(f"matchup '{name}' is {mine.bot_a} vs {mine.bot_b} in one summary and "
-                                     f"{mo.bot_a} vs {mo.bot_b} in the other")
+                    raise ValueError(
+                        f"matchup '{name}' is {mine.bot_a} vs {mine.bot_b} in one summary and "
+                        f"{mo.bot_a} vs {mo.bot_b} in the other"
+                    )
                 for seg in mo.segments:
                     _check_free(mine.segments, seg, name)
         for name, mo in other._m.items():
@@ -686,16 +765,16 @@ class Summary:
         return np.vstack(rows) if rows else np.zeros((0, 6))
 
     def __repr__(self) -> str:
-        return (f"Summary({len(self._m)} matchups, {self.n_games:,} games"
-                f"{', hands' if self.has_hands else ''})")
+        return f"Summary({len(self._m)} matchups, {self.n_games:,} games{', hands' if self.has_hands else ''})"
 
 
 def _check_free(segs: list[_Segment], seg: _Segment, name: str) -> None:
     i = bisect.bisect_left(segs, seg.lo, key=lambda x: x.lo)
     clash = (i < len(segs) and segs[i].lo <= seg.end) or (i > 0 and segs[i - 1].end >= seg.lo)
     if clash:
-        raise ValueError(f"matchup '{name}': pairs {seg.lo}..{seg.end} are already in the summary "
-                         "(the same chunk added twice?)")
+        raise ValueError(
+            f"matchup '{name}': pairs {seg.lo}..{seg.end} are already in the summary (the same chunk added twice?)"
+        )
 
 
 def merge(summaries: Iterable[Summary]) -> Summary:
@@ -706,8 +785,9 @@ def merge(summaries: Iterable[Summary]) -> Summary:
     return out
 
 
-def summarize_run(store: Any, progress: Callable[[int, int], None] | None = None, *,
-                  hands: bool | None = None) -> Summary:
+def summarize_run(
+    store: Any, progress: Callable[[int, int], None] | None = None, *, hands: bool | None = None
+) -> Summary:
     """One pass over a run's stored chunks (:class:`arena.run.store.RunStore`) into a Summary.
 
     Reads only :data:`GAME_COLUMNS` (and :data:`HAND_COLUMNS` when ``hands``,

@@ -81,11 +81,11 @@ def _command_of(spec: str) -> tuple[list[str], str | None, dict[str, str] | None
         from arena.bot import BotError
 
         try:
-            command, cwd, env, _ = sandbox_setup(spec[len("sandbox:"):].strip())
+            command, cwd, env, _ = sandbox_setup(spec[len("sandbox:") :].strip())
         except BotError as exc:
             raise ValueError(str(exc)) from None
         return command, cwd, env
-    text = spec[len("cmd:"):] if spec.startswith("cmd:") else spec
+    text = spec[len("cmd:") :] if spec.startswith("cmd:") else spec
     try:
         command = shlex.split(text)
     except ValueError as exc:
@@ -112,6 +112,7 @@ def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
             if int(view[V_SEAT]) == 0 and ph not in found:
                 found[ph] = view.copy()
             return int(fn(view, params, memory, rng))
+
         return ask
 
     watcher = dataclasses.replace(simple, functions=tuple(spy(f) for f in simple.functions), fast=False)
@@ -138,8 +139,9 @@ def _legal(phase: int, view: np.ndarray, answer: int) -> str:
     return ""
 
 
-def check_bot(spec: str, games: int = 20, limits: Limits | None = None,
-              echo: Callable[[str], None] | None = print) -> CheckReport:
+def check_bot(
+    spec: str, games: int = 20, limits: Limits | None = None, echo: Callable[[str], None] | None = print
+) -> CheckReport:
     """Run the check on ``cmd:...`` (or ``sandbox:file.py``); lines are echoed as they come."""
     from arena.bot import load_bot
     from arena.play import play_batch
@@ -176,8 +178,12 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
         return
     ms = (time.perf_counter() - t0) * 1000
     params = ", ".join(f"{k}={v:g}" for k, v in hello["params"].items()) or "none"
-    report.add("PASS", "handshake", f"name '{hello['name']}', protocol {hello['protocol']}, parameters: {params}; "
-                                    f"started in {ms:.0f} ms", echo)
+    report.add(
+        "PASS",
+        "handshake",
+        f"name '{hello['name']}', protocol {hello['protocol']}, parameters: {params}; started in {ms:.0f} ms",
+        echo,
+    )
 
     # One answer to each kind of decision, on real views.
     views = sample_views()
@@ -227,8 +233,12 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
         if errors:
             report.add("FAIL", "games", f"{len(errors)} of {n} games forfeited; first: {errors[0]}", echo)
         else:
-            report.add("PASS", "games", f"{n} games against simple without a forfeit (won {won}); "
-                                        f"{n / elapsed:.0f} games/s", echo)
+            report.add(
+                "PASS",
+                "games",
+                f"{n} games against simple without a forfeit (won {won}); {n / elapsed:.0f} games/s",
+                echo,
+            )
 
     # Timing.
     times = ext.times or []
@@ -239,8 +249,12 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
         status = "PASS" if worst < limit else "FAIL"
         if status == "PASS" and worst > limit / 2:
             status = "WARN"
-        report.add(status, "timing", f"median {med:.3f} ms, max {worst:.1f} ms per decision over {len(times)} "
-                                     f"decisions (limit {limit:.0f} ms)", echo)
+        report.add(
+            status,
+            "timing",
+            f"median {med:.3f} ms, max {worst:.1f} ms per decision over {len(times)} decisions (limit {limit:.0f} ms)",
+            echo,
+        )
 
     # A clean exit on bye.
     proc = ext.seats[0].proc
@@ -249,7 +263,7 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
         log = ext.log.drain()
         ext.seats[0].proc = None
         if "did not exit after bye" in log:
-            report.add("WARN", "bye", "the bot did not exit within 2 s of {\"type\":\"bye\"}; it was killed", echo)
+            report.add("WARN", "bye", 'the bot did not exit within 2 s of {"type":"bye"}; it was killed', echo)
         else:
             report.add("PASS", "bye", "exited when told bye", echo)
         tail = [line for line in log.splitlines() if line.strip() and not line.startswith("[arena")]

@@ -82,8 +82,14 @@ class _Decision:
 class ExternalBot:
     """A bot program talking the protocol of ``docs/PROTOCOL.md`` (see the module docstring)."""
 
-    def __init__(self, command: list[str], cwd: str | None = None, limits: Limits | None = None,
-                 env: dict[str, str] | None = None, record_times: bool = False):
+    def __init__(
+        self,
+        command: list[str],
+        cwd: str | None = None,
+        limits: Limits | None = None,
+        env: dict[str, str] | None = None,
+        record_times: bool = False,
+    ):
         if not command or not all(isinstance(a, str) for a in command):
             raise ValueError("an external bot's command is a non-empty list of strings")
         self.command = list(command)
@@ -109,8 +115,9 @@ class ExternalBot:
         if s.proc is not None and s.proc.alive:
             return self.hello or {}
         if s.failed_starts >= MAX_FAILED_STARTS:
-            raise ExternalBotError("crashed", f"the bot failed to start {s.failed_starts} times in a row; "
-                                              "not trying again")
+            raise ExternalBotError(
+                "crashed", f"the bot failed to start {s.failed_starts} times in a row; not trying again"
+            )
         if s.proc is not None:
             self.restarts += 1
         try:
@@ -180,8 +187,9 @@ class ExternalBot:
             answer = s.proc.request(line, budget, what)
         except ExternalBotError as exc:
             if exc.reason == "timeout" and budget < limits.decision_s:
-                raise ExternalBotError("timeout", f"{what} ran past the game's time limit "
-                                                  f"({limits.game_s:.3g} s of answers)") from None
+                raise ExternalBotError(
+                    "timeout", f"{what} ran past the game's time limit ({limits.game_s:.3g} s of answers)"
+                ) from None
             raise
         except BaseException:  # Ctrl-C while waiting: an answer may still come; never read it as the next one
             s.proc.kill("interrupted")
@@ -247,8 +255,7 @@ def close_bot(bot) -> None:
         ext.close()
 
 
-def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str, description: str,
-              reason: str):
+def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str, description: str, reason: str):
     from arena.bot import Bot, BotError
 
     try:
@@ -280,8 +287,14 @@ def external_bot(name: str | None, command: list[str], cwd: str | None = None, l
     """
     command = list(command)
     ext = ExternalBot(command, cwd, limits)
-    return _make_bot(ext, name, "cmd:" + shlex.join(command), command_hash(command, cwd),
-                     f"external program: {shlex.join(command)}", "an external program (protocol over pipes)")
+    return _make_bot(
+        ext,
+        name,
+        "cmd:" + shlex.join(command),
+        command_hash(command, cwd),
+        f"external program: {shlex.join(command)}",
+        "an external program (protocol over pipes)",
+    )
 
 
 def host_command(path: str | os.PathLike) -> list[str]:
@@ -331,5 +344,11 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     """
     command, cwd, env, digest = sandbox_setup(path)
     ext = ExternalBot(command, cwd, limits or Limits(start_s=120.0), env=env)
-    return _make_bot(ext, name, f"sandbox:{Path(path).resolve()}", digest, "(sandboxed bot file)",
-                     "a sandboxed bot file (own process, protocol over pipes)")
+    return _make_bot(
+        ext,
+        name,
+        f"sandbox:{Path(path).resolve()}",
+        digest,
+        "(sandboxed bot file)",
+        "a sandboxed bot file (own process, protocol over pipes)",
+    )

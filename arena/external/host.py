@@ -67,8 +67,14 @@ def serve(path: str, out, inp) -> int:
     if error is not None:
         send({"error": error})
         return 2
-    send({"name": bot.name, "protocol": PROTOCOL_VERSION, "description": bot.description,
-          "params": dict(zip(bot.param_names, bot.params.tolist()))})
+    send(
+        {
+            "name": bot.name,
+            "protocol": PROTOCOL_VERSION,
+            "description": bot.description,
+            "params": dict(zip(bot.param_names, bot.params.tolist())),
+        }
+    )
     functions = bot.functions
     memory = np.zeros(bot.memory_size, dtype=np.float64)
     rng = np.zeros(RNG_WORDS, dtype=np.uint64)
@@ -88,8 +94,7 @@ def serve(path: str, out, inp) -> int:
             memory[:] = 0.0
             seed_rng(rng, np.uint64(msg["seed"]))
             given = msg.get("params") or {}
-            params = np.array([float(given.get(n, d)) for n, d in zip(names, bot.params.tolist())],
-                              dtype=np.float64)
+            params = np.array([float(given.get(n, d)) for n, d in zip(names, bot.params.tolist())], dtype=np.float64)
             key = tuple(params.tolist())
             if validate is not None and key not in valid:
                 try:

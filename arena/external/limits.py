@@ -131,20 +131,56 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _X64_NEW_PROCESS = {"fork": 57, "vfork": 58}
 _X64_CLONE, _X64_CLONE3 = 56, 435
 _X64_FILE_CHANGE = {
-    "creat": 85, "truncate": 76, "rename": 82, "mkdir": 83, "rmdir": 84, "link": 86, "unlink": 87,
-    "symlink": 88, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "mknod": 133,
-    "mkdirat": 258, "mknodat": 259, "fchownat": 260, "unlinkat": 263, "renameat": 264, "linkat": 265,
-    "symlinkat": 266, "fchmodat": 268, "renameat2": 316, "fchmodat2": 452,
+    "creat": 85,
+    "truncate": 76,
+    "rename": 82,
+    "mkdir": 83,
+    "rmdir": 84,
+    "link": 86,
+    "unlink": 87,
+    "symlink": 88,
+    "chmod": 90,
+    "fchmod": 91,
+    "chown": 92,
+    "fchown": 93,
+    "lchown": 94,
+    "mknod": 133,
+    "mkdirat": 258,
+    "mknodat": 259,
+    "fchownat": 260,
+    "unlinkat": 263,
+    "renameat": 264,
+    "linkat": 265,
+    "symlinkat": 266,
+    "fchmodat": 268,
+    "renameat2": 316,
+    "fchmodat2": 452,
 }
 _X64_OPEN, _X64_OPENAT, _X64_OPENAT2 = 2, 257, 437
 _X64_OTHER_PROCESS = {
-    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_open": 434,
-    "pidfd_getfd": 438, "pidfd_send_signal": 424, "tkill": 200, "setpriority": 141, "ioprio_set": 251,
-    "migrate_pages": 256, "move_pages": 279, "kcmp": 312,
+    "ptrace": 101,
+    "process_vm_readv": 310,
+    "process_vm_writev": 311,
+    "pidfd_open": 434,
+    "pidfd_getfd": 438,
+    "pidfd_send_signal": 424,
+    "tkill": 200,
+    "setpriority": 141,
+    "ioprio_set": 251,
+    "migrate_pages": 256,
+    "move_pages": 279,
+    "kcmp": 312,
 }
 #: Allowed only on the bot itself (first argument 0 or its own pid).
-_X64_SELF_ONLY = {"kill": 62, "tgkill": 234, "prlimit64": 302, "sched_setaffinity": 203,
-                  "sched_setparam": 142, "sched_setscheduler": 144, "sched_setattr": 314}
+_X64_SELF_ONLY = {
+    "kill": 62,
+    "tgkill": 234,
+    "prlimit64": 302,
+    "sched_setaffinity": 203,
+    "sched_setparam": 142,
+    "sched_setscheduler": 144,
+    "sched_setattr": 314,
+}
 _X64_CHANNELS = {"socket": 41, "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240}
 
 
@@ -183,21 +219,43 @@ def build_filter(limits: Limits, pid: int) -> bytes:
 
     def deny_if_flags(nr: int, arg: int, flags: int, action: int) -> None:
         # if nr: load the argument; flags set -> action, else allow
-        p.extend([_jump(_JEQ, nr, 0, 4), _stmt(_LD_ABS_W, _arg_lo(arg)), _jump(_JSET, flags, 0, 1),
-                  _stmt(_RET, action), _stmt(_RET, _RET_ALLOW)])
+        p.extend(
+            [
+                _jump(_JEQ, nr, 0, 4),
+                _stmt(_LD_ABS_W, _arg_lo(arg)),
+                _jump(_JSET, flags, 0, 1),
+                _stmt(_RET, action),
+                _stmt(_RET, _RET_ALLOW),
+            ]
+        )
 
     def self_only(nr: int) -> None:
         # if nr: load argument 0; 0 or pid -> allow, else EPERM
-        p.extend([_jump(_JEQ, nr, 0, 5), _stmt(_LD_ABS_W, _arg_lo(0)), _jump(_JEQ, 0, 2, 0),
-                  _jump(_JEQ, pid, 1, 0), _stmt(_RET, eperm), _stmt(_RET, _RET_ALLOW)])
+        p.extend(
+            [
+                _jump(_JEQ, nr, 0, 5),
+                _stmt(_LD_ABS_W, _arg_lo(0)),
+                _jump(_JEQ, 0, 2, 0),
+                _jump(_JEQ, pid, 1, 0),
+                _stmt(_RET, eperm),
+                _stmt(_RET, _RET_ALLOW),
+            ]
+        )
 
     if not limits.processes:
         for nr in _X64_NEW_PROCESS.values():
             deny(nr, eperm)
         deny(_X64_CLONE3, enosys)
         # clone: a thread (CLONE_THREAD set) is allowed, a process is not.
-        p.extend([_jump(_JEQ, _X64_CLONE, 0, 4), _stmt(_LD_ABS_W, _arg_lo(0)), _jump(_JSET, _CLONE_THREAD, 0, 1),
-                  _stmt(_RET, _RET_ALLOW), _stmt(_RET, eperm)])
+        p.extend(
+            [
+                _jump(_JEQ, _X64_CLONE, 0, 4),
+                _stmt(_LD_ABS_W, _arg_lo(0)),
+                _jump(_JSET, _CLONE_THREAD, 0, 1),
+                _stmt(_RET, _RET_ALLOW),
+                _stmt(_RET, eperm),
+            ]
+        )
     if not limits.file_writes:
         for nr in _X64_FILE_CHANGE.values():
             deny(nr, eacces)

@@ -123,16 +123,25 @@ def _signal_name(n: int) -> str:
 class BotProcess:
     """A started bot program (see the module docstring)."""
 
-    def __init__(self, command: list[str], cwd: str | None, limits: Limits, log: LogBuffer,
-                 env: dict[str, str] | None = None):
+    def __init__(
+        self, command: list[str], cwd: str | None, limits: Limits, log: LogBuffer, env: dict[str, str] | None = None
+    ):
         self.limits = limits
         self.log = log
         self.command = command
         protect_parent()
         try:
             self.proc = subprocess.Popen(
-                command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                bufsize=0, close_fds=True, start_new_session=True, preexec_fn=make_preexec(limits),
+                command,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                close_fds=True,
+                start_new_session=True,
+                preexec_fn=make_preexec(limits),
             )
         except OSError as exc:
             raise ExternalBotError("crashed", f"could not start {command[0]!r}: {exc.strerror or exc}") from None
@@ -143,8 +152,9 @@ class BotProcess:
         os.set_blocking(self._out, False)
         err = os.dup(self.proc.stderr.fileno())
         self.proc.stderr.close()
-        self._stderr_thread = threading.Thread(target=_read_stderr, args=(err, log), daemon=True,
-                                               name=f"bot-stderr-{self.pid}")
+        self._stderr_thread = threading.Thread(
+            target=_read_stderr, args=(err, log), daemon=True, name=f"bot-stderr-{self.pid}"
+        )
         self._stderr_thread.start()
         self._poll_in = select.poll()
         self._poll_in.register(self._out, select.POLLIN)
@@ -192,7 +202,7 @@ class BotProcess:
                 if not self._poll_out.poll(self._ms_left(deadline)):
                     self._timeout(timeout, what)
                 try:
-                    view = view[os.write(self._in, view):]
+                    view = view[os.write(self._in, view) :]
                 except BlockingIOError:
                     continue
         except (BrokenPipeError, ConnectionResetError):
@@ -216,11 +226,12 @@ class BotProcess:
             if not data:
                 if buf.strip():
                     self.kill("garbled answer")
-                    raise ExternalBotError("garbled answer", f"{what}: the bot exited after writing "
-                                                             f"{buf[:80]!r} with no newline")
+                    raise ExternalBotError(
+                        "garbled answer", f"{what}: the bot exited after writing {buf[:80]!r} with no newline"
+                    )
                 self._crashed(what)
             buf += data
-        answer, rest = buf[:nl], buf[nl + 1:]
+        answer, rest = buf[:nl], buf[nl + 1 :]
         if rest:
             self.kill("garbled answer")
             raise ExternalBotError("garbled answer", f"{what}: more than one line in answer ({rest[:60]!r} follows)")
@@ -244,8 +255,10 @@ class BotProcess:
         tail = self.log.tail_line()
         hint = ""
         if "fork" in tail.lower() or "resource temporarily unavailable" in tail.lower():
-            hint = ("; the sandbox forbids new processes: start the program itself, not a launcher "
-                    "script that forks (e.g. a pyenv shim), or allow processes in its limits")
+            hint = (
+                "; the sandbox forbids new processes: start the program itself, not a launcher "
+                "script that forks (e.g. a pyenv shim), or allow processes in its limits"
+            )
         return f" (last stderr line: {tail!r}{hint})" if tail else ""
 
     @staticmethod
@@ -316,8 +329,9 @@ class BotProcess:
             self.kill("did not exit after bye")
 
 
-def start_and_handshake(command: list[str], cwd: str | None, limits: Limits, log: LogBuffer,
-                        env: dict[str, str] | None = None) -> tuple[BotProcess, dict]:
+def start_and_handshake(
+    command: list[str], cwd: str | None, limits: Limits, log: LogBuffer, env: dict[str, str] | None = None
+) -> tuple[BotProcess, dict]:
     """Start a bot and do the handshake; returns the process and its hello."""
     from arena.external.protocol import hello_line, parse_hello
 

@@ -131,8 +131,16 @@ def _suit_tables() -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], 
 
 
 def _join4(table, mask: int) -> str:
-    parts = [p for p in (table[0][mask & 0x1FFF], table[1][(mask >> 13) & 0x1FFF],
-                         table[2][(mask >> 26) & 0x1FFF], table[3][(mask >> 39) & 0x1FFF]) if p]
+    parts = [
+        p
+        for p in (
+            table[0][mask & 0x1FFF],
+            table[1][(mask >> 13) & 0x1FFF],
+            table[2][(mask >> 26) & 0x1FFF],
+            table[3][(mask >> 39) & 0x1FFF],
+        )
+        if p
+    ]
     return "[" + ",".join(parts) + "]"
 
 
@@ -176,8 +184,17 @@ _HAND_FIELDS: dict[tuple, str] = {}
 
 
 def _hand_fields(v: list[int]) -> str:
-    key = (v[V_MY_SCORE], v[V_OPP_SCORE], v[V_KNOCK_LIMIT], v[V_MULT], v[V_SEAT], v[V_HAND_NO], v[V_IS_DEALER],
-           v[V_UPCARD], *v[V_RULES:V_RULES + R_SIZE])
+    key = (
+        v[V_MY_SCORE],
+        v[V_OPP_SCORE],
+        v[V_KNOCK_LIMIT],
+        v[V_MULT],
+        v[V_SEAT],
+        v[V_HAND_NO],
+        v[V_IS_DEALER],
+        v[V_UPCARD],
+        *v[V_RULES : V_RULES + R_SIZE],
+    )
     text = _HAND_FIELDS.get(key)
     if text is None:
         if len(_HAND_FIELDS) >= _CACHE_LIMIT:
@@ -186,7 +203,7 @@ def _hand_fields(v: list[int]) -> str:
             f'"upcard":{v[V_UPCARD]},"my_score":{v[V_MY_SCORE]},"opp_score":{v[V_OPP_SCORE]},'
             f'"knock_limit":{v[V_KNOCK_LIMIT]},"multiplier":{v[V_MULT]},"seat":{v[V_SEAT]},'
             f'"hand_no":{v[V_HAND_NO]},"is_dealer":{"true" if v[V_IS_DEALER] else "false"},'
-            f'"rules":{rules_json(tuple(v[V_RULES:V_RULES + R_SIZE]))}}}\n'
+            f'"rules":{rules_json(tuple(v[V_RULES : V_RULES + R_SIZE]))}}}\n'
         )
     return text
 
@@ -203,14 +220,14 @@ def encode_decide(v: list[int], game: int, seed: int, new_game: bool, params: st
     return (
         f'{{"type":"decide","decision":"{DECISION_OF_PHASE[v[V_DECISION]]}","game":{game},'
         f'"new_game":{"true" if new_game else "false"},"seed":{seed},'
-        f'{_params_field(new_game, params)}'
+        f"{_params_field(new_game, params)}"
         f'"hand":{c(hand)},"hand_names":{names_json(hand)},'
-        f'"pile":[{",".join([st[x] for x in v[V_PILE:V_PILE + v[V_PILE_N]]])}],'
+        f'"pile":[{",".join([st[x] for x in v[V_PILE : V_PILE + v[V_PILE_N]]])}],'
         f'"stock":{v[V_STOCK_N]},"top":{v[V_TOP]},"just_taken":{v[V_JUST_TAKEN]},"turn":{v[V_TURN]},'
         f'"opp_taken":{c(v[V_OPP_TAKEN])},"opp_discarded":{c(v[V_OPP_DISCARDED])},'
         f'"opp_passed":{c(v[V_OPP_PASSED])},"my_taken":{c(v[V_MY_TAKEN])},'
         f'"my_discarded":{c(v[V_MY_DISCARDED])},"my_passed":{c(v[V_MY_PASSED])},'
-        f'{_hand_fields(v)}'
+        f"{_hand_fields(v)}"
     ).encode()
 
 
@@ -266,7 +283,7 @@ def decode_decide(msg: dict[str, Any]) -> np.ndarray:
     pile = msg["pile"]
     v[V_PILE_N] = len(pile)
     v[V_PILE:] = pile + [-1] * (52 - len(pile))
-    v[V_RULES:V_RULES + R_SIZE] = _rules_list(msg["rules"])
+    v[V_RULES : V_RULES + R_SIZE] = _rules_list(msg["rules"])
     return np.array(v, dtype=np.int64)
 
 
@@ -307,7 +324,7 @@ def parse_answer(line: bytes, decision: str) -> int:
         if "error" in value:
             raise ProtocolError("bot error", f"{decision}(): {str(value['error'])[:200]}")
         if "action" not in value:
-            raise ProtocolError("ill-typed answer", f"{decision}() answered an object without \"action\": {_show(line)}")
+            raise ProtocolError("ill-typed answer", f'{decision}() answered an object without "action": {_show(line)}')
         value = value["action"]
     if isinstance(value, bool) or not isinstance(value, int):
         kind = "a float" if isinstance(value, float) else type(value).__name__
@@ -322,8 +339,13 @@ def parse_answer(line: bytes, decision: str) -> int:
 def hello_line(limits: dict[str, Any]) -> bytes:
     from arena import __version__
 
-    return (json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "arena": f"gin-arena {__version__}",
-                        "limits": limits}, separators=(",", ":")) + "\n").encode()
+    return (
+        json.dumps(
+            {"type": "hello", "protocol": PROTOCOL_VERSION, "arena": f"gin-arena {__version__}", "limits": limits},
+            separators=(",", ":"),
+        )
+        + "\n"
+    ).encode()
 
 
 def parse_hello(line: bytes) -> dict[str, Any]:
@@ -334,17 +356,20 @@ def parse_hello(line: bytes) -> dict[str, Any]:
     """
     value = _loads(line, "the handshake")
     if not isinstance(value, dict):
-        raise ProtocolError("bad handshake", f"expected a JSON object with \"name\" and \"protocol\", got {_show(line)}")
+        raise ProtocolError("bad handshake", f'expected a JSON object with "name" and "protocol", got {_show(line)}')
     if "error" in value:
         raise ProtocolError("bot error", str(value["error"])[:500])
     version = value.get("protocol")
     if version != PROTOCOL_VERSION or isinstance(version, bool):
-        raise ProtocolError("bad handshake", f"the bot speaks protocol {version!r}; this arena speaks "
-                                             f"{PROTOCOL_VERSION}")
+        raise ProtocolError(
+            "bad handshake", f"the bot speaks protocol {version!r}; this arena speaks {PROTOCOL_VERSION}"
+        )
     name = value.get("name")
     if not isinstance(name, str) or not name or len(name) > MAX_NAME or not _NAME_RE.match(name):
-        raise ProtocolError("bad handshake", f"name must be 1-{MAX_NAME} letters, digits or _ . + - "
-                                             f"(starting with a letter or digit), got {name!r}")
+        raise ProtocolError(
+            "bad handshake",
+            f"name must be 1-{MAX_NAME} letters, digits or _ . + - (starting with a letter or digit), got {name!r}",
+        )
     description = value.get("description", "")
     if not isinstance(description, str):
         raise ProtocolError("bad handshake", "description must be a string")
@@ -354,5 +379,9 @@ def parse_hello(line: bytes) -> dict[str, Any]:
         for k, v in params.items()
     ):
         raise ProtocolError("bad handshake", "params must be an object of name: number")
-    return {"name": name, "protocol": version, "description": description.strip().splitlines()[0][:200]
-            if description.strip() else "", "params": {k: float(v) for k, v in params.items()}}
+    return {
+        "name": name,
+        "protocol": version,
+        "description": description.strip().splitlines()[0][:200] if description.strip() else "",
+        "params": {k: float(v) for k, v in params.items()},
+    }

@@ -70,12 +70,12 @@ class BotSpec:
             if bot.source.startswith("cmd:"):
                 cwd = (ext.cwd or "") if ext is not None else ""
                 return cls(bot.name, "command", bot.source[4:], "", bot.source_hash, params, limits, cwd)
-            path = bot.source[len("sandbox:"):]
+            path = bot.source[len("sandbox:") :]
             with open(path, encoding="utf-8") as f:
                 text = f.read()
             return cls(bot.name, "sandbox", path, text, bot.source_hash, params, limits)
         if bot.source.startswith("bots."):
-            return cls(bot.name, "builtin", bot.source[len("bots."):], "", bot.source_hash, params)
+            return cls(bot.name, "builtin", bot.source[len("bots.") :], "", bot.source_hash, params)
         module = bot.module
         path = getattr(module, "__file__", None) or bot.source
         with open(path, encoding="utf-8") as f:
@@ -133,10 +133,19 @@ def pair_seeds(seed: int, lo: int, hi: int) -> np.ndarray:
     return _pair_seeds(seed, lo, hi)
 
 
-def matchup_id(a: BotSpec, b: BotSpec, rules: dict[str, Any], seed: int, games: int, duplicate: bool,
-               chunk_size: int, record_hands: bool) -> str:
-    blob = json.dumps([a.identity(), b.identity(), rules, seed, games, duplicate, chunk_size, record_hands],
-                      sort_keys=True)
+def matchup_id(
+    a: BotSpec,
+    b: BotSpec,
+    rules: dict[str, Any],
+    seed: int,
+    games: int,
+    duplicate: bool,
+    chunk_size: int,
+    record_hands: bool,
+) -> str:
+    blob = json.dumps(
+        [a.identity(), b.identity(), rules, seed, games, duplicate, chunk_size, record_hands], sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -150,9 +159,20 @@ def chunk_time_limit(n_games: int, per_game: float, floor: float) -> float:
     return max(floor, n_games * per_game)
 
 
-def plan_matchup(a: BotSpec, b: BotSpec, *, matchup_no: int, rules: dict[str, Any], seed: int, games: int,
-                 duplicate: bool, chunk_size: int, record_hands: bool, per_game_seconds: float,
-                 chunk_floor_seconds: float) -> tuple[str, list[ChunkTask]]:
+def plan_matchup(
+    a: BotSpec,
+    b: BotSpec,
+    *,
+    matchup_no: int,
+    rules: dict[str, Any],
+    seed: int,
+    games: int,
+    duplicate: bool,
+    chunk_size: int,
+    record_hands: bool,
+    per_game_seconds: float,
+    chunk_floor_seconds: float,
+) -> tuple[str, list[ChunkTask]]:
     """The id and the chunks of one matchup."""
     mid = matchup_id(a, b, rules, seed, games, duplicate, chunk_size, record_hands)
     n_pairs = games // 2 if duplicate else games
@@ -162,6 +182,21 @@ def plan_matchup(a: BotSpec, b: BotSpec, *, matchup_no: int, rules: dict[str, An
     for c, lo in enumerate(range(0, n_pairs, per_chunk)):
         hi = min(lo + per_chunk, n_pairs)
         n = (hi - lo) * (2 if duplicate else 1)
-        tasks.append(ChunkTask(mid, matchup_no, c, a, b, items, seed, lo, hi, duplicate, record_hands, games,
-                               chunk_time_limit(n, per_game_seconds, chunk_floor_seconds)))
+        tasks.append(
+            ChunkTask(
+                mid,
+                matchup_no,
+                c,
+                a,
+                b,
+                items,
+                seed,
+                lo,
+                hi,
+                duplicate,
+                record_hands,
+                games,
+                chunk_time_limit(n, per_game_seconds, chunk_floor_seconds),
+            )
+        )
     return mid, tasks

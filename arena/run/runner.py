@@ -93,8 +93,9 @@ class TournamentResult:
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _config(config: TournamentConfig | str | Path | Mapping[str, Any], base_dir: Path | None
-            ) -> tuple[TournamentConfig, Path | None]:
+def _config(
+    config: TournamentConfig | str | Path | Mapping[str, Any], base_dir: Path | None
+) -> tuple[TournamentConfig, Path | None]:
     if isinstance(config, (str, Path)):
         base_dir = base_dir or Path(config).parent
         config = load_config(config)
@@ -119,12 +120,15 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
     except (ConfigError, tomllib.TOMLDecodeError) as exc:
         raise TournamentError(f"{store.dir}: its config.toml is unreadable ({exc}); use another --name") from None
     if old.resolved_rules() != cfg.resolved_rules():
-        raise TournamentError(f"{store.dir} was played under different rules; use another --name "
-                              "or the same rules to resume")
+        raise TournamentError(
+            f"{store.dir} was played under different rules; use another --name or the same rules to resume"
+        )
     for key in ("seed", "games_per_pair", "duplicate", "chunk_size", "record_hands"):
         if getattr(old, key) != getattr(cfg, key):
-            raise TournamentError(f"{store.dir} was played with {key} = {getattr(old, key)!r}, not "
-                                  f"{getattr(cfg, key)!r}; use another --name or the same setting to resume")
+            raise TournamentError(
+                f"{store.dir} was played with {key} = {getattr(old, key)!r}, not "
+                f"{getattr(cfg, key)!r}; use another --name or the same setting to resume"
+            )
 
 
 def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, status: str, **extra: Any) -> dict:
@@ -133,13 +137,30 @@ def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, stat
     from arena import __version__
 
     return {
-        "package": "gin-arena", "version": __version__, "status": status, "name": cfg.name,
+        "package": "gin-arena",
+        "version": __version__,
+        "status": status,
+        "name": cfg.name,
         "seed": "secret" if cfg.seed == "secret" else cfg.seed,
-        "started": started, "ended": _now(),
-        "machine": {"node": platform.node(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                    "python": platform.python_version(), "numba": numba.__version__, "numpy": np.__version__},
-        "bots": {b.name: {"source": b.source, "sha256": b.source_hash, "path": b.path,
-                          "params": dict(zip(b.param_names, b.params.tolist()))} for b in bots.values()},
+        "started": started,
+        "ended": _now(),
+        "machine": {
+            "node": platform.node(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "numba": numba.__version__,
+            "numpy": np.__version__,
+        },
+        "bots": {
+            b.name: {
+                "source": b.source,
+                "sha256": b.source_hash,
+                "path": b.path,
+                "params": dict(zip(b.param_names, b.params.tolist())),
+            }
+            for b in bots.values()
+        },
         **extra,
     }
 
@@ -164,8 +185,16 @@ class _Bar:
         if progress is True:
             from tqdm import tqdm
 
-            self.tqdm = tqdm(total=total, initial=done, unit="game", unit_scale=True, dynamic_ncols=True,
-                             desc="games", file=sys.stderr, smoothing=0.1)
+            self.tqdm = tqdm(
+                total=total,
+                initial=done,
+                unit="game",
+                unit_scale=True,
+                dynamic_ncols=True,
+                desc="games",
+                file=sys.stderr,
+                smoothing=0.1,
+            )
 
     def update(self, n: int) -> None:
         self.done += n
@@ -273,15 +302,27 @@ def run_tournament(
         planned: list[str] = []
         for sa, sb in cfg.matchups():
             a, b = specs[sa], specs[sb]
-            common = dict(rules=rules_d, seed=seed, games=cfg.games_per_pair, duplicate=cfg.duplicate,
-                          chunk_size=cfg.chunk_size, record_hands=cfg.record_hands)
-            mid = matchup_id(a, b, rules_d, seed, cfg.games_per_pair, cfg.duplicate, cfg.chunk_size,
-                             cfg.record_hands)
+            common = dict(
+                rules=rules_d,
+                seed=seed,
+                games=cfg.games_per_pair,
+                duplicate=cfg.duplicate,
+                chunk_size=cfg.chunk_size,
+                record_hands=cfg.record_hands,
+            )
+            mid = matchup_id(a, b, rules_d, seed, cfg.games_per_pair, cfg.duplicate, cfg.chunk_size, cfg.record_hands)
             n_chunks = -(-cfg.games_per_pair // cfg.chunk_size)
-            m = store.register(mid, a.name, b.name, cfg.games_per_pair, n_chunks,
-                               {"bot_a": a.identity(), "bot_b": b.identity()})
-            _, ts = plan_matchup(a, b, matchup_no=m.no, per_game_seconds=cfg.limit("chunk_seconds_per_game"),
-                                 chunk_floor_seconds=cfg.limit("chunk_min_seconds"), **common)
+            m = store.register(
+                mid, a.name, b.name, cfg.games_per_pair, n_chunks, {"bot_a": a.identity(), "bot_b": b.identity()}
+            )
+            _, ts = plan_matchup(
+                a,
+                b,
+                matchup_no=m.no,
+                per_game_seconds=cfg.limit("chunk_seconds_per_game"),
+                chunk_floor_seconds=cfg.limit("chunk_min_seconds"),
+                **common,
+            )
             tasks.extend(ts)
             planned.append(mid)
         kept = [m.name for m in store.matchups() if m.id not in planned]
@@ -345,10 +386,22 @@ def run_tournament(
             status = "incomplete"
         else:
             status = "complete"
-        store.write_manifest(_manifest(
-            cfg, bots, started, status, chunks=len(tasks), games=store.n_games(), failed_chunks=failed,
-            missing_chunks=len(missing) if not stopped else 0, stopped_early=stopped, sprt=sprt_line,
-            kept_matchups=kept, quarantined=quarantined))
+        store.write_manifest(
+            _manifest(
+                cfg,
+                bots,
+                started,
+                status,
+                chunks=len(tasks),
+                games=store.n_games(),
+                failed_chunks=failed,
+                missing_chunks=len(missing) if not stopped else 0,
+                stopped_early=stopped,
+                sprt=sprt_line,
+                kept_matchups=kept,
+                quarantined=quarantined,
+            )
+        )
         return TournamentResult(run_dir, cfg, status, failed, stopped, sprt_line, kept, quarantined)
     finally:
         release()

@@ -163,8 +163,9 @@ class _Slot:
         self.progress = np.frombuffer(self.raw, dtype=np.int64)
         here, there = ctx.Pipe()
         self.conn = here
-        self.proc = ctx.Process(target=_worker_main, args=(there, self.raw, os.getpid()), daemon=True,
-                                name="arena-worker")
+        self.proc = ctx.Process(
+            target=_worker_main, args=(there, self.raw, os.getpid()), daemon=True, name="arena-worker"
+        )
         self.proc.start()
         there.close()
         self.task: ChunkTask | None = None
@@ -247,8 +248,9 @@ class LocalProcesses:
                     if s.retry:
                         yield ChunkFailure(task, f"its worker process died twice ({how})")
                     else:
-                        log.warning("a worker process died (%s) playing %s; trying that chunk once more",
-                                    how, task.label)
+                        log.warning(
+                            "a worker process died (%s) playing %s; trying that chunk once more", how, task.label
+                        )
                         queue.appendleft((task, True))
                 now = time.monotonic()
                 for s in list(slots):

@@ -80,26 +80,61 @@ _STR = pa.dictionary(pa.int32(), pa.string())
 
 #: One row per game.  Per-seat columns end in 0/1 (the seat); ``swap`` says
 #: which seat ``bot_a`` had; ``winner`` is the winning bot's name ("" for none).
-GAMES_SCHEMA = pa.schema([
-    ("game_id", pa.int64()), ("matchup", _STR), ("bot_a", _STR), ("bot_b", _STR),
-    ("pair", pa.int64()), ("swap", pa.int8()), ("seed", pa.int64()),
-    ("score0", pa.int64()), ("score1", pa.int64()), ("winner_seat", pa.int8()),
-    ("hands", pa.int32()), ("turns", pa.int32()), ("first_dealer", pa.int8()), ("forfeit_seat", pa.int8()),
-    *[(f"{k}_wins{p}", pa.int32()) for p in (0, 1) for k in ("knock", "undercut", "gin", "big_gin")],
-    *[(f"{k}{p}", pa.int32()) for p in (0, 1) for k in ("pickups", "discards", "knock_deadwood")],
-    ("dead", pa.int32()), ("capped", pa.int32()), ("nondealer_wins", pa.int32()),
-    ("bot0", _STR), ("bot1", _STR), ("error", pa.string()), ("winner", _STR),
-])
+GAMES_SCHEMA = pa.schema(
+    [
+        ("game_id", pa.int64()),
+        ("matchup", _STR),
+        ("bot_a", _STR),
+        ("bot_b", _STR),
+        ("pair", pa.int64()),
+        ("swap", pa.int8()),
+        ("seed", pa.int64()),
+        ("score0", pa.int64()),
+        ("score1", pa.int64()),
+        ("winner_seat", pa.int8()),
+        ("hands", pa.int32()),
+        ("turns", pa.int32()),
+        ("first_dealer", pa.int8()),
+        ("forfeit_seat", pa.int8()),
+        *[(f"{k}_wins{p}", pa.int32()) for p in (0, 1) for k in ("knock", "undercut", "gin", "big_gin")],
+        *[(f"{k}{p}", pa.int32()) for p in (0, 1) for k in ("pickups", "discards", "knock_deadwood")],
+        ("dead", pa.int32()),
+        ("capped", pa.int32()),
+        ("nondealer_wins", pa.int32()),
+        ("bot0", _STR),
+        ("bot1", _STR),
+        ("error", pa.string()),
+        ("winner", _STR),
+    ]
+)
 
 #: One row per hand; ``game_id`` joins it to its game.
-HANDS_SCHEMA = pa.schema([
-    ("game_id", pa.int64()), ("hand", pa.int32()), ("dealer", pa.int8()), ("outcome", _STR),
-    ("knocker", pa.int8()), ("deadwood0", pa.int16()), ("deadwood1", pa.int16()),
-    ("points0", pa.int32()), ("points1", pa.int32()), ("turns", pa.int16()), ("stock_left", pa.int8()),
-    ("upcard", pa.int8()), ("upcard_taker", pa.int8()), ("pickups0", pa.int16()), ("pickups1", pa.int16()),
-    ("knock_limit", pa.int8()), ("mult", pa.int8()), ("score0", pa.int32()), ("score1", pa.int32()),
-    ("laid_off", pa.int64()), ("log_start", pa.int64()), ("log_len", pa.int32()),
-])
+HANDS_SCHEMA = pa.schema(
+    [
+        ("game_id", pa.int64()),
+        ("hand", pa.int32()),
+        ("dealer", pa.int8()),
+        ("outcome", _STR),
+        ("knocker", pa.int8()),
+        ("deadwood0", pa.int16()),
+        ("deadwood1", pa.int16()),
+        ("points0", pa.int32()),
+        ("points1", pa.int32()),
+        ("turns", pa.int16()),
+        ("stock_left", pa.int8()),
+        ("upcard", pa.int8()),
+        ("upcard_taker", pa.int8()),
+        ("pickups0", pa.int16()),
+        ("pickups1", pa.int16()),
+        ("knock_limit", pa.int8()),
+        ("mult", pa.int8()),
+        ("score0", pa.int32()),
+        ("score1", pa.int32()),
+        ("laid_off", pa.int64()),
+        ("log_start", pa.int64()),
+        ("log_len", pa.int32()),
+    ]
+)
 
 GAMES_COLUMNS = tuple(GAMES_SCHEMA.names)
 HANDS_COLUMNS = tuple(HANDS_SCHEMA.names)
@@ -110,15 +145,18 @@ def to_table(df: pd.DataFrame, schema: pa.Schema, what: str) -> pa.Table:
     missing = [c for c in schema.names if c not in df.columns]
     extra = [c for c in df.columns if c not in schema.names]
     if missing or extra:
-        raise StoreError(f"{what} table does not match the stored schema "
-                         f"(missing: {', '.join(missing) or '-'}; unexpected: {', '.join(extra) or '-'})")
+        raise StoreError(
+            f"{what} table does not match the stored schema "
+            f"(missing: {', '.join(missing) or '-'}; unexpected: {', '.join(extra) or '-'})"
+        )
     df = df[list(schema.names)]
     arrays = []
     for f in schema:
         col = df[f.name]
         if pa.types.is_dictionary(f.type):
-            arrays.append(pa.array(col.astype(str).to_numpy(dtype=object), type=pa.string()).dictionary_encode()
-                          .cast(f.type))
+            arrays.append(
+                pa.array(col.astype(str).to_numpy(dtype=object), type=pa.string()).dictionary_encode().cast(f.type)
+            )
         else:
             arrays.append(pa.array(col.to_numpy(), type=f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -139,8 +177,7 @@ def _sha256(data: bytes) -> str:
 
 def _line(record: dict[str, Any]) -> str:
     body = json.dumps(record, sort_keys=True, separators=(",", ":"))
-    return json.dumps({"crc": zlib.crc32(body.encode()), "r": record}, sort_keys=True,
-                      separators=(",", ":")) + "\n"
+    return json.dumps({"crc": zlib.crc32(body.encode()), "r": record}, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def _parse_line(text: str) -> dict[str, Any] | None:
@@ -226,8 +263,15 @@ def read_index(path: Path) -> Index:
                 for other in idx.matchups.values():
                     if {other.bot_a, other.bot_b} == {rec["bot_a"], rec["bot_b"]}:
                         other.superseded = True
-                idx.matchups[mid] = Matchup(mid, len(idx.matchups), rec["bot_a"], rec["bot_b"], rec["games"],
-                                            rec["chunks"], rec.get("identity", {}))
+                idx.matchups[mid] = Matchup(
+                    mid,
+                    len(idx.matchups),
+                    rec["bot_a"],
+                    rec["bot_b"],
+                    rec["games"],
+                    rec["chunks"],
+                    rec.get("identity", {}),
+                )
             elif kind == "revive":  # a matchup made current again (its bots came back unchanged)
                 m = idx.matchups.get(rec["id"])
                 if m is not None:
@@ -237,7 +281,8 @@ def read_index(path: Path) -> Index:
                     m.superseded = False
             elif kind == "chunk":
                 idx.chunks[(rec["matchup"], rec["chunk"])] = ChunkRecord(
-                    rec["matchup"], rec["chunk"], rec["games"], rec["hands"], rec["files"])
+                    rec["matchup"], rec["chunk"], rec["games"], rec["hands"], rec["files"]
+                )
             elif kind == "drop":
                 idx.chunks.pop((rec["matchup"], rec["chunk"]), None)
             elif kind == "limit":
@@ -263,8 +308,11 @@ class RunStore:
             if not self.dir.is_dir():
                 raise StoreError(f"no run folder at {self.dir}")
             if not (self.dir / INDEX).exists():
-                hint = " (a folder from an older version: rerun with --fresh)" if (self.dir / "chunks").is_dir() or \
-                    (self.dir / "games.parquet").exists() else ""
+                hint = (
+                    " (a folder from an older version: rerun with --fresh)"
+                    if (self.dir / "chunks").is_dir() or (self.dir / "games.parquet").exists()
+                    else ""
+                )
                 raise StoreError(f"{self.dir} is not a run folder: it has no {INDEX}{hint}")
         self._lock_fd: int | None = None
         self._index: Index | None = None
@@ -317,8 +365,7 @@ class RunStore:
                 os.close(fd)
             if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 who = holder or "another process"
-                raise StoreBusy(f"{self.dir} is in use by {who}; wait for it to finish or use another --name") \
-                    from None
+                raise StoreBusy(f"{self.dir} is in use by {who}; wait for it to finish or use another --name") from None
             raise StoreError(f"cannot lock {path}: {exc.strerror or exc}") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({what})\n".encode(), 0)
@@ -381,8 +428,17 @@ class RunStore:
         idx = self.index()
         m = idx.matchups.get(mid)
         if m is None:
-            self._append({"type": "matchup", "id": mid, "bot_a": bot_a, "bot_b": bot_b, "games": games,
-                          "chunks": chunks, "identity": identity})
+            self._append(
+                {
+                    "type": "matchup",
+                    "id": mid,
+                    "bot_a": bot_a,
+                    "bot_b": bot_b,
+                    "games": games,
+                    "chunks": chunks,
+                    "identity": identity,
+                }
+            )
         elif m.superseded:
             self._append({"type": "revive", "id": mid})
         return self.index().matchups[mid]
@@ -437,8 +493,14 @@ class RunStore:
             rel = f"{kind}/{mid}/{chunk:05d}.parquet"
             _atomic_write(self.dir / rel, data)
             files[kind] = {"path": rel, "sha256": _sha256(data), "bytes": len(data)}
-        rec = {"type": "chunk", "matchup": mid, "chunk": chunk, "games": len(games),
-               "hands": 0 if hands is None else len(hands), "files": files}
+        rec = {
+            "type": "chunk",
+            "matchup": mid,
+            "chunk": chunk,
+            "games": len(games),
+            "hands": 0 if hands is None else len(hands),
+            "files": files,
+        }
         self._append(rec)
         return ChunkRecord(mid, chunk, rec["games"], rec["hands"], files)
 
@@ -462,8 +524,9 @@ class RunStore:
                 problem = self._problem(rec, kind)
                 if problem:
                     m = self.index().matchups.get(mid)
-                    line = (f"chunk {c} of {m.name if m else mid}: {problem}; "
-                            f"moved to quarantine/ and to be played again")
+                    line = (
+                        f"chunk {c} of {m.name if m else mid}: {problem}; moved to quarantine/ and to be played again"
+                    )
                     self._quarantine(rec)
                     self._append({"type": "drop", "matchup": mid, "chunk": c, "why": problem})
                     log.warning("%s", line)
@@ -506,8 +569,9 @@ class RunStore:
         return data
 
     # --- reading -----------------------------------------------------------------------
-    def chunks(self, games_columns: Sequence[str] | None = None, hands: bool | Sequence[str] = False
-               ) -> Iterator[StoredChunk]:
+    def chunks(
+        self, games_columns: Sequence[str] | None = None, hands: bool | Sequence[str] = False
+    ) -> Iterator[StoredChunk]:
         """Every stored chunk of the current matchups, verified, in play order.
 
         A chunk that fails its checksum is skipped, named in one log line and
@@ -532,8 +596,11 @@ class RunStore:
                 self.problems.append(line)
                 log.warning("%s", line)
             return None
-        cols = None if columns is None else [c for c in columns if c in (GAMES_COLUMNS if kind == "games"
-                                                                          else HANDS_COLUMNS)]
+        cols = (
+            None
+            if columns is None
+            else [c for c in columns if c in (GAMES_COLUMNS if kind == "games" else HANDS_COLUMNS)]
+        )
         return pq.read_table(pa.BufferReader(data), columns=cols).to_pandas()
 
     def games(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -545,8 +612,9 @@ class RunStore:
 
     def hands(self, columns: Sequence[str] | None = None) -> pd.DataFrame | None:
         """All hands of the current matchups in one frame, or None when none were recorded."""
-        parts = [c.hands for c in self.chunks(["game_id"], hands=list(columns) if columns else True)
-                 if c.hands is not None]
+        parts = [
+            c.hands for c in self.chunks(["game_id"], hands=list(columns) if columns else True) if c.hands is not None
+        ]
         return _concat(parts) if parts else None
 
     def game(self, game_id: int) -> pd.Series:
@@ -664,8 +732,11 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     for col in parts[0].columns:
         if isinstance(parts[0][col].dtype, pd.CategoricalDtype):
-            out[col] = union_categoricals([p[col] for p in parts]).astype("category") \
-                if all(isinstance(p[col].dtype, pd.CategoricalDtype) for p in parts) else out[col]
+            out[col] = (
+                union_categoricals([p[col] for p in parts]).astype("category")
+                if all(isinstance(p[col].dtype, pd.CategoricalDtype) for p in parts)
+                else out[col]
+            )
     return out
 
 

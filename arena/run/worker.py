@@ -71,8 +71,10 @@ def bot_from_spec(spec: BotSpec) -> Bot:
         if spec.kind == "builtin":
             bot = load_bot(spec.ref)
             if bot.source_hash != spec.source_hash:
-                raise WorkerError(f"built-in bot '{spec.ref}' differs on this worker from the driver's "
-                                  f"(hash {bot.source_hash} vs {spec.source_hash}): install the same gin-arena")
+                raise WorkerError(
+                    f"built-in bot '{spec.ref}' differs on this worker from the driver's "
+                    f"(hash {bot.source_hash} vs {spec.source_hash}): install the same gin-arena"
+                )
         elif spec.kind == "file":
             bot = _file_bot(spec)
         elif spec.kind == "command":
@@ -131,8 +133,9 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         if progress is not None:
             progress[P_SWAP] = swap
         with contextlib.redirect_stdout(printed):
-            rec = play_batch(seat0, seat1, rules, s, record_hands=task.record_hands, counters=counters,
-                             catch_exits=catch_exits)
+            rec = play_batch(
+                seat0, seat1, rules, s, record_hands=task.record_hands, counters=counters, catch_exits=catch_exits
+            )
         g = games_frame(rec.games, s)
         g.insert(0, "pair", pairs)
         g.insert(1, "swap", np.int8(swap))
@@ -151,8 +154,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     order = np.lexsort((games["swap"].to_numpy(), games["pair"].to_numpy()))
     games = games.iloc[order].reset_index(drop=True)
     # Run-level columns: ids that do not depend on where or when the chunk ran.
-    local = 2 * games["pair"].to_numpy() + games["swap"].to_numpy() if task.duplicate \
-        else games["pair"].to_numpy()
+    local = 2 * games["pair"].to_numpy() + games["swap"].to_numpy() if task.duplicate else games["pair"].to_numpy()
     game_id = task.matchup_no * task.games_per_pair + local
     games.insert(0, "game_id", game_id.astype(np.int64))
     games.insert(1, "matchup", task.matchup)

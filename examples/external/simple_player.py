@@ -235,8 +235,11 @@ def main():
         msg = json.loads(line)
         kind = msg.get("type")
         if kind == "hello":
-            hello = {"name": "simple-py", "protocol": 1,
-                     "description": "The Simple player, as an external Python program"}
+            hello = {
+                "name": "simple-py",
+                "protocol": 1,
+                "description": "The Simple player, as an external Python program",
+            }
             out.write(json.dumps(hello).encode() + b"\n")
         elif kind == "decide":
             if msg["new_game"]:
