@@ -31,10 +31,11 @@ import importlib
 import importlib.util
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numba import types
@@ -90,7 +91,7 @@ class Bot:
     def path(self) -> str:
         return "fast (numba)" if self.fast else "plain (Python)"
 
-    def with_params(self, name: str, overrides: dict[str, Any]) -> "Bot":
+    def with_params(self, name: str, overrides: dict[str, Any]) -> Bot:
         """A variant of this bot under another name with some parameters changed."""
         values = dict(zip(self.param_names, self.params.tolist()))
         for key, value in overrides.items():
@@ -126,8 +127,8 @@ def _first_line(text: str | None) -> str:
 
 def _numba_reason(exc: Exception) -> str:
     """The informative line of a numba compile error (not its 'Failed in ... pipeline' header)."""
-    lines = [l.strip() for l in str(exc).splitlines() if l.strip()]
-    useful = [l for l in lines if not l.startswith(("Failed in", "During:", "File ", "<source", "^"))]
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Failed in", "During:", "File ", "<source", "^"))]
     return (useful or lines or ["unknown error"])[0]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -142,29 +142,27 @@ def run(
         Path, typer.Argument(help="Tournament config (TOML), or a shipped example by name: default, quick.")
     ] = DEFAULT_CONFIG,
     bot: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option("--bot", "-b", metavar="BOT", help="Add a bot (built-in name or .py file); repeatable."),
     ] = None,
-    games: Annotated[Optional[int], typer.Option(help="Games per matchup (even: duplicate pairs).")] = None,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="Run seed: fixes every deal and every bot's randomness.")] = None,
-    name: Annotated[Optional[str], typer.Option(help="Run name: results go to results/<name>/.")] = None,
-    rules: Annotated[Optional[str], typer.Option(help="Rules preset or .toml file (replaces the config's).")] = None,
+    games: Annotated[int | None, typer.Option(help="Games per matchup (even: duplicate pairs).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (0 = all cores).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Run seed: fixes every deal and every bot's randomness.")] = None,
+    name: Annotated[str | None, typer.Option(help="Run name: results go to results/<name>/.")] = None,
+    rules: Annotated[str | None, typer.Option(help="Rules preset or .toml file (replaces the config's).")] = None,
     set_: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set knock_limit=5."),
     ] = None,
-    chunk_size: Annotated[Optional[int], typer.Option(help="Games per chunk (unit of saving and resuming).")] = None,
+    chunk_size: Annotated[int | None, typer.Option(help="Games per chunk (unit of saving and resuming).")] = None,
     record_hands: Annotated[
-        Optional[bool], typer.Option("--record-hands/--no-record-hands", help="Keep one row per hand.")
+        bool | None, typer.Option("--record-hands/--no-record-hands", help="Keep one row per hand.")
     ] = None,
-    results_dir: Annotated[Optional[str], typer.Option(help="Folder for results (default: results).")] = None,
-    gauntlet: Annotated[
-        Optional[str], typer.Option(help="Play this bot against every bot of the config instead.")
-    ] = None,
+    results_dir: Annotated[str | None, typer.Option(help="Folder for results (default: results).")] = None,
+    gauntlet: Annotated[str | None, typer.Option(help="Play this bot against every bot of the config instead.")] = None,
     sprt: Annotated[bool, typer.Option("--sprt", help="Two bots only: stop once the match is decided (SPRT).")] = False,
     scheduler: Annotated[
-        Optional[str], typer.Option(help="Play on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
+        str | None, typer.Option(help="Play on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
     ] = None,
     secret_seed: Annotated[
         bool,
@@ -221,7 +219,7 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
         result = run_tournament(cfg, progress=not quiet, base_dir=base_dir, sprt=sprt, fresh=fresh)
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: finished chunks are saved in {run_dir}; run the same command to resume", err=True)
-        raise typer.Exit(code=130)
+        raise typer.Exit(code=130) from None
     if result.kept:
         typer.echo(
             f"kept {len(result.kept)} matchup(s) from earlier runs of this folder that this config "
@@ -280,7 +278,7 @@ def submit(
     sandbox: Annotated[
         bool, typer.Option("--sandbox", help="Run the bot file in its own process, with limits (for bots from others).")
     ] = False,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes (0 = all cores).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (0 = all cores).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
     """Add a bot to a finished round-robin: plays only its new pairs, then updates the run."""
@@ -312,7 +310,7 @@ def submit(
 
 @app.command("bots")
 def list_bots(
-    config: Annotated[Optional[Path], typer.Option(help="Also list the variants this config defines.")] = None,
+    config: Annotated[Path | None, typer.Option(help="Also list the variants this config defines.")] = None,
 ) -> None:
     """List the built-in bots (and a config's variants, files and external bots) with their parameters."""
     from arena.bot import BUILTIN_BOTS, load_bot
@@ -347,7 +345,7 @@ def list_bots(
 def show_rules(
     source: Annotated[str, typer.Argument(help="A preset name, a rules .toml, or a tournament config.")] = "standard",
     set_: Annotated[
-        Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set target=50.")
+        list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="Override a rule, e.g. --set target=50.")
     ] = None,
 ) -> None:
     """Print the resolved rules of a preset, rules file or tournament config."""

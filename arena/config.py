@@ -26,8 +26,8 @@ import difflib
 import os
 import tomllib
 from collections.abc import Mapping
-from importlib.resources import files
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -304,7 +304,7 @@ class TournamentConfig:
             return sandboxed_bot(spec.removeprefix("sandbox:").strip(), self.bot_limits())
         return load_bot(spec)
 
-    def with_absolute_paths(self, base_dir: Path | None = None) -> "TournamentConfig":
+    def with_absolute_paths(self, base_dir: Path | None = None) -> TournamentConfig:
         """The same config with bot file paths made absolute, so a saved copy
         (``results/<run>/config.toml``) loads from any working directory."""
 
@@ -335,7 +335,7 @@ class TournamentConfig:
         d["limits"] = dict(self.limits)
         return tomli_w.dumps(d)
 
-    def replace(self, **changes: Any) -> "TournamentConfig":
+    def replace(self, **changes: Any) -> TournamentConfig:
         return dataclasses.replace(self, **changes)
 
 

@@ -83,21 +83,15 @@ def main() -> None:
     rng = np.random.default_rng(bench_melds.SEED)
     h10 = bench_melds.random_hands(1_000_000, 10, rng)
     h11 = bench_melds.random_hands(1_000_000, 11, rng)
-    for fn, h in (
-        (bench_melds._loop_deadwood, h10),
-        (bench_melds._loop_best_discard, h11),
-        (bench_melds._loop_discards, h11),
-    ):
-        fn(h[:10])
-    print(
-        f"deadwood, 10 cards:                 {bench_melds.time_ns_per_call(bench_melds._loop_deadwood, h10):6.1f} ns"
+    kernels = (
+        ("deadwood, 10 cards:", bench_melds._loop_deadwood, h10),
+        ("best discard, 11 cards:", bench_melds._loop_best_discard, h11),
+        ("deadwood after each discard, 11:", bench_melds._loop_discards, h11),
     )
-    print(
-        f"best discard, 11 cards:             {bench_melds.time_ns_per_call(bench_melds._loop_best_discard, h11):6.1f} ns"
-    )
-    print(
-        f"deadwood after each discard, 11:    {bench_melds.time_ns_per_call(bench_melds._loop_discards, h11):6.1f} ns"
-    )
+    for _, fn, h in kernels:
+        fn(h[:10])  # compile before timing
+    for label, fn, h in kernels:
+        print(f"{label:<36}{bench_melds.time_ns_per_call(fn, h):6.1f} ns")
 
 
 if __name__ == "__main__":

@@ -278,8 +278,8 @@ def main() -> None:
         ok = "OK" if r["wall_s"] <= TARGET_S and r["peak_bytes"] <= TARGET_BYTES else "OVER TARGET"
         print(
             f"{info['games']:,} games, {args.bots} bots, {info['chunks']:,} chunks, {info['hands_rows']:,} hand rows "
-            f"({made})\n  write_report: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU ({r['stream_s']:.1f} s wall to "
-            f"stream the chunks), "
+            f"({made})\n  write_report: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU "
+            f"({r['stream_s']:.1f} s wall to stream the chunks), "
             f"peak RSS {r['peak_bytes'] / 2**20:,.0f} MiB, {r['files']} files  "
             f"[{ok}: <= {TARGET_S:.0f} s, <= {TARGET_BYTES / 1e9:.1f} GB]"
         )

@@ -15,7 +15,7 @@ Cards are ``suit * 13 + rank`` (rank 0 = Ace .. 12 = King), as in the arena.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numba
 import numpy as np
@@ -148,7 +148,7 @@ def split_melds(sets_mask: int, runs_mask: int) -> list[int]:
 def defender_deadwood(defender: int, knocker_melds: list[int]) -> int:
     """Least defender deadwood: try every single layoff, recursively (brute force)."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def search(melds: tuple[int, ...], remaining: int) -> int:
         best = int(deadwood_nb(remaining))
         for c in cards_in(remaining):

@@ -125,7 +125,7 @@ def test_run_prints_a_results_table_and_writes_the_run(config, tmp_path):
 def test_bad_input_is_one_line_and_exit_code_2(config, tmp_path):
     out = invoke("run", str(config), "--quiet", "--set", "knock_limit=12")
     assert out.exit_code == 2
-    lines = [l for l in out.output.splitlines() if l.startswith("error:")]
+    lines = [line for line in out.output.splitlines() if line.startswith("error:")]
     assert len(lines) == 1 and "knock_limit = 12" in lines[0] and "0..10" in lines[0]
     assert invoke("run", str(config), "--quiet", "--bot", "nosuchbot").exit_code == 2
     assert invoke("run", str(tmp_path / "missing.toml")).exit_code == 2

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_stats import build_run
 
 from arena.analysis import plots
-from arena.analysis.report import ReportError, plot_run, write_report
 from arena.analysis import stats as st
+from arena.analysis.report import ReportError, plot_run, write_report
 from arena.run.store import RunStore
-from test_stats import build_run
 
 PNG = b"\x89PNG\r\n\x1a\n"
 BOTS = {"simple": "simple", "random": "random", "random-b": "random"}
@@ -27,7 +27,7 @@ def run_tables():
 def _write_run(folder: Path, games: pd.DataFrame, hands: pd.DataFrame | None, pairs_per_chunk: int = 4) -> Path:
     """A run folder as the runner leaves it: chunks of whole pairs stored through the store."""
     with RunStore.open_for_writing(folder) as store:
-        for no, (name, g) in enumerate(games.groupby("matchup", sort=False)):
+        for no, (_name, g) in enumerate(games.groupby("matchup", sort=False)):
             los = range(0, int(g["pair"].max()) + 1, pairs_per_chunk)
             store.register(f"m{no}", str(g["bot_a"].iloc[0]), str(g["bot_b"].iloc[0]), len(g), len(los), {})
             for c, lo in enumerate(los):

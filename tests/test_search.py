@@ -132,7 +132,7 @@ def test_play_out_finishes_sampled_hands_with_consistent_points():
     sampled = np.empty(S_SIZE, dtype=np.int64)
     mem = np.zeros(1)
     finished = 0
-    for i, (st, view) in enumerate(_decision_points(15)):
+    for _st, view in _decision_points(15):
         sample_state(view, rng, sampled)
         err = play_out(
             sampled,

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from test_stats import build_run
 
 from arena.analysis import stats as st
 from arena.analysis.summary import LADDER, Hist, Summary, merge
-from test_stats import build_run
 
 BOTS = {"simple": "simple", "random": "random", "random-b": "random"}
 

@@ -519,7 +519,7 @@ th{background:#f1f3f5}td.r,th.r{text-align:right;font-variant-numeric:tabular-nu
 figure{margin:1.2em 0}img{max-width:100%;height:auto}figcaption{color:#495057;font-style:italic}
 .lead{font-size:1.1em}.note{background:#fff9db;border-left:4px solid #fab005;padding:.5em 1em}
 pre{background:#f8f9fa;padding:.8em;overflow:auto}
-"""
+"""  # noqa: E501 (one CSS rule set per line)
 
 
 def write_report(

@@ -162,17 +162,17 @@ class Hist:
         self.counts = np.asarray(counts, dtype=np.int64)
 
     @classmethod
-    def of(cls, values: Any) -> "Hist":
+    def of(cls, values: Any) -> Hist:
         v = np.asarray(values, dtype=np.int64)
         if v.size == 0:
             return cls(0, np.zeros(0, dtype=np.int64))
         lo = int(v.min())
         return cls(lo, np.bincount(v - lo))
 
-    def copy(self) -> "Hist":
+    def copy(self) -> Hist:
         return Hist(self.lo, self.counts.copy())
 
-    def add(self, other: "Hist") -> "Hist":
+    def add(self, other: Hist) -> Hist:
         if other.counts.size == 0:
             return self
         if self.counts.size == 0:
@@ -443,7 +443,7 @@ class _Matchup:
     sums: np.ndarray
     segments: list[_Segment] = field(default_factory=list)  # sorted by lo, never overlapping
 
-    def copy(self) -> "_Matchup":
+    def copy(self) -> _Matchup:
         return _Matchup(self.bot_a, self.bot_b, self.sums.copy(), list(self.segments))
 
 
@@ -467,7 +467,7 @@ class Summary:
 
     # --- building -----------------------------------------------------------------------
     @classmethod
-    def of_chunk(cls, games: pd.DataFrame, hands: pd.DataFrame | None = None) -> "Summary":
+    def of_chunk(cls, games: pd.DataFrame, hands: pd.DataFrame | None = None) -> Summary:
         """The summary of a games table (and its hands table, if recorded).
 
         Hands whose ``game_id`` is not in ``games`` are left out.
@@ -651,7 +651,7 @@ class Summary:
                 mine[kind] = h
 
     # --- adding -------------------------------------------------------------------------
-    def update(self, other: "Summary") -> "Summary":
+    def update(self, other: Summary) -> Summary:
         """Add ``other`` into this summary (in place) and return it."""
         for name, mo in other._m.items():
             mine = self._m.get(name)
@@ -684,13 +684,13 @@ class Summary:
         self._view = None
         return self
 
-    def __iadd__(self, other: "Summary") -> "Summary":
+    def __iadd__(self, other: Summary) -> Summary:
         return self.update(other)
 
-    def __add__(self, other: "Summary") -> "Summary":
+    def __add__(self, other: Summary) -> Summary:
         return self.copy().update(other)
 
-    def copy(self) -> "Summary":
+    def copy(self) -> Summary:
         out = Summary()
         out._m = {k: m.copy() for k, m in self._m.items()}
         out.hists = {b: {k: h.copy() for k, h in kinds.items()} for b, kinds in self.hists.items()}

@@ -20,8 +20,8 @@ from __future__ import annotations
 import shlex
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -42,7 +42,7 @@ from arena.rng import seed_of_state
 
 MAX_FAILED_STARTS = 3
 
-_LIVE: "weakref.WeakSet[ExternalBot]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[ExternalBot] = weakref.WeakSet()
 
 
 @atexit.register
@@ -70,7 +70,7 @@ class _Decision:
 
     __slots__ = ("external", "phase", "__name__")
 
-    def __init__(self, external: "ExternalBot", phase: int):
+    def __init__(self, external: ExternalBot, phase: int):
         self.external = external
         self.phase = phase
         self.__name__ = DECISION_OF_PHASE[phase]

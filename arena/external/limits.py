@@ -95,7 +95,7 @@ class Limits:
                 raise ValueError(f"limit {name} must be an int >= 0, got {value!r}")
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Limits":
+    def from_dict(cls, d: dict) -> Limits:
         """Limits from a config table; unknown keys are an error naming the known ones."""
         known = {f.name for f in fields(cls)}
         bad = sorted(set(d) - known)

@@ -93,7 +93,8 @@ class LogBuffer:
                 if size >= 4096:
                     break
             data = b"".join(reversed(tail))
-        lines = [l for l in data.decode("utf-8", "replace").splitlines() if l.strip() and not l.startswith("[arena")]
+        text = data.decode("utf-8", "replace")
+        lines = [line for line in text.splitlines() if line.strip() and not line.startswith("[arena")]
         return lines[-1].strip()[:200] if lines else ""
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -115,7 +115,7 @@ class ProtocolError(Exception):
 # --- encoding a view ------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _suit_tables() -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
     """Per suit, for each 13-bit mask: its card numbers and its quoted names, comma-joined."""
     nums, names = [], []

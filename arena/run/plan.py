@@ -57,7 +57,7 @@ class BotSpec:
         return [self.name, self.kind, self.source_hash, [list(p) for p in self.params]]
 
     @classmethod
-    def of(cls, bot: Bot) -> "BotSpec":
+    def of(cls, bot: Bot) -> BotSpec:
         """The spec of a loaded bot."""
         params = tuple(zip(bot.param_names, bot.params.tolist()))
         if bot.source.startswith(("cmd:", "sandbox:")):

@@ -30,7 +30,7 @@ from arena.bot import Bot
 from arena.config import ConfigError, TournamentConfig, load_config
 from arena.rules import Rules
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
-from arena.run.schedule import ChunkFailure, DaskCluster, Inline, LocalProcesses
+from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses
 from arena.run.store import RunStore, StoreError
 
 log = logging.getLogger("arena.run")
@@ -166,7 +166,7 @@ def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, stat
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def _rules_toml(rules: Rules) -> str:
@@ -333,8 +333,9 @@ def run_tournament(
         started = _now()
         store.write_manifest(_manifest(cfg, bots, started, "running", chunks=len(tasks)))
         gate = _SprtGate(cfg) if sprt else None
+        for mid in planned:  # an earlier SPRT stop counts no more: this run plays (and shows) every chunk
+            store.set_limit(mid, None)
         if gate is not None:
-            store.set_limit(tasks[0].matchup_id, None)
             todo_set = set(todo)
             for t in tasks:  # chunks stored by an earlier run feed the test first
                 if t not in todo_set:

@@ -21,9 +21,9 @@ elsewhere), so ``kill -9`` of ``arena run`` leaves no process behind.
 from __future__ import annotations
 
 import ctypes
-import multiprocessing.connection
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys

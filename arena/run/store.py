@@ -320,7 +320,7 @@ class RunStore:
 
     # --- locking and creating ------------------------------------------------------
     @classmethod
-    def open_for_writing(cls, run_dir: str | Path, *, fresh: bool = False, what: str = "arena run") -> "RunStore":
+    def open_for_writing(cls, run_dir: str | Path, *, fresh: bool = False, what: str = "arena run") -> RunStore:
         """Create (or continue) a run folder and hold its lock until :meth:`close`.
 
         ``fresh`` deletes what the folder held, but only once the lock is
@@ -383,7 +383,7 @@ class RunStore:
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -741,4 +741,4 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
