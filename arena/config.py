@@ -60,7 +60,7 @@ SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
 #: (external and sandboxed); the chunk limit to every chunk (a watchdog
 #: stops a worker whose chunk runs longer: max(chunk_min_seconds,
 #: games * chunk_seconds_per_game)).
-LIMITS = {
+LIMITS: dict[str, tuple[float, float, float]] = {
     "decision_seconds": (2.0, 0.001, 3600.0),
     "game_seconds": (120.0, 0.01, 86400.0),
     "memory_mb": (2048.0, 16.0, 1 << 20),
@@ -205,9 +205,9 @@ class TournamentConfig:
         for k, v in self.limits.items():
             if k not in LIMITS:
                 raise ConfigError(f"config: limits has no key '{k}' ({_close(k, LIMITS)}keys: {', '.join(LIMITS)})")
-            _, lo, hi = LIMITS[k]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-                raise bad(f"limits.{k}", v, f"a number {lo:g}..{hi:g}")
+            _, low, high = LIMITS[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
+                raise bad(f"limits.{k}", v, f"a number {low:g}..{high:g}")
         try:
             self.resolved_rules()
         except RulesError as exc:

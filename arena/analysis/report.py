@@ -340,7 +340,8 @@ def _build(
         ("games with an error", f"{int(p.total('errors')):,}"),
         ("rating anchor", anchor_txt),
     ]
-    manifest = meta.get("manifest") if isinstance(meta.get("manifest"), dict) else {}
+    stored = meta.get("manifest")
+    manifest = stored if isinstance(stored, dict) else {}
     if manifest.get("stopped_early"):
         facts.insert(0, ("stopped early", str(manifest["stopped_early"])))
     if manifest.get("status") and manifest.get("status") != "complete":

@@ -38,7 +38,7 @@ Conventions
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -71,7 +71,7 @@ __all__ = [
     "hand_results",
 ]
 
-Games = pd.DataFrame | Summary
+Games: TypeAlias = pd.DataFrame | Summary
 _FIELD = {name: i for i, name in enumerate(FIELDS)}
 
 
@@ -202,7 +202,8 @@ class _M:
 
     def per_bot_ci(self, side_a: tuple, side_b: tuple, conf: float, clip=None) -> dict[str, np.ndarray]:
         """Pair-clustered ratio per bot; ``side_x`` = (G, N, S, SS, SN, NN) per matchup for that side."""
-        return ratio_ci_moments(*(self.per_bot(xa, xb) for xa, xb in zip(side_a, side_b)), conf=conf, clip=clip)
+        G, N, S, SS, SN, NN = (self.per_bot(xa, xb) for xa, xb in zip(side_a, side_b))
+        return ratio_ci_moments(G, N, S, SS, SN, NN, conf=conf, clip=clip)
 
 
 # --- per pair (matchup) -------------------------------------------------------------
@@ -418,8 +419,10 @@ def _win_matrix(x: _M, what: str) -> pd.DataFrame:
     # each matchup counts once for (a, b) with a's score and once for (b, a) with b's
     grp = np.concatenate([ia * n + ib, ib * n + ia])
     side_a, side_b = _win_sides(x)
-    mom = [np.bincount(grp, weights=np.concatenate([ma[c], mb[c]]), minlength=n * n) for ma, mb in zip(side_a, side_b)]
-    r = ratio_ci_moments(*mom, conf=0.95)
+    G, N, S, SS, SN, NN = (
+        np.bincount(grp, weights=np.concatenate([ma[c], mb[c]]), minlength=n * n) for ma, mb in zip(side_a, side_b)
+    )
+    r = ratio_ci_moments(G, N, S, SS, SN, NN, conf=0.95)
     if what == "win_rate":
         vals = r["est"]
     elif what == "games":
@@ -638,8 +641,12 @@ def first_mover(games: Games, conf: float = 0.95) -> pd.DataFrame:
 def _first_mover(x: _M, conf: float) -> pd.DataFrame:
     rows = []
     for names, agg in ((x.matchups, lambda v: v), (["all"], lambda v: np.array([v.sum()]))):
-        h = ratio_ci_moments(*(agg(v) for v in (x.dG, x.dN, x.dS, x.dSS, x.dSN, x.dNN)), conf=conf, clip=(0.0, 1.0))
-        g = ratio_ci_moments(*(agg(v) for v in (x.fG, x.fN, x.fS, x.fSS, x.fSN, x.fNN)), conf=conf, clip=(0.0, 1.0))
+        h = ratio_ci_moments(
+            agg(x.dG), agg(x.dN), agg(x.dS), agg(x.dSS), agg(x.dSN), agg(x.dNN), conf=conf, clip=(0.0, 1.0)
+        )
+        g = ratio_ci_moments(
+            agg(x.fG), agg(x.fN), agg(x.fS), agg(x.fSS), agg(x.fSN), agg(x.fNN), conf=conf, clip=(0.0, 1.0)
+        )
         rows.append(
             pd.DataFrame(
                 {

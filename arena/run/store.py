@@ -273,12 +273,12 @@ def read_index(path: Path) -> Index:
                     rec.get("identity", {}),
                 )
             elif kind == "revive":  # a matchup made current again (its bots came back unchanged)
-                m = idx.matchups.get(rec["id"])
-                if m is not None:
+                revived = idx.matchups.get(rec["id"])
+                if revived is not None:
                     for other in idx.matchups.values():
-                        if other is not m and {other.bot_a, other.bot_b} == {m.bot_a, m.bot_b}:
+                        if other is not revived and {other.bot_a, other.bot_b} == {revived.bot_a, revived.bot_b}:
                             other.superseded = True
-                    m.superseded = False
+                    revived.superseded = False
             elif kind == "chunk":
                 idx.chunks[(rec["matchup"], rec["chunk"])] = ChunkRecord(
                     rec["matchup"], rec["chunk"], rec["games"], rec["hands"], rec["files"]
@@ -286,9 +286,9 @@ def read_index(path: Path) -> Index:
             elif kind == "drop":
                 idx.chunks.pop((rec["matchup"], rec["chunk"]), None)
             elif kind == "limit":
-                m = idx.matchups.get(rec["matchup"])
-                if m is not None:
-                    m.limit = rec["chunks"]
+                limited = idx.matchups.get(rec["matchup"])
+                if limited is not None:
+                    limited.limit = rec["chunks"]
     return idx
 
 
@@ -493,16 +493,11 @@ class RunStore:
             rel = f"{kind}/{mid}/{chunk:05d}.parquet"
             _atomic_write(self.dir / rel, data)
             files[kind] = {"path": rel, "sha256": _sha256(data), "bytes": len(data)}
-        rec = {
-            "type": "chunk",
-            "matchup": mid,
-            "chunk": chunk,
-            "games": len(games),
-            "hands": 0 if hands is None else len(hands),
-            "files": files,
-        }
+        n_games = len(games)
+        n_hands = 0 if hands is None else len(hands)
+        rec = {"type": "chunk", "matchup": mid, "chunk": chunk, "games": n_games, "hands": n_hands, "files": files}
         self._append(rec)
-        return ChunkRecord(mid, chunk, rec["games"], rec["hands"], files)
+        return ChunkRecord(mid, chunk, n_games, n_hands, files)
 
     def _intact(self, rec: ChunkRecord) -> bool:
         return all(self._read_verified(rec, kind) is not None for kind in rec.files)
