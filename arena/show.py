@@ -74,6 +74,9 @@ def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) ->
             lines.append(f"  {names[p]:<18} dealt {mask_str(sum(1 << int(c) for c in dealt[p]), symbols)}")
         for seat, phase, action in h.actions:
             lines.append(f"    {names[seat]} {_action(phase, action, symbols)}")
+            if phase == PH_UPCARD_DEALER and action == 0:
+                # Both passed: the engine draws for the non-dealer (no decision, so not in the log).
+                lines.append(f"    {names[1 - seat]} draws from the stock (both passed the upcard)")
         out = int(st[S_OUTCOME])
         if out < 0:
             lines.append(f"  outcome: forfeit: {rec.errors[0]}" if rec.errors else "  outcome: unfinished")
