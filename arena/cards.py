@@ -1,8 +1,10 @@
 """Cards as small ints, hands as 52-bit masks.
 
 A card is ``suit * 13 + rank`` with ranks ``A 2 .. 9 T J Q K`` numbered 0..12
-(the Ace is always low) and suits ``c d h s`` numbered 0..3, as in OpenSpiel's
-gin rummy.  Spades are suit 3, which Oklahoma gin cares about.  A hand is an
+(the Ace is always low) and suits ``c d h s`` numbered 0..3 (alphabetical,
+which is also bridge order).  OpenSpiel's gin rummy numbers ranks the same way
+but orders its suits ``s c d h``, so its card ``k`` is our card ``(k + 39) % 52``.
+Spades are suit 3, which Oklahoma gin cares about.  A hand is an
 ``int64`` whose bit ``c`` is set when card ``c`` is held, so the 13 cards of a
 suit are one 13-bit field: ``(hand >> (13 * suit)) & 0x1FFF``.
 
