@@ -719,3 +719,11 @@ def test_external_and_sandboxed_bots_play_in_a_run_and_a_patching_bot_reaches_no
         m = g[(g["matchup"] == f"random vs {name}")]
         assert (m["winner"] == name).sum() == (reference["winner"] == "simple").sum()
     assert (tmp_path / "results" / "t" / "logs").is_dir()
+
+
+def test_a_run_without_sprt_after_an_sprt_stop_plays_and_counts_every_chunk(tmp_path):
+    c = cfg(tmp_path, games_per_pair=400, chunk_size=20, sprt={"elo0": 0, "elo1": 20})
+    stopped = run_tournament(c, progress=False, sprt=True)
+    assert stopped.status == "stopped early" and stopped.store.n_games() < 400
+    full = run_tournament(c, progress=False)
+    assert full.status == "complete" and full.store.n_games() == 400 and len(full.games) == 400
