@@ -13,13 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 distributed = pytest.importorskip("distributed")
 
 from arena.config import TournamentConfig  # noqa: E402
 from arena.run import run_tournament  # noqa: E402
+from tests.tables import canonical  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -36,14 +36,6 @@ def cfg(tmp_path: Path, **kw) -> TournamentConfig:
     )
     base.update(kw)
     return TournamentConfig(**base)
-
-
-def canonical(df: pd.DataFrame) -> pd.DataFrame:
-    out = df.sort_values("game_id").reset_index(drop=True)
-    for c in out.columns:
-        if isinstance(out[c].dtype, pd.CategoricalDtype):
-            out[c] = out[c].astype(str)
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from arena.config import ConfigError, TournamentConfig, config_from_dict, load_c
 from arena.run import TournamentError, run_tournament
 from arena.run.schedule import Inline
 from arena.run.store import RunStore, StoreBusy, StoreError
+from tests.tables import canonical, same
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,19 +43,6 @@ def cfg(tmp_path: Path, **kw) -> TournamentConfig:
     return TournamentConfig(**base)
 
 
-def sorted_games(df: pd.DataFrame) -> pd.DataFrame:
-    """A games table in a canonical order with plain string columns (for equality across runs)."""
-    out = df.sort_values("game_id").reset_index(drop=True)
-    for c in out.columns:
-        if isinstance(out[c].dtype, pd.CategoricalDtype):
-            out[c] = out[c].astype(str)
-    return out
-
-
-def same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    return sorted_games(a).equals(sorted_games(b))
-
-
 def chunk_files(run_dir: Path) -> dict[Path, int]:
     return {p: p.stat().st_mtime_ns for p in (run_dir / "games").rglob("*.parquet")}
 
@@ -69,7 +57,7 @@ def test_same_seed_same_games_inline_and_on_one_or_two_worker_processes(tmp_path
     assert one.status == two.status == inline.status == "complete"
     assert len(one.games) == 120 and one.games["game_id"].is_unique
     assert same(one.games, two.games) and same(one.games, inline.games)
-    assert sorted_games(one.hands).equals(sorted_games(two.hands))
+    assert canonical(one.hands).equals(canonical(two.hands))
     other = run_tournament(cfg(tmp_path, name="other", seed=4), progress=False)
     assert not same(one.games, other.games)
 
