@@ -1,0 +1,336 @@
+"""Fewer games for the same certainty: a control variate from the deal, on top of duplicate pairs.
+
+The idea
+--------
+A game's result is skill plus the luck of the cards.  Duplicate pairs cancel
+the luck of the deals both games share; this module removes part of what is
+left.  Every deal is a function of the game seed (:func:`arena.engine.begin_hand`
+shuffles with ``mix_seed(seed, STREAM_HAND + hand number)``), so the cards each
+seat was dealt can be recomputed from the stored seed, hand number and dealer,
+with the engine's own kernels; nothing new is stored.
+
+For each hand and each seat we compute, from the seat's 10 dealt cards and the
+upcard only (information fixed before anyone plays):
+
+* ``dw``: the least deadwood of the 10 cards;
+* ``dw_up``: the least deadwood after taking the upcard and discarding;
+* ``outs``: how many of the other 41 cards would lower the deadwood if drawn;
+* ``ready``: 1 when ``dw_up`` is within the hand's knock limit.
+
+The covariate of a hand is the difference ``seat 0 - seat 1`` of each feature,
+and the same difference signed by who is the non-dealer (+1 when seat 0 is):
+:data:`COVARIATES`, 8 numbers.  A game's covariate ``z`` is the sum over its
+hands, seen from ``bot_a``; a pair's is the mean over its games.
+
+Why it is unbiased
+------------------
+Hand ``h``'s deal is a fresh shuffle, independent of everything before it,
+and whether hand ``h`` is played (and who deals it) is decided before the
+shuffle.  Both seats' (10 cards, upcard) have the same distribution, so each
+hand's covariate has mean exactly 0 given the past, and so has the sum over
+the hands of a game (a martingale stopped at the game's end).  The adjusted
+value ``y - beta . z`` therefore has the mean of ``y`` for *any* fixed
+``beta``.  ``beta`` is fitted by least squares on other games than the ones it
+adjusts: by cross-fitting (the pairs are split into ``folds`` by pair number;
+each fold is adjusted with the ``beta`` fitted on the others), or on an
+earlier run (``beta=``).  The interval is the t interval of the adjusted
+per-pair values, so it stays pair-clustered like every interval of
+:mod:`arena.analysis.stats`.
+
+Memory: one row per duplicate *pair* of the matchups asked for (value, score
+and 8 covariates), never the games or hands themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from arena._jit import jit
+from arena.melds import best_discard, deadwood
+from arena.rng import STREAM_HAND, mix_seed, seed_rng, shuffle
+
+__all__ = [
+    "COVARIATES",
+    "deal_covariates",
+    "PairTable",
+    "pair_table",
+    "CVEstimate",
+    "cv_estimate",
+    "fit_beta",
+]
+
+FEATURES = ("dw", "dw_up", "outs", "ready")
+COVARIATES = tuple(f"d_{f}" for f in FEATURES) + tuple(f"d_{f}_nd" for f in FEATURES)
+_K = len(FEATURES)
+
+
+@jit
+def _seat_features(h, up, limit, out) -> None:
+    dw = deadwood(h)
+    _, dwu = best_discard(h | (np.int64(1) << up), up)
+    if dwu > dw:
+        dwu = dw
+    outs = 0
+    for c in range(52):
+        bit = np.int64(1) << c
+        if (h & bit) != 0 or c == up:
+            continue
+        _, d = best_discard(h | bit, -1)
+        if d < dw:
+            outs += 1
+    out[0] = dw
+    out[1] = dwu
+    out[2] = outs
+    out[3] = 1.0 if dwu <= limit else 0.0
+
+
+@jit
+def _deal_covariates(seeds, hand_nos, dealers, limits, out, upcards) -> None:
+    deck = np.empty(52, dtype=np.int64)
+    rng = np.zeros(4, dtype=np.uint64)
+    f0 = np.zeros(4)
+    f1 = np.zeros(4)
+    for i in range(seeds.shape[0]):
+        for c in range(52):
+            deck[c] = c
+        seed_rng(rng, mix_seed(seeds[i], STREAM_HAND + hand_nos[i]))
+        shuffle(deck, rng)
+        h_nd = np.int64(0)
+        h_d = np.int64(0)
+        for j in range(10):
+            h_nd |= np.int64(1) << deck[j]
+            h_d |= np.int64(1) << deck[10 + j]
+        up = deck[20]
+        upcards[i] = up
+        nd0 = dealers[i] == 1  # seat 0 is the non-dealer
+        _seat_features(h_nd if nd0 else h_d, up, limits[i], f0)
+        _seat_features(h_d if nd0 else h_nd, up, limits[i], f1)
+        s = 1.0 if nd0 else -1.0
+        for k in range(4):
+            d = f0[k] - f1[k]
+            out[i, k] = d
+            out[i, 4 + k] = d * s
+
+
+def deal_covariates(seeds: Any, hand_nos: Any, dealers: Any, knock_limits: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per hand: the covariates (n x 8, seat 0's view, :data:`COVARIATES`) and the recomputed upcard.
+
+    ``seeds``: each hand's game seed; ``hand_nos``: the hand number (0 first);
+    ``dealers``: the dealer's seat; ``knock_limits``: the hand's knock limit.
+    The upcard is returned so callers can check the recomputed deal against
+    the stored ``upcard`` column.
+    """
+    n = len(seeds)
+    out = np.zeros((n, 2 * _K))
+    ups = np.zeros(n, dtype=np.int64)
+    if n:
+        _deal_covariates(
+            np.ascontiguousarray(seeds, dtype=np.int64),
+            np.ascontiguousarray(hand_nos, dtype=np.int64),
+            np.ascontiguousarray(dealers, dtype=np.int64),
+            np.ascontiguousarray(knock_limits, dtype=np.int64),
+            out,
+            ups,
+        )
+    return out, ups
+
+
+# --- per-pair values ------------------------------------------------------------------------
+
+GAME_COLS = ["game_id", "matchup", "bot_a", "bot_b", "pair", "swap", "seed", "score0", "score1", "winner_seat", "error"]
+HAND_COLS = ["game_id", "hand", "dealer", "knock_limit", "upcard"]
+
+
+@dataclass
+class PairTable:
+    """One row per duplicate pair of one matchup, seen from ``bot_a``.
+
+    ``margin``: mean over the pair's games of bot_a's final score minus bot_b's;
+    ``score``: mean game score (1 win, 0 loss, 0.5 no winner); ``z``: the mean
+    per-game covariate (pairs x 8); ``games``: games with a result in the pair.
+    """
+
+    matchup: str
+    bot_a: str
+    bot_b: str
+    pair: np.ndarray
+    margin: np.ndarray
+    score: np.ndarray
+    z: np.ndarray
+    games: np.ndarray
+
+
+@dataclass
+class _Acc:
+    bot_a: str
+    bot_b: str
+    parts: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+
+
+def _chunk_rows(g: pd.DataFrame, h: pd.DataFrame) -> tuple[np.ndarray, ...]:
+    err = g["error"].fillna("").astype(str).to_numpy() != "" if "error" in g else np.zeros(len(g), bool)
+    ws = g["winner_seat"].to_numpy().astype(np.int64)
+    ok = ~(err & (ws < 0))
+    a_seat = g["swap"].to_numpy().astype(np.int64)
+    s0 = g["score0"].to_numpy().astype(np.float64)
+    s1 = g["score1"].to_numpy().astype(np.float64)
+    sign = np.where(a_seat == 0, 1.0, -1.0)
+    margin = (s0 - s1) * sign
+    score = np.where(ws < 0, 0.5, (ws == a_seat).astype(np.float64))
+    gid = g["game_id"].to_numpy().astype(np.int64)
+    order = np.argsort(gid)
+    z = np.zeros((len(g), 2 * _K))
+    if len(h):
+        hg = h["game_id"].to_numpy().astype(np.int64)
+        pos = order[np.searchsorted(gid[order], hg)]
+        cov, ups = deal_covariates(
+            g["seed"].to_numpy()[pos], h["hand"].to_numpy(), h["dealer"].to_numpy(), h["knock_limit"].to_numpy()
+        )
+        if "upcard" in h and not np.array_equal(ups, h["upcard"].to_numpy().astype(np.int64)):
+            raise ValueError("recomputed deals do not match the stored upcards (engine changed since the run?)")
+        np.add.at(z, pos, cov)
+    z *= sign[:, None]
+    pair = g["pair"].to_numpy().astype(np.int64)
+    return pair[ok], margin[ok], score[ok], z[ok]
+
+
+def pair_table(chunks: Iterable[Any], matchups: Sequence[str] | None = None) -> dict[str, PairTable]:
+    """Per-pair values of each matchup, from a store's chunks (streamed; see the module doc).
+
+    ``chunks``: ``store.chunks(GAME_COLS, hands=HAND_COLS)`` of a run that
+    recorded hands (:class:`arena.run.store.RunStore`).  ``matchups``: only these.
+    """
+    acc: dict[str, _Acc] = {}
+    for ch in chunks:
+        if matchups is not None and ch.matchup not in matchups:
+            continue
+        if ch.hands is None:
+            raise ValueError("the control variate needs the hands table (record_hands = true)")
+        a = acc.setdefault(ch.matchup, _Acc(ch.bot_a, ch.bot_b))
+        a.parts.append(_chunk_rows(ch.games, ch.hands))
+    out: dict[str, PairTable] = {}
+    for m, a in acc.items():
+        pair = np.concatenate([p[0] for p in a.parts])
+        margin = np.concatenate([p[1] for p in a.parts])
+        score = np.concatenate([p[2] for p in a.parts])
+        z = np.concatenate([p[3] for p in a.parts])
+        keys, inv, cnt = np.unique(pair, return_inverse=True, return_counts=True)
+
+        def mean(v: np.ndarray, keys: np.ndarray = keys, inv: np.ndarray = inv, cnt: np.ndarray = cnt) -> np.ndarray:
+            s = np.zeros((len(keys),) + v.shape[1:])
+            np.add.at(s, inv, v)
+            return s / cnt.reshape((-1,) + (1,) * (v.ndim - 1))
+
+        out[m] = PairTable(m, a.bot_a, a.bot_b, keys, mean(margin), mean(score), mean(z), cnt)
+    return out
+
+
+# --- the estimator --------------------------------------------------------------------------
+
+
+def fit_beta(y: np.ndarray, z: np.ndarray, ridge: float = 1e-6) -> np.ndarray:
+    """Least-squares slope of ``y`` on ``z`` (with an intercept), a little ridge for stability."""
+    y = np.asarray(y, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    if len(y) < z.shape[1] + 2:
+        return np.zeros(z.shape[1])
+    zc = z - z.mean(axis=0)
+    yc = y - y.mean()
+    a = zc.T @ zc
+    a += ridge * np.trace(a) / max(1, a.shape[0]) * np.eye(a.shape[0]) + 1e-12 * np.eye(a.shape[0])
+    return np.linalg.solve(a, zc.T @ yc)
+
+
+@dataclass
+class CVEstimate:
+    """A mean with and without the control variate (``raw_*`` / ``adj_*``), at confidence ``conf``.
+
+    ``vrf``: the variance reduction factor, raw variance / adjusted variance
+    (1.5 means the adjusted estimate is as precise as the raw one on 1.5x the
+    games); ``equivalent_games``: games x vrf; ``reduction``: 1 - 1/vrf.
+    """
+
+    raw: float
+    raw_lo: float
+    raw_hi: float
+    raw_se: float
+    adj: float
+    adj_lo: float
+    adj_hi: float
+    adj_se: float
+    vrf: float
+    pairs: int
+    games: int
+
+    @property
+    def equivalent_games(self) -> float:
+        return self.games * self.vrf
+
+    @property
+    def reduction(self) -> float:
+        return 1.0 - 1.0 / self.vrf if self.vrf > 0 else float("nan")
+
+    def as_dict(self, prefix: str = "") -> dict[str, float]:
+        d = {k: getattr(self, k) for k in ("raw", "raw_lo", "raw_hi", "raw_se", "adj", "adj_lo", "adj_hi", "adj_se")}
+        d.update(vrf=self.vrf, equivalent_games=self.equivalent_games, reduction=self.reduction)
+        return {prefix + k: float(v) for k, v in d.items()}
+
+
+def adjusted_values(
+    y: np.ndarray, z: np.ndarray, *, folds: int = 2, beta: np.ndarray | None = None, fold_of: np.ndarray | None = None
+) -> np.ndarray:
+    """``y - z . beta`` per pair, ``beta`` never fitted on the pair it adjusts.
+
+    With ``beta`` given (e.g. fitted on an earlier run) it is used as is;
+    otherwise cross-fitting over ``folds`` folds (``fold_of``: each pair's
+    fold, by default its row number modulo ``folds``).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    if beta is not None:
+        return y - z @ np.asarray(beta, dtype=np.float64)
+    fold = np.arange(len(y)) % folds if fold_of is None else np.asarray(fold_of) % folds
+    out = y.copy()
+    for f in range(folds):
+        test = fold == f
+        b = fit_beta(y[~test], z[~test])
+        out[test] = y[test] - z[test] @ b
+    return out
+
+
+def _t_ci(v: np.ndarray, conf: float) -> tuple[float, float, float, float]:
+    n = len(v)
+    m = float(np.mean(v)) if n else float("nan")
+    if n < 2:
+        return m, float("nan"), float("nan"), float("nan")
+    se = float(np.std(v, ddof=1) / np.sqrt(n))
+    t = float(sps.t.ppf(0.5 + conf / 2, n - 1))
+    return m, m - t * se, m + t * se, se
+
+
+def cv_estimate(
+    y: np.ndarray,
+    z: np.ndarray,
+    *,
+    games: int | None = None,
+    conf: float = 0.95,
+    folds: int = 2,
+    beta: np.ndarray | None = None,
+) -> CVEstimate:
+    """The raw and control-variate estimates of the mean of the per-pair values ``y``.
+
+    ``z``: the per-pair covariates (mean 0 by construction, see the module
+    doc); ``games``: for the equivalent-games figure (default 2 per pair).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    adj = adjusted_values(y, z, folds=folds, beta=beta)
+    r = _t_ci(y, conf)
+    a = _t_ci(adj, conf)
+    vrf = (r[3] / a[3]) ** 2 if a[3] and a[3] > 0 else float("nan")
+    return CVEstimate(*r, *a, vrf=vrf, pairs=len(y), games=int(games if games is not None else 2 * len(y)))
