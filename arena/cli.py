@@ -379,13 +379,16 @@ def replay(
     game: Annotated[int, typer.Option("--game", "-g", help="game_id from games.parquet.")] = 0,
     symbols: Annotated[bool, typer.Option("--symbols/--letters", help="Suit symbols or letters.")] = True,
 ) -> None:
-    """Replay one recorded game hand by hand, with melds and layoffs."""
-    from arena.show import replay_text
+    """Replay one recorded game hand by hand, with melds and layoffs (exit 1 if it does not match the stored game)."""
+    from arena.show import replay_report
 
     try:
-        typer.echo(replay_text(run_dir, game, symbols=symbols))
+        ok, text = replay_report(run_dir, game, symbols=symbols)
     except _user_errors() as exc:
         _fail(str(exc))
+    typer.echo(text)
+    if not ok:
+        raise typer.Exit(code=1)
 
 
 @app.command()

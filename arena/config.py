@@ -48,6 +48,7 @@ KEYS = (
     "chunk_size",
     "rules",
     "record_hands",
+    "record_log",
     "results_dir",
     "sprt",
     "scheduler",
@@ -104,6 +105,8 @@ class TournamentConfig:
     rules: str | Mapping[str, Any] = "standard"
     #: Keep one row per hand (hands.parquet); needed for per-hand statistics.
     record_hands: bool = True
+    #: With record_hands, keep each game's action log (actions/ in the run folder) for exact replays.
+    record_log: bool = True
     results_dir: str = "results"
     #: Early stop of a two-bot match: {elo0, elo1, alpha, beta}; empty = off.
     sprt: Mapping[str, float] = field(default_factory=dict)
@@ -154,7 +157,7 @@ class TournamentConfig:
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise bad(key, v, f"integer {lo}..{hi}")
-        for key in ("duplicate", "record_hands", "sandbox"):
+        for key in ("duplicate", "record_hands", "record_log", "sandbox"):
             if not isinstance(getattr(self, key), bool):
                 raise bad(key, getattr(self, key), "true or false")
         if self.duplicate and (self.games_per_pair % 2 or self.chunk_size % 2):

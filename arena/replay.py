@@ -10,13 +10,32 @@ phase, so a log that does not belong to the seed is caught, not misread.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from arena.engine import apply_action, begin_game, begin_hand, end_hand, new_state, write_hand_row
-from arena.layout import G_SIZE, H_SIZE, LOG_KIND, LOG_SEAT, OUT_FORFEIT, PH_DONE, S_CUR, S_OUTCOME, S_PHASE
+from arena.layout import (
+    G_SIZE,
+    H_DEADWOOD,
+    H_KNOCKER,
+    H_OUTCOME,
+    H_POINTS,
+    H_SCORE,
+    H_SIZE,
+    H_TURNS,
+    H_UPCARD,
+    LOG_KIND,
+    LOG_SEAT,
+    OUT_FORFEIT,
+    OUTCOME_NAMES,
+    PH_DONE,
+    S_CUR,
+    S_OUTCOME,
+    S_PHASE,
+)
 from arena.rng import RNG_WORDS
 
 
@@ -82,3 +101,51 @@ def replay_game(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index:
     """The hand rows (``H_*``) of a game replayed from its log."""
     rows = [h.row for h in replay_hands(seed, rules_array, log, game_index)]
     return np.array(rows, dtype=np.int64).reshape(-1, H_SIZE)
+
+
+#: Stored hand columns a replay must reproduce, with the ``H_*`` slot that holds each.
+_CHECKED = {
+    "outcome": H_OUTCOME,
+    "knocker": H_KNOCKER,
+    "deadwood0": H_DEADWOOD,
+    "deadwood1": H_DEADWOOD + 1,
+    "points0": H_POINTS,
+    "points1": H_POINTS + 1,
+    "score0": H_SCORE,
+    "score1": H_SCORE + 1,
+    "upcard": H_UPCARD,
+    "turns": H_TURNS,
+}
+
+
+def compare(rows: np.ndarray, game: Mapping[str, Any], hands: Sequence[Mapping[str, Any]] | None) -> list[str]:
+    """How replayed hand rows differ from a stored game (its row and hand rows); empty when they agree.
+
+    ``game`` needs ``score0``, ``score1``, ``hands`` and ``forfeit_seat``;
+    ``hands`` are the stored hand rows (``outcome`` by name), or None when
+    the run kept none.
+    """
+    out = []
+    forfeit = int(game.get("forfeit_seat", -1)) >= 0
+    if not forfeit:
+        if len(rows) != int(game["hands"]):
+            out.append(f"{len(rows)} hands replayed, {int(game['hands'])} stored")
+        elif len(rows):
+            got = (int(rows[-1, H_SCORE]), int(rows[-1, H_SCORE + 1]))
+            want = (int(game["score0"]), int(game["score1"]))
+            if got != want:
+                out.append(f"final score {got[0]}-{got[1]} replayed, {want[0]}-{want[1]} stored")
+    if hands is not None:
+        if len(hands) != len(rows):
+            out.append(f"{len(rows)} hand rows replayed, {len(hands)} stored")
+        for i, (row, h) in enumerate(zip(rows, hands, strict=False)):
+            for col, slot in _CHECKED.items():
+                want = h[col]
+                got = OUTCOME_NAMES[int(row[slot])] if col == "outcome" and int(row[slot]) >= 0 else int(row[slot])
+                if col == "outcome" and int(row[slot]) < 0:
+                    got = "unfinished"
+                if col != "outcome":
+                    want = int(want)
+                if str(got) != str(want) and not (forfeit and i == len(rows) - 1):
+                    out.append(f"hand {i + 1}: {col} {got} replayed, {want} stored")
+    return out

@@ -32,6 +32,7 @@ from arena.layout import (
 from arena.melds import melds_of
 from arena.play import play_batch
 from arena.replay import replay_hands
+from arena.run.store import StoreError
 
 
 def _melds(sets: int, runs: int, symbols: bool) -> str:
@@ -56,11 +57,16 @@ def _action(phase: int, action: int, symbols: bool) -> str:
 def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) -> str:
     """Play the game seeded ``seed`` again with its bots and describe every hand."""
     rec = play_batch(bots[0], bots[1], rules_array, np.array([seed]), record_log=True)
-    names = [b.name for b in bots]
+    return log_text(seed, rules_array, rec.log, [b.name for b in bots], rec.errors[0] if rec.errors else "", symbols)
+
+
+def log_text(seed: int, rules_array: np.ndarray, log: np.ndarray, names, error: str = "", symbols: bool = True) -> str:
+    """Describe every hand of the game seeded ``seed`` replayed from its action ``log``."""
+    errors = [error] if error else []
     lines = [f"game seed {seed}: seat 0 = {names[0]}, seat 1 = {names[1]}"]
-    if rec.errors:
-        lines.append(f"forfeit: {rec.errors[0]}")
-    for i, h in enumerate(replay_hands(seed, rules_array, rec.log)):
+    if errors:
+        lines.append(f"forfeit: {errors[0]}")
+    for i, h in enumerate(replay_hands(seed, rules_array, log)):
         st = h.state
         dealer = int(st[S_DEALER])
         deck = st[S_DECK : S_DECK + 52]
@@ -79,7 +85,7 @@ def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) ->
                 lines.append(f"    {names[1 - seat]} draws from the stock (both passed the upcard)")
         out = int(st[S_OUTCOME])
         if out < 0:
-            lines.append(f"  outcome: forfeit: {rec.errors[0]}" if rec.errors else "  outcome: unfinished")
+            lines.append(f"  outcome: forfeit: {errors[0]}" if errors else "  outcome: unfinished")
             break
         lines.append(f"  outcome: {OUTCOME_NAMES[out]}")
         k = int(st[S_KNOCKER])
@@ -106,16 +112,71 @@ def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) ->
     return "\n".join(lines)
 
 
-def replay_text(run_dir: Path, game_id: int, symbols: bool = True) -> str:
-    """Describe game ``game_id`` of a run folder (replayed from its seed and bots)."""
+class ReplayRefused(StoreError):
+    """A game that cannot be replayed exactly; the message is one line."""
+
+
+def stored_game(run_dir: Path, game_id: int):
+    """``(record, rules_array, names, log, how)`` of a stored game, ready to replay exactly.
+
+    The log is the stored one when the run kept it.  Otherwise the game is
+    played again with the bots of the run's config, but only when each
+    bot's hash is the one recorded for the game's matchup; if a bot file
+    changed since, this raises :class:`ReplayRefused`.
+    """
     from arena.config import load_config
-    from arena.run.store import RunStore, StoreError
+    from arena.run.store import RunStore
 
     store = RunStore(run_dir)
-    r = store.game(game_id)
+    rec = store.game_record(game_id)
     cfg = load_config(Path(run_dir) / "config.toml")
+    rules_array = cfg.resolved_rules().to_array()
+    g = rec.game
+    names = (str(g["bot0"]), str(g["bot1"]))
+    if rec.actions is not None:
+        return rec, rules_array, names, rec.actions, "replayed from the action log stored with the game"
     loaded = {b.name: b for b in cfg.load_bots().values()}
-    for name in (r.bot0, r.bot1):
+    ident = {v[0]: v for v in rec.matchup.identity.values() if isinstance(v, list) and v}
+    for name in names:
         if name not in loaded:
             raise StoreError(f"{run_dir}: bot '{name}' of game {game_id} is no longer in config.toml")
-    return game_text(int(r.seed), cfg.resolved_rules().to_array(), (loaded[r.bot0], loaded[r.bot1]), symbols)
+        old = ident.get(name)
+        if old is not None and old[2] != loaded[name].source_hash:
+            raise ReplayRefused(
+                f"{run_dir}: game {game_id} was stored without an action log and bot '{name}' has changed since "
+                f"(hash {loaded[name].source_hash}, the run recorded {old[2]}); it cannot be replayed exactly"
+            )
+    bots = (loaded[names[0]], loaded[names[1]])
+    played = play_batch(bots[0], bots[1], rules_array, np.array([int(g["seed"])]), record_log=True)
+    return rec, rules_array, names, played.log, "played again with the bots of config.toml (no action log was stored)"
+
+
+def check_lines(rec, rules_array: np.ndarray, log: np.ndarray) -> tuple[bool, str]:
+    """Whether the replay reproduces the stored game row and hand rows, as one line."""
+    from arena.replay import ReplayError, compare, replay_game
+
+    g = rec.game
+    try:
+        rows = replay_game(int(g["seed"]), rules_array, log)
+    except ReplayError as exc:
+        return False, f"WARNING: the replay does NOT reproduce the stored game: {exc}"
+    hands = None if rec.hands is None else rec.hands.to_dict("records")
+    diffs = compare(rows, g.to_dict(), hands)
+    if diffs:
+        more = f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else ""
+        return False, "WARNING: the replay does NOT reproduce the stored game: " + "; ".join(diffs[:3]) + more
+    what = "game row and hand rows" if hands is not None else "game row"
+    return True, f"check: the replay reproduces the stored {what} (score {int(g['score0'])}-{int(g['score1'])})"
+
+
+def replay_report(run_dir: Path, game_id: int, symbols: bool = True) -> tuple[bool, str]:
+    """Game ``game_id`` of a run folder replayed exactly, as text; and whether it matches the stored rows."""
+    rec, rules_array, names, log, how = stored_game(run_dir, game_id)
+    ok, check = check_lines(rec, rules_array, log)
+    body = log_text(int(rec.game["seed"]), rules_array, log, names, str(rec.game.get("error", "") or ""), symbols)
+    return ok, f"game {game_id}: {how}\n{check}\n{body}\n{check}"
+
+
+def replay_text(run_dir: Path, game_id: int, symbols: bool = True) -> str:
+    """Describe game ``game_id`` of a run folder, replayed exactly, with a check against the stored rows."""
+    return replay_report(run_dir, game_id, symbols)[1]

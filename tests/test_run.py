@@ -182,7 +182,7 @@ def test_a_damaged_chunk_is_named_moved_aside_and_replayed_never_read(tmp_path, 
         "chunk 1 of random vs simple" in r.getMessage() and "quarantine" in r.getMessage() for r in caplog.records
     )
     moved = sorted(p.name for p in (run_dir / "quarantine").iterdir())
-    assert len(moved) == 2 and all("-00001-" in n for n in moved)  # the chunk's games and hands files
+    assert len(moved) == 3 and all("-00001-" in n for n in moved)  # the chunk's games, hands and actions files
     assert again.status == "complete" and same(again.games, clean.games)
 
 

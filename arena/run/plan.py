@@ -100,6 +100,7 @@ class ChunkTask:
     record_hands: bool
     games_per_pair: int
     time_limit: float  # seconds the whole chunk may take before its worker is stopped
+    record_log: bool = False  # also return each game's action log (with record_hands), for exact replays
 
     @property
     def n_games(self) -> int:
@@ -172,8 +173,13 @@ def plan_matchup(
     record_hands: bool,
     per_game_seconds: float,
     chunk_floor_seconds: float,
+    record_log: bool = False,
 ) -> tuple[str, list[ChunkTask]]:
-    """The id and the chunks of one matchup."""
+    """The id and the chunks of one matchup.
+
+    ``record_log`` is not part of the matchup's id: it changes what is kept,
+    not the games, so a folder may hold chunks with and without logs.
+    """
     mid = matchup_id(a, b, rules, seed, games, duplicate, chunk_size, record_hands)
     n_pairs = games // 2 if duplicate else games
     per_chunk = chunk_size // 2 if duplicate else chunk_size
@@ -197,6 +203,7 @@ def plan_matchup(
                 record_hands,
                 games,
                 chunk_time_limit(n, per_game_seconds, chunk_floor_seconds),
+                record_log and record_hands,
             )
         )
     return mid, tasks

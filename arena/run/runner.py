@@ -321,6 +321,7 @@ def run_tournament(
                 matchup_no=m.no,
                 per_game_seconds=cfg.limit("chunk_seconds_per_game"),
                 chunk_floor_seconds=cfg.limit("chunk_min_seconds"),
+                record_log=cfg.record_log,
                 **common,
             )
             tasks.extend(ts)
@@ -356,7 +357,7 @@ def run_tournament(
                             log.error("chunk failed: %s: %s", out.task.label, out.reason)
                             continue
                         t = out.task
-                        store.put_chunk(t.matchup_id, t.chunk, out.games, out.hands)
+                        store.put_chunk(t.matchup_id, t.chunk, out.games, out.hands, out.actions)
                         for name, text in out.logs.items():
                             store.append_log(name, text)
                         if out.errors:

@@ -7,6 +7,7 @@ A run folder ``results/<name>/`` holds::
     index.jsonl               the index: one checked JSON line per matchup and per stored chunk
     games/<matchup>/<chunk>.parquet   one row per game  (the games dataset)
     hands/<matchup>/<chunk>.parquet   one row per hand  (the hands dataset)
+    actions/<matchup>/<chunk>.parquet one row per game: its action log (exact replays)
     logs/                     what bots printed, per matchup
     quarantine/               chunk files that failed their checksum, moved aside
     seed.secret               the drawn key of a ``seed = "secret"`` run
@@ -54,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -136,8 +138,25 @@ HANDS_SCHEMA = pa.schema(
     ]
 )
 
+#: One row per game: every decision of the game in order, as the engine logs
+#: it (``seat * LOG_SEAT + phase * LOG_KIND + action``, < 2048, so int16).  A
+#: hand's ``log_start``/``log_len`` index into its game's ``actions``.  Kept
+#: when hands are recorded and ``record_log`` is on: ``arena replay`` and the
+#: viewer replay a game from it exactly, whatever the bot files became.
+ACTIONS_SCHEMA = pa.schema([("game_id", pa.int64()), ("actions", pa.list_(pa.int16()))])
+
 GAMES_COLUMNS = tuple(GAMES_SCHEMA.names)
 HANDS_COLUMNS = tuple(HANDS_SCHEMA.names)
+ACTIONS_COLUMNS = tuple(ACTIONS_SCHEMA.names)
+_COLUMNS = {"games": GAMES_COLUMNS, "hands": HANDS_COLUMNS, "actions": ACTIONS_COLUMNS}
+
+
+def actions_table(game_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> pa.Table:
+    """The actions table of ``len(game_ids)`` games: game ``i``'s log is ``values[offsets[i]:offsets[i+1]]``."""
+    lists = pa.ListArray.from_arrays(
+        pa.array(np.asarray(offsets, dtype=np.int32)), pa.array(np.asarray(values, dtype=np.int16))
+    )
+    return pa.Table.from_arrays([pa.array(np.asarray(game_ids, dtype=np.int64)), lists], schema=ACTIONS_SCHEMA)
 
 
 def to_table(df: pd.DataFrame, schema: pa.Schema, what: str) -> pa.Table:
@@ -230,6 +249,17 @@ class StoredChunk:
     chunk: int
     games: pd.DataFrame
     hands: pd.DataFrame | None
+    actions: pd.DataFrame | None = None
+
+
+@dataclass
+class GameRecord:
+    """One stored game: its row, its hands (or None) and its action log (or None)."""
+
+    game: pd.Series
+    hands: pd.DataFrame | None
+    actions: np.ndarray | None
+    matchup: Matchup
 
 
 @dataclass
@@ -466,6 +496,9 @@ class RunStore:
     def has_hands(self) -> bool:
         return any("hands" in r.files for _, r in self._current_records())
 
+    def has_actions(self) -> bool:
+        return any("actions" in r.files for _, r in self._current_records())
+
     def _current_records(self) -> Iterator[tuple[Matchup, ChunkRecord]]:
         idx = self.index()
         for m in self.matchups():
@@ -476,10 +509,18 @@ class RunStore:
                     yield m, r
 
     # --- writing chunks ---------------------------------------------------------------
-    def put_chunk(self, mid: str, chunk: int, games: pd.DataFrame, hands: pd.DataFrame | None) -> ChunkRecord:
+    def put_chunk(
+        self,
+        mid: str,
+        chunk: int,
+        games: pd.DataFrame,
+        hands: pd.DataFrame | None,
+        actions: pa.Table | None = None,
+    ) -> ChunkRecord:
         """Store one chunk's tables (atomically, then its index line).  Idempotent:
         storing a chunk that is already stored and intact does nothing, so a
-        retried task never duplicates games."""
+        retried task never duplicates games.  ``actions`` is an
+        :data:`ACTIONS_SCHEMA` table (see :func:`actions_table`)."""
         self._writable()
         old = self.stored(mid, chunk)
         if old is not None and self._intact(old):
@@ -488,6 +529,10 @@ class RunStore:
         parts: list[tuple[str, pa.Table]] = [("games", to_table(games, GAMES_SCHEMA, "games"))]
         if hands is not None:
             parts.append(("hands", to_table(hands, HANDS_SCHEMA, "hands")))
+        if actions is not None:
+            if actions.schema != ACTIONS_SCHEMA:
+                raise StoreError(f"actions table does not match the stored schema ({actions.schema.names})")
+            parts.append(("actions", actions))
         for kind, table in parts:
             data = _parquet_bytes(table)
             rel = f"{kind}/{mid}/{chunk:05d}.parquet"
@@ -565,7 +610,10 @@ class RunStore:
 
     # --- reading -----------------------------------------------------------------------
     def chunks(
-        self, games_columns: Sequence[str] | None = None, hands: bool | Sequence[str] = False
+        self,
+        games_columns: Sequence[str] | None = None,
+        hands: bool | Sequence[str] = False,
+        actions: bool = False,
     ) -> Iterator[StoredChunk]:
         """Every stored chunk of the current matchups, verified, in play order.
 
@@ -581,7 +629,12 @@ class RunStore:
                 h = self._table(m, rec, "hands", None if hands is True else hands)
                 if h is None:
                     continue
-            yield StoredChunk(m.name, m.bot_a, m.bot_b, rec.chunk, g, h)
+            a = None
+            if actions and "actions" in rec.files:
+                a = self._table(m, rec, "actions", None)
+                if a is None:
+                    continue
+            yield StoredChunk(m.name, m.bot_a, m.bot_b, rec.chunk, g, h, a)
 
     def _table(self, m: Matchup, rec: ChunkRecord, kind: str, columns: Sequence[str] | None) -> pd.DataFrame | None:
         data = self._read_verified(rec, kind)
@@ -591,11 +644,7 @@ class RunStore:
                 self.problems.append(line)
                 log.warning("%s", line)
             return None
-        cols = (
-            None
-            if columns is None
-            else [c for c in columns if c in (GAMES_COLUMNS if kind == "games" else HANDS_COLUMNS)]
-        )
+        cols = None if columns is None else [c for c in columns if c in _COLUMNS[kind]]
         return pq.read_table(pa.BufferReader(data), columns=cols).to_pandas()
 
     def games(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -631,6 +680,38 @@ class RunStore:
             if len(hit):
                 return hit.iloc[0]
         raise StoreError(f"{self.dir}: game {game_id} ({m.name}, game {local} of it) is not stored")
+
+    def game_record(self, game_id: int) -> GameRecord:
+        """One game's row, its hand rows and its action log (None where the run kept none)."""
+        row = self.game(game_id)
+        cfg_games = self.games_per_pair()
+        no = int(game_id) // cfg_games
+        mu = list(self.index().matchups.values())[no]
+        hands = actions = None
+        for c in range(mu.chunks):
+            rec = self.stored(mu.id, c)
+            if rec is None:
+                continue
+            g = self._table(mu, rec, "games", ["game_id"])
+            if g is None or not (g["game_id"] == game_id).any():
+                continue
+            if "hands" in rec.files:
+                h = self._table(mu, rec, "hands", None)
+                if h is not None:
+                    hands = h.loc[h["game_id"] == game_id].reset_index(drop=True)
+            if "actions" in rec.files:
+                data = self._read_verified(rec, "actions")
+                if data is None:
+                    raise StoreError(
+                        f"{self.dir}: chunk {c} of {mu.name}: {self._problem(rec, 'actions') or 'unreadable'}"
+                    )
+                t = pq.read_table(pa.BufferReader(data))
+                ids = t.column("game_id").to_numpy()
+                hit = np.flatnonzero(ids == game_id)
+                if len(hit):
+                    actions = np.asarray(t.column("actions")[int(hit[0])].values.to_numpy(), dtype=np.int64)
+            break
+        return GameRecord(row, hands, actions, mu)
 
     def games_per_pair(self) -> int:
         ms = list(self.index().matchups.values())

@@ -15,13 +15,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from arena.bot import Bot, BotError, load_bot, load_bot_source
 from arena.external import external_of
+from arena.layout import H_GAME, H_LOG_LEN, H_LOG_START
 from arena.play import C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.records import games_frame, hands_frame
 from arena.rules import Rules
 from arena.run.plan import BotSpec, ChunkTask, pair_seeds
+from arena.run.store import actions_table
 
 # Slots of the progress array a worker shares with its driver (the watchdog
 # reads them to name the bot that was being asked when a chunk timed out).
@@ -47,6 +50,24 @@ class ChunkResult:
     errors: list[str]
     logs: dict[str, str] = field(default_factory=dict)  # log name -> text the bots printed
     seconds: float = 0.0
+    actions: pa.Table | None = None  # each game's action log (store.ACTIONS_SCHEMA), when task.record_log
+
+
+def _game_logs(hands: np.ndarray, n_games: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each game's actions lie in a batch log: ``(start, length)`` per game.
+
+    A game's hands are consecutive rows and their logs consecutive entries;
+    a game a bot ended by raising has no hand row and an empty log.
+    """
+    g = hands[:, H_GAME]
+    first = np.searchsorted(g, np.arange(n_games), side="left")
+    last = np.searchsorted(g, np.arange(n_games), side="right")
+    has = last > first
+    start = np.zeros(n_games, dtype=np.int64)
+    end = np.zeros(n_games, dtype=np.int64)
+    start[has] = hands[first[has], H_LOG_START]
+    end[has] = hands[last[has] - 1, H_LOG_START] + hands[last[has] - 1, H_LOG_LEN]
+    return start, end - start
 
 
 # --- bots from content ---------------------------------------------------------------
@@ -126,6 +147,8 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         parts = [(0, seeds[0::2], pair_no[0::2]), (1, seeds[1::2], pair_no[1::2])]
     counters = progress[:C_SIZE] if progress is not None else None
     frames, hand_frames, errors = [], [], []
+    logs_parts, log_starts, log_lens = [], [], []
+    log_offset = 0
     printed = io.StringIO()
     offset = 0
     for swap, s, pairs in parts:
@@ -134,7 +157,14 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
             progress[P_SWAP] = swap
         with contextlib.redirect_stdout(printed):
             rec = play_batch(
-                seat0, seat1, rules, s, record_hands=task.record_hands, counters=counters, catch_exits=catch_exits
+                seat0,
+                seat1,
+                rules,
+                s,
+                record_hands=task.record_hands,
+                record_log=task.record_log,
+                counters=counters,
+                catch_exits=catch_exits,
             )
         g = games_frame(rec.games, s)
         g.insert(0, "pair", pairs)
@@ -145,6 +175,14 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         g.loc[g["forfeit_seat"] >= 0, "error"] = rec.errors  # one message per forfeit, in game order
         frames.append(g)
         errors.extend(rec.errors)
+        if task.record_log:
+            start, length = _game_logs(rec.hands, len(s))
+            # hands index into their own game's log
+            rec.hands[:, H_LOG_START] -= start[rec.hands[:, H_GAME]]
+            logs_parts.append(rec.log)
+            log_starts.append(start + log_offset)
+            log_lens.append(length)
+            log_offset += len(rec.log)
         if task.record_hands:
             h = hands_frame(rec.hands)
             h["game"] = h["game"] + offset
@@ -170,6 +208,15 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         hands["game"] = game_id[rank[hands["game"].to_numpy()]]
         hands = hands.rename(columns={"game": "game_id"})
         hands = hands.sort_values(["game_id", "hand"], kind="stable").reset_index(drop=True)
+    actions = None
+    if task.record_log:
+        flat = np.concatenate(logs_parts)
+        start = np.concatenate(log_starts)[order]
+        length = np.concatenate(log_lens)[order]
+        offsets = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(length, out=offsets[1:])
+        gather = np.repeat(start - offsets[:-1], length) + np.arange(offsets[-1])
+        actions = actions_table(game_id, offsets, flat[gather])
     logs = {}
     for bot in (a, b):
         ext = external_of(bot)
@@ -180,4 +227,4 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     out = printed.getvalue()
     if out:
         logs[f"{task.bot_a.name}--{task.bot_b.name}.stdout"] = f"--- {task.label}\n" + out[-LOG_LIMIT:]
-    return ChunkResult(task, games, hands, errors, logs, time.perf_counter() - t0)
+    return ChunkResult(task, games, hands, errors, logs, time.perf_counter() - t0, actions)

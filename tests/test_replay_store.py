@@ -1,0 +1,99 @@
+"""Exact replays from the run store: the action log is a checksummed per-chunk table."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.config import TournamentConfig
+from arena.replay import replay_game
+from arena.rules import Rules
+from arena.run import run_tournament
+from arena.run.schedule import Inline
+from arena.run.store import INDEX, RunStore
+from arena.show import ReplayRefused, check_lines, replay_report, stored_game
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(tmp_path: Path, bots=("simple", "random"), **kw) -> Path:
+    cfg = TournamentConfig(
+        name=kw.pop("name", "r"),
+        bots=bots,
+        games_per_pair=kw.pop("games", 20),
+        chunk_size=10,
+        workers=1,
+        seed=11,
+        results_dir=str(tmp_path),
+        **kw,
+    )
+    res = run_tournament(cfg, progress=False, schedule=Inline())
+    assert res.status == "complete"
+    return tmp_path / cfg.name
+
+
+def test_actions_are_stored_checksummed_and_replay_every_game_exactly(tmp_path):
+    d = _run(tmp_path)
+    store = RunStore(d)
+    assert store.has_actions()
+    text = (d / INDEX).read_text()
+    assert '"actions":{"bytes"' in text  # indexed with a checksum like games and hands
+    files = sorted((d / "actions").rglob("*.parquet"))
+    assert len(files) == 2  # one per chunk
+    rules = Rules().to_array()
+    for gid in range(20):
+        rec = store.game_record(gid)
+        assert rec.actions is not None and len(rec.actions) > 10
+        # hand offsets index into the game's own log, and cover it without gaps
+        starts = rec.hands["log_start"].tolist()
+        lens = rec.hands["log_len"].tolist()
+        assert starts[0] == 0 and all(s + n == t for s, n, t in zip(starts, lens, starts[1:], strict=False))
+        assert starts[-1] + lens[-1] == len(rec.actions)
+        rows = replay_game(int(rec.game["seed"]), rules, rec.actions)
+        assert len(rows) == int(rec.game["hands"])
+        assert rows[-1, 16:18].tolist() == [int(rec.game["score0"]), int(rec.game["score1"])]
+
+
+def test_replay_report_checks_the_stored_rows_and_says_when_they_differ(tmp_path):
+    d = _run(tmp_path)
+    ok, text = replay_report(d, 3, symbols=False)
+    assert ok and "replayed from the action log" in text and "reproduces the stored game row and hand rows" in text
+    rec, rules, _names, log, _how = stored_game(d, 3)
+    rec.game["score0"] = int(rec.game["score0"]) + 1
+    ok, line = check_lines(rec, rules, log)
+    assert not ok and "does NOT reproduce" in line and "final score" in line
+    bad = np.array(log, copy=True)
+    bad[0] += 1024  # the wrong seat for the first decision
+    ok, line = check_lines(rec, rules, bad)
+    assert not ok and "does NOT reproduce" in line
+
+
+def test_a_damaged_actions_file_is_quarantined_and_played_again(tmp_path):
+    d = _run(tmp_path)
+    f = sorted((d / "actions").rglob("*.parquet"))[0]
+    data = bytearray(f.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    f.write_bytes(bytes(data))
+    with RunStore.open_for_writing(d) as store:
+        bad = store.verify()
+    assert len(bad) == 1 and "actions/" in bad[0] and "checksum" in bad[0]
+    _run(tmp_path)  # the same command plays the chunk again
+    assert RunStore(d).game_record(0).actions is not None
+    assert replay_report(d, 0)[0]
+
+
+def test_without_a_log_replay_refuses_a_changed_bot_file(tmp_path):
+    bot = tmp_path / "mybot.py"
+    shutil.copy(ROOT / "bots" / "simple.py", bot)
+    d = _run(tmp_path, bots=("simple", str(bot)), record_log=False, name="nolog")
+    store = RunStore(d)
+    assert not store.has_actions() and not (d / "actions").exists()
+    assert (store.hands()["log_start"] == -1).all()
+    ok, text = replay_report(d, 0)  # unchanged bots: played again, and checked
+    assert ok and "played again" in text
+    bot.write_text(bot.read_text() + "\n# edited\n")
+    with pytest.raises(ReplayRefused, match="changed since"):
+        replay_report(d, 0)
