@@ -23,6 +23,7 @@ _LAZY = {
     "load_rules": ("arena.rules", "load_rules"),
     "Rules": ("arena.rules", "Rules"),
     "play_batch": ("arena.play", "play_batch"),
+    "run_sweep": ("arena.analysis.sweep", "run_sweep"),
 }
 
 

@@ -1,4 +1,4 @@
-"""The ``arena`` command: run, submit, bots, rules, replay, report, plot.
+"""The ``arena`` command: run, submit, bots, rules, replay, report, plot, sweep.
 
 Each command is a thin layer over the Python API (``arena.run_tournament``
 and friends).  Any bad input - a config key that does not exist, a bot file
@@ -417,6 +417,70 @@ def plot(
         typer.echo(str(plot_run(run_dir, kind)))
     except _user_errors() as exc:
         _fail(str(exc))
+
+
+@app.command()
+def sweep(
+    sweep_file: Annotated[
+        Path, typer.Argument(metavar="SWEEP", help="Sweep file (TOML), or a shipped example by name: sweep-knock.")
+    ],
+    workers: Annotated[int | None, typer.Option(help="Worker processes (0 = all cores).")] = None,
+    games: Annotated[int | None, typer.Option(help="Games per grid point and opponent (even).")] = None,
+    results_dir: Annotated[str | None, typer.Option(help="Folder for results (default: results).")] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Play on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
+    ] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Delete this sweep's results first.")] = False,
+    report_only: Annotated[bool, typer.Option("--report-only", help="Only rebuild the tables and report.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+) -> None:
+    """Sweep a bot's parameters against a field (and rules): sweep.csv, response curves, report."""
+    import time
+    import tomllib
+    from importlib.resources import files
+
+    from arena.analysis.sweep import SweepError, analyse_sweep, run_sweep
+
+    _setup_logging(True)
+    path = sweep_file
+    if not path.exists() and path.suffix == "" and path.parent == Path("."):
+        path = Path(str(files("arena") / "configs" / f"{path}.toml"))
+    try:
+        try:
+            d = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise SweepError(f"cannot read {sweep_file}: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise SweepError(f"{sweep_file} is not valid TOML: {exc}") from None
+        d.setdefault("name", path.stem)
+        for key, value in (("workers", workers), ("games", games), ("results_dir", results_dir)):
+            if value is not None:
+                d[key] = value
+        if scheduler:
+            d["scheduler"] = scheduler
+        t0 = time.monotonic()
+        if report_only:
+            res = analyse_sweep(d)
+        else:
+            res = run_sweep(d, progress=not quiet, fresh=fresh)
+        typer.echo(f"sweep '{res.spec.name}': {res.status}, {time.monotonic() - t0:.1f} s -> {res.dir}", err=True)
+        if len(res.best):
+            ps = res.spec.param_names
+            cols = ["rules", *ps, "field_win_rate_adj", "field_win_rate_adj_ci_low", "field_win_rate_adj_ci_high"]
+            cols += ["behind_best", "tied_with_best", "best"]
+            shown = res.best[cols].astype({p: str for p in ps})
+            for p in ps:
+                shown[p] = [f"{v:g}" for v in res.best[p]]
+            typer.echo(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        for kind, p in res.files.items():
+            typer.echo(f"{kind:<12} {p}")
+    except (SweepError, *_user_errors()) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        typer.echo("\ninterrupted: finished chunks are saved; run the same command to resume", err=True)
+        raise typer.Exit(code=130) from None
+    if res.status != "complete":
+        raise typer.Exit(code=1)
 
 
 @app.command("check-bot")

@@ -1,0 +1,129 @@
+"""Parameter sweeps (arena/analysis/sweep.py): the file format, the runs, the tables, the report."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from arena.analysis.sweep import SweepError, analyse_sweep, load_sweep, run_sweep
+from arena.run.store import RunStore
+
+
+def _sweep(tmp_path, **kw):
+    d = dict(
+        name="s",
+        bot="early-knock",
+        opponents=["simple"],
+        games=200,
+        chunk_size=100,
+        seed=7,
+        workers=1,
+        grid={"knock_at": [0, 10]},
+        params={"late_drop": 0},
+        results_dir=str(tmp_path),
+    )
+    d.update(kw)
+    return d
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"colour": 1}, "unknown key 'colour'"),
+        ({"grid": {}}, "one or two parameters"),
+        ({"grid": {"knock_at": [1], "slack": [1], "late_drop": [1]}}, "one or two parameters"),
+        ({"grid": {"knock_at": "5"}}, "grid.knock_at must be a non-empty list of numbers"),
+        ({"games": 15}, "games must be an even number"),
+        ({"rules": "standard", "rules_grid": {"gin_bonus": [20]}}, "not both"),
+        ({"rules_grid": {"gin_bonus": 20}}, "exactly one setting with a list"),
+        ({"grid": {"no_such_param": [1]}}, "no_such_param"),
+        ({"opponents": ["no-such-bot"]}, "no-such-bot"),
+        ({"params": {"knock_at": 3, "late_drop": 0}}, "both in grid and in params"),
+    ],
+)
+def test_bad_sweep_files_are_one_line_errors(tmp_path, change, message):
+    with pytest.raises(SweepError, match=message) as exc:
+        load_sweep(_sweep(tmp_path, **change))
+    assert "\n" not in str(exc.value)
+
+
+def test_rules_grid_and_labels(tmp_path):
+    s = load_sweep(_sweep(tmp_path, rules_grid={"preset": "eaai", "undercut_bonus": [10, 25]}))
+    assert [lab for lab, _ in s.rules] == ["undercut_bonus=10", "undercut_bonus=25"]
+    assert s.rules[1][1] == {"preset": "eaai", "undercut_bonus": 25}
+    s = load_sweep(_sweep(tmp_path, rules=["standard", "oklahoma"], grid={"knock_at": [2, 8], "slack": [0, 3]}))
+    assert [lab for lab, _ in s.rules] == ["standard", "oklahoma"]
+    assert s.points() == [(2, 0), (2, 3), (8, 0), (8, 3)]
+    assert s.variant((2, 3)) == "early-knock@knock_at=2,slack=3"
+
+
+def test_a_small_sweep_end_to_end(tmp_path):
+    # Two grid points x one opponent x two rules values: one row each, the report and its plots,
+    # one run folder per rules value holding one gauntlet matchup per grid point.
+    res = run_sweep(_sweep(tmp_path, rules=["standard", "eaai"]), progress=False)
+    t = res.table
+    assert res.status == "complete"
+    assert len(t) == 4 and set(t["rules"]) == {"standard", "eaai"} and set(t["knock_at"]) == {0.0, 10.0}
+    assert (t["games"] == 200).all() and (t["pairs"] == 100).all()
+    assert ((t["win_rate_ci_low"] <= t["win_rate"]) & (t["win_rate"] <= t["win_rate_ci_high"])).all()
+    for col in ("points_per_hand", "gin_rate", "undercut_suffered_rate", "margin_adj", "vrf_margin"):
+        assert t[col].notna().all(), col
+    # knock_at = 0 (late_drop = 0) knocks only with gin: no plain knocks, never undercut, some gins
+    k0 = t[t["knock_at"] == 0]
+    assert (k0["undercut_suffered_rate"] == 0).all() and (k0["gin_rate"] > 0).all()
+    assert (k0["knock_rate"] == 0).all()
+    for key in ("csv", "report_md", "report_html", "plot_curves", "plot_field"):
+        assert res.files[key].exists(), key
+    assert pd.read_csv(res.files["csv"]).shape[0] == 4
+    page = res.files["report_html"].read_text()
+    assert "data:image/png;base64," in page and 'src="plots/' not in page
+    md = res.files["report_md"].read_text()
+    assert "## Best value" in md and "can't be told apart" in md
+    stores = {lab: RunStore(tmp_path / "s" / lab) for lab in ("standard", "eaai")}
+    for store in stores.values():
+        assert {m.bot_a for m in store.matchups()} == {"early-knock@knock_at=0", "early-knock@knock_at=10"}
+        assert store.n_games() == 400
+    # the best: highest adjusted field win rate; every row says how far behind it is
+    for _, g in res.best.groupby("rules"):
+        assert g["best"].sum() == 1
+        b = g[g["best"]].iloc[0]
+        assert b["field_win_rate_adj"] == g["field_win_rate_adj"].max()
+        others = g[~g["best"]]
+        assert ((others["behind_best_ci_low"] <= 0) == others["tied_with_best"]).all()
+
+    # Resuming plays nothing more; rebuilding from the stores gives the same table.
+    again = run_sweep(_sweep(tmp_path, rules=["standard", "eaai"]), progress=False, report=False)
+    assert stores["standard"].n_games() == 400
+    pd.testing.assert_frame_equal(again.table, t)
+    pd.testing.assert_frame_equal(analyse_sweep(_sweep(tmp_path, rules=["standard", "eaai"])).table, t)
+
+
+def test_same_seed_same_sweep_on_any_workers(tmp_path):
+    a = run_sweep(_sweep(tmp_path / "a", workers=1), progress=False, report=False)
+    b = run_sweep(_sweep(tmp_path / "b", workers=2), progress=False, report=False)
+    pd.testing.assert_frame_equal(a.table, b.table)
+
+
+def test_two_parameter_grid_draws_a_heatmap(tmp_path):
+    res = run_sweep(
+        _sweep(tmp_path, games=40, chunk_size=40, grid={"knock_at": [0, 10], "take_gain": [0, 4]}), progress=False
+    )
+    assert len(res.table) == 4 and len(res.best) == 4
+    assert res.files["plot_heatmap_standard"].exists()
+
+
+def test_cli_sweep(tmp_path):
+    from typer.testing import CliRunner
+
+    from arena.cli import app
+
+    f = tmp_path / "sw.toml"
+    f.write_text(
+        'bot = "early-knock"\nopponents = ["simple"]\ngames = 40\nchunk_size = 40\nworkers = 1\n'
+        f'results_dir = "{tmp_path}"\n[grid]\nknock_at = [0, 10]\n'
+    )
+    r = CliRunner().invoke(app, ["sweep", str(f), "-q"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "sw" / "sweep.csv").exists() and "best" in r.output
+    r = CliRunner().invoke(app, ["sweep", str(tmp_path / "missing.toml")])
+    assert r.exit_code == 2 and "error:" in r.output
