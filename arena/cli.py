@@ -392,6 +392,55 @@ def replay(
 
 
 @app.command()
+def play(
+    bot: Annotated[str, typer.Option("--bot", help="The opponent: a built-in bot's name or a bot file.")] = "simple",
+    rules: Annotated[str, typer.Option("--rules", help="Rules preset: standard, eaai, oklahoma.")] = "standard",
+    target: Annotated[int, typer.Option("--target", help="Points to play to: 50, 100 or 200.")] = 100,
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
+    open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
+) -> None:
+    """Play Gin Rummy against a bot in your browser (a local web server on 127.0.0.1)."""
+    from arena.bot import load_bot
+    from arena.rules import load_rules
+    from arena.web.server import App, serve
+    from arena.web.session import TARGETS
+
+    if target not in TARGETS:
+        _fail(f"--target {target} is not allowed (targets: {', '.join(map(str, TARGETS))})")
+    try:
+        load_rules(rules)
+        load_bot(bot)
+    except _user_errors() as exc:
+        _fail(str(exc))
+    try:
+        serve(App(bot=bot, preset=rules, target=target), port, open_browser=open_page, echo=typer.echo)
+    except OSError as exc:
+        _fail(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
+
+
+@app.command()
+def view(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+    game: Annotated[int, typer.Option("--game", "-g", help="game_id from games.parquet.")] = 0,
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 = any free port).")] = 8766,
+    open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
+) -> None:
+    """Step through a recorded game in your browser, action by action (arrow keys)."""
+    from arena.web.server import App, serve
+    from arena.web.viewer import recorded_game
+
+    try:
+        data = recorded_game(run_dir, game)
+    except _user_errors() as exc:
+        _fail(str(exc))
+    typer.echo(data["check"])
+    try:
+        serve(App(recorded=data), port, path="view", open_browser=open_page, echo=typer.echo)
+    except OSError as exc:
+        _fail(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
+
+
+@app.command()
 def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")]) -> None:
     """Write report.md, report.html, leaderboard.csv and pairs.csv for a run."""
     try:

