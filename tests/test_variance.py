@@ -129,3 +129,38 @@ def test_real_matchups_raw_and_adjusted_agree_across_seeds(tmp_path):
     assert np.sum((np.array(lo) <= truth) & (truth <= np.array(hi))) >= 20
     d = adj - raw
     assert abs(d.mean()) < 4 * d.std(ddof=1) / np.sqrt(len(d))
+
+
+def test_streamed_sums_give_the_array_estimate():
+    # CVSums (flat memory, for reports) and cv_estimate on the arrays agree to rounding.
+    r = np.random.default_rng(5)
+    n = 1000
+    z = r.normal(size=(n, len(var.COVARIATES)))
+    margin = 3.0 + z[:, 0] * 10 + r.normal(size=n) * 20
+    score = 0.5 + z[:, 1] * 0.1 + r.normal(size=n) * 0.3
+    pairs = np.arange(n)
+    cs = var.CVSums()
+    for lo in range(0, n, 250):  # four "chunks"
+        s = slice(lo, lo + 250)
+        cs.add(var.PairTable("m", "a", "b", pairs[s], margin[s], score[s], z[s], np.full(250, 2)))
+    for what, y in (("margin", margin), ("score", score)):
+        a = cs.estimate(what)
+        b = var.cv_estimate(y, z)
+        for f in ("raw", "raw_lo", "raw_hi", "adj", "adj_lo", "adj_hi", "vrf"):
+            assert getattr(a, f) == pytest.approx(getattr(b, f), rel=1e-6), (what, f)
+    assert cs.games == 2 * n
+
+
+def test_run_report_shows_raw_and_adjusted(tmp_path):
+    # A run with hands gets the control-variate section: raw and adjusted margins with intervals,
+    # the VRF and the equivalent games, one row per matchup.
+    from arena.analysis.report import write_report
+    from arena.run import run_tournament
+    from arena.run.schedule import Inline
+
+    cfg = dict(name="r", results_dir=str(tmp_path), bots=["early-knock", "simple"], games_per_pair=200, chunk_size=100)
+    run_tournament(cfg, schedule=Inline(), progress=False)
+    md = write_report(tmp_path / "r")["report_md"].read_text()
+    assert "the deal control variate" in md and "equivalent games" in md
+    line = next(x for x in md.splitlines() if x.startswith("| early-knock vs simple") and "VRF" not in x)
+    assert line.count("[") == 2  # two intervals: raw and adjusted

@@ -63,6 +63,8 @@ __all__ = [
     "CVEstimate",
     "cv_estimate",
     "fit_beta",
+    "CVSums",
+    "cv_sums",
 ]
 
 FEATURES = ("dw", "dw_up", "outs", "ready")
@@ -334,3 +336,85 @@ def cv_estimate(
     a = _t_ci(adj, conf)
     vrf = (r[3] / a[3]) ** 2 if a[3] and a[3] > 0 else float("nan")
     return CVEstimate(*r, *a, vrf=vrf, pairs=len(y), games=int(games if games is not None else 2 * len(y)))
+
+
+# --- streaming: sums per matchup and fold (flat memory, for reports of any size) -------------------
+
+_WHAT = ("margin", "score")
+
+
+class CVSums:
+    """Additive sums of one matchup's per-pair values, per cross-fitting fold (pair number mod ``folds``).
+
+    For each value (``margin``, ``score``) and fold: pairs, sum y, sum y^2, sum z,
+    sum z z', sum z y.  Both games of a pair are always in one chunk, so pairs
+    can be formed chunk by chunk; memory does not grow with the run.
+    """
+
+    def __init__(self, folds: int = 2) -> None:
+        k = 2 * _K
+        self.folds = folds
+        self.n = np.zeros(folds)
+        self.games = 0
+        self.sy = np.zeros((2, folds))
+        self.syy = np.zeros((2, folds))
+        self.sz = np.zeros((folds, k))
+        self.szz = np.zeros((folds, k, k))
+        self.szy = np.zeros((2, folds, k))
+
+    def add(self, p: PairTable) -> None:
+        fold = p.pair % self.folds
+        self.games += int(p.games.sum())
+        for f in range(self.folds):
+            m = fold == f
+            z = p.z[m]
+            self.n[f] += m.sum()
+            self.sz[f] += z.sum(axis=0)
+            self.szz[f] += z.T @ z
+            for i, y in enumerate((p.margin[m], p.score[m])):
+                self.sy[i, f] += y.sum()
+                self.syy[i, f] += y @ y
+                self.szy[i, f] += z.T @ y
+
+    def estimate(self, what: str = "margin", conf: float = 0.95, ridge: float = 1e-6) -> CVEstimate:
+        """Raw and cross-fitted adjusted estimate of the mean per-pair ``what`` (margin or score)."""
+        i = _WHAT.index(what)
+        n_all = self.n.sum()
+        adj_s = adj_ss = 0.0
+        for f in range(self.folds):
+            o = np.arange(self.folds) != f  # fit on the other folds
+            n, sy, sz = self.n[o].sum(), self.sy[i, o].sum(), self.sz[o].sum(axis=0)
+            if n < sz.shape[0] + 2:
+                b = np.zeros(sz.shape[0])
+            else:
+                a = self.szz[o].sum(axis=0) - np.outer(sz, sz) / n
+                c = self.szy[i, o].sum(axis=0) - sz * sy / n
+                a += ridge * np.trace(a) / a.shape[0] * np.eye(a.shape[0]) + 1e-12 * np.eye(a.shape[0])
+                b = np.linalg.solve(a, c)
+            adj_s += self.sy[i, f] - self.sz[f] @ b
+            adj_ss += self.syy[i, f] - 2 * b @ self.szy[i, f] + b @ self.szz[f] @ b
+        raw = _moments_ci(n_all, self.sy[i].sum(), self.syy[i].sum(), conf)
+        adj = _moments_ci(n_all, adj_s, adj_ss, conf)
+        vrf = (raw[3] / adj[3]) ** 2 if adj[3] > 0 else float("nan")
+        return CVEstimate(*raw, *adj, vrf=vrf, pairs=int(n_all), games=self.games)
+
+
+def _moments_ci(n: float, s: float, ss: float, conf: float) -> tuple[float, float, float, float]:
+    if n < 2:
+        return (s / n if n else float("nan")), float("nan"), float("nan"), float("nan")
+    m = s / n
+    v = max(ss - n * m * m, 0.0) / (n - 1)
+    se = float(np.sqrt(v / n))
+    t = float(sps.t.ppf(0.5 + conf / 2, n - 1))
+    return m, m - t * se, m + t * se, se
+
+
+def cv_sums(chunks: Iterable[Any], folds: int = 2) -> dict[str, CVSums]:
+    """:class:`CVSums` of every matchup, one chunk at a time (``store.chunks(GAME_COLS, hands=HAND_COLS)``)."""
+    out: dict[str, CVSums] = {}
+    for ch in chunks:
+        if ch.hands is None:
+            continue
+        (pt,) = pair_table([ch]).values()
+        out.setdefault(ch.matchup, CVSums(folds)).add(pt)
+    return out
