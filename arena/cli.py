@@ -491,6 +491,7 @@ def sweep(
     from arena.analysis.sweep import SweepError, analyse_sweep, run_sweep
 
     _setup_logging(True)
+    errors: tuple[type[Exception], ...] = (SweepError, *_user_errors())
     path = sweep_file
     if not path.exists() and path.suffix == "" and path.parent == Path("."):
         path = Path(str(files("arena") / "configs" / f"{path}.toml"))
@@ -517,13 +518,13 @@ def sweep(
             ps = res.spec.param_names
             cols = ["rules", *ps, "field_win_rate_adj", "field_win_rate_adj_ci_low", "field_win_rate_adj_ci_high"]
             cols += ["behind_best", "tied_with_best", "best"]
-            shown = res.best[cols].astype({p: str for p in ps})
-            for p in ps:
-                shown[p] = [f"{v:g}" for v in res.best[p]]
+            shown = res.best[cols].astype({name: str for name in ps})
+            for name in ps:
+                shown[name] = [f"{v:g}" for v in res.best[name]]
             typer.echo(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-        for kind, p in res.files.items():
-            typer.echo(f"{kind:<12} {p}")
-    except (SweepError, *_user_errors()) as exc:
+        for kind, written in res.files.items():
+            typer.echo(f"{kind:<12} {written}")
+    except errors as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
         typer.echo("\ninterrupted: finished chunks are saved; run the same command to resume", err=True)
