@@ -190,7 +190,8 @@ def test_memory_limit_stops_a_greedy_bot(tmp_path, simple):
     assert forfeits(rec) == [0]
     assert "crashed: exited with code 1" in rec.errors[0] and "MemoryError" in rec.errors[0]
     # The same bot with room enough plays.
-    roomy = external_bot(None, cmd, limits=Limits(memory_mb=4096))
+    # (30 s per decision: filling 800 MiB can take seconds on a loaded machine; this test is about memory)
+    roomy = external_bot(None, cmd, limits=Limits(memory_mb=4096, decision_s=30.0))
     rec = play_batch(roomy, simple, R, np.arange(1))
     assert forfeits(rec) == [], rec.errors
     for b in (bot, roomy):

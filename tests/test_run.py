@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -96,7 +97,8 @@ def test_interrupted_run_resumes_to_the_same_games_without_replaying_stored_chun
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_tournament(cfg(tmp_path, name="cut"), progress=interrupt)
+        run_tournament(cfg(tmp_path, name="cut", workers=2), progress=interrupt)
+    assert not multiprocessing.active_children()  # Ctrl-C left no worker behind
     run_dir = tmp_path / "results" / "cut"
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "interrupted"
     saved = chunk_files(run_dir)
@@ -715,3 +717,34 @@ def test_a_run_without_sprt_after_an_sprt_stop_plays_and_counts_every_chunk(tmp_
     assert stopped.status == "stopped early" and stopped.store.n_games() < 400
     full = run_tournament(c, progress=False)
     assert full.status == "complete" and full.store.n_games() == 400 and len(full.games) == 400
+
+
+def test_the_frame_walking_cheat_gains_nothing_in_the_sandbox_over_2000_games(tmp_path):
+    """In-process, a bot that walks the stack to the engine state peeks at the stock; sandboxed
+    (its own process, seeing only its view), it plays exactly like its honest twin: over 2,000
+    games its win rate against simple is the twin's, well inside the pair-clustered CI."""
+    from arena.analysis.stats import pair_stats
+    from tests.test_external_sandbox import FRAME_WALKER
+
+    cheat = tmp_path / "peeker.py"
+    cheat.write_text(textwrap.dedent(FRAME_WALKER))
+    twin = tmp_path / "twin.py"
+    twin.write_text(
+        '"""The honest twin."""\nimport bots.simple as s\nPLAIN = True\nMEMORY = s.MEMORY\nNAME = "peeker"\n'
+        "take_upcard, draw, big_gin, discard, knock = (f.py_func for f in "
+        "(s.take_upcard, s.draw, s.big_gin, s.discard, s.knock))\n"
+    )
+    common = dict(games_per_pair=2000, chunk_size=500, workers=2)
+    honest = run_tournament(cfg(tmp_path, name="honest", bots=("simple", str(twin)), **common), progress=False)
+    inproc = run_tournament(cfg(tmp_path, name="inproc", bots=("simple", str(cheat)), **common), progress=False)
+    boxed = run_tournament(
+        cfg(tmp_path, name="boxed", bots=("simple", str(cheat)), sandbox=True, **common), progress=False
+    )
+    h, i, b = (pair_stats(r.summary()).iloc[0] for r in (honest, inproc, boxed))
+    assert not same(inproc.games, honest.games)  # the peeking changes play in-process
+    assert b["win_rate_a"] == h["win_rate_a"]  # sandboxed: not one game differs in result
+    assert h["win_rate_ci_low"] <= b["win_rate_a"] <= h["win_rate_ci_high"]
+    print(
+        f"simple's win rate vs honest twin {h['win_rate_a']:.3f}, vs cheat in-process {i['win_rate_a']:.3f}, "
+        f"vs cheat sandboxed {b['win_rate_a']:.3f}"
+    )

@@ -55,9 +55,10 @@ def _close_all() -> None:
 class _Seat:
     """One seat's process and where its current game stands."""
 
-    __slots__ = ("proc", "game", "game_time", "seed", "failed_starts")
+    __slots__ = ("proc", "game", "game_time", "seed", "failed_starts", "answered")
 
     def __init__(self) -> None:
+        self.answered: set[int] = set()  # decisions this process has answered since it started
         self.proc: BotProcess | None = None
         self.game = 0
         self.game_time = 0.0
@@ -89,6 +90,7 @@ class ExternalBot:
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
         record_times: bool = False,
+        first_answer_s: float = 0.0,
     ):
         if not command or not all(isinstance(a, str) for a in command):
             raise ValueError("an external bot's command is a non-empty list of strings")
@@ -96,6 +98,10 @@ class ExternalBot:
         self.cwd = cwd
         self.limits = limits or Limits()
         self.env = env
+        # A sandboxed Python file compiles its numba helpers on the first call of each
+        # decision, and the sandbox can't save numba's cache: that first answer of each
+        # kind per process may take this long (the start limit), later ones decision_s.
+        self.first_answer_s = float(first_answer_s)
         self.log = LogBuffer(self.limits.log_bytes)
         self.hello: dict | None = None
         self.param_names: tuple[str, ...] = ()
@@ -127,6 +133,7 @@ class ExternalBot:
             s.proc = None
             raise
         s.failed_starts = 0
+        s.answered = set()
         s.game = 0  # "game" counts the games of this process
         if self.hello is None:
             self.hello = hello
@@ -182,11 +189,14 @@ class ExternalBot:
         limits = self.limits
         left = limits.game_s - s.game_time
         budget = min(limits.decision_s, left)
+        first = phase not in s.answered and budget < self.first_answer_s
+        if first:
+            budget = self.first_answer_s
         t0 = time.perf_counter()
         try:
             answer = s.proc.request(line, budget, what)
         except ExternalBotError as exc:
-            if exc.reason == "timeout" and budget < limits.decision_s:
+            if exc.reason == "timeout" and budget < limits.decision_s and not first:
                 raise ExternalBotError(
                     "timeout", f"{what} ran past the game's time limit ({limits.game_s:.3g} s of answers)"
                 ) from None
@@ -196,10 +206,11 @@ class ExternalBot:
             raise
         finally:
             dt = time.perf_counter() - t0
-            s.game_time += dt
+            s.game_time += 0.0 if first else dt  # compiling is not thinking time
             self.decisions += 1
             if self.times is not None:
                 self.times.append(dt)
+        s.answered.add(phase)
         try:
             return parse_answer(answer, DECISION_OF_PHASE[phase])
         except ProtocolError as exc:
@@ -343,7 +354,8 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     to start (the host compiles the file with numba and may not save its cache).
     """
     command, cwd, env, digest = sandbox_setup(path)
-    ext = ExternalBot(command, cwd, limits or Limits(start_s=120.0), env=env)
+    limits = limits or Limits(start_s=120.0)
+    ext = ExternalBot(command, cwd, limits, env=env, first_answer_s=limits.start_s)
     return _make_bot(
         ext,
         name,
