@@ -127,3 +127,18 @@ def test_cli_sweep(tmp_path):
     assert (tmp_path / "sw" / "sweep.csv").exists() and "best" in r.output
     r = CliRunner().invoke(app, ["sweep", str(tmp_path / "missing.toml")])
     assert r.exit_code == 2 and "error:" in r.output
+
+
+def test_adaptive_sweep_halves_the_grid_on_fresh_deals(tmp_path):
+    # Successive halving: round 0 plays all 4 points; round 1 plays the 2 best of round 0
+    # (by adjusted field win rate) with twice the games, on a new seed, in round-1/.
+    d = _sweep(tmp_path, games=40, chunk_size=20, grid={"knock_at": [0, 3, 6, 10]}, adaptive={"rounds": 2})
+    res = run_sweep(d, progress=False)
+    first = analyse_sweep(_sweep(tmp_path, games=40, chunk_size=20, grid={"knock_at": [0, 3, 6, 10]}), report=False)
+    assert len(first.table) == 4
+    top2 = set(first.best.sort_values("field_win_rate_adj", ascending=False)["knock_at"].head(2))
+    assert res.dir == tmp_path / "s" / "round-1"
+    assert set(res.table["knock_at"]) == top2 and (res.table["games"] == 80).all()
+    assert (tmp_path / "s" / "rounds.md").exists()
+    with pytest.raises(SweepError, match="adaptive.keep"):
+        load_sweep(_sweep(tmp_path, adaptive={"keep": 2}))

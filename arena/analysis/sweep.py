@@ -91,6 +91,7 @@ KEYS = (
     "results_dir",
     "scheduler",
     "limits",
+    "adaptive",
 )
 
 
@@ -115,6 +116,10 @@ class SweepSpec:
     results_dir: str = "results"
     scheduler: str = ""
     limits: Mapping[str, float] = field(default_factory=dict)
+    #: Successive halving: (rounds, keep, growth); None = play every point once.
+    adaptive: tuple[int, float, float] | None = None
+    #: Only these grid points (a later round of an adaptive sweep); None = the whole grid.
+    only: tuple[tuple[float, ...], ...] | None = None
 
     @property
     def dir(self) -> Path:
@@ -126,7 +131,8 @@ class SweepSpec:
 
     def points(self) -> list[tuple[float, ...]]:
         """Every grid point, in order (the first parameter varies slowest)."""
-        return list(itertools.product(*[vals for _, vals in self.grid]))
+        pts = list(itertools.product(*[vals for _, vals in self.grid]))
+        return pts if self.only is None else [p for p in pts if p in self.only]
 
     def variant(self, point: Sequence[float]) -> str:
         """The variant name of a grid point, e.g. ``early-knock@knock_at=3``."""
@@ -164,6 +170,23 @@ def _num_list(key: str, v: Any) -> tuple[float, ...]:
 
 def _rules_label(v: Any) -> str:
     return Path(v).stem if isinstance(v, str) else "rules"
+
+
+def _adaptive(v: Any) -> tuple[int, float, float] | None:
+    if v is None or v is False:
+        return None
+    if v is True:
+        v = {}
+    if not isinstance(v, Mapping) or set(v) - {"rounds", "keep", "growth"}:
+        raise SweepError("sweep: adaptive must be true or a table with rounds, keep, growth")
+    rounds, keep, growth = v.get("rounds", 3), v.get("keep", 0.5), v.get("growth", 2)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= 10:
+        raise SweepError(f"sweep: adaptive.rounds must be a whole number 1..10 (got {rounds!r})")
+    if not isinstance(keep, (int, float)) or not 0 < keep < 1:
+        raise SweepError(f"sweep: adaptive.keep must be a fraction between 0 and 1 (got {keep!r})")
+    if not isinstance(growth, (int, float)) or not 1 <= growth <= 16:
+        raise SweepError(f"sweep: adaptive.growth must be a number 1..16 (got {growth!r})")
+    return int(rounds), float(keep), float(growth)
 
 
 def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
@@ -252,6 +275,7 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
         results_dir=str(d.get("results_dir", "results")),
         scheduler=str(d.get("scheduler", "")),
         limits=dict(d.get("limits", {})),
+        adaptive=_adaptive(d.get("adaptive")),
     )
     from arena.config import ConfigError, config_from_dict
 
@@ -309,6 +333,8 @@ def run_sweep(
         import shutil
 
         shutil.rmtree(spec.dir)
+    if spec.adaptive is not None:
+        return _run_adaptive(spec, client=client, schedule=schedule, say=say, report=report)
     t0 = time.monotonic()
     status = "complete"
     points = spec.points()
@@ -330,6 +356,61 @@ def run_sweep(
     out.status = status
     out.seconds = played
     return out
+
+
+def _run_adaptive(spec: SweepSpec, *, client: Any, schedule: Any, say: Callable[[str], None], report: bool):
+    """Successive halving: each round plays the surviving points on fresh deals, with more games.
+
+    Round 0 is the whole grid in the sweep folder; round r >= 1 goes to
+    ``<sweep>/round-<r>/``, with seed ``seed + r`` and ``games * growth**r``
+    games (rounded to an even number), and keeps the best ``keep`` fraction of
+    the points (by adjusted field win rate, the union over rules values, at
+    least 2).  Each round's estimates use only that round's games, so the last
+    round's best value and its interval are not biased by the selection.
+    """
+    import dataclasses
+
+    assert spec.adaptive is not None
+    rounds, keep, growth = spec.adaptive
+    survivors = spec.points()
+    t0 = time.monotonic()
+    lines = []
+    res: SweepResult | None = None
+    for r in range(rounds):
+        games = max(2, int(round(spec.games * growth**r / 2)) * 2)
+        sr = dataclasses.replace(
+            spec,
+            name=spec.name if r == 0 else f"{spec.name}/round-{r}",
+            seed=spec.seed + r,
+            games=games,
+            chunk_size=min(spec.chunk_size * int(growth**r), games),
+            only=tuple(survivors),
+            adaptive=None,
+        )
+        say(f"round {r}: {len(survivors)} point(s) x {games:,} games")
+        res = run_sweep(sr, client=client, schedule=schedule, progress=say, report=report)
+        lines.append(
+            f"- round {r} ({sr.dir}): {len(survivors)} point(s), {games:,} games each per opponent and rules value"
+        )
+        if r == rounds - 1 or len(survivors) <= 2:
+            break
+        b = res.best
+        n_keep = max(2, int(np.ceil(keep * len(survivors))))
+        chosen: set[tuple[float, ...]] = set()
+        for _, g in b.groupby("rules", sort=False):
+            top = g.sort_values("field_win_rate_adj", ascending=False).head(n_keep)
+            chosen.update(tuple(float(row[p]) for p in spec.param_names) for _, row in top.iterrows())
+        survivors = [p for p in spec.points() if p in chosen]
+    assert res is not None
+    res.seconds = time.monotonic() - t0
+    if report:
+        spec.dir.mkdir(parents=True, exist_ok=True)
+        (spec.dir / "rounds.md").write_text(
+            f"# Adaptive sweep {spec.name}\n\n" + "\n".join(lines) + f"\n\nFinal report: {res.dir / 'report.md'}\n",
+            encoding="utf-8",
+        )
+        res.files["rounds"] = spec.dir / "rounds.md"
+    return res
 
 
 # --- analysis ---------------------------------------------------------------------------------
@@ -618,7 +699,7 @@ def _tables(res: SweepResult) -> list[tuple[str, list[str], list[list[str]]]]:
                 _fmt(r["field_win_rate_adj"]),
                 f"{r['field_win_rate_adj_ci_low']:.3f}..{r['field_win_rate_adj_ci_high']:.3f}",
                 _fmt(r["behind_best"]),
-                f"{r['behind_best_ci_low']:.3f}..{r['behind_best_ci_high']:.3f}",
+                "-" if r["best"] else f"{r['behind_best_ci_low']:.3f}..{r['behind_best_ci_high']:.3f}",
                 "best" if r["best"] else ("tied" if r["tied_with_best"] else ""),
             ]
         )
