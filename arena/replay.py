@@ -97,6 +97,34 @@ def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index
             return
 
 
+def log_from_actions(seed: int, rules_array: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """The engine's log of a game from its answers alone (as the store keeps them).
+
+    Who is asked what follows from the seed, the rules and the answers so
+    far, so each answer is applied in turn and given its seat and phase.
+    Raises :class:`ReplayError` if an answer is illegal where it falls.
+    """
+    st = new_state()
+    row = np.zeros(G_SIZE, dtype=np.int64)
+    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
+    rng = np.zeros(RNG_WORDS, dtype=np.uint64)
+    mem = np.zeros(1)
+    begin_game(st, rules_array, seed, rng, rng.copy(), mem, mem.copy(), row)
+    out = np.empty(len(actions), dtype=np.int64)
+    pos = 0
+    while pos < len(actions):
+        begin_hand(st, rules_array, seed, scratch)
+        while st[S_PHASE] != PH_DONE and pos < len(actions):
+            seat, phase, action = int(st[S_CUR]), int(st[S_PHASE]), int(actions[pos])
+            if apply_action(st, rules_array, action) != 0:
+                raise ReplayError(f"stored answer {pos} ({action}) is illegal where it falls")
+            out[pos] = seat * LOG_SEAT + phase * LOG_KIND + action
+            pos += 1
+        if pos < len(actions) and (st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules_array, row)):
+            raise ReplayError(f"the game is over after {pos} of {len(actions)} stored answers")
+    return out
+
+
 def replay_game(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0) -> np.ndarray:
     """The hand rows (``H_*``) of a game replayed from its log."""
     rows = [h.row for h in replay_hands(seed, rules_array, log, game_index)]

@@ -134,7 +134,15 @@ def stored_game(run_dir: Path, game_id: int):
     g = rec.game
     names = (str(g["bot0"]), str(g["bot1"]))
     if rec.actions is not None:
-        return rec, rules_array, names, rec.actions, "replayed from the action log stored with the game"
+        from arena.replay import ReplayError, log_from_actions
+
+        try:
+            log = log_from_actions(int(g["seed"]), rules_array, rec.actions)
+        except ReplayError as exc:
+            raise ReplayRefused(
+                f"{run_dir}: game {game_id}: the stored action log does not fit the game: {exc}"
+            ) from None
+        return rec, rules_array, names, log, "replayed from the action log stored with the game"
     loaded = {b.name: b for b in cfg.load_bots().values()}
     ident = {v[0]: v for v in rec.matchup.identity.values() if isinstance(v, list) and v}
     for name in names:

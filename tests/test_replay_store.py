@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arena.config import TournamentConfig
-from arena.replay import replay_game
+from arena.replay import ReplayError, log_from_actions, replay_game
 from arena.rules import Rules
 from arena.run import run_tournament
 from arena.run.schedule import Inline
@@ -52,7 +52,9 @@ def test_actions_are_stored_checksummed_and_replay_every_game_exactly(tmp_path):
         lens = rec.hands["log_len"].tolist()
         assert starts[0] == 0 and all(s + n == t for s, n, t in zip(starts, lens, starts[1:], strict=False))
         assert starts[-1] + lens[-1] == len(rec.actions)
-        rows = replay_game(int(rec.game["seed"]), rules, rec.actions)
+        assert rec.actions.max() < 52  # one answer per decision: 0/1 or a card
+        log = log_from_actions(int(rec.game["seed"]), rules, rec.actions)
+        rows = replay_game(int(rec.game["seed"]), rules, log)
         assert len(rows) == int(rec.game["hands"])
         assert rows[-1, 16:18].tolist() == [int(rec.game["score0"]), int(rec.game["score1"])]
 
@@ -65,6 +67,12 @@ def test_replay_report_checks_the_stored_rows_and_says_when_they_differ(tmp_path
     rec.game["score0"] = int(rec.game["score0"]) + 1
     ok, line = check_lines(rec, rules, log)
     assert not ok and "does NOT reproduce" in line and "final score" in line
+    answers = RunStore(d).game_record(3).actions.copy()
+    answers[1] = 60  # not a card: illegal where it falls
+    with pytest.raises(ReplayError, match="illegal"):
+        log_from_actions(int(rec.game["seed"]), rules, answers)
+    with pytest.raises(ReplayError, match="game is over"):
+        log_from_actions(int(rec.game["seed"]), rules, np.concatenate([RunStore(d).game_record(3).actions, [0]]))
     bad = np.array(log, copy=True)
     bad[0] += 1024  # the wrong seat for the first decision
     ok, line = check_lines(rec, rules, bad)

@@ -504,6 +504,14 @@ def _build(
         img("lengths"),
     ]
     h += ["<h2>First-mover effect</h2>", _html_table(tables["first"])]
+    h += [
+        "<h2>Looking at one game</h2>",
+        "<p>Step through any game action by action, both hands shown, in your browser: "
+        f"<code>arena view {html.escape(str(run))} --game N</code> (it opens "
+        '<a href="http://127.0.0.1:8766/view">http://127.0.0.1:8766/view</a>); as text: '
+        f"<code>arena replay {html.escape(str(run))} --game N</code>. Game ids are the <code>game_id</code> "
+        "column of <code>games/</code>.</p>",
+    ]
     if errs:
         h += [
             "<h2>Errors</h2>",

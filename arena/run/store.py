@@ -138,12 +138,15 @@ HANDS_SCHEMA = pa.schema(
     ]
 )
 
-#: One row per game: every decision of the game in order, as the engine logs
-#: it (``seat * LOG_SEAT + phase * LOG_KIND + action``, < 2048, so int16).  A
-#: hand's ``log_start``/``log_len`` index into its game's ``actions``.  Kept
-#: when hands are recorded and ``record_log`` is on: ``arena replay`` and the
-#: viewer replay a game from it exactly, whatever the bot files became.
-ACTIONS_SCHEMA = pa.schema([("game_id", pa.int64()), ("actions", pa.list_(pa.int16()))])
+#: One row per game: its decisions in order, one byte each (the answer: 0/1,
+#: or the card discarded).  Who was asked what follows from the rules and the
+#: seed, so :func:`arena.replay.log_from_actions` rebuilds the engine's log
+#: from these bytes.  A hand's ``log_start``/``log_len`` index into its game's
+#: ``actions``.  Kept when hands are recorded and ``record_log`` is on:
+#: ``arena replay`` and the viewer replay a game from it exactly, whatever
+#: the bot files became.  (A binary column, not list<int16>: 1.35 MB and
+#: 0.01 s per 10,000 games against 2.29 MB and 0.29 s.)
+ACTIONS_SCHEMA = pa.schema([("game_id", pa.int64()), ("actions", pa.binary())])
 
 GAMES_COLUMNS = tuple(GAMES_SCHEMA.names)
 HANDS_COLUMNS = tuple(HANDS_SCHEMA.names)
@@ -151,12 +154,16 @@ ACTIONS_COLUMNS = tuple(ACTIONS_SCHEMA.names)
 _COLUMNS = {"games": GAMES_COLUMNS, "hands": HANDS_COLUMNS, "actions": ACTIONS_COLUMNS}
 
 
-def actions_table(game_ids: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> pa.Table:
-    """The actions table of ``len(game_ids)`` games: game ``i``'s log is ``values[offsets[i]:offsets[i+1]]``."""
-    lists = pa.ListArray.from_arrays(
-        pa.array(np.asarray(offsets, dtype=np.int32)), pa.array(np.asarray(values, dtype=np.int16))
+def actions_table(game_ids: np.ndarray, offsets: np.ndarray, actions: np.ndarray) -> pa.Table:
+    """The actions table of ``len(game_ids)`` games: game ``i`` answered ``actions[offsets[i]:offsets[i+1]]``."""
+    data = np.ascontiguousarray(actions, dtype=np.uint8).tobytes()
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if len(offsets) and offsets[-1] >= 2**31:
+        raise StoreError("actions of one chunk exceed 2 GiB; use a smaller chunk_size")
+    col = pa.BinaryArray.from_buffers(
+        pa.binary(), len(game_ids), [None, pa.py_buffer(offsets.astype(np.int32).tobytes()), pa.py_buffer(data)]
     )
-    return pa.Table.from_arrays([pa.array(np.asarray(game_ids, dtype=np.int64)), lists], schema=ACTIONS_SCHEMA)
+    return pa.Table.from_arrays([pa.array(np.asarray(game_ids, dtype=np.int64)), col], schema=ACTIONS_SCHEMA)
 
 
 def to_table(df: pd.DataFrame, schema: pa.Schema, what: str) -> pa.Table:
@@ -709,7 +716,7 @@ class RunStore:
                 ids = t.column("game_id").to_numpy()
                 hit = np.flatnonzero(ids == game_id)
                 if len(hit):
-                    actions = np.asarray(t.column("actions")[int(hit[0])].values.to_numpy(), dtype=np.int64)
+                    actions = np.frombuffer(t.column("actions")[int(hit[0])].as_py(), dtype=np.uint8).astype(np.int64)
             break
         return GameRecord(row, hands, actions, mu)
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from arena.bot import Bot, BotError, load_bot, load_bot_source
 from arena.external import external_of
-from arena.layout import H_GAME, H_LOG_LEN, H_LOG_START
+from arena.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
 from arena.play import C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.records import games_frame, hands_frame
 from arena.rules import Rules
@@ -216,7 +216,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         offsets = np.zeros(len(order) + 1, dtype=np.int64)
         np.cumsum(length, out=offsets[1:])
         gather = np.repeat(start - offsets[:-1], length) + np.arange(offsets[-1])
-        actions = actions_table(game_id, offsets, flat[gather])
+        actions = actions_table(game_id, offsets, flat[gather] % LOG_KIND)  # the answers; replays infer the rest
     logs = {}
     for bot in (a, b):
         ext = external_of(bot)
