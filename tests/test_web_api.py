@@ -191,3 +191,72 @@ def test_a_whole_game_through_the_api_against_simple(server, preset):
     assert hands >= 1 and outcomes <= {"knock", "undercut", "gin", "big_gin", "dead"}
     assert call(server, "POST", "/api/act", {"action": "pass"})[0] == 409
     assert call(server, "POST", "/api/next", {})[0] == 409  # the game is over
+
+
+def test_the_viewer_endpoint_serves_every_step_of_a_stored_game(tmp_path):
+    from arena.config import TournamentConfig
+    from arena.run import run_tournament
+    from arena.run.schedule import Inline
+    from arena.run.store import RunStore
+    from arena.web.viewer import recorded_game
+
+    cfg = TournamentConfig(
+        name="v", bots=("simple", "random"), games_per_pair=4, chunk_size=4, seed=9, results_dir=str(tmp_path)
+    )
+    run_tournament(cfg, progress=False, schedule=Inline())
+    rec = RunStore(tmp_path / "v").game_record(2)
+    srv = ArenaServer(App(recorded=recorded_game(tmp_path / "v", 2)), port=0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        status, g = call(srv, "GET", "/api/game")
+        assert status == 200 and g["ok"] and g["check"].startswith("check: the replay reproduces")
+        steps = g["steps"]
+        assert len(steps) == len(rec.actions) + int(rec.game["hands"])  # one per decision, one per deal
+        assert sum(1 for s in steps if "showdown" in s) == int(rec.game["hands"])
+        last = [s for s in steps if "showdown" in s][-1]["showdown"]
+        assert last["scores_after"] == [int(rec.game["score0"]), int(rec.game["score1"])]
+        assert all(len(s["hands"]["0"]["cards"]) in (10, 11) for s in steps)  # both hands, every step
+        assert call(srv, "GET", "/api/state")[0] == 409  # a viewer has no live game
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_arena_play_serves_on_127_0_0_1_and_prints_the_url(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**__import__("os").environ, "DISPLAY": ""}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "play",
+            "--port",
+            "0",
+            "--no-open",
+            "--target",
+            "200",
+            "--rules",
+            "oklahoma",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("Gin Arena at http://127.0.0.1:"), line
+        url = line.split()[3].rstrip("/")
+        with urllib.request.urlopen(url + "/api/options", timeout=30) as r:
+            opt = json.loads(r.read())
+        assert opt["defaults"] == {"bot": "simple", "preset": "oklahoma", "target": 200}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    bad = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "play", "--target", "75", "--no-open"], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: --target 75 is not allowed (targets: 50, 100, 200)"

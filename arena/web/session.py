@@ -64,6 +64,18 @@ ACTIONS: dict[str, tuple[tuple[int, ...], int | None]] = {
 }
 
 
+#: What the person must do in each phase (the tail of an error message).
+NEEDED = {
+    PH_UPCARD_NONDEALER: "take or pass the upcard first",
+    PH_UPCARD_DEALER: "take or pass the upcard first",
+    PH_DRAW: "draw first, from the stock or the discard pile",
+    PH_BIG_GIN: "declare big gin or discard",
+    PH_DISCARD: "discard a card first",
+    PH_KNOCK: "knock or play on",
+    PH_DONE: "the hand is over",
+}
+
+
 class IllegalAction(ValueError):
     """A request the game cannot take now; ``status`` is the HTTP code to answer with."""
 
@@ -181,7 +193,7 @@ class PlaySession:
             phases, answer = ACTIONS[action]
             phase = int(self.st[S_PHASE])
             if phase not in phases:
-                raise IllegalAction(f"you cannot {action.replace('_', ' ')} now")
+                raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {NEEDED[phase]}")
             if answer is None:
                 if not (int(self.st[S_HAND]) >> card) & 1:
                     raise IllegalAction("that card is not in your hand", 409)
