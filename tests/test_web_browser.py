@@ -162,6 +162,13 @@ def test_pass_the_upcard_and_a_forbidden_action_shows_an_error_and_changes_nothi
         assert "cannot draw stock now: take or pass the upcard first" in page.locator("#error").inner_text()
         assert (srv.app.session.st == before).all()
         page.screenshot(path=str(shots / "error.png"))
+        # drag a card onto another to rearrange the hand: the page's order changes, the game does not
+        ids = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
+        page.locator(f'#you-hand .card[data-id="{ids[0]}"]').drag_to(
+            page.locator(f'#you-hand .card[data-id="{ids[-1]}"]'), target_position={"x": 70, "y": 50}
+        )
+        moved = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
+        assert moved == ids[1:] + ids[:1] and (srv.app.session.st == before).all()
         page.click("#pass")
         _wait_turn(page, srv)
         v = _state(srv)
