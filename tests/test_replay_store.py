@@ -105,3 +105,12 @@ def test_without_a_log_replay_refuses_a_changed_bot_file(tmp_path):
     bot.write_text(bot.read_text() + "\n# edited\n")
     with pytest.raises(ReplayRefused, match="changed since"):
         replay_report(d, 0)
+    from typer.testing import CliRunner
+
+    from arena.cli import app
+
+    for cmd in (["replay", str(d), "--game", "0"], ["view", str(d), "--game", "0", "--no-open", "--port", "0"]):
+        out = CliRunner().invoke(app, cmd)
+        assert out.exit_code == 2, out.output
+        lines = out.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and "changed since" in lines[0]
