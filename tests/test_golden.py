@@ -15,8 +15,10 @@ Updating the pinned values ON PURPOSE (the change is meant to alter games):
 1. run ``python -m tests.test_golden`` from the checkout; it prints the
    current values in the form of ``PINNED_BATCHES`` and ``PINNED_RUN``;
 2. paste them below;
-3. say so in the commit message and in CHANGELOG.md, in an entry marked
-   **results** (see CONTRIBUTING.md), naming what changed the games.
+3. say so in the commit message and in CHANGELOG.md: when the games change
+   (``PINNED_BATCHES``, or the games table), in an entry marked **results**
+   (see CONTRIBUTING.md) naming what changed them; when only the stored
+   columns change (the run folder's format), in an entry about that format.
 
 A failure you did not intend is a bug in the change, not in these values.
 """
@@ -55,7 +57,8 @@ PINNED_BATCHES: dict[tuple[str, str, str], tuple[int, str]] = {
 # table -> (rows, SHA-256 of the table sorted by game_id), from ``python -m tests.test_golden``
 PINNED_RUN: dict[str, tuple[int, str]] = {
     "games": (18, "bc18067f57ec960bebd4992be563f82dd4010abaf487d9f066d10c31192fd16e"),
-    "hands": (77, "7d1245aabe77630c2ab65b31f3759eab03394efad28546172bde589e8a5cf1dc"),
+    # Runs record each game's action log since c315c87: log_start/log_len are offsets, no longer -1/0.
+    "hands": (77, "00891c20580331a23df8ce9dce4477a2fbbcc9fdfdd0a508fa957331ccf8fff5"),
 }
 
 
@@ -156,11 +159,12 @@ if __name__ == "__main__":  # print the current values, to paste above when game
     print("PINNED_BATCHES: dict[tuple[str, str, str], tuple[int, str]] = {")
     for preset in PRESETS:
         for bot0, bot1 in PAIRINGS:
-            print(f"    {(preset, bot0, bot1)!r}: {batch_digest(preset, bot0, bot1)!r},")
+            n, digest = batch_digest(preset, bot0, bot1)
+            print(f'    ("{preset}", "{bot0}", "{bot1}"): ({n}, "{digest}"),')
     print("}")
     with tempfile.TemporaryDirectory() as d:
         run = tiny_run(Path(d))
     print("PINNED_RUN: dict[str, tuple[int, str]] = {")
-    for name, value in run.items():
-        print(f"    {name!r}: {value!r},")
+    for name, (n, digest) in run.items():
+        print(f'    "{name}": ({n}, "{digest}"),')
     print("}")
