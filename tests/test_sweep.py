@@ -142,3 +142,13 @@ def test_adaptive_sweep_halves_the_grid_on_fresh_deals(tmp_path):
     assert (tmp_path / "s" / "rounds.md").exists()
     with pytest.raises(SweepError, match="adaptive.keep"):
         load_sweep(_sweep(tmp_path, adaptive={"keep": 2}))
+
+
+@pytest.mark.slow
+def test_sweep_on_dask_gives_the_same_table(tmp_path):
+    # client= reaches every grid point's run: a LocalCluster plays the same games as local processes.
+    distributed = pytest.importorskip("distributed")
+    local = run_sweep(_sweep(tmp_path / "local", games=40, chunk_size=20), progress=False, report=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as lc, distributed.Client(lc) as c:
+        on_dask = run_sweep(_sweep(tmp_path / "dask", games=40, chunk_size=20), client=c, progress=False, report=False)
+    pd.testing.assert_frame_equal(local.table, on_dask.table)
