@@ -51,7 +51,7 @@ def vrf(run_dir: str) -> None:
             xty[:] += x.T @ y
             yy += float(y @ y)
             n_h += len(h)
-            _, mg, _, zg = var._chunk_rows(g, h)
+            _, mg, _, zg, _ = var._chunk_rows(g, h)
             pg = per_game.setdefault(ch.matchup, ([], []))
             pg[0].append(mg)
             pg[1].append(zg)

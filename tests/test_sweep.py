@@ -66,6 +66,10 @@ def test_a_small_sweep_end_to_end(tmp_path):
     assert len(t) == 4 and set(t["rules"]) == {"standard", "eaai"} and set(t["knock_at"]) == {0.0, 10.0}
     assert (t["games"] == 200).all() and (t["pairs"] == 100).all()
     assert ((t["win_rate_ci_low"] <= t["win_rate"]) & (t["win_rate"] <= t["win_rate_ci_high"])).all()
+    for rate in ("gin_rate", "undercut_suffered_rate"):  # pair-clustered intervals around each per-hand rate
+        assert ((t[f"{rate}_ci_low"] <= t[rate]) & (t[rate] <= t[f"{rate}_ci_high"])).all(), rate
+    k10 = t[t["knock_at"] == 10]
+    assert (k10["gin_rate_ci_high"] > k10["gin_rate_ci_low"]).all()
     for col in ("points_per_hand", "gin_rate", "undercut_suffered_rate", "margin_adj", "vrf_margin"):
         assert t[col].notna().all(), col
     # knock_at = 0 (late_drop = 0) knocks only with gin: no plain knocks, never undercut, some gins

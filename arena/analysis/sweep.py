@@ -495,8 +495,10 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
                 vrf_margin=mg.vrf,
                 knock_rate=float(b["knock_rate"]),
                 gin_rate=float(b["gin_rate"]),
+                **_rate_ci("gin_rate", pt, 1),
                 undercut_won_rate=float(b["undercut_won_rate"]),
                 undercut_suffered_rate=float(b["undercut_suffered_rate"]),
+                **_rate_ci("undercut_suffered_rate", pt, 2),
                 knock_deadwood=float(b["knock_deadwood"]),
                 hands=int(b["hands"]),
             )
@@ -512,6 +514,16 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
     if report and len(table):
         res.files = write_sweep_report(res)
     return res
+
+
+def _rate_ci(name: str, pt: var.PairTable, col: int) -> dict[str, float]:
+    """A per-hand rate's pair-clustered 95% interval (ratio estimator over duplicate pairs)."""
+    from arena.analysis.stats import ratio_ci
+
+    if pt.counts is None or len(pt.pair) < 2:
+        return {f"{name}_ci_low": float("nan"), f"{name}_ci_high": float("nan")}
+    r = ratio_ci(pt.counts[:, col], pt.counts[:, 0], np.zeros(len(pt.pair), dtype=np.int64), 1, clip=(0.0, 1.0))
+    return {f"{name}_ci_low": float(r["lo"][0]), f"{name}_ci_high": float(r["hi"][0])}
 
 
 def _field(
@@ -586,8 +598,8 @@ def _plots(res: SweepResult) -> dict[str, Path]:
     panels = [
         ("win_rate", "win rate", "win_rate_ci_low", "win_rate_ci_high"),
         ("points_per_hand", "points per hand", "points_per_hand_ci_low", "points_per_hand_ci_high"),
-        ("undercut_suffered_rate", "undercut suffered per hand", None, None),
-        ("gin_rate", "gin per hand", None, None),
+        ("undercut_suffered_rate", "undercut suffered per hand", "undercut_suffered_rate_ci_low", None),
+        ("gin_rate", "gin per hand", "gin_rate_ci_low", None),
     ]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     styles = ["-", "--", ":", "-."]
@@ -604,12 +616,7 @@ def _plots(res: SweepResult) -> dict[str, Path]:
         for ax, (col, title, lo, hi) in zip(axes.flat, panels):
             xs = g[x].to_numpy()
             ax.plot(xs, g[col], ls, color=c, marker="o", ms=3, label=lab)
-            if lo is None:  # a per-hand rate: a binomial band over hands (hands are clustered: approximate)
-                p = g[col].to_numpy()
-                se = np.sqrt(np.maximum(p * (1 - p), 0) / np.maximum(g["hands"].to_numpy(), 1))
-                ax.fill_between(xs, p - 1.96 * se, p + 1.96 * se, color=c, alpha=0.2, lw=0)
-            else:
-                ax.fill_between(xs, g[lo], g[hi], color=c, alpha=0.2, lw=0)
+            ax.fill_between(xs, g[lo], g[hi or lo.replace("_low", "_high")], color=c, alpha=0.2, lw=0)
             ax.set_title(title)
             ax.set_xlabel(x)
     axes.flat[0].axhline(0.5, color="grey", lw=0.8)

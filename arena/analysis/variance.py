@@ -146,6 +146,7 @@ def deal_covariates(seeds: Any, hand_nos: Any, dealers: Any, knock_limits: Any) 
 # --- per-pair values ------------------------------------------------------------------------
 
 GAME_COLS = ["game_id", "matchup", "bot_a", "bot_b", "pair", "swap", "seed", "score0", "score1", "winner_seat", "error"]
+GAME_COLS += ["hands", "gin_wins0", "gin_wins1", "undercut_wins0", "undercut_wins1"]
 HAND_COLS = ["game_id", "hand", "dealer", "knock_limit", "upcard"]
 
 
@@ -155,7 +156,9 @@ class PairTable:
 
     ``margin``: mean over the pair's games of bot_a's final score minus bot_b's;
     ``score``: mean game score (1 win, 0 loss, 0.5 no winner); ``z``: the mean
-    per-game covariate (pairs x 8); ``games``: games with a result in the pair.
+    per-game covariate (pairs x 8); ``games``: games with a result in the pair;
+    ``counts``: the pair's sums of hands, bot_a's gins and the undercuts bot_a
+    suffered (pairs x 3), for pair-clustered per-hand rates.
     """
 
     matchup: str
@@ -166,6 +169,7 @@ class PairTable:
     score: np.ndarray
     z: np.ndarray
     games: np.ndarray
+    counts: np.ndarray | None = None
 
 
 @dataclass
@@ -199,7 +203,18 @@ def _chunk_rows(g: pd.DataFrame, h: pd.DataFrame) -> tuple[np.ndarray, ...]:
         np.add.at(z, pos, cov)
     z *= sign[:, None]
     pair = g["pair"].to_numpy().astype(np.int64)
-    return pair[ok], margin[ok], score[ok], z[ok]
+    counts = np.zeros((len(g), 3))
+    if {"hands", "gin_wins0", "undercut_wins0"} <= set(g.columns):
+        a0 = a_seat == 0
+
+        def own(base: str, mine: bool) -> np.ndarray:
+            c0, c1 = g[f"{base}0"].to_numpy(), g[f"{base}1"].to_numpy()
+            return np.where(a0 == mine, c0, c1).astype(np.float64)
+
+        counts[:, 0] = g["hands"].to_numpy()
+        counts[:, 1] = own("gin_wins", True)
+        counts[:, 2] = own("undercut_wins", False)  # the opponent's undercuts: bot_a's knocks undercut
+    return pair[ok], margin[ok], score[ok], z[ok], counts[ok]
 
 
 def pair_table(chunks: Iterable[Any], matchups: Sequence[str] | None = None) -> dict[str, PairTable]:
@@ -222,6 +237,7 @@ def pair_table(chunks: Iterable[Any], matchups: Sequence[str] | None = None) -> 
         margin = np.concatenate([p[1] for p in a.parts])
         score = np.concatenate([p[2] for p in a.parts])
         z = np.concatenate([p[3] for p in a.parts])
+        counts = np.concatenate([p[4] for p in a.parts])
         keys, inv, cnt = np.unique(pair, return_inverse=True, return_counts=True)
 
         def mean(v: np.ndarray, keys: np.ndarray = keys, inv: np.ndarray = inv, cnt: np.ndarray = cnt) -> np.ndarray:
@@ -229,7 +245,9 @@ def pair_table(chunks: Iterable[Any], matchups: Sequence[str] | None = None) -> 
             np.add.at(s, inv, v)
             return s / cnt.reshape((-1,) + (1,) * (v.ndim - 1))
 
-        out[m] = PairTable(m, a.bot_a, a.bot_b, keys, mean(margin), mean(score), mean(z), cnt)
+        sums = np.zeros((len(keys), 3))
+        np.add.at(sums, inv, counts)
+        out[m] = PairTable(m, a.bot_a, a.bot_b, keys, mean(margin), mean(score), mean(z), cnt, sums)
     return out
 
 
