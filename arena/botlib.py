@@ -12,7 +12,7 @@ import numpy as np
 from arena._jit import jit
 from arena.cards import lsb, popcount
 from arena.layout import R_NO_RETAKE, V_HAND, V_JUST_TAKEN, V_OPP_TAKEN, V_PILE, V_PILE_N, V_RULES, V_TOP
-from arena.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards
+from arena.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards, least_discards
 from arena.rng import rand_below
 
 
@@ -51,32 +51,24 @@ def least_deadwood_discard(hand, allowed, rng):
     """A card of ``allowed`` whose discard leaves the least deadwood; ties at random.
 
     Returns ``(card, deadwood_left)``.  The tie is broken by one draw from
-    ``rng`` among the tied cards in card order.
+    ``rng`` among the tied cards in card order.  Cards of ``allowed`` not in
+    ``hand`` count as leaving ``NO_CARD_DEADWOOD`` (so they are chosen only
+    when no allowed card is held); an empty ``allowed`` gives
+    ``(-1, NO_CARD_DEADWOOD + 1)``.  Allocates nothing (see
+    :func:`arena.melds.least_discards`).
     """
-    out = np.empty(52, dtype=np.int64)
-    deadwood_after_discards(hand, out)
-    best = NO_CARD_DEADWOOD + 1
-    ties = 0
-    m = allowed
-    while m:  # step over the cards of the mask only
-        c = lsb(m)
-        m &= m - 1
-        d = out[c]
-        if d < best:
-            best = d
-            ties = 1
-        elif d == best:
-            ties += 1
-    pick = rand_below(rng, ties)
-    m = allowed
-    while m:
-        c = lsb(m)
-        m &= m - 1
-        if out[c] == best:
-            if pick == 0:
-                return c, best
-            pick -= 1
-    return -1, best
+    held = allowed & hand
+    if held:
+        best, ties = least_discards(hand, held)
+    else:
+        best = NO_CARD_DEADWOOD if allowed else NO_CARD_DEADWOOD + 1
+        ties = allowed
+    pick = rand_below(rng, popcount(ties))
+    if ties == 0:
+        return -1, best
+    for _ in range(pick):
+        ties &= ties - 1
+    return lsb(ties), best
 
 
 # --- what has been seen: helpers of the built-in strategies ------------------------

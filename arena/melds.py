@@ -319,6 +319,81 @@ def deadwood_after_discards(hand: int, out: np.ndarray) -> int:
 
 
 @jit
+def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> tuple[int, int]:
+    """(best, ties) updated with dropping each card of ``x & allowed`` from the runs-remainder x.
+
+    ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`.
+    """
+    for suit in range(NUM_SUITS):
+        shift = 13 * suit
+        a = ((x & allowed) >> shift) & SUIT_BITS
+        if a:
+            m = (x >> shift) & SUIT_BITS
+            base = total - RUN_DEADWOOD[m]
+            while a:
+                low = a & -a
+                a ^= low
+                v = base + RUN_DEADWOOD[m ^ low]
+                if v < best:
+                    best = v
+                    ties = low << shift
+                elif v == best:
+                    ties |= low << shift
+    return best, ties
+
+
+@jit
+def _forced_ties(hand: int, cards: int, total: int, best: int, ties: int) -> tuple[int, int]:
+    """(best, ties) updated with dropping each of ``cards`` (cards of forced sets)."""
+    t = cards
+    while t:
+        low = t & -t
+        t ^= low
+        r = LOW_BIT_RANK[_fold(low)]
+        v = total
+        if popcount(hand & (RANK_SPREAD << r)) == 3:
+            v += 2 * _RANK_VALUES[r]
+        if v < best:
+            best = v
+            ties = low
+        elif v == best:
+            ties |= low
+    return best, ties
+
+
+@jit
+def least_discards(hand: int, allowed: int) -> tuple[int, int]:
+    """(least, ties): the least deadwood left by discarding one card of ``allowed & hand``,
+    and the mask of those cards that leave exactly that much.
+
+    The same values as :func:`deadwood_after_discards` (``least`` is the
+    minimum of ``out[c]`` over the cards, ``ties`` the cards reaching it) in
+    the same single pass over the set choices, but with no array to fill:
+    a card ties when some set choice gives it the least value.  Returns
+    ``(NO_CARD_DEADWOOD, 0)`` when ``allowed & hand`` is empty.
+    """
+    allowed &= hand
+    best = NO_CARD_DEADWOOD
+    ties = 0
+    if allowed == 0:
+        return best, ties
+    three, four = _set_ranks(hand)
+    if three == 0:
+        return _remainder_ties(hand, _sum_run_deadwood(hand), allowed, best, ties)
+    inter, forced = _split_set_ranks(hand, three)
+    forced_allowed = forced & allowed
+    digits = 0
+    while digits >= 0:
+        x = hand & ~forced & ~_branch_removal(hand, inter, digits)
+        total = _sum_run_deadwood(x)
+        best, ties = _remainder_ties(x, total, allowed, best, ties)
+        if forced_allowed:
+            best, ties = _forced_ties(hand, forced_allowed, total, best, ties)
+        digits = _next_digits(inter, four, digits)
+    return best, ties
+
+
+@jit
 def _remainder_best(x: int, total: int, exclude: int, best: int) -> int:
     """min(best, key of dropping each card of the runs-remainder x but exclude).
 

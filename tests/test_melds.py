@@ -27,6 +27,7 @@ from arena.melds import (  # noqa: E402
     defender_deadwood,
     in_any_meld,
     layoff_spots,
+    least_discards,
     melds_of,
 )
 
@@ -203,6 +204,44 @@ def test_deadwood_after_discards_overwrites_stale_output() -> None:
     assert all(out[c] == NO_CARD_DEADWOOD for c in range(52) if c not in held)
     assert out[H("Kd").bit_length() - 1] == 0
     assert out[H("9c").bit_length() - 1] == 10 + 9 + 9  # breaks the set of nines
+
+
+@driver
+def _least_discards_batch(hands: np.ndarray, alloweds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    least = np.empty(hands.shape[0], dtype=np.int64)
+    ties = np.empty(hands.shape[0], dtype=np.int64)
+    for i in range(hands.shape[0]):
+        least[i], ties[i] = least_discards(hands[i], alloweds[i])
+    return least, ties
+
+
+@pytest.mark.parametrize("name", ["random11", "dense10", "dense11"])
+def test_least_discards_is_the_least_of_deadwood_after_discards_over_allowed_cards_and_its_ties(
+    hand_sets: dict[str, np.ndarray], name: str
+) -> None:
+    """Against the brute force: the whole hand, the hand less one card, random subsets, random
+    masks (cards not held are ignored), and nothing allowed (NO_CARD_DEADWOOD, no ties)."""
+    hands = hand_sets[name][:20_000]
+    rng = np.random.default_rng(6)
+    n = hands.size
+    alloweds = hands.copy()
+    for i in range(1, n, 5):  # the hand less one of its cards (no retake)
+        alloweds[i] &= ~(np.int64(1) << rng.choice(ref.cards_in(int(hands[i]))))
+    alloweds[2::5] &= rng.integers(0, 1 << 52, size=alloweds[2::5].size, dtype=np.int64)  # random subsets
+    alloweds[3::5] = rng.integers(0, 1 << 52, size=alloweds[3::5].size, dtype=np.int64)  # any cards
+    alloweds[4::50] = 0
+    expected_out = ref.discards_many(hands, NO_CARD_DEADWOOD)
+    bits = ((alloweds & hands)[:, None] >> np.arange(52)) & 1 == 1
+    values = np.where(bits, expected_out, NO_CARD_DEADWOOD)
+    expected_least = values.min(axis=1)
+    expected_ties = np.where(bits & (values == expected_least[:, None]), np.int64(1) << np.arange(52), 0).sum(axis=1)
+    least, ties = _least_discards_batch(hands, alloweds)
+    np.testing.assert_array_equal(least, expected_least)
+    bad = np.flatnonzero(ties != expected_ties)
+    assert bad.size == 0, f"{bad.size} mismatches, first hand {int(hands[bad[0]])} allowed {int(alloweds[bad[0]])}"
+    assert (expected_ties != 0).sum() >= n - n // 40  # almost every case has cards to choose from
+    n_tied = (bits & (values == expected_least[:, None])).sum(axis=1)
+    assert (n_tied > 1).sum() > n // 20  # and ties are common
 
 
 # --- best discard ---------------------------------------------------------------------------------

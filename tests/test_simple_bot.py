@@ -23,7 +23,8 @@ from arena.layout import (
     V_SIZE,
     V_TOP,
 )
-from arena.rng import RNG_WORDS, seed_rng
+from arena.melds import NO_CARD_DEADWOOD, deadwood_after_discards
+from arena.rng import RNG_WORDS, rand_below, seed_rng
 from bots import simple
 
 CORE = "9c 6d 8d 5h 8h 9h 5s 8s 9s"  # seat 0's cards that never move in the loop
@@ -157,3 +158,43 @@ def test_no_simple_vs_simple_hand_reaches_the_turn_cap_under_eaai(tmp_path):
         capped[name] = int(play_batch(bot, bot, rules, seeds).games[:, G_CAPPED].sum())
     assert capped["old"] >= 1, capped  # the loop exists on these deals (about 1 hand in 300,000)
     assert capped["new"] == 0 and capped["template"] == 0, capped
+
+
+def _array_least_deadwood_discard(hand: int, allowed: int, r: np.ndarray) -> tuple[int, int, int]:
+    """least_deadwood_discard as it was written before it stopped allocating: a 52-slot array of
+    deadwood_after_discards, the least value over the allowed cards, one draw among the ties.
+    Returns (card, deadwood left, number of tied cards)."""
+    out = np.empty(52, dtype=np.int64)
+    deadwood_after_discards(hand, out)
+    cards = [c for c in range(52) if (allowed >> c) & 1]
+    best = min((int(out[c]) for c in cards), default=NO_CARD_DEADWOOD + 1)
+    ties = [c for c in cards if out[c] == best]
+    pick = int(rand_below(r, len(ties)))
+    return (ties[pick] if ties else -1), best, len(ties)
+
+
+def test_least_deadwood_discard_gives_the_array_versions_card_value_and_random_draws():
+    """The same (card, deadwood) and the same generator state afterwards, on 4,000 random cases:
+    11- and 10-card hands, with every card, all but one, a random subset, cards not held, none."""
+    gen = np.random.default_rng(9)
+    several_tied = 0
+    for i in range(4000):
+        hand = int(sum(1 << int(c) for c in gen.choice(52, size=11 - i % 2, replace=False)))
+        kind = i % 5
+        if kind == 0:
+            allowed = hand
+        elif kind == 1:
+            allowed = hand & ~(1 << int(gen.choice([c for c in range(52) if (hand >> c) & 1])))
+        elif kind == 2:
+            allowed = hand & int(gen.integers(0, 1 << 52))
+        elif kind == 3:
+            allowed = int(gen.integers(0, 1 << 52))  # cards not held count as NO_CARD_DEADWOOD
+        else:
+            allowed = 0 if i % 10 == 4 else ((1 << 52) - 1) & ~hand  # nothing, or only cards not held
+        r_new, r_old = rng(i), rng(i)
+        card, left = least_deadwood_discard(hand, allowed, r_new)
+        old_card, old_left, n_tied = _array_least_deadwood_discard(hand, allowed, r_old)
+        assert (int(card), int(left)) == (old_card, old_left), (hand, allowed)
+        np.testing.assert_array_equal(r_new, r_old)  # one draw, as before
+        several_tied += n_tied > 1
+    assert several_tied > 1000  # the random tie-break is exercised, not only unique minima
