@@ -82,6 +82,7 @@ def recorded_views(simple, rules, n: int) -> list[np.ndarray]:
             if len(views) < n and view[V_SEAT] == 0:
                 views.append(view.copy())
             return int(fn(view, params, memory, rng))
+
         return ask
 
     watcher = dataclasses.replace(simple, functions=tuple(spy(f) for f in simple.functions), fast=False)
@@ -113,8 +114,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=600, help="games per timed run")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--cpu", type=int, default=None,
-                    help="CPU to pin the arena and its bots to (default: the first allowed; -1: no pinning)")
+    ap.add_argument(
+        "--cpu",
+        type=int,
+        default=None,
+        help="CPU to pin the arena and its bots to (default: the first allowed; -1: no pinning)",
+    )
     args = ap.parse_args()
 
     cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
@@ -125,20 +130,40 @@ def main() -> None:
     rows: list[tuple[str, object]] = [
         ("simple (compiled)", simple),
         ("simple (plain Python, in-process)", as_plain(simple)),
-        ("examples/external/simple_player.py", lambda: external_bot(
-            None, [sys.executable, str(ROOT / "examples/external/simple_player.py")])),
+        (
+            "examples/external/simple_player.py",
+            lambda: external_bot(None, [sys.executable, str(ROOT / "examples/external/simple_player.py")]),
+        ),
     ]
     java_dir = None
     if shutil.which("javac") and shutil.which("java"):
         java_dir = tempfile.mkdtemp(prefix="bench_java_")
         subprocess.run(["javac", "-d", java_dir, str(ROOT / "examples/external/SimplePlayer.java")], check=True)
-        rows.append(("examples/external/SimplePlayer.java", lambda: external_bot(
-            None, ["java", "-Xmx64m", "-XX:+UseSerialGC", "-XX:CompressedClassSpaceSize=64m",
-                   "-XX:ReservedCodeCacheSize=64m", "-cp", java_dir, "SimplePlayer"])))
+        rows.append(
+            (
+                "examples/external/SimplePlayer.java",
+                lambda: external_bot(
+                    None,
+                    [
+                        "java",
+                        "-Xmx64m",
+                        "-XX:+UseSerialGC",
+                        "-XX:CompressedClassSpaceSize=64m",
+                        "-XX:ReservedCodeCacheSize=64m",
+                        "-cp",
+                        java_dir,
+                        "SimplePlayer",
+                    ],
+                ),
+            )
+        )
     rows.append(("sandbox:bots/simple.py", lambda: sandboxed_bot(ROOT / "bots/simple.py")))
 
-    where = f"one core (CPU {cpu}) for the arena and the bot" if cpu >= 0 else \
-        f"not pinned ({len(os.sched_getaffinity(0))} CPUs: the bot's process may run beside the arena)"
+    where = (
+        f"one core (CPU {cpu}) for the arena and the bot"
+        if cpu >= 0
+        else f"not pinned ({len(os.sched_getaffinity(0))} CPUs: the bot's process may run beside the arena)"
+    )
     print(f"{where}; {args.games} games per run, median of {args.repeats} runs; seat 0 against compiled simple")
     print(f"{'seat 0':<38} {'games/s':>9} {'ms/game':>8} {'decisions':>9} {'overhead vs plain':>18}")
     plain_per_game = None
@@ -153,7 +178,7 @@ def main() -> None:
             over = f"{(per_game - plain_per_game) / decisions * 1e6:.1f} us/decision"
         goal = ""
         if label.endswith("simple_player.py"):
-            goal = "  (goal >= %.0f: %s)" % (GOAL, "met" if 1 / per_game >= GOAL else "not met")
+            goal = f"  (goal >= {GOAL:.0f}: {'met' if 1 / per_game >= GOAL else 'not met'})"
         print(f"{label:<38} {1 / per_game:>9.0f} {per_game * 1e3:>8.2f} {decisions:>9.0f} {over:>18}{goal}")
         ext = external_of(bot)
         if ext is not None:
@@ -161,8 +186,10 @@ def main() -> None:
     if java_dir:
         shutil.rmtree(java_dir, ignore_errors=True)
     views = recorded_views(simple, rules, 5000)
-    print(f"protocol round trip (a bot that answers at once): {round_trip_us(views, args.repeats):.1f} us/decision "
-          f"(median over {len(views)} real views)")
+    print(
+        f"protocol round trip (a bot that answers at once): {round_trip_us(views, args.repeats):.1f} us/decision "
+        f"(median over {len(views)} real views)"
+    )
 
 
 if __name__ == "__main__":

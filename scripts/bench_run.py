@@ -26,9 +26,17 @@ from pathlib import Path
 
 
 def _config(games: int, name: str, root: Path) -> dict:
-    return {"name": name, "bots": ["simple", "simple-b"], "variants": {"simple-b": {"bot": "simple"}},
-            "games_per_pair": games, "chunk_size": 20000, "seed": 11, "workers": 2, "record_hands": True,
-            "results_dir": str(root)}
+    return {
+        "name": name,
+        "bots": ["simple", "simple-b"],
+        "variants": {"simple-b": {"bot": "simple"}},
+        "games_per_pair": games,
+        "chunk_size": 20000,
+        "seed": 11,
+        "workers": 2,
+        "record_hands": True,
+        "results_dir": str(root),
+    }
 
 
 def _one(kind: str, games: int, root: Path) -> dict:
@@ -48,8 +56,9 @@ def _one(kind: str, games: int, root: Path) -> dict:
         if kind == "dask":
             from distributed import Client, LocalCluster
 
-            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   host="127.0.0.1")
+            cluster = LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+            )
             client = Client(cluster)
         t0 = time.perf_counter()
         res = run_tournament(_config(games, name, root), client=client, progress=False)
@@ -64,8 +73,11 @@ def _one(kind: str, games: int, root: Path) -> dict:
 
 
 def _measure(kind: str, games: int, root: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--one", kind, "--games", str(games), "--dir", str(root)],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", kind, "--games", str(games), "--dir", str(root)],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         raise SystemExit(f"{kind} {games}: failed\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -99,22 +111,32 @@ def main() -> None:
         rows.append(_measure("report", a.big, a.dir))
     print(f"{'what':<34} {'games':>11} {'wall s':>8} {'games/s':>9} {'driver MiB':>11} {'largest worker MiB':>19}")
     for r in rows:
-        what = {"local": "run, 2 local workers, hands", "dask": "run, Dask LocalCluster 2x1, hands",
-                "report": "arena report (write_report)"}[r["kind"]]
+        what = {
+            "local": "run, 2 local workers, hands",
+            "dask": "run, Dask LocalCluster 2x1, hands",
+            "report": "arena report (write_report)",
+        }[r["kind"]]
         rate = f"{r['games'] / r['wall']:>9,.0f}" if r["kind"] != "report" else f"{'':>9}"
         kids = f"{r['worker_mib']:>19,.0f}" if r["kind"] != "report" else f"{'-':>19}"
         print(f"{what:<34} {r['games']:>11,} {r['wall']:>8.1f} {rate} {r['driver_mib']:>11,.0f} {kids}")
     small = [r for r in rows if r["kind"] == "local" and r["games"] == a.small]
-    med_small = sorted(r["wall"] for r in small)[len(small) // 2] if len(small) % 2 else \
-        sum(sorted(r["wall"] for r in small)) / len(small)
+    med_small = (
+        sorted(r["wall"] for r in small)[len(small) // 2]
+        if len(small) % 2
+        else sum(sorted(r["wall"] for r in small)) / len(small)
+    )
     dask = [r for r in rows if r["kind"] == "dask"]
     if dask:
-        print(f"Dask vs local processes, {a.small:,} games: {dask[0]['wall'] / med_small:.2f}x the wall time "
-              f"(local: mean of {len(small)} interleaved runs)")
+        print(
+            f"Dask vs local processes, {a.small:,} games: {dask[0]['wall'] / med_small:.2f}x the wall time "
+            f"(local: mean of {len(small)} interleaved runs)"
+        )
     big = [r for r in rows if r["kind"] == "local" and r["games"] == a.big]
     if big:
-        print(f"{a.big:,} games took {big[0]['wall'] / med_small:.1f}x the time of {a.small:,} "
-              f"({a.big / a.small:.0f}x the games)")
+        print(
+            f"{a.big:,} games took {big[0]['wall'] / med_small:.1f}x the time of {a.small:,} "
+            f"({a.big / a.small:.0f}x the games)"
+        )
         print(f"run folder of {a.big:,} games: {_folder_mib(a.dir / f'local-{a.big}'):,.0f} MiB on disk")
 
 
