@@ -507,8 +507,8 @@ def _build(
     h += [
         "<h2>Looking at one game</h2>",
         "<p>Step through any game action by action, both hands shown, in your browser: "
-        f"<code>arena view {html.escape(str(run))} --game N</code> (it opens "
-        '<a href="http://127.0.0.1:8766/view">http://127.0.0.1:8766/view</a>); as text: '
+        f"<code>arena view {html.escape(str(run))} --game N</code> (it serves the viewer on "
+        "<code>http://127.0.0.1:8766/view</code>; the report itself links nowhere); as text: "
         f"<code>arena replay {html.escape(str(run))} --game N</code>. Game ids are the <code>game_id</code> "
         "column of <code>games/</code>.</p>",
     ]
