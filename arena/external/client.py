@@ -318,8 +318,7 @@ def sandbox_setup(path: str | os.PathLike) -> tuple[list[str], str, dict[str, st
 
     Raises :class:`arena.bot.BotError` if the file is missing or unreadable.
     """
-    from arena import bot as arena_bot
-    from arena.bot import BotError
+    from arena.bot import BotError, cached_bot_file
 
     p = Path(path)
     if not p.is_file():
@@ -330,12 +329,10 @@ def sandbox_setup(path: str | os.PathLike) -> tuple[list[str], str, dict[str, st
         raise BotError(f"{path}: cannot read it: {exc}") from None
     # load_bot_file imports a copy kept under the text's hash; the host may not
     # write files, so the copy is made here, by the arena (as an in-process load would).
-    keep_copy = getattr(arena_bot, "cached_bot_file", None)
-    if keep_copy is not None:
-        try:
-            keep_copy(text)
-        except OSError as exc:
-            raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
+    try:
+        cached_bot_file(text)
+    except OSError as exc:
+        raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
     env = dict(os.environ)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     root = str(Path(__file__).resolve().parents[2])
