@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from arena.bot import DECISIONS
 from arena.external.client import ExternalBot, _make_bot, sandbox_setup
 from arena.external.limits import Limits
 from arena.external.process import ExternalBotError
-from arena.external.protocol import DECISION_OF_PHASE, DECISIONS
+from arena.external.protocol import DECISION_OF_PHASE
 from arena.layout import (
     G_WINNER,
     PH_BIG_GIN,

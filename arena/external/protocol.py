@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from arena.bot import PHASE_FUNCTION
 from arena.cards import RANKS, SUITS
 from arena.layout import (
     PH_BIG_GIN,
@@ -60,16 +61,9 @@ from arena.layout import (
 
 PROTOCOL_VERSION = 1
 
-#: The decision asked in each phase (PH_*); both upcard phases ask take_upcard.
-DECISION_OF_PHASE = {
-    PH_UPCARD_NONDEALER: "take_upcard",
-    PH_UPCARD_DEALER: "take_upcard",
-    PH_DRAW: "draw",
-    PH_BIG_GIN: "big_gin",
-    PH_DISCARD: "discard",
-    PH_KNOCK: "knock",
-}
-DECISIONS = ("take_upcard", "draw", "big_gin", "discard", "knock")
+#: The decision asked in each phase (PH_*): the bot contract's own table, so the
+#: protocol names decisions exactly as in-process bots' functions are named.
+DECISION_OF_PHASE = PHASE_FUNCTION
 
 #: Longest line accepted from a bot (an answer is a few bytes; a hello a few hundred).
 MAX_LINE = 64 * 1024
