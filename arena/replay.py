@@ -57,14 +57,23 @@ def decode(entry: int) -> tuple[int, int, int]:
     return entry // LOG_SEAT, (entry % LOG_SEAT) // LOG_KIND, entry % LOG_KIND
 
 
-def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0) -> Iterator[ReplayedHand]:
-    """Yield each hand of a game replayed from ``log``; the last one ends the game."""
+def begin_replay(seed: int, rules_array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(state, game row, shuffle scratch)`` of a game seeded ``seed``, ready to replay its log.
+
+    A replay applies logged answers, so no bot is asked: the bots' generators
+    and memories that :func:`arena.engine.begin_game` resets are throwaways.
+    """
     st = new_state()
     row = np.zeros(G_SIZE, dtype=np.int64)
-    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
-    dummy_rng = np.zeros(RNG_WORDS, dtype=np.uint64)
-    dummy_mem = np.zeros(1)
-    begin_game(st, rules_array, seed, dummy_rng, dummy_rng.copy(), dummy_mem, dummy_mem.copy(), row)
+    rng = np.zeros(RNG_WORDS, dtype=np.uint64)
+    mem = np.zeros(1)
+    begin_game(st, rules_array, seed, rng, rng.copy(), mem, mem.copy(), row)
+    return st, row, np.zeros(RNG_WORDS, dtype=np.uint64)
+
+
+def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0) -> Iterator[ReplayedHand]:
+    """Yield each hand of a game replayed from ``log``; the last one ends the game."""
+    st, row, scratch = begin_replay(seed, rules_array)
     pos = 0
     log = np.asarray(log, dtype=np.int64)
     while True:
@@ -104,12 +113,7 @@ def log_from_actions(seed: int, rules_array: np.ndarray, actions: np.ndarray) ->
     far, so each answer is applied in turn and given its seat and phase.
     Raises :class:`ReplayError` if an answer is illegal where it falls.
     """
-    st = new_state()
-    row = np.zeros(G_SIZE, dtype=np.int64)
-    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
-    rng = np.zeros(RNG_WORDS, dtype=np.uint64)
-    mem = np.zeros(1)
-    begin_game(st, rules_array, seed, rng, rng.copy(), mem, mem.copy(), row)
+    st, row, scratch = begin_replay(seed, rules_array)
     out = np.empty(len(actions), dtype=np.int64)
     pos = 0
     while pos < len(actions):

@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 
 from arena.cards import RANKS, SUITS, card_value, cards_of
-from arena.engine import apply_action, begin_game, begin_hand, end_hand, new_state, stock_count
+from arena.engine import apply_action, begin_hand, end_hand, stock_count
 from arena.layout import (
-    G_SIZE,
     OUTCOME_NAMES,
     PH_BIG_GIN,
     PH_DISCARD,
@@ -49,8 +48,7 @@ from arena.layout import (
     S_UPCARD,
 )
 from arena.melds import best_arrangement, melds_of
-from arena.replay import decode
-from arena.rng import RNG_WORDS
+from arena.replay import begin_replay, decode
 
 PHASE_NAMES = {
     PH_UPCARD_NONDEALER: "upcard",
@@ -182,12 +180,7 @@ def table_state(st: np.ndarray, seats: tuple[int, ...]) -> dict[str, Any]:
 
 def game_steps(seed: int, rules: np.ndarray, log: np.ndarray, names: tuple[str, str]) -> list[dict[str, Any]]:
     """Every position of a recorded game, one per decision (and one per deal), for the viewer."""
-    st = new_state()
-    row = np.zeros(G_SIZE, dtype=np.int64)
-    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
-    rng = np.zeros(RNG_WORDS, dtype=np.uint64)
-    mem = np.zeros(1)
-    begin_game(st, rules, seed, rng, rng.copy(), mem, mem.copy(), row)
+    st, row, scratch = begin_replay(seed, rules)
     steps: list[dict[str, Any]] = []
     pos = 0
     log = np.asarray(log, dtype=np.int64)
