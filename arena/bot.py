@@ -251,16 +251,20 @@ def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
     return bot_from_module(module, name=name or getattr(module, "NAME", None) or stem, source=source)
 
 
-def load_bot_file(path: str | Path, name: str | None = None) -> Bot:
-    """Load a bot from a ``.py`` file anywhere on disk (through :func:`load_bot_source`)."""
+def read_bot_file(path: str | Path) -> str:
+    """A bot file's text, or a one-line :class:`BotError` naming the file."""
     p = Path(path)
     if not p.is_file():
         raise BotError(f"{path}: no such bot file")
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BotError(f"{path}: cannot read it: {exc}") from None
-    return load_bot_source(text, name=name, source=str(p))
+
+
+def load_bot_file(path: str | Path, name: str | None = None) -> Bot:
+    """Load a bot from a ``.py`` file anywhere on disk (through :func:`load_bot_source`)."""
+    return load_bot_source(read_bot_file(path), name=name, source=str(path))
 
 
 def load_bot(spec: str) -> Bot:

@@ -318,15 +318,10 @@ def sandbox_setup(path: str | os.PathLike) -> tuple[list[str], str, dict[str, st
 
     Raises :class:`arena.bot.BotError` if the file is missing or unreadable.
     """
-    from arena.bot import BotError, cached_bot_file
+    from arena.bot import BotError, cached_bot_file, read_bot_file
 
     p = Path(path)
-    if not p.is_file():
-        raise BotError(f"{path}: no such bot file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BotError(f"{path}: cannot read it: {exc}") from None
+    text = read_bot_file(p)
     # load_bot_file imports a copy kept under the text's hash; the host may not
     # write files, so the copy is made here, by the arena (as an in-process load would).
     try:

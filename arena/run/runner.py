@@ -297,21 +297,21 @@ def run_tournament(
         rules = cfg.resolved_rules()
         store.write_text("rules.toml", _rules_toml(rules))
         quarantined = store.verify()
-        rules_d = rules.to_dict()
+        # What a matchup's games depend on (its id) besides its two bots; the same for every matchup.
+        common = dict(
+            rules=rules.to_dict(),
+            seed=seed,
+            games=cfg.games_per_pair,
+            duplicate=cfg.duplicate,
+            chunk_size=cfg.chunk_size,
+            record_hands=cfg.record_hands,
+        )
+        n_chunks = -(-cfg.games_per_pair // cfg.chunk_size)
         tasks: list[ChunkTask] = []
         planned: list[str] = []
         for sa, sb in cfg.matchups():
             a, b = specs[sa], specs[sb]
-            common = dict(
-                rules=rules_d,
-                seed=seed,
-                games=cfg.games_per_pair,
-                duplicate=cfg.duplicate,
-                chunk_size=cfg.chunk_size,
-                record_hands=cfg.record_hands,
-            )
-            mid = matchup_id(a, b, rules_d, seed, cfg.games_per_pair, cfg.duplicate, cfg.chunk_size, cfg.record_hands)
-            n_chunks = -(-cfg.games_per_pair // cfg.chunk_size)
+            mid = matchup_id(a, b, **common)
             m = store.register(
                 mid, a.name, b.name, cfg.games_per_pair, n_chunks, {"bot_a": a.identity(), "bot_b": b.identity()}
             )
