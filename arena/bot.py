@@ -64,7 +64,7 @@ PHASE_FUNCTION = {
 }
 DEFAULT_MEMORY = 8
 
-BUILTIN_BOTS = ("random", "simple", "discard_tracking", "early_knock", "gin_chasing")
+BUILTIN_BOTS = ("random", "simple", "discard_tracking", "early_knock", "gin_chasing", "monte_carlo")
 
 
 class BotError(ValueError):

@@ -139,7 +139,8 @@ def _parse_sets(items: list[str] | None) -> dict:
 @app.command()
 def run(
     config: Annotated[
-        Path, typer.Argument(help="Tournament config (TOML), or a shipped example by name: default, quick.")
+        Path,
+        typer.Argument(help="Tournament config (TOML), or a shipped example by name: default, quick, monte-carlo."),
     ] = DEFAULT_CONFIG,
     bot: Annotated[
         list[str] | None,

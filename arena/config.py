@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -382,7 +383,7 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
     """
     p = Path(path)
     example = Path(str(files("arena") / "configs" / f"{path}.toml"))
-    if not p.is_file() and str(path).isidentifier() and example.is_file():
+    if not p.is_file() and re.fullmatch(r"[\w-]+", str(path)) and example.is_file():
         p = example
     if not p.is_file():
         raise ConfigError(f"{path}: no such config file")

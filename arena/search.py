@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena._jit import jit
-from arena.botlib import opponent_known  # noqa: F401  (part of the search toolkit)
+from arena.botlib import least_deadwood_discard, meld_completers, opponent_known  # noqa: F401  (part of the search toolkit)
 from arena.cards import popcount
 from arena.layout import (
     OUT_NONE,
@@ -73,7 +73,7 @@ from arena.layout import (
     V_UPCARD,
 )
 from arena.play import C_SIZE, play_hand
-from arena.rng import rand_below
+from arena.rng import rand_below, rand_float
 
 
 @jit
@@ -86,18 +86,62 @@ def rules_of(view):
 
 
 @jit
+def opponent_evidence(view):
+    """``(refused, shed)``: cards the opponent chose not to take, and cards it discarded.
+
+    Refused are the upcards it passed and my discards it let go (each of
+    mine was the top of the pile at its next draw); shed are its own
+    discards.  A player keeps cards that meld, so both sets say what its
+    hand probably does *not* look like (see :func:`hand_likelihood`).
+    """
+    refused = view[V_OPP_PASSED] | (view[V_MY_DISCARDED] & ~view[V_OPP_TAKEN])
+    return refused, view[V_OPP_DISCARDED]
+
+
+@jit
+def hand_likelihood(opp, refused, shed, refuse_weight, shed_weight):
+    """Relative chance that a player holding ``opp`` made the choices seen.
+
+    Every refused or shed card that would sit in a meld with two cards of
+    ``opp`` (:func:`arena.botlib.meld_completers`) multiplies the chance by
+    its weight (1 = ignore the evidence, 0 = impossible).  The weights are a
+    deliberately rough model: the hand held when the choice was made is not
+    ``opp`` exactly, so a weight of 0 would throw away deals that can happen.
+    """
+    fits = meld_completers(opp)
+    w = 1.0
+    for _ in range(popcount(refused & fits)):
+        w *= refuse_weight
+    for _ in range(popcount(shed & fits)):
+        w *= shed_weight
+    return w
+
+
+@jit
 def sample_state(view, rng, st):
     """Fill ``st`` with a full game state consistent with ``view`` (random hidden cards)."""
-    st[:] = 0
-    p = view[V_SEAT]
-    o = 1 - p
-    n_pile = view[V_PILE_N]
+    sample_state_weighted(view, rng, st, 1.0, 1.0, 1, False)
+
+
+@jit
+def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, built):
+    """:func:`sample_state` with the opponent's hand drawn by a model of how it plays.
+
+    ``built``: a player who has drawn ``d`` cards from the stock has seen
+    ``d`` more cards than it holds and kept the ones that meld, so its hand
+    is better than ``10`` random cards.  With ``built`` the sampler deals
+    the hand, then replays that many stock draws: each draws one more unseen
+    card and drops the one that leaves the least deadwood (never a card
+    known to be held); the dropped cards stay unseen, in the stock.
+
+    Rejection sampling: a hand dealt this way is kept with probability
+    :func:`hand_likelihood` (at most ``tries`` deals; if none is kept, the
+    likeliest is used).  With both weights 1 and ``built`` false this is
+    uniform sampling.  Returns the likelihood of the hand used.
+    """
     pile = np.int64(0)
-    for i in range(n_pile):
-        c = view[V_PILE + i]
-        st[S_PILE + i] = c
-        pile |= np.int64(1) << c
-    st[S_PILE_N] = n_pile
+    for i in range(view[V_PILE_N]):
+        pile |= np.int64(1) << view[V_PILE + i]
     mine = view[V_HAND]
     known = view[V_OPP_TAKEN] & ~pile & ~mine
     unseen = np.empty(52, dtype=np.int64)
@@ -106,22 +150,69 @@ def sample_state(view, rng, st):
         if not ((mine | pile | known) >> c) & 1:
             unseen[n] = c
             n += 1
-    # Partial Fisher-Yates: the first cards go to the opponent, the rest is the stock.
-    for i in range(n - 1, 0, -1):
-        j = rand_below(rng, i + 1)
-        t = unseen[i]
-        unseen[i] = unseen[j]
-        unseen[j] = t
     need = 10 - popcount(known)
-    opp = known
-    for i in range(need):
-        opp |= np.int64(1) << unseen[i]
+    refused, shed = opponent_evidence(view)
+    # Its stock draws: one per discard, less the cards it took from the pile.
+    draws = max(0, popcount(view[V_OPP_DISCARDED]) - popcount(view[V_OPP_TAKEN]))
+    best_opp = np.int64(-1)
+    best_w = -1.0
+    for _ in range(max(1, tries)):
+        # Front Fisher-Yates: unseen[:need] becomes a uniform random hand.
+        opp = known
+        for i in range(need):
+            j = i + rand_below(rng, n - i)
+            t = unseen[i]
+            unseen[i] = unseen[j]
+            unseen[j] = t
+            opp |= np.int64(1) << unseen[i]
+        if built:
+            for e in range(min(draws, n - need)):
+                i = need + e
+                j = i + rand_below(rng, n - i)
+                t = unseen[i]
+                unseen[i] = unseen[j]
+                unseen[j] = t
+                held = opp | (np.int64(1) << unseen[i])
+                drop, _ = least_deadwood_discard(held, held & ~known, rng)
+                opp = held & ~(np.int64(1) << drop)
+        w = hand_likelihood(opp, refused, shed, refuse_weight, shed_weight)
+        if w > best_w:
+            best_w = w
+            best_opp = opp
+        if w >= 1.0 or rand_float(rng) < w:
+            break
+    # The stock: the unseen cards outside the hand, in random order.
+    rest = np.empty(52, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if not (best_opp >> unseen[i]) & 1:
+            rest[m] = unseen[i]
+            m += 1
+    for i in range(m - 1, 0, -1):
+        j = rand_below(rng, i + 1)
+        t = rest[i]
+        rest[i] = rest[j]
+        rest[j] = t
+    _fill_state(view, st, best_opp, rest)
+    return best_w
+
+
+@jit
+def _fill_state(view, st, opp, stock):
+    """The state of ``view`` with the opponent holding ``opp`` and ``stock`` to draw, in order."""
+    st[:] = 0
+    p = view[V_SEAT]
+    o = 1 - p
+    n_pile = view[V_PILE_N]
+    for i in range(n_pile):
+        st[S_PILE + i] = view[V_PILE + i]
+    st[S_PILE_N] = n_pile
     stock_n = view[V_STOCK_N]
     pos = 52 - stock_n
     st[S_STOCK_POS] = pos
     for i in range(stock_n):
-        st[S_DECK + pos + i] = unseen[need + i]
-    st[S_HAND + p] = mine
+        st[S_DECK + pos + i] = stock[i]
+    st[S_HAND + p] = view[V_HAND]
     st[S_HAND + o] = opp
     st[S_PHASE] = view[V_DECISION]
     st[S_CUR] = p

@@ -1,0 +1,461 @@
+"""Monte Carlo search: plays each option out on sampled deals and keeps the one that wins most games.
+
+Idea
+----
+At a decision worth thinking about, the bot guesses the hidden cards
+``samples`` times and, on every guess, plays each of its options to the end
+of the hand with a fast rollout policy for both seats.  It keeps the option
+whose hands end best on average, measured as the chance of winning the
+*game* from the score they leave (see :data:`WIN_CHANCE`).  Every option is
+played on the same guesses and with the same rollout random numbers
+(common random numbers), so the comparison between options is much less
+noisy than each option's value.
+
+The three parts, in the order a decision uses them:
+
+1. **Opponent model** (:func:`arena.search.sample_state_weighted`).  Cards
+   the opponent took from the pile and still holds are in its hand; its
+   other cards are dealt from the unseen ones and kept with a probability
+   that falls by ``refuse_weight`` for every card it refused (an upcard it
+   passed, a discard of mine it let go) and by ``shed_weight`` for every
+   card it discarded that would have melded with the sampled hand: players
+   keep what melds.  Up to ``tries`` deals per guess (rejection sampling).
+2. **Rollouts** (:func:`rollout`).  Both seats play the EAAI Simple
+   policy, read straight off the state (own hand and the pile top only):
+   take a pile card that melds, discard the least deadwood, knock at the
+   first chance.  That is the opponent most published results are measured
+   against, and it is cheap: a rollout costs a few microseconds.
+3. **Value** (:func:`hand_value`).  A hand's points matter only through the
+   game: 20 points are worth more when they reach the target.  The rollout's
+   end score is turned into the chance of winning the game from there, so
+   knocking weighs the undercut risk against what the points are worth at
+   this score.  ``game_value = 0`` uses the plain point difference instead.
+
+Decisions that are not close are not searched: the pile card is searched
+only when it lowers the deadwood, a discard only among the ``candidates``
+best by deadwood (within ``slack`` points of the least), a knock with gin
+always knocks, and big gin is always declared.
+
+Cost is about ``samples x options`` rollouts per searched decision.  Every
+random number comes from the bot's own generator, so a game replays from its
+seed.  (A wall-clock budget would break that, which is why the budget
+is set in samples, not milliseconds: ``samples`` at the default costs
+about a millisecond per decision, see ``scripts/bench_monte_carlo.py``.)
+"""
+
+import numpy as np
+
+from arena._jit import jit
+from arena.botlib import (
+    discardable,
+    least_deadwood_discard,
+    mean_deadwood_after_draw,
+    top_beats_stock,
+    unseen_cards,
+)
+from arena.cards import lsb
+from arena.engine import apply_action
+from arena.layout import (
+    PH_BIG_GIN,
+    PH_DISCARD,
+    PH_DONE,
+    PH_KNOCK,
+    R_TARGET,
+    S_CUR,
+    S_HAND,
+    S_JUST_TAKEN,
+    S_PHASE,
+    S_PILE,
+    S_PILE_N,
+    S_POINTS,
+    S_SIZE,
+    S_STOCK_POS,
+    S_TURN,
+    V_HAND,
+    V_JUST_TAKEN,
+    V_MY_SCORE,
+    V_OPP_SCORE,
+    V_RULES,
+    V_SEAT,
+    V_TOP,
+)
+from arena.melds import best_discard, deadwood, deadwood_after_discards, in_any_meld
+from arena.rng import next_u64, seed_rng
+from arena.search import rules_of, sample_state_weighted
+from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
+
+PARAMS: dict[str, float] = {
+    "samples": 400.0,  # most deals sampled per searched decision; every option is played on each
+    "candidates": 3.0,  # discards searched: the best by gin-chasing's score (1 = no discard search)
+    "gap": 4.0,  # .. and only those within this many points of its best score
+    "refuse_weight": 0.5,  # opponent model: factor per refused card that melds with a sampled hand
+    "shed_weight": 0.5,  # opponent model: factor per discarded card that melds with a sampled hand
+    "tries": 4.0,  # opponent model: deals tried per sample (rejection sampling)
+    "built": 1.0,  # opponent model: 1 replays its stock draws keeping what melds, 0 deals 10 random cards
+    "confidence": 1.0,  # another option replaces gin-chasing's only if better by this many standard errors
+    "game_value": 1.0,  # 1: value hands by the chance of winning the game; 0: by the point difference
+    "gin_at": 0.0,  # rollouts: I knock with at most this deadwood while the stock is long ..
+    "relax_at": 8.0,  # .. until it has fewer cards than this ..
+    "relax_step": 3.0,  # .. then the threshold rises this much per card drawn ..
+    "knock_at": 10.0,  # .. up to this (gin-chasing's schedule)
+}
+# Simple's repeat guard keeps two bots from trading the same cards all hand.
+MEMORY = REPEAT_SLOTS
+
+(
+    _SAMPLES,
+    _CANDIDATES,
+    _GAP,
+    _REFUSE_W,
+    _SHED_W,
+    _TRIES,
+    _BUILT,
+    _CONFIDENCE,
+    _GAME_VALUE,
+    _GIN_AT,
+    _RELAX_AT,
+    _RELAX_STEP,
+    _KNOCK_AT,
+) = range(13)
+_MAX_OPTIONS = 11
+#: Early stop: every this many samples, stop if the choice is settled (see :func:`_settled`).
+_CHECK_EVERY = 32
+_STOP_Z = 2.0
+_WIN_Z = 3.0
+#: A rollout longer than this many turns is stopped and scored as a dead hand
+#: (two Simple policies can trade the same cards back and forth).
+_ROLLOUT_TURNS = 80
+#: gin-chasing's discard score, used to pick the discards worth searching.
+_GC_SLACK = 3.0
+_GC_LOOKAHEAD = 1.0
+_GC_MIDDLE = 0.5
+
+
+def validate_params(d: dict) -> None:
+    """Raise ValueError naming the first parameter out of range."""
+    if not 1 <= d["samples"] <= 4096:
+        raise ValueError(f"samples = {d['samples']} must be between 1 and 4096")
+    if not 1 <= d["candidates"] <= _MAX_OPTIONS:
+        raise ValueError(f"candidates = {d['candidates']} must be between 1 and {_MAX_OPTIONS}")
+    if d["gap"] < 0:
+        raise ValueError(f"gap = {d['gap']} must be >= 0")
+    for key in ("refuse_weight", "shed_weight"):
+        if not 0 < d[key] <= 1:
+            raise ValueError(f"{key} = {d[key]} must be above 0 and at most 1 (a likelihood factor)")
+    if not 1 <= d["tries"] <= 64:
+        raise ValueError(f"tries = {d['tries']} must be between 1 and 64")
+    if not 0 <= d["confidence"] <= 10:
+        raise ValueError(f"confidence = {d['confidence']} must be between 0 and 10 (standard errors)")
+    if d["built"] not in (0.0, 1.0):
+        raise ValueError(f"built = {d['built']} must be 0 or 1")
+    if d["game_value"] not in (0.0, 1.0):
+        raise ValueError(f"game_value = {d['game_value']} must be 0 (points) or 1 (game win chance)")
+    for key in ("gin_at", "knock_at"):
+        if not 0 <= d[key] <= 10:
+            raise ValueError(f"{key} = {d[key]} must be between 0 and 10 (deadwood points)")
+    if not 0 <= d["relax_at"] <= 31:
+        raise ValueError(f"relax_at = {d['relax_at']} must be between 0 and 31 (cards in the stock)")
+    if d["relax_step"] < 0:
+        raise ValueError(f"relax_step = {d['relax_step']} must be >= 0")
+
+
+# --- what a hand is worth: the chance of winning the game from a score ------------------
+
+#: Points the winner of a decided hand scores, in 5-point bins (0-4, 5-9, ..,
+#: 95-99, 100+): 50,000 games of gin-chasing against simple under ``eaai``
+#: (``python scripts/bench_monte_carlo.py points`` measures it again).  Only
+#: the shape matters: it sets how far a typical hand moves a score.
+HAND_POINTS = np.array(
+    [0.1694, 0.1419, 0.0904, 0.0601, 0.0393, 0.2476, 0.1201, 0.0493, 0.0307, 0.019, 0.0127]
+    + [0.0081, 0.0048, 0.0027, 0.0015, 0.0011, 0.0006, 0.0004, 0.0002, 0.0001, 0.0001]
+)
+#: Largest number of points still needed that the table covers (targets up to 200).
+MAX_NEED = 200
+
+
+@jit
+def _win_chance_table(points, max_need):
+    """``W[i, j]``: chance of winning a game needing ``i`` points against one needing ``j``.
+
+    Each decided hand is won by either player with chance 1/2 and scores
+    ``5 k + 2`` points with chance ``points[k]`` (the last bin 100): a model
+    of an even game, so the table says only how valuable points are at a
+    given score, not who is better.  Dead hands change nothing and drop out.
+    """
+    n = max_need + 1
+    w = np.zeros((n, n))
+    total = points.sum()
+    for i in range(1, n):
+        for j in range(1, n):
+            v = 0.0
+            for k in range(points.shape[0]):
+                x = 5 * k + 2 if k < points.shape[0] - 1 else 100
+                q = points[k] / total
+                v += 0.5 * q * (1.0 if x >= i else w[i - x, j])
+                v += 0.5 * q * (0.0 if x >= j else w[i, j - x])
+            w[i, j] = v
+    return w
+
+
+WIN_CHANCE = _win_chance_table(HAND_POINTS, MAX_NEED)
+
+
+@jit
+def win_chance(need_me, need_opp):
+    """Chance of winning the game when I still need ``need_me`` points and the opponent ``need_opp``."""
+    if need_me <= 0:
+        return 1.0
+    if need_opp <= 0:
+        return 0.0
+    return WIN_CHANCE[min(need_me, MAX_NEED), min(need_opp, MAX_NEED)]
+
+
+@jit
+def hand_value(st, me, need_me, need_opp, game_value):
+    """What the finished hand in ``st`` is worth to seat ``me``."""
+    gain = st[S_POINTS + me]
+    loss = st[S_POINTS + 1 - me]
+    if game_value:
+        return win_chance(need_me - gain, need_opp - loss)
+    return float(gain - loss)
+
+
+@jit
+def knock_threshold(stock, params):
+    """Most deadwood this bot knocks with in its rollouts when ``stock`` cards are left."""
+    thr = params[_GIN_AT]
+    if stock < params[_RELAX_AT]:
+        thr += params[_RELAX_STEP] * (params[_RELAX_AT] - stock)
+    return min(thr, params[_KNOCK_AT])
+
+
+# --- the rollout policy: EAAI Simple for both seats, read off the state --------------
+
+
+@jit
+def rollout(st, rules, rng, me, params):
+    """Play the hand in ``st`` to its end with fast policies for both seats.
+
+    Both seats draw and discard like Simple, looking only at their own hand
+    and the pile's top card: take a pile card that melds, discard the least
+    deadwood.  The opponent knocks at the first chance (Simple); seat ``me``
+    knocks by gin-chasing's schedule (:func:`bots.gin_chasing.knock_threshold`
+    with the ``gin_at``.. parameters), because that is how this bot plays
+    on.  A hand that runs past ``_ROLLOUT_TURNS`` more turns is stopped as if
+    dead (no points).
+    """
+    stop = st[S_TURN] + _ROLLOUT_TURNS
+    while st[S_PHASE] != PH_DONE:
+        if st[S_TURN] >= stop:
+            st[S_POINTS] = 0
+            st[S_POINTS + 1] = 0
+            return
+        seat = st[S_CUR]
+        hand = st[S_HAND + seat]
+        phase = st[S_PHASE]
+        if phase == PH_DISCARD:
+            allowed = hand
+            taken = st[S_JUST_TAKEN]
+            if taken >= 0:
+                allowed &= ~(np.int64(1) << taken)
+            action, _ = least_deadwood_discard(hand, allowed, rng)
+        elif phase == PH_KNOCK:
+            action = 1
+            if seat == me and deadwood(hand) > knock_threshold(52 - st[S_STOCK_POS], params):
+                action = 0
+        elif phase == PH_BIG_GIN:
+            action = 1
+        else:  # the upcard or a draw: take the top card if it melds
+            action = 1 if in_any_meld(hand, st[S_PILE + st[S_PILE_N] - 1]) else 0
+        apply_action(st, rules, action)
+
+
+# --- the search ---------------------------------------------------------------------------
+
+
+@jit
+def _settled(gain, gain2, n, n_options):
+    """True when more samples would hardly change the choice.
+
+    Either every alternative is clearly worse than the default (its mean
+    gain is below zero by ``_STOP_Z`` standard errors), or one alternative
+    is clearly better than the default (by ``_WIN_Z``) and than every other.
+    Most decisions are not close: stopping their search early leaves the
+    sample budget for the ones that are.
+    """
+    lead = -1
+    lead_low = 0.0
+    for k in range(1, n_options):
+        mean = gain[k] / n
+        se = np.sqrt(max(0.0, gain2[k] / n - mean * mean) / (n - 1))
+        if mean - _WIN_Z * se > lead_low:
+            lead = k
+            lead_low = mean - _WIN_Z * se
+    for k in range(1, n_options):
+        if k == lead:
+            continue
+        mean = gain[k] / n
+        se = np.sqrt(max(0.0, gain2[k] / n - mean * mean) / (n - 1))
+        if mean + _STOP_Z * se > lead_low:
+            return False
+    return True
+
+
+@jit
+def best_option(view, params, rng, options, n_options):
+    """Index of the option (actions for the decision in ``view``) to play.
+
+    ``options[0]`` is the default (gin-chasing's choice).  Every option is
+    played on the same sampled deals with the same rollout random numbers,
+    and another option replaces the default only when its mean gain over
+    the default, deal by deal, exceeds ``confidence`` standard errors: with
+    few samples, a noisy estimate would otherwise overrule a good heuristic
+    about as often as it improves on it.
+    """
+    rules = rules_of(view)
+    me = view[V_SEAT]
+    target = view[V_RULES + R_TARGET]
+    need_me = target - view[V_MY_SCORE]
+    need_opp = target - view[V_OPP_SCORE]
+    game_value = params[_GAME_VALUE] > 0
+    sampled = np.empty(S_SIZE, dtype=np.int64)
+    st = np.empty(S_SIZE, dtype=np.int64)
+    roll_rng = np.empty(4, dtype=np.uint64)
+    gain = np.zeros(n_options)  # sum over deals of (option's value - the default's)
+    gain2 = np.zeros(n_options)  # sum of its squares
+    n_max = int(params[_SAMPLES])
+    n = 0
+    while n < n_max:
+        n += 1
+        sample_state_weighted(
+            view, rng, sampled, params[_REFUSE_W], params[_SHED_W], int(params[_TRIES]), params[_BUILT] > 0
+        )
+        roll_seed = next_u64(rng)
+        base = 0.0
+        for k in range(n_options):
+            st[:] = sampled
+            apply_action(st, rules, options[k])
+            seed_rng(roll_rng, roll_seed)
+            rollout(st, rules, roll_rng, me, params)
+            v = hand_value(st, me, need_me, need_opp, game_value)
+            if k == 0:
+                base = v
+            else:
+                gain[k] += v - base
+                gain2[k] += (v - base) * (v - base)
+        if n % _CHECK_EVERY == 0 and n < n_max and _settled(gain, gain2, n, n_options):
+            break
+    best = 0
+    best_margin = 0.0
+    z = params[_CONFIDENCE]
+    for k in range(1, n_options):
+        mean = gain[k] / n
+        var = max(0.0, gain2[k] / n - mean * mean)
+        margin = mean - z * np.sqrt(var / max(1, n - 1))
+        if mean > 0 and margin > best_margin:
+            best = k
+            best_margin = margin
+    return best
+
+
+@jit
+def _draw_or_take(view, params, rng):
+    """Shared by the upcard and the draw: 1 takes the top card, 0 does not."""
+    hand = view[V_HAND]
+    top = view[V_TOP]
+    if top < 0:
+        return 0
+    _, with_top = best_discard(hand | (np.int64(1) << top), top)
+    if with_top >= deadwood(hand):
+        return 0  # the card lowers nothing now: not worth a search
+    options = np.empty(2, dtype=np.int64)
+    options[0] = 1 if top_beats_stock(view, 0.0) else 0  # gin-chasing's choice first: it wins ties
+    options[1] = 1 - options[0]
+    return options[best_option(view, params, rng, options, 2)]
+
+
+@jit
+def take_upcard(view, params, memory, rng):
+    note_hand(view, memory, 0)
+    return _draw_or_take(view, params, rng)
+
+
+@jit
+def draw(view, params, memory, rng):
+    note_hand(view, memory, 0)
+    return _draw_or_take(view, params, rng)
+
+
+@jit
+def big_gin(view, params, memory, rng):
+    return 1
+
+
+@jit
+def discard_candidates(view, allowed, options, limit, gap):
+    """Fill ``options`` with up to ``limit`` discards of ``allowed``, best first by gin-chasing's score.
+
+    The score (see :mod:`bots.gin_chasing`): deadwood left, corrected by the
+    expected deadwood after one more draw, plus a small cost for giving up
+    a middle rank; only discards within ``_GC_SLACK`` points of the least
+    deadwood count, and only those scoring within ``gap`` of the best.
+    Returns how many were filled.
+    """
+    hand = view[V_HAND]
+    out = np.empty(52, dtype=np.int64)
+    deadwood_after_discards(hand, out)
+    least = 1 << 30
+    m = allowed
+    while m:
+        c = lsb(m)
+        m &= m - 1
+        least = min(least, out[c])
+    unseen = unseen_cards(view)
+    score = np.full(52, 1e18)
+    m = allowed
+    while m:
+        c = lsb(m)
+        m &= m - 1
+        if out[c] <= least + _GC_SLACK:
+            after = mean_deadwood_after_draw(hand & ~(np.int64(1) << c), unseen)
+            rank = c % 13
+            score[c] = out[c] + _GC_LOOKAHEAD * (after - out[c]) + _GC_MIDDLE * (6 - abs(rank - 6)) / 6.0
+            score[c] -= 0.001 * rank  # ties: shed the higher card
+    n = 0
+    while n < limit:
+        pick = -1
+        m = allowed
+        while m:
+            c = lsb(m)
+            m &= m - 1
+            if score[c] < 1e17 and (pick < 0 or score[c] < score[pick]):
+                pick = c
+        if pick < 0 or (n > 0 and score[pick] > score[options[0]] + gap):
+            break
+        options[n] = pick
+        allowed &= ~(np.int64(1) << pick)
+        n += 1
+    return n
+
+
+@jit
+def discard(view, params, memory, rng):
+    allowed = discardable(view)
+    taken = view[V_JUST_TAKEN]
+    if taken >= 0:  # like Simple, never throw back the card just taken
+        allowed &= ~(np.int64(1) << taken)
+    drawn = drawn_card(view, memory, 0)
+    allowed = no_repeats(memory, 0, drawn, allowed)
+    options = np.empty(_MAX_OPTIONS, dtype=np.int64)
+    n = discard_candidates(view, allowed, options, min(int(params[_CANDIDATES]), _MAX_OPTIONS), params[_GAP])
+    card = options[0] if n == 1 else options[best_option(view, params, rng, options, n)]
+    remember_pair(memory, 0, drawn, card)
+    return card
+
+
+@jit
+def knock(view, params, memory, rng):
+    if deadwood(view[V_HAND]) == 0:
+        return 1  # gin: nothing to wait for
+    options = np.array([1, 0], dtype=np.int64)
+    return options[best_option(view, params, rng, options, 2)]
