@@ -72,6 +72,7 @@ from arena.layout import (
     V_TURN,
     V_UPCARD,
 )
+from arena.melds import deadwood
 from arena.play import C_SIZE, play_hand
 from arena.rng import rand_below, rand_float
 
@@ -120,11 +121,11 @@ def hand_likelihood(opp, refused, shed, refuse_weight, shed_weight):
 @jit
 def sample_state(view, rng, st):
     """Fill ``st`` with a full game state consistent with ``view`` (random hidden cards)."""
-    sample_state_weighted(view, rng, st, 1.0, 1.0, 1, False)
+    sample_state_weighted(view, rng, st, 1.0, 1.0, 1, False, 1.0)
 
 
 @jit
-def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, built):
+def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, built, quiet_weight):
     """:func:`sample_state` with the opponent's hand drawn by a model of how it plays.
 
     ``built``: a player who has drawn ``d`` cards from the stock has seen
@@ -134,8 +135,13 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
     card and drops the one that leaves the least deadwood (never a card
     known to be held); the dropped cards stay unseen, in the stock.
 
+    ``quiet_weight``: a hand the opponent could have knocked with after its
+    last discard (deadwood within this hand's knock limit) is that much less
+    likely, since it did not knock (1 = no such evidence, e.g. against a bot
+    that chases gin).
+
     Rejection sampling: a hand dealt this way is kept with probability
-    :func:`hand_likelihood` (at most ``tries`` deals; if none is kept, the
+    :func:`hand_likelihood` times that factor (at most ``tries`` deals; if none is kept, the
     likeliest is used).  With both weights 1 and ``built`` false this is
     uniform sampling.  Returns the likelihood of the hand used.
     """
@@ -176,6 +182,8 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
                 drop, _ = least_deadwood_discard(held, held & ~known, rng)
                 opp = held & ~(np.int64(1) << drop)
         w = hand_likelihood(opp, refused, shed, refuse_weight, shed_weight)
+        if quiet_weight < 1.0 and shed and deadwood(opp) <= view[V_KNOCK_LIMIT]:
+            w *= quiet_weight
         if w > best_w:
             best_w = w
             best_opp = opp

@@ -88,10 +88,11 @@ PARAMS: dict[str, float] = {
     "samples": 400.0,  # most deals sampled per searched decision; every option is played on each
     "candidates": 3.0,  # discards searched: the best by gin-chasing's score (1 = no discard search)
     "gap": 4.0,  # .. and only those within this many points of its best score
-    "refuse_weight": 0.5,  # opponent model: factor per refused card that melds with a sampled hand
-    "shed_weight": 0.5,  # opponent model: factor per discarded card that melds with a sampled hand
-    "tries": 4.0,  # opponent model: deals tried per sample (rejection sampling)
+    "refuse_weight": 0.25,  # opponent model: factor per refused card that melds with a sampled hand
+    "shed_weight": 0.25,  # opponent model: factor per discarded card that melds with a sampled hand
+    "tries": 8.0,  # opponent model: deals tried per sample (rejection sampling)
     "built": 1.0,  # opponent model: 1 replays its stock draws keeping what melds, 0 deals 10 random cards
+    "quiet_weight": 1.0,  # opponent model: factor for a hand it could have knocked with (1 = off, see doc)
     "confidence": 1.0,  # another option replaces gin-chasing's only if better by this many standard errors
     "game_value": 1.0,  # 1: value hands by the chance of winning the game; 0: by the point difference
     "gin_at": 0.0,  # rollouts: I knock with at most this deadwood while the stock is long ..
@@ -110,13 +111,14 @@ MEMORY = REPEAT_SLOTS
     _SHED_W,
     _TRIES,
     _BUILT,
+    _QUIET_W,
     _CONFIDENCE,
     _GAME_VALUE,
     _GIN_AT,
     _RELAX_AT,
     _RELAX_STEP,
     _KNOCK_AT,
-) = range(13)
+) = range(14)
 _MAX_OPTIONS = 11
 #: Early stop: every this many samples, stop if the choice is settled (see :func:`_settled`).
 _CHECK_EVERY = 32
@@ -139,7 +141,7 @@ def validate_params(d: dict) -> None:
         raise ValueError(f"candidates = {d['candidates']} must be between 1 and {_MAX_OPTIONS}")
     if d["gap"] < 0:
         raise ValueError(f"gap = {d['gap']} must be >= 0")
-    for key in ("refuse_weight", "shed_weight"):
+    for key in ("refuse_weight", "shed_weight", "quiet_weight"):
         if not 0 < d[key] <= 1:
             raise ValueError(f"{key} = {d[key]} must be above 0 and at most 1 (a likelihood factor)")
     if not 1 <= d["tries"] <= 64:
@@ -328,7 +330,14 @@ def best_option(view, params, rng, options, n_options):
     while n < n_max:
         n += 1
         sample_state_weighted(
-            view, rng, sampled, params[_REFUSE_W], params[_SHED_W], int(params[_TRIES]), params[_BUILT] > 0
+            view,
+            rng,
+            sampled,
+            params[_REFUSE_W],
+            params[_SHED_W],
+            int(params[_TRIES]),
+            params[_BUILT] > 0,
+            params[_QUIET_W],
         )
         roll_seed = next_u64(rng)
         base = 0.0
