@@ -1,46 +1,59 @@
-"""Monte Carlo search: plays each option out on sampled deals and keeps the one that wins most games.
+"""Monte Carlo search: improves on gin-chasing by playing its options out on sampled deals.
 
 Idea
 ----
-At a decision worth thinking about, the bot guesses the hidden cards
-``samples`` times and, on every guess, plays each of its options to the end
-of the hand with a fast rollout policy for both seats.  It keeps the option
-whose hands end best on average, measured as the chance of winning the
-*game* from the score they leave (see :data:`WIN_CHANCE`).  Every option is
-played on the same guesses and with the same rollout random numbers
-(common random numbers), so the comparison between options is much less
-noisy than each option's value.
+At a decision worth thinking about, the bot guesses the hidden cards (the
+opponent's hand and the stock order) up to ``samples`` times and, on every
+guess, plays each of its options to the end of the hand with a fast rollout
+policy for both seats.  Each option is played on the same guesses with the
+same rollout random numbers (common random numbers), so what differs
+between two options' results is their effect, not the luck of the deal.
+The default option is the one gin-chasing (``bots/gin_chasing.py``) would
+play; another replaces it only when its mean gain, deal by deal, is above
+zero by ``confidence`` standard errors.  Without that rule a few hundred
+noisy rollouts overrule a good heuristic about as often as they improve
+on it.
 
-The three parts, in the order a decision uses them:
+The parts, in the order a decision uses them:
 
 1. **Opponent model** (:func:`arena.search.sample_state_weighted`).  Cards
-   the opponent took from the pile and still holds are in its hand; its
-   other cards are dealt from the unseen ones and kept with a probability
-   that falls by ``refuse_weight`` for every card it refused (an upcard it
-   passed, a discard of mine it let go) and by ``shed_weight`` for every
-   card it discarded that would have melded with the sampled hand: players
-   keep what melds.  Up to ``tries`` deals per guess (rejection sampling).
-2. **Rollouts** (:func:`rollout`).  Both seats play the EAAI Simple
-   policy, read straight off the state (own hand and the pile top only):
-   take a pile card that melds, discard the least deadwood, knock at the
-   first chance.  That is the opponent most published results are measured
-   against, and it is cheap: a rollout costs a few microseconds.
+   the opponent took from the pile and still holds are in its hand.  The
+   rest is dealt from the unseen cards, then ``built``: it replays the
+   opponent's stock draws, each drawing one more unseen card and dropping
+   the one that leaves the least deadwood, because a player who has seen
+   more cards than it holds has kept the ones that meld.  Then the hand is
+   kept with a probability that falls by ``refuse_weight`` for every card
+   it refused (an upcard it passed, a discard of mine it let go) and by
+   ``shed_weight`` for every card it discarded that would meld with the
+   sampled hand (rejection sampling, up to ``tries`` deals per guess).
+   ``scripts/bench_monte_carlo.py model`` measures how much closer this
+   is to the true hands than uniform guessing.  ``quiet_weight`` (off)
+   also discounts hands the opponent could have knocked with: true of
+   Simple, but measured to lose games, so it stays at 1.
+2. **Rollouts** (:func:`rollout`).  Both seats draw and discard like the
+   EAAI Simple player, read straight off the state (own hand and the pile
+   top only): take a pile card that melds, discard the least deadwood.
+   The opponent knocks at the first chance, as Simple does; this bot knocks
+   by gin-chasing's schedule (``gin_at`` .. ``knock_at``), as it would.  A
+   rollout costs about 1.5 microseconds.
 3. **Value** (:func:`hand_value`).  A hand's points matter only through the
-   game: 20 points are worth more when they reach the target.  The rollout's
-   end score is turned into the chance of winning the game from there, so
-   knocking weighs the undercut risk against what the points are worth at
-   this score.  ``game_value = 0`` uses the plain point difference instead.
+   game: 20 points are worth more when they reach the target.  A rollout's
+   end score is turned into the chance of winning the game from there
+   (:data:`WIN_CHANCE`), so knocking weighs the undercut risk against what
+   the points are worth at this score.  ``game_value = 0`` scores the plain
+   point difference instead.
 
-Decisions that are not close are not searched: the pile card is searched
-only when it lowers the deadwood, a discard only among the ``candidates``
-best by deadwood (within ``slack`` points of the least), a knock with gin
-always knocks, and big gin is always declared.
+What is searched: the pile card against the stock when the pile card lowers
+the deadwood (otherwise the stock); the ``candidates`` best discards by
+gin-chasing's score, within ``gap`` points of its best; knocking against
+playing on (a gin always knocks; big gin is always declared).  A search
+stops before ``samples`` when its choice is settled (:func:`_settled`).
 
-Cost is about ``samples x options`` rollouts per searched decision.  Every
-random number comes from the bot's own generator, so a game replays from its
-seed.  (A wall-clock budget would break that, which is why the budget
-is set in samples, not milliseconds: ``samples`` at the default costs
-about a millisecond per decision, see ``scripts/bench_monte_carlo.py``.)
+Cost grows with ``samples``: the default spends about a millisecond per
+decision.  Every random number comes from the bot's own generator, so a
+game replays from its seed on any machine; a wall-clock budget would break
+that, so the budget is set in samples.  ``scripts/bench_monte_carlo.py``
+measures time per decision and strength against compute.
 """
 
 import numpy as np
