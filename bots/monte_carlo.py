@@ -34,8 +34,9 @@ The parts, in the order a decision uses them:
    EAAI Simple player, read straight off the state (own hand and the pile
    top only): take a pile card that melds, discard the least deadwood.
    The opponent knocks at the first chance, as Simple does; this bot knocks
-   by gin-chasing's schedule (``gin_at`` .. ``knock_at``), as it would.  A
-   rollout costs about 1.5 microseconds.
+   by gin-chasing's schedule (``gin_at`` .. ``knock_at``), as it would
+   (``rollout = 0``: at the first chance too).  A rollout costs about 1.5
+   microseconds.
 3. **Value** (:func:`hand_value`).  A hand's points matter only through the
    game: 20 points are worth more when they reach the target.  A rollout's
    end score is turned into the chance of winning the game from there
@@ -51,12 +52,19 @@ stops before ``samples`` when its choice is settled (:func:`_settled`).
 
 Cost grows with ``samples``: the default spends about a millisecond per
 decision.  Every random number comes from the bot's own generator, so a
-game replays from its seed on any machine; a wall-clock budget would break
-that, so the budget is set in samples.  ``scripts/bench_monte_carlo.py``
+game replays from its seed on any machine.  That is why the budget is set
+in samples: ``time_ms`` (off by default) also stops a search after that much
+CPU time, which makes the games depend on the machine's speed and load, so
+a run with it no longer replays exactly.  ``scripts/bench_monte_carlo.py``
 measures time per decision and strength against compute.
 """
 
+import time
+import warnings
+
 import numpy as np
+from numba import objmode
+from numba.core.errors import NumbaWarning
 
 from arena._jit import jit
 from arena.botlib import (
@@ -108,6 +116,8 @@ PARAMS: dict[str, float] = {
     "quiet_weight": 1.0,  # opponent model: factor for a hand it could have knocked with (1 = off, see doc)
     "confidence": 1.0,  # another option replaces gin-chasing's only if better by this many standard errors
     "game_value": 1.0,  # 1: value hands by the chance of winning the game; 0: by the point difference
+    "rollout": 1.0,  # my rollout policy: 1 Simple's moves, gin-chasing's knocks; 0 Simple's (knock at once)
+    "time_ms": 0.0,  # also stop a search after this much CPU time (0 = off; breaks exact replays, see doc)
     "gin_at": 0.0,  # rollouts: I knock with at most this deadwood while the stock is long ..
     "relax_at": 8.0,  # .. until it has fewer cards than this ..
     "relax_step": 3.0,  # .. then the threshold rises this much per card drawn ..
@@ -127,11 +137,13 @@ MEMORY = REPEAT_SLOTS
     _QUIET_W,
     _CONFIDENCE,
     _GAME_VALUE,
+    _ROLLOUT,
+    _TIME_MS,
     _GIN_AT,
     _RELAX_AT,
     _RELAX_STEP,
     _KNOCK_AT,
-) = range(14)
+) = range(16)
 _MAX_OPTIONS = 11
 #: Early stop: every this many samples, stop if the choice is settled (see :func:`_settled`).
 _CHECK_EVERY = 32
@@ -165,6 +177,10 @@ def validate_params(d: dict) -> None:
         raise ValueError(f"built = {d['built']} must be 0 or 1")
     if d["game_value"] not in (0.0, 1.0):
         raise ValueError(f"game_value = {d['game_value']} must be 0 (points) or 1 (game win chance)")
+    if d["rollout"] not in (0.0, 1.0):
+        raise ValueError(f"rollout = {d['rollout']} must be 0 (Simple) or 1 (Simple moves, gin-chasing's knocks)")
+    if not 0 <= d["time_ms"] <= 60_000:
+        raise ValueError(f"time_ms = {d['time_ms']} must be between 0 (off) and 60000")
     for key in ("gin_at", "knock_at"):
         if not 0 <= d[key] <= 10:
             raise ValueError(f"{key} = {d[key]} must be between 0 and 10 (deadwood points)")
@@ -276,7 +292,7 @@ def rollout(st, rules, rng, me, params):
             action, _ = least_deadwood_discard(hand, allowed, rng)
         elif phase == PH_KNOCK:
             action = 1
-            if seat == me and deadwood(hand) > knock_threshold(52 - st[S_STOCK_POS], params):
+            if seat == me and params[_ROLLOUT] > 0 and deadwood(hand) > knock_threshold(52 - st[S_STOCK_POS], params):
                 action = 0
         elif phase == PH_BIG_GIN:
             action = 1
@@ -286,6 +302,19 @@ def rollout(st, rules, rng, me, params):
 
 
 # --- the search ---------------------------------------------------------------------------
+
+
+# The objmode block below makes numba warn that it won't release the GIL there;
+# the block runs only when time_ms is set, and runs hold no threads anyway.
+warnings.filterwarnings("ignore", message="Code running in object mode", category=NumbaWarning)
+
+
+@jit
+def cpu_seconds():
+    """CPU time of this process (for ``time_ms`` only: numba has no clock, so Python is asked)."""
+    with objmode(t="float64"):
+        t = time.process_time()
+    return t
 
 
 @jit
@@ -339,6 +368,8 @@ def best_option(view, params, rng, options, n_options):
     gain = np.zeros(n_options)  # sum over deals of (option's value - the default's)
     gain2 = np.zeros(n_options)  # sum of its squares
     n_max = int(params[_SAMPLES])
+    budget = params[_TIME_MS] / 1000.0
+    start = cpu_seconds() if budget > 0 else 0.0
     n = 0
     while n < n_max:
         n += 1
@@ -366,6 +397,8 @@ def best_option(view, params, rng, options, n_options):
                 gain[k] += v - base
                 gain2[k] += (v - base) * (v - base)
         if n % _CHECK_EVERY == 0 and n < n_max and _settled(gain, gain2, n, n_options):
+            break
+        if budget > 0 and n >= 2 and cpu_seconds() - start > budget:
             break
     best = 0
     best_margin = 0.0

@@ -78,6 +78,21 @@ def test_every_decision_is_legal_under_each_preset_and_a_seed_replays_the_same_g
             assert (first.games[:, G_WINNER] >= 0).all()
 
 
+def test_a_cpu_time_budget_cuts_searches_short_and_still_plays_legal_games(mc):
+    import time
+
+    capped = mc.with_params("mc-capped", {"samples": 4096, "time_ms": 0.05})
+    simple_only = mc.with_params("mc-simple-rollouts", {"samples": 40, "rollout": 0})
+    simple = load_bot("simple")
+    play_batch(capped, simple, EAAI, np.arange(1), forfeit=False)  # compile
+    t = time.perf_counter()
+    rec = play_batch(capped, simple, EAAI, np.arange(6), forfeit=False)
+    # 4096 samples per search would take seconds per game; the budget stops each search after 0.05 ms.
+    assert time.perf_counter() - t < 1.0  # measured: 0.02 s capped, 3.7 s without the budget
+    assert (rec.games[:, G_WINNER] >= 0).all()
+    assert (play_batch(simple_only, simple, EAAI, np.arange(6), forfeit=False).games[:, G_WINNER] >= 0).all()
+
+
 def test_the_sampler_never_deals_the_opponent_a_card_the_player_can_see():
     rng = new_rng(5)
     st = np.empty(S_SIZE, dtype=np.int64)
@@ -169,7 +184,16 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
 
 @pytest.mark.parametrize(
     "key, value",
-    [("samples", 0), ("candidates", 12), ("refuse_weight", 0.0), ("tries", 100), ("game_value", 0.5), ("gin_at", 11)],
+    [
+        ("samples", 0),
+        ("candidates", 12),
+        ("refuse_weight", 0.0),
+        ("tries", 100),
+        ("game_value", 0.5),
+        ("gin_at", 11),
+        ("rollout", 2),
+        ("time_ms", -1),
+    ],
 )
 def test_out_of_range_parameters_are_refused_naming_the_parameter(mc, key, value):
     with pytest.raises(BotError, match=key):
