@@ -69,12 +69,20 @@ def validate_params(d: dict) -> None:
 
 
 @jit
+def knock_schedule(stock, params, first):
+    """Most deadwood to knock with when ``stock`` cards are left, by the schedule
+    whose ``gin_at, relax_at, relax_step, knock_at`` are ``params[first:first + 4]``
+    (``bots/monte_carlo.py`` keeps the same four at another offset)."""
+    thr = params[first]
+    if stock < params[first + 1]:
+        thr += params[first + 2] * (params[first + 1] - stock)
+    return min(thr, params[first + 3])
+
+
+@jit
 def knock_threshold(stock, params):
     """Most deadwood the bot knocks with when ``stock`` cards are left."""
-    thr = params[_GIN_AT]
-    if stock < params[_RELAX_AT]:
-        thr += params[_RELAX_STEP] * (params[_RELAX_AT] - stock)
-    return min(thr, params[_KNOCK_AT])
+    return knock_schedule(stock, params, _GIN_AT)
 
 
 @jit

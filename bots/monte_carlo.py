@@ -103,6 +103,7 @@ from arena.layout import (
 from arena.melds import best_discard, deadwood, deadwood_after_discards, in_any_meld
 from arena.rng import next_u64, seed_rng
 from arena.search import rules_of, sample_state_weighted
+from bots.gin_chasing import knock_schedule
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {
@@ -251,15 +252,6 @@ def hand_value(st, me, need_me, need_opp, game_value):
     return float(gain - loss)
 
 
-@jit
-def knock_threshold(stock, params):
-    """Most deadwood this bot knocks with in its rollouts when ``stock`` cards are left."""
-    thr = params[_GIN_AT]
-    if stock < params[_RELAX_AT]:
-        thr += params[_RELAX_STEP] * (params[_RELAX_AT] - stock)
-    return min(thr, params[_KNOCK_AT])
-
-
 # --- the rollout policy: EAAI Simple for both seats, read off the state --------------
 
 
@@ -292,8 +284,10 @@ def rollout(st, rules, rng, me, params):
             action, _ = least_deadwood_discard(hand, allowed, rng)
         elif phase == PH_KNOCK:
             action = 1
-            if seat == me and params[_ROLLOUT] > 0 and deadwood(hand) > knock_threshold(52 - st[S_STOCK_POS], params):
-                action = 0
+            if seat == me and params[_ROLLOUT] > 0:
+                # gin_at .. knock_at are four params in a row, as knock_schedule reads them
+                if deadwood(hand) > knock_schedule(52 - st[S_STOCK_POS], params, _GIN_AT):
+                    action = 0
         elif phase == PH_BIG_GIN:
             action = 1
         else:  # the upcard or a draw: take the top card if it melds
