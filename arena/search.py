@@ -74,7 +74,7 @@ from arena.layout import (
 )
 from arena.melds import deadwood
 from arena.play import C_SIZE, play_hand
-from arena.rng import rand_below, rand_float
+from arena.rng import rand_below, rand_float, shuffle
 
 
 @jit
@@ -189,19 +189,15 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
             best_opp = opp
         if w >= 1.0 or rand_float(rng) < w:
             break
-    # The stock: the unseen cards outside the hand, in random order.
-    rest = np.empty(52, dtype=np.int64)
+    # The stock: the unseen cards outside the hand (moved to the front, in
+    # order), shuffled.
     m = 0
     for i in range(n):
         if not (best_opp >> unseen[i]) & 1:
-            rest[m] = unseen[i]
+            unseen[m] = unseen[i]
             m += 1
-    for i in range(m - 1, 0, -1):
-        j = rand_below(rng, i + 1)
-        t = rest[i]
-        rest[i] = rest[j]
-        rest[j] = t
-    _fill_state(view, st, best_opp, rest)
+    shuffle(unseen[:m], rng)
+    _fill_state(view, st, best_opp, unseen)
     return best_w
 
 

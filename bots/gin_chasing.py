@@ -101,13 +101,28 @@ def big_gin(view, params, memory, rng):
 
 
 @jit
+def discard_score(hand, card, left, unseen, lookahead, middle):
+    """The cost of discarding ``card`` from ``hand`` (lower is better; ``left`` is
+    the deadwood it leaves): ``left``, corrected by ``lookahead`` times the
+    change one more draw from ``unseen`` is expected to make, plus up to
+    ``middle`` for giving up a middle rank.  ``bots/monte_carlo.py`` ranks
+    its candidates with it."""
+    rank = card % 13
+    score = float(left)
+    if lookahead > 0:
+        after = mean_deadwood_after_draw(hand & ~(np.int64(1) << card), unseen)
+        score += lookahead * (after - left)
+    score += middle * (6 - abs(rank - 6)) / 6.0
+    return score - 0.001 * rank  # ties: shed the higher card
+
+
+@jit
 def discard(view, params, memory, rng):
     hand = view[V_HAND]
     allowed = discardable(view)
     out = np.empty(52, dtype=np.int64)
     least = discard_options(view, out)
     unseen = unseen_cards(view)
-    weight = params[_LOOKAHEAD]
     best_card = -1
     best_score = 1e18
     m = allowed
@@ -115,13 +130,7 @@ def discard(view, params, memory, rng):
         c = lsb(m)
         m &= m - 1
         if out[c] <= least + params[_SLACK]:
-            rank = c % 13
-            score = float(out[c])
-            if weight > 0:
-                after = mean_deadwood_after_draw(hand & ~(np.int64(1) << c), unseen)
-                score += weight * (after - out[c])
-            score += params[_MIDDLE] * (6 - abs(rank - 6)) / 6.0
-            score -= 0.001 * rank  # ties: shed the higher card
+            score = discard_score(hand, c, out[c], unseen, params[_LOOKAHEAD], params[_MIDDLE])
             if score < best_score:
                 best_score = score
                 best_card = c

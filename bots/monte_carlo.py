@@ -70,7 +70,6 @@ from arena._jit import jit
 from arena.botlib import (
     discardable,
     least_deadwood_discard,
-    mean_deadwood_after_draw,
     top_beats_stock,
     unseen_cards,
 )
@@ -103,7 +102,7 @@ from arena.layout import (
 from arena.melds import best_discard, deadwood, deadwood_after_discards, in_any_meld
 from arena.rng import next_u64, seed_rng
 from arena.search import rules_of, sample_state_weighted
-from bots.gin_chasing import knock_schedule
+from bots import gin_chasing
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {
@@ -154,9 +153,9 @@ _WIN_Z = 3.0
 #: (two Simple policies can trade the same cards back and forth).
 _ROLLOUT_TURNS = 80
 #: gin-chasing's discard score, used to pick the discards worth searching.
-_GC_SLACK = 3.0
-_GC_LOOKAHEAD = 1.0
-_GC_MIDDLE = 0.5
+_GC_SLACK = gin_chasing.PARAMS["slack"]
+_GC_LOOKAHEAD = gin_chasing.PARAMS["lookahead"]
+_GC_MIDDLE = gin_chasing.PARAMS["middle"]
 
 
 def validate_params(d: dict) -> None:
@@ -286,7 +285,7 @@ def rollout(st, rules, rng, me, params):
             action = 1
             if seat == me and params[_ROLLOUT] > 0:
                 # gin_at .. knock_at are four params in a row, as knock_schedule reads them
-                if deadwood(hand) > knock_schedule(52 - st[S_STOCK_POS], params, _GIN_AT):
+                if deadwood(hand) > gin_chasing.knock_schedule(52 - st[S_STOCK_POS], params, _GIN_AT):
                     action = 0
         elif phase == PH_BIG_GIN:
             action = 1
@@ -312,6 +311,13 @@ def cpu_seconds():
 
 
 @jit
+def _mean_se(total, total2, n):
+    """Mean and standard error of ``n`` values with sum ``total`` and sum of squares ``total2``."""
+    mean = total / n
+    return mean, np.sqrt(max(0.0, total2 / n - mean * mean) / max(1, n - 1))
+
+
+@jit
 def _settled(gain, gain2, n, n_options):
     """True when more samples would hardly change the choice.
 
@@ -324,16 +330,14 @@ def _settled(gain, gain2, n, n_options):
     lead = -1
     lead_low = 0.0
     for k in range(1, n_options):
-        mean = gain[k] / n
-        se = np.sqrt(max(0.0, gain2[k] / n - mean * mean) / (n - 1))
+        mean, se = _mean_se(gain[k], gain2[k], n)
         if mean - _WIN_Z * se > lead_low:
             lead = k
             lead_low = mean - _WIN_Z * se
     for k in range(1, n_options):
         if k == lead:
             continue
-        mean = gain[k] / n
-        se = np.sqrt(max(0.0, gain2[k] / n - mean * mean) / (n - 1))
+        mean, se = _mean_se(gain[k], gain2[k], n)
         if mean + _STOP_Z * se > lead_low:
             return False
     return True
@@ -398,9 +402,8 @@ def best_option(view, params, rng, options, n_options):
     best_margin = 0.0
     z = params[_CONFIDENCE]
     for k in range(1, n_options):
-        mean = gain[k] / n
-        var = max(0.0, gain2[k] / n - mean * mean)
-        margin = mean - z * np.sqrt(var / max(1, n - 1))
+        mean, se = _mean_se(gain[k], gain2[k], n)
+        margin = mean - z * se
         if mean > 0 and margin > best_margin:
             best = k
             best_margin = margin
@@ -466,10 +469,7 @@ def discard_candidates(view, allowed, options, limit, gap):
         c = lsb(m)
         m &= m - 1
         if out[c] <= least + _GC_SLACK:
-            after = mean_deadwood_after_draw(hand & ~(np.int64(1) << c), unseen)
-            rank = c % 13
-            score[c] = out[c] + _GC_LOOKAHEAD * (after - out[c]) + _GC_MIDDLE * (6 - abs(rank - 6)) / 6.0
-            score[c] -= 0.001 * rank  # ties: shed the higher card
+            score[c] = gin_chasing.discard_score(hand, c, out[c], unseen, _GC_LOOKAHEAD, _GC_MIDDLE)
     n = 0
     while n < limit:
         pick = -1
