@@ -1,6 +1,6 @@
 """Gin Arena: an exact, fast Gin Rummy engine, pluggable bots and tournaments.
 
-The notebook-facing API is re-exported here lazily, so ``import arena.cards``
+The notebook-facing API is re-exported here lazily, so ``import arena.engine.cards``
 stays light::
 
     import arena
@@ -17,12 +17,12 @@ __version__ = "0.1.0"
 _LAZY = {
     "run_tournament": ("arena.run.runner", "run_tournament"),
     "RunStore": ("arena.run.store", "RunStore"),
-    "load_config": ("arena.config", "load_config"),
-    "TournamentConfig": ("arena.config", "TournamentConfig"),
-    "load_bot": ("arena.bot", "load_bot"),
-    "load_rules": ("arena.rules", "load_rules"),
-    "Rules": ("arena.rules", "Rules"),
-    "play_batch": ("arena.play", "play_batch"),
+    "load_config": ("arena.settings.config", "load_config"),
+    "TournamentConfig": ("arena.settings.config", "TournamentConfig"),
+    "load_bot": ("arena.botkit.bot", "load_bot"),
+    "load_rules": ("arena.settings.rules", "load_rules"),
+    "Rules": ("arena.settings.rules", "Rules"),
+    "play_batch": ("arena.engine.play", "play_batch"),
     "run_sweep": ("arena.analysis.sweep", "run_sweep"),
 }
 

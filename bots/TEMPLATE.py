@@ -9,7 +9,7 @@ functions, and play it against the reference bot::
     cp bots/TEMPLATE.py my_bot.py
     arena run configs/default.toml --bot my_bot.py
 
-The contract (checked when the file is loaded, see arena/bot.py)
+The contract (checked when the file is loaded, see arena/botkit/bot.py)
 -----------------------------------------------------------------
 * Five functions, each ``(view, params, memory, rng) -> int``:
   ``take_upcard`` (1 take / 0 pass), ``draw`` (1 discard pile / 0 stock),
@@ -23,16 +23,16 @@ The contract (checked when the file is loaded, see arena/bot.py)
   the start of every game and keep whatever you store across turns and
   hands.  Store cards as per-card slots or small masks (floats are exact
   only below 2**53).
-* ``rng``: your own seeded generator; use ``arena.rng.rand_below(rng, n)``
+* ``rng``: your own seeded generator; use ``arena.engine.rng.rand_below(rng, n)``
   and ``rand_float(rng)``, never ``random``/``np.random`` (games must replay
   from their seed).
 * Fast path: the functions are compiled with numba (nopython): use ints,
   floats, numpy arrays, module-level constants and other ``@jit`` functions
-  (decorate your helpers with ``arena._jit.jit``).  Set ``PLAIN = True`` to
+  (decorate your helpers with ``arena.engine._jit.jit``).  Set ``PLAIN = True`` to
   run them as plain Python instead (slower, same results); if numba cannot
   compile them the loader falls back to plain and prints why.
 
-What the view holds (int64 array; names from arena.layout)
+What the view holds (int64 array; names from arena.engine.layout)
 ----------------------------------------------------------
 Cards are ``suit * 13 + rank`` (rank 0 = Ace .. 12 = King; suits c d h s);
 a hand or set of cards is an int64 bitmask (bit c = card c).
@@ -55,17 +55,17 @@ a hand or set of cards is an int64 bitmask (bit c = card c).
 
 Handy kernels (all callable from compiled code)
 -----------------------------------------------
-  arena.melds:   deadwood(hand), best_discard(hand, exclude) -> (card, deadwood),
+  arena.engine.melds:   deadwood(hand), best_discard(hand, exclude) -> (card, deadwood),
                  deadwood_after_discards(hand, out) (deadwood without each card),
                  in_any_meld(hand, card), best_arrangement(hand, seen)
-  arena.botlib:  discardable(view), discard_options(view, out) (least deadwood over
+  arena.botkit.lib:  discardable(view), discard_options(view, out) (least deadwood over
                  legal discards), least_deadwood_discard(hand, allowed, rng),
                  top_beats_stock(view, margin),
                  pile_cards(view), unseen_cards(view), opponent_known(view),
                  meld_completers(hand), mean_deadwood_after_draw(hand, cards),
                  nth_card(mask, n), random_card(mask, rng)
-  arena.cards:   popcount(mask), lsb(mask), mask_value(mask)
-  arena.search:  sample_state_weighted(view, rng, st, ...) (guess the hidden cards),
+  arena.engine.cards:   popcount(mask), lsb(mask), mask_value(mask)
+  arena.botkit.search:  sample_state_weighted(view, rng, st, ...) (guess the hidden cards),
                  then apply_action / play out the hand: bots/monte_carlo.py is a
                  complete search bot to copy
   bots.simple (and every built-in bot): its five decisions are @jit too, so
@@ -79,11 +79,11 @@ Debugging: ``NUMBA_DISABLE_JIT=1`` runs everything as plain Python, so
 
 import numpy as np
 
-from arena._jit import jit
-from arena.botlib import discardable, least_deadwood_discard
-from arena.cards import lsb
-from arena.layout import V_HAND, V_HAND_NO, V_TOP
-from arena.melds import best_discard, deadwood, in_any_meld
+from arena.botkit.lib import discardable, least_deadwood_discard
+from arena.engine._jit import jit
+from arena.engine.cards import lsb
+from arena.engine.layout import V_HAND, V_HAND_NO, V_TOP
+from arena.engine.melds import best_discard, deadwood, in_any_meld
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {

@@ -35,8 +35,7 @@ would on average, and knocks at the first chance (``knock_at``).
 
 import numpy as np
 
-from arena._jit import jit
-from arena.botlib import (
+from arena.botkit.lib import (
     discard_options,
     discardable,
     mean_deadwood_after_draw,
@@ -44,15 +43,16 @@ from arena.botlib import (
     top_beats_stock,
     unseen_cards,
 )
-from arena.cards import lsb, popcount
-from arena.layout import (
+from arena.engine._jit import jit
+from arena.engine.cards import lsb, popcount
+from arena.engine.layout import (
     V_HAND,
     V_MY_DISCARDED,
     V_OPP_DISCARDED,
     V_OPP_PASSED,
     V_OPP_TAKEN,
 )
-from arena.melds import deadwood
+from arena.engine.melds import deadwood
 
 PARAMS: dict[str, float] = {
     "danger": 12.0,  # points one unit of danger (sure pickup) costs a discard

@@ -22,11 +22,11 @@ opponent has built anything, rather than wait for gin.
 
 import numpy as np
 
-from arena._jit import jit
-from arena.botlib import discard_options, discardable, meld_completers, unseen_cards
-from arena.cards import lsb, popcount
-from arena.layout import V_HAND, V_STOCK_N, V_TOP
-from arena.melds import best_discard, deadwood
+from arena.botkit.lib import discard_options, discardable, meld_completers, unseen_cards
+from arena.engine._jit import jit
+from arena.engine.cards import lsb, popcount
+from arena.engine.layout import V_HAND, V_STOCK_N, V_TOP
+from arena.engine.melds import best_discard, deadwood
 
 PARAMS: dict[str, float] = {
     "knock_at": 10.0,  # knock with this much deadwood or less (early in the hand)

@@ -14,7 +14,7 @@ Discards look one draw ahead: for each discard within ``slack`` points of
 the least deadwood, it averages over the cards it has not seen (not in its
 hand, not in the pile, not known to be with the opponent) the deadwood it
 would reach after drawing that card and discarding again
-(:func:`arena.botlib.mean_deadwood_after_draw`).  ``lookahead`` weighs that
+(:func:`arena.botkit.lib.mean_deadwood_after_draw`).  ``lookahead`` weighs that
 against the deadwood right now, so near-melds with live outs are kept and
 dead ones are shed.  Giving up a middle rank (which fits more runs than an
 Ace or a King) costs up to ``middle`` extra points.
@@ -25,17 +25,17 @@ a stock draw would on average (minus ``draw_margin``).
 
 import numpy as np
 
-from arena._jit import jit
-from arena.botlib import (
+from arena.botkit.lib import (
     discard_options,
     discardable,
     mean_deadwood_after_draw,
     top_beats_stock,
     unseen_cards,
 )
-from arena.cards import lsb
-from arena.layout import V_HAND, V_STOCK_N
-from arena.melds import deadwood
+from arena.engine._jit import jit
+from arena.engine.cards import lsb
+from arena.engine.layout import V_HAND, V_STOCK_N
+from arena.engine.melds import deadwood
 
 PARAMS: dict[str, float] = {
     "gin_at": 0.0,  # most deadwood it knocks with while the stock is long (0 = gin only)

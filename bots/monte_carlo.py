@@ -16,7 +16,7 @@ on it.
 
 The parts, in the order a decision uses them:
 
-1. **Opponent model** (:func:`arena.search.sample_state_weighted`).  Cards
+1. **Opponent model** (:func:`arena.botkit.search.sample_state_weighted`).  Cards
    the opponent took from the pile and still holds are in its hand.  The
    rest is dealt from the unseen cards, then ``built``: it replays the
    opponent's stock draws, each drawing one more unseen card and dropping
@@ -66,16 +66,16 @@ import numpy as np
 from numba import objmode
 from numba.core.errors import NumbaWarning
 
-from arena._jit import jit
-from arena.botlib import (
+from arena.botkit.lib import (
     discardable,
     least_deadwood_discard,
     top_beats_stock,
     unseen_cards,
 )
-from arena.cards import lsb
-from arena.engine import apply_action
-from arena.layout import (
+from arena.botkit.search import rules_of, sample_state_weighted
+from arena.engine._jit import jit
+from arena.engine.cards import lsb
+from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
     PH_DONE,
@@ -99,9 +99,9 @@ from arena.layout import (
     V_SEAT,
     V_TOP,
 )
-from arena.melds import best_discard, deadwood, deadwood_after_discards, in_any_meld
-from arena.rng import next_u64, seed_rng
-from arena.search import rules_of, sample_state_weighted
+from arena.engine.melds import best_discard, deadwood, deadwood_after_discards, in_any_meld
+from arena.engine.rng import next_u64, seed_rng
+from arena.engine.step import apply_action
 from bots import gin_chasing
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 

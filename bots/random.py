@@ -1,8 +1,8 @@
 """Uniformly random legal decisions: the floor every strategy must beat."""
 
-from arena._jit import jit
-from arena.botlib import discardable, random_card
-from arena.rng import rand_below
+from arena.botkit.lib import discardable, random_card
+from arena.engine._jit import jit
+from arena.engine.rng import rand_below
 
 PARAMS: dict[str, float] = {}
 MEMORY = 1

@@ -19,11 +19,11 @@ its memory at offset ``base`` (``bots/TEMPLATE.py`` does).
 
 import numpy as np
 
-from arena._jit import jit
-from arena.botlib import least_deadwood_discard
-from arena.cards import lsb
-from arena.layout import V_HAND, V_HAND_NO, V_JUST_TAKEN, V_TOP
-from arena.melds import in_any_meld
+from arena.botkit.lib import least_deadwood_discard
+from arena.engine._jit import jit
+from arena.engine.cards import lsb
+from arena.engine.layout import V_HAND, V_HAND_NO, V_JUST_TAKEN, V_TOP
+from arena.engine.melds import in_any_meld
 
 PARAMS: dict[str, float] = {}
 

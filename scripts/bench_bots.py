@@ -2,8 +2,8 @@
 
 Each built-in bot (random, simple, early-knock, gin-chasing, discard-tracking)
 plays ``--games`` games against simple in seat 1 through
-:func:`arena.play.play_batch` (the compiled kernel); one more row runs
-simple on the plain Python path (``arena.bot.as_plain``) against simple,
+:func:`arena.engine.play.play_batch` (the compiled kernel); one more row runs
+simple on the plain Python path (``arena.botkit.bot.as_plain``) against simple,
 on fewer games.  Every row is timed after a warm-up game batch, as the
 median of ``--repeats`` runs, and compared with simple vs simple: the time
 ratio is (seconds per game of the row) / (seconds per game of simple vs
@@ -26,10 +26,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.bot import as_plain, load_bot  # noqa: E402
-from arena.layout import G_TURNS  # noqa: E402
-from arena.play import play_batch  # noqa: E402
-from arena.rules import load_rules  # noqa: E402
+from arena.botkit.bot import as_plain, load_bot  # noqa: E402
+from arena.engine.layout import G_TURNS  # noqa: E402
+from arena.engine.play import play_batch  # noqa: E402
+from arena.engine.rules_array import rules_array  # noqa: E402
+from arena.settings.rules import load_rules  # noqa: E402
 
 BOTS = ("random", "simple", "early-knock", "gin-chasing", "discard-tracking")
 TARGET_RATIO = 3.0
@@ -54,7 +55,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
 
-    rules = load_rules("standard").to_array()
+    rules = rules_array(load_rules("standard"))
     simple = load_bot("simple")
     rows = []
     for name in BOTS:

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from arena.engine.rules_array import rules_array
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -30,11 +32,12 @@ sys.path.insert(0, str(ROOT / "scripts"))
 FIRST_GAME = (
     "import time; t0 = time.perf_counter()\n"
     "import numpy as np\n"
-    "from arena.bot import load_bot\n"
-    "from arena.play import play_batch\n"
-    "from arena.rules import load_rules\n"
+    "from arena.botkit.bot import load_bot\n"
+    "from arena.engine.play import play_batch\n"
+    "from arena.engine.rules_array import rules_array\n"
+    "from arena.settings.rules import load_rules\n"
     "s = load_bot('simple')\n"
-    "play_batch(s, s, load_rules('standard').to_array(), np.arange(1))\n"
+    "play_batch(s, s, rules_array(load_rules('standard')), np.arange(1))\n"
     "print(time.perf_counter() - t0)\n"
 )
 
@@ -59,12 +62,12 @@ def main() -> None:
     print(f"cold cache: {cold_wall:6.2f} s process start to first game (compile included)")
     print(f"warm cache: {warm_wall:6.2f} s process start to first game ({warm_in:.2f} s after interpreter start)")
 
-    from arena.bot import load_bot
-    from arena.play import play_batch
-    from arena.rules import load_rules
+    from arena.botkit.bot import load_bot
+    from arena.engine.play import play_batch
+    from arena.settings.rules import load_rules
 
     simple = load_bot("simple")
-    rules = load_rules("standard").to_array()
+    rules = rules_array(load_rules("standard"))
     play_batch(simple, simple, rules, np.arange(100))  # warm-up
     seeds = np.arange(args.games, dtype=np.int64)
     for record in (False, True):

@@ -40,11 +40,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.bot import as_plain, load_bot  # noqa: E402
+from arena.botkit.bot import as_plain, load_bot  # noqa: E402
+from arena.engine.layout import LOG_SEAT, V_DECISION, V_SEAT  # noqa: E402
+from arena.engine.play import play_batch  # noqa: E402
+from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.external import ExternalBot, external_bot, external_of, sandboxed_bot  # noqa: E402
-from arena.layout import LOG_SEAT, V_DECISION, V_SEAT  # noqa: E402
-from arena.play import play_batch  # noqa: E402
-from arena.rules import load_rules  # noqa: E402
+from arena.settings.rules import load_rules  # noqa: E402
 
 GOAL = 230.0  # games/s: the EAAI Java kit's Simple on one core (about 2,400 hands/s)
 
@@ -125,7 +126,7 @@ def main() -> None:
     cpu = args.cpu if args.cpu is not None else min(os.sched_getaffinity(0))
     if cpu >= 0:
         os.sched_setaffinity(0, {cpu})  # bots started from here inherit it: one core for both
-    rules = load_rules("standard").to_array()
+    rules = rules_array(load_rules("standard"))
     simple = load_bot("simple")
     rows: list[tuple[str, object]] = [
         ("simple (compiled)", simple),

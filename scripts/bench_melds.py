@@ -16,8 +16,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from arena._jit import jit  # noqa: E402
-from arena.melds import best_discard, deadwood, deadwood_after_discards  # noqa: E402
+from arena.engine._jit import jit  # noqa: E402
+from arena.engine.melds import best_discard, deadwood, deadwood_after_discards  # noqa: E402
 
 N_HANDS = 1_000_000
 REPEATS = 5

@@ -35,11 +35,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.bot import PHASE_FUNCTION, Bot, load_bot  # noqa: E402
-from arena.botlib import opponent_known, pile_cards  # noqa: E402
-from arena.cards import popcount  # noqa: E402
-from arena.engine import apply_action, begin_game, begin_hand, build_view, end_hand, new_state  # noqa: E402
-from arena.layout import (  # noqa: E402
+from arena.botkit.bot import Bot, load_bot  # noqa: E402
+from arena.botkit.lib import opponent_known, pile_cards  # noqa: E402
+from arena.botkit.search import sample_state_weighted  # noqa: E402
+from arena.engine.cards import popcount  # noqa: E402
+from arena.engine.contract import PHASE_FUNCTION  # noqa: E402
+from arena.engine.layout import (  # noqa: E402
     G_SIZE,
     H_OUTCOME,
     H_POINTS,
@@ -54,13 +55,14 @@ from arena.layout import (  # noqa: E402
     V_SEAT,
     V_SIZE,
 )
-from arena.melds import deadwood  # noqa: E402
-from arena.play import play_batch  # noqa: E402
-from arena.rng import RNG_WORDS, new_rng  # noqa: E402
-from arena.rules import load_rules  # noqa: E402
-from arena.search import sample_state_weighted  # noqa: E402
+from arena.engine.melds import deadwood  # noqa: E402
+from arena.engine.play import play_batch  # noqa: E402
+from arena.engine.rng import RNG_WORDS, new_rng  # noqa: E402
+from arena.engine.rules_array import rules_array  # noqa: E402
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state  # noqa: E402
+from arena.settings.rules import load_rules  # noqa: E402
 
-RULES = load_rules("eaai").to_array()
+RULES = rules_array(load_rules("eaai"))
 #: The opponent models compared by ``model``: (refuse, shed, tries, built).
 MODELS = {
     "uniform": (1.0, 1.0, 1, False),

@@ -25,12 +25,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.bot import load_bot  # noqa: E402
-from arena.config import TournamentConfig  # noqa: E402
-from arena.play import play_batch  # noqa: E402
-from arena.rules import Rules  # noqa: E402
+from arena.botkit.bot import load_bot  # noqa: E402
+from arena.engine.play import play_batch  # noqa: E402
+from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.run.plan import pair_seeds  # noqa: E402
 from arena.run.runner import run_tournament  # noqa: E402
+from arena.settings.config import TournamentConfig  # noqa: E402
+from arena.settings.rules import Rules  # noqa: E402
 
 
 def config(results: Path, name: str, games: int, workers: int, chunk: int) -> TournamentConfig:
@@ -64,7 +65,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-tournament-"))
     try:
         simple = load_bot("simple")
-        rules = Rules().to_array()
+        rules = rules_array(Rules())
         seeds = pair_seeds(1, 0, args.small // 2)
         play_batch(simple, simple, rules, seeds[:100])
         bare, one, two = [], [], []

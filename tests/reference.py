@@ -1,6 +1,6 @@
 """Slow, obviously correct reference for the meld kernels (tests only).
 
-Independent of :mod:`arena.melds` (and of :mod:`arena.cards`): it lists all
+Independent of :mod:`arena.engine.melds` (and of :mod:`arena.engine.cards`): it lists all
 329 melds as bitmasks and searches disjoint meld subsets by plain recursion.
 
 * ``deadwood_py``: pure Python.  The lowest card of the hand is either

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.cards import mask_of, parse_card, parse_cards
-from arena.engine import apply_action, deal_from_deck, new_state
-from arena.layout import S_DEALER, S_DECK, S_ERROR, S_HAND, S_SCORE
-from arena.rules import Rules
+from arena.engine.cards import mask_of, parse_card, parse_cards
+from arena.engine.layout import S_DEALER, S_DECK, S_ERROR, S_HAND, S_SCORE
+from arena.engine.rules_array import rules_array
+from arena.engine.step import apply_action, deal_from_deck, new_state
+from arena.settings.rules import Rules
 
 WORDS = {"take": 1, "pass": 0, "stock": 0, "pile": 1, "knock": 1, "gin": 1, "yes": 1, "no": 0}
 
@@ -35,7 +36,7 @@ def setup(
     st[S_DECK : S_DECK + 52] = chosen + rest
     st[S_DEALER] = dealer_seat
     st[S_SCORE], st[S_SCORE + 1] = scores
-    r = rules.to_array()
+    r = rules_array(rules)
     deal_from_deck(st, r)
     assert st[S_HAND + 1 - dealer_seat] == mask_of(nd)
     return st, r

@@ -7,12 +7,13 @@ import textwrap
 import numpy as np
 import pytest
 
-from arena.bot import BotError, load_bot, load_bot_file
-from arena.layout import G_HANDS
-from arena.play import IllegalMoveError, play_batch, play_games_kernel
-from arena.rules import Rules
+from arena.botkit.bot import BotError, load_bot, load_bot_file
+from arena.engine.layout import G_HANDS
+from arena.engine.play import IllegalMoveError, play_batch, play_games_kernel
+from arena.engine.rules_array import rules_array
+from arena.settings.rules import Rules
 
-R = Rules().to_array()
+R = rules_array(Rules())
 
 FUNCS = ("take_upcard", "draw", "big_gin", "discard", "knock")
 
@@ -86,7 +87,7 @@ def test_the_engine_kernel_is_compiled_once_for_every_pair_of_bots(tmp_path):
     """
     from numba.core import event
 
-    from arena.bot import BotType
+    from arena.engine.contract import BotType
 
     user = write(tmp_path, "mine.py", "from bots.simple import take_upcard, draw, big_gin, knock, discard\n")
     bots = [load_bot(n) for n in ("random", "simple", "early-knock", "gin-chasing", "discard-tracking")]
@@ -125,6 +126,6 @@ def test_a_user_bot_can_call_a_built_in_bots_decisions_on_the_fast_path(tmp_path
     bot = load_bot_file(write(tmp_path, "reuse.py", body))
     assert bot.fast, bot.plain_reason
     rec = play_batch(bot, load_bot("simple"), R, np.arange(50), record_hands=True)
-    from arena.layout import H_UPCARD_TAKER
+    from arena.engine.layout import H_UPCARD_TAKER
 
     assert not rec.errors and (rec.hands[:, H_UPCARD_TAKER] != 0).all()  # seat 0 never took it

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from arena.cli import app
+from arena.cli.main import app
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -214,8 +214,8 @@ def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
 
 
 def test_run_without_a_config_uses_the_shipped_default_from_any_folder(tmp_path, monkeypatch):
-    from arena.cli import DEFAULT_CONFIG
-    from arena.config import load_config
+    from arena.cli.main import DEFAULT_CONFIG
+    from arena.settings.config import load_config
 
     monkeypatch.chdir(tmp_path)  # no configs/ here
     cfg = load_config(DEFAULT_CONFIG)

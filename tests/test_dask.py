@@ -17,8 +17,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from arena.config import TournamentConfig  # noqa: E402
 from arena.run import run_tournament  # noqa: E402
+from arena.settings.config import TournamentConfig  # noqa: E402
 from tests.tables import canonical  # noqa: E402
 
 BIN = Path(sys.executable).parent

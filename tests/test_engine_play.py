@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena._jit import jit
-from arena.bot import as_plain, load_bot
-from arena.cards import popcount
-from arena.engine import apply_action, begin_game, begin_hand, build_view, new_state
-from arena.layout import (
+from arena.botkit.bot import as_plain, load_bot
+from arena.engine._jit import jit
+from arena.engine.cards import popcount
+from arena.engine.layout import (
     G_SCORE,
     G_SIZE,
     G_WINNER,
@@ -44,10 +43,12 @@ from arena.layout import (
     S_TAKEN,
     V_SIZE,
 )
-from arena.play import play_batch
-from arena.replay import replay_game
-from arena.rng import RNG_WORDS
-from arena.rules import Rules
+from arena.engine.play import play_batch
+from arena.engine.replay import replay_game
+from arena.engine.rng import RNG_WORDS
+from arena.engine.rules_array import rules_array
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.settings.rules import Rules
 
 STD = Rules()
 
@@ -114,7 +115,7 @@ def _check_invariants(n_hands, seed0, rules, bot0, bot1):
 
 
 def test_cards_are_conserved_and_hand_sizes_hold_over_100k_random_hands(bots):
-    r = STD.to_array()
+    r = rules_array(STD)
     rnd, simple = bots["random"], bots["simple"]
     assert _check_invariants(60_000, 0, r, rnd.functions, rnd.functions) == 0
     assert _check_invariants(40_000, 10**6, r, simple.functions, rnd.functions) == 0
@@ -150,10 +151,10 @@ def _check_points(hands: np.ndarray, rules: Rules) -> None:
 
 @pytest.mark.parametrize("preset", ["standard", "eaai", "oklahoma"])
 def test_points_are_consistent_with_outcomes(bots, preset):
-    from arena.rules import load_rules
+    from arena.settings.rules import load_rules
 
     rules = load_rules(preset)
-    rec = play_batch(bots["simple"], bots["simple"], rules.to_array(), np.arange(3000), record_hands=True)
+    rec = play_batch(bots["simple"], bots["simple"], rules_array(rules), np.arange(3000), record_hands=True)
     _check_points(rec.hands, rules)
     outcomes = set(rec.hands[:, H_OUTCOME].tolist())
     assert {OUT_KNOCK, OUT_UNDERCUT, OUT_GIN, OUT_DEAD} <= outcomes
@@ -165,25 +166,25 @@ def test_points_are_consistent_with_outcomes(bots, preset):
 
 
 def test_random_play_points_are_consistent_over_100k_hands(bots):
-    rnd = play_batch(bots["random"], bots["random"], STD.to_array(), np.arange(500), record_hands=True)
+    rnd = play_batch(bots["random"], bots["random"], rules_array(STD), np.arange(500), record_hands=True)
     assert len(rnd.hands) >= 100_000  # random play: mostly dead hands, some knocks and gins
     _check_points(rnd.hands, STD)
-    rec = play_batch(bots["random"], bots["simple"], STD.to_array(), np.arange(2000), record_hands=True)
+    rec = play_batch(bots["random"], bots["simple"], rules_array(STD), np.arange(2000), record_hands=True)
     _check_points(rec.hands, STD)
 
 
 def test_same_seed_gives_identical_records(bots):
-    a = play_batch(bots["simple"], bots["random"], STD.to_array(), np.arange(500), record_hands=True, record_log=True)
-    b = play_batch(bots["simple"], bots["random"], STD.to_array(), np.arange(500), record_hands=True, record_log=True)
+    a = play_batch(bots["simple"], bots["random"], rules_array(STD), np.arange(500), record_hands=True, record_log=True)
+    b = play_batch(bots["simple"], bots["random"], rules_array(STD), np.arange(500), record_hands=True, record_log=True)
     assert np.array_equal(a.games, b.games) and np.array_equal(a.hands, b.hands)
     assert np.array_equal(a.log, b.log)
-    c = play_batch(bots["simple"], bots["random"], STD.to_array(), np.arange(1, 501), record_hands=True)
+    c = play_batch(bots["simple"], bots["random"], rules_array(STD), np.arange(1, 501), record_hands=True)
     assert not np.array_equal(a.games, c.games)
 
 
 def test_a_game_does_not_depend_on_its_batch(bots):
     """Games split into batches (as workers do) equal the games played in one batch."""
-    r = STD.to_array()
+    r = rules_array(STD)
     whole = play_batch(bots["simple"], bots["random"], r, np.arange(300), record_hands=True)
     parts = [
         play_batch(bots["simple"], bots["random"], r, np.arange(a, b), record_hands=True)
@@ -195,7 +196,7 @@ def test_a_game_does_not_depend_on_its_batch(bots):
 
 
 def test_plain_python_path_gives_identical_results(bots):
-    r = STD.to_array()
+    r = rules_array(STD)
     seeds = np.arange(40)
     fast = play_batch(bots["simple"], bots["random"], r, seeds, record_hands=True, record_log=True)
     plain = play_batch(as_plain(bots["simple"]), bots["random"], r, seeds, record_hands=True, record_log=True)
@@ -205,7 +206,7 @@ def test_plain_python_path_gives_identical_results(bots):
 
 
 def test_replay_of_recorded_games_is_identical(bots):
-    r = STD.to_array()
+    r = rules_array(STD)
     rec = play_batch(bots["simple"], bots["random"], r, np.arange(200, 260), record_hands=True, record_log=True)
     games = rec.hands[:, 0]
     for g, seed in enumerate(rec.seeds):
@@ -220,7 +221,7 @@ def test_replay_of_recorded_games_is_identical(bots):
 
 def test_recorded_buffers_grow_without_changing_results(bots):
     """The kernel rolls back a game when a buffer fills; the caller grows it and goes on."""
-    r = STD.to_array()
+    r = rules_array(STD)
     rec = play_batch(bots["simple"], bots["simple"], r, np.arange(3), record_hands=True, record_log=True)
     assert rec.hands.shape[0] > 16  # more than the first buffer held
     one_by_one = [
@@ -253,7 +254,7 @@ def test_view_never_reveals_opponent_cards_or_stock_order(bots):
     """At thousands of real decision points, swapping the opponent's hidden cards
     with the stock (and reordering it) leaves the acting player's view identical,
     while the opponent's own view does change."""
-    r = STD.to_array()
+    r = rules_array(STD)
     rng = np.random.default_rng(5)
     v1 = np.zeros(V_SIZE, dtype=np.int64)
     v2 = np.zeros(V_SIZE, dtype=np.int64)
@@ -284,22 +285,22 @@ def test_view_never_reveals_opponent_cards_or_stock_order(bots):
 def test_replay_of_a_forfeited_game_stops_where_the_illegal_move_was(bots, tmp_path):
     import textwrap
 
-    from arena.bot import load_bot_file
-    from arena.layout import G_FORFEIT, PH_DONE, S_PHASE
-    from arena.replay import replay_hands
+    from arena.botkit.bot import load_bot_file
+    from arena.engine.layout import G_FORFEIT, PH_DONE, S_PHASE
+    from arena.engine.replay import replay_hands
 
     f = tmp_path / "late.py"
     f.write_text(
         textwrap.dedent("""
         from bots.simple import take_upcard, draw, big_gin, knock
         from bots.simple import discard as _discard
-        from arena.layout import V_TURN
+        from arena.engine.layout import V_TURN
 
         def discard(view, params, memory, rng):
             return 99 if view[V_TURN] >= 8 else _discard(view, params, memory, rng)
     """)
     )
-    r = STD.to_array()
+    r = rules_array(STD)
     rec = play_batch(bots["simple"], load_bot_file(f), r, np.arange(1), record_log=True)
     assert rec.games[0, G_FORFEIT] == 1
     hands = list(replay_hands(0, r, rec.log))

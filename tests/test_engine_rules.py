@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.cards import mask_of, parse_card
-from arena.engine import begin_game, end_hand, new_state, stock_count
-from arena.layout import (
+from arena.engine.cards import mask_of, parse_card
+from arena.engine.layout import (
     ERR_BAD_CHOICE,
     ERR_NOT_IN_HAND,
     ERR_RETAKE,
@@ -48,7 +47,9 @@ from arena.layout import (
     S_TURN,
     S_UPCARD_TAKER,
 )
-from arena.rules import Rules
+from arena.engine.rules_array import rules_array
+from arena.engine.step import begin_game, end_hand, new_state, stock_count
+from arena.settings.rules import Rules
 from tests.scripted import act, attempt, setup
 
 STD = Rules()
@@ -308,7 +309,7 @@ def _game(rules: Rules):
     row = np.zeros(G_SIZE, dtype=np.int64)
     z = np.zeros(4, dtype=np.uint64)
     m = np.zeros(1)
-    begin_game(st, rules.to_array(), 7, z, z.copy(), m, m.copy(), row)
+    begin_game(st, rules_array(rules), 7, z, z.copy(), m, m.copy(), row)
     return st, row
 
 
@@ -325,7 +326,7 @@ def _book(st, r, row, outcome, winner, points):
 )
 def test_next_dealer_after_scored_and_dead_hands(rule, expected):
     rules = Rules(next_dealer=rule)
-    r = rules.to_array()
+    r = rules_array(rules)
     st, row = _game(rules)
     st[S_DEALER] = 0
     dealers = []
@@ -338,7 +339,7 @@ def test_next_dealer_after_scored_and_dead_hands(rule, expected):
 
 def test_game_ends_when_a_score_reaches_the_target():
     rules = Rules(target=50)
-    r = rules.to_array()
+    r = rules_array(rules)
     st, row = _game(rules)
     assert not _book(st, r, row, OUT_KNOCK, 1, 49)
     assert _book(st, r, row, OUT_KNOCK, 1, 1)
@@ -347,7 +348,7 @@ def test_game_ends_when_a_score_reaches_the_target():
 
 def test_hand_cap_ends_a_game_without_a_winner():
     rules = Rules(hand_cap=3)
-    r = rules.to_array()
+    r = rules_array(rules)
     st, row = _game(rules)
     assert not _book(st, r, row, OUT_DEAD, -1, 0)
     assert not _book(st, r, row, OUT_DEAD, -1, 0)

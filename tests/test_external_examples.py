@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from arena.bot import load_bot
-from arena.cli import app
+from arena.botkit.bot import load_bot
+from arena.cli.main import app
+from arena.engine.play import play_batch
+from arena.engine.rules_array import rules_array
 from arena.external import external_bot, external_of
 from arena.external.check import check_bot
-from arena.play import play_batch
-from arena.rules import Rules, load_rules
+from arena.settings.rules import Rules, load_rules
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "external"
 PY_CMD = [sys.executable, str(EXAMPLES / "simple_player.py")]
@@ -82,11 +83,11 @@ def test_the_python_example_plays_the_built_in_simples_moves(simple):
     """Its own meld search, repeat guard and xoshiro draws reproduce bots/simple.py exactly."""
     bot = external_bot(None, PY_CMD)
     assert bot.name == "simple-py" and bot.source == "cmd:" + " ".join(PY_CMD) and not bot.fast
-    _same_play(bot, simple, Rules().to_array(), np.arange(60))
-    _same_play(bot, simple, load_rules("oklahoma").to_array(), np.arange(100, 130))
+    _same_play(bot, simple, rules_array(Rules()), np.arange(60))
+    _same_play(bot, simple, rules_array(load_rules("oklahoma")), np.arange(100, 130))
     # Against itself, one process per seat.
-    both = play_batch(bot, bot, load_rules("eaai").to_array(), np.arange(40), record_log=True)
-    ref = play_batch(simple, simple, load_rules("eaai").to_array(), np.arange(40), record_log=True)
+    both = play_batch(bot, bot, rules_array(load_rules("eaai")), np.arange(40), record_log=True)
+    ref = play_batch(simple, simple, rules_array(load_rules("eaai")), np.arange(40), record_log=True)
     assert np.array_equal(both.games, ref.games) and np.array_equal(both.log, ref.log)
     assert all(s.proc is not None for s in external_of(bot).seats)
     external_of(bot).close()
@@ -98,8 +99,8 @@ def test_the_java_example_passes_check_bot_and_plays_the_built_in_simples_moves(
     assert report.passed, report.lines
     bot = external_bot(None, cmd)
     assert bot.name == "simple-java"
-    _same_play(bot, simple, Rules().to_array(), np.arange(40))
-    _same_play(bot, simple, load_rules("eaai").to_array(), np.arange(200, 220))
+    _same_play(bot, simple, rules_array(Rules()), np.arange(40))
+    _same_play(bot, simple, rules_array(load_rules("eaai")), np.arange(200, 220))
     external_of(bot).close()
 
 

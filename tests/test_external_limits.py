@@ -19,14 +19,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.bot import BotError, load_bot
+from arena.botkit.bot import BotError, load_bot
+from arena.engine.layout import G_FORFEIT
+from arena.engine.play import play_batch
+from arena.engine.rules_array import rules_array
 from arena.external import ExternalBot, Limits, close_bot, drain_log, external_bot, external_of
 from arena.external.limits import build_filter, seccomp_available
-from arena.layout import G_FORFEIT
-from arena.play import play_batch
-from arena.rules import Rules
+from arena.settings.rules import Rules
 
-R = Rules().to_array()
+R = rules_array(Rules())
 EXAMPLES = str(Path(__file__).resolve().parent.parent / "examples" / "external")
 needs_seccomp = pytest.mark.skipif(not seccomp_available(), reason="the seccomp filter is Linux x86-64 only")
 

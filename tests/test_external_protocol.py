@@ -8,17 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from arena.bot import load_bot
-from arena.external.protocol import (
-    CARD_NAMES,
-    PROTOCOL_VERSION,
-    ProtocolError,
-    decode_decide,
-    encode_decide,
-    parse_answer,
-    parse_hello,
-)
-from arena.layout import (
+from arena.botkit.bot import load_bot
+from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
     PH_DRAW,
@@ -33,8 +24,18 @@ from arena.layout import (
     V_SIZE,
     V_TOP,
 )
-from arena.play import play_batch
-from arena.rules import load_rules
+from arena.engine.play import play_batch
+from arena.engine.rules_array import rules_array
+from arena.external.protocol import (
+    CARD_NAMES,
+    PROTOCOL_VERSION,
+    ProtocolError,
+    decode_decide,
+    encode_decide,
+    parse_answer,
+    parse_hello,
+)
+from arena.settings.rules import load_rules
 
 
 def _views(bot0, bot1, rules, seeds, per_phase: int) -> list[np.ndarray]:
@@ -53,7 +54,7 @@ def _views(bot0, bot1, rules, seeds, per_phase: int) -> list[np.ndarray]:
         return ask
 
     spies = [dataclasses.replace(b, functions=tuple(spy(f) for f in b.functions), fast=False) for b in (bot0, bot1)]
-    play_batch(spies[0], spies[1], rules.to_array(), seeds, forfeit=False)
+    play_batch(spies[0], spies[1], rules_array(rules), seeds, forfeit=False)
     return seen
 
 

@@ -14,13 +14,14 @@ import time
 import numpy as np
 import pytest
 
-from arena.bot import BotError, bot_from_module, load_bot, load_bot_file
+from arena.botkit.bot import BotError, bot_from_module, load_bot, load_bot_file
+from arena.engine.layout import G_FORFEIT
+from arena.engine.play import play_batch
+from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_of, sandboxed_bot
-from arena.layout import G_FORFEIT
-from arena.play import play_batch
-from arena.rules import Rules, load_rules
+from arena.settings.rules import Rules, load_rules
 
-R = Rules().to_array()
+R = rules_array(Rules())
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def test_a_sandboxed_bot_plays_the_same_moves_as_in_process(simple):
     seeds = np.arange(40)
     assert same_games(play(boxed, simple, seeds), play(simple, simple, seeds))
     assert same_games(play(simple, boxed, seeds), play(simple, simple, seeds))
-    eaai = load_rules("eaai").to_array()
+    eaai = rules_array(load_rules("eaai"))
     assert same_games(play(boxed, boxed, seeds, eaai), play(simple, simple, seeds, eaai))  # both seats at once
     external_of(boxed).close()
 
@@ -78,8 +79,8 @@ FRAME_WALKER = '''
     import numpy as np
 
     import bots.simple as simple
-    from arena.layout import S_DECK, S_SIZE, S_STOCK_POS, V_HAND
-    from arena.melds import in_any_meld
+    from arena.engine.layout import S_DECK, S_SIZE, S_STOCK_POS, V_HAND
+    from arena.engine.melds import in_any_meld
 
     PLAIN = True
     MEMORY = simple.MEMORY
@@ -158,7 +159,7 @@ def test_a_monkeypatching_bot_in_the_sandbox_changes_no_other_matchup(tmp_path, 
 
 LOOPER = '''
     """Simple, except that the second game of its process hangs in a compiled loop."""
-    from arena._jit import jit
+    from arena.engine._jit import jit
 
     import bots.simple as simple
 

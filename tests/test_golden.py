@@ -3,7 +3,7 @@
 Every game a seed gives depends on the deal, the seeding of each bot's
 generator, the rules and the bots' play.  These tests play fixed seeds under
 each rules preset and compare a SHA-256 of the complete records (the games
-and hands arrays of :func:`arena.play.play_batch`, and the forfeit messages)
+and hands arrays of :func:`arena.engine.play.play_batch`, and the forfeit messages)
 with the values pinned below, and do the same for the games and hands tables
 of a tiny tournament played through :func:`arena.run.run_tournament`, which
 also pins the run layer's columns, their types and the game ids.  Any change
@@ -32,10 +32,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.bot import load_bot
-from arena.config import TournamentConfig
-from arena.play import play_batch
-from arena.rules import load_rules
+from arena.botkit.bot import load_bot
+from arena.engine.play import play_batch
+from arena.engine.rules_array import rules_array
+from arena.settings.config import TournamentConfig
+from arena.settings.rules import load_rules
 
 PRESETS = ("standard", "eaai", "oklahoma")
 PAIRINGS = (("simple", "gin_chasing"), ("random", "simple"))
@@ -64,7 +65,7 @@ PINNED_RUN: dict[str, tuple[int, str]] = {
 
 def batch_digest(preset: str, bot0: str, bot1: str) -> tuple[int, str]:
     """(hand rows, SHA-256 of games, hands and forfeit messages) of the fixed seeds."""
-    rec = play_batch(load_bot(bot0), load_bot(bot1), load_rules(preset).to_array(), SEEDS, record_hands=True)
+    rec = play_batch(load_bot(bot0), load_bot(bot1), rules_array(load_rules(preset)), SEEDS, record_hands=True)
     h = hashlib.sha256()
     for name, arr in (("games", rec.games), ("hands", rec.hands)):
         a = np.ascontiguousarray(arr, dtype="<i8")  # little-endian int64 on every machine

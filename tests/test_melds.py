@@ -1,4 +1,4 @@
-"""Meld kernels (arena.melds) against the brute-force reference (tests/reference.py)."""
+"""Meld kernels (arena.engine.melds) against the brute-force reference (tests/reference.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ for _p in (os.path.dirname(_HERE), _HERE):
 
 import reference as ref  # noqa: E402
 
-from arena import melds  # noqa: E402
-from arena._jit import jit  # noqa: E402
-from arena.cards import mask_of  # noqa: E402
-from arena.melds import (  # noqa: E402
+from arena.engine import melds  # noqa: E402
+from arena.engine._jit import jit  # noqa: E402
+from arena.engine.cards import mask_of  # noqa: E402
+from arena.engine.melds import (  # noqa: E402
     NO_CARD_DEADWOOD,
     best_arrangement,
     best_discard,
@@ -106,7 +106,7 @@ def hand_sets() -> dict[str, np.ndarray]:
 
 # --- jitted batch drivers of the kernels --------------------------------------------------
 # Not cached: numba's cache does not notice when a kernel they inline changes in
-# arena/melds.py, and a stale driver would test old code.
+# arena/engine/melds.py, and a stale driver would test old code.
 
 driver = jit(cache=False)
 

@@ -1,15 +1,15 @@
-"""The Monte Carlo search bot (bots/monte_carlo.py) and its opponent model (arena/search.py)."""
+"""The Monte Carlo search bot (bots/monte_carlo.py) and its opponent model (arena/botkit/search.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from arena.bot import BotError, load_bot
-from arena.botlib import opponent_known, pile_cards
-from arena.cards import popcount
-from arena.engine import apply_action, begin_game, begin_hand, build_view, new_state
-from arena.layout import (
+from arena.botkit.bot import BotError, load_bot
+from arena.botkit.lib import opponent_known, pile_cards
+from arena.botkit.search import rules_of, sample_state_weighted
+from arena.engine.cards import popcount
+from arena.engine.layout import (
     G_SIZE,
     G_WINNER,
     PH_DISCARD,
@@ -26,13 +26,14 @@ from arena.layout import (
     V_SIZE,
     V_STOCK_N,
 )
-from arena.play import play_batch
-from arena.rng import RNG_WORDS, new_rng
-from arena.rules import load_rules
-from arena.search import rules_of, sample_state_weighted
+from arena.engine.play import play_batch
+from arena.engine.rng import RNG_WORDS, new_rng
+from arena.engine.rules_array import rules_array
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.settings.rules import load_rules
 from bots import monte_carlo as mc_module
 
-EAAI = load_rules("eaai").to_array()
+EAAI = rules_array(load_rules("eaai"))
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,7 @@ def test_every_decision_is_legal_under_each_preset_and_a_seed_replays_the_same_g
     simple = load_bot("simple")
     seeds = np.arange(12)
     for preset in ("eaai", "standard", "oklahoma"):
-        rules = load_rules(preset).to_array()
+        rules = rules_array(load_rules(preset))
         for pair in ((mc_quick, simple), (simple, mc_quick)):
             first = play_batch(*pair, rules, seeds, record_hands=True, record_log=True, forfeit=False)
             again = play_batch(*pair, rules, seeds, record_hands=True, record_log=True, forfeit=False)

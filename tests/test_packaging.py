@@ -135,7 +135,7 @@ def test_plain_pytest_command_finds_the_checkout_modules():
 
 
 def test_the_numba_cache_key_covers_every_source_file_in_subpackages(tmp_path, monkeypatch):
-    from arena import _jit
+    from arena.engine import _jit
 
     for rel in ("arena/__init__.py", "arena/run/worker.py", "arena/analysis/deep/x.py", "bots/simple.py"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)

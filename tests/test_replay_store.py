@@ -8,13 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.config import TournamentConfig
-from arena.replay import ReplayError, log_from_actions, replay_game
-from arena.rules import Rules
+from arena.cli.show import ReplayRefused, check_lines, replay_report, stored_game
+from arena.engine.replay import ReplayError, log_from_actions, replay_game
+from arena.engine.rules_array import rules_array
 from arena.run import run_tournament
 from arena.run.schedule import Inline
 from arena.run.store import INDEX, RunStore
-from arena.show import ReplayRefused, check_lines, replay_report, stored_game
+from arena.settings.config import TournamentConfig
+from arena.settings.rules import Rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +44,7 @@ def test_actions_are_stored_checksummed_and_replay_every_game_exactly(tmp_path):
     assert '"actions":{"bytes"' in text  # indexed with a checksum like games and hands
     files = sorted((d / "actions").rglob("*.parquet"))
     assert len(files) == 2  # one per chunk
-    rules = Rules().to_array()
+    rules = rules_array(Rules())
     for gid in range(20):
         rec = store.game_record(gid)
         assert rec.actions is not None and len(rec.actions) > 10
@@ -107,7 +108,7 @@ def test_without_a_log_replay_refuses_a_changed_bot_file(tmp_path):
         replay_report(d, 0)
     from typer.testing import CliRunner
 
-    from arena.cli import app
+    from arena.cli.main import app
 
     for cmd in (["replay", str(d), "--game", "0"], ["view", str(d), "--game", "0", "--no-open", "--port", "0"]):
         out = CliRunner().invoke(app, cmd)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine import begin_game, begin_hand
-from arena.layout import G_SIZE, S_DECK, S_SIZE
-from arena.rng import (
+from arena.engine.layout import G_SIZE, S_DECK, S_SIZE
+from arena.engine.rng import (
     BOT_SEED_BITS,
     STREAM_BOT,
     _unsplitmix64,
@@ -18,7 +17,9 @@ from arena.rng import (
     siphash24_words,
     splitmix64,
 )
-from arena.rules import Rules
+from arena.engine.rules_array import rules_array
+from arena.engine.step import begin_game, begin_hand
+from arena.settings.rules import Rules
 
 # Key 00 01 .. 0f and message 00 01 .. (n-1) bytes, as in the SipHash paper
 # (Aumasson and Bernstein 2012, appendix A: the 15-byte message gives
@@ -68,7 +69,7 @@ def test_the_old_rng_inversion_no_longer_finds_the_game_seed():
     It still works on a mix_seed-seeded state (so the attack itself is right),
     and recovers nothing from the state begin_game now makes.
     """
-    r = Rules().to_array()
+    r = rules_array(Rules())
     st = np.zeros(S_SIZE, dtype=np.int64)
     rng0, rng1 = np.zeros(4, dtype=np.uint64), np.zeros(4, dtype=np.uint64)
     m = np.zeros(1)
@@ -95,7 +96,7 @@ def test_bot_seeds_look_random_and_differ_by_seat_and_game():
 
 def test_deals_are_unchanged_by_the_bot_seed_derivation():
     """Only the bots' streams changed: the deck of a seed is the one dealt before."""
-    r = Rules().to_array()
+    r = rules_array(Rules())
     st = np.zeros(S_SIZE, dtype=np.int64)
     rng0, rng1, scratch = (np.zeros(4, dtype=np.uint64) for _ in range(3))
     m = np.zeros(1)

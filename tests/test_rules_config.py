@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena import layout
-from arena.rules import (
+from arena.engine import layout
+from arena.engine.rules_array import rules_array, rules_from_array
+from arena.settings.rules import (
     PRESETS_DIR,
     RULE_KEYS,
     Rules,
@@ -77,7 +78,7 @@ def test_standard_file_spells_out_every_key():
 # --- rules array -------------------------------------------------------------------
 
 
-def test_to_array_slots():
+def test_rules_array_slots():
     r = Rules(
         knock_limit=7,
         gin_bonus=20,
@@ -92,7 +93,7 @@ def test_to_array_slots():
         turn_cap=300,
         hand_cap=500,
     )
-    a = r.to_array()
+    a = rules_array(r)
     assert a.dtype == np.int64 and a.shape == (layout.R_SIZE,)
     assert a[layout.R_KNOCK_LIMIT] == 7
     assert a[layout.R_GIN_BONUS] == 20
@@ -106,11 +107,11 @@ def test_to_array_slots():
     assert a[layout.R_OKLAHOMA] == 1
     assert a[layout.R_TURN_CAP] == 300
     assert a[layout.R_HAND_CAP] == 500
-    assert Rules.from_array(a) == r
+    assert rules_from_array(a) == r
 
 
-def test_to_array_defaults():
-    a = Rules().to_array()
+def test_rules_array_defaults():
+    a = rules_array(Rules())
     assert a[layout.R_BIG_GIN] == 1
     assert a[layout.R_UNDERCUT_ON_TIE] == 1
     assert a[layout.R_NO_RETAKE] == 1
@@ -127,7 +128,7 @@ def test_to_array_defaults():
     ],
 )
 def test_next_dealer_codes(name, code):
-    assert Rules(next_dealer=name).to_array()[layout.R_NEXT_DEALER] == code
+    assert rules_array(Rules(next_dealer=name))[layout.R_NEXT_DEALER] == code
 
 
 # --- validation ----------------------------------------------------------------------
@@ -438,7 +439,7 @@ def test_describe_lists_every_setting_and_marks_changes():
     ],
 )
 def test_config_with_a_bad_value_is_a_one_line_config_error(tmp_path, line, message):
-    from arena.config import ConfigError, load_config
+    from arena.settings.config import ConfigError, load_config
 
     path = tmp_path / "c.toml"
     path.write_text(f'bots = ["random", "simple"]\n{line}\n')
@@ -451,7 +452,7 @@ def test_config_with_a_bad_value_is_a_one_line_config_error(tmp_path, line, mess
 @pytest.mark.parametrize("body", ["", "# only a comment\n", 'name = "x"\nseed = 3\n'])
 def test_a_config_without_bots_is_refused_saying_what_is_missing(tmp_path, body):
     # An empty file is refused rather than run with defaults it never named.
-    from arena.config import ConfigError, load_config
+    from arena.settings.config import ConfigError, load_config
 
     path = tmp_path / "c.toml"
     path.write_text(body)
@@ -465,7 +466,7 @@ def test_a_config_without_bots_is_refused_saying_what_is_missing(tmp_path, body)
 def test_shipped_example_configs_load_by_name_from_any_folder(tmp_path, monkeypatch):
     from importlib.resources import files
 
-    from arena.config import ConfigError, load_config
+    from arena.settings.config import ConfigError, load_config
 
     monkeypatch.chdir(tmp_path)  # no configs/ folder here
     shipped = sorted(p.name for p in files("arena").joinpath("configs").iterdir() if p.name.endswith(".toml"))

@@ -15,10 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from arena.config import ConfigError, TournamentConfig, config_from_dict, load_config
 from arena.run import TournamentError, run_tournament
 from arena.run.schedule import Inline
 from arena.run.store import RunStore, StoreBusy, StoreError
+from arena.settings.config import ConfigError, TournamentConfig, config_from_dict, load_config
 from tests.tables import canonical, same
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -265,7 +265,7 @@ BAD_BOT = textwrap.dedent('''
     """Plays like simple but blunders: an illegal discard in some games, raises in others."""
     from bots.simple import take_upcard, draw, big_gin, knock
     from bots.simple import discard as simple_discard
-    from arena.layout import V_TURN, V_UPCARD
+    from arena.engine.layout import V_TURN, V_UPCARD
     NAME = "{name}"
 
     def discard(view, params, memory, rng):
@@ -324,7 +324,7 @@ EXITING_BOT = textwrap.dedent('''
     """Leaves in the middle of a decision: {how}."""
     import sys
     from bots.simple import take_upcard, draw, big_gin, discard, knock as _knock
-    from arena.layout import V_HAND_NO
+    from arena.engine.layout import V_HAND_NO
     PLAIN = True
     NAME = "leaver"
 
@@ -372,7 +372,7 @@ MUTATING_BOT = textwrap.dedent('''
     """Writes to its params array: each game must still start from the configured values."""
     from bots.simple import take_upcard, draw, big_gin, discard
     from bots.simple import knock as _knock
-    from arena._jit import jit
+    from arena.engine._jit import jit
     PARAMS = {"bias": 0.0}
     NAME = "mutator"
 
@@ -397,8 +397,8 @@ LOOPING_BOT = textwrap.dedent('''
     """Hangs in a compiled loop at its first discard of a later game."""
     from bots.simple import take_upcard, draw, big_gin, knock
     from bots.simple import discard as _discard
-    from arena._jit import jit
-    from arena.layout import V_MY_SCORE
+    from arena.engine._jit import jit
+    from arena.engine.layout import V_MY_SCORE
     NAME = "looper"
 
     @jit
@@ -440,7 +440,7 @@ def test_kill_9_of_the_driver_leaves_no_worker_behind(tmp_path):
         f'workers = 2\nresults_dir = "{tmp_path / "results"}"\n'
     )
     driver = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
+        [sys.executable, "-m", "arena.cli.main", "run", str(conf), "--quiet", "--no-report"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -577,7 +577,7 @@ def test_a_bot_file_imported_under_its_own_name_first_still_loads_for_a_run(tmp_
         [
             sys.executable,
             "-c",
-            "import my_bot, numpy as np; from arena.layout import V_SIZE; "
+            "import my_bot, numpy as np; from arena.engine.layout import V_SIZE; "
             "my_bot.take_upcard(np.zeros(V_SIZE, np.int64), np.zeros(8), np.zeros(8), "
             "np.zeros(4, np.uint64))",
         ],
@@ -590,7 +590,7 @@ def test_a_bot_file_imported_under_its_own_name_first_still_loads_for_a_run(tmp_
         [
             sys.executable,
             "-m",
-            "arena.cli",
+            "arena.cli.main",
             "run",
             str(ROOT / "configs" / "quick.toml"),
             "--bot",
@@ -634,7 +634,7 @@ def test_the_command_exits_1_naming_the_failed_matchups_and_2_for_bad_input(tmp_
         f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n'
     )
     out = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
+        [sys.executable, "-m", "arena.cli.main", "run", str(conf), "--quiet", "--no-report"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -644,7 +644,7 @@ def test_the_command_exits_1_naming_the_failed_matchups_and_2_for_bad_input(tmp_
     assert len(last) == 1 and "2 chunk(s) failed, in random vs killer" in last[0]
     (tmp_path / "file").write_text("")
     out = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--results-dir", str(tmp_path / "file")],
+        [sys.executable, "-m", "arena.cli.main", "run", str(conf), "--quiet", "--results-dir", str(tmp_path / "file")],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -680,8 +680,8 @@ PATCHER_BOT = textwrap.dedent('''
         return 0
 
     victim.knock = _never  # at import time: in the sandbox this is the host's own copy
-    import arena.bot
-    arena.bot.load_bot = lambda spec: (_ for _ in ()).throw(RuntimeError("sabotaged"))
+    import arena.botkit.bot
+    arena.botkit.bot.load_bot = lambda spec: (_ for _ in ()).throw(RuntimeError("sabotaged"))
 ''')
 
 

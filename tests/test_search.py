@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena._jit import jit
-from arena.bot import BOT_SIGNATURE, load_bot
-from arena.cards import popcount
-from arena.engine import apply_action, begin_game, begin_hand, build_view, new_state
-from arena.layout import (
+from arena.botkit.bot import load_bot
+from arena.botkit.search import opponent_known, play_out, rules_of, sample_state
+from arena.engine._jit import jit
+from arena.engine.cards import popcount
+from arena.engine.contract import BOT_SIGNATURE
+from arena.engine.layout import (
     G_SIZE,
     OUT_NONE,
     PH_DONE,
@@ -22,11 +23,12 @@ from arena.layout import (
     V_SEAT,
     V_SIZE,
 )
-from arena.rng import new_rng
-from arena.rules import Rules
-from arena.search import opponent_known, play_out, rules_of, sample_state
+from arena.engine.rng import new_rng
+from arena.engine.rules_array import rules_array
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.settings.rules import Rules
 
-R = Rules().to_array()
+R = rules_array(Rules())
 
 
 def _decision_points(n_games: int):
@@ -83,7 +85,7 @@ def test_opponents_kept_pickups_are_always_in_the_sample():
 import bots.simple as simple_module  # noqa: E402
 
 # Rollout policies compiled for the one bot signature, so a tuple of them is
-# indexable by phase inside compiled code (what arena.bot's loader does too).
+# indexable by phase inside compiled code (what arena.botkit.bot's loader does too).
 _up = jit(BOT_SIGNATURE)(simple_module.take_upcard.py_func)
 _draw = jit(BOT_SIGNATURE)(simple_module.draw.py_func)
 _big = jit(BOT_SIGNATURE)(simple_module.big_gin.py_func)
@@ -116,7 +118,7 @@ def mc_knock(view, params, memory, rng):
 def test_a_compiled_monte_carlo_bot_plays_through_the_fast_path():
     import dataclasses
 
-    from arena.play import play_batch
+    from arena.engine.play import play_batch
 
     simple = load_bot("simple")
     functions = simple.functions[:5] + (mc_knock,)  # PH_KNOCK is the last slot

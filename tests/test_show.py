@@ -1,12 +1,13 @@
-"""Replay text (arena/show.py): every move of a hand is shown, in order."""
+"""Replay text (arena/cli/show.py): every move of a hand is shown, in order."""
 
 from __future__ import annotations
 
 import re
 
-from arena.bot import load_bot
-from arena.rules import Rules
-from arena.show import game_text
+from arena.botkit.bot import load_bot
+from arena.cli.show import game_text
+from arena.engine.rules_array import rules_array
+from arena.settings.rules import Rules
 
 
 def _hands(text: str) -> list[list[str]]:
@@ -23,7 +24,7 @@ def _hands(text: str) -> list[list[str]]:
 def test_after_both_pass_the_upcard_the_non_dealers_stock_draw_is_shown():
     a = load_bot("simple")
     b = a.with_params("simple-b", {})  # same play, another name, so each line names its seat
-    rules = Rules().to_array()
+    rules = rules_array(Rules())
     both_passed = 0
     for seed in range(40):
         text = game_text(seed, rules, (a, b), symbols=False)

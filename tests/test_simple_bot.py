@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.botlib import least_deadwood_discard
-from arena.cards import mask_of, parse_card
-from arena.layout import (
+from arena.botkit.lib import least_deadwood_discard
+from arena.engine.cards import mask_of, parse_card
+from arena.engine.layout import (
     G_CAPPED,
     R_NO_RETAKE,
     V_HAND,
@@ -23,8 +23,9 @@ from arena.layout import (
     V_SIZE,
     V_TOP,
 )
-from arena.melds import NO_CARD_DEADWOOD, deadwood_after_discards
-from arena.rng import RNG_WORDS, rand_below, seed_rng
+from arena.engine.melds import NO_CARD_DEADWOOD, deadwood_after_discards
+from arena.engine.rng import RNG_WORDS, rand_below, seed_rng
+from arena.engine.rules_array import rules_array
 from bots import simple
 
 CORE = "9c 6d 8d 5h 8h 9h 5s 8s 9s"  # seat 0's cards that never move in the loop
@@ -127,16 +128,16 @@ def test_a_bot_reusing_the_guard_with_too_little_memory_gets_no_guard_and_no_str
 @pytest.mark.slow
 def test_no_simple_vs_simple_hand_reaches_the_turn_cap_under_eaai(tmp_path):
     """Whole games: the pre-guard Simple loops in a few hands per million; the guarded one never."""
-    from arena.bot import load_bot, load_bot_file
-    from arena.play import play_batch
-    from arena.rules import load_rules
+    from arena.botkit.bot import load_bot, load_bot_file
+    from arena.engine.play import play_batch
+    from arena.settings.rules import load_rules
 
     old = tmp_path / "old_simple.py"
     old.write_text(
         "from bots.simple import take_upcard, draw, big_gin, knock\n"
-        "from arena._jit import jit\n"
-        "from arena.botlib import least_deadwood_discard\n"
-        "from arena.layout import V_HAND, V_JUST_TAKEN\n"
+        "from arena.engine._jit import jit\n"
+        "from arena.botkit.lib import least_deadwood_discard\n"
+        "from arena.engine.layout import V_HAND, V_JUST_TAKEN\n"
         "import numpy as np\n"
         "NAME = 'old-simple'\n"
         "@jit\n"
@@ -147,7 +148,7 @@ def test_no_simple_vs_simple_hand_reaches_the_turn_cap_under_eaai(tmp_path):
         "        allowed &= ~(np.int64(1) << view[V_JUST_TAKEN])\n"
         "    return least_deadwood_discard(hand, allowed, rng)[0]\n"
     )
-    rules = load_rules("eaai").to_array()
+    rules = rules_array(load_rules("eaai"))
     seeds = np.arange(150_000)
     capped = {}
     for name, bot in (

@@ -20,6 +20,7 @@ from arena.analysis.sprt import (
     sprt_bounds,
     sprt_status,
 )
+from arena.engine.rules_array import rules_array
 
 # --- builders ---------------------------------------------------------------------------
 
@@ -31,12 +32,12 @@ def build_run(specs: dict[str, str], n_pairs: int, rules=None, record_hands: boo
     name plays the same bot under that name.  Pair k of a matchup is games
     2k (bot_a in seat 0) and 2k + 1 (seats swapped), same seed.
     """
-    from arena.bot import load_bot
-    from arena.play import play_batch
-    from arena.records import games_frame, hands_frame
-    from arena.rules import Rules
+    from arena.botkit.bot import load_bot
+    from arena.engine.play import play_batch
+    from arena.engine.records import games_frame, hands_frame
+    from arena.settings.rules import Rules
 
-    ra = (rules or Rules()).to_array()
+    ra = rules_array(rules or Rules())
     bots = {}
     for name, base in specs.items():
         b = load_bot(base)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.bot import BotError, as_plain, load_bot, load_bot_file
-from arena.cards import mask_of, parse_card, parse_cards
-from arena.layout import (
+from arena.botkit.bot import BotError, as_plain, load_bot, load_bot_file
+from arena.engine.cards import mask_of, parse_card, parse_cards
+from arena.engine.layout import (
     G_DISCARDS,
     G_PICKUPS,
     G_WINNER,
@@ -44,12 +44,13 @@ from arena.layout import (
     V_STOCK_N,
     V_TOP,
 )
-from arena.play import play_batch
-from arena.rng import new_rng
-from arena.rules import Rules, load_rules
+from arena.engine.play import play_batch
+from arena.engine.rng import new_rng
+from arena.engine.rules_array import rules_array
+from arena.settings.rules import Rules, load_rules
 
 STRATEGIES = ("early_knock", "gin_chasing", "discard_tracking")
-STD = Rules().to_array()
+STD = rules_array(Rules())
 N_VS_SIMPLE = 10_000  # seeds per strategy vs simple (x2 seats = 20,000 games)
 N_VS_RANDOM = 2_000  # seeds vs random (x2 seats)
 N_PARAMS = 1_000  # seeds for parameter effects (x2 seats)
@@ -201,7 +202,7 @@ def test_strategy_beats_random_in_99_percent(bots, name):
 
 @pytest.mark.parametrize("rules", ["eaai", "oklahoma", "retake allowed"])
 def test_strategies_play_legally_under_other_rules(bots, rules):
-    r = Rules(no_retake=False).to_array() if rules == "retake allowed" else load_rules(rules).to_array()
+    r = rules_array(Rules(no_retake=False)) if rules == "retake allowed" else rules_array(load_rules(rules))
     for name in STRATEGIES:
         m = Match(bots[name], bots["simple"], 200, rules=r)  # raises on any illegal decision
         assert not m.as0.errors and not m.as1.errors

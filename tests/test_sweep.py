@@ -119,7 +119,7 @@ def test_two_parameter_grid_draws_a_heatmap(tmp_path):
 def test_cli_sweep(tmp_path):
     from typer.testing import CliRunner
 
-    from arena.cli import app
+    from arena.cli.main import app
 
     f = tmp_path / "sw.toml"
     f.write_text(

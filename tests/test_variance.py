@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from arena.analysis import variance as var
-from arena.engine import begin_hand, new_state
-from arena.layout import S_DEALER, S_HAND, S_HAND_NO, S_UPCARD
-from arena.melds import deadwood
-from arena.rng import new_rng
-from arena.rules import load_rules
+from arena.engine.layout import S_DEALER, S_HAND, S_HAND_NO, S_UPCARD
+from arena.engine.melds import deadwood
+from arena.engine.rng import new_rng
+from arena.engine.rules_array import rules_array
+from arena.engine.step import begin_hand, new_state
+from arena.settings.rules import load_rules
 
 
 def test_deal_covariates_recompute_the_engines_deal():
@@ -20,7 +21,7 @@ def test_deal_covariates_recompute_the_engines_deal():
         st = new_state()
         st[S_DEALER] = dealer
         st[S_HAND_NO] = hand_no
-        begin_hand(st, load_rules("standard").to_array(), seed, rng)
+        begin_hand(st, rules_array(load_rules("standard")), seed, rng)
         cov, ups = var.deal_covariates([seed], [hand_no], [dealer], [10])
         assert ups[0] == st[S_UPCARD]
         assert cov[0, 0] == deadwood(st[S_HAND + 0]) - deadwood(st[S_HAND + 1])

@@ -10,8 +10,8 @@ import urllib.request
 
 import pytest
 
-from arena.cards import cards_of
-from arena.layout import S_DECK, S_HAND, S_STOCK_POS
+from arena.engine.cards import cards_of
+from arena.engine.layout import S_DECK, S_HAND, S_STOCK_POS
 from arena.web.server import App, ArenaServer
 
 
@@ -194,10 +194,10 @@ def test_a_whole_game_through_the_api_against_simple(server, preset):
 
 
 def test_the_viewer_endpoint_serves_every_step_of_a_stored_game(tmp_path):
-    from arena.config import TournamentConfig
     from arena.run import run_tournament
     from arena.run.schedule import Inline
     from arena.run.store import RunStore
+    from arena.settings.config import TournamentConfig
     from arena.web.viewer import recorded_game
 
     cfg = TournamentConfig(
@@ -231,7 +231,7 @@ def test_arena_play_serves_on_127_0_0_1_and_prints_the_url(tmp_path):
         [
             sys.executable,
             "-m",
-            "arena.cli",
+            "arena.cli.main",
             "play",
             "--port",
             "0",
@@ -257,6 +257,6 @@ def test_arena_play_serves_on_127_0_0_1_and_prints_the_url(tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
     bad = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "play", "--target", "75", "--no-open"], capture_output=True, text=True
+        [sys.executable, "-m", "arena.cli.main", "play", "--target", "75", "--no-open"], capture_output=True, text=True
     )
     assert bad.returncode == 2 and bad.stderr.strip() == "error: --target 75 is not allowed (targets: 50, 100, 200)"

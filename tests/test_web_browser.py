@@ -182,9 +182,9 @@ def test_pass_the_upcard_and_a_forbidden_action_shows_an_error_and_changes_nothi
 
 
 def test_the_viewer_steps_forward_and_back_with_the_arrow_keys(page, shots, tmp_path):
-    from arena.config import TournamentConfig
     from arena.run import run_tournament
     from arena.run.schedule import Inline
+    from arena.settings.config import TournamentConfig
     from arena.web.viewer import recorded_game
 
     cfg = TournamentConfig(

@@ -281,7 +281,7 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
         limits=dict(d.get("limits", {})),
         adaptive=_adaptive(d.get("adaptive")),
     )
-    from arena.config import ConfigError, config_from_dict
+    from arena.settings.config import ConfigError, config_from_dict
 
     for label, r in spec.rules:  # every config must load (rules, opponents, parameters) before anything runs
         try:

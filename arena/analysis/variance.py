@@ -4,7 +4,7 @@ The idea
 --------
 A game's result is skill plus the luck of the cards.  Duplicate pairs cancel
 the luck of the deals both games share; this module removes part of what is
-left.  Every deal is a function of the game seed (:func:`arena.engine.begin_hand`
+left.  Every deal is a function of the game seed (:func:`arena.engine.step.begin_hand`
 shuffles with ``mix_seed(seed, STREAM_HAND + hand number)``), so the cards each
 seat was dealt can be recomputed from the stored seed, hand number and dealer,
 with the engine's own kernels; nothing new is stored.
@@ -52,9 +52,9 @@ import pandas as pd
 from numba import prange
 from scipy import stats as sps
 
-from arena._jit import jit
-from arena.melds import best_discard, deadwood
-from arena.rng import STREAM_HAND, mix_seed, seed_rng, shuffle
+from arena.engine._jit import jit
+from arena.engine.melds import best_discard, deadwood
+from arena.engine.rng import STREAM_HAND, mix_seed, seed_rng, shuffle
 
 __all__ = [
     "COVARIATES",

@@ -3,7 +3,7 @@
 * :mod:`arena.external.protocol`: the JSON-lines protocol (spec: ``docs/PROTOCOL.md``).
 * :mod:`arena.external.limits`: what a bot's process may do (:class:`Limits`).
 * :mod:`arena.external.process`: one running bot program, with timeouts.
-* :mod:`arena.external.client`: an external program as a :class:`arena.bot.Bot`.
+* :mod:`arena.external.client`: an external program as a :class:`arena.botkit.bot.Bot`.
 * :mod:`arena.external.host`: serves a Python bot file over the protocol (the sandbox).
 * :mod:`arena.external.check`: ``arena check-bot``, a conformance check for authors.
 

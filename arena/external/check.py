@@ -25,12 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from arena.bot import DECISIONS
-from arena.external.client import ExternalBot, _make_bot, sandbox_setup
-from arena.external.limits import Limits
-from arena.external.process import ExternalBotError
-from arena.external.protocol import DECISION_OF_PHASE
-from arena.layout import (
+from arena.engine.contract import DECISIONS
+from arena.engine.layout import (
     G_WINNER,
     PH_BIG_GIN,
     PH_DISCARD,
@@ -45,7 +41,12 @@ from arena.layout import (
     V_RULES,
     V_SEAT,
 )
-from arena.rng import RNG_WORDS, seed_rng
+from arena.engine.rng import RNG_WORDS, seed_rng
+from arena.engine.rules_array import rules_array
+from arena.external.client import ExternalBot, _make_bot, sandbox_setup
+from arena.external.limits import Limits
+from arena.external.process import ExternalBotError
+from arena.external.protocol import DECISION_OF_PHASE
 
 
 @dataclass
@@ -79,7 +80,7 @@ class CheckReport:
 def _command_of(spec: str) -> tuple[list[str], str | None, dict[str, str] | None]:
     """The command, folder and environment of a ``cmd:...`` or ``sandbox:file.py`` spec."""
     if spec.startswith("sandbox:"):
-        from arena.bot import BotError
+        from arena.botkit.bot import BotError
 
         try:
             command, cwd, env, _ = sandbox_setup(spec[len("sandbox:") :].strip())
@@ -100,9 +101,9 @@ def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
     """One real view per phase (seat 0), from games of simple vs simple, plus a big gin one."""
     import dataclasses
 
-    from arena.bot import load_bot
-    from arena.play import play_batch
-    from arena.rules import Rules
+    from arena.botkit.bot import load_bot
+    from arena.engine.play import play_batch
+    from arena.settings.rules import Rules
 
     simple = load_bot("simple")
     found: dict[int, np.ndarray] = {}
@@ -117,7 +118,7 @@ def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
         return ask
 
     watcher = dataclasses.replace(simple, functions=tuple(spy(f) for f in simple.functions), fast=False)
-    play_batch(watcher, simple, Rules().to_array(), np.arange(seed, seed + n_games), forfeit=False)
+    play_batch(watcher, simple, rules_array(Rules()), np.arange(seed, seed + n_games), forfeit=False)
     if PH_BIG_GIN not in found and PH_DISCARD in found:
         # Big gin is rare in play: an 11-card hand that is all melds (A-4 clubs, 5-7 diamonds, 8-J hearts).
         v = found[PH_DISCARD].copy()
@@ -144,9 +145,9 @@ def check_bot(
     spec: str, games: int = 20, limits: Limits | None = None, echo: Callable[[str], None] | None = print
 ) -> CheckReport:
     """Run the check on ``cmd:...`` (or ``sandbox:file.py``); lines are echoed as they come."""
-    from arena.bot import load_bot
-    from arena.play import play_batch
-    from arena.rules import Rules
+    from arena.botkit.bot import load_bot
+    from arena.engine.play import play_batch
+    from arena.settings.rules import Rules
 
     report = CheckReport(spec)
     if echo:
@@ -216,7 +217,7 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
     if games > 0:
         bot = _make_bot(ext, hello["name"], report.spec, "", "", "")
         simple = load_bot("simple")
-        rules = Rules().to_array()
+        rules = rules_array(Rules())
         half = max(1, games // 2)
         seeds = np.arange(1000, 1000 + half)
         try:

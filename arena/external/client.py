@@ -1,17 +1,17 @@
-"""An external program as a :class:`arena.bot.Bot` on the engine's plain Python path.
+"""An external program as a :class:`arena.botkit.bot.Bot` on the engine's plain Python path.
 
 :class:`ExternalBot` holds the program's command and limits and up to two
 running processes, one per seat (a bot playing itself must not see two
 games interleaved on one pipe).  Its five decision functions are ordinary
 Python callables ``(view, params, memory, rng) -> int``, so
-:func:`arena.play.play_batch` drives it like any plain bot, and an
+:func:`arena.engine.play.play_batch` drives it like any plain bot, and an
 :class:`~arena.external.process.ExternalBotError` raised in a decision
 forfeits that game with the error's message ("timeout: ...").
 
 Game boundaries come from the engine itself: ``begin_game`` zeroes a bot's
 ``memory``, so ``memory[0] == 0`` marks the first decision of a game (the
 bot then sets it to 1), and the generator state it seeded is turned back
-into the bot's per-game seed (:func:`arena.rng.seed_of_state`; that seed is
+into the bot's per-game seed (:func:`arena.engine.rng.seed_of_state`; that seed is
 a one-way function of the game seed, so it tells the bot nothing about the
 deal).  A process that timed out, crashed or wrote garbage is killed and
 started afresh at the next game; after three failed starts in a row the
@@ -34,11 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
+from arena.engine.layout import V_SEAT
+from arena.engine.rng import seed_of_state
 from arena.external.limits import Limits
 from arena.external.process import BotProcess, ExternalBotError, LogBuffer, start_and_handshake
 from arena.external.protocol import DECISION_OF_PHASE, ProtocolError, encode_decide, parse_answer
-from arena.layout import V_SEAT
-from arena.rng import seed_of_state
 
 MAX_FAILED_STARTS = 3
 
@@ -267,7 +267,7 @@ def close_bot(bot) -> None:
 
 
 def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str, description: str, reason: str):
-    from arena.bot import Bot, BotError
+    from arena.botkit.bot import Bot, BotError
 
     try:
         hello = ext.start(0)
@@ -290,10 +290,10 @@ def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str,
 
 
 def external_bot(name: str | None, command: list[str], cwd: str | None = None, limits: Limits | None = None):
-    """A :class:`arena.bot.Bot` playing through the program ``command`` (argv list).
+    """A :class:`arena.botkit.bot.Bot` playing through the program ``command`` (argv list).
 
     Starts the program once for the handshake (its name, unless ``name`` is
-    given, and its parameters); raises :class:`arena.bot.BotError` if that
+    given, and its parameters); raises :class:`arena.botkit.bot.BotError` if that
     fails.  All arguments are plain values, so a worker can rebuild the bot.
     """
     command = list(command)
@@ -316,9 +316,9 @@ def host_command(path: str | os.PathLike) -> list[str]:
 def sandbox_setup(path: str | os.PathLike) -> tuple[list[str], str, dict[str, str], str]:
     """(command, cwd, environment, text hash) that serve a bot file through the sandbox host.
 
-    Raises :class:`arena.bot.BotError` if the file is missing or unreadable.
+    Raises :class:`arena.botkit.bot.BotError` if the file is missing or unreadable.
     """
-    from arena.bot import BotError, cached_bot_file, read_bot_file
+    from arena.botkit.bot import BotError, cached_bot_file, read_bot_file
 
     p = Path(path)
     text = read_bot_file(p)
@@ -332,7 +332,7 @@ def sandbox_setup(path: str | os.PathLike) -> tuple[list[str], str, dict[str, st
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.bot.load_bot_source
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
     return host_command(p), str(p.resolve().parent), env, digest
 
 
@@ -342,7 +342,7 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     The file is never imported by the caller: its name, description and
     parameters come from the host's handshake.  ``source`` is
     ``sandbox:<absolute path>`` and ``source_hash`` the same hash of its text
-    as :func:`arena.bot.load_bot_file` gives.  The default limits allow 120 s
+    as :func:`arena.botkit.bot.load_bot_file` gives.  The default limits allow 120 s
     to start (the host compiles the file with numba and may not save its cache).
     """
     command, cwd, env, digest = sandbox_setup(path)

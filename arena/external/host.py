@@ -2,11 +2,11 @@
 
     python -m arena.external.host path/to/bot.py
 
-It loads the file as :func:`arena.bot.load_bot_file` does (compiled with
+It loads the file as :func:`arena.botkit.bot.load_bot_file` does (compiled with
 numba where possible) and answers each ``decide`` line by rebuilding the
 view array from the line's fields and calling the bot's function.  It keeps
 the bot's ``memory`` per game (zeroed when a game starts) and seeds its
-``rng`` from the line's per-game seed with :func:`arena.rng.seed_rng`, which
+``rng`` from the line's per-game seed with :func:`arena.engine.rng.seed_rng`, which
 is exactly what the engine does in-process, so a sandboxed bot plays the
 same moves as the same file loaded in-process.
 
@@ -47,10 +47,10 @@ def _patch_numba_cache() -> None:
 def serve(path: str, out, inp) -> int:
     import numpy as np
 
-    from arena.bot import BotError, load_bot_file
+    from arena.botkit.bot import BotError, load_bot_file
+    from arena.engine.layout import V_DECISION
+    from arena.engine.rng import RNG_WORDS, seed_rng
     from arena.external.protocol import PROTOCOL_VERSION, decode_decide
-    from arena.layout import V_DECISION
-    from arena.rng import RNG_WORDS, seed_rng
 
     def send(obj) -> None:
         out.write((obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":"))) + "\n")

@@ -2,7 +2,7 @@
 
 The spec for bot authors is ``docs/PROTOCOL.md``; this module is its one
 implementation on the arena side: a view array (``V_*`` of
-:mod:`arena.layout`) to a ``decide`` line and back, the handshake, and the
+:mod:`arena.engine.layout`) to a ``decide`` line and back, the handshake, and the
 checks on what a bot answers.  Everything coming from a bot is untrusted:
 each check raises :class:`ProtocolError` whose message starts with the
 reason ("garbled answer: ...", "ill-typed answer: ...").
@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from arena.bot import PHASE_FUNCTION
-from arena.cards import RANKS, SUITS
-from arena.layout import (
+from arena.engine.cards import RANKS, SUITS
+from arena.engine.contract import PHASE_FUNCTION
+from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
     PH_DRAW,
@@ -58,6 +58,7 @@ from arena.layout import (
     V_TURN,
     V_UPCARD,
 )
+from arena.engine.rules_array import rules_array, rules_from_array
 
 PROTOCOL_VERSION = 1
 
@@ -167,9 +168,8 @@ def names_json(mask: int) -> str:
 @lru_cache(maxsize=64)
 def rules_json(rules: tuple[int, ...]) -> str:
     """The ``rules`` object of a decide line for a rules array (as a tuple)."""
-    from arena.rules import Rules
 
-    return json.dumps(Rules.from_array(np.array(rules, dtype=np.int64)).to_dict(), separators=(",", ":"))
+    return json.dumps(rules_from_array(np.array(rules, dtype=np.int64)).to_dict(), separators=(",", ":"))
 
 
 _STR = {i: str(i) for i in range(-1, 53)}
@@ -252,9 +252,9 @@ def _rules_list(rules: dict[str, Any]) -> list[int]:
     key = tuple(rules.items())
     out = _RULES_LISTS.get(key)
     if out is None:
-        from arena.rules import Rules
+        from arena.settings.rules import Rules
 
-        out = _RULES_LISTS[key] = Rules(**rules).to_array().tolist()
+        out = _RULES_LISTS[key] = rules_array(Rules(**rules)).tolist()
     _LAST_RULES[:] = [rules, out]
     return out
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from arena._jit import jit
-from arena.bot import Bot
-from arena.rng import mix_seed
+from arena.botkit.bot import Bot
+from arena.engine._jit import jit
+from arena.engine.rng import mix_seed
 
 STREAM_PAIRS = 7_000_000  # the run seed's stream for pair seeds (distinct from a game's own streams)
 

@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.bot import Bot
-from arena.config import ConfigError, TournamentConfig, load_config
-from arena.rules import Rules
+from arena.botkit.bot import Bot
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
 from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses
 from arena.run.store import RunStore, StoreError
+from arena.settings.config import ConfigError, TournamentConfig, load_config
+from arena.settings.rules import Rules
 
 log = logging.getLogger("arena.run")
 
@@ -100,7 +100,7 @@ def _config(
         base_dir = base_dir or Path(config).parent
         config = load_config(config)
     elif not isinstance(config, TournamentConfig):
-        from arena.config import config_from_dict
+        from arena.settings.config import config_from_dict
 
         config = config_from_dict(config)
     return config.with_absolute_paths(base_dir), base_dir
@@ -113,7 +113,7 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
         return
     import tomllib
 
-    from arena.config import config_from_dict
+    from arena.settings.config import config_from_dict
 
     try:
         old = config_from_dict(tomllib.loads(old_text), source=str(store.dir / "config.toml"))

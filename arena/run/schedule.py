@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.bot import PHASE_FUNCTION
+from arena.engine.contract import PHASE_FUNCTION
 from arena.run.plan import ChunkTask
 from arena.run.worker import P_PHASE, P_SEAT, P_SIZE, P_SWAP, ChunkResult, play_chunk
 

@@ -140,7 +140,7 @@ HANDS_SCHEMA = pa.schema(
 
 #: One row per game: its decisions in order, one byte each (the answer: 0/1,
 #: or the card discarded).  Who was asked what follows from the rules and the
-#: seed, so :func:`arena.replay.log_from_actions` rebuilds the engine's log
+#: seed, so :func:`arena.engine.replay.log_from_actions` rebuilds the engine's log
 #: from these bytes.  A hand's ``log_start``/``log_len`` index into its game's
 #: ``actions``.  Kept when hands are recorded and ``record_log`` is on:
 #: ``arena replay`` and the viewer replay a game from it exactly, whatever

@@ -3,7 +3,7 @@
 :func:`play_chunk` touches no files of the run (the driver's store writes
 them) and needs nothing from the driver's machine: bots arrive as content
 (:class:`~arena.run.plan.BotSpec`); a user's bot file is loaded from its
-text by :func:`arena.bot.load_bot_source`, exactly as the driver loaded it.
+text by :func:`arena.botkit.bot.load_bot_source`, exactly as the driver loaded it.
 """
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from arena.bot import Bot, BotError, load_bot, load_bot_source
+from arena.botkit.bot import Bot, BotError, load_bot, load_bot_source
+from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
+from arena.engine.play import C_PHASE, C_SEAT, C_SIZE, play_batch
+from arena.engine.records import games_frame, hands_frame
+from arena.engine.rules_array import rules_array
 from arena.external import external_of
-from arena.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
-from arena.play import C_PHASE, C_SEAT, C_SIZE, play_batch
-from arena.records import games_frame, hands_frame
-from arena.rules import Rules
 from arena.run.plan import BotSpec, ChunkTask, pair_seeds
 from arena.run.store import actions_table
+from arena.settings.rules import Rules
 
 # Slots of the progress array a worker shares with its driver (the watchdog
 # reads them to name the bot that was being asked when a chunk timed out).
@@ -105,7 +106,7 @@ def bot_from_spec(spec: BotSpec) -> Bot:
 
             bot = external_bot(spec.name, shlex.split(spec.ref), spec.cwd or None, Limits(**dict(spec.limits)))
         elif spec.kind == "sandbox":
-            from arena.bot import cached_bot_file
+            from arena.botkit.bot import cached_bot_file
             from arena.external import Limits, sandboxed_bot
 
             bot = sandboxed_bot(cached_bot_file(spec.source), Limits(**dict(spec.limits)), name=spec.name)
@@ -138,7 +139,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
 
     t0 = time.perf_counter()
     a, b = bot_from_spec(task.bot_a), bot_from_spec(task.bot_b)
-    rules = Rules(**dict(task.rules)).to_array()
+    rules = rules_array(Rules(**dict(task.rules)))
     seeds = pair_seeds(task.seed, task.pair_lo, task.pair_hi)
     pair_no = np.arange(task.pair_lo, task.pair_hi, dtype=np.int64)
     if task.duplicate:

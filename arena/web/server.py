@@ -58,8 +58,8 @@ class App:
         self.lock = threading.Lock()
 
     def options(self) -> dict[str, Any]:
-        from arena.bot import BUILTIN_BOTS
-        from arena.rules import PRESETS_DIR
+        from arena.botkit.bot import BUILTIN_BOTS
+        from arena.settings.rules import PRESETS_DIR
 
         bots = [b.replace("_", "-") for b in BUILTIN_BOTS]
         if self.defaults["bot"] not in bots:

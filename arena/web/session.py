@@ -3,9 +3,9 @@
 The person is seat 0 and the bot seat 1.  The state lives here; the page
 gets only :meth:`PlaySession.view` (the person's own cards, the pile, the
 stock count, the bot's card count), and sends actions.  Each action goes
-through :func:`arena.engine.apply_action`, exactly as in a tournament, and
+through :func:`arena.engine.step.apply_action`, exactly as in a tournament, and
 the bot answers through its five functions with the view
-:func:`arena.engine.build_view` gives it.  An action that is not the
+:func:`arena.engine.step.build_view` gives it.  An action that is not the
 person's to take, or that the engine rejects, raises :class:`IllegalAction`
 and leaves the state as it was.
 """
@@ -18,10 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from arena.bot import Bot, load_bot
-from arena.cards import card_str, cards_of
-from arena.engine import apply_action, begin_game, begin_hand, build_view, end_hand, new_state
-from arena.layout import (
+from arena.botkit.bot import Bot, load_bot
+from arena.engine.cards import card_str, cards_of
+from arena.engine.layout import (
     ERROR_TEXT,
     G_SIZE,
     G_WINNER,
@@ -42,8 +41,10 @@ from arena.layout import (
     S_PHASE,
     V_SIZE,
 )
-from arena.rng import RNG_WORDS
-from arena.rules import Rules, load_rules
+from arena.engine.rng import RNG_WORDS
+from arena.engine.rules_array import rules_array
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state
+from arena.settings.rules import Rules, load_rules
 from arena.web.table import action_text, showdown, table_state
 
 PERSON = 0
@@ -91,7 +92,7 @@ class PlaySession:
         self.bot = bot
         self.preset = preset
         self.rules_obj = rules
-        self.rules = rules.to_array()
+        self.rules = rules_array(rules)
         self.names = (name, bot.name)
         self.seed = secrets.randbits(62) if seed is None else int(seed)
         self.st = new_state()

@@ -11,9 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from arena.cards import RANKS, SUITS, card_value, cards_of
-from arena.engine import apply_action, begin_hand, end_hand, stock_count
-from arena.layout import (
+from arena.engine.cards import RANKS, SUITS, card_value, cards_of
+from arena.engine.layout import (
     OUTCOME_NAMES,
     PH_BIG_GIN,
     PH_DISCARD,
@@ -47,8 +46,9 @@ from arena.layout import (
     S_SCORE,
     S_UPCARD,
 )
-from arena.melds import best_arrangement, melds_of
-from arena.replay import begin_replay, decode
+from arena.engine.melds import best_arrangement, melds_of
+from arena.engine.replay import begin_replay, decode
+from arena.engine.step import apply_action, begin_hand, end_hand, stock_count
 
 PHASE_NAMES = {
     PH_UPCARD_NONDEALER: "upcard",
@@ -137,7 +137,7 @@ def showdown(st: np.ndarray, rules: np.ndarray, names: tuple[str, str]) -> dict[
 
 def action_text(name: str, phase: int, action: int, st_before: np.ndarray) -> str:
     """One decision in words, for the person (``st_before`` is the state it was taken in)."""
-    from arena.cards import card_str
+    from arena.engine.cards import card_str
 
     def v(verb: str) -> str:  # "You take", "simple takes"
         return verb if name == "You" else {"do": "does"}.get(verb, verb + "s")

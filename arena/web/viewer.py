@@ -10,7 +10,7 @@ from arena.web.table import game_steps
 
 def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
     """A stored game as the viewer's JSON: names, steps, and whether the replay matches the stored rows."""
-    from arena.show import check_lines, stored_game
+    from arena.cli.show import check_lines, stored_game
 
     rec, rules, names, log, how = stored_game(Path(run_dir), game_id)
     ok, check = check_lines(rec, rules, log)

@@ -22,7 +22,7 @@ import sys
 
 M64 = (1 << 64) - 1
 
-# --- the bot's own random numbers (same generator as arena/rng.py) ----------------------
+# --- the bot's own random numbers (same generator as arena/engine/rng.py) ----------------------
 
 
 def splitmix64(x):

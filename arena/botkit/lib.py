@@ -1,6 +1,6 @@
 """Jitted helpers for writing bots (usable from compiled and plain bots alike).
 
-Everything a bot author needs beyond :mod:`arena.melds`: picking cards out
+Everything a bot author needs beyond :mod:`arena.engine.melds`: picking cards out
 of a mask, random choices from the bot's own generator, and the usual
 "discard what leaves the least deadwood" step with random tie-breaking.
 """
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena._jit import jit
-from arena.cards import lsb, popcount
-from arena.layout import R_NO_RETAKE, V_HAND, V_JUST_TAKEN, V_OPP_TAKEN, V_PILE, V_PILE_N, V_RULES, V_TOP
-from arena.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards, least_discards
-from arena.rng import rand_below
+from arena.engine._jit import jit
+from arena.engine.cards import lsb, popcount
+from arena.engine.layout import R_NO_RETAKE, V_HAND, V_JUST_TAKEN, V_OPP_TAKEN, V_PILE, V_PILE_N, V_RULES, V_TOP
+from arena.engine.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards, least_discards
+from arena.engine.rng import rand_below
 
 
 @jit
@@ -55,7 +55,7 @@ def least_deadwood_discard(hand, allowed, rng):
     ``hand`` count as leaving ``NO_CARD_DEADWOOD`` (so they are chosen only
     when no allowed card is held); an empty ``allowed`` gives
     ``(-1, NO_CARD_DEADWOOD + 1)``.  Allocates nothing (see
-    :func:`arena.melds.least_discards`).
+    :func:`arena.engine.melds.least_discards`).
     """
     held = allowed & hand
     if held:
@@ -134,7 +134,7 @@ def mean_deadwood_after_draw(hand, candidates):
 
     Cards that meld with nothing in the hand are counted in closed form (keep
     the hand, or keep u and drop the best card), so only the few cards that
-    could join a meld cost a :func:`arena.melds.best_discard` call.
+    could join a meld cost a :func:`arena.engine.melds.best_discard` call.
     """
     n = popcount(candidates)
     dw = deadwood(hand)
@@ -174,7 +174,7 @@ def top_beats_stock(view, margin):
 @jit
 def discard_options(view, out):
     """Fill ``out[c]`` with the deadwood left after discarding card ``c`` (see
-    :func:`arena.melds.deadwood_after_discards`) and return the least of them
+    :func:`arena.engine.melds.deadwood_after_discards`) and return the least of them
     over the cards the rules let this player discard now."""
     deadwood_after_discards(view[V_HAND], out)
     allowed = discardable(view)

@@ -1,7 +1,7 @@
 """Turn the engine's integer records into pandas tables with named columns.
 
 The kernels write fixed-layout int64 rows (``G_*``, ``H_*`` in
-:mod:`arena.layout`); this module is the one place that names those columns
+:mod:`arena.engine.layout`); this module is the one place that names those columns
 for everything downstream (tournament files, statistics, reports).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from arena.layout import (
+from arena.engine.layout import (
     G_CAPPED,
     G_DEAD,
     G_DISCARDS,

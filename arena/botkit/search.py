@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena._jit import jit
-from arena.botlib import least_deadwood_discard, meld_completers, opponent_known  # noqa: F401  (part of the search toolkit)
-from arena.cards import popcount
-from arena.layout import (
+from arena.botkit.lib import least_deadwood_discard, meld_completers, opponent_known  # noqa: F401  (part of the search toolkit)
+from arena.engine._jit import jit
+from arena.engine.cards import popcount
+from arena.engine.layout import (
     OUT_NONE,
     R_SIZE,
     S_CUR,
@@ -72,9 +72,9 @@ from arena.layout import (
     V_TURN,
     V_UPCARD,
 )
-from arena.melds import deadwood
-from arena.play import C_SIZE, play_hand
-from arena.rng import rand_below, rand_float, shuffle
+from arena.engine.melds import deadwood
+from arena.engine.play import C_SIZE, play_hand
+from arena.engine.rng import rand_below, rand_float, shuffle
 
 
 @jit
@@ -104,7 +104,7 @@ def hand_likelihood(opp, refused, shed, refuse_weight, shed_weight):
     """Relative chance that a player holding ``opp`` made the choices seen.
 
     Every refused or shed card that would sit in a meld with two cards of
-    ``opp`` (:func:`arena.botlib.meld_completers`) multiplies the chance by
+    ``opp`` (:func:`arena.botkit.lib.meld_completers`) multiplies the chance by
     its weight (1 = ignore the evidence, 0 = impossible).  The weights are a
     deliberately rough model: the hand held when the choice was made is not
     ``opp`` exactly, so a weight of 0 would throw away deals that can happen.

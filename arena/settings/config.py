@@ -32,8 +32,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from arena.bot import Bot, BotError, load_bot
-from arena.rules import Rules, RulesError, load_rules
+from arena.botkit.bot import Bot, BotError, load_bot
+from arena.settings.rules import Rules, RulesError, load_rules
 
 FORMATS = ("round-robin", "gauntlet")
 KEYS = (

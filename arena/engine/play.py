@@ -2,7 +2,7 @@
 
 Both drivers do the same thing in the same order - begin the game, deal,
 ask the seat to act through its view, apply the answer, book the hand - and
-all rules live in :mod:`arena.engine`, so a game's records depend only on its
+all rules live in :mod:`arena.engine.step`, so a game's records depend only on its
 seed, the rules and the bots, never on the driver, the batch a game is in,
 or the worker that plays it.
 """
@@ -14,10 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import types
 
-from arena._jit import jit
-from arena.bot import PHASE_FUNCTION, Bot, BotType
-from arena.engine import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, write_hand_row
-from arena.layout import (
+from arena.engine._jit import jit
+from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot
+from arena.engine.layout import (
     ERROR_TEXT,
     G_ERROR,
     G_ERROR_ACTION,
@@ -38,7 +37,8 @@ from arena.layout import (
     S_SIZE,
     V_SIZE,
 )
-from arena.rng import RNG_WORDS
+from arena.engine.rng import RNG_WORDS
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, write_hand_row
 
 # counters[] slots shared by the kernel and its Python caller
 C_NEXT_GAME = 0  # first game not finished (the one in progress if a bot raised)
@@ -63,7 +63,7 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
 
     The one compiled decision loop: the batch kernel uses it for every hand
     and a search bot can use it to play a sampled deal forward
-    (:mod:`arena.search`).  Logs each accepted decision at ``log[n_log...]``
+    (:mod:`arena.botkit.search`).  Logs each accepted decision at ``log[n_log...]``
     when ``log`` is not empty and returns the new log length, or -1 if the
     log is full.  An illegal decision stops the hand with ``st[S_ERROR]`` set.
     """
@@ -160,7 +160,7 @@ def _as_int(fn):
     return ask
 
 
-def _play_plain(seeds, rules, bot0: Bot, bot1: Bot, mem0, mem1, games, hands, log, counters) -> int:
+def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, games, hands, log, counters) -> int:
     """:func:`play_games_kernel` for bots called from Python.
 
     The decision loop is :func:`play_hand` itself, run as Python (its
@@ -217,7 +217,7 @@ class BatchRecords:
     errors: list[str]  # one message per forfeited game
 
 
-def forfeit_message(bots: tuple[Bot, Bot], seed: int, row: np.ndarray, detail: str = "") -> str:
+def forfeit_message(bots: tuple[PlayableBot, PlayableBot], seed: int, row: np.ndarray, detail: str = "") -> str:
     """One line naming the bot, its decision and what was wrong."""
     seat = int(row[G_FORFEIT])
     what = ERROR_MESSAGES[int(row[G_ERROR])]
@@ -228,8 +228,8 @@ def forfeit_message(bots: tuple[Bot, Bot], seed: int, row: np.ndarray, detail: s
 
 
 def play_batch(
-    bot0: Bot,
-    bot1: Bot,
+    bot0: PlayableBot,
+    bot1: PlayableBot,
     rules_array: np.ndarray,
     seeds: np.ndarray,
     *,

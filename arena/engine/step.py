@@ -9,7 +9,7 @@ Everything that decides what is legal and what it scores lives here, once:
 * :func:`begin_game` / :func:`end_hand` run the game around the hands
   (scores, target, dealer rule, hand cap) and fill the records.
 
-The drivers that ask the bots (:mod:`arena.play`, compiled, and the plain
+The drivers that ask the bots (:mod:`arena.engine.play`, compiled, and the plain
 Python loop for Python bots) only call these functions, so both play by
 exactly the same rules.  A bot only ever receives the array built by
 :func:`build_view`, which copies what a player at the table sees.
@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena._jit import jit
-from arena.cards import CARD_VALUES, NUM_RANKS, SPADES
-from arena.layout import (
+from arena.engine._jit import jit
+from arena.engine.cards import CARD_VALUES, NUM_RANKS, SPADES
+from arena.engine.layout import (
     ERR_BAD_CHOICE,
     ERR_NONE,
     ERR_NOT_IN_HAND,
@@ -168,8 +168,8 @@ from arena.layout import (
     V_TURN,
     V_UPCARD,
 )
-from arena.melds import best_arrangement, deadwood, defender_deadwood
-from arena.rng import STREAM_FIRST_DEALER, STREAM_HAND, bot_seed, mix_seed, seed_rng, shuffle
+from arena.engine.melds import best_arrangement, deadwood, defender_deadwood
+from arena.engine.rng import STREAM_FIRST_DEALER, STREAM_HAND, bot_seed, mix_seed, seed_rng, shuffle
 
 DECK_SIZE = 52
 HAND_SIZE = 10

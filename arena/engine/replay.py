@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.engine import apply_action, begin_game, begin_hand, end_hand, new_state, write_hand_row
-from arena.layout import (
+from arena.engine.layout import (
     G_SIZE,
     H_DEADWOOD,
     H_KNOCKER,
@@ -36,7 +35,8 @@ from arena.layout import (
     S_OUTCOME,
     S_PHASE,
 )
-from arena.rng import RNG_WORDS
+from arena.engine.rng import RNG_WORDS
+from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state, write_hand_row
 
 
 class ReplayError(ValueError):
@@ -61,7 +61,7 @@ def begin_replay(seed: int, rules_array: np.ndarray) -> tuple[np.ndarray, np.nda
     """``(state, game row, shuffle scratch)`` of a game seeded ``seed``, ready to replay its log.
 
     A replay applies logged answers, so no bot is asked: the bots' generators
-    and memories that :func:`arena.engine.begin_game` resets are throwaways.
+    and memories that :func:`arena.engine.step.begin_game` resets are throwaways.
     """
     st = new_state()
     row = np.zeros(G_SIZE, dtype=np.int64)

@@ -8,7 +8,7 @@ instead of writing numbers.
 
 from __future__ import annotations
 
-# --- rules array (built by arena.rules.Rules.to_array) -----------------------
+# --- rules array (packed by arena.engine.rules_array.rules_array) -----------------------
 R_KNOCK_LIMIT = 0  # 0..10; 0 = gin only
 R_GIN_BONUS = 1
 R_BIG_GIN = 2  # 1 = big gin allowed

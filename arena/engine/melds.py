@@ -43,18 +43,18 @@ on the suit mask alone: ``SUIT_DISCARD_KEY[mask]`` tabulates it (with the
 tie-break), so a set choice costs four look-ups.
 
 Caching: a cached caller in another module would not notice an edit here;
-:mod:`arena._jit` keys the whole cache on a hash of the sources to avoid that.
+:mod:`arena.engine._jit` keys the whole cache on a hash of the sources to avoid that.
 
-Masks: bit ``suit * 13 + rank`` (see :mod:`arena.cards`).  All kernels are
-compiled through :func:`arena._jit.jit` and may be called from numba code.
+Masks: bit ``suit * 13 + rank`` (see :mod:`arena.engine.cards`).  All kernels are
+compiled through :func:`arena.engine._jit.jit` and may be called from numba code.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from arena._jit import jit
-from arena.cards import NUM_RANKS, NUM_SUITS, RANK_VALUES, SUIT_BITS, popcount
+from arena.engine._jit import jit
+from arena.engine.cards import NUM_RANKS, NUM_SUITS, RANK_VALUES, SUIT_BITS, popcount
 
 #: ``out[c]`` of :func:`deadwood_after_discards` for cards not in the hand.
 NO_CARD_DEADWOOD = 1000

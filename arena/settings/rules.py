@@ -4,9 +4,9 @@
 table of the project's rules page) with the standard game as its defaults.
 It is validated in one place (``Rules.__post_init__``); every problem raises
 :class:`RulesError` with a one-line message naming the key, the bad value and
-what is allowed.  Kernels never see this class: :meth:`Rules.to_array` packs
-it into the int64 array laid out by the ``R_*`` constants of
-:mod:`arena.layout`.
+what is allowed.  Kernels never see this class: the engine packs
+it into its int64 rules array (:func:`arena.engine.rules_array.rules_array`);
+the settings layer knows nothing of slots.
 
 Rules usually come from a TOML file.  :func:`load_rules` takes a preset name
 (``standard``, ``eaai``, ``oklahoma``: the files in ``arena/presets/``, shipped
@@ -36,24 +36,6 @@ from typing import Any
 import numpy as np
 
 import arena
-from arena.layout import (
-    NEXT_DEALER_ALTERNATE,
-    NEXT_DEALER_LOSER,
-    NEXT_DEALER_WINNER,
-    R_BIG_GIN,
-    R_BIG_GIN_BONUS,
-    R_GIN_BONUS,
-    R_HAND_CAP,
-    R_KNOCK_LIMIT,
-    R_NEXT_DEALER,
-    R_NO_RETAKE,
-    R_OKLAHOMA,
-    R_SIZE,
-    R_TARGET,
-    R_TURN_CAP,
-    R_UNDERCUT_BONUS,
-    R_UNDERCUT_ON_TIE,
-)
 
 #: Where the preset files live: ``arena/presets/<name>.toml``, package data
 #: (see ``[tool.setuptools.package-data]`` in pyproject.toml), so a wheel
@@ -61,12 +43,8 @@ from arena.layout import (
 #: numba's on-disk cache needs real files too.
 PRESETS_DIR = Path(str(importlib.resources.files(arena) / "presets"))
 
-#: ``next_dealer`` values and their codes in the rules array.
-NEXT_DEALER_CODES: dict[str, int] = {
-    "alternate": NEXT_DEALER_ALTERNATE,
-    "winner": NEXT_DEALER_WINNER,
-    "loser": NEXT_DEALER_LOSER,
-}
+#: The ``next_dealer`` choices (the engine gives each a code in its rules array).
+NEXT_DEALERS: tuple[str, ...] = ("alternate", "winner", "loser")
 
 #: Upper bounds of the point settings (see ``_int``): a bonus above 1,000 or a
 #: target above 10,000 is no variant anyone plays, and with them a game's
@@ -204,7 +182,7 @@ class Rules:
     """Game score that wins the game.  100 standard; 50 and 200 are offered
     in seed 003; any number 1..10,000 is accepted."""
 
-    next_dealer: str = field(default="alternate", metadata=_choice(*NEXT_DEALER_CODES))
+    next_dealer: str = field(default="alternate", metadata=_choice(*NEXT_DEALERS))
     """Who deals after a scored hand: ``"alternate"`` (the other player,
     seed 001), ``"winner"`` (the hand's winner, seed 004) or ``"loser"``.
     After a dead hand the same dealer deals again in every case."""
@@ -238,48 +216,6 @@ class Rules:
     def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict, in field order (TOML-ready)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
-    def to_array(self) -> np.ndarray:
-        """The int64 rules array the kernels read (slots: ``R_*`` in arena.layout)."""
-        a = np.zeros(R_SIZE, dtype=np.int64)
-        a[R_KNOCK_LIMIT] = self.knock_limit
-        a[R_GIN_BONUS] = self.gin_bonus
-        a[R_BIG_GIN] = int(self.big_gin)
-        a[R_BIG_GIN_BONUS] = self.big_gin_bonus
-        a[R_UNDERCUT_BONUS] = self.undercut_bonus
-        a[R_UNDERCUT_ON_TIE] = int(self.undercut_on_tie)
-        a[R_TARGET] = self.target
-        a[R_NEXT_DEALER] = NEXT_DEALER_CODES[self.next_dealer]
-        a[R_NO_RETAKE] = int(self.no_retake)
-        a[R_OKLAHOMA] = int(self.oklahoma)
-        a[R_TURN_CAP] = self.turn_cap
-        a[R_HAND_CAP] = self.hand_cap
-        return a
-
-    @classmethod
-    def from_array(cls, a: np.ndarray) -> Rules:
-        """The inverse of :meth:`to_array` (e.g. for the rules slots of a view)."""
-        a = np.asarray(a)
-        if a.shape != (R_SIZE,):
-            raise RulesError(f"rules array has shape {a.shape} (allowed: ({R_SIZE},))")
-        dealers = {code: name for name, code in NEXT_DEALER_CODES.items()}
-        code = int(a[R_NEXT_DEALER])
-        if code not in dealers:
-            raise RulesError(f"next_dealer code {code} in the rules array is unknown", key="next_dealer")
-        return cls(
-            knock_limit=int(a[R_KNOCK_LIMIT]),
-            gin_bonus=int(a[R_GIN_BONUS]),
-            big_gin=bool(a[R_BIG_GIN]),
-            big_gin_bonus=int(a[R_BIG_GIN_BONUS]),
-            undercut_bonus=int(a[R_UNDERCUT_BONUS]),
-            undercut_on_tie=bool(a[R_UNDERCUT_ON_TIE]),
-            target=int(a[R_TARGET]),
-            next_dealer=dealers[code],
-            no_retake=bool(a[R_NO_RETAKE]),
-            oklahoma=bool(a[R_OKLAHOMA]),
-            turn_cap=int(a[R_TURN_CAP]),
-            hand_cap=int(a[R_HAND_CAP]),
-        )
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str | None = None) -> Rules:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import uint64
 
-from arena._jit import jit
+from arena.engine._jit import jit
 
 RNG_WORDS = 4
 

@@ -7,8 +7,8 @@ compiled machine code on disk so a second start skips compilation;
 ``nogil=True`` lets threads run kernels side by side.
 
 numba re-validates a cached function only against its own source file, not
-against the kernels it calls from other modules, so an edited ``melds.py``
-could leave a stale ``engine.py`` kernel in the cache.  The cache therefore
+against the kernels it calls from other modules, so an edited ``engine/melds.py``
+could leave a stale ``engine/step.py`` kernel in the cache.  The cache therefore
 lives in a folder named after a hash of every source file of the ``arena``
 and ``bots`` packages, subpackages included (``arena/run/``,
 ``arena/analysis/``, ...): any edit starts a fresh cache.  Setting
@@ -25,7 +25,7 @@ import numba
 
 JIT_OPTIONS: dict[str, bool] = {"cache": True, "nogil": True}
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]  # the folder holding arena/ and bots/
 
 
 def _source_hash() -> str:

@@ -10,10 +10,10 @@ with five decision functions, each called with the same four arguments::
     knock(view, params, memory, rng)       -> 1 knock / 0 play on
 
 ``view`` (int64 array) is all the player sees, laid out by the ``V_*`` names
-of :mod:`arena.layout`; ``params`` (float64) holds the bot's ``PARAMS`` in
+of :mod:`arena.engine.layout`; ``params`` (float64) holds the bot's ``PARAMS`` in
 their order; ``memory`` (float64, ``MEMORY`` slots, zeroed at each game
 start) is the bot's own state across turns and hands; ``rng`` is its own
-seeded generator for :func:`arena.rng.rand_below` and friends.
+seeded generator for :func:`arena.engine.rng.rand_below` and friends.
 
 Fast path: the loader compiles the five functions with numba for that one
 signature, and the compiled engine calls them through first-class function
@@ -38,31 +38,13 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-from numba import types
 from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 
-from arena._jit import jit
-from arena.layout import PH_BIG_GIN, PH_DISCARD, PH_DRAW, PH_KNOCK, PH_UPCARD_DEALER, PH_UPCARD_NONDEALER
+from arena.engine._jit import jit
+from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, PHASE_FUNCTION
 
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
-#: The one signature of every decision function.
-BOT_SIGNATURE = types.int64(types.int64[::1], types.float64[::1], types.float64[::1], types.uint64[::1])
-DecisionType = types.FunctionType(BOT_SIGNATURE)
-#: A bot as the compiled engine sees it: one function per phase (PH_*).
-BotType = types.UniTuple(DecisionType, 6)
-
-DECISIONS = ("take_upcard", "draw", "big_gin", "discard", "knock")
-#: Which function answers each phase, in PH_* order.
-PHASE_FUNCTION = {
-    PH_UPCARD_NONDEALER: "take_upcard",
-    PH_UPCARD_DEALER: "take_upcard",
-    PH_DRAW: "draw",
-    PH_BIG_GIN: "big_gin",
-    PH_DISCARD: "discard",
-    PH_KNOCK: "knock",
-}
-DEFAULT_MEMORY = 8
 
 BUILTIN_BOTS = ("random", "simple", "discard_tracking", "early_knock", "gin_chasing", "monte_carlo")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.cards import card_str, mask_str
-from arena.layout import (
+from arena.engine.cards import card_str, mask_str
+from arena.engine.layout import (
     OUTCOME_NAMES,
     PH_BIG_GIN,
     PH_DISCARD,
@@ -29,9 +29,10 @@ from arena.layout import (
     S_POINTS,
     S_SCORE,
 )
-from arena.melds import melds_of
-from arena.play import play_batch
-from arena.replay import replay_hands
+from arena.engine.melds import melds_of
+from arena.engine.play import play_batch
+from arena.engine.replay import replay_hands
+from arena.engine.rules_array import rules_array
 from arena.run.store import StoreError
 
 
@@ -117,32 +118,32 @@ class ReplayRefused(StoreError):
 
 
 def stored_game(run_dir: Path, game_id: int):
-    """``(record, rules_array, names, log, how)`` of a stored game, ready to replay exactly.
+    """``(record, packed, names, log, how)`` of a stored game, ready to replay exactly.
 
     The log is the stored one when the run kept it.  Otherwise the game is
     played again with the bots of the run's config, but only when each
     bot's hash is the one recorded for the game's matchup; if a bot file
     changed since, this raises :class:`ReplayRefused`.
     """
-    from arena.config import load_config
     from arena.run.store import RunStore
+    from arena.settings.config import load_config
 
     store = RunStore(run_dir)
     rec = store.game_record(game_id)
     cfg = load_config(Path(run_dir) / "config.toml")
-    rules_array = cfg.resolved_rules().to_array()
+    packed = rules_array(cfg.resolved_rules())
     g = rec.game
     names = (str(g["bot0"]), str(g["bot1"]))
     if rec.actions is not None:
-        from arena.replay import ReplayError, log_from_actions
+        from arena.engine.replay import ReplayError, log_from_actions
 
         try:
-            log = log_from_actions(int(g["seed"]), rules_array, rec.actions)
+            log = log_from_actions(int(g["seed"]), packed, rec.actions)
         except ReplayError as exc:
             raise ReplayRefused(
                 f"{run_dir}: game {game_id}: the stored action log does not fit the game: {exc}"
             ) from None
-        return rec, rules_array, names, log, "replayed from the action log stored with the game"
+        return rec, packed, names, log, "replayed from the action log stored with the game"
     loaded = {b.name: b for b in cfg.load_bots().values()}
     ident = {v[0]: v for v in rec.matchup.identity.values() if isinstance(v, list) and v}
     for name in names:
@@ -155,13 +156,13 @@ def stored_game(run_dir: Path, game_id: int):
                 f"(hash {loaded[name].source_hash}, the run recorded {old[2]}); it cannot be replayed exactly"
             )
     bots = (loaded[names[0]], loaded[names[1]])
-    played = play_batch(bots[0], bots[1], rules_array, np.array([int(g["seed"])]), record_log=True)
-    return rec, rules_array, names, played.log, "played again with the bots of config.toml (no action log was stored)"
+    played = play_batch(bots[0], bots[1], packed, np.array([int(g["seed"])]), record_log=True)
+    return rec, packed, names, played.log, "played again with the bots of config.toml (no action log was stored)"
 
 
 def check_lines(rec, rules_array: np.ndarray, log: np.ndarray) -> tuple[bool, str]:
     """Whether the replay reproduces the stored game row and hand rows, as one line."""
-    from arena.replay import ReplayError, compare, replay_game
+    from arena.engine.replay import ReplayError, compare, replay_game
 
     g = rec.game
     try:

@@ -68,11 +68,11 @@ def _fail(message: str) -> None:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     from arena.analysis.report import ReportError
-    from arena.bot import BotError
-    from arena.config import ConfigError
-    from arena.rules import RulesError
+    from arena.botkit.bot import BotError
     from arena.run.runner import TournamentError
     from arena.run.store import StoreError
+    from arena.settings.config import ConfigError
+    from arena.settings.rules import RulesError
 
     return (BotError, ConfigError, ReportError, RulesError, TournamentError, StoreError)
 
@@ -131,7 +131,7 @@ def _print_tables(result) -> None:
 
 
 def _parse_sets(items: list[str] | None) -> dict:
-    from arena.rules import parse_overrides
+    from arena.settings.rules import parse_overrides
 
     return parse_overrides(items or [])
 
@@ -179,7 +179,7 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
     """Play a tournament from a config; rerunning the same command (or --resume) continues it."""
-    from arena.config import load_config
+    from arena.settings.config import load_config
 
     _setup_logging(quiet)
     try:
@@ -283,7 +283,7 @@ def submit(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
     """Add a bot to a finished round-robin: plays only its new pairs, then updates the run."""
-    from arena.config import load_config
+    from arena.settings.config import load_config
 
     _setup_logging(quiet)
     try:
@@ -314,7 +314,7 @@ def list_bots(
     config: Annotated[Path | None, typer.Option(help="Also list the variants this config defines.")] = None,
 ) -> None:
     """List the built-in bots (and a config's variants, files and external bots) with their parameters."""
-    from arena.bot import BUILTIN_BOTS, load_bot
+    from arena.botkit.bot import BUILTIN_BOTS, load_bot
 
     try:
         rows = []
@@ -322,7 +322,7 @@ def list_bots(
             b = load_bot(key)
             rows.append((b.name, b.path, b.description, dict(zip(b.param_names, b.params.tolist()))))
         if config is not None:
-            from arena.config import load_config
+            from arena.settings.config import load_config
 
             cfg = load_config(config)
             for spec, b in cfg.load_bots(config.parent).items():
@@ -350,12 +350,12 @@ def show_rules(
     ] = None,
 ) -> None:
     """Print the resolved rules of a preset, rules file or tournament config."""
-    from arena.rules import load_rules
+    from arena.settings.rules import load_rules
 
     try:
         p = Path(source)
         if p.is_file() and "bots" in _toml_keys(p):  # a tournament config
-            from arena.config import load_config
+            from arena.settings.config import load_config
 
             r = load_config(p).resolved_rules().with_overrides(_parse_sets(set_))
         else:
@@ -381,7 +381,7 @@ def replay(
     symbols: Annotated[bool, typer.Option("--symbols/--letters", help="Suit symbols or letters.")] = True,
 ) -> None:
     """Replay one recorded game hand by hand, with melds and layoffs (exit 1 if it does not match the stored game)."""
-    from arena.show import replay_report
+    from arena.cli.show import replay_report
 
     try:
         ok, text = replay_report(run_dir, game, symbols=symbols)
@@ -401,8 +401,8 @@ def play(
     open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
 ) -> None:
     """Play Gin Rummy against a bot in your browser (a local web server on 127.0.0.1)."""
-    from arena.bot import load_bot
-    from arena.rules import load_rules
+    from arena.botkit.bot import load_bot
+    from arena.settings.rules import load_rules
     from arena.web.server import App, serve
     from arena.web.session import TARGETS
 

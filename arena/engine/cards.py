@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from arena._jit import jit
+from arena.engine._jit import jit
 
 Card = int
 Mask = int

@@ -1,0 +1,7 @@
+"""The bots layer's support: loading a bot (:mod:`arena.botkit.bot`), the
+helpers strategies share (:mod:`arena.botkit.lib`) and search support for
+bots that look ahead (:mod:`arena.botkit.search`).
+
+External programs and the sandbox are the same layer's :mod:`arena.external`;
+the built-in strategies are the top-level ``bots`` package.
+"""

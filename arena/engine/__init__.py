@@ -1,0 +1,9 @@
+"""The engine layer: cards, array layouts, meld kernels, the step machine,
+the play drivers, replay, seeded generators and the bot contract's types.
+
+Everything here is numba kernels over int64/float64 arrays plus the thin
+typed Python around them.  The engine imports only the settings layer
+(``arena.settings``) above it, never the bots, the run or the interfaces:
+a bot reaches the engine only through the contract in
+:mod:`arena.engine.contract`.
+"""

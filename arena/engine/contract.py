@@ -1,0 +1,58 @@
+"""The bot contract as the engine sees it: one signature, five decisions.
+
+A bot is five decision functions called with the same four arguments::
+
+    take_upcard(view, params, memory, rng) -> 1 take / 0 pass
+    draw(view, params, memory, rng)        -> 1 discard pile / 0 stock
+    big_gin(view, params, memory, rng)     -> 1 declare / 0 play on
+    discard(view, params, memory, rng)     -> card number 0..51
+    knock(view, params, memory, rng)       -> 1 knock / 0 play on
+
+The types live here, in the engine, so the play drivers need nothing from
+the bots layer above them: loading a bot (:mod:`arena.botkit.bot`) produces
+an object that satisfies :class:`PlayableBot`, and the engine calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+from numba import types
+
+from arena.engine.layout import PH_BIG_GIN, PH_DISCARD, PH_DRAW, PH_KNOCK, PH_UPCARD_DEALER, PH_UPCARD_NONDEALER
+
+#: The one signature of every decision function.
+BOT_SIGNATURE = types.int64(types.int64[::1], types.float64[::1], types.float64[::1], types.uint64[::1])
+DecisionType = types.FunctionType(BOT_SIGNATURE)
+#: A bot as the compiled engine sees it: one function per phase (PH_*).
+BotType = types.UniTuple(DecisionType, 6)
+
+DECISIONS = ("take_upcard", "draw", "big_gin", "discard", "knock")
+#: Which function answers each phase, in PH_* order.
+PHASE_FUNCTION = {
+    PH_UPCARD_NONDEALER: "take_upcard",
+    PH_UPCARD_DEALER: "take_upcard",
+    PH_DRAW: "draw",
+    PH_BIG_GIN: "big_gin",
+    PH_DISCARD: "discard",
+    PH_KNOCK: "knock",
+}
+#: Memory slots a bot gets when its module does not ask for a number.
+DEFAULT_MEMORY = 8
+
+
+class PlayableBot(Protocol):
+    """What the play drivers need of a loaded bot (``arena.botkit.bot.Bot`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def functions(self) -> tuple[Callable[..., int], ...]: ...  # in PH_* order (6 entries)
+    @property
+    def params(self) -> np.ndarray: ...
+    @property
+    def memory_size(self) -> int: ...
+    @property
+    def fast(self) -> bool: ...
