@@ -275,17 +275,27 @@ def _report_bar(quiet: bool):
 @app.command()
 def submit(
     bot: Annotated[str, typer.Argument(help="The bot to add: a .py file, a built-in name, or cmd:<program>.")],
-    to: Annotated[Path, typer.Option("--to", help="An existing run folder, e.g. results/default.")],
+    dest: Annotated[str, typer.Option("--to", help="A run folder (results/default) or a league (http://HOST:PORT).")],
     sandbox: Annotated[
         bool, typer.Option("--sandbox", help="Run the bot file in its own process, with limits (for bots from others).")
     ] = False,
     workers: Annotated[int | None, typer.Option(help="Worker processes (0 = all cores).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
+    token: Annotated[str | None, typer.Option("--token", help="Your league token (with --to http://...).")] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="The bot's name in the league (default: file name).")
+    ] = None,
 ) -> None:
-    """Add a bot to a finished round-robin: plays only its new pairs, then updates the run."""
+    """Add a bot to a finished round-robin (plays only its new pairs), or upload it to a league server."""
     from arena.settings.config import load_config
 
+    if dest.startswith(("http://", "https://")):
+        from arena.league.cli import submit_remote
+
+        submit_remote(bot, dest, token, name)
+        return
     _setup_logging(quiet)
+    to = Path(dest)
     try:
         from arena.run.store import RunStore
 
@@ -553,6 +563,11 @@ def check_bot(
         _fail(str(exc))
     report = run_check(spec, games=games, limits=limits, echo=typer.echo)
     raise typer.Exit(code=0 if report.passed else 1)
+
+
+from arena.league.cli import app as _league_app  # noqa: E402 - the league's commands: arena league ...
+
+app.add_typer(_league_app, name="league")
 
 
 def main() -> None:  # pragma: no cover
