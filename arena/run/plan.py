@@ -17,6 +17,7 @@ changed bot file gets its games played again, never mixed with old ones.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -58,29 +59,28 @@ class BotSpec:
 
     @classmethod
     def of(cls, bot: Bot) -> BotSpec:
-        """The spec of a loaded bot."""
-        params = tuple(zip(bot.param_names, bot.params.tolist()))
-        if bot.source.startswith(("cmd:", "sandbox:")):
-            import dataclasses
-
+        """The spec of a loaded bot (its :class:`~arena.settings.botref.BotRef` says what kind)."""
+        ref = bot.ref
+        if ref is None:
+            raise ValueError(f"bot '{bot.name}' was not loaded from a reference (use arena.botkit.load.load)")
+        params = tuple(bot.param_dict().items())
+        if ref.kind in ("command", "sandbox"):
             from arena.external import external_of
 
             ext = external_of(bot)
             limits = tuple(dataclasses.asdict(ext.limits).items()) if ext is not None else ()
-            if bot.source.startswith("cmd:"):
-                cwd = (ext.cwd or "") if ext is not None else ""
-                return cls(bot.name, "command", bot.source[4:], "", bot.source_hash, params, limits, cwd)
-            path = bot.source[len("sandbox:") :]
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-            return cls(bot.name, "sandbox", path, text, bot.source_hash, params, limits)
-        if bot.source.startswith("bots."):
-            return cls(bot.name, "builtin", bot.source[len("bots.") :], "", bot.source_hash, params)
-        module = bot.module
-        path = getattr(module, "__file__", None) or bot.source
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        return cls(bot.name, "file", bot.source, text, bot.source_hash, params)
+            if ref.kind == "command":
+                return cls(bot.name, "command", ref.ref, "", bot.source_hash, params, limits, ref.cwd or "")
+            return cls(bot.name, "sandbox", ref.ref, _read(ref.ref), bot.source_hash, params, limits)
+        if ref.kind == "builtin":
+            return cls(bot.name, "builtin", ref.ref, "", bot.source_hash, params)
+        path = getattr(bot.module, "__file__", None) or ref.ref
+        return cls(bot.name, "file", ref.ref, _read(path), bot.source_hash, params)
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from arena.botkit.bot import Bot, BotError, load_bot
+from arena.settings.botref import BotRef, BotRefError
 from arena.settings.rules import Rules, RulesError, load_rules
 
 FORMATS = ("round-robin", "gauntlet")
@@ -62,6 +62,11 @@ SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
 #: (external and sandboxed); the chunk limit to every chunk (a watchdog
 #: stops a worker whose chunk runs longer: max(chunk_min_seconds,
 #: games * chunk_seconds_per_game)).
+#: Seconds a bot in its own process gets to start and answer the handshake, by
+#: kind: a command as docs/PROTOCOL.md says, a sandboxed file longer, since its
+#: host compiles the file with numba, cold.
+START_SECONDS: dict[str, float] = {"command": 30.0, "sandbox": 120.0}
+
 LIMITS: dict[str, tuple[float, float, float]] = {
     "decision_seconds": (2.0, 0.001, 3600.0),
     "game_seconds": (120.0, 0.01, 86400.0),
@@ -242,82 +247,51 @@ class TournamentConfig:
             return [(self.candidate, b) for b in self.bots]  # type: ignore[misc]
         return [(a, b) for i, a in enumerate(self.bots) for b in self.bots[i + 1 :]]
 
-    def load_bots(self, base_dir: Path | None = None) -> dict[str, Bot]:
-        """Load every bot, keyed as listed in the config (variants resolved).
+    def bot_refs(self, base_dir: Path | None = None) -> dict[str, BotRef]:
+        """Every bot as a :class:`BotRef`, keyed as listed in the config (variants resolved).
 
-        A bot file's display name is its ``NAME`` or file stem.  A bad bot or
-        two bots with one name is a one-line ConfigError.
+        Relative file paths and a command's ``cwd`` are taken from ``base_dir``
+        (the config file's folder).  A spec that names no bot is a one-line
+        ConfigError; loading the bots is the bots layer's job
+        (:func:`arena.botkit.load.load_bots`).
         """
-        out: dict[str, Bot] = {}
+        out: dict[str, BotRef] = {}
         for spec in self.all_bots():
             try:
                 if spec in self.variants:
                     params = dict(self.variants[spec])
                     if "command" in params:
-                        from arena.external import external_bot
-
                         cwd = params.get("cwd")
                         if cwd is not None and base_dir is not None and not os.path.isabs(cwd):
                             cwd = str((base_dir / cwd).resolve())
-                        out[spec] = external_bot(spec, list(params["command"]), cwd, self.bot_limits())
+                        out[spec] = BotRef.command(list(params["command"]), cwd)
                         continue
                     sandbox = bool(params.pop("sandbox", self.sandbox))
-                    base = self._load_one(_resolve(params.pop("bot"), base_dir), sandbox)
-                    out[spec] = base.with_params(spec, params)
+                    base = BotRef.parse(str(params.pop("bot")), base_dir, sandbox=sandbox)
+                    out[spec] = dataclasses.replace(base, params=tuple(params.items()))
                 else:
-                    out[spec] = self._load_one(_resolve(spec, base_dir), self.sandbox)
-            except BotError as exc:
-                raise ConfigError(str(exc) if str(exc).startswith(("bot ", spec)) else f"bot '{spec}': {exc}") from None
-        names = [b.name for b in out.values()]
-        for n in names:
-            if names.count(n) > 1:
-                raise ConfigError(
-                    f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)"
-                )
+                    out[spec] = BotRef.parse(spec, base_dir, sandbox=self.sandbox)
+            except BotRefError as exc:
+                raise ConfigError(f"bot '{spec}': {exc}") from None
         return out
 
-    def bot_limits(self):
-        """The :class:`arena.external.Limits` of bots in their own processes."""
-        from arena.external import Limits
-
-        # start_s: a sandboxed file is compiled by numba in its own process, which can take a while cold.
-        return Limits(
-            decision_s=self.limit("decision_seconds"),
-            game_s=self.limit("game_seconds"),
-            memory_mb=int(self.limit("memory_mb")),
-            start_s=120.0,
-        )
-
-    def _load_one(self, spec: str, sandbox: bool) -> Bot:
-        """One bot by spec; ``cmd:`` and ``sandbox:`` specs, and files when sandboxed, in their own process."""
-        if spec.startswith("cmd:"):
-            import shlex
-
-            from arena.external import external_bot
-
-            try:
-                command = shlex.split(spec[4:])
-            except ValueError as exc:
-                raise BotError(f"{spec}: cannot split the command: {exc}") from None
-            if not command:
-                raise BotError(f"{spec}: no command after 'cmd:'")
-            return external_bot(None, command, None, self.bot_limits())
-        if spec.startswith("sandbox:") or (sandbox and _is_path(spec)):
-            from arena.external import sandboxed_bot
-
-            return sandboxed_bot(spec.removeprefix("sandbox:").strip(), self.bot_limits())
-        return load_bot(spec)
+    def bot_limits(self) -> dict[str, float]:
+        """The limits of bots in their own processes, as ``arena.external.Limits`` fields."""
+        return {
+            "decision_s": self.limit("decision_seconds"),
+            "game_s": self.limit("game_seconds"),
+            "memory_mb": int(self.limit("memory_mb")),
+        }
 
     def with_absolute_paths(self, base_dir: Path | None = None) -> TournamentConfig:
         """The same config with bot file paths made absolute, so a saved copy
         (``results/<run>/config.toml``) loads from any working directory."""
 
         def fix(spec: str) -> str:
-            if spec.startswith("sandbox:"):
-                return "sandbox:" + fix(spec.removeprefix("sandbox:").strip())
-            if spec in self.variants or not _is_path(spec):
+            if spec in self.variants:
                 return spec
-            return str(Path(_resolve(spec, base_dir)).resolve())
+            ref = BotRef.parse(spec, base_dir)
+            return ref.absolute().spec() if ref.kind in ("file", "sandbox") else spec
 
         variants = {k: ({**v, "bot": fix(str(v["bot"]))} if "bot" in v else dict(v)) for k, v in self.variants.items()}
         return dataclasses.replace(
@@ -341,22 +315,6 @@ class TournamentConfig:
 
     def replace(self, **changes: Any) -> TournamentConfig:
         return dataclasses.replace(self, **changes)
-
-
-def _is_path(spec: str) -> bool:
-    """A bot spec that names a file (not a built-in name, a variant or an external ``cmd:``)."""
-    return not spec.startswith("cmd:") and (spec.endswith(".py") or "/" in spec or "\\" in spec)
-
-
-def _resolve(spec: str, base_dir: Path | None) -> str:
-    """Bot file paths in a config are relative to the config file's folder."""
-    if spec.startswith("sandbox:"):
-        return "sandbox:" + _resolve(spec.removeprefix("sandbox:").strip(), base_dir)
-    if base_dir is not None and _is_path(spec) and not os.path.isabs(spec):
-        candidate = base_dir / spec
-        if candidate.exists():
-            return str(candidate)
-    return spec
 
 
 def config_from_dict(d: Mapping[str, Any], source: str = "config") -> TournamentConfig:
