@@ -197,16 +197,9 @@ def run(
             "results_dir": results_dir,
             "scheduler": scheduler,
         }
-        cfg = load_config(config, overrides)
-        if bot:
-            cfg = cfg.replace(bots=cfg.bots + tuple(b for b in bot if b not in cfg.bots))
         if gauntlet:
-            cfg = cfg.replace(format="gauntlet", candidate=gauntlet, bots=tuple(b for b in cfg.bots if b != gauntlet))
-        if rules or set_:
-            base = rules or (cfg.rules if isinstance(cfg.rules, str) else dict(cfg.rules))
-            table = {"preset": base} if isinstance(base, str) else dict(base)
-            table.update(_parse_sets(set_))
-            cfg = cfg.replace(rules=table)
+            overrides.update(format="gauntlet", candidate=gauntlet)
+        cfg = load_config(config, overrides, add_bots=tuple(bot or ()), rules=rules, rule_sets=_parse_sets(set_))
         _run(cfg, config.parent, fresh=fresh, sprt=sprt, report=report, quiet=quiet)
     except _user_errors() as exc:
         _fail(str(exc))

@@ -28,6 +28,7 @@ import numpy as np
 from arena.botkit.bot import Bot
 from arena.engine._jit import jit
 from arena.engine.rng import mix_seed
+from arena.settings.rules import Rules
 
 STREAM_PAIRS = 7_000_000  # the run seed's stream for pair seeds (distinct from a game's own streams)
 
@@ -92,7 +93,7 @@ class ChunkTask:
     chunk: int
     bot_a: BotSpec
     bot_b: BotSpec
-    rules: tuple[tuple[str, Any], ...]  # resolved once per run
+    rules: Rules  # resolved and validated once per run; the worker only packs it
     seed: int
     pair_lo: int
     pair_hi: int
@@ -137,7 +138,7 @@ def pair_seeds(seed: int, lo: int, hi: int) -> np.ndarray:
 def matchup_id(
     a: BotSpec,
     b: BotSpec,
-    rules: dict[str, Any],
+    rules: Rules,
     seed: int,
     games: int,
     duplicate: bool,
@@ -145,7 +146,8 @@ def matchup_id(
     record_hands: bool,
 ) -> str:
     blob = json.dumps(
-        [a.identity(), b.identity(), rules, seed, games, duplicate, chunk_size, record_hands], sort_keys=True
+        [a.identity(), b.identity(), rules.to_dict(), seed, games, duplicate, chunk_size, record_hands],
+        sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -165,7 +167,7 @@ def plan_matchup(
     b: BotSpec,
     *,
     matchup_no: int,
-    rules: dict[str, Any],
+    rules: Rules,
     seed: int,
     games: int,
     duplicate: bool,
@@ -183,7 +185,6 @@ def plan_matchup(
     mid = matchup_id(a, b, rules, seed, games, duplicate, chunk_size, record_hands)
     n_pairs = games // 2 if duplicate else games
     per_chunk = chunk_size // 2 if duplicate else chunk_size
-    items = tuple(rules.items())
     tasks = []
     for c, lo in enumerate(range(0, n_pairs, per_chunk)):
         hi = min(lo + per_chunk, n_pairs)
@@ -195,7 +196,7 @@ def plan_matchup(
                 c,
                 a,
                 b,
-                items,
+                rules,
                 seed,
                 lo,
                 hi,

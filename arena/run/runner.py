@@ -300,7 +300,7 @@ def run_tournament(
         quarantined = store.verify()
         # What a matchup's games depend on (its id) besides its two bots; the same for every matchup.
         common = dict(
-            rules=rules.to_dict(),
+            rules=rules,
             seed=seed,
             games=cfg.games_per_pair,
             duplicate=cfg.duplicate,

@@ -28,7 +28,6 @@ from arena.external.limits import Limits
 from arena.run.plan import BotSpec, ChunkTask, pair_seeds
 from arena.run.store import actions_table
 from arena.settings.botref import BotRef
-from arena.settings.rules import Rules
 
 # Slots of the progress array a worker shares with its driver (the watchdog
 # reads them to name the bot that was being asked when a chunk timed out).
@@ -136,7 +135,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
 
     t0 = time.perf_counter()
     a, b = bot_from_spec(task.bot_a), bot_from_spec(task.bot_b)
-    rules = rules_array(Rules(**dict(task.rules)))
+    rules = rules_array(task.rules)
     seeds = pair_seeds(task.seed, task.pair_lo, task.pair_hi)
     pair_no = np.arange(task.pair_lo, task.pair_hi, dtype=np.int64)
     if task.duplicate:

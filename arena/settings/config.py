@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.settings.botref import BotRef, BotRefError
-from arena.settings.rules import Rules, RulesError, load_rules
+from arena.settings.rules import PRESET_KEY, Rules, RulesError, load_rules
 
 FORMATS = ("round-robin", "gauntlet")
 KEYS = (
@@ -122,6 +122,9 @@ class TournamentConfig:
     limits: Mapping[str, float] = field(default_factory=dict)
     #: Run every bot file in its own process through the external protocol.
     sandbox: bool = False
+    #: The validated rules, resolved once when the config is made (see :meth:`resolved_rules`);
+    #: not a config key: :meth:`replace` hands it on when ``rules`` does not change.
+    resolved: Rules | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         def bad(key: str, value: Any, allowed: str) -> ConfigError:
@@ -217,18 +220,23 @@ class TournamentConfig:
             _, low, high = LIMITS[k]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
                 raise bad(f"limits.{k}", v, f"a number {low:g}..{high:g}")
+        if self.resolved is not None:
+            return
         try:
-            self.resolved_rules()
+            if isinstance(self.rules, str):
+                rules = load_rules(self.rules)
+            else:
+                d = dict(self.rules)
+                rules = load_rules(d.pop("preset", "standard"), d)
         except RulesError as exc:
             raise ConfigError(f"config: {exc}") from None
+        object.__setattr__(self, "resolved", rules)
 
     # --- derived ---------------------------------------------------------------
     def resolved_rules(self) -> Rules:
-        if isinstance(self.rules, str):
-            return load_rules(self.rules)
-        d = dict(self.rules)
-        preset = d.pop("preset", "standard")
-        return load_rules(preset, d)
+        """The rules of this config, validated once when it was made."""
+        assert self.resolved is not None  # set by __post_init__
+        return self.resolved
 
     def sprt_params(self) -> dict[str, float]:
         """The SPRT settings with defaults filled in (elo0 0, elo1 5, alpha = beta = 0.05)."""
@@ -294,8 +302,7 @@ class TournamentConfig:
             return ref.absolute().spec() if ref.kind in ("file", "sandbox") else spec
 
         variants = {k: ({**v, "bot": fix(str(v["bot"]))} if "bot" in v else dict(v)) for k, v in self.variants.items()}
-        return dataclasses.replace(
-            self,
+        return self.replace(
             bots=tuple(fix(b) for b in self.bots),
             candidate=fix(self.candidate) if self.candidate else None,
             variants=variants,
@@ -304,7 +311,8 @@ class TournamentConfig:
     def to_toml(self) -> str:
         import tomli_w
 
-        d = {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        d = {k: getattr(self, k) for k in KEYS}
+        d = {k: v for k, v in d.items() if v is not None}
         d["bots"] = list(self.bots)
         d["variants"] = {k: dict(v) for k, v in self.variants.items()}
         if isinstance(self.rules, Mapping):
@@ -314,6 +322,9 @@ class TournamentConfig:
         return tomli_w.dumps(d)
 
     def replace(self, **changes: Any) -> TournamentConfig:
+        """A copy with some keys changed; the rules are resolved again only if they change."""
+        if "rules" not in changes:
+            changes["resolved"] = self.resolved
         return dataclasses.replace(self, **changes)
 
 
@@ -331,8 +342,20 @@ def config_from_dict(d: Mapping[str, Any], source: str = "config") -> Tournament
         raise ConfigError(f"{source}: {exc}") from None
 
 
-def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
+def load_config(
+    path: str | Path,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    add_bots: tuple[str, ...] = (),
+    rules: str | None = None,
+    rule_sets: Mapping[str, Any] | None = None,
+) -> TournamentConfig:
     """Read a tournament TOML and apply overrides (keys as in the file).
+
+    ``add_bots`` joins the file's bots (a ``candidate`` override leaves
+    them).  ``rules`` (a preset or rules file) replaces the config's rules and
+    ``rule_sets`` (``--set key=value``) changes some of them; the result is
+    validated once, with the config.
 
     ``path`` is a file, or the bare name of an example shipped with the
     package (``default``, ``quick``: ``arena/configs/<name>.toml``), so an
@@ -355,4 +378,13 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
             'bots = [...], e.g. bots = ["random", "simple"] (or try the shipped example: arena run quick)'
         )
     d.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if add_bots or (overrides or {}).get("candidate"):
+        listed = list(d["bots"]) if isinstance(d["bots"], (list, tuple)) else [d["bots"]]
+        bots = listed + [b for b in add_bots if b not in listed]
+        d["bots"] = [b for b in bots if b != (overrides or {}).get("candidate")]
+    if rules or rule_sets:
+        base = rules or d.get("rules", "standard")
+        table = {PRESET_KEY: base} if isinstance(base, str) else dict(base)
+        table.update(rule_sets or {})
+        d["rules"] = table
     return config_from_dict(d, source=str(path))
