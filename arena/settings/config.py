@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from arena.settings.botref import BotRef, BotRefError
 from arena.settings.rules import PRESET_KEY, Rules, RulesError, load_rules
@@ -74,6 +74,14 @@ LIMITS: dict[str, tuple[float, float, float]] = {
     "chunk_seconds_per_game": (0.5, 0.0001, 3600.0),
     "chunk_min_seconds": (300.0, 1.0, 86400.0),
 }
+
+
+class BotLimits(TypedDict):
+    """The configured limits of a bot in its own process (fields of ``arena.external.Limits``)."""
+
+    decision_s: float
+    game_s: float
+    memory_mb: int
 
 
 class ConfigError(ValueError):
@@ -283,13 +291,13 @@ class TournamentConfig:
                 raise ConfigError(f"bot '{spec}': {exc}") from None
         return out
 
-    def bot_limits(self) -> dict[str, float]:
+    def bot_limits(self) -> BotLimits:
         """The limits of bots in their own processes, as ``arena.external.Limits`` fields."""
-        return {
-            "decision_s": self.limit("decision_seconds"),
-            "game_s": self.limit("game_seconds"),
-            "memory_mb": int(self.limit("memory_mb")),
-        }
+        return BotLimits(
+            decision_s=self.limit("decision_seconds"),
+            game_s=self.limit("game_seconds"),
+            memory_mb=int(self.limit("memory_mb")),
+        )
 
     def with_absolute_paths(self, base_dir: Path | None = None) -> TournamentConfig:
         """The same config with bot file paths made absolute, so a saved copy
