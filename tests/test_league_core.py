@@ -170,8 +170,25 @@ def test_a_bot_that_fails_its_check_is_refused_with_the_reason(tmp_path):
     assert s.check_next()
     v = dict(c.execute("SELECT status, reason FROM versions WHERE run_name = 'broken-v1'").fetchone())
     assert v["status"] == "refused" and v["reason"] and "\n" not in v["reason"]
+    assert "the check failed" not in v["reason"]  # refused by a FAIL line of the check, not by a crash of it
     assert lg.user_info(c, "ann")["versions"][0]["reason"] == v["reason"]
     assert "broken" not in {e["bot"] for e in lg.leaderboard(c)}
     assert not c.execute(
         "SELECT COUNT(*) FROM pairings WHERE a = (SELECT id FROM versions WHERE run_name = 'broken-v1')"
     ).fetchone()[0]
+
+
+def test_a_good_bot_passes_its_check_and_is_queued_against_the_field(tmp_path):
+    from tests.test_league_common import SIMPLE_COPY
+
+    lg = house_league(tmp_path, check_games=2)
+    c = lg.db()
+    lg.add_user(c, "ann")
+    ann = User(c.execute("SELECT id FROM users WHERE name = 'ann'").fetchone()[0], "ann", False)
+    lg.submit(c, ann, "good", source=SIMPLE_COPY.encode())
+    s = Scheduler(lg, workers=1)
+    assert s.check_next()
+    v = dict(c.execute("SELECT id, status, reason FROM versions WHERE run_name = 'good-v1'").fetchone())
+    assert (v["status"], v["reason"]) == ("playing", "")
+    n = c.execute("SELECT COUNT(*) FROM pairings WHERE a = ? AND priority = 100", (v["id"],)).fetchone()[0]
+    assert n == 3  # against each house bot

@@ -95,7 +95,10 @@ class Scheduler:
         from arena.external.check import check_bot
 
         log.info("checking %s", v["run_name"])
-        limits = self.cfg.run_config(["random", "simple"], round_no=0, results_dir=".").bot_limits()
+        from arena.external.limits import Limits
+
+        # The limits the bot will play under (the check sets the start time of its kind).
+        limits = Limits(**self.cfg.run_config(["random", "simple"], round_no=0, results_dir=".").bot_limits())
         try:
             report = check_bot(self._spec(v), games=self.cfg.check_games, limits=limits, echo=None)
             fails = [f"{what}: {detail}" for status, what, detail in report.lines if status == "FAIL"]
