@@ -101,6 +101,7 @@ def main() -> int:
         wait_for(lambda: status() == "rated", 7200, "the rating", step=1)
         rated = time.perf_counter() - t0
         entry = next(e for e in server.get("/api/leaderboard") if e["bot"] == "candidate")
+        assert entry["games"] == 6 * per_pair, f"a rated entry counts all its games ({entry['games']})"
         print(f"upload -> checked {checked:.0f} s; -> rated {rated:.0f} s; {entry['games']} games")
         print(
             f"summary: upload to a rated entry with {entry['games']} games against a 6-bot field on "

@@ -150,10 +150,12 @@ class Scheduler:
                 "SELECT * FROM pairings WHERE state IN ('running', 'queued')"
                 " ORDER BY state = 'running' DESC, priority DESC, id LIMIT 1",
             )
-            if not found:
-                return False
-            p = found[0]
-            c.execute("UPDATE pairings SET state = 'running' WHERE id = ?", (p["id"],))
+            if found:
+                p = found[0]
+                c.execute("UPDATE pairings SET state = 'running' WHERE id = ?", (p["id"],))
+        if not found:
+            self.settle()
+            return False
         va = rows(c, "SELECT * FROM versions WHERE id = ?", (p["a"],))[0]
         vb = rows(c, "SELECT * FROM versions WHERE id = ?", (p["b"],))[0]
         log.info("playing %s vs %s (round %d)", va["run_name"], vb["run_name"], p["round"])
@@ -162,21 +164,25 @@ class Scheduler:
         with transaction(c):
             c.execute(
                 "UPDATE pairings SET state = ?, games = ?, result = ?, finished = ? WHERE id = ?",
-                (state, games, result, now_iso(), p["id"]),
+                (state, games, result, None if state == "running" else now_iso(), p["id"]),
             )
-            for vid in (va["id"], vb["id"]):
-                left = c.execute(
-                    "SELECT COUNT(*) FROM pairings WHERE (a = ? OR b = ?) AND round = 0"
-                    " AND state IN ('queued', 'running')",
-                    (vid, vid),
-                ).fetchone()[0]
-                if not left:
-                    c.execute("UPDATE versions SET status = 'rated' WHERE id = ? AND status = 'playing'", (vid,))
-        self.refresh_ratings()
+        if state != "running":
+            self.refresh_ratings()  # before 'rated': a rated bot's entry already counts all its games
+            self.settle()
         return True
+
+    def settle(self) -> None:
+        """'playing' versions with no first-round pairing left are 'rated' (also after a crash in between)."""
+        with transaction(self.conn):
+            self.conn.execute(
+                "UPDATE versions SET status = 'rated' WHERE status = 'playing' AND NOT EXISTS (SELECT 1 FROM"
+                " pairings p WHERE (p.a = versions.id OR p.b = versions.id) AND p.round = 0"
+                " AND p.state IN ('queued', 'running'))"
+            )
 
     def _play(self, p: dict[str, Any], va: dict[str, Any], vb: dict[str, Any]) -> tuple[str, str]:
         from arena.run.runner import run_tournament
+        from arena.run.store import StoreBusy
 
         cfg = self.cfg.run_config(
             [va["run_name"], vb["run_name"]],
@@ -197,7 +203,11 @@ class Scheduler:
 
         try:
             res = run_tournament(cfg, progress=progress, base_dir=self.league.dir, sprt=bool(self.cfg.sprt))
-        except Exception as exc:  # a bot that no longer loads, a busy folder...: recorded, never fatal
+        except StoreBusy as exc:  # another process still holds the run folder: the pairing waits, not lost
+            log.warning("pairing %s vs %s waits: %s", va["run_name"], vb["run_name"], exc)
+            time.sleep(5)
+            return "", "running"
+        except Exception as exc:  # a bot that no longer loads...: recorded, never fatal
             log.error("pairing %s vs %s: %s", va["run_name"], vb["run_name"], exc)
             return " ".join(str(exc).split())[:600], "cancelled"
         text = res.status
