@@ -395,7 +395,10 @@ def replay(
 @app.command()
 def play(
     bot: Annotated[str, typer.Option("--bot", help="The opponent: a built-in bot's name or a bot file.")] = "simple",
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset: standard, eaai, oklahoma.")] = "standard",
+    rules: Annotated[
+        str,
+        typer.Option("--rules", help="The page's variant: a preset (standard, oklahoma, eaai) or a rules .toml file."),
+    ] = "standard",
     target: Annotated[int, typer.Option("--target", help="Points to play to: 50, 100 or 200.")] = 100,
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
     open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
