@@ -179,7 +179,7 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_lay_down(brows
         install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)  # the bot knocked
         page.wait_for_selector("#arrange:not(.hidden)")
         s = srv.app.session
-        run = '#opp-zones .zone:has(.card[data-id="%d"])' % c("2c")
+        run = f'#opp-zones .zone:has(.card[data-id="{c("2c")}"])'
         card(page, "6c", "#my-zones").click()  # 6c alone does not touch 2-3-4c
         page.locator(run).click()
         page.wait_for_selector("#error:not(.hidden)")
@@ -187,7 +187,7 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_lay_down(brows
         assert s.knock["laid"] == 0
         for x, on in (("5c", "2c"), ("6c", "2c"), ("7s", "7c"), ("Js", "8s")):  # 6c after 5c: a chain
             card(page, x, "#my-zones").click()
-            page.locator('#opp-zones .zone:has(.card[data-id="%d"])' % c(on)).click()
+            page.locator(f'#opp-zones .zone:has(.card[data-id="{c(on)}"])').click()
             page.wait_for_selector(f'#opp-zones .card.laid[data-id="{c(x)}"]')
         assert s.knock["laid"] == mask_of(parse_cards("5c 6c 7s Js"))
         page.screenshot(path=str(shots / "defend-desktop.png"))
