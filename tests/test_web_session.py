@@ -21,10 +21,10 @@ def c(text):
     return parse_card(text)
 
 
-def session(nondealer, dealer, dealer_seat, *actions, defend=False):
+def session(nondealer, dealer, dealer_seat, *actions, defend=False, stock="Ad"):
     """A session whose hand is the scripted one, ``actions`` played through the session."""
     s = PlaySession.start(bot="simple", seed=1)
-    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock="Ad", dealer_seat=dealer_seat)
+    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock=stock, dealer_seat=dealer_seat)
     s.st[:] = st
     s.hand_over, s.stage, s.events, s.items = False, "play", [], []
     for a in actions:
@@ -100,3 +100,30 @@ def test_play_on_discards_without_a_knock_even_when_one_is_allowed():
     assert s.events[i + 1] == "You do not knock"  # the engine asked (1 deadwood); play_on answered no
     assert s.stage == "play" and "You knock" not in s.events
     assert not (int(s.st[S_HAND]) >> c("Kh")) & 1
+
+
+GIN_HAND = "2c 3c 4c 8s 9s Ts Kc Kd Kh 5c"
+NO_MELDS = "7s 5s 6h Js Jh 2h 3h Qc Qd 4d"  # the bot's hand: 67 deadwood
+
+
+def test_gin_is_a_knock_from_the_discard_phase_laid_down_by_the_person():
+    s = session(GIN_HAND, NO_MELDS, 1, "pass", "pass")  # draws Ad, which melds with nothing
+    v = s.view()
+    assert "big_gin" not in v["allowed"] and v["best_deadwood"] == 0 and c("Ad") in v["knock_discards"]
+    s.act("knock", c("Ad"))
+    assert s.stage == "lay_down" and s.view()["arrange"]["deadwood"] == 0
+    with pytest.raises(IllegalAction, match="above this hand's knock limit"):
+        s.act("lay_down", melds=[[c(x) for x in ("Kc", "Kd", "Kh")]])
+    s.act("lay_down", melds=s.view()["arrange"]["proposal"])
+    assert s.last_hand["outcome"] == "gin" and s.last_hand["points"][PERSON] == 25 + 67
+
+
+def test_big_gin_is_declared_and_must_meld_every_card():
+    s = session(GIN_HAND, NO_MELDS, 1, "pass", "pass", stock="Ks")  # draws Ks: all 11 cards meld
+    assert "big_gin" in s.view()["allowed"]
+    s.act("big_gin")
+    assert s.stage == "lay_down" and s.view()["arrange"]["big_gin"]
+    with pytest.raises(IllegalAction, match="big gin needs all 11 cards"):
+        s.act("lay_down", melds=[[c(x) for x in m.split()] for m in ("2c 3c 4c", "8s 9s Ts", "Kc Kd Kh Ks")])
+    s.act("lay_down", melds=[[c(x) for x in m.split()] for m in ("2c 3c 4c 5c", "8s 9s Ts", "Kc Kd Kh Ks")])
+    assert s.last_hand["outcome"] == "big_gin" and s.last_hand["points"][PERSON] == 31 + 67
