@@ -70,8 +70,8 @@ def shots(tmp_path):
     return d
 
 
-def _page(browser, viewport=DESK, locale="en-US"):
-    ctx = browser.new_context(viewport=viewport, locale=locale)
+def _page(browser, viewport=DESK, locale="en-US", touch=False):
+    ctx = browser.new_context(viewport=viewport, locale=locale, has_touch=touch, is_mobile=touch)
     return ctx, ctx.new_page()
 
 
@@ -228,6 +228,27 @@ def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with
         assert page.locator("#box .line").inner_text() == "Trkanje (simple): ostale točke 67 − 1 = 66 točk za: simple"
         page.screenshot(path=str(shots / "showdown-phone-sl.png"))
         assert fits(page, 390)
+    finally:
+        ctx.close()
+
+
+def test_touch_tap_selects_a_card_then_the_pile_discards_it_or_another_card_moves_it(browser, srv, shots):
+    ctx, page = _page(browser, PHONE, touch=True)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")
+        ids = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
+        card(page, "Kh").tap()
+        assert "selected" in card(page, "Kh").get_attribute("class")
+        assert srv.app.session.view()["phase"] == "discard"  # a tap only selects
+        card(page, "7c").tap()  # a second card: the selected one moves before it
+        moved = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
+        assert moved[0] == c("Kh") and sorted(moved) == sorted(ids) and srv.app.session.view()["phase"] == "discard"
+        card(page, "Kh").tap()
+        page.locator("#pile .slot").tap()
+        page.wait_for_selector(f'#you-hand .card[data-id="{c("Kh")}"]', state="detached")
+        assert "You discard K♥" in srv.app.session.events
+        page.screenshot(path=str(shots / "touch-phone.png"))
     finally:
         ctx.close()
 
