@@ -294,3 +294,31 @@ def test_a_game_is_resumed_by_its_session_id(server):
     assert call(server, "GET", "/api/state")[1]["target"] == 50  # without an id: the game used last
     status, err = call(server, "GET", "/api/state?session=nope")
     assert status == 404 and "no game" in err["error"]
+
+
+def test_arena_play_rules_file_is_what_the_page_plays(tmp_path):
+    import os
+    import subprocess
+
+    f = tmp_path / "house.toml"
+    f.write_text('preset = "standard"\nundercut_bonus = 20\nknock_limit = 7\n')
+    proc = subprocess.Popen(
+        [*ARENA, "play", "--port", "0", "--no-open", "--rules", str(f)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "DISPLAY": ""},
+    )
+    try:
+        url = proc.stdout.readline().split()[3].rstrip("/")
+        with urllib.request.urlopen(url + "/api/options", timeout=180) as r:
+            opt = json.loads(r.read())
+        assert opt["defaults"]["preset"] == "house.toml" and opt["presets"][0] == "house.toml"
+        req = urllib.request.Request(url + "/api/new", data=b"{}", method="POST")
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=180) as r:
+            v = json.loads(r.read())
+        assert v["preset"] == "house.toml" and v["rules"]["undercut_bonus"] == 20 and v["knock_limit"] == 7
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
