@@ -180,11 +180,13 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_lay_down(brows
         page.wait_for_selector("#arrange:not(.hidden)")
         s = srv.app.session
         run = f'#opp-zones .zone:has(.card[data-id="{c("2c")}"])'
+        before = s.st.copy()
         card(page, "6c", "#my-zones").click()  # 6c alone does not touch 2-3-4c
         page.locator(run).click()
         page.wait_for_selector("#error:not(.hidden)")
         assert "6♣ fits none of the knocker's melds" in page.locator("#error").inner_text()
-        assert s.knock["laid"] == 0
+        assert s.knock["laid"] == 0 and (s.st == before).all() and s.stage == "defend"  # nothing changed
+        assert page.locator("#opp-zones .card.laid").count() == 0 and card(page, "6c", "#my-zones").count() == 1
         for x, on in (("5c", "2c"), ("6c", "2c"), ("7s", "7c"), ("Js", "8s")):  # 6c after 5c: a chain
             card(page, x, "#my-zones").click()
             page.locator(f'#opp-zones .zone:has(.card[data-id="{c(on)}"])').click()
