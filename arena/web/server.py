@@ -48,7 +48,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -294,6 +294,10 @@ def create_app(state: App) -> FastAPI:
     @api.get("/play")
     def play_page() -> FileResponse:
         return FileResponse(page_path("play.html"), media_type="text/html; charset=utf-8")
+
+    @api.get("/favicon.ico")
+    def favicon() -> Response:
+        return Response(status_code=204)  # no icon: browsers ask anyway, and a 404 shows in their console
 
     @api.get("/view")
     def view_page() -> FileResponse:
