@@ -21,11 +21,11 @@ from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
 from arena.botkit.load import load
 from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
 from arena.engine.play import C_PHASE, C_SEAT, C_SIZE, play_batch
-from arena.engine.records import games_frame, hands_frame
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.limits import Limits
 from arena.run.plan import BotSpec, ChunkTask, pair_seeds
+from arena.run.schema import games_frame, hands_frame
 from arena.run.store import actions_table
 from arena.settings.botref import BotRef
 
@@ -182,7 +182,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
             log_offset += len(rec.log)
         if task.record_hands:
             h = hands_frame(rec.hands)
-            h["game"] = h["game"] + offset
+            h["game_id"] = h["game_id"] + offset  # the game's index in the chunk, for now
             hand_frames.append(h)
         offset += len(s)
     games = pd.concat(frames, ignore_index=True)
@@ -202,8 +202,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         hands = pd.concat(hand_frames, ignore_index=True)
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
-        hands["game"] = game_id[rank[hands["game"].to_numpy()]]
-        hands = hands.rename(columns={"game": "game_id"})
+        hands["game_id"] = game_id[rank[hands["game_id"].to_numpy()]]
         hands = hands.sort_values(["game_id", "hand"], kind="stable").reset_index(drop=True)
     actions = None
     if task.record_log:
