@@ -280,16 +280,12 @@ def submit(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
     """Add a bot to a finished round-robin: plays only its new pairs, then updates the run."""
-    from arena.settings.config import load_config
 
     _setup_logging(quiet)
     try:
         from arena.run.store import RunStore
 
-        RunStore(to)  # a one-line error unless it is a run folder
-        if not (to / "config.toml").exists():
-            _fail(f"{to}: not a run folder (no config.toml)")
-        cfg = load_config(to / "config.toml", {"results_dir": str(to.parent), "name": to.name})
+        cfg = RunStore(to).config()  # a one-line error unless it is a run folder
         if workers is not None:
             cfg = cfg.replace(workers=workers)
         if cfg.format != "round-robin":
