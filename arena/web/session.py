@@ -44,16 +44,6 @@ from arena.engine.layout import (
     PH_KNOCK,
     PH_UPCARD_DEALER,
     PH_UPCARD_NONDEALER,
-    S_CUR,
-    S_DEALER,
-    S_ERROR,
-    S_HAND,
-    S_HAND_NO,
-    S_KNOCK_LIMIT,
-    S_PHASE,
-    S_PILE,
-    S_PILE_N,
-    S_UPCARD,
     V_SIZE,
 )
 from arena.engine.melds import best_arrangement, defender_deadwood, melds_of
@@ -71,6 +61,7 @@ from arena.engine.showdown import (
     value,
 )
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state
+from arena.engine.table import Table
 from arena.settings.rules import Rules, RulesError, load_rules
 from arena.web.table import action_text, showdown, table_state
 
@@ -134,6 +125,11 @@ def _ids(mask: int) -> list[int]:
 
 class PlaySession:
     """One game: a person (seat 0) against a bot (seat 1)."""
+
+    @property
+    def table(self) -> Table:
+        """The live state, read by name."""
+        return Table(self.st)
 
     def __init__(self, bot: Bot, rules: Rules, preset: str, name: str = "You", seed: int | None = None):
         self.id = secrets.token_urlsafe(12)
@@ -202,12 +198,12 @@ class PlaySession:
 
     def _deal(self) -> None:
         begin_hand(self.st, self.rules, self.seed, self.scratch)
-        dealer = int(self.st[S_DEALER])
+        dealer = self.table.dealer
         self.events, self.items = [], []
         verb = "deal" if dealer == PERSON else "deals"
         self._note(
-            f"Hand {int(self.st[S_HAND_NO]) + 1}: {self.names[dealer]} {verb}",
-            {"key": "deal", "seat": dealer, "hand": int(self.st[S_HAND_NO]) + 1},
+            f"Hand {self.table.hand_no}: {self.names[dealer]} {verb}",
+            {"key": "deal", "seat": dealer, "hand": self.table.hand_no},
         )
         self.hand_over = False
         self.last_hand = None
@@ -216,16 +212,16 @@ class PlaySession:
         self._bot_moves()
 
     def _apply(self, action: int) -> None:
-        seat = int(self.st[S_CUR])
-        phase = int(self.st[S_PHASE])
+        seat = self.table.to_act
+        phase = self.table.phase
         before = self.st.copy()
         if apply_action(self.st, self.rules, int(action)) != 0:
-            code = int(self.st[S_ERROR])
+            code = self.table.error
             err = ERROR_TEXT[code] if 0 <= code < len(ERROR_TEXT) else "not allowed"
             self.st[:] = before
             raise IllegalAction(f"illegal move: {err}")
         self._logged(seat, phase, int(action), before)
-        if self.st[S_PHASE] == PH_DONE:
+        if self.table.phase == PH_DONE:
             self._finish_hand()
 
     def _logged(self, seat: int, phase: int, action: int, before: np.ndarray) -> None:
@@ -234,19 +230,19 @@ class PlaySession:
         text = action_text(self.names[seat], phase, action, before)
         item: dict[str, Any] = {"key": _KEYS[phase][min(action, 1) if phase != PH_DISCARD else 0], "seat": seat}
         if phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):
-            item["card"] = int(before[S_UPCARD])
+            item["card"] = Table(before).upcard
         elif phase == PH_DRAW and action == 1:
-            item["card"] = int(before[S_PILE + int(before[S_PILE_N]) - 1])
+            item["card"] = Table(before).pile_top
         elif phase == PH_DISCARD:
             item["card"] = action
-        new = [c for c in _ids(int(self.st[S_HAND + seat])) if not (int(before[S_HAND + seat]) >> c) & 1]
+        new = [c for c in _ids(self.table.hand(seat)) if not (Table(before).hand(seat) >> c) & 1]
         if seat == PERSON and phase == PH_DRAW and action == 0 and new:
             text = f"{self.names[PERSON]} draw {_card(new[0])} from the stock"
             item["card"] = new[0]
         self._note(text, item)
         if phase == PH_UPCARD_DEALER and action == 0:  # both passed: the non-dealer draws from the stock
             other = 1 - seat
-            drawn = [c for c in _ids(int(self.st[S_HAND + other])) if not (int(before[S_HAND + other]) >> c) & 1]
+            drawn = [c for c in _ids(self.table.hand(other)) if not (Table(before).hand(other) >> c) & 1]
             auto: dict[str, Any] = {"key": "draw_stock", "seat": other}
             words = action_text(self.names[other], PH_DRAW, 0, before)
             if other == PERSON and drawn:
@@ -264,7 +260,7 @@ class PlaySession:
         self.done_st = self.st.copy()  # the table as the hand ended (end_hand moves the dealer and hand number on)
         self.history.append(
             {
-                "hand_no": int(self.st[S_HAND_NO]) + 1,
+                "hand_no": self.table.hand_no,
                 "outcome": self.last_hand["outcome"],
                 "points": list(self.last_hand["points"]),
             }
@@ -273,8 +269,8 @@ class PlaySession:
 
     def _bot_moves(self) -> None:
         """Let the bot act until it is the person's turn, the person must defend, or the hand is over."""
-        while not self.hand_over and self.stage == "play" and int(self.st[S_CUR]) == BOT:
-            phase = int(self.st[S_PHASE])
+        while not self.hand_over and self.stage == "play" and self.table.to_act == BOT:
+            phase = self.table.phase
             if phase == PH_DONE:
                 break
             build_view(self.st, self.rules, BOT, self.view_buf)
@@ -305,15 +301,15 @@ class PlaySession:
             if action in ("lay_down", "lay_off", "take_back"):
                 raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: nobody has knocked")
             phases, answer = ACTIONS[action]
-            phase = int(self.st[S_PHASE])
+            phase = self.table.phase
             needs_card = answer is None or (action == "knock" and phase == PH_DISCARD)
             if needs_card and (isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 52):
                 raise IllegalAction(f"{action.replace('_', ' ')} needs a card number 0..51", 400)
-            if int(self.st[S_CUR]) != PERSON:
+            if self.table.to_act != PERSON:
                 raise IllegalAction("it is not your turn")
             if phase not in phases:
                 raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {NEEDED[phase]}")
-            if needs_card and not (int(self.st[S_HAND]) >> card) & 1:
+            if needs_card and not (self.table.hand(0) >> card) & 1:
                 raise IllegalAction("that card is not in your hand", 409)
             if action == "knock" and phase == PH_DISCARD:
                 self._knock_with(card)
@@ -322,17 +318,17 @@ class PlaySession:
                 self.stage = "lay_down"
             else:
                 self._apply(card if answer is None else answer)
-                if action == "play_on" and int(self.st[S_PHASE]) == PH_KNOCK and int(self.st[S_CUR]) == PERSON:
+                if action == "play_on" and self.table.phase == PH_KNOCK and self.table.to_act == PERSON:
                     self._apply(0)
             self._bot_moves()
 
     def _knock_with(self, card: int) -> None:
         """Discard ``card`` and knock; refused (nothing changes) when that discard does not allow a knock."""
         if card not in knock_discards(self.st, self.rules):
-            left = int(best_arrangement(int(self.st[S_HAND]) & ~(1 << card), 0)[2])
+            left = int(best_arrangement(self.table.hand(0) & ~(1 << card), 0)[2])
             raise IllegalAction(
                 f"cannot knock discarding {_card(card)}: {left} deadwood is left, "
-                f"the knock limit is {int(self.st[S_KNOCK_LIMIT])}"
+                f"the knock limit is {self.table.knock_limit}"
             )
         self._apply(card)  # the engine now asks whether to knock (PH_KNOCK)
         self._logged(PERSON, PH_KNOCK, 1, self.st.copy())
@@ -342,8 +338,8 @@ class PlaySession:
         if action not in STAGE_ACTIONS[self.stage]:
             need = "lay down your melds" if self.stage == "lay_down" else "lay off, lay down or pass"
             raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {need}")
-        hand = int(self.st[S_HAND + PERSON])
-        bot_hand = int(self.st[S_HAND + BOT])
+        hand = self.table.hand(PERSON)
+        bot_hand = self.table.hand(BOT)
         try:
             if self.stage == "lay_down":
                 ksets, kruns = meld_masks(hand, melds or [])
@@ -388,9 +384,9 @@ class PlaySession:
             return []
         if self.stage != "play":
             return list(STAGE_ACTIONS[self.stage])
-        if int(self.st[S_CUR]) != PERSON:
+        if self.table.to_act != PERSON:
             return []
-        phase = int(self.st[S_PHASE])
+        phase = self.table.phase
         out = [a for a, (phs, _) in ACTIONS.items() if phase in phs]
         if phase == PH_DISCARD and not knock_discards(self.st, self.rules):
             out.remove("knock")
@@ -401,7 +397,7 @@ class PlaySession:
         t = table_state(self.done_st if self.hand_over else self.st, (PERSON,))
         me = t["hands"].pop(str(PERSON))
         del t["hands"]
-        phase = int(self.st[S_PHASE])
+        phase = self.table.phase
         allowed = self._allowed()
         mine = bool(allowed)
         out: dict[str, Any] = {
@@ -435,8 +431,8 @@ class PlaySession:
             }
         elif self.stage == "defend":
             ks, kr, laid = self.knock["sets"], self.knock["runs"], self.knock["laid"]
-            bot_hand = int(self.st[S_HAND + BOT])
-            left = int(self.st[S_HAND]) & ~laid
+            bot_hand = self.table.hand(BOT)
+            left = self.table.hand(0) & ~laid
             ds, dr, ddw = best_arrangement(left, 0)
             out["arrange"] = {
                 "role": "defender",
