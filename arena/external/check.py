@@ -77,16 +77,18 @@ class CheckReport:
         return "result: PASS" + (f" ({warns} warning(s))" if warns else "")
 
 
-def _command_of(spec: str) -> tuple[list[str], str | None, dict[str, str] | None]:
-    """The command, folder and environment of a ``cmd:...`` or ``sandbox:file.py`` spec."""
+def _command_of(
+    spec: str, limits: Limits | None = None
+) -> tuple[list[str], str | None, dict[str, str] | None, tuple[str, ...]]:
+    """The command, folder, environment and paths to read of a ``cmd:...`` or ``sandbox:file.py`` spec."""
     if spec.startswith("sandbox:"):
         from arena.botkit.bot import BotError
 
         try:
-            command, cwd, env, _ = sandbox_setup(spec[len("sandbox:") :].strip())
+            command, cwd, env, _, read_paths = sandbox_setup(spec[len("sandbox:") :].strip(), limits)
         except BotError as exc:
             raise ValueError(str(exc)) from None
-        return command, cwd, env
+        return command, cwd, env, read_paths
     text = spec[len("cmd:") :] if spec.startswith("cmd:") else spec
     try:
         command = shlex.split(text)
@@ -94,7 +96,7 @@ def _command_of(spec: str) -> tuple[list[str], str | None, dict[str, str] | None
         raise ValueError(f"cannot split the command: {exc}") from None
     if not command:
         raise ValueError("no command given (expected 'cmd:<program and arguments>')")
-    return command, None, None
+    return command, None, None, ()
 
 
 def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
@@ -154,13 +156,13 @@ def check_bot(
         echo(f"check-bot {spec}")
     limits = limits or (Limits(start_s=120.0) if spec.startswith("sandbox:") else Limits())
     try:
-        command, cwd, env = _command_of(spec)
+        command, cwd, env, read_paths = _command_of(spec, limits)
     except ValueError as exc:
         report.add("FAIL", "command", str(exc), echo)
         if echo:
             echo(report.summary())
         return report
-    ext = ExternalBot(command, cwd, limits, env=env, record_times=True)
+    ext = ExternalBot(command, cwd, limits, env=env, record_times=True, read_paths=read_paths)
     try:
         _check(report, ext, games, echo, load_bot, play_batch, Rules)
     finally:
