@@ -351,3 +351,32 @@ def test_the_weak_sandbox_is_chosen_only_explicitly():
     assert Limits().sandbox == "wall"
     with pytest.raises(ValueError, match="sandbox must be one of wall, weak"):
         Limits(sandbox="none")
+
+
+@needs_wall
+def test_check_bot_runs_the_bot_in_the_wall_and_lists_the_calls_the_sandbox_refused(tmp_path):
+    import shutil
+
+    from arena.external.check import check_bot, refused_calls
+
+    if shutil.which("strace") is None:
+        if os.environ.get("CI") == "true":
+            raise AssertionError("CI must have strace (apt-get install strace)")
+        pytest.skip("strace not found")
+    tmp_path.chmod(0o755)
+    example = Path("examples/external/simple_player.py").read_text()
+    bot = tmp_path / "nosy.py"
+    prelude = "import os, socket\nfor f in (socket.socket, lambda: os.mkdir('/tmp/x')):\n"
+    prelude += "    try:\n        f()\n    except OSError:\n        pass\n"
+    bot.write_text(prelude + example)
+    report = check_bot(f"cmd:{sys.executable} {bot}", games=2, limits=Limits(), echo=None)
+    line = next(x for x in report.lines if x[1] == "syscalls")
+    assert line[0] == "WARN" and "socket x" in line[2] and "mkdir x" in line[2], line
+    assert report.passed  # a refused call is a warning: the bot played
+    # the parser: bwrap's set-up and the kernel's refusals of allowed calls are not counted
+    trace = (
+        "10 unshare(CLONE_NEWCGROUP) = -1 EPERM (x)\n"
+        '[pid 11] io_uring_setup(8, 0x1) = -1 EPERM (x)\n11 openat(AT_FDCWD, "/a", O_WRONLY) = -1 EACCES (x)\n'
+        "11 read(3, 0x0, 1) = -1 EPERM (x)\n11 kill(1, SIGKILL) = -1 EPERM (x)\n"
+    )
+    assert refused_calls(trace) == {"io_uring_setup": 1, "openat": 1, "kill": 1}

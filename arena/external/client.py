@@ -96,6 +96,7 @@ class ExternalBot:
         record_times: bool = False,
         first_answer_s: float = 0.0,
         read_paths: tuple[str, ...] = (),
+        tracer: tuple[str, ...] = (),
     ):
         if not command or not all(isinstance(a, str) for a in command):
             raise ValueError("an external bot's command is a non-empty list of strings")
@@ -104,6 +105,7 @@ class ExternalBot:
         self.limits = limits or Limits()
         self.env = env
         self.read_paths = tuple(read_paths)  # more paths the program may read inside the wall
+        self.tracer = tuple(tracer)  # a program the bot is started under (check-bot's strace)
         # A sandboxed Python file compiles its numba helpers on the first call of each
         # decision, and the sandbox can't save numba's cache: that first answer of each
         # kind per process may take this long (the start limit), later ones decision_s.
@@ -136,7 +138,7 @@ class ExternalBot:
             self.restarts += 1
         try:
             s.proc, hello = start_and_handshake(
-                self.command, self.cwd, self.limits, self.log, self.env, self.read_paths
+                self.command, self.cwd, self.limits, self.log, self.env, self.read_paths, self.tracer
             )
         except ExternalBotError:
             s.failed_starts += 1

@@ -132,11 +132,13 @@ class BotProcess:
         log: LogBuffer,
         env: dict[str, str] | None = None,
         read_paths: tuple[str, ...] = (),
+        tracer: tuple[str, ...] = (),
     ):
         """Start ``command``: inside the wall (``limits.sandbox == "wall"``), else under the weak sandbox.
 
         ``read_paths``: more files and folders the program may read inside
-        the wall (the sandbox host's package and caches).  Raises
+        the wall (the sandbox host's package and caches); ``tracer``: a
+        program the whole is started under (``check-bot``'s strace).  Raises
         :class:`ExternalBotError` ("no sandbox: ...") when the wall can't
         be built here.
         """
@@ -186,7 +188,7 @@ class BotProcess:
             protect_parent()
         try:
             self.proc = subprocess.Popen(
-                argv,
+                [*tracer, *argv],
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.PIPE,
@@ -398,11 +400,12 @@ def start_and_handshake(
     log: LogBuffer,
     env: dict[str, str] | None = None,
     read_paths: tuple[str, ...] = (),
+    tracer: tuple[str, ...] = (),
 ) -> tuple[BotProcess, dict]:
     """Start a bot and do the handshake; returns the process and its hello."""
     from arena.external.protocol import hello_line, parse_hello
 
-    proc = BotProcess(command, cwd, limits, log, env, read_paths)
+    proc = BotProcess(command, cwd, limits, log, env, read_paths, tracer)
     limits_info = {"decision_s": limits.decision_s, "game_s": limits.game_s, "memory_mb": limits.memory_mb}
     try:
         line = proc.request(hello_line(limits_info), limits.start_s, "the handshake")
