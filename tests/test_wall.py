@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.botkit.bot import bot_cache_dir, load_bot
+from arena.botkit.bot import bot_cache_dir
+from arena.botkit.load import load_bot
 from arena.engine._jit import cache_dir
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array

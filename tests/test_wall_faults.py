@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.botkit.bot import BotError, load_bot, load_bot_file
+from arena.botkit.bot import BotError, load_bot_file
+from arena.botkit.load import load_bot
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_bot, external_of, sandboxed_bot
@@ -111,7 +112,7 @@ def test_the_game_field_is_the_games_id_in_the_matchup_however_the_chunks_are_cu
             a,
             b,
             matchup_no=0,
-            rules=Rules().to_dict(),
+            rules=Rules(),
             seed=7,
             games=12,
             duplicate=True,
@@ -179,7 +180,7 @@ def test_the_watchdog_counts_cpu_time_so_a_slow_but_idle_chunk_is_not_killed(tmp
         a,
         b,
         matchup_no=0,
-        rules=Rules().to_dict(),
+        rules=Rules(),
         seed=3,
         games=8,
         duplicate=True,
@@ -208,7 +209,7 @@ def test_cpu_seconds_and_the_bots_allowance():
         spec,
         BotSpec.of(load_bot("simple")),
         matchup_no=0,
-        rules=Rules().to_dict(),
+        rules=Rules(),
         seed=1,
         games=20,
         duplicate=True,

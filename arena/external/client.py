@@ -39,6 +39,8 @@ from arena.engine.rng import seed_of_state
 from arena.external.limits import Limits
 from arena.external.process import BotProcess, ExternalBotError, LogBuffer, start_and_handshake
 from arena.external.protocol import DECISION_OF_PHASE, ProtocolError, encode_decide, parse_answer
+from arena.settings.botref import BotRef
+from arena.settings.config import START_SECONDS
 
 MAX_FAILED_STARTS = 3
 #: Failures after which the bot's process is killed; ``max_crashes`` of them in a row forfeit the chunk.
@@ -344,7 +346,7 @@ def external_bot(name: str | None, command: list[str], cwd: str | None = None, l
     return _make_bot(
         ext,
         name,
-        "cmd:" + shlex.join(command),
+        BotRef("command", shlex.join(command)).spec(),
         command_hash(command, cwd),
         f"external program: {shlex.join(command)}",
         "an external program (protocol over pipes)",
@@ -402,13 +404,13 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     as :func:`arena.botkit.bot.load_bot_file` gives.  The default limits allow 120 s
     to start (the host compiles the file with numba and may not save its cache).
     """
-    limits = limits or Limits(start_s=120.0)
+    limits = limits or Limits(start_s=START_SECONDS["sandbox"])
     command, cwd, env, digest, read_paths = sandbox_setup(path, limits)
     ext = ExternalBot(command, cwd, limits, env=env, first_answer_s=limits.start_s, read_paths=read_paths)
     return _make_bot(
         ext,
         name,
-        f"sandbox:{Path(path).resolve()}",
+        BotRef("sandbox", str(Path(path).resolve())).spec(),
         digest,
         "(sandboxed bot file)",
         "a sandboxed bot file (own process, protocol over pipes)",

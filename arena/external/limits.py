@@ -43,6 +43,8 @@ import struct
 import sys
 from dataclasses import dataclass, fields
 
+from arena.settings.config import LIMITS, START_SECONDS
+
 #: The two levels of sandbox (see :class:`Limits`).
 SANDBOXES = ("wall", "weak")
 
@@ -64,10 +66,10 @@ class Limits:
     forfeits the rest of the chunk at once.
     """
 
-    decision_s: float = 2.0  # one answer
-    game_s: float = 120.0  # all answers of one game
-    start_s: float = 30.0  # start and handshake
-    memory_mb: int = 2048
+    decision_s: float = LIMITS["decision_seconds"][0]  # one answer
+    game_s: float = LIMITS["game_seconds"][0]  # all answers of one game
+    start_s: float = START_SECONDS["command"]  # start and handshake
+    memory_mb: int = int(LIMITS["memory_mb"][0])
     file_writes: bool = False
     processes: bool = False
     network: bool = False
