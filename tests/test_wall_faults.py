@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import sys
 import textwrap
 import time
@@ -14,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.botkit.bot import BotError, load_bot_file
-from arena.botkit.load import load_bot
+from arena.botkit.bot import BotError
+from arena.botkit.load import load, load_bot
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_bot, external_of, sandboxed_bot
@@ -25,6 +26,7 @@ from arena.external.wall import wall_problem
 from arena.run.plan import BotSpec, plan_matchup
 from arena.run.schedule import LocalProcesses, _cpu_seconds, bots_allowance
 from arena.run.worker import play_chunk
+from arena.settings.botref import BotRef
 from arena.settings.rules import Rules
 
 R = rules_array(Rules())
@@ -103,7 +105,7 @@ def _games_seen(log: str) -> dict[int, int]:
 
 def test_the_game_field_is_the_games_id_in_the_matchup_however_the_chunks_are_cut(tmp_path):
     cmd = script(tmp_path, "echo", PLAYER % "")
-    bot = external_bot("echo", cmd, limits=LIMITS)
+    bot = load(BotRef("command", shlex.join(cmd)), LIMITS, name="echo")
     a, b = BotSpec.of(bot), BotSpec.of(load_bot("simple"))
     external_of(bot).close()
     seen = []
@@ -175,7 +177,7 @@ def take_upcard(view, params, memory, rng):
 def test_the_watchdog_counts_cpu_time_so_a_slow_but_idle_chunk_is_not_killed(tmp_path):
     f = tmp_path / "sleeper.py"
     f.write_text(SLEEPER)
-    a, b = BotSpec.of(load_bot_file(f)), BotSpec.of(load_bot("simple"))
+    a, b = BotSpec.of(load(BotRef("file", str(f)))), BotSpec.of(load_bot("simple"))
     _, tasks = plan_matchup(
         a,
         b,
