@@ -48,6 +48,7 @@ from arena.engine.layout import (
 )
 from arena.engine.melds import best_arrangement, melds_of
 from arena.engine.replay import begin_replay, decode
+from arena.engine.showdown import attach
 from arena.engine.step import apply_action, begin_hand, end_hand, stock_count
 
 PHASE_NAMES = {
@@ -116,23 +117,40 @@ def showdown(st: np.ndarray, rules: np.ndarray, names: tuple[str, str]) -> dict[
             "deadwood": int(st[S_DEADWOOD + p]),
         }
     kdw, ddw = int(st[S_DEADWOOD + k]), int(st[S_DEADWOOD + d])
+    # The knocker's melds with the cards the defender laid off on each, for display.
+    res["hands"][k]["with_layoffs"] = [
+        [c["id"] for c in cards(m)] for m in attach(melds_of(int(st[S_KNOCK_SETS]), int(st[S_KNOCK_RUNS])), laid)
+    ]
     mult = int(st[S_MULT])
     times = f" x {mult} (spade upcard)" if mult > 1 else ""
     o = res["outcome"]
+
+    def v(seat: int, verb: str) -> str:  # "You knock", "simple knocks"
+        return _verb(names[seat], verb)
+
     if o == "gin":
-        res["line"] = f"{names[k]} goes gin: {ddw} deadwood + {int(rules[R_GIN_BONUS])} gin bonus{times}"
+        res["line"] = f"{names[k]} {v(k, 'go')} gin: {ddw} deadwood + {int(rules[R_GIN_BONUS])} gin bonus{times}"
     elif o == "big_gin":
-        res["line"] = f"{names[k]} declares big gin: {ddw} deadwood + {int(rules[R_BIG_GIN_BONUS])} bonus{times}"
+        res["line"] = (
+            f"{names[k]} {v(k, 'declare')} big gin: {ddw} deadwood + {int(rules[R_BIG_GIN_BONUS])} bonus{times}"
+        )
     elif o == "undercut":
         res["line"] = (
-            f"{names[d]} undercuts {names[k]}: {kdw} - {ddw} deadwood + {int(rules[R_UNDERCUT_BONUS])} "
+            f"{names[d]} {v(d, 'undercut')} {names[k]}: {kdw} - {ddw} deadwood + {int(rules[R_UNDERCUT_BONUS])} "
             f"undercut bonus{times}"
         )
     else:
-        res["line"] = f"{names[k]} knocks: {ddw} - {kdw} deadwood{times}"
+        res["line"] = f"{names[k]} {v(k, 'knock')}: {ddw} - {kdw} deadwood{times}"
     winner = d if o == "undercut" else k
     res["line"] += f" = {res['points'][winner]} points to {names[winner]}"
     return res
+
+
+def _verb(name: str, verb: str) -> str:
+    """The verb for ``name``: "You take", "simple takes", "simple does", "simple passes", "simple goes"."""
+    if name == "You":
+        return verb
+    return {"do": "does", "go": "goes", "pass": "passes"}.get(verb, verb + "s")
 
 
 def action_text(name: str, phase: int, action: int, st_before: np.ndarray) -> str:
@@ -140,11 +158,11 @@ def action_text(name: str, phase: int, action: int, st_before: np.ndarray) -> st
     from arena.engine.cards import card_str
 
     def v(verb: str) -> str:  # "You take", "simple takes"
-        return verb if name == "You" else {"do": "does"}.get(verb, verb + "s")
+        return _verb(name, verb)
 
     if phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):
         up = card_str(int(st_before[S_UPCARD]), True)
-        return f"{name} {v('take') if action else v('pass').replace('sss', 'sses')} the upcard {up}"
+        return f"{name} {v('take') if action else v('pass')} the upcard {up}"
     if phase == PH_DRAW:
         if action:
             n = int(st_before[S_PILE_N])
