@@ -75,7 +75,7 @@ class Limits:
     network: bool = False
     log_bytes: int = 64 * 1024  # stderr kept between two drain_log() calls
     sandbox: str = "wall"
-    max_crashes: int = 5
+    max_crashes: int = int(LIMITS["max_crashes"][0])
 
     def __post_init__(self) -> None:
         if self.sandbox not in SANDBOXES:

@@ -28,6 +28,7 @@ import pandas as pd
 
 from arena.botkit.bot import Bot
 from arena.botkit.load import load_bots
+from arena.external.wall import hide
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
 from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses
 from arena.run.store import RunStore, StoreError
@@ -290,6 +291,7 @@ def run_tournament(
     specs = {key: BotSpec.of(b) for key, b in bots.items()}
     run_dir = Path(cfg.results_dir) / cfg.name
     store = RunStore.open_for_writing(run_dir, fresh=fresh, what="arena run")
+    hide(store.dir)  # no bot's wall shows the run folder, even inside a folder its command names
     release = lambda: None  # noqa: E731
     try:
         _check_compatible(store, cfg)
