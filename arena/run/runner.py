@@ -28,6 +28,7 @@ import pandas as pd
 
 from arena.botkit.bot import Bot
 from arena.botkit.load import load_bots
+from arena.external import external_of
 from arena.external.wall import hide
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
 from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses
@@ -160,11 +161,18 @@ def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, stat
                 "sha256": b.source_hash,
                 "path": b.path,
                 "params": b.param_dict(),
+                "sandbox": _sandbox_of(b),
             }
             for b in bots.values()
         },
         **extra,
     }
+
+
+def _sandbox_of(bot: Bot) -> str:
+    """How a bot ran: "in-process", or its own process behind the "wall" or the "weak" sandbox."""
+    ext = external_of(bot)
+    return "in-process" if ext is None else ext.limits.sandbox
 
 
 def _now() -> str:
