@@ -21,11 +21,11 @@ from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
 from arena.botkit.load import load
 from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
 from arena.engine.play import C_PHASE, C_SEAT, C_SIZE, play_batch
-from arena.engine.records import games_frame, hands_frame
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.limits import Limits
 from arena.run.plan import BotSpec, ChunkTask, pair_seeds
+from arena.run.schema import games_frame, hands_frame
 from arena.run.store import actions_table
 from arena.settings.botref import BotRef
 
@@ -121,6 +121,28 @@ def bot_from_spec(spec: BotSpec) -> Bot:
 # --- playing a chunk ---------------------------------------------------------------------
 
 
+def _start_chunk(a: Bot, b: Bot, parts, duplicate: bool) -> None:
+    """Tell external bots a chunk starts: their crash streak starts over, and each game's id in
+    the matchup (``2 * pair + swap`` with duplicate deals, else the pair), which the protocol
+    sends as ``game``, keyed by the bot seed of the seat the bot has in that game (the same on
+    any number of workers)."""
+    ext_a, ext_b = external_of(a), external_of(b)
+    if ext_a is None and ext_b is None:
+        return
+    from arena.engine.rng import bot_seed
+
+    ids: dict[int, dict[int, int]] = {id(e): {} for e in (ext_a, ext_b) if e is not None}
+    for swap, seeds, pairs in parts:
+        seated = (ext_a, ext_b) if swap == 0 else (ext_b, ext_a)
+        for seed, pair in zip(seeds.tolist(), pairs.tolist()):
+            game = 2 * pair + swap if duplicate else pair
+            for seat, ext in enumerate(seated):
+                if ext is not None:
+                    ids[id(ext)][int(bot_seed(seed, seat))] = game
+    for ext in {id(e): e for e in (ext_a, ext_b) if e is not None}.values():
+        ext.new_chunk(ids[id(ext)])
+
+
 def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits: bool = False) -> ChunkResult:
     """Play one chunk and return its games (and hands), with run-level columns.
 
@@ -143,6 +165,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     else:
         parts = [(0, seeds[0::2], pair_no[0::2]), (1, seeds[1::2], pair_no[1::2])]
     counters = progress[:C_SIZE] if progress is not None else None
+    _start_chunk(a, b, parts, task.duplicate)
     frames, hand_frames, errors = [], [], []
     logs_parts, log_starts, log_lens = [], [], []
     log_offset = 0
@@ -182,7 +205,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
             log_offset += len(rec.log)
         if task.record_hands:
             h = hands_frame(rec.hands)
-            h["game"] = h["game"] + offset
+            h["game_id"] = h["game_id"] + offset  # the game's index in the chunk, for now
             hand_frames.append(h)
         offset += len(s)
     games = pd.concat(frames, ignore_index=True)
@@ -202,8 +225,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         hands = pd.concat(hand_frames, ignore_index=True)
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
-        hands["game"] = game_id[rank[hands["game"].to_numpy()]]
-        hands = hands.rename(columns={"game": "game_id"})
+        hands["game_id"] = game_id[rank[hands["game_id"].to_numpy()]]
         hands = hands.sort_values(["game_id", "hand"], kind="stable").reset_index(drop=True)
     actions = None
     if task.record_log:
