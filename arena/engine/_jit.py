@@ -36,12 +36,13 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import numba
 
 # ``_nrt`` is said explicitly: numba lets a callee inherit it from its caller
 # otherwise, and a kernel's (off) would then forbid arrays in a jit callee.
-JIT_OPTIONS: dict[str, bool] = {"cache": True, "nogil": True, "_nrt": True}
+JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": True}
 
 _ROOT = Path(__file__).resolve().parents[2]  # the folder holding arena/ and bots/
 
@@ -76,9 +77,9 @@ def jit(*args, **kwargs):
 
 #: A kernel allocates nothing, so it needs no reference counting, and it is
 #: never passed to the engine as a bot's decision, so it needs no C wrapper.
-KERNEL_OPTIONS: dict[str, bool] = {**JIT_OPTIONS, "_nrt": False, "no_cfunc_wrapper": True}
+KERNEL_OPTIONS: dict[str, Any] = {**JIT_OPTIONS, "_nrt": False, "no_cfunc_wrapper": True}
 #: A private helper: only ever called from compiled callers, which hold its code.
-HELPER_OPTIONS: dict[str, bool] = {
+HELPER_OPTIONS: dict[str, Any] = {
     "cache": False,
     "nogil": True,
     "_nrt": False,
