@@ -47,7 +47,10 @@ SCHEMA = 1
 FIRST_GAME = (
     "import time; t0 = time.perf_counter()\n"
     "import numpy as np\n"
-    "from arena.botkit.bot import load_bot\n"
+    "try:\n"
+    "    from arena.botkit.load import load_bot\n"
+    "except ImportError:  # a checkout from before arena/botkit/load.py\n"
+    "    from arena.botkit.bot import load_bot\n"
     "from arena.engine.play import play_batch\n"
     "from arena.engine.rules_array import rules_array\n"
     "from arena.settings.rules import load_rules\n"
@@ -60,7 +63,10 @@ FIRST_GAME = (
 GAMES = (
     "import json, sys, time\n"
     "import numpy as np\n"
-    "from arena.botkit.bot import load_bot\n"
+    "try:\n"
+    "    from arena.botkit.load import load_bot\n"
+    "except ImportError:  # a checkout from before arena/botkit/load.py\n"
+    "    from arena.botkit.bot import load_bot\n"
     "from arena.engine.play import play_batch\n"
     "from arena.engine.rules_array import rules_array\n"
     "from arena.settings.rules import load_rules\n"
