@@ -182,7 +182,7 @@ def stock_count(st) -> int:
     return DECK_SIZE - st[S_STOCK_POS]
 
 
-@inline
+@kernel
 def pile_mask(st) -> int:
     """Cards in the discard pile, as a mask."""
     m = 0
