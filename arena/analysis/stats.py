@@ -47,7 +47,7 @@ from scipy import stats as sps
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from arena.analysis.summary import FIELDS, WIN_KINDS, Summary, decode, hand_winners
+from arena.analysis.summary import FIELDS, WIN_KINDS, Summary, decode, hand_winners, summarize_run
 
 ELO_K = 400.0 / np.log(10.0)  # Elo points per unit of the logistic scale (natural log odds)
 
@@ -61,6 +61,8 @@ __all__ = [
     "ratio_ci_moments",
     "pair_stats",
     "bot_stats",
+    "pair_summary",
+    "bot_summary",
     "bradley_terry",
     "fit_bt",
     "leaderboard",
@@ -276,6 +278,24 @@ def _pair_stats(x: _M, conf: float) -> pd.DataFrame:
 
 
 # --- per bot --------------------------------------------------------------------------
+
+
+def pair_summary(store: Any, summary: Summary | None = None) -> pd.DataFrame:
+    """A run's :func:`pair_stats`, one row per matchup in play order.
+
+    ``store``: the run's :class:`arena.run.store.RunStore` (e.g.
+    ``result.store``); its games are read in one streamed pass unless the
+    run's ``summary`` is given.
+    """
+    order = [m.name for m in store.matchups()]
+    ps = pair_stats(summary if summary is not None else summarize_run(store)).set_index("matchup")
+    return ps.reindex([o for o in order if o in ps.index]).reset_index()
+
+
+def bot_summary(store: Any, summary: Summary | None = None) -> pd.DataFrame:
+    """A run's :func:`bot_stats`, best win rate first (``summary``: as for :func:`pair_summary`)."""
+    s = summary if summary is not None else summarize_run(store)
+    return bot_stats(s).sort_values("win_rate", ascending=False).reset_index(drop=True)
 
 
 def _win_sides(x: _M) -> tuple[tuple, tuple]:

@@ -118,8 +118,12 @@ def _setup_logging(quiet: bool) -> None:
 
 
 def _print_tables(result) -> None:
-    pairs = result.pair_summary()
-    bots = result.bot_summary()
+    from arena.analysis.stats import bot_summary, pair_summary
+    from arena.analysis.summary import summarize_run
+
+    summary = summarize_run(result.store)
+    pairs = pair_summary(result.store, summary)
+    bots = bot_summary(result.store, summary)
     typer.echo("")
     typer.echo(f"{'matchup':<40} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
     for r in pairs.itertuples():
@@ -210,6 +214,7 @@ def run(
 
 def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, quiet: bool, what: str = "run") -> None:
     """Play, print the tables, write the report; exit 1 when chunks failed, 130 on Ctrl-C."""
+    from arena.analysis.sprt import SprtGate
     from arena.run.runner import run_tournament
 
     run_dir = Path(cfg.results_dir) / cfg.name
@@ -217,7 +222,9 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
         f"{what} '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}", err=True
     )
     try:
-        result = run_tournament(cfg, progress=not quiet, base_dir=base_dir, sprt=sprt, fresh=fresh)
+        result = run_tournament(
+            cfg, progress=not quiet, base_dir=base_dir, stop=SprtGate if sprt else None, fresh=fresh
+        )
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: finished chunks are saved in {run_dir}; run the same command to resume", err=True)
         raise typer.Exit(code=130) from None
