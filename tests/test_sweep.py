@@ -172,3 +172,12 @@ def test_sweep_on_dask_gives_the_same_table(tmp_path):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as lc, distributed.Client(lc) as c:
         on_dask = run_sweep(_sweep(tmp_path / "dask", games=40, chunk_size=20), client=c, progress=False, report=False)
     pd.testing.assert_frame_equal(local.table, on_dask.table)
+
+
+def test_overrides_replace_the_files_keys(tmp_path):
+    f = tmp_path / "knock.toml"
+    f.write_text('bot = "early-knock"\nopponents = ["simple"]\ngames = 400\nworkers = 2\n[grid]\nknock_at = [0, 10]\n')
+    s = load_sweep(f, {"games": 40, "workers": None, "results_dir": str(tmp_path / "out")})
+    assert (s.name, s.games, s.workers, s.dir) == ("knock", 40, 2, tmp_path / "out" / "knock")
+    with pytest.raises(SweepError, match="games must be an even number"):
+        load_sweep(f, {"games": 41})

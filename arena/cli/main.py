@@ -493,10 +493,9 @@ def sweep(
 ) -> None:
     """Sweep a bot's parameters against a field (and rules): sweep.csv, response curves, report."""
     import time
-    import tomllib
     from importlib.resources import files
 
-    from arena.analysis.sweep import SweepError, analyse_sweep, run_sweep
+    from arena.analysis.sweep import SweepError, analyse_sweep, load_sweep, run_sweep
 
     _setup_logging(True)
     errors: tuple[type[Exception], ...] = (SweepError, *_user_errors())
@@ -504,23 +503,13 @@ def sweep(
     if not path.exists() and path.suffix == "" and path.parent == Path("."):
         path = Path(str(files("arena") / "configs" / f"{path}.toml"))
     try:
-        try:
-            d = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise SweepError(f"cannot read {sweep_file}: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise SweepError(f"{sweep_file} is not valid TOML: {exc}") from None
-        d.setdefault("name", path.stem)
-        for key, value in (("workers", workers), ("games", games), ("results_dir", results_dir)):
-            if value is not None:
-                d[key] = value
-        if scheduler:
-            d["scheduler"] = scheduler
+        overrides = {"workers": workers, "games": games, "results_dir": results_dir, "scheduler": scheduler or None}
+        spec = load_sweep(path, overrides)
         t0 = time.monotonic()
         if report_only:
-            res = analyse_sweep(d)
+            res = analyse_sweep(spec)
         else:
-            res = run_sweep(d, progress=not quiet, fresh=fresh)
+            res = run_sweep(spec, progress=not quiet, fresh=fresh)
         typer.echo(f"sweep '{res.spec.name}': {res.status}, {time.monotonic() - t0:.1f} s -> {res.dir}", err=True)
         if len(res.best):
             ps = res.spec.param_names

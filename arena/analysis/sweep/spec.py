@@ -131,8 +131,11 @@ def _adaptive(v: Any) -> tuple[int, float, float] | None:
     return int(rounds), float(keep), float(growth)
 
 
-def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
-    """Read and check a sweep file (or dict); every problem is one :class:`SweepError` line."""
+def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> SweepSpec:
+    """Read and check a sweep file (or dict); every problem is one :class:`SweepError` line.
+
+    ``overrides``: keys that replace the file's (``arena sweep --games ...``); None values are left out.
+    """
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
@@ -144,6 +147,7 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
         d.setdefault("name", path.stem)
     else:
         d = dict(source)
+    d.update({k: v for k, v in (overrides or {}).items() if v is not None})
     unknown = sorted(set(d) - set(KEYS))
     if unknown:
         raise SweepError(f"sweep: unknown key '{unknown[0]}' (keys: {', '.join(KEYS)})")
