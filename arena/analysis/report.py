@@ -31,6 +31,7 @@ import pandas as pd
 
 from arena.analysis import plots
 from arena.analysis import stats as st
+from arena.analysis import variance as var
 from arena.analysis.render import (
     Bold,
     Table,
@@ -45,6 +46,7 @@ from arena.analysis.render import (
     md_text,
 )
 from arena.analysis.summary import Summary, summarize_run
+from arena.run.store import RunStore, StoreError
 
 __all__ = ["ReportError", "load_summary", "write_report", "plot_run"]
 
@@ -58,9 +60,7 @@ class ReportError(ValueError):
 # --- loading ------------------------------------------------------------------------
 
 
-def _open(run_dir: str | Path) -> Any:
-    from arena.run.store import RunStore, StoreError
-
+def _open(run_dir: str | Path) -> RunStore:
     run = Path(run_dir)
     try:
         return RunStore(run)
@@ -79,8 +79,6 @@ def load_summary(
     too (default: when the run recorded them).  ``progress(chunks done,
     chunks in all)`` is called after each chunk.
     """
-    from arena.run.store import StoreError
-
     run = Path(run_dir)
     store = _open(run)
     try:
@@ -483,8 +481,6 @@ CV_TEXT = (
 
 def _cv_table(run: Path, conf: float) -> Table | None:
     """Raw and control-variate-adjusted margins per matchup (a second streamed pass; None when unavailable)."""
-    from arena.analysis import variance as var
-
     try:
         sums = var.cv_sums(_open(run).chunks(var.GAME_COLS, hands=var.HAND_COLS))
     except ValueError:  # the deals do not recompute (a run from an older engine): leave the section out
