@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.botkit.load import load_bots
 from arena.settings.config import ConfigError, config_from_dict
 
 __all__ = ["KEYS", "SweepError", "SweepSpec", "load_sweep"]
@@ -229,7 +230,7 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     for label, r in spec.rules:  # every config must load (rules, opponents, parameters) before anything runs
         try:
             cfg = config_from_dict(spec.config(label, r, spec.points()[0]))
-            cfg.load_bots()
+            load_bots(cfg)
         except (ConfigError, ValueError) as exc:
             raise SweepError(f"sweep: {exc}") from None
     return spec
