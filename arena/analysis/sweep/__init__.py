@@ -27,7 +27,7 @@ A sweep file (TOML, or the same as a dict)::
     [rules_grid]                         # optional, instead of rules: one setting over values
     preset = "standard"
     undercut_bonus = [10, 20, 25]
-    [adaptive]                           # optional: successive halving (see _run_adaptive)
+    [adaptive]                           # optional: successive halving (see sweep.run._run_adaptive)
     rounds = 3                           # round r plays the best `keep` of round r-1, on new deals,
     keep = 0.5                           # with games * growth**r games
     growth = 2
