@@ -152,6 +152,7 @@ def html_page(title: str, body: Iterable[str], css: str) -> str:
     head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{html.escape(title)}</title>",
         f"<style>{css}</style>",
         "</head><body>",
