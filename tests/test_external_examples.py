@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from arena.botkit.load import load_bot
 from arena.cli.main import app
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
@@ -23,11 +22,6 @@ from arena.settings.rules import Rules, load_rules
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "external"
 PY_CMD = [sys.executable, str(EXAMPLES / "simple_player.py")]
 JAVA_OPTS = ["-Xmx64m", "-XX:+UseSerialGC", "-XX:CompressedClassSpaceSize=64m", "-XX:ReservedCodeCacheSize=64m"]
-
-
-@pytest.fixture(scope="module")
-def simple():
-    return load_bot("simple")
 
 
 @pytest.fixture(scope="module")

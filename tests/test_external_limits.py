@@ -34,11 +34,6 @@ EXAMPLES = str(Path(__file__).resolve().parent.parent / "examples" / "external")
 needs_seccomp = pytest.mark.skipif(not seccomp_available(), reason="the seccomp filter is Linux x86-64 only")
 
 
-@pytest.fixture(scope="module")
-def simple():
-    return load_bot("simple")
-
-
 def bot_script(tmp_path: Path, misbehave: str, name: str = "faulty", setup: str = "") -> list[str]:
     """The command of a Simple-playing bot whose ``misbehave(msg)`` may return a raw answer line.
 
