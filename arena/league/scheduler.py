@@ -202,7 +202,10 @@ class Scheduler:
                 self.conn.execute("UPDATE pairings SET games = ? WHERE id = ?", (done, p["id"]))
 
         try:
-            res = run_tournament(cfg, progress=progress, base_dir=self.league.dir, sprt=bool(self.cfg.sprt))
+            from arena.analysis.sprt import SprtGate
+
+            stop = SprtGate if self.cfg.sprt else None
+            res = run_tournament(cfg, progress=progress, base_dir=self.league.dir, stop=stop)
         except StoreBusy as exc:  # another process still holds the run folder: the pairing waits, not lost
             log.warning("pairing %s vs %s waits: %s", va["run_name"], vb["run_name"], exc)
             time.sleep(5)
