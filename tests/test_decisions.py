@@ -23,6 +23,7 @@ from arena.engine.layout import (
     S_HAND,
     S_JUST_TAKEN,
     S_KNOCK_LIMIT,
+    S_KNOCKER,
     S_MULT,
     S_OUTCOME,
     S_PHASE,
@@ -34,7 +35,6 @@ from arena.engine.layout import (
     S_TURN,
     S_UPCARD,
     S_UPCARD_TAKER,
-    S_KNOCKER,
     V_SIZE,
 )
 from arena.engine.rules_array import rules_array
@@ -46,9 +46,7 @@ RULES = rules_array(load_rules("standard"))
 BLUNDER = dec.AnalysisSettings().blunder / 1000
 
 
-def position(
-    mine: str, theirs: str, pile: str, *, phase: int, scores=(70, 70), opp_taken: str = "", stock_n=0, seed=3
-):
+def position(mine: str, theirs: str, pile: str, *, phase: int, scores=(70, 70), opp_taken: str = "", stock_n=0, seed=3):
     """A state where seat 0 (non-dealer) decides ``phase`` holding ``mine``.
 
     The stock is the other cards, shuffled; with ``stock_n`` only that many,
@@ -91,7 +89,8 @@ def grade(st, samples=256, perfect=False, seed=11):
     """``{option: (equity, se of its difference from the best)}`` and the best option."""
     view = np.zeros(V_SIZE, dtype=np.int64)
     build_view(st, RULES, int(st[S_CUR]), view)
-    opts, mean, se, dse = (np.zeros(MAX_OPTIONS, dtype=np.int64), np.zeros(MAX_OPTIONS), np.zeros(MAX_OPTIONS), np.zeros(MAX_OPTIONS))
+    opts = np.zeros(MAX_OPTIONS, dtype=np.int64)
+    mean, se, dse = np.zeros(MAX_OPTIONS), np.zeros(MAX_OPTIONS), np.zeros(MAX_OPTIONS)
     rng = dec.decision_rng(seed, 0, 0)
     truth = st.copy() if perfect else np.empty(0, dtype=np.int64)
     n, best = evaluate(view, samples, rng, truth, opts, mean, se, dse)
