@@ -131,3 +131,27 @@ def test_cli_prints_one_games_losses_and_rejects_bad_input_in_one_line(run):
     assert r.exit_code == 2 and "not both" in r.output
     r = cli.invoke(app, ["analyze", str(run), "--samples", "1", "--quiet"])
     assert r.exit_code == 2 and "samples = 1" in r.output
+
+
+def test_the_report_gets_the_section_and_the_viewer_the_grades(run):
+    from arena.analysis.report import write_report
+    from arena.web.viewer import recorded_game
+
+    dec.analyse_run(run, SETTINGS, games=2)
+    files = write_report(run)
+    page = files["report_html"].read_text()
+    md = files["report_md"].read_text()
+    assert "Why bots lose: every decision graded" in page and "at 12 sampled deals per decision" in page
+    assert "worst decisions" in page and "http://127.0.0.1:8766/view?game=" in page
+    assert page.count("#step=") == min(20, len(frame(run)))
+    assert "| simple | all |" in md and "(run)/plots/decisions.png" not in md and (run / "plots/decisions.png").exists()
+    data = recorded_game(run, 0)
+    a = data["analysis"]
+    assert a is not None and a["samples"] == 12 and not a["hindsight"]
+    rows = frame(run)
+    rows = rows[rows["game_id"] == 0]
+    assert set(a["steps"]) == {str(s) for s in rows["view_step"]}
+    for k, g in a["steps"].items():
+        assert data["steps"][int(k)]["seat"] == g["seat"] and g["loss"] >= 0
+    assert all(0 <= e <= 1 for _, e in a["curve"])
+    assert recorded_game(run, 7)["analysis"] is None  # game 7 was not graded

@@ -706,3 +706,92 @@ def rates_text(rates: pd.DataFrame) -> str:
 
 def valid_table_name(name: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", name))
+
+
+# --- where people see it: the report's section and the viewer's data ----------------------
+
+
+@dataclass
+class ReportData:
+    """What the report's section shows of a run's analysis."""
+
+    table: str
+    info: dict[str, Any]
+    rates: pd.DataFrame
+    worst: pd.DataFrame
+    plot: Path
+
+
+def report_data(run_dir: str | Path, n_worst: int = 20) -> ReportData | None:
+    """The stored analysis of a run, summarised for the report (None when there is none).
+
+    The sampled analysis is shown when there is one, else the hindsight one.
+    Writes ``plots/decisions.png``.  Streams the table twice (rates, worst).
+    """
+    from arena.analysis import plots
+    from arena.run.store import RunStore, StoreError
+
+    run = Path(run_dir)
+    try:
+        store = RunStore(run)
+        names = store.analyses()
+        table = next((t for t in (TABLE, TABLE_PERFECT) if t in names), None)
+        if table is None:
+            return None
+        info = store.analysis_info(table)
+        cols = ["game_id", "bot", "kind", "loss"]
+        rates = error_rates(store.analysis_parts(table, cols), float(info["doubtful"]), float(info["blunder"]))
+        if rates.empty:
+            return None
+        bad = worst(store.analysis_parts(table), n_worst)
+    except StoreError:
+        return None
+    label = " (HINDSIGHT: true hidden cards)" if info.get("perfect") else ""
+    plot = plots.decision_errors(
+        rates,
+        run / "plots" / "decisions.png",
+        f"Error rate per decision kind at {info['samples']} samples{label}, 95% interval",
+    )
+    return ReportData(table, info, rates, bad, plot)
+
+
+def viewer_data(run_dir: str | Path, game_id: int) -> dict[str, Any] | None:
+    """One game's grades for ``arena view``: per viewer step, and seat 0's equity curve (None: not analysed)."""
+    from arena.run.store import RunStore, StoreError
+
+    try:
+        found = game_decisions(run_dir, game_id)
+        if found is None:
+            return None
+        table, rows = found
+        info = RunStore(run_dir).analysis_info(table)
+    except StoreError:
+        return None
+    doubtful, blunder = float(info["doubtful"]), float(info["blunder"])
+    steps: dict[str, Any] = {}
+    curve = []
+    for r in rows.itertuples():
+        loss = 1000 * float(r.loss)
+        steps[str(int(r.view_step))] = {
+            "bot": str(r.bot),
+            "seat": int(r.seat),
+            "kind": str(r.kind),
+            "chosen": str(r.chosen_text),
+            "best": str(r.best_text),
+            "eq_chosen": round(float(r.eq_chosen), 4),
+            "eq_best": round(float(r.eq_best), 4),
+            "loss": round(loss, 1),
+            "se": round(1000 * float(r.loss_se), 1),
+            "mark": "blunder" if loss >= blunder else "doubtful" if loss >= doubtful else "",
+        }
+        eq0 = float(r.eq_chosen) if int(r.seat) == 0 else 1.0 - float(r.eq_chosen)
+        curve.append([int(r.view_step), round(eq0, 4)])
+    return {
+        "table": table,
+        "hindsight": bool(info.get("perfect")),
+        "samples": int(info["samples"]),
+        "doubtful": doubtful,
+        "blunder": blunder,
+        "steps": steps,
+        "curve": curve,
+    }
