@@ -386,7 +386,7 @@ class AnalysisResult:
     bots: list[str] = field(default_factory=list)
 
 
-def _rules_of(store: Any) -> np.ndarray:
+def run_rules(store: Any) -> np.ndarray:
     from arena.settings.config import load_config
 
     cfg_path = store.dir / "config.toml"
@@ -395,7 +395,7 @@ def _rules_of(store: Any) -> np.ndarray:
     return rules_array(load_config(cfg_path).resolved_rules())
 
 
-def _jobs(store: Any, bot: str | None, games: int | None, game: int | None) -> Iterator[GameJob]:
+def game_jobs(store: Any, bot: str | None, games: int | None, game: int | None) -> Iterator[GameJob]:
     """The games to grade, in play order, streamed chunk by chunk."""
     if game is not None:
         rec = store.game_record(game)
@@ -501,7 +501,7 @@ def analyse_run(
     known = _bots_of(store)
     if bot is not None and bot not in known:
         raise AnalysisError(f"{run}: no bot '{bot}' in this run (bots: {', '.join(known) or 'none'})")
-    rules = _rules_of(store)
+    rules = run_rules(store)
     own_client = None
     if client is None and scheduler:
         try:
@@ -524,7 +524,7 @@ def analyse_run(
                 settings.table,
                 {**asdict(settings), "bot": bot, "games": games, "game": game, "columns": list(COLUMNS)},
             )
-        jobs = _jobs(store, bot, games, game)
+        jobs = game_jobs(store, bot, games, game)
         for part, table in enumerate(_results(_tasks(jobs, rules, settings), workers, client)):
             n_dec += table.num_rows
             n_games += len(set(table.column("game_id").to_pylist())) if table.num_rows else 0
