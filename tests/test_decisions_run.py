@@ -155,3 +155,11 @@ def test_the_report_gets_the_section_and_the_viewer_the_grades(run):
         assert data["steps"][int(k)]["seat"] == g["seat"] and g["loss"] >= 0
     assert all(0 <= e <= 1 for _, e in a["curve"])
     assert recorded_game(run, 7)["analysis"] is None  # game 7 was not graded
+
+
+def test_opponent_restricts_the_games_to_one_matchup(run):
+    dec.analyse_run(run, SETTINGS, bot="gin-chasing", opponent="simple", games=1)
+    df = frame(run)
+    assert set(df["bot"]) == {"gin-chasing"} and set(df["opponent"]) == {"simple"} and df["game_id"].nunique() == 1
+    with pytest.raises(dec.AnalysisError, match="no bot 'monte-carlo'"):
+        dec.analyse_run(run, SETTINGS, opponent="monte-carlo", games=1)

@@ -395,7 +395,9 @@ def run_rules(store: Any) -> np.ndarray:
     return rules_array(load_config(cfg_path).resolved_rules())
 
 
-def game_jobs(store: Any, bot: str | None, games: int | None, game: int | None) -> Iterator[GameJob]:
+def game_jobs(
+    store: Any, bot: str | None, games: int | None, game: int | None, opponent: str | None = None
+) -> Iterator[GameJob]:
     """The games to grade, in play order, streamed chunk by chunk."""
     if game is not None:
         rec = store.game_record(game)
@@ -403,7 +405,7 @@ def game_jobs(store: Any, bot: str | None, games: int | None, game: int | None) 
             raise AnalysisError(f"{store.dir}: game {game} has no stored action log (run with record_log = true)")
         g = rec.game
         names = (str(g["bot0"]), str(g["bot1"]))
-        seats = _seats(names, bot)
+        seats = _seats(names, bot, opponent)
         if not seats:
             raise AnalysisError(f"{store.dir}: bot '{bot}' did not play game {game} ({names[0]} vs {names[1]})")
         yield GameJob(int(game), int(g["seed"]), rec.actions.astype(np.uint8).tobytes(), names, rec.matchup.name, seats)
@@ -422,7 +424,7 @@ def game_jobs(store: Any, bot: str | None, games: int | None, game: int | None) 
             chunk.games["bot1"].astype(str).tolist(),
             strict=True,
         ):
-            seats = _seats((b0, b1), bot)
+            seats = _seats((b0, b1), bot, opponent)
             if not seats or gid not in acts:
                 continue
             if left is not None and left <= 0:
@@ -432,10 +434,11 @@ def game_jobs(store: Any, bot: str | None, games: int | None, game: int | None) 
                 left -= 1
 
 
-def _seats(names: tuple[str, str], bot: str | None) -> tuple[int, ...]:
-    if bot is None:
-        return (0, 1)
-    return tuple(s for s in (0, 1) if names[s] == bot)
+def _seats(names: tuple[str, str], bot: str | None, opponent: str | None = None) -> tuple[int, ...]:
+    """The seats to grade in a game of ``names``: ``bot``'s (every seat if None), facing ``opponent`` if given."""
+    return tuple(
+        s for s in (0, 1) if (bot is None or names[s] == bot) and (opponent is None or names[1 - s] == opponent)
+    )
 
 
 def _bots_of(store: Any) -> list[str]:
@@ -464,6 +467,7 @@ def analyse_run(
     settings: AnalysisSettings | None = None,
     *,
     bot: str | None = None,
+    opponent: str | None = None,
     games: int | None = None,
     game: int | None = None,
     workers: int = 1,
@@ -474,6 +478,7 @@ def analyse_run(
 ) -> tuple[AnalysisResult, pd.DataFrame | None]:
     """Grade the decisions of ``bot`` (default: every bot) in a run's games and store the table.
 
+    ``opponent``: only in games against that bot.
     ``games``: the first N games (of that bot) in play order; ``game``: one
     game id.  ``workers`` local processes, or a Dask ``client`` (or its
     ``scheduler`` address).  The table goes to the run store as the
@@ -499,8 +504,9 @@ def analyse_run(
     except StoreError as exc:
         raise AnalysisError(str(exc)) from None
     known = _bots_of(store)
-    if bot is not None and bot not in known:
-        raise AnalysisError(f"{run}: no bot '{bot}' in this run (bots: {', '.join(known) or 'none'})")
+    for who in (bot, opponent):
+        if who is not None and who not in known:
+            raise AnalysisError(f"{run}: no bot '{who}' in this run (bots: {', '.join(known) or 'none'})")
     rules = run_rules(store)
     own_client = None
     if client is None and scheduler:
@@ -522,9 +528,9 @@ def analyse_run(
             writer = RunStore.open_for_writing(run, what="arena analyze")
             writer.begin_analysis(
                 settings.table,
-                {**asdict(settings), "bot": bot, "games": games, "game": game, "columns": list(COLUMNS)},
+                {**asdict(settings), "bot": bot, "opponent": opponent, "games": games, "game": game},
             )
-        jobs = game_jobs(store, bot, games, game)
+        jobs = game_jobs(store, bot, games, game, opponent)
         for part, table in enumerate(_results(_tasks(jobs, rules, settings), workers, client)):
             n_dec += table.num_rows
             n_games += len(set(table.column("game_id").to_pylist())) if table.num_rows else 0

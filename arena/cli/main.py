@@ -559,6 +559,9 @@ def check_bot(
 def analyze(
     run_dir: Annotated[Path, typer.Argument(help="A run folder (its games need stored action logs).")],
     bot: Annotated[str | None, typer.Option("--bot", help="Grade this bot's decisions (default: every bot's).")] = None,
+    opponent: Annotated[
+        str | None, typer.Option("--opponent", help="Only games against this bot (e.g. one matchup).")
+    ] = None,
     games: Annotated[
         int | None, typer.Option("--games", help="Only the first N games (of --bot), in play order.")
     ] = None,
@@ -590,7 +593,15 @@ def analyze(
                 typer.echo(f"\r{done:,}{f'/{planned:,}' if planned else ''} games graded", nl=False, err=True)
 
         res, rows = dec.analyse_run(
-            run_dir, settings, bot=bot, games=games, game=game, workers=workers, scheduler=scheduler, progress=show
+            run_dir,
+            settings,
+            bot=bot,
+            opponent=opponent,
+            games=games,
+            game=game,
+            workers=workers,
+            scheduler=scheduler,
+            progress=show,
         )
         if not quiet:
             typer.echo("", err=True)
