@@ -10,7 +10,7 @@ phase, so a log that does not belong to the seed is caught, not misread.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,11 +30,30 @@ from arena.engine.layout import (
     LOG_SEAT,
     OUT_FORFEIT,
     OUTCOME_NAMES,
+    PH_BIG_GIN,
+    PH_DISCARD,
     PH_DONE,
+    PH_DRAW,
+    PH_KNOCK,
+    PH_UPCARD_DEALER,
+    PH_UPCARD_NONDEALER,
     S_CUR,
+    S_DEADWOOD,
+    S_DEALER,
+    S_DECK,
+    S_DEF_RUNS,
+    S_DEF_SETS,
+    S_HAND,
+    S_KNOCK_RUNS,
+    S_KNOCK_SETS,
+    S_KNOCKER,
+    S_LAID_OFF,
     S_OUTCOME,
     S_PHASE,
+    S_POINTS,
+    S_SCORE,
 )
+from arena.engine.melds import melds_of
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state, write_hand_row
 
@@ -50,6 +69,80 @@ class ReplayedHand:
     state: np.ndarray
     row: np.ndarray  # H_* record
     actions: list[tuple[int, int, int]]  # (seat, phase, action)
+
+
+@dataclass(frozen=True)
+class HandStory:
+    """A replayed hand in named fields, for anything that tells it (``arena
+    replay``, the viewer): nobody outside the engine reads its slots.
+
+    Cards are bit masks (bit ``c`` = card ``c``); per-seat pairs are indexed
+    by seat.  ``knocker`` is -1 when nobody knocked (a dead or forfeited
+    hand), and then the meld fields are empty.
+    """
+
+    dealer: int
+    dealt: tuple[int, int]
+    upcard: int
+    scores_before: tuple[int, int]
+    actions: list[tuple[int, int, int]]  # (seat, phase, action)
+    outcome: str  # an OUTCOME_NAMES entry, or "unfinished"
+    knocker: int
+    knocker_melds: list[int]
+    defender_melds: list[int]
+    laid_off: int
+    deadwood: tuple[int, int]
+    hands_at_end: tuple[int, int]
+    points: tuple[int, int]
+
+    @classmethod
+    def of(cls, hand: ReplayedHand) -> HandStory:
+        st = hand.state
+        dealer = int(st[S_DEALER])
+        deck = st[S_DECK : S_DECK + 52]
+        dealt = {1 - dealer: _mask(deck[:10]), dealer: _mask(deck[10:20])}
+        out = int(st[S_OUTCOME])
+        knocker = int(st[S_KNOCKER]) if out >= 0 else -1
+        return cls(
+            dealer=dealer,
+            dealt=(dealt[0], dealt[1]),
+            upcard=int(deck[20]),
+            scores_before=(int(st[S_SCORE]), int(st[S_SCORE + 1])),
+            actions=list(hand.actions),
+            outcome=OUTCOME_NAMES[out] if out >= 0 else "unfinished",
+            knocker=knocker,
+            knocker_melds=melds_of(int(st[S_KNOCK_SETS]), int(st[S_KNOCK_RUNS])) if knocker >= 0 else [],
+            defender_melds=melds_of(int(st[S_DEF_SETS]), int(st[S_DEF_RUNS])) if knocker >= 0 else [],
+            laid_off=int(st[S_LAID_OFF]) if knocker >= 0 else 0,
+            deadwood=(int(st[S_DEADWOOD]), int(st[S_DEADWOOD + 1])),
+            hands_at_end=(int(st[S_HAND]), int(st[S_HAND + 1])),
+            points=(int(st[S_POINTS]), int(st[S_POINTS + 1])),
+        )
+
+
+def _mask(cards: np.ndarray) -> int:
+    return sum(1 << int(c) for c in cards)
+
+
+def describe_action(phase: int, action: int, card: Callable[[int], str]) -> str:
+    """What a decision did, in words after the player's name (``card`` names a card)."""
+    if phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):
+        return "takes the upcard" if action else "passes the upcard"
+    if phase == PH_DRAW:
+        return "draws from the pile" if action else "draws from the stock"
+    if phase == PH_BIG_GIN:
+        return "declares BIG GIN" if action else "does not declare big gin"
+    if phase == PH_DISCARD:
+        return f"discards {card(action)}"
+    if phase == PH_KNOCK:
+        return "KNOCKS" if action else "does not knock"
+    return f"? {phase} {action}"
+
+
+def both_passed(phase: int, action: int) -> bool:
+    """After this decision the engine draws for the non-dealer without asking
+    (the dealer passed the upcard too), so no log entry records that draw."""
+    return phase == PH_UPCARD_DEALER and action == 0
 
 
 def decode(entry: int) -> tuple[int, int, int]:
@@ -79,7 +172,7 @@ def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index
     while True:
         begin_hand(st, rules_array, seed, scratch)
         start = pos
-        actions = []
+        actions: list[tuple[int, int, int]] = []
         while st[S_PHASE] != PH_DONE:
             if pos >= len(log):
                 # The log stops inside a hand: a game ended by a forfeit (the
@@ -172,12 +265,11 @@ def compare(rows: np.ndarray, game: Mapping[str, Any], hands: Sequence[Mapping[s
             out.append(f"{len(rows)} hand rows replayed, {len(hands)} stored")
         for i, (row, h) in enumerate(zip(rows, hands, strict=False)):
             for col, slot in _CHECKED.items():
-                want = h[col]
-                got = OUTCOME_NAMES[int(row[slot])] if col == "outcome" and int(row[slot]) >= 0 else int(row[slot])
-                if col == "outcome" and int(row[slot]) < 0:
-                    got = "unfinished"
-                if col != "outcome":
-                    want = int(want)
-                if str(got) != str(want) and not (forfeit and i == len(rows) - 1):
-                    out.append(f"hand {i + 1}: {col} {got} replayed, {want} stored")
+                value = int(row[slot])
+                if col == "outcome":
+                    shown, stored = (OUTCOME_NAMES[value] if value >= 0 else "unfinished"), str(h[col])
+                else:
+                    shown, stored = str(value), str(int(h[col]))
+                if shown != stored and not (forfeit and i == len(rows) - 1):
+                    out.append(f"hand {i + 1}: {col} {shown} replayed, {stored} stored")
     return out
