@@ -387,12 +387,8 @@ class AnalysisResult:
 
 
 def run_rules(store: Any) -> np.ndarray:
-    from arena.settings.config import load_config
-
-    cfg_path = store.dir / "config.toml"
-    if not cfg_path.is_file():
-        raise AnalysisError(f"{store.dir}: no config.toml (the run's rules are needed to replay its games)")
-    return rules_array(load_config(cfg_path).resolved_rules())
+    """The rules the run's games were played by, as the engine's array (the store reads them)."""
+    return rules_array(store.rules())
 
 
 def game_jobs(
