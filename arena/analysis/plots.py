@@ -387,7 +387,7 @@ def decision_errors(rates: pd.DataFrame, path: Path, title: str = "") -> Path:
     kinds = [k for k in ("upcard", "draw", "discard", "knock", "big_gin", "all") if k in set(rates["kind"])]
     overall = rates[rates["kind"] == "all"].sort_values("error_rate", ascending=False)
     bots = overall["bot"].tolist() or sorted(set(rates["bot"]))
-    fig, ax = plt.subplots(figsize=(max(7.0, 1.3 * len(kinds) * max(1, len(bots)) / 2 + 2), 4.6))
+    fig, ax = plt.subplots(figsize=(min(12.0, 2.0 + 1.6 * len(kinds)), 4.6))
     width = 0.8 / max(1, len(bots))
     colours = plt.get_cmap("tab10")
     for j, bot in enumerate(bots):
