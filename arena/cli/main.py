@@ -578,6 +578,7 @@ def analyze(
     """Grade every decision of a bot by rolling out each legal option: error rates, doubtful moves, blunders."""
     from arena.analysis import decisions as dec
 
+    errors: tuple[type[Exception], ...] = (dec.AnalysisError, *_user_errors())
     try:
         settings = dec.load_settings(config, samples=samples, seed=seed, perfect=perfect or None)
 
@@ -601,7 +602,7 @@ def analyze(
         if rows is not None:
             typer.echo(dec.game_text(rows, settings))
         rates = dec.error_rates(dec.read_parts(run_dir, res.table), settings.doubtful, settings.blunder)
-    except (dec.AnalysisError, *_user_errors()) as exc:
+    except errors as exc:
         _fail(str(exc))
     hind = "  [HINDSIGHT: --perfect rolls out on the true hidden cards]" if settings.perfect else ""
     typer.echo(
