@@ -175,6 +175,13 @@ def run(
             "--secret-seed", help="Draw a secret seed, kept in the run folder, so no bot can rebuild the deals."
         ),
     ] = False,
+    weak_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--weak-sandbox",
+            help="Run bots without the wall (no namespaces, no other user): only on machines that can't build it.",
+        ),
+    ] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Delete an existing run of this name first.")] = False,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue an interrupted run (the default behaviour).")
@@ -196,6 +203,7 @@ def run(
             "record_hands": record_hands,
             "results_dir": results_dir,
             "scheduler": scheduler,
+            "weak_sandbox": weak_sandbox or None,
         }
         if gauntlet:
             overrides.update(format="gauntlet", candidate=gauntlet)
@@ -386,7 +394,10 @@ def replay(
 @app.command()
 def play(
     bot: Annotated[str, typer.Option("--bot", help="The opponent: a built-in bot's name or a bot file.")] = "simple",
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset: standard, eaai, oklahoma.")] = "standard",
+    rules: Annotated[
+        str,
+        typer.Option("--rules", help="The page's variant: a preset (standard, oklahoma, eaai) or a rules .toml file."),
+    ] = "standard",
     target: Annotated[int, typer.Option("--target", help="Points to play to: 50, 100 or 200.")] = 100,
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
     open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
@@ -535,13 +546,21 @@ def check_bot(
     memory_mb: Annotated[int, typer.Option("--memory-mb", help="Address-space limit, MiB (0 = none).")] = int(
         LIMITS["memory_mb"][0]
     ),
+    weak_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--weak-sandbox",
+            help="Run bots without the wall (no namespaces, no other user): only on machines that can't build it.",
+        ),
+    ] = False,
 ) -> None:
     """Check an external bot: handshake, each kind of decision, full games, timing (exit 1 on FAIL)."""
     from arena.external.check import check_bot as run_check
     from arena.external.limits import Limits
 
     try:
-        limits = Limits(decision_s=decision_s, memory_mb=memory_mb)  # check_bot sets the start time by kind
+        # check_bot sets the start time by kind
+        limits = Limits(decision_s=decision_s, memory_mb=memory_mb, sandbox="weak" if weak_sandbox else "wall")
     except ValueError as exc:
         _fail(str(exc))
     report = run_check(spec, games=games, limits=limits, echo=typer.echo)

@@ -38,24 +38,12 @@ from arena.engine.layout import (
     PH_UPCARD_DEALER,
     PH_UPCARD_NONDEALER,
     S_CUR,
-    S_DEADWOOD,
-    S_DEALER,
-    S_DECK,
-    S_DEF_RUNS,
-    S_DEF_SETS,
-    S_HAND,
-    S_KNOCK_RUNS,
-    S_KNOCK_SETS,
-    S_KNOCKER,
-    S_LAID_OFF,
     S_OUTCOME,
     S_PHASE,
-    S_POINTS,
-    S_SCORE,
 )
-from arena.engine.melds import melds_of
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state, write_hand_row
+from arena.engine.table import Table
 
 
 class ReplayError(ValueError):
@@ -97,31 +85,23 @@ class HandStory:
 
     @classmethod
     def of(cls, hand: ReplayedHand) -> HandStory:
-        st = hand.state
-        dealer = int(st[S_DEALER])
-        deck = st[S_DECK : S_DECK + 52]
-        dealt = {1 - dealer: _mask(deck[:10]), dealer: _mask(deck[10:20])}
-        out = int(st[S_OUTCOME])
-        knocker = int(st[S_KNOCKER]) if out >= 0 else -1
+        t = Table(hand.state)
+        knocker = t.knocker
         return cls(
-            dealer=dealer,
-            dealt=(dealt[0], dealt[1]),
-            upcard=int(deck[20]),
-            scores_before=(int(st[S_SCORE]), int(st[S_SCORE + 1])),
+            dealer=t.dealer,
+            dealt=t.dealt,
+            upcard=t.upcard,
+            scores_before=t.scores,
             actions=list(hand.actions),
-            outcome=OUTCOME_NAMES[out] if out >= 0 else "unfinished",
+            outcome=t.outcome,
             knocker=knocker,
-            knocker_melds=melds_of(int(st[S_KNOCK_SETS]), int(st[S_KNOCK_RUNS])) if knocker >= 0 else [],
-            defender_melds=melds_of(int(st[S_DEF_SETS]), int(st[S_DEF_RUNS])) if knocker >= 0 else [],
-            laid_off=int(st[S_LAID_OFF]) if knocker >= 0 else 0,
-            deadwood=(int(st[S_DEADWOOD]), int(st[S_DEADWOOD + 1])),
-            hands_at_end=(int(st[S_HAND]), int(st[S_HAND + 1])),
-            points=(int(st[S_POINTS]), int(st[S_POINTS + 1])),
+            knocker_melds=t.knocker_melds if knocker >= 0 else [],
+            defender_melds=t.defender_melds if knocker >= 0 else [],
+            laid_off=t.laid_off if knocker >= 0 else 0,
+            deadwood=(t.deadwood(0), t.deadwood(1)),
+            hands_at_end=(t.hand(0), t.hand(1)),
+            points=t.points,
         )
-
-
-def _mask(cards: np.ndarray) -> int:
-    return sum(1 << int(c) for c in cards)
 
 
 def describe_action(phase: int, action: int, card: Callable[[int], str]) -> str:
@@ -164,23 +144,35 @@ def begin_replay(seed: int, rules_array: np.ndarray) -> tuple[np.ndarray, np.nda
     return st, row, np.zeros(RNG_WORDS, dtype=np.uint64)
 
 
-def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0) -> Iterator[ReplayedHand]:
-    """Yield each hand of a game replayed from ``log``; the last one ends the game."""
+@dataclass
+class ReplayStep:
+    """One step of a replay: a ``deal``, a ``decision`` (``seat``, ``phase``,
+    ``action``, and the state ``before`` it), the ``end`` of a hand (before
+    its points are added to the scores), or a ``forfeit`` (the log stops inside
+    a hand).  ``state`` is the live state: copy it to keep a position."""
+
+    kind: str
+    state: np.ndarray
+    seat: int = -1
+    phase: int = -1
+    action: int = -1
+    before: np.ndarray | None = None
+
+
+def replay_steps(seed: int, rules_array: np.ndarray, log: np.ndarray) -> Iterator[ReplayStep]:
+    """Every step of a game replayed from ``log``, checking each logged decision
+    was asked of that seat in that phase (:class:`ReplayError` if not)."""
     st, row, scratch = begin_replay(seed, rules_array)
     pos = 0
     log = np.asarray(log, dtype=np.int64)
     while True:
         begin_hand(st, rules_array, seed, scratch)
-        start = pos
-        actions: list[tuple[int, int, int]] = []
+        yield ReplayStep("deal", st)
         while st[S_PHASE] != PH_DONE:
             if pos >= len(log):
                 # The log stops inside a hand: a game ended by a forfeit (the
-                # illegal decision is not logged).  Yield the hand as it stood.
-                if actions:
-                    hand_row = np.zeros(H_SIZE, dtype=np.int64)
-                    write_hand_row(st, game_index, hand_row, start, pos - start)
-                    yield ReplayedHand(st.copy(), hand_row, actions)
+                # illegal decision is not logged).
+                yield ReplayStep("forfeit", st)
                 return
             seat, phase, action = decode(int(log[pos]))
             if seat != st[S_CUR] or phase != st[S_PHASE]:
@@ -188,15 +180,31 @@ def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index
                     f"log entry {pos} is seat {seat} phase {phase}, but the game asks "
                     f"seat {st[S_CUR]} phase {st[S_PHASE]}"
                 )
+            before = st.copy()
             if apply_action(st, rules_array, action) != 0:
                 raise ReplayError(f"log entry {pos}: action {action} is illegal here")
-            actions.append((seat, phase, action))
+            yield ReplayStep("decision", st, seat, phase, action, before)
             pos += 1
-        hand_row = np.zeros(H_SIZE, dtype=np.int64)
-        write_hand_row(st, game_index, hand_row, start, pos - start)
-        yield ReplayedHand(st.copy(), hand_row, actions)
+        yield ReplayStep("end", st)
         if st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules_array, row):
             return
+
+
+def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0) -> Iterator[ReplayedHand]:
+    """Yield each hand of a game replayed from ``log``; the last one ends the game
+    (a hand the log stops inside, by a forfeit, is yielded as it stood)."""
+    start = pos = 0
+    actions: list[tuple[int, int, int]] = []
+    for step in replay_steps(seed, rules_array, log):
+        if step.kind == "deal":
+            start, actions = pos, []
+        elif step.kind == "decision":
+            actions.append((step.seat, step.phase, step.action))
+            pos += 1
+        elif step.kind == "end" or actions:
+            hand_row = np.zeros(H_SIZE, dtype=np.int64)
+            write_hand_row(step.state, game_index, hand_row, start, pos - start)
+            yield ReplayedHand(step.state.copy(), hand_row, actions)
 
 
 def log_from_actions(seed: int, rules_array: np.ndarray, actions: np.ndarray) -> np.ndarray:
