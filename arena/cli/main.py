@@ -122,8 +122,12 @@ def _setup_logging(quiet: bool) -> None:
 
 
 def _print_tables(result) -> None:
-    pairs = result.pair_summary()
-    bots = result.bot_summary()
+    from arena.analysis.stats import bot_summary, pair_summary
+    from arena.analysis.summary import summarize_run
+
+    summary = summarize_run(result.store)
+    pairs = pair_summary(result.store, summary)
+    bots = bot_summary(result.store, summary)
     typer.echo("")
     typer.echo(f"{'matchup':<40} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
     for r in pairs.itertuples():
@@ -215,6 +219,7 @@ def run(
 
 def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, quiet: bool, what: str = "run") -> None:
     """Play, print the tables, write the report; exit 1 when chunks failed, 130 on Ctrl-C."""
+    from arena.analysis.sprt import SprtGate
     from arena.run.runner import run_tournament
 
     run_dir = Path(cfg.results_dir) / cfg.name
@@ -222,7 +227,9 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
         f"{what} '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}", err=True
     )
     try:
-        result = run_tournament(cfg, progress=not quiet, base_dir=base_dir, sprt=sprt, fresh=fresh)
+        result = run_tournament(
+            cfg, progress=not quiet, base_dir=base_dir, stop=SprtGate if sprt else None, fresh=fresh
+        )
     except KeyboardInterrupt:
         typer.echo(f"\ninterrupted: finished chunks are saved in {run_dir}; run the same command to resume", err=True)
         raise typer.Exit(code=130) from None
@@ -488,10 +495,9 @@ def sweep(
 ) -> None:
     """Sweep a bot's parameters against a field (and rules): sweep.csv, response curves, report."""
     import time
-    import tomllib
     from importlib.resources import files
 
-    from arena.analysis.sweep import SweepError, analyse_sweep, run_sweep
+    from arena.analysis.sweep import SweepError, analyse_sweep, load_sweep, run_sweep
 
     _setup_logging(True)
     errors: tuple[type[Exception], ...] = (SweepError, *_user_errors())
@@ -499,23 +505,13 @@ def sweep(
     if not path.exists() and path.suffix == "" and path.parent == Path("."):
         path = Path(str(files("arena") / "configs" / f"{path}.toml"))
     try:
-        try:
-            d = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise SweepError(f"cannot read {sweep_file}: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise SweepError(f"{sweep_file} is not valid TOML: {exc}") from None
-        d.setdefault("name", path.stem)
-        for key, value in (("workers", workers), ("games", games), ("results_dir", results_dir)):
-            if value is not None:
-                d[key] = value
-        if scheduler:
-            d["scheduler"] = scheduler
+        overrides = {"workers": workers, "games": games, "results_dir": results_dir, "scheduler": scheduler or None}
+        spec = load_sweep(path, overrides)
         t0 = time.monotonic()
         if report_only:
-            res = analyse_sweep(d)
+            res = analyse_sweep(spec)
         else:
-            res = run_sweep(d, progress=not quiet, fresh=fresh)
+            res = run_sweep(spec, progress=not quiet, fresh=fresh)
         typer.echo(f"sweep '{res.spec.name}': {res.status}, {time.monotonic() - t0:.1f} s -> {res.dir}", err=True)
         if len(res.best):
             ps = res.spec.param_names
