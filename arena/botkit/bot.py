@@ -48,7 +48,7 @@ from arena.settings.botref import BotRef
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
 
-BUILTIN_BOTS = ("random", "simple", "discard_tracking", "early_knock", "gin_chasing", "monte_carlo")
+BUILTIN_BOTS = ("random", "simple", "discard_tracking", "early_knock", "gin_chasing", "monte_carlo", "analyzer")
 
 
 class BotError(ValueError):

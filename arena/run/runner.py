@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -179,6 +179,17 @@ def _sandbox_of(bot: Bot) -> str:
     return "in-process" if ext is None else ext.limits.sandbox
 
 
+class _MatchupSettings(TypedDict):
+    """What a matchup's games depend on besides its two bots (the same for every matchup)."""
+
+    rules: Rules
+    seed: int
+    games: int
+    duplicate: bool
+    chunk_size: int
+    record_hands: bool
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
@@ -289,7 +300,7 @@ def run_tournament(
         store.write_text("rules.toml", _rules_toml(rules))
         quarantined = store.verify()
         # What a matchup's games depend on (its id) besides its two bots; the same for every matchup.
-        common = dict(
+        common = _MatchupSettings(
             rules=rules,
             seed=seed,
             games=cfg.games_per_pair,
@@ -301,14 +312,19 @@ def run_tournament(
         tasks: list[ChunkTask] = []
         planned: list[str] = []
         for sa, sb in cfg.matchups():
-            a, b = specs[sa], specs[sb]
-            mid = matchup_id(a, b, **common)
+            spec_a, spec_b = specs[sa], specs[sb]
+            mid = matchup_id(spec_a, spec_b, **common)
             m = store.register(
-                mid, a.name, b.name, cfg.games_per_pair, n_chunks, {"bot_a": a.identity(), "bot_b": b.identity()}
+                mid,
+                spec_a.name,
+                spec_b.name,
+                cfg.games_per_pair,
+                n_chunks,
+                {"bot_a": spec_a.identity(), "bot_b": spec_b.identity()},
             )
             _, ts = plan_matchup(
-                a,
-                b,
+                spec_a,
+                spec_b,
                 matchup_no=m.no,
                 per_game_seconds=cfg.limit("chunk_seconds_per_game"),
                 chunk_floor_seconds=cfg.limit("chunk_min_seconds"),
