@@ -294,6 +294,14 @@ def _run(
     typer.echo(
         f"{what} '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}", err=True
     )
+    if cfg.scheduler:
+        # A lost scheduler is said in one line below; the client's own reconnect tracebacks say nothing more.
+        try:
+            import distributed  # noqa: F401 - configures its loggers on import: quiet them after that
+        except ImportError:
+            pass
+        for name in ("distributed.client", "distributed.batched"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         with _Signals():
             result = run_tournament(

@@ -313,6 +313,8 @@ class DaskCluster:
         """Whether the client has lost its scheduler (its futures are then cancelled, not failed)."""
         if getattr(exc, "reason", "") == "scheduler-connection-lost":
             return True
+        if type(exc).__name__ == "CommClosedError":  # the client's own connection closed under a gather
+            return True
         return getattr(self.client, "status", "running") not in ("running", "newly-created")
 
     def _address(self) -> str:
