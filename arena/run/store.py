@@ -605,6 +605,8 @@ class RunStore:
         try:
             d.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            if exc.errno in (errno.ENOTDIR, errno.EEXIST):  # a file on the path: the input is wrong
+                raise StoreError(f"cannot create the run folder {d}: a file is in the way ({exc.strerror})") from None
             raise env_error(exc, f"create the run folder {d}") from None
         if not os.access(d, os.W_OK | os.X_OK):
             raise StoreEnvError(f"cannot write to the run folder {d} (read-only?)")
