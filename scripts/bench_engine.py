@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 FIRST_GAME = (
     "import time; t0 = time.perf_counter()\n"
     "import numpy as np\n"
-    "from arena.botkit.bot import load_bot\n"
+    "from arena.botkit.load import load_bot\n"
     "from arena.engine.play import play_batch\n"
     "from arena.engine.rules_array import rules_array\n"
     "from arena.settings.rules import load_rules\n"
@@ -62,7 +62,7 @@ def main() -> None:
     print(f"cold cache: {cold_wall:6.2f} s process start to first game (compile included)")
     print(f"warm cache: {warm_wall:6.2f} s process start to first game ({warm_in:.2f} s after interpreter start)")
 
-    from arena.botkit.bot import load_bot
+    from arena.botkit.load import load_bot
     from arena.engine.play import play_batch
     from arena.settings.rules import load_rules
 

@@ -35,8 +35,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.botkit.bot import Bot, load_bot  # noqa: E402
+from arena.botkit.bot import Bot  # noqa: E402
 from arena.botkit.lib import opponent_known, pile_cards  # noqa: E402
+from arena.botkit.load import load_bot  # noqa: E402
 from arena.botkit.search import sample_state_weighted  # noqa: E402
 from arena.engine.cards import popcount  # noqa: E402
 from arena.engine.contract import PHASE_FUNCTION  # noqa: E402

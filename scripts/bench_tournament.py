@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.botkit.bot import load_bot  # noqa: E402
+from arena.botkit.load import load_bot  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.run.plan import pair_seeds  # noqa: E402

@@ -7,7 +7,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from arena.botkit.bot import BotError, load_bot, load_bot_file
+from arena.botkit.bot import BotError, load_bot_file
+from arena.botkit.load import load_bot
 from arena.engine.layout import G_HANDS
 from arena.engine.play import IllegalMoveError, play_batch, play_games_kernel
 from arena.engine.rules_array import rules_array

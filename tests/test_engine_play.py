@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.botkit.bot import as_plain, load_bot
+from arena.botkit.bot import as_plain
+from arena.botkit.load import load_bot
 from arena.engine._jit import jit
 from arena.engine.cards import popcount
 from arena.engine.layout import (

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from arena.botkit.bot import load_bot
+from arena.botkit.load import load_bot
 from arena.cli.main import app
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array

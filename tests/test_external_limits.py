@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.botkit.bot import BotError, load_bot
+from arena.botkit.bot import BotError
+from arena.botkit.load import load_bot
 from arena.engine.layout import G_FORFEIT
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from arena.botkit.bot import load_bot
+from arena.botkit.load import load_bot
 from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,

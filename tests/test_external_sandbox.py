@@ -14,7 +14,8 @@ import time
 import numpy as np
 import pytest
 
-from arena.botkit.bot import BotError, bot_from_module, load_bot, load_bot_file
+from arena.botkit.bot import BotError, bot_from_module, load_bot_file
+from arena.botkit.load import load_bot
 from arena.engine.layout import G_FORFEIT
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array

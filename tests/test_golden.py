@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.botkit.bot import load_bot
+from arena.botkit.load import load_bot
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.settings.config import TournamentConfig

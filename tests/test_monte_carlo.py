@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.botkit.bot import BotError, load_bot
+from arena.botkit.bot import BotError
 from arena.botkit.lib import opponent_known, pile_cards
+from arena.botkit.load import load_bot
 from arena.botkit.search import rules_of, sample_state_weighted
 from arena.engine.cards import popcount
 from arena.engine.layout import (

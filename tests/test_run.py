@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from arena.botkit.load import load_bots
 from arena.run import TournamentError, run_tournament
 from arena.run.schedule import Inline
 from arena.run.store import RunStore, StoreBusy, StoreError
@@ -494,9 +495,9 @@ def test_config_errors_name_the_key(tmp_path):
     with pytest.raises(ConfigError, match="knock_limit"):
         config_from_dict({"rules": {"knock_limit": 11}})
     with pytest.raises(ConfigError, match="unknown bot 'simpel'"):
-        config_from_dict({"bots": ["random", "simpel"]}).load_bots()
+        load_bots(config_from_dict({"bots": ["random", "simpel"]}))
     with pytest.raises(ConfigError, match="no parameter 'knock_att'"):
-        config_from_dict({"bots": ["random", "k"], "variants": {"k": {"bot": "simple", "knock_att": 3}}}).load_bots()
+        load_bots(config_from_dict({"bots": ["random", "k"], "variants": {"k": {"bot": "simple", "knock_att": 3}}}))
     with pytest.raises(ConfigError, match="elo0 < elo1"):
         config_from_dict({"sprt": {"elo0": 5, "elo1": 0}})
     with pytest.raises(ConfigError, match="sprt.alpha"):
@@ -515,7 +516,7 @@ def test_config_errors_name_the_key(tmp_path):
 
 def test_default_config_loads_with_all_its_bots():
     c = load_config(ROOT / "configs" / "default.toml")
-    bots = c.load_bots()
+    bots = load_bots(c)
     assert len(c.matchups()) == len(c.bots) * (len(c.bots) - 1) // 2
     assert all(b.fast for b in bots.values())
 
@@ -543,7 +544,7 @@ def test_run_accepts_a_config_path_or_dict_and_saves_bot_paths_absolute(tmp_path
     saved = load_config(tmp_path / "results" / "p" / "config.toml")
     assert str(bot_dir / "copy.py") in saved.bots
     monkeypatch.chdir(tmp_path)
-    assert {b.name for b in saved.load_bots().values()} == {"random", "simple-copy"}
+    assert {b.name for b in load_bots(saved).values()} == {"random", "simple-copy"}
     as_dict = run_tournament(
         {
             "name": "d",

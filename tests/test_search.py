@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.botkit.bot import load_bot
+from arena.botkit.load import load_bot
 from arena.botkit.search import opponent_known, play_out, rules_of, sample_state
 from arena.engine._jit import jit
 from arena.engine.cards import popcount

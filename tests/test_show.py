@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from arena.botkit.bot import load_bot
+from arena.botkit.load import load_bot
 from arena.cli.show import game_text
 from arena.engine.rules_array import rules_array
 from arena.settings.rules import Rules

@@ -32,9 +32,9 @@ def build_run(specs: dict[str, str], n_pairs: int, rules=None, record_hands: boo
     name plays the same bot under that name.  Pair k of a matchup is games
     2k (bot_a in seat 0) and 2k + 1 (seats swapped), same seed.
     """
-    from arena.botkit.bot import load_bot
+    from arena.botkit.load import load_bot
     from arena.engine.play import play_batch
-    from arena.engine.records import games_frame, hands_frame
+    from arena.run.schema import games_frame, hands_frame
     from arena.settings.rules import Rules
 
     ra = rules_array(rules or Rules())
@@ -68,7 +68,7 @@ def build_run(specs: dict[str, str], n_pairs: int, rules=None, record_hands: boo
                 games.append(g)
                 if record_hands:
                     h = hands_frame(rec.hands)
-                    h.insert(0, "game_id", ids[h.pop("game").to_numpy()])
+                    h["game_id"] = ids[h["game_id"].to_numpy()]
                     hands.append(h)
             gid += 2 * n_pairs
     games = pd.concat(games, ignore_index=True).sort_values("game_id", ignore_index=True)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.botkit.bot import BotError, as_plain, load_bot, load_bot_file
+from arena.botkit.bot import BotError, as_plain, load_bot_file
+from arena.botkit.load import load_bot
 from arena.engine.cards import mask_of, parse_card, parse_cards
 from arena.engine.layout import (
     G_DISCARDS,
@@ -314,7 +315,7 @@ def test_discard_tracking_danger_param_lowers_pickups(bots):
 def test_validate_params_rejects_bad_values(bots, name, overrides, words):
     with pytest.raises(BotError, match=words):
         bots[name].with_params("bad", overrides)
-    values = dict(zip(bots[name].param_names, bots[name].params.tolist())) | overrides
+    values = bots[name].param_dict() | overrides
     with pytest.raises(ValueError, match=words):
         bots[name].module.validate_params(values)
 
@@ -325,7 +326,7 @@ def test_strategy_modules_follow_the_contract(bots, name):
     assert bot.fast, bot.plain_reason
     assert bot.description and bot.description != "(no description)"
     assert len(bot.module.__doc__.splitlines()) > 10  # the idea is explained
-    bot.module.validate_params(dict(zip(bot.param_names, bot.params.tolist())))  # defaults are valid
+    bot.module.validate_params(bot.param_dict())  # defaults are valid
 
 
 # --- the template ---------------------------------------------------------------------------------

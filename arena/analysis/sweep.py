@@ -77,6 +77,7 @@ from scipy import stats as sps
 
 from arena.analysis import variance as var
 from arena.analysis.summary import GAME_COLUMNS, HAND_COLUMNS, Summary, merge
+from arena.botkit.load import load_bots
 
 __all__ = ["SweepError", "SweepSpec", "SweepResult", "load_sweep", "run_sweep", "analyse_sweep"]
 
@@ -286,7 +287,7 @@ def load_sweep(source: str | Path | Mapping[str, Any]) -> SweepSpec:
     for label, r in spec.rules:  # every config must load (rules, opponents, parameters) before anything runs
         try:
             cfg = config_from_dict(spec.config(label, r, spec.points()[0]))
-            cfg.load_bots()
+            load_bots(cfg)
         except (ConfigError, ValueError) as exc:
             raise SweepError(f"sweep: {exc}") from None
     return spec

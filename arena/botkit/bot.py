@@ -42,6 +42,7 @@ from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 
 from arena.engine._jit import jit
 from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, PHASE_FUNCTION
+from arena.settings.botref import BotRef
 
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
@@ -68,6 +69,12 @@ class Bot:
     source_hash: str
     plain_reason: str = ""
     module: ModuleType | None = field(default=None, repr=False, compare=False)
+    #: What the bot was loaded from (set by the loaders; None for a bot built from source text).
+    ref: BotRef | None = field(default=None, compare=False)
+
+    def param_dict(self) -> dict[str, float]:
+        """The parameters by name, in their order."""
+        return dict(zip(self.param_names, self.params.tolist()))
 
     @property
     def path(self) -> str:
@@ -75,7 +82,7 @@ class Bot:
 
     def with_params(self, name: str, overrides: dict[str, Any]) -> Bot:
         """A variant of this bot under another name with some parameters changed."""
-        values = dict(zip(self.param_names, self.params.tolist()))
+        values = self.param_dict()
         for key, value in overrides.items():
             if key not in values:
                 known = ", ".join(self.param_names) or "none"
@@ -246,42 +253,23 @@ def read_bot_file(path: str | Path) -> str:
 
 def load_bot_file(path: str | Path, name: str | None = None) -> Bot:
     """Load a bot from a ``.py`` file anywhere on disk (through :func:`load_bot_source`)."""
-    return load_bot_source(read_bot_file(path), name=name, source=str(path))
+    bot = load_bot_source(read_bot_file(path), name=name, source=str(path))
+    return dataclasses.replace(bot, ref=BotRef("file", str(path)))
 
 
-def load_bot(spec: str) -> Bot:
-    """A built-in bot by name (``simple``, ``early-knock``) or a bot file by path.
-
-    ``cmd:java -cp dir MyPlayer`` starts an external program (split like a
-    shell would; see docs/PROTOCOL.md), ``sandbox:my_bot.py`` runs a bot
-    file in its own process (:mod:`arena.external`); both with the default
-    limits.
-    """
-    if spec.startswith(("cmd:", "sandbox:")):
-        import shlex
-
-        from arena.external import Limits, external_bot, sandboxed_bot
-
-        kind, _, rest = spec.partition(":")
-        if kind == "sandbox":
-            return sandboxed_bot(rest.strip())
-        try:
-            command = shlex.split(rest)
-        except ValueError as exc:
-            raise BotError(f"{spec}: cannot split the command: {exc}") from None
-        if not command:
-            raise BotError(f"{spec}: no command after 'cmd:'")
-        return external_bot(None, command, None, Limits())
-    if spec.endswith(".py") or "/" in spec or "\\" in spec:
-        return load_bot_file(spec)
-    key = spec.replace("-", "_")
+def load_builtin(key: str) -> Bot:
+    """A built-in bot by its module key (``simple``, ``early_knock``; dashes allowed)."""
+    key = key.replace("-", "_")
     if key not in BUILTIN_BOTS:
         raise BotError(
-            f"unknown bot '{spec}' (built-in bots: {', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; "
-            "or give a path to a .py file)"
+            f"unknown bot '{key.replace('_', '-')}' (built-in bots: "
+            f"{', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; or give a path to a .py file)"
         )
     try:
         module = importlib.import_module(f"bots.{key}")
     except Exception as exc:
-        raise BotError(f"built-in bot '{spec}' failed to import: {type(exc).__name__}: {exc}") from None
-    return bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")
+        raise BotError(
+            f"built-in bot '{key.replace('_', '-')}' failed to import: {type(exc).__name__}: {exc}"
+        ) from None
+    bot = bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")
+    return dataclasses.replace(bot, ref=BotRef("builtin", key))

@@ -25,6 +25,9 @@ from typing import Annotated
 
 import typer
 
+from arena.settings.botref import BotRef
+from arena.settings.config import LIMITS
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -129,10 +132,11 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from arena.botkit.bot import BotError
     from arena.run.runner import TournamentError
     from arena.run.store import StoreError
+    from arena.settings.botref import BotRefError
     from arena.settings.config import ConfigError
     from arena.settings.rules import RulesError
 
-    return (BotError, ConfigError, ReportError, RulesError, TournamentError, StoreError)
+    return (BotError, BotRefError, ConfigError, ReportError, RulesError, TournamentError, StoreError)
 
 
 class _BarSafeHandler(logging.Handler):
@@ -257,16 +261,9 @@ def run(
             "results_dir": results_dir,
             "scheduler": scheduler,
         }
-        cfg = load_config(config, overrides)
-        if bot:
-            cfg = cfg.replace(bots=cfg.bots + tuple(b for b in bot if b not in cfg.bots))
         if gauntlet:
-            cfg = cfg.replace(format="gauntlet", candidate=gauntlet, bots=tuple(b for b in cfg.bots if b != gauntlet))
-        if rules or set_:
-            base = rules or (cfg.rules if isinstance(cfg.rules, str) else dict(cfg.rules))
-            table = {"preset": base} if isinstance(base, str) else dict(base)
-            table.update(_parse_sets(set_))
-            cfg = cfg.replace(rules=table)
+            overrides.update(format="gauntlet", candidate=gauntlet)
+        cfg = load_config(config, overrides, add_bots=tuple(bot or ()), rules=rules, rule_sets=_parse_sets(set_))
         if retry_scheduler < 0:
             _fail(f"--retry-scheduler {retry_scheduler} is negative")
         _run(cfg, config.parent, fresh=fresh, sprt=sprt, report=report, quiet=quiet, retry_scheduler=retry_scheduler)
@@ -399,11 +396,10 @@ def submit(
             cfg = cfg.replace(workers=workers)
         if cfg.format != "round-robin":
             _fail(f"{to}: submit adds bots to a round-robin; this run is a {cfg.format}")
-        spec = str(Path(bot).resolve()) if bot.endswith(".py") else bot
-        if sandbox:
-            if not spec.endswith(".py"):
-                _fail(f"--sandbox runs a bot file; '{bot}' is not a .py file")
-            spec = "sandbox:" + spec
+        ref = BotRef.parse(bot, sandbox=sandbox).absolute()
+        if sandbox and ref.kind != "sandbox":
+            _fail(f"--sandbox runs a bot file; '{bot}' is not a .py file")
+        spec = ref.spec()
         bots = tuple(b for b in cfg.bots if b != spec) + (spec,)
         cfg = cfg.replace(bots=bots)
         _run(cfg, None, fresh=False, sprt=False, report=True, quiet=quiet, what="submit")
@@ -418,26 +414,25 @@ def list_bots(
     config: Annotated[Path | None, typer.Option(help="Also list the variants this config defines.")] = None,
 ) -> None:
     """List the built-in bots (and a config's variants, files and external bots) with their parameters."""
-    from arena.botkit.bot import BUILTIN_BOTS, load_bot
+    from arena.botkit.bot import BUILTIN_BOTS
+    from arena.botkit.load import load_bot, load_bots
 
     try:
         rows = []
         for key in BUILTIN_BOTS:
             b = load_bot(key)
-            rows.append((b.name, b.path, b.description, dict(zip(b.param_names, b.params.tolist()))))
+            rows.append((b.name, b.path, b.description, b.param_dict()))
         if config is not None:
             from arena.settings.config import load_config
 
             cfg = load_config(config)
-            for spec, b in cfg.load_bots(config.parent).items():
+            for spec, b in load_bots(cfg, config.parent).items():
                 if spec in cfg.variants:
                     v = cfg.variants[spec]
                     what = f"variant of {v['bot']}" if "bot" in v else f"external program: {' '.join(v['command'])}"
-                    rows.append((b.name, b.path, what, dict(zip(b.param_names, b.params.tolist()))))
+                    rows.append((b.name, b.path, what, b.param_dict()))
                 elif spec.replace("-", "_") not in BUILTIN_BOTS:  # a file, an external program, a sandbox
-                    rows.append(
-                        (b.name, b.path, f"{b.description} ({b.source})", dict(zip(b.param_names, b.params.tolist())))
-                    )
+                    rows.append((b.name, b.path, f"{b.description} ({b.source})", b.param_dict()))
         for name, path, desc, params in rows:
             typer.echo(f"{name:<18} {desc}")
             shown = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "(no parameters)"
@@ -505,7 +500,7 @@ def play(
     open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
 ) -> None:
     """Play Gin Rummy against a bot in your browser (a local web server on 127.0.0.1)."""
-    from arena.botkit.bot import load_bot
+    from arena.botkit.load import load_bot
     from arena.settings.rules import load_rules
     from arena.web.server import App, serve
     from arena.web.session import TARGETS
@@ -707,17 +702,19 @@ def sweep(
 def check_bot(
     spec: Annotated[str, typer.Argument(metavar="BOT", help="'cmd:<program and arguments>' or 'sandbox:my_bot.py'.")],
     games: Annotated[int, typer.Option(help="Full games to play against simple (both seats).")] = 20,
-    decision_s: Annotated[float, typer.Option("--decision-s", help="Time limit per decision, seconds.")] = 2.0,
-    memory_mb: Annotated[int, typer.Option("--memory-mb", help="Address-space limit, MiB (0 = none).")] = 2048,
+    decision_s: Annotated[float, typer.Option("--decision-s", help="Time limit per decision, seconds.")] = LIMITS[
+        "decision_seconds"
+    ][0],
+    memory_mb: Annotated[int, typer.Option("--memory-mb", help="Address-space limit, MiB (0 = none).")] = int(
+        LIMITS["memory_mb"][0]
+    ),
 ) -> None:
     """Check an external bot: handshake, each kind of decision, full games, timing (exit 1 on FAIL)."""
     from arena.external.check import check_bot as run_check
     from arena.external.limits import Limits
 
     try:
-        limits = Limits(
-            decision_s=decision_s, memory_mb=memory_mb, start_s=120.0 if spec.startswith("sandbox:") else 30.0
-        )
+        limits = Limits(decision_s=decision_s, memory_mb=memory_mb)  # check_bot sets the start time by kind
     except ValueError as exc:
         _fail(str(exc))
     report = run_check(spec, games=games, limits=limits, echo=typer.echo)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from arena.botkit.load import load_bots
 from arena.engine.cards import card_str, mask_str
 from arena.engine.layout import (
     OUTCOME_NAMES,
@@ -144,7 +145,7 @@ def stored_game(run_dir: Path, game_id: int):
                 f"{run_dir}: game {game_id}: the stored action log does not fit the game: {exc}"
             ) from None
         return rec, packed, names, log, "replayed from the action log stored with the game"
-    loaded = {b.name: b for b in cfg.load_bots().values()}
+    loaded = {b.name: b for b in load_bots(cfg).values()}
     ident = {v[0]: v for v in rec.matchup.identity.values() if isinstance(v, list) and v}
     for name in names:
         if name not in loaded:

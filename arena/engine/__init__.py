@@ -1,5 +1,6 @@
 """The engine layer: cards, array layouts, meld kernels, the step machine,
 the play drivers, replay, seeded generators and the bot contract's types.
+It writes fixed-layout int64 rows; :mod:`arena.run.schema` names their columns.
 
 Everything here is numba kernels over int64/float64 arrays plus the thin
 typed Python around them.  The engine imports only the settings layer

@@ -47,7 +47,7 @@ def cache_dir() -> Path:
 
 
 if not os.environ.get("NUMBA_CACHE_DIR"):
-    numba.config.CACHE_DIR = str(cache_dir())
+    numba.config.CACHE_DIR = str(cache_dir())  # type: ignore[attr-defined]  # set at import by numba
 
 
 def jit(*args, **kwargs):

@@ -48,6 +48,9 @@ OUT_DEAD = 4  # stock down to 2 cards without a knock
 OUT_CAPPED = 5  # turn cap reached (engine safety; see R_TURN_CAP)
 OUT_FORFEIT = 6  # a bot made an illegal decision
 OUTCOME_NAMES = ("knock", "undercut", "gin", "big_gin", "dead", "capped", "forfeit")
+#: The outcomes a hand is won by, and their names (the ``<kind>_wins<seat>`` columns).
+WIN_OUTCOMES = (OUT_KNOCK, OUT_UNDERCUT, OUT_GIN, OUT_BIG_GIN)
+WIN_KINDS = tuple(OUTCOME_NAMES[o] for o in WIN_OUTCOMES)
 
 # --- game state -----------------------------------------------------------------
 S_HAND = 0  # S_HAND + p: seat p's hand mask

@@ -310,8 +310,8 @@ def play_batch(
         if record_log:
             log = np.concatenate([log, np.zeros_like(log)])
     errors = []
-    for g in np.flatnonzero(games[:, G_FORFEIT] >= 0):
-        msg = forfeit_message((bot0, bot1), int(seeds[g]), games[g], raised.get(int(g), ""))
+    for lost in np.flatnonzero(games[:, G_FORFEIT] >= 0):
+        msg = forfeit_message((bot0, bot1), int(seeds[lost]), games[lost], raised.get(int(lost), ""))
         if not forfeit:
             raise IllegalMoveError(msg)
         errors.append(msg)

@@ -79,7 +79,7 @@ def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index
     while True:
         begin_hand(st, rules_array, seed, scratch)
         start = pos
-        actions = []
+        actions: list[tuple[int, int, int]] = []
         while st[S_PHASE] != PH_DONE:
             if pos >= len(log):
                 # The log stops inside a hand: a game ended by a forfeit (the
@@ -172,12 +172,11 @@ def compare(rows: np.ndarray, game: Mapping[str, Any], hands: Sequence[Mapping[s
             out.append(f"{len(rows)} hand rows replayed, {len(hands)} stored")
         for i, (row, h) in enumerate(zip(rows, hands, strict=False)):
             for col, slot in _CHECKED.items():
-                want = h[col]
-                got = OUTCOME_NAMES[int(row[slot])] if col == "outcome" and int(row[slot]) >= 0 else int(row[slot])
-                if col == "outcome" and int(row[slot]) < 0:
-                    got = "unfinished"
-                if col != "outcome":
-                    want = int(want)
-                if str(got) != str(want) and not (forfeit and i == len(rows) - 1):
-                    out.append(f"hand {i + 1}: {col} {got} replayed, {want} stored")
+                value = int(row[slot])
+                if col == "outcome":
+                    shown, stored = (OUTCOME_NAMES[value] if value >= 0 else "unfinished"), str(h[col])
+                else:
+                    shown, stored = str(value), str(int(h[col]))
+                if shown != stored and not (forfeit and i == len(rows) - 1):
+                    out.append(f"hand {i + 1}: {col} {shown} replayed, {stored} stored")
     return out

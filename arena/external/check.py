@@ -17,7 +17,6 @@ A FAIL in any line fails the check (exit code 1 from the command).
 
 from __future__ import annotations
 
-import shlex
 import statistics
 import time
 from collections.abc import Callable
@@ -47,6 +46,7 @@ from arena.external.client import ExternalBot, _make_bot, sandbox_setup
 from arena.external.limits import Limits
 from arena.external.process import ExternalBotError
 from arena.external.protocol import DECISION_OF_PHASE
+from arena.settings.botref import BotRef
 
 
 @dataclass
@@ -77,31 +77,26 @@ class CheckReport:
         return "result: PASS" + (f" ({warns} warning(s))" if warns else "")
 
 
-def _command_of(spec: str) -> tuple[list[str], str | None, dict[str, str] | None]:
-    """The command, folder and environment of a ``cmd:...`` or ``sandbox:file.py`` spec."""
-    if spec.startswith("sandbox:"):
+def _command_of(ref: BotRef) -> tuple[list[str], str | None, dict[str, str] | None]:
+    """The command, folder and environment that run ``ref`` (a command, or a file in the sandbox)."""
+    if ref.kind in ("sandbox", "file"):
         from arena.botkit.bot import BotError
 
         try:
-            command, cwd, env, _ = sandbox_setup(spec[len("sandbox:") :].strip())
+            command, cwd, env, _ = sandbox_setup(ref.ref)
         except BotError as exc:
             raise ValueError(str(exc)) from None
         return command, cwd, env
-    text = spec[len("cmd:") :] if spec.startswith("cmd:") else spec
-    try:
-        command = shlex.split(text)
-    except ValueError as exc:
-        raise ValueError(f"cannot split the command: {exc}") from None
-    if not command:
-        raise ValueError("no command given (expected 'cmd:<program and arguments>')")
-    return command, None, None
+    if ref.kind == "command":
+        return ref.argv, ref.cwd, None
+    raise ValueError(f"'{ref.spec()}' is a built-in bot; check-bot checks 'cmd:<program>' or a bot file")
 
 
 def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
     """One real view per phase (seat 0), from games of simple vs simple, plus a big gin one."""
     import dataclasses
 
-    from arena.botkit.bot import load_bot
+    from arena.botkit.load import load_bot
     from arena.engine.play import play_batch
     from arena.settings.rules import Rules
 
@@ -144,17 +139,18 @@ def _legal(phase: int, view: np.ndarray, answer: int) -> str:
 def check_bot(
     spec: str, games: int = 20, limits: Limits | None = None, echo: Callable[[str], None] | None = print
 ) -> CheckReport:
-    """Run the check on ``cmd:...`` (or ``sandbox:file.py``); lines are echoed as they come."""
-    from arena.botkit.bot import load_bot
+    """Run the check on ``cmd:...`` (or a bot file, run in the sandbox); lines are echoed as they come."""
+    from arena.botkit.load import limits_for, load_bot
     from arena.engine.play import play_batch
     from arena.settings.rules import Rules
 
     report = CheckReport(spec)
     if echo:
         echo(f"check-bot {spec}")
-    limits = limits or (Limits(start_s=120.0) if spec.startswith("sandbox:") else Limits())
     try:
-        command, cwd, env = _command_of(spec)
+        ref = BotRef.parse(spec)
+        limits = limits_for(ref, limits)
+        command, cwd, env = _command_of(ref)
     except ValueError as exc:
         report.add("FAIL", "command", str(exc), echo)
         if echo:

@@ -39,6 +39,8 @@ from arena.engine.rng import seed_of_state
 from arena.external.limits import Limits
 from arena.external.process import BotProcess, ExternalBotError, LogBuffer, start_and_handshake
 from arena.external.protocol import DECISION_OF_PHASE, ProtocolError, encode_decide, parse_answer
+from arena.settings.botref import BotRef
+from arena.settings.config import START_SECONDS
 
 MAX_FAILED_STARTS = 3
 
@@ -301,7 +303,7 @@ def external_bot(name: str | None, command: list[str], cwd: str | None = None, l
     return _make_bot(
         ext,
         name,
-        "cmd:" + shlex.join(command),
+        BotRef("command", shlex.join(command)).spec(),
         command_hash(command, cwd),
         f"external program: {shlex.join(command)}",
         "an external program (protocol over pipes)",
@@ -346,12 +348,12 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     to start (the host compiles the file with numba and may not save its cache).
     """
     command, cwd, env, digest = sandbox_setup(path)
-    limits = limits or Limits(start_s=120.0)
+    limits = limits or Limits(start_s=START_SECONDS["sandbox"])
     ext = ExternalBot(command, cwd, limits, env=env, first_answer_s=limits.start_s)
     return _make_bot(
         ext,
         name,
-        f"sandbox:{Path(path).resolve()}",
+        BotRef("sandbox", str(Path(path).resolve())).spec(),
         digest,
         "(sandboxed bot file)",
         "a sandboxed bot file (own process, protocol over pipes)",

@@ -72,7 +72,7 @@ def serve(path: str, out, inp) -> int:
             "name": bot.name,
             "protocol": PROTOCOL_VERSION,
             "description": bot.description,
-            "params": dict(zip(bot.param_names, bot.params.tolist())),
+            "params": bot.param_dict(),
         }
     )
     functions = bot.functions

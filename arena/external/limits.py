@@ -63,6 +63,8 @@ import struct
 import sys
 from dataclasses import dataclass, fields
 
+from arena.settings.config import LIMITS, START_SECONDS
+
 # --- the limits ---------------------------------------------------------------------
 
 
@@ -75,10 +77,10 @@ class Limits:
     ``network`` allow what the sandbox otherwise forbids.
     """
 
-    decision_s: float = 2.0  # one answer
-    game_s: float = 120.0  # all answers of one game
-    start_s: float = 30.0  # start and handshake
-    memory_mb: int = 2048
+    decision_s: float = LIMITS["decision_seconds"][0]  # one answer
+    game_s: float = LIMITS["game_seconds"][0]  # all answers of one game
+    start_s: float = START_SECONDS["command"]  # start and handshake
+    memory_mb: int = int(LIMITS["memory_mb"][0])
     file_writes: bool = False
     processes: bool = False
     network: bool = False

@@ -17,6 +17,7 @@ changed bot file gets its games played again, never mixed with old ones.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ import numpy as np
 from arena.botkit.bot import Bot
 from arena.engine._jit import jit
 from arena.engine.rng import mix_seed
+from arena.settings.rules import Rules
 
 STREAM_PAIRS = 7_000_000  # the run seed's stream for pair seeds (distinct from a game's own streams)
 
@@ -58,29 +60,28 @@ class BotSpec:
 
     @classmethod
     def of(cls, bot: Bot) -> BotSpec:
-        """The spec of a loaded bot."""
-        params = tuple(zip(bot.param_names, bot.params.tolist()))
-        if bot.source.startswith(("cmd:", "sandbox:")):
-            import dataclasses
-
+        """The spec of a loaded bot (its :class:`~arena.settings.botref.BotRef` says what kind)."""
+        ref = bot.ref
+        if ref is None:
+            raise ValueError(f"bot '{bot.name}' was not loaded from a reference (use arena.botkit.load.load)")
+        params = tuple(bot.param_dict().items())
+        if ref.kind in ("command", "sandbox"):
             from arena.external import external_of
 
             ext = external_of(bot)
             limits = tuple(dataclasses.asdict(ext.limits).items()) if ext is not None else ()
-            if bot.source.startswith("cmd:"):
-                cwd = (ext.cwd or "") if ext is not None else ""
-                return cls(bot.name, "command", bot.source[4:], "", bot.source_hash, params, limits, cwd)
-            path = bot.source[len("sandbox:") :]
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-            return cls(bot.name, "sandbox", path, text, bot.source_hash, params, limits)
-        if bot.source.startswith("bots."):
-            return cls(bot.name, "builtin", bot.source[len("bots.") :], "", bot.source_hash, params)
-        module = bot.module
-        path = getattr(module, "__file__", None) or bot.source
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        return cls(bot.name, "file", bot.source, text, bot.source_hash, params)
+            if ref.kind == "command":
+                return cls(bot.name, "command", ref.ref, "", bot.source_hash, params, limits, ref.cwd or "")
+            return cls(bot.name, "sandbox", ref.ref, _read(ref.ref), bot.source_hash, params, limits)
+        if ref.kind == "builtin":
+            return cls(bot.name, "builtin", ref.ref, "", bot.source_hash, params)
+        path = getattr(bot.module, "__file__", None) or ref.ref
+        return cls(bot.name, "file", ref.ref, _read(path), bot.source_hash, params)
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class ChunkTask:
     chunk: int
     bot_a: BotSpec
     bot_b: BotSpec
-    rules: tuple[tuple[str, Any], ...]  # resolved once per run
+    rules: Rules  # resolved and validated once per run; the worker only packs it
     seed: int
     pair_lo: int
     pair_hi: int
@@ -137,7 +138,7 @@ def pair_seeds(seed: int, lo: int, hi: int) -> np.ndarray:
 def matchup_id(
     a: BotSpec,
     b: BotSpec,
-    rules: dict[str, Any],
+    rules: Rules,
     seed: int,
     games: int,
     duplicate: bool,
@@ -145,7 +146,8 @@ def matchup_id(
     record_hands: bool,
 ) -> str:
     blob = json.dumps(
-        [a.identity(), b.identity(), rules, seed, games, duplicate, chunk_size, record_hands], sort_keys=True
+        [a.identity(), b.identity(), rules.to_dict(), seed, games, duplicate, chunk_size, record_hands],
+        sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -165,7 +167,7 @@ def plan_matchup(
     b: BotSpec,
     *,
     matchup_no: int,
-    rules: dict[str, Any],
+    rules: Rules,
     seed: int,
     games: int,
     duplicate: bool,
@@ -183,7 +185,6 @@ def plan_matchup(
     mid = matchup_id(a, b, rules, seed, games, duplicate, chunk_size, record_hands)
     n_pairs = games // 2 if duplicate else games
     per_chunk = chunk_size // 2 if duplicate else chunk_size
-    items = tuple(rules.items())
     tasks = []
     for c, lo in enumerate(range(0, n_pairs, per_chunk)):
         hi = min(lo + per_chunk, n_pairs)
@@ -195,7 +196,7 @@ def plan_matchup(
                 c,
                 a,
                 b,
-                items,
+                rules,
                 seed,
                 lo,
                 hi,

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from arena.botkit.bot import Bot
+from arena.botkit.load import load_bots
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
 from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses, SchedulerLost
 from arena.run.store import RunStore, StoreError
@@ -171,7 +172,7 @@ def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, stat
                 "source": b.source,
                 "sha256": b.source_hash,
                 "path": b.path,
-                "params": dict(zip(b.param_names, b.params.tolist())),
+                "params": b.param_dict(),
             }
             for b in bots.values()
         },
@@ -319,7 +320,7 @@ def run_tournament(
     cfg, base_dir = _config(config, base_dir)
     if sprt and len(cfg.all_bots()) != 2:
         raise TournamentError("--sprt needs exactly two bots (a head-to-head match)")
-    bots = cfg.load_bots(base_dir)  # every bot loads (and compiles) before the folder is touched
+    bots = load_bots(cfg, base_dir)  # every bot loads (and compiles) before the folder is touched
     for b in bots.values():
         if b.fast:
             log.info("bot '%s': %s, from %s", b.name, b.path, b.source)
@@ -344,7 +345,7 @@ def run_tournament(
         store.write_text("rules.toml", _rules_toml(rules))
         # What a matchup's games depend on (its id) besides its two bots; the same for every matchup.
         common = dict(
-            rules=rules.to_dict(),
+            rules=rules,
             seed=seed,
             games=cfg.games_per_pair,
             duplicate=cfg.duplicate,

@@ -75,6 +75,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from arena.run.schema import (
+    ACTIONS_COLUMNS,
+    ACTIONS_SCHEMA,
+    GAMES_COLUMNS,
+    GAMES_SCHEMA,
+    HANDS_COLUMNS,
+    HANDS_SCHEMA,
+)
+
 log = logging.getLogger("arena.store")
 
 INDEX = "index.jsonl"
@@ -116,81 +125,8 @@ def env_error(exc: OSError, doing: str) -> StoreEnvError:
     return StoreEnvError(f"cannot {doing}: {why}")
 
 
-# --- the schemas (the one definition of the stored tables) ---------------------------
+# --- the schemas: arena.run.schema defines them --------------------------------------
 
-_STR = pa.dictionary(pa.int32(), pa.string())
-
-#: One row per game.  Per-seat columns end in 0/1 (the seat); ``swap`` says
-#: which seat ``bot_a`` had; ``winner`` is the winning bot's name ("" for none).
-GAMES_SCHEMA = pa.schema(
-    [
-        ("game_id", pa.int64()),
-        ("matchup", _STR),
-        ("bot_a", _STR),
-        ("bot_b", _STR),
-        ("pair", pa.int64()),
-        ("swap", pa.int8()),
-        ("seed", pa.int64()),
-        ("score0", pa.int64()),
-        ("score1", pa.int64()),
-        ("winner_seat", pa.int8()),
-        ("hands", pa.int32()),
-        ("turns", pa.int32()),
-        ("first_dealer", pa.int8()),
-        ("forfeit_seat", pa.int8()),
-        *[(f"{k}_wins{p}", pa.int32()) for p in (0, 1) for k in ("knock", "undercut", "gin", "big_gin")],
-        *[(f"{k}{p}", pa.int32()) for p in (0, 1) for k in ("pickups", "discards", "knock_deadwood")],
-        ("dead", pa.int32()),
-        ("capped", pa.int32()),
-        ("nondealer_wins", pa.int32()),
-        ("bot0", _STR),
-        ("bot1", _STR),
-        ("error", pa.string()),
-        ("winner", _STR),
-    ]
-)
-
-#: One row per hand; ``game_id`` joins it to its game.
-HANDS_SCHEMA = pa.schema(
-    [
-        ("game_id", pa.int64()),
-        ("hand", pa.int32()),
-        ("dealer", pa.int8()),
-        ("outcome", _STR),
-        ("knocker", pa.int8()),
-        ("deadwood0", pa.int16()),
-        ("deadwood1", pa.int16()),
-        ("points0", pa.int32()),
-        ("points1", pa.int32()),
-        ("turns", pa.int16()),
-        ("stock_left", pa.int8()),
-        ("upcard", pa.int8()),
-        ("upcard_taker", pa.int8()),
-        ("pickups0", pa.int16()),
-        ("pickups1", pa.int16()),
-        ("knock_limit", pa.int8()),
-        ("mult", pa.int8()),
-        ("score0", pa.int32()),
-        ("score1", pa.int32()),
-        ("laid_off", pa.int64()),
-        ("log_start", pa.int64()),
-        ("log_len", pa.int32()),
-    ]
-)
-
-#: One row per game: its decisions in order, one byte each (the answer: 0/1,
-#: or the card discarded).  Who was asked what follows from the rules and the
-#: seed, so :func:`arena.engine.replay.log_from_actions` rebuilds the engine's log
-#: from these bytes.  A hand's ``log_start``/``log_len`` index into its game's
-#: ``actions``.  Kept when hands are recorded and ``record_log`` is on:
-#: ``arena replay`` and the viewer replay a game from it exactly, whatever
-#: the bot files became.  (A binary column, not list<int16>: 1.35 MB and
-#: 0.01 s per 10,000 games against 2.29 MB and 0.29 s.)
-ACTIONS_SCHEMA = pa.schema([("game_id", pa.int64()), ("actions", pa.binary())])
-
-GAMES_COLUMNS = tuple(GAMES_SCHEMA.names)
-HANDS_COLUMNS = tuple(HANDS_SCHEMA.names)
-ACTIONS_COLUMNS = tuple(ACTIONS_SCHEMA.names)
 _COLUMNS = {"games": GAMES_COLUMNS, "hands": HANDS_COLUMNS, "actions": ACTIONS_COLUMNS}
 
 

@@ -17,15 +17,17 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from arena.botkit.bot import Bot, BotError, load_bot, load_bot_source
+from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
+from arena.botkit.load import load
 from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
 from arena.engine.play import C_PHASE, C_SEAT, C_SIZE, play_batch
-from arena.engine.records import games_frame, hands_frame
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
+from arena.external.limits import Limits
 from arena.run.plan import BotSpec, ChunkTask, pair_seeds
+from arena.run.schema import games_frame, hands_frame
 from arena.run.store import actions_table
-from arena.settings.rules import Rules
+from arena.settings.botref import BotRef
 
 # Slots of the progress array a worker shares with its driver (the watchdog
 # reads them to name the bot that was being asked when a chunk timed out).
@@ -91,7 +93,7 @@ def bot_from_spec(spec: BotSpec) -> Bot:
         return bot
     try:
         if spec.kind == "builtin":
-            bot = load_bot(spec.ref)
+            bot = load(BotRef("builtin", spec.ref))
             if bot.source_hash != spec.source_hash:
                 raise WorkerError(
                     f"built-in bot '{spec.ref}' differs on this worker from the driver's "
@@ -100,16 +102,10 @@ def bot_from_spec(spec: BotSpec) -> Bot:
         elif spec.kind == "file":
             bot = _file_bot(spec)
         elif spec.kind == "command":
-            import shlex
-
-            from arena.external import Limits, external_bot
-
-            bot = external_bot(spec.name, shlex.split(spec.ref), spec.cwd or None, Limits(**dict(spec.limits)))
+            bot = load(BotRef("command", spec.ref, spec.cwd or None), Limits(**dict(spec.limits)), name=spec.name)
         elif spec.kind == "sandbox":
-            from arena.botkit.bot import cached_bot_file
-            from arena.external import Limits, sandboxed_bot
-
-            bot = sandboxed_bot(cached_bot_file(spec.source), Limits(**dict(spec.limits)), name=spec.name)
+            path = str(cached_bot_file(spec.source))
+            bot = load(BotRef("sandbox", path), Limits(**dict(spec.limits)), name=spec.name)
         else:
             raise WorkerError(f"bot '{spec.name}': unknown kind '{spec.kind}'")
     except BotError as exc:
@@ -139,7 +135,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
 
     t0 = time.perf_counter()
     a, b = bot_from_spec(task.bot_a), bot_from_spec(task.bot_b)
-    rules = rules_array(Rules(**dict(task.rules)))
+    rules = rules_array(task.rules)
     seeds = pair_seeds(task.seed, task.pair_lo, task.pair_hi)
     pair_no = np.arange(task.pair_lo, task.pair_hi, dtype=np.int64)
     if task.duplicate:
@@ -186,7 +182,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
             log_offset += len(rec.log)
         if task.record_hands:
             h = hands_frame(rec.hands)
-            h["game"] = h["game"] + offset
+            h["game_id"] = h["game_id"] + offset  # the game's index in the chunk, for now
             hand_frames.append(h)
         offset += len(s)
     games = pd.concat(frames, ignore_index=True)
@@ -206,8 +202,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         hands = pd.concat(hand_frames, ignore_index=True)
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
-        hands["game"] = game_id[rank[hands["game"].to_numpy()]]
-        hands = hands.rename(columns={"game": "game_id"})
+        hands["game_id"] = game_id[rank[hands["game_id"].to_numpy()]]
         hands = hands.sort_values(["game_id", "hand"], kind="stable").reset_index(drop=True)
     actions = None
     if task.record_log:

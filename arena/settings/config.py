@@ -30,10 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from arena.botkit.bot import Bot, BotError, load_bot
-from arena.settings.rules import Rules, RulesError, load_rules
+from arena.settings.botref import BotRef, BotRefError
+from arena.settings.rules import PRESET_KEY, Rules, RulesError, load_rules
 
 FORMATS = ("round-robin", "gauntlet")
 KEYS = (
@@ -62,6 +62,11 @@ SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
 #: (external and sandboxed); the chunk limit to every chunk (a watchdog
 #: stops a worker whose chunk runs longer: max(chunk_min_seconds,
 #: games * chunk_seconds_per_game)).
+#: Seconds a bot in its own process gets to start and answer the handshake, by
+#: kind: a command as docs/PROTOCOL.md says, a sandboxed file longer, since its
+#: host compiles the file with numba, cold.
+START_SECONDS: dict[str, float] = {"command": 30.0, "sandbox": 120.0}
+
 LIMITS: dict[str, tuple[float, float, float]] = {
     "decision_seconds": (2.0, 0.001, 3600.0),
     "game_seconds": (120.0, 0.01, 86400.0),
@@ -69,6 +74,14 @@ LIMITS: dict[str, tuple[float, float, float]] = {
     "chunk_seconds_per_game": (0.5, 0.0001, 3600.0),
     "chunk_min_seconds": (300.0, 1.0, 86400.0),
 }
+
+
+class BotLimits(TypedDict):
+    """The configured limits of a bot in its own process (fields of ``arena.external.Limits``)."""
+
+    decision_s: float
+    game_s: float
+    memory_mb: int
 
 
 class ConfigError(ValueError):
@@ -117,6 +130,9 @@ class TournamentConfig:
     limits: Mapping[str, float] = field(default_factory=dict)
     #: Run every bot file in its own process through the external protocol.
     sandbox: bool = False
+    #: The validated rules, resolved once when the config is made (see :meth:`resolved_rules`);
+    #: not a config key: :meth:`replace` hands it on when ``rules`` does not change.
+    resolved: Rules | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         def bad(key: str, value: Any, allowed: str) -> ConfigError:
@@ -212,18 +228,23 @@ class TournamentConfig:
             _, low, high = LIMITS[k]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
                 raise bad(f"limits.{k}", v, f"a number {low:g}..{high:g}")
+        if self.resolved is not None:
+            return
         try:
-            self.resolved_rules()
+            if isinstance(self.rules, str):
+                rules = load_rules(self.rules)
+            else:
+                d = dict(self.rules)
+                rules = load_rules(d.pop("preset", "standard"), d)
         except RulesError as exc:
             raise ConfigError(f"config: {exc}") from None
+        object.__setattr__(self, "resolved", rules)
 
     # --- derived ---------------------------------------------------------------
     def resolved_rules(self) -> Rules:
-        if isinstance(self.rules, str):
-            return load_rules(self.rules)
-        d = dict(self.rules)
-        preset = d.pop("preset", "standard")
-        return load_rules(preset, d)
+        """The rules of this config, validated once when it was made."""
+        assert self.resolved is not None  # set by __post_init__
+        return self.resolved
 
     def sprt_params(self) -> dict[str, float]:
         """The SPRT settings with defaults filled in (elo0 0, elo1 5, alpha = beta = 0.05)."""
@@ -242,86 +263,54 @@ class TournamentConfig:
             return [(self.candidate, b) for b in self.bots]  # type: ignore[misc]
         return [(a, b) for i, a in enumerate(self.bots) for b in self.bots[i + 1 :]]
 
-    def load_bots(self, base_dir: Path | None = None) -> dict[str, Bot]:
-        """Load every bot, keyed as listed in the config (variants resolved).
+    def bot_refs(self, base_dir: Path | None = None) -> dict[str, BotRef]:
+        """Every bot as a :class:`BotRef`, keyed as listed in the config (variants resolved).
 
-        A bot file's display name is its ``NAME`` or file stem.  A bad bot or
-        two bots with one name is a one-line ConfigError.
+        Relative file paths and a command's ``cwd`` are taken from ``base_dir``
+        (the config file's folder).  A spec that names no bot is a one-line
+        ConfigError; loading the bots is the bots layer's job
+        (:func:`arena.botkit.load.load_bots`).
         """
-        out: dict[str, Bot] = {}
+        out: dict[str, BotRef] = {}
         for spec in self.all_bots():
             try:
                 if spec in self.variants:
                     params = dict(self.variants[spec])
                     if "command" in params:
-                        from arena.external import external_bot
-
                         cwd = params.get("cwd")
                         if cwd is not None and base_dir is not None and not os.path.isabs(cwd):
                             cwd = str((base_dir / cwd).resolve())
-                        out[spec] = external_bot(spec, list(params["command"]), cwd, self.bot_limits())
+                        out[spec] = BotRef.command(list(params["command"]), cwd)
                         continue
                     sandbox = bool(params.pop("sandbox", self.sandbox))
-                    base = self._load_one(_resolve(params.pop("bot"), base_dir), sandbox)
-                    out[spec] = base.with_params(spec, params)
+                    base = BotRef.parse(str(params.pop("bot")), base_dir, sandbox=sandbox)
+                    out[spec] = dataclasses.replace(base, params=tuple(params.items()))
                 else:
-                    out[spec] = self._load_one(_resolve(spec, base_dir), self.sandbox)
-            except BotError as exc:
-                raise ConfigError(str(exc) if str(exc).startswith(("bot ", spec)) else f"bot '{spec}': {exc}") from None
-        names = [b.name for b in out.values()]
-        for n in names:
-            if names.count(n) > 1:
-                raise ConfigError(
-                    f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)"
-                )
+                    out[spec] = BotRef.parse(spec, base_dir, sandbox=self.sandbox)
+            except BotRefError as exc:
+                raise ConfigError(f"bot '{spec}': {exc}") from None
         return out
 
-    def bot_limits(self):
-        """The :class:`arena.external.Limits` of bots in their own processes."""
-        from arena.external import Limits
-
-        # start_s: a sandboxed file is compiled by numba in its own process, which can take a while cold.
-        return Limits(
+    def bot_limits(self) -> BotLimits:
+        """The limits of bots in their own processes, as ``arena.external.Limits`` fields."""
+        return BotLimits(
             decision_s=self.limit("decision_seconds"),
             game_s=self.limit("game_seconds"),
             memory_mb=int(self.limit("memory_mb")),
-            start_s=120.0,
         )
-
-    def _load_one(self, spec: str, sandbox: bool) -> Bot:
-        """One bot by spec; ``cmd:`` and ``sandbox:`` specs, and files when sandboxed, in their own process."""
-        if spec.startswith("cmd:"):
-            import shlex
-
-            from arena.external import external_bot
-
-            try:
-                command = shlex.split(spec[4:])
-            except ValueError as exc:
-                raise BotError(f"{spec}: cannot split the command: {exc}") from None
-            if not command:
-                raise BotError(f"{spec}: no command after 'cmd:'")
-            return external_bot(None, command, None, self.bot_limits())
-        if spec.startswith("sandbox:") or (sandbox and _is_path(spec)):
-            from arena.external import sandboxed_bot
-
-            return sandboxed_bot(spec.removeprefix("sandbox:").strip(), self.bot_limits())
-        return load_bot(spec)
 
     def with_absolute_paths(self, base_dir: Path | None = None) -> TournamentConfig:
         """The same config with bot file paths made absolute, so a saved copy
         (``results/<run>/config.toml``) loads from any working directory."""
 
         def fix(spec: str) -> str:
-            if spec.startswith("sandbox:"):
-                return "sandbox:" + fix(spec.removeprefix("sandbox:").strip())
-            if spec in self.variants or not _is_path(spec):
+            if spec in self.variants:
                 return spec
-            return str(Path(_resolve(spec, base_dir)).resolve())
+            ref = BotRef.parse(spec, base_dir)
+            return ref.absolute().spec() if ref.kind in ("file", "sandbox") else spec
 
         variants = {k: ({**v, "bot": fix(str(v["bot"]))} if "bot" in v else dict(v)) for k, v in self.variants.items()}
-        return dataclasses.replace(
-            self,
+        return self.replace(
             bots=tuple(fix(b) for b in self.bots),
             candidate=fix(self.candidate) if self.candidate else None,
             variants=variants,
@@ -330,7 +319,8 @@ class TournamentConfig:
     def to_toml(self) -> str:
         import tomli_w
 
-        d = {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        d = {k: getattr(self, k) for k in KEYS}
+        d = {k: v for k, v in d.items() if v is not None}
         d["bots"] = list(self.bots)
         d["variants"] = {k: dict(v) for k, v in self.variants.items()}
         if isinstance(self.rules, Mapping):
@@ -340,23 +330,10 @@ class TournamentConfig:
         return tomli_w.dumps(d)
 
     def replace(self, **changes: Any) -> TournamentConfig:
+        """A copy with some keys changed; the rules are resolved again only if they change."""
+        if "rules" not in changes:
+            changes["resolved"] = self.resolved
         return dataclasses.replace(self, **changes)
-
-
-def _is_path(spec: str) -> bool:
-    """A bot spec that names a file (not a built-in name, a variant or an external ``cmd:``)."""
-    return not spec.startswith("cmd:") and (spec.endswith(".py") or "/" in spec or "\\" in spec)
-
-
-def _resolve(spec: str, base_dir: Path | None) -> str:
-    """Bot file paths in a config are relative to the config file's folder."""
-    if spec.startswith("sandbox:"):
-        return "sandbox:" + _resolve(spec.removeprefix("sandbox:").strip(), base_dir)
-    if base_dir is not None and _is_path(spec) and not os.path.isabs(spec):
-        candidate = base_dir / spec
-        if candidate.exists():
-            return str(candidate)
-    return spec
 
 
 def config_from_dict(d: Mapping[str, Any], source: str = "config") -> TournamentConfig:
@@ -373,8 +350,20 @@ def config_from_dict(d: Mapping[str, Any], source: str = "config") -> Tournament
         raise ConfigError(f"{source}: {exc}") from None
 
 
-def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
+def load_config(
+    path: str | Path,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    add_bots: tuple[str, ...] = (),
+    rules: str | None = None,
+    rule_sets: Mapping[str, Any] | None = None,
+) -> TournamentConfig:
     """Read a tournament TOML and apply overrides (keys as in the file).
+
+    ``add_bots`` joins the file's bots (a ``candidate`` override leaves
+    them).  ``rules`` (a preset or rules file) replaces the config's rules and
+    ``rule_sets`` (``--set key=value``) changes some of them; the result is
+    validated once, with the config.
 
     ``path`` is a file, or the bare name of an example shipped with the
     package (``default``, ``quick``: ``arena/configs/<name>.toml``), so an
@@ -397,4 +386,13 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | None = None) ->
             'bots = [...], e.g. bots = ["random", "simple"] (or try the shipped example: arena run quick)'
         )
     d.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if add_bots or (overrides or {}).get("candidate"):
+        listed = list(d["bots"]) if isinstance(d["bots"], (list, tuple)) else [d["bots"]]
+        bots = listed + [b for b in add_bots if b not in listed]
+        d["bots"] = [b for b in bots if b != (overrides or {}).get("candidate")]
+    if rules or rule_sets:
+        base = rules or d.get("rules", "standard")
+        table = {PRESET_KEY: base} if isinstance(base, str) else dict(base)
+        table.update(rule_sets or {})
+        d["rules"] = table
     return config_from_dict(d, source=str(path))

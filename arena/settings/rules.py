@@ -276,12 +276,23 @@ def load_rules(name_or_path: str | Path, overrides: Mapping[str, Any] | None = N
     """Rules from a preset name or a ``.toml`` file, then ``overrides`` applied.
 
     A name without a ``.toml`` suffix or a path separator is a preset in
-    ``arena/presets``; anything else is a file path.
+    ``arena/presets``; anything else is a file path.  The settings of the
+    whole chain (preset, the files that inherit from it, the overrides) are
+    merged first and validated once, each bad value named with the file
+    that set it.
     """
-    rules = _load(name_or_path, base_dir=None, seen=())
+    settings: dict[str, Any] = {}
+    origin: dict[str, str | None] = {}
+    _collect(name_or_path, None, (), settings, origin)
     if overrides:
-        rules = rules.with_overrides(overrides)
-    return rules
+        if PRESET_KEY in overrides:
+            raise RulesError(
+                f"'{PRESET_KEY}' cannot be an override; load that preset instead", key=PRESET_KEY, source="overrides"
+            )
+        _check_keys(overrides, "overrides")
+        settings.update(overrides)
+        origin.update(dict.fromkeys(overrides, "overrides"))
+    return _build(settings, origin)
 
 
 def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
@@ -312,7 +323,14 @@ def _is_path(name_or_path: str | Path) -> bool:
     return name_or_path.endswith(".toml") or "/" in name_or_path or "\\" in name_or_path
 
 
-def _load(name_or_path: str | Path, base_dir: Path | None, seen: tuple[Path, ...]) -> Rules:
+def _collect(
+    name_or_path: str | Path,
+    base_dir: Path | None,
+    seen: tuple[Path, ...],
+    settings: dict[str, Any],
+    origin: dict[str, str | None],
+) -> None:
+    """Merge the settings of a preset or file, after those of the preset it names."""
     if _is_path(name_or_path):
         path = Path(name_or_path)
         if base_dir is not None and not path.is_absolute():
@@ -332,8 +350,7 @@ def _load(name_or_path: str | Path, base_dir: Path | None, seen: tuple[Path, ...
     if resolved in seen:
         chain = " -> ".join(p.name for p in (*seen, resolved))
         raise RulesError(f"presets inherit in a cycle: {chain}", key=PRESET_KEY, source=source)
-    table = _read_toml(path, source)
-    return _from_table(table, source=source, base_dir=path.parent, seen=(*seen, resolved))
+    _merge_table(_read_toml(path, source), source, path.parent, (*seen, resolved), settings, origin)
 
 
 def _read_toml(path: Path, source: str) -> dict[str, Any]:
@@ -370,11 +387,17 @@ def _check_keys(d: Mapping[str, Any], source: str | None) -> None:
             )
 
 
-def _from_table(d: Mapping[str, Any], source: str | None, base_dir: Path | None, seen: tuple[Path, ...]) -> Rules:
-    settings = dict(d)
-    base = Rules()
-    if PRESET_KEY in settings:
-        preset = settings.pop(PRESET_KEY)
+def _merge_table(
+    d: Mapping[str, Any],
+    source: str | None,
+    base_dir: Path | None,
+    seen: tuple[Path, ...],
+    settings: dict[str, Any],
+    origin: dict[str, str | None],
+) -> None:
+    table = dict(d)
+    if PRESET_KEY in table:
+        preset = table.pop(PRESET_KEY)
         if not isinstance(preset, (str, Path)):
             raise RulesError(
                 f"{PRESET_KEY} = {_fmt(preset)} has the wrong type (allowed: a preset name or a .toml path)",
@@ -382,7 +405,24 @@ def _from_table(d: Mapping[str, Any], source: str | None, base_dir: Path | None,
                 source=source,
             )
         try:
-            base = _load(preset, base_dir=base_dir, seen=seen)
+            _collect(preset, base_dir, seen, settings, origin)
         except RulesError as e:
             raise e.with_source(source) from None
-    return base.with_overrides(settings, source=source)
+    _check_keys(table, source)
+    settings.update(table)
+    origin.update(dict.fromkeys(table, source))
+
+
+def _build(settings: Mapping[str, Any], origin: Mapping[str, str | None]) -> Rules:
+    """One validation of the merged settings; an error names the file that set the bad value."""
+    try:
+        return Rules(**settings)
+    except RulesError as e:
+        raise e.with_source(origin.get(e.key or "")) from None
+
+
+def _from_table(d: Mapping[str, Any], source: str | None, base_dir: Path | None, seen: tuple[Path, ...]) -> Rules:
+    settings: dict[str, Any] = {}
+    origin: dict[str, str | None] = {}
+    _merge_table(d, source, base_dir, seen, settings, origin)
+    return _build(settings, origin)

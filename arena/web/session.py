@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from arena.botkit.bot import Bot, load_bot
+from arena.botkit.bot import Bot
+from arena.botkit.load import load_bot
 from arena.engine.cards import card_str, cards_of
 from arena.engine.layout import (
     ERROR_TEXT,

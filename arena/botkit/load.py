@@ -1,0 +1,80 @@
+"""Loading any bot from one :class:`~arena.settings.botref.BotRef`.
+
+The one loader that the config, the worker, ``check-bot`` and the web call:
+built-in modules and plain files load in this process
+(:mod:`arena.botkit.bot`); ``sandbox`` and ``command`` refs start their own
+process through :mod:`arena.external`, with :func:`limits_for` as their
+limits unless the caller gives others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from arena.botkit.bot import Bot, BotError, load_bot_file, load_builtin
+from arena.external.limits import Limits
+from arena.settings.botref import BotRef, BotRefError
+from arena.settings.config import START_SECONDS, ConfigError, TournamentConfig
+
+
+def limits_for(ref: BotRef, base: Limits | None = None) -> Limits:
+    """``base`` (default: the defaults) with the start time of the ref's kind.
+
+    A sandboxed file gets longer to start than a command: its host compiles
+    the file with numba, cold, and may not save the cache.
+    """
+    base = base or Limits()
+    start = START_SECONDS.get(ref.kind)
+    return dataclasses.replace(base, start_s=start) if start is not None else base
+
+
+def load(ref: BotRef, limits: Limits | None = None, name: str | None = None) -> Bot:
+    """The bot ``ref`` names, under ``name`` (default: its own name), with its
+    parameter overrides applied.  ``limits`` (default: :func:`limits_for` the
+    ref) bind a bot in its own process.  Any failure is a one-line :class:`BotError`."""
+    from arena.external import external_bot, sandboxed_bot
+
+    if ref.kind == "builtin":
+        bot = load_builtin(ref.ref)
+    elif ref.kind == "file":
+        bot = load_bot_file(ref.ref, name=name)
+    elif ref.kind == "sandbox":
+        bot = sandboxed_bot(ref.ref, limits or limits_for(ref), name=name)
+    else:
+        bot = external_bot(name, ref.argv, ref.cwd, limits or limits_for(ref))
+    if ref.params:
+        bot = bot.with_params(name or bot.name, dict(ref.params))
+    elif name is not None:
+        bot = dataclasses.replace(bot, name=name)
+    return dataclasses.replace(bot, ref=ref)
+
+
+def load_bot(spec: str, base_dir: Path | None = None) -> Bot:
+    """A bot by spec (see :mod:`arena.settings.botref`), with the default limits."""
+    try:
+        ref = BotRef.parse(spec, base_dir)
+    except BotRefError as exc:
+        raise BotError(str(exc)) from None
+    return load(ref)
+
+
+def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[str, Bot]:
+    """Load every bot of a config, keyed as listed there (variants resolved).
+
+    A bot file's display name is its ``NAME`` or file stem; a variant's is
+    the variant's name.  A bad bot or two bots with one name is a one-line
+    :class:`ConfigError`.
+    """
+    limits = Limits(**config.bot_limits())
+    out: dict[str, Bot] = {}
+    for spec, ref in config.bot_refs(base_dir).items():
+        try:
+            out[spec] = load(ref, limits_for(ref, limits), name=spec if spec in config.variants else None)
+        except BotError as exc:
+            raise ConfigError(str(exc) if str(exc).startswith(("bot ", spec)) else f"bot '{spec}': {exc}") from None
+    names = [b.name for b in out.values()]
+    for n in names:
+        if names.count(n) > 1:
+            raise ConfigError(f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)")
+    return out

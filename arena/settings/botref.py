@@ -1,0 +1,129 @@
+"""A reference to a bot, parsed once from the string a user writes.
+
+Users name bots in one string, on the command line and in configs:
+
+==========================  ==========  =========================================
+spec                        kind        meaning
+==========================  ==========  =========================================
+``simple``, ``early-knock``  builtin     a module of the ``bots`` package
+``my_bot.py``, ``a/b``       file        a ``.py`` file (a ``.py`` suffix or a
+                                        slash means a path), loaded in-process
+``sandbox:my_bot.py``        sandbox     a bot file run in its own walled process
+``cmd:java -cp d Player``    command     any program speaking docs/PROTOCOL.md
+==========================  ==========  =========================================
+
+:meth:`BotRef.parse` is the one place these prefixes are read; everything
+else (config, worker, ``check-bot``, the web) takes a :class:`BotRef`.  It is
+plain data in the settings layer: loading the bot it names is the bots
+layer's job (:func:`arena.botkit.load.load`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+BotKind = Literal["builtin", "file", "sandbox", "command"]
+
+CMD_PREFIX = "cmd:"
+SANDBOX_PREFIX = "sandbox:"
+
+
+class BotRefError(ValueError):
+    """A bot spec that cannot name a bot; the message is one line naming it."""
+
+
+@dataclass(frozen=True)
+class BotRef:
+    """What a bot spec names: ``kind``, ``ref`` (a built-in key, a file path or
+    a command line), the folder a command runs in, and parameter overrides."""
+
+    kind: BotKind
+    ref: str
+    cwd: str | None = None
+    params: tuple[tuple[str, float], ...] = ()
+
+    @classmethod
+    def parse(cls, spec: str, base_dir: Path | None = None, *, sandbox: bool = False) -> BotRef:
+        """Parse ``spec``; relative file paths are taken from ``base_dir`` when
+        the file exists there (a config's folder), and ``sandbox`` runs a plain
+        file spec in the sandbox (a config's ``sandbox = true``)."""
+        if not isinstance(spec, str) or not spec.strip():
+            raise BotRefError(f"bot spec {spec!r} is empty (a built-in name, a .py path, sandbox:FILE or cmd:PROGRAM)")
+        if spec.startswith(CMD_PREFIX):
+            command = split_command(spec[len(CMD_PREFIX) :], spec)
+            return cls("command", shlex.join(command))
+        if spec.startswith(SANDBOX_PREFIX):
+            path = spec[len(SANDBOX_PREFIX) :].strip()
+            if not path:
+                raise BotRefError(f"{spec}: no file after '{SANDBOX_PREFIX}'")
+            return cls("sandbox", _resolve(path, base_dir))
+        if is_path(spec):
+            return cls("sandbox" if sandbox else "file", _resolve(spec, base_dir))
+        return cls("builtin", spec.replace("-", "_"))
+
+    @classmethod
+    def command(cls, command: list[str], cwd: str | None = None) -> BotRef:
+        """A ``command`` ref from a program and its arguments (a config's ``command = [...]``)."""
+        return cls("command", shlex.join(command), cwd)
+
+    @property
+    def argv(self) -> list[str]:
+        """The program and its arguments of a ``command`` ref."""
+        return shlex.split(self.ref)
+
+    @property
+    def in_process(self) -> bool:
+        """Built-in and plain file bots run in the arena's process; the others in their own."""
+        return self.kind in ("builtin", "file")
+
+    @property
+    def display(self) -> str:
+        """A bot's default name: a built-in's name, a file's stem, a command's first word."""
+        if self.kind == "builtin":
+            return self.ref.replace("_", "-")
+        if self.kind == "command":
+            return Path(self.argv[0]).name
+        return Path(self.ref).stem
+
+    def spec(self) -> str:
+        """The string form that parses back to this ref (without cwd and params)."""
+        if self.kind == "command":
+            return CMD_PREFIX + self.ref
+        if self.kind == "sandbox":
+            return SANDBOX_PREFIX + self.ref
+        return self.display if self.kind == "builtin" else self.ref
+
+    def absolute(self) -> BotRef:
+        """The same ref with a file path made absolute (a saved config loads from anywhere)."""
+        if self.kind in ("file", "sandbox"):
+            return BotRef(self.kind, str(Path(self.ref).resolve()), self.cwd, self.params)
+        return self
+
+
+def is_path(spec: str) -> bool:
+    """A spec that names a file: a ``.py`` suffix or a slash (not a prefixed spec)."""
+    return not spec.startswith((CMD_PREFIX, SANDBOX_PREFIX)) and (spec.endswith(".py") or "/" in spec or "\\" in spec)
+
+
+def split_command(text: str, spec: str) -> list[str]:
+    """A command line split as a shell would, or a one-line error naming ``spec``."""
+    try:
+        command = shlex.split(text)
+    except ValueError as exc:
+        raise BotRefError(f"{spec}: cannot split the command: {exc}") from None
+    if not command:
+        raise BotRefError(f"{spec}: no command after '{CMD_PREFIX}'")
+    return command
+
+
+def _resolve(path: str, base_dir: Path | None) -> str:
+    """Bot file paths in a config are relative to the config file's folder."""
+    if base_dir is not None and not os.path.isabs(path):
+        candidate = base_dir / path
+        if candidate.exists():
+            return str(candidate)
+    return path
