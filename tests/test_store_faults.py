@@ -299,3 +299,30 @@ def test_sigterm_of_a_worker_costs_nothing(tmp_path, reference):
     assert "error:" not in err
     assert _status(run_dir) == "complete"
     assert same(RunStore(run_dir).games(), reference)
+
+
+def test_report_names_each_problem_once_and_exits_1_and_a_damaged_index_line_too(tmp_path, reference):
+    conf = _config(tmp_path, tmp_path / "results")
+    assert _invoke("run", str(conf), "--quiet", "--no-report").exit_code == 0
+    run_dir = tmp_path / "results" / "f"
+    victim = sorted((run_dir / "games").rglob("*.parquet"))[2]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    victim.write_bytes(bytes(data))
+    out = _invoke("report", str(run_dir))
+    assert out.exit_code == EXIT_FAILED, out.output
+    named = [line for line in out.output.splitlines() if "chunk 2 of random vs simple" in line]
+    assert len(named) == 1, out.output  # said once, though the report reads the chunks in two passes
+    assert "1 problem(s)" in _one_error_line(out.output)
+    # A damaged index line: the report reads the folder as repaired (every game) and names the line.
+    (run_dir / "index.checkpoint.jsonl").unlink()
+    victim.unlink()
+    assert _invoke("run", str(conf), "--quiet", "--no-report").exit_code == 0
+    lines = (run_dir / "index.jsonl").read_text().splitlines(keepends=True)
+    n = next(i for i, t in enumerate(lines) if '"type":"matchup"' in t)
+    lines[n] = lines[n].replace('"bot_a":"', '"bot_a":"X', 1)
+    (run_dir / "index.jsonl").write_text("".join(lines))
+    out = _invoke("report", str(run_dir))
+    assert out.exit_code == EXIT_FAILED, out.output
+    assert len([line for line in out.output.splitlines() if f"index.jsonl line {n + 1}" in line]) == 1
+    assert "200" in (run_dir / "pairs.csv").read_text()  # every game of the matchup is in the report
