@@ -1,10 +1,9 @@
-"""The play server's HTTP API, on a real server on 127.0.0.1 (no browser needed)."""
+"""The play server's HTTP API, on a real uvicorn server on 127.0.0.1 (no browser needed)."""
 
 from __future__ import annotations
 
 import json
 import random
-import threading
 import urllib.error
 import urllib.request
 
@@ -12,17 +11,16 @@ import pytest
 
 from arena.engine.cards import cards_of
 from arena.engine.layout import S_DECK, S_HAND, S_STOCK_POS
-from arena.web.server import App, ArenaServer
+from arena.web.server import App, Server
+
+ARENA = [__import__("sys").executable, "-c", "from arena.cli import app; app(prog_name='arena')"]
 
 
 @pytest.fixture
 def server():
-    srv = ArenaServer(App(bot="simple", seed=12345), port=0)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
+    srv = Server(App(bot="simple", seed=12345), port=0).start()
     yield srv
-    srv.shutdown()
-    srv.server_close()
+    srv.stop()
 
 
 def call(srv, method, path, body=None, raw=None):
@@ -30,7 +28,7 @@ def call(srv, method, path, body=None, raw=None):
     req = urllib.request.Request(srv.url.rstrip("/") + path, data=data, method=method)
     req.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urllib.request.urlopen(req, timeout=180) as r:
             return r.status, json.loads(r.read()) if "json" in r.headers["Content-Type"] else r.read()
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
@@ -161,11 +159,9 @@ def test_a_whole_game_through_the_api_against_simple(server, preset):
     rnd = random.Random(7)
     status, v = call(server, "POST", "/api/new", {"preset": preset, "target": 50, "bot": "simple"})
     assert status == 200
-    hands, outcomes = 0, set()
+    hands, outcomes, knocks = 0, set(), 0
     for _ in range(5000):
         assert_private(server, v)
-        if v["game_over"]:
-            break
         if v["hand_over"]:
             hands += 1
             sd = v["showdown"]
@@ -173,22 +169,35 @@ def test_a_whole_game_through_the_api_against_simple(server, preset):
             assert sum(sd["points"]) >= 0 and v["scores"] == sd["scores_after"]
             if sd["knocker"] >= 0:
                 assert sd["line"] and sd["hands"][1] is not None  # both hands laid out
+            if v["game_over"]:
+                break
             v = call(server, "POST", "/api/next", {})[1]
             continue
         assert v["your_turn"] and v["allowed"], v  # the bot moved until it was our turn
         allowed = v["allowed"]
-        if "knock" in allowed:
+        if v["stage"] != "play":  # a knock: lay down the proposed melds (knocker) or own melds (defender)
+            assert set(allowed) >= {"lay_down"}
+            status, v = call(server, "POST", "/api/act", {"action": "lay_down", "melds": v["arrange"]["proposal"]})
+            assert status == 200 and v["hand_over"], v
+            knocks += 1
+            continue
+        if "knock" in allowed and v["phase"] == "knock":
             act, card = "knock", None
+        elif "knock" in allowed:  # knock from the discard phase, with the discard the engine allows
+            act, card = "knock", v["knock_discards"][0]
         elif "discard" in allowed:
             act, card = "discard", max(v["you"]["deadwood_cards"] or [c["id"] for c in v["you"]["cards"]])
             if card == v["just_taken"]:
                 card = next(c["id"] for c in v["you"]["cards"] if c["id"] != card)
         else:
-            act, card = rnd.choice(allowed), None
+            act, card = rnd.choice([a for a in allowed if a not in ("discard", "play_on")]), None
         status, v = call(server, "POST", "/api/act", {"action": act} if card is None else {"action": act, "card": card})
         assert status == 200, v
     assert v["game_over"] and max(v["scores"]) >= 50 and v["winner"] in ("You", "simple")
-    assert hands >= 1 and outcomes <= {"knock", "undercut", "gin", "big_gin", "dead"}
+    assert hands >= 1 and outcomes <= {"knock", "undercut", "gin", "big_gin", "dead"} and knocks >= 1, (
+        outcomes,
+        knocks,
+    )
     assert call(server, "POST", "/api/act", {"action": "pass"})[0] == 409
     assert call(server, "POST", "/api/next", {})[0] == 409  # the game is over
 
@@ -205,8 +214,7 @@ def test_the_viewer_endpoint_serves_every_step_of_a_stored_game(tmp_path):
     )
     run_tournament(cfg, progress=False, schedule=Inline())
     rec = RunStore(tmp_path / "v").game_record(2)
-    srv = ArenaServer(App(recorded=recorded_game(tmp_path / "v", 2)), port=0)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    srv = Server(App(recorded=recorded_game(tmp_path / "v", 2)), port=0).start()
     try:
         status, g = call(srv, "GET", "/api/game")
         assert status == 200 and g["ok"] and g["check"].startswith("check: the replay reproduces")
@@ -218,20 +226,16 @@ def test_the_viewer_endpoint_serves_every_step_of_a_stored_game(tmp_path):
         assert all(len(s["hands"]["0"]["cards"]) in (10, 11) for s in steps)  # both hands, every step
         assert call(srv, "GET", "/api/state")[0] == 409  # a viewer has no live game
     finally:
-        srv.shutdown()
-        srv.server_close()
+        srv.stop()
 
 
 def test_arena_play_serves_on_127_0_0_1_and_prints_the_url(tmp_path):
     import subprocess
-    import sys
 
     env = {**__import__("os").environ, "DISPLAY": ""}
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "arena.cli.main",
+            *ARENA,
             "play",
             "--port",
             "0",
@@ -256,7 +260,65 @@ def test_arena_play_serves_on_127_0_0_1_and_prints_the_url(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    bad = subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", "play", "--target", "75", "--no-open"], capture_output=True, text=True
-    )
+    bad = subprocess.run([*ARENA, "play", "--target", "75", "--no-open"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip() == "error: --target 75 is not allowed (targets: 50, 100, 200)"
+
+
+def test_a_rules_file_is_the_page_s_default_variant_and_the_list_starts_gin_oklahoma(tmp_path):
+    f = tmp_path / "seed003.toml"
+    f.write_text('preset = "oklahoma"\nundercut_bonus = 20\nundercut_on_tie = false\n')
+    srv = Server(App(preset=str(f), seed=5), port=0).start()
+    try:
+        opt = call(srv, "GET", "/api/options")[1]
+        assert opt["presets"][:3] == ["seed003.toml", "standard", "oklahoma"] and "eaai" in opt["presets"][3:]
+        assert opt["defaults"]["preset"] == "seed003.toml"
+        assert opt["advanced"]["knock_limit"] == {"kind": "int", "lo": 0, "hi": 10, "default": 10}
+        status, v = call(srv, "POST", "/api/new", {})
+        assert status == 200 and v["preset"] == "seed003.toml"
+        assert v["rules"]["undercut_bonus"] == 20 and v["rules"]["oklahoma"] and not v["rules"]["undercut_on_tie"]
+        status, v = call(srv, "POST", "/api/new", {"preset": "standard", "rules": {"undercut_bonus": 20}})
+        assert status == 200 and v["rules"]["undercut_bonus"] == 20 and not v["rules"]["oklahoma"]
+        for bad, word in (({"knock_limit": 11}, "knock_limit = 11 is out of range"), ({"turn_cap": 50}, "turn_cap")):
+            status, err = call(srv, "POST", "/api/new", {"preset": "standard", "rules": bad})
+            assert status == 400 and word in err["error"], err
+    finally:
+        srv.stop()
+
+
+def test_a_game_is_resumed_by_its_session_id(server):
+    first = call(server, "POST", "/api/new", {"target": 50})[1]
+    second = call(server, "POST", "/api/new", {"target": 100})[1]
+    assert first["session"] != second["session"]
+    again = call(server, "GET", f"/api/state?session={first['session']}")[1]
+    assert again["target"] == 50 and again["you"] == first["you"]
+    assert call(server, "GET", "/api/state")[1]["target"] == 50  # without an id: the game used last
+    status, err = call(server, "GET", "/api/state?session=nope")
+    assert status == 404 and "no game" in err["error"]
+
+
+def test_arena_play_rules_file_is_what_the_page_plays(tmp_path):
+    import os
+    import subprocess
+
+    f = tmp_path / "house.toml"
+    f.write_text('preset = "standard"\nundercut_bonus = 20\nknock_limit = 7\n')
+    proc = subprocess.Popen(
+        [*ARENA, "play", "--port", "0", "--no-open", "--rules", str(f)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "DISPLAY": ""},
+    )
+    try:
+        url = proc.stdout.readline().split()[3].rstrip("/")
+        with urllib.request.urlopen(url + "/api/options", timeout=180) as r:
+            opt = json.loads(r.read())
+        assert opt["defaults"]["preset"] == "house.toml" and opt["presets"][0] == "house.toml"
+        req = urllib.request.Request(url + "/api/new", data=b"{}", method="POST")
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=180) as r:
+            v = json.loads(r.read())
+        assert v["preset"] == "house.toml" and v["rules"]["undercut_bonus"] == 20 and v["knock_limit"] == 7
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

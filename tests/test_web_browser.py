@@ -3,23 +3,38 @@
 Needs ``/usr/bin/chromium`` (``apt-get install chromium``) and the Python
 package ``playwright`` (in the ``[test]`` extra; never ``playwright install``).
 Where ``CI=true`` a missing browser fails the test; elsewhere it skips and
-says how to install it.  Screenshots go to ``tests/screenshots/`` (git-ignored
-by the tmp path when run elsewhere: see ``SHOTS``).
+says how to install it.  Screenshots go to ``$ARENA_SCREENSHOTS`` when set,
+else to the test's tmp folder.
+
+Exact situations (a knock, a defence) are set up on the server: the test
+deals a scripted hand into the live session (``tests/scripted.py``) and
+reloads the page, which resumes the game by its session id, as a person's
+reload does.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
-from arena.web.server import App, ArenaServer
+from arena.engine.cards import mask_of, parse_card, parse_cards
+from arena.engine.layout import S_DEADWOOD, S_KNOCK_RUNS, S_KNOCK_SETS, S_LAID_OFF, S_POINTS
+from arena.engine.showdown import knocker_proposal
+from arena.web.server import App, Server
+from tests.scripted import encode, setup
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-SHOTS = Path(os.environ.get("ARENA_SCREENSHOTS", "")) if os.environ.get("ARENA_SCREENSHOTS") else None
+SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
+PHONE = {"width": 390, "height": 844}
+DESK = {"width": 1200, "height": 860}
+
+# One hand, seen from either side: the knocker ends with 7c 7d 7h | 2c 3c 4c | 8s 9s Ts and Ad (1 deadwood)
+# after drawing Ad and discarding Kh; the defender can lay off 7s, the chain 5c 6c, and the chain Js Qs.
+KNOCKER = "7c 7d 7h 2c 3c 4c 8s 9s Ts Kh"
+DEFENDER = "7s 5c 6c Js Qs 2h 3h Kd Qd 4d"
 
 
 def _need_browser():
@@ -48,12 +63,6 @@ def browser():
         b.close()
 
 
-def _serve(app: App):
-    srv = ArenaServer(app, port=0)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
-
-
 @pytest.fixture
 def shots(tmp_path):
     d = SHOTS or tmp_path
@@ -61,161 +70,338 @@ def shots(tmp_path):
     return d
 
 
+def _page(browser, viewport=DESK, locale="en-US", touch=False):
+    ctx = browser.new_context(viewport=viewport, locale=locale, has_touch=touch, is_mobile=touch)
+    return ctx, ctx.new_page()
+
+
 @pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1200, "height": 860})
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
+def srv():
+    s = Server(App(bot="simple", seed=4), port=0).start()
+    yield s
+    s.stop()
 
 
-def _state(srv):
-    return srv.app.session.view()
+def c(text):
+    return parse_card(text)
 
 
-def _start(page, srv, preset="standard", target="50"):
+def card(page, text, where="#you-hand"):
+    return page.locator(f'{where} .card[data-id="{c(text)}"]')
+
+
+def _start(page, srv, **select):
     page.goto(srv.url)
-    page.select_option("#preset", preset)
-    page.select_option("#target", target)
-    page.select_option("#bot", "simple")
+    page.wait_for_selector("#preset option", state="attached")
+    for k, v in select.items():
+        page.select_option(f"#{k}", v)
     page.click("#go")
-    page.wait_for_selector("#you-hand .card")
+    page.wait_for_selector("#table:not(.hidden)")
 
 
-def _wait_turn(page, srv):
-    page.wait_for_function("() => !document.querySelector('#status').textContent.includes('thinking')")
+def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False):
+    """Deal a scripted hand into the live session, play ``actions``, and reload the page (it resumes)."""
+    s = srv.app.session
+    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock="Ad", dealer_seat=dealer_seat)
+    with s.lock:
+        s.st[:] = st
+        s.done_st = s.st
+        s.hand_over = False
+        s.events, s.items = [], []
+        for a in actions:  # through the session, so its log has them, in words
+            s._apply(encode(a))
+        s.stage = "defend" if defend else "play"
+        ks, kr, _ = knocker_proposal(s.st)
+        s.knock = {"sets": ks, "runs": kr, "laid": 0} if defend else {}
+    page.reload()
+    page.wait_for_selector("#table:not(.hidden)")
 
 
-def test_play_a_hand_by_clicks_through_to_the_showdown(page, shots):
-    """Draw by clicking a pile, discard by click and by drag, Knock disabled above the limit and
-    enabled within it, and the showdown; hands go on until the person could knock once."""
-    srv = _serve(App(bot="simple", seed=4))
+def fits(page, width):
+    return page.evaluate("document.scrollingElement.scrollWidth") <= width
+
+
+def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement(browser, srv, shots):
+    ctx, page = _page(browser)
     try:
-        _start(page, srv, target="200")
-        page.screenshot(path=str(shots / "table.png"))
-        assert page.locator("#you-hand .card").count() in (10, 11)
-        assert page.locator("#bot-hand .card.back").count() in (10, 11)
-        knock_disabled = knock_enabled = dragged = showdown = False
-        for _ in range(600):
-            _wait_turn(page, srv)
-            v = _state(srv)
-            if v["hand_over"]:
-                page.wait_for_selector("#overlay:not(.hidden)")
-                if v["showdown"]["knocker"] >= 0:
-                    assert page.locator("#box .line").inner_text().strip() == v["showdown"]["line"]
-                    assert page.locator("#box .group").count() >= 2  # hands laid out as melds and deadwood
-                    if not showdown:
-                        page.screenshot(path=str(shots / "showdown.png"))
-                    showdown = True
-                if (showdown and knock_enabled) or v["game_over"]:
-                    break
-                page.click("#next")
-                page.wait_for_selector("#overlay", state="hidden")
-                continue
-            if v["phase"] == "upcard":
-                page.click("#pass")
-            elif v["phase"] == "draw":
-                page.click("#stock")
-            elif v["phase"] == "discard":
-                hand = v["you"]
-                if hand["deadwood"] > 10:
-                    assert page.locator("#knock").is_disabled()
-                    knock_disabled = True
-                worst = max(hand["deadwood_cards"] or [c["id"] for c in hand["cards"]], key=lambda c: c % 13)
-                if worst == v["just_taken"]:
-                    worst = next(c["id"] for c in hand["cards"] if c["id"] != worst)
-                card = page.locator(f'#you-hand .card[data-id="{worst}"]')
-                if not dragged:
-                    card.drag_to(page.locator("#pile .slot"))
-                    dragged = True
-                else:
-                    card.click()
-            elif v["phase"] == "knock":
-                assert page.locator("#knock").is_enabled() and v["you"]["deadwood"] <= v["knock_limit"]
-                knock_enabled = True
-                page.screenshot(path=str(shots / "knock.png"))
-                page.click("#knock")
-            elif v["phase"] == "big_gin":
-                page.click("#big_gin")
-            page.wait_for_timeout(30)
-        assert knock_disabled and knock_enabled and dragged and showdown
-    finally:
-        srv.shutdown()
-        srv.server_close()
-
-
-def test_pass_the_upcard_and_a_forbidden_action_shows_an_error_and_changes_nothing(page, shots):
-    for seed in range(40):  # a deal where the person is asked about the upcard first
-        srv = _serve(App(bot="simple", seed=seed))
         _start(page, srv)
-        if _state(srv)["phase"] == "upcard" and _state(srv)["your_turn"]:
-            break
-        srv.shutdown()
-        srv.server_close()
-    else:
-        pytest.fail("no deal in 40 seeds asked the person about the upcard")
-    try:
-        assert page.locator("#take").is_visible() and page.locator("#pass").is_enabled()
-        before = srv.app.session.st.copy()
-        page.click("#stock")  # drawing now is not allowed: the upcard comes first
-        page.wait_for_selector("#error:not(.hidden)")
-        assert "cannot draw stock now: take or pass the upcard first" in page.locator("#error").inner_text()
-        assert (srv.app.session.st == before).all()
-        page.screenshot(path=str(shots / "error.png"))
-        # drag a card onto another to rearrange the hand: the page's order changes, the game does not
-        ids = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
-        page.locator(f'#you-hand .card[data-id="{ids[0]}"]').drag_to(
-            page.locator(f'#you-hand .card[data-id="{ids[-1]}"]'), target_position={"x": 70, "y": 50}
-        )
-        moved = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
-        assert moved == ids[1:] + ids[:1] and (srv.app.session.st == before).all()
-        page.click("#pass")
-        _wait_turn(page, srv)
-        v = _state(srv)
-        assert v["upcard"]["id"] not in [c["id"] for c in v["you"]["cards"]]
-        assert any(e.startswith("You pass the upcard") for e in v["events"]), v["events"]
-        # The server has the pass already; the page hides the error once it has the answer.
-        page.wait_for_selector("#error", state="hidden", timeout=10_000)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")  # the person drew Ad: 11 cards, discard phase
+        assert page.locator("#knock").is_enabled() and page.locator("#knock").inner_text() == "Knock"
+        assert "best after a discard: 1" in page.locator("#deadwood").inner_text()
+        assert "You draw" in page.locator("#events").inner_text()  # the log names the drawn card
+        page.screenshot(path=str(shots / "knock-desktop.png"))
+        page.click("#knock")
+        assert "Choose the card" in page.locator("#status").inner_text()
+        card(page, "Kh").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        assert page.locator("#my-zones .zone").count() == 5  # three melds, the deadwood, a new-meld zone
+        # Take the club run apart: its cards go to the deadwood (1 + 2 + 3 + 4 = 10, still a knock)
+        card(page, "2c", "#my-zones").drag_to(page.locator("#my-zones .zone.deadwood"))  # by mouse
+        for x in ("3c", "4c"):  # by tapping the card, then the group
+            card(page, x, "#my-zones").click()
+            page.locator("#my-zones .zone.deadwood").click()
+        page.screenshot(path=str(shots / "lay-down-desktop.png"))
+        page.click("#lay_down")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        st = srv.app.session.done_st
+        assert int(st[S_KNOCK_SETS]) == mask_of(parse_cards("7c 7d 7h"))
+        assert int(st[S_KNOCK_RUNS]) == mask_of(parse_cards("8s 9s Ts"))
+        assert st[S_DEADWOOD] == 10
+        line = page.locator("#box .line").inner_text()
+        assert line == f"You knocked: {int(st[S_DEADWOOD + 1])} − 10 deadwood = {int(st[S_POINTS])} points to You" or (
+            line.startswith("simple undercut You:")  # the bot lays off on the person's melds: maybe an undercut
+        ), line
+        page.screenshot(path=str(shots / "showdown-desktop.png"))
     finally:
-        srv.shutdown()
-        srv.server_close()
+        ctx.close()
 
 
-def test_the_viewer_steps_forward_and_back_with_the_arrow_keys(page, shots, tmp_path):
+def test_a_card_dragged_onto_knock_knocks_with_that_discard_and_a_bad_one_is_refused(browser, srv):
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")
+        before = srv.app.session.st.copy()
+        card(page, "2c").drag_to(page.locator("#knock"))  # 2c leaves far more than 10
+        page.wait_for_selector("#error:not(.hidden)")
+        assert "cannot knock discarding 2♣" in page.locator("#error").inner_text()
+        assert (srv.app.session.st == before).all()
+        card(page, "Kh").drag_to(page.locator("#knock"))
+        page.wait_for_selector("#arrange:not(.hidden)")
+        assert srv.app.session.stage == "lay_down"
+    finally:
+        ctx.close()
+
+
+def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_lay_down(browser, srv, shots):
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)  # the bot knocked
+        page.wait_for_selector("#arrange:not(.hidden)")
+        s = srv.app.session
+        run = f'#opp-zones .zone:has(.card[data-id="{c("2c")}"])'
+        before = s.st.copy()
+        card(page, "6c", "#my-zones").click()  # 6c alone does not touch 2-3-4c
+        page.locator(run).click()
+        page.wait_for_selector("#error:not(.hidden)")
+        assert "6♣ fits none of the knocker's melds" in page.locator("#error").inner_text()
+        assert s.knock["laid"] == 0 and (s.st == before).all() and s.stage == "defend"  # nothing changed
+        assert page.locator("#opp-zones .card.laid").count() == 0 and card(page, "6c", "#my-zones").count() == 1
+        for x, on in (("5c", "2c"), ("6c", "2c"), ("7s", "7c"), ("Js", "8s")):  # 6c after 5c: a chain
+            card(page, x, "#my-zones").click()
+            page.locator(f'#opp-zones .zone:has(.card[data-id="{c(on)}"])').click()
+            page.wait_for_selector(f'#opp-zones .card.laid[data-id="{c(x)}"]')
+        assert s.knock["laid"] == mask_of(parse_cards("5c 6c 7s Js"))
+        page.screenshot(path=str(shots / "defend-desktop.png"))
+        page.click("#lay_down")  # Qs is kept: scored as chosen
+        page.wait_for_selector("#overlay:not(.hidden)")
+        st = s.done_st
+        assert int(st[S_LAID_OFF]) == mask_of(parse_cards("5c 6c 7s Js"))
+        assert st[S_DEADWOOD] == 10 + 2 + 3 + 10 + 10 + 4 and st[S_POINTS + 1] == 39 - 1
+        assert page.locator("#box .card.laid").count() == 4
+    finally:
+        ctx.close()
+
+
+def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with_naprej(browser, srv, shots):
+    ctx, page = _page(browser, PHONE, locale="sl-SI")
+    try:
+        _start(page, srv)
+        assert page.locator("#lang").input_value() == "sl"
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")
+        assert page.locator("#knock").inner_text() == "Trkam" and page.locator("#knock").is_enabled()
+        page.screenshot(path=str(shots / "knock-phone-sl.png"))
+        page.click("#knock")
+        card(page, "Kh").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        assert page.locator("#lay_down").inner_text() == "Polagam"
+        assert fits(page, 390)
+        # Now the other side: the bot knocked and the person passes (Naprej), laying nothing down.
+        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)
+        page.wait_for_selector("#arrange:not(.hidden)")
+        assert page.locator("#pass_defend").inner_text() == "Naprej"
+        assert page.locator("#take").is_hidden() and page.locator("#pass").is_hidden()  # the upcard's are not shown
+        page.screenshot(path=str(shots / "defend-phone-sl.png"))
+        assert fits(page, 390)
+        page.click("#pass_defend")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        st = srv.app.session.done_st
+        assert st[S_DEADWOOD] == 67 and st[S_POINTS + 1] == 66 and int(st[S_LAID_OFF]) == 0
+        assert page.locator("#box .line").inner_text() == "Trkanje (simple): ostale točke 67 − 1 = 66 točk za: simple"
+        page.screenshot(path=str(shots / "showdown-phone-sl.png"))
+        assert fits(page, 390)
+    finally:
+        ctx.close()
+
+
+def test_touch_tap_selects_a_card_then_the_pile_discards_it_or_another_card_moves_it(browser, srv, shots):
+    ctx, page = _page(browser, PHONE, touch=True)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")
+        ids = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
+        card(page, "Kh").tap()
+        assert "selected" in card(page, "Kh").get_attribute("class")
+        assert srv.app.session.view()["phase"] == "discard"  # a tap only selects
+        card(page, "7c").tap()  # a second card: the selected one moves before it
+        moved = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
+        assert moved[0] == c("Kh") and sorted(moved) == sorted(ids) and srv.app.session.view()["phase"] == "discard"
+        card(page, "Kh").tap()
+        page.locator("#pile .slot").tap()
+        page.wait_for_selector(f'#you-hand .card[data-id="{c("Kh")}"]', state="detached")
+        assert "You discard K♥" in srv.app.session.events
+        page.screenshot(path=str(shots / "touch-phone.png"))
+    finally:
+        ctx.close()
+
+
+def test_a_reload_resumes_the_game(browser, srv):
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        page.wait_for_function("() => !document.querySelector('#status').textContent.includes('thinking')")
+        v = srv.app.session.view()
+        if "pass" in v["allowed"]:
+            page.click("#pass")
+        elif "draw_stock" in v["allowed"]:
+            page.click("#stock")
+        page.wait_for_timeout(300)
+        shown = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id)).sort()")
+        sid = srv.app.session.id
+        assert f"s={sid}" in page.url
+        page.reload()
+        page.wait_for_selector("#you-hand .card")
+        again = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id)).sort()")
+        assert again == shown and len(srv.app.sessions) == 1  # the same game, no new one
+        page.goto(srv.url)  # without the id in the address: local storage still has it
+        page.wait_for_selector("#you-hand .card")
+        assert f"s={sid}" in page.url
+    finally:
+        ctx.close()
+
+
+def test_rules_from_a_file_are_the_default_variant(browser, tmp_path):
+    f = tmp_path / "seed003.toml"
+    f.write_text('preset = "oklahoma"\nundercut_bonus = 20\nundercut_on_tie = false\n')
+    srv = Server(App(bot="simple", preset=str(f), seed=4), port=0).start()
+    ctx, page = _page(browser)
+    try:
+        page.goto(srv.url)
+        page.wait_for_selector("#preset option", state="attached")
+        names = page.eval_on_selector_all("#preset option", "els => els.map(e => e.textContent)")
+        assert names[:3] == ["seed003.toml", "Gin", "Oklahoma gin"]
+        assert page.locator("#preset").input_value() == "seed003.toml"
+        page.click("#advanced summary")
+        assert page.locator("#rule-undercut_bonus").input_value() == "20"
+        assert page.locator("#rule-knock_limit").get_attribute("max") == "10"
+        page.click("#go")
+        page.wait_for_selector("#table:not(.hidden)")
+        v = srv.app.session.view()
+        assert v["preset"] == "seed003.toml" and v["rules"]["undercut_bonus"] == 20 and v["rules"]["oklahoma"]
+        assert page.locator("#rules-info").inner_text().startswith("seed003.toml")
+    finally:
+        ctx.close()
+        srv.stop()
+
+
+def test_the_advanced_panel_sets_the_rules_of_the_game(browser, srv):
+    ctx, page = _page(browser)
+    try:
+        page.goto(srv.url)
+        page.wait_for_selector("#preset option", state="attached")
+        page.click("#advanced summary")
+        page.fill("#rule-undercut_bonus", "20")
+        page.fill("#rule-knock_limit", "7")
+        page.click("#go")
+        page.wait_for_selector("#table:not(.hidden)")
+        r = srv.app.session.rules_obj
+        assert r.undercut_bonus == 20 and r.knock_limit == 7 and r.gin_bonus == 25
+        page.goto(srv.url.rstrip("/") + "/?s=gone")  # a stale id: the start screen again
+    finally:
+        ctx.close()
+
+
+def test_the_table_fits_a_phone_and_a_desktop(browser, srv, shots):
+    for name, vp in (("phone", PHONE), ("desktop", DESK), ("narrow", {"width": 360, "height": 740})):
+        ctx, page = _page(browser, vp)
+        try:
+            page.goto(srv.url)
+            page.wait_for_selector("#preset option", state="attached")
+            assert fits(page, vp["width"])
+            page.screenshot(path=str(shots / f"start-{name}.png"))
+            _start(page, srv)
+            install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")
+            page.wait_for_selector("#you-hand .card")
+            assert fits(page, vp["width"]), name
+            boxes = [page.locator("#you-hand .card").nth(i).bounding_box() for i in range(11)]
+            assert all(b["x"] >= 0 and b["x"] + b["width"] <= vp["width"] for b in boxes)  # every card on screen
+            page.screenshot(path=str(shots / f"table-{name}.png"))
+        finally:
+            ctx.close()
+
+
+def _recorded(tmp_path):
     from arena.run import run_tournament
     from arena.run.schedule import Inline
     from arena.settings.config import TournamentConfig
-    from arena.web.viewer import recorded_game
 
     cfg = TournamentConfig(
         name="v", bots=("simple", "random"), games_per_pair=2, chunk_size=2, seed=3, results_dir=str(tmp_path)
     )
     run_tournament(cfg, progress=False, schedule=Inline())
-    data = recorded_game(tmp_path / "v", 1)
+    return tmp_path / "v"
+
+
+def test_the_viewer_steps_with_the_keys_but_not_inside_the_dropdown_and_fits_a_phone(browser, shots, tmp_path):
+    from arena.web.viewer import recorded_game
+
+    data = recorded_game(_recorded(tmp_path), 1)
     assert data["ok"]
-    srv = _serve(App(recorded=data))
+    srv = Server(App(recorded=data), port=0).start()
     try:
-        page.goto(srv.url + "view")
-        page.wait_for_selector("#h0 .card")
-        assert "step 1 of" in page.locator("#pos").inner_text()
-        first = page.locator("#text").inner_text()
-        for _ in range(5):
-            page.keyboard.press("ArrowRight")
-        assert "step 6 of" in page.locator("#pos").inner_text()
-        assert page.locator("#text").inner_text() == data["steps"][5]["text"]
-        page.keyboard.press("ArrowLeft")
-        assert "step 5 of" in page.locator("#pos").inner_text()
-        page.keyboard.press("Home")
-        assert page.locator("#text").inner_text() == first
-        page.select_option("#who", "0")
-        assert page.locator("#h1 .card.back").count() == len(data["steps"][0]["hands"]["1"]["cards"])
-        assert page.locator("#h0 .card.back").count() == 0
-        page.select_option("#who", "both")
-        page.keyboard.press("End")
-        page.keyboard.press("PageUp")  # back to the last deal, then forward to its showdown
-        page.keyboard.press("End")
-        assert "game" in page.locator("#title").inner_text() and page.locator("#check").inner_text().startswith("check")
-        page.screenshot(path=str(shots / "viewer.png"))
+        for name, vp in (("desktop", DESK), ("phone", PHONE)):
+            ctx, page = _page(browser, vp)
+            page.goto(srv.url + "view")
+            page.wait_for_selector("#h0 .card")
+            assert "step 1 of" in page.locator("#pos").inner_text()
+            first = page.locator("#text").inner_text()
+            for _ in range(5):
+                page.keyboard.press("ArrowRight")
+            assert "step 6 of" in page.locator("#pos").inner_text()
+            assert page.locator("#text").inner_text() == data["steps"][5]["text"]
+            page.keyboard.press("ArrowLeft")
+            assert "step 5 of" in page.locator("#pos").inner_text()
+            page.keyboard.press("Home")
+            assert page.locator("#text").inner_text() == first
+            page.focus("#who")
+            page.keyboard.press("ArrowDown")  # the dropdown's key: the step stays
+            assert "step 1 of" in page.locator("#pos").inner_text()
+            page.select_option("#who", "both")
+            page.locator("#title").click()
+            page.keyboard.press("End")
+            last = data["steps"][-1]
+            if "showdown" in last:  # the score pills agree with the showdown's line
+                after = last["showdown"]["scores_after"]
+                assert page.locator("#p0 .score").inner_text() == str(after[0])
+                assert page.locator("#p1 .score").inner_text() == str(after[1])
+            assert page.locator("#first svg").count() == 1 and page.locator("#last svg").count() == 1
+            assert fits(page, vp["width"]), name
+            page.screenshot(path=str(shots / f"viewer-{name}.png"))
+            ctx.close()
     finally:
-        srv.shutdown()
-        srv.server_close()
+        srv.stop()
+
+
+def test_the_html_report_fits_a_phone(browser, shots, tmp_path):
+    from arena.analysis.report import write_report
+
+    run = _recorded(tmp_path)
+    write_report(run)
+    ctx, page = _page(browser, PHONE)
+    try:
+        page.goto((run / "report.html").as_uri())
+        assert fits(page, 390)
+        page.screenshot(path=str(shots / "report-phone.png"))
+    finally:
+        ctx.close()

@@ -474,6 +474,7 @@ def _build(
     h = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>Tournament report: {html.escape(name)}</title>",
         f"<style>{_CSS}</style>",
         "</head><body>",
@@ -526,13 +527,14 @@ def _build(
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#212529}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#212529;overflow-wrap:anywhere}
 h1{border-bottom:2px solid #dee2e6;padding-bottom:.3em}h2{margin-top:1.8em;border-bottom:1px solid #e9ecef}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{padding:.3em .6em;border-bottom:1px solid #dee2e6;text-align:left}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em;display:block;max-width:100%;overflow-x:auto}th,td{padding:.3em .6em;border-bottom:1px solid #dee2e6;text-align:left}
 th{background:#f1f3f5}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}tbody tr:hover{background:#f8f9fa}
 figure{margin:1.2em 0}img{max-width:100%;height:auto}figcaption{color:#495057;font-style:italic}
 .lead{font-size:1.1em}.note{background:#fff9db;border-left:4px solid #fab005;padding:.5em 1em}
-pre{background:#f8f9fa;padding:.8em;overflow:auto}
+pre{background:#f8f9fa;padding:.8em;overflow:auto;max-width:100%}
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em}table{font-size:.8em}th,td{padding:.25em .4em}}
 """  # noqa: E501 (one CSS rule set per line)
 
 

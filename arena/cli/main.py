@@ -382,16 +382,12 @@ def submit(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
 ) -> None:
     """Add a bot to a finished round-robin: plays only its new pairs, then updates the run."""
-    from arena.settings.config import load_config
 
     _setup_logging(quiet)
     try:
         from arena.run.store import RunStore
 
-        RunStore(to)  # a one-line error unless it is a run folder
-        if not (to / "config.toml").exists():
-            _fail(f"{to}: not a run folder (no config.toml)")
-        cfg = load_config(to / "config.toml", {"results_dir": str(to.parent), "name": to.name})
+        cfg = RunStore(to).config()  # a one-line error unless it is a run folder
         if workers is not None:
             cfg = cfg.replace(workers=workers)
         if cfg.format != "round-robin":
@@ -494,7 +490,10 @@ def replay(
 @app.command()
 def play(
     bot: Annotated[str, typer.Option("--bot", help="The opponent: a built-in bot's name or a bot file.")] = "simple",
-    rules: Annotated[str, typer.Option("--rules", help="Rules preset: standard, eaai, oklahoma.")] = "standard",
+    rules: Annotated[
+        str,
+        typer.Option("--rules", help="The page's variant: a preset (standard, oklahoma, eaai) or a rules .toml file."),
+    ] = "standard",
     target: Annotated[int, typer.Option("--target", help="Points to play to: 50, 100 or 200.")] = 100,
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
     open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,

@@ -8,52 +8,14 @@ import numpy as np
 
 from arena.botkit.load import load_bots
 from arena.engine.cards import card_str, mask_str
-from arena.engine.layout import (
-    OUTCOME_NAMES,
-    PH_BIG_GIN,
-    PH_DISCARD,
-    PH_DRAW,
-    PH_KNOCK,
-    PH_UPCARD_DEALER,
-    PH_UPCARD_NONDEALER,
-    S_DEADWOOD,
-    S_DEALER,
-    S_DECK,
-    S_DEF_RUNS,
-    S_DEF_SETS,
-    S_HAND,
-    S_KNOCK_RUNS,
-    S_KNOCK_SETS,
-    S_KNOCKER,
-    S_LAID_OFF,
-    S_OUTCOME,
-    S_POINTS,
-    S_SCORE,
-)
-from arena.engine.melds import melds_of
 from arena.engine.play import play_batch
-from arena.engine.replay import replay_hands
+from arena.engine.replay import HandStory, both_passed, describe_action, replay_hands
 from arena.engine.rules_array import rules_array
 from arena.run.store import StoreError
 
 
-def _melds(sets: int, runs: int, symbols: bool) -> str:
-    parts = [mask_str(m, symbols) for m in melds_of(int(sets), int(runs))]
-    return " | ".join(parts) if parts else "(none)"
-
-
-def _action(phase: int, action: int, symbols: bool) -> str:
-    if phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):
-        return "takes the upcard" if action else "passes the upcard"
-    if phase == PH_DRAW:
-        return "draws from the pile" if action else "draws from the stock"
-    if phase == PH_BIG_GIN:
-        return "declares BIG GIN" if action else "does not declare big gin"
-    if phase == PH_DISCARD:
-        return f"discards {card_str(action, symbols)}"
-    if phase == PH_KNOCK:
-        return "KNOCKS" if action else "does not knock"
-    return f"? {phase} {action}"
+def _melds(melds: list[int], symbols: bool) -> str:
+    return " | ".join(mask_str(m, symbols) for m in melds) if melds else "(none)"
 
 
 def game_text(seed: int, rules_array: np.ndarray, bots, symbols: bool = True) -> str:
@@ -68,48 +30,36 @@ def log_text(seed: int, rules_array: np.ndarray, log: np.ndarray, names, error: 
     lines = [f"game seed {seed}: seat 0 = {names[0]}, seat 1 = {names[1]}"]
     if errors:
         lines.append(f"forfeit: {errors[0]}")
-    for i, h in enumerate(replay_hands(seed, rules_array, log)):
-        st = h.state
-        dealer = int(st[S_DEALER])
-        deck = st[S_DECK : S_DECK + 52]
-        dealt = {1 - dealer: deck[:10], dealer: deck[10:20]}
+    for i, replayed in enumerate(replay_hands(seed, rules_array, log)):
+        h = HandStory.of(replayed)
         lines.append("")
         lines.append(
-            f"hand {i + 1}: dealer {names[dealer]}, scores {int(st[S_SCORE])}-{int(st[S_SCORE + 1])}, "
-            f"upcard {card_str(int(deck[20]), symbols)}"
+            f"hand {i + 1}: dealer {names[h.dealer]}, scores {h.scores_before[0]}-{h.scores_before[1]}, "
+            f"upcard {card_str(h.upcard, symbols)}"
         )
         for p in (0, 1):
-            lines.append(f"  {names[p]:<18} dealt {mask_str(sum(1 << int(c) for c in dealt[p]), symbols)}")
+            lines.append(f"  {names[p]:<18} dealt {mask_str(h.dealt[p], symbols)}")
         for seat, phase, action in h.actions:
-            lines.append(f"    {names[seat]} {_action(phase, action, symbols)}")
-            if phase == PH_UPCARD_DEALER and action == 0:
-                # Both passed: the engine draws for the non-dealer (no decision, so not in the log).
+            lines.append(f"    {names[seat]} {describe_action(phase, action, lambda c: card_str(c, symbols))}")
+            if both_passed(phase, action):
                 lines.append(f"    {names[1 - seat]} draws from the stock (both passed the upcard)")
-        out = int(st[S_OUTCOME])
-        if out < 0:
+        if h.outcome == "unfinished":
             lines.append(f"  outcome: forfeit: {errors[0]}" if errors else "  outcome: unfinished")
             break
-        lines.append(f"  outcome: {OUTCOME_NAMES[out]}")
-        k = int(st[S_KNOCKER])
+        lines.append(f"  outcome: {h.outcome}")
+        k = h.knocker
         if k >= 0:
             d = 1 - k
+            lines.append(f"  {names[k]} lays out {_melds(h.knocker_melds, symbols)}; deadwood {h.deadwood[k]}")
+            lo = f"; lays off {mask_str(h.laid_off, symbols)}" if h.laid_off else ""
+            lines.append(f"  {names[d]} melds {_melds(h.defender_melds, symbols)}{lo}; deadwood {h.deadwood[d]}")
             lines.append(
-                f"  {names[k]} lays out {_melds(st[S_KNOCK_SETS], st[S_KNOCK_RUNS], symbols)}; "
-                f"deadwood {int(st[S_DEADWOOD + k])}"
+                f"  hands at the end: {names[k]} {mask_str(h.hands_at_end[k], symbols)} / "
+                f"{names[d]} {mask_str(h.hands_at_end[d], symbols)}"
             )
-            laid = int(st[S_LAID_OFF])
-            lo = f"; lays off {mask_str(laid, symbols)}" if laid else ""
-            lines.append(
-                f"  {names[d]} melds {_melds(st[S_DEF_SETS], st[S_DEF_RUNS], symbols)}{lo}; "
-                f"deadwood {int(st[S_DEADWOOD + d])}"
-            )
-            lines.append(
-                f"  hands at the end: {names[k]} {mask_str(int(st[S_HAND + k]), symbols)} / "
-                f"{names[d]} {mask_str(int(st[S_HAND + d]), symbols)}"
-            )
-        pts = [int(st[S_POINTS]), int(st[S_POINTS + 1])]
+        pts = h.points
         lines.append(
-            f"  points {pts[0]}-{pts[1]} -> scores {int(st[S_SCORE]) + pts[0]}-{int(st[S_SCORE + 1]) + pts[1]}"
+            f"  points {pts[0]}-{pts[1]} -> scores {h.scores_before[0] + pts[0]}-{h.scores_before[1] + pts[1]}"
         )
     return "\n".join(lines)
 
@@ -127,12 +77,10 @@ def stored_game(run_dir: Path, game_id: int):
     changed since, this raises :class:`ReplayRefused`.
     """
     from arena.run.store import RunStore
-    from arena.settings.config import load_config
 
     store = RunStore(run_dir)
     rec = store.game_record(game_id)
-    cfg = load_config(Path(run_dir) / "config.toml")
-    packed = rules_array(cfg.resolved_rules())
+    packed = rules_array(store.rules())  # the rules the games were played by, as stored
     g = rec.game
     names = (str(g["bot0"]), str(g["bot1"]))
     if rec.actions is not None:
@@ -145,7 +93,7 @@ def stored_game(run_dir: Path, game_id: int):
                 f"{run_dir}: game {game_id}: the stored action log does not fit the game: {exc}"
             ) from None
         return rec, packed, names, log, "replayed from the action log stored with the game"
-    loaded = {b.name: b for b in load_bots(cfg).values()}
+    loaded = {b.name: b for b in load_bots(store.config()).values()}
     ident = {v[0]: v for v in rec.matchup.identity.values() if isinstance(v, list) and v}
     for name in names:
         if name not in loaded:

@@ -10,7 +10,7 @@ phase, so a log that does not belong to the seed is caught, not misread.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,13 +30,20 @@ from arena.engine.layout import (
     LOG_SEAT,
     OUT_FORFEIT,
     OUTCOME_NAMES,
+    PH_BIG_GIN,
+    PH_DISCARD,
     PH_DONE,
+    PH_DRAW,
+    PH_KNOCK,
+    PH_UPCARD_DEALER,
+    PH_UPCARD_NONDEALER,
     S_CUR,
     S_OUTCOME,
     S_PHASE,
 )
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state, write_hand_row
+from arena.engine.table import Table
 
 
 class ReplayError(ValueError):
@@ -50,6 +57,72 @@ class ReplayedHand:
     state: np.ndarray
     row: np.ndarray  # H_* record
     actions: list[tuple[int, int, int]]  # (seat, phase, action)
+
+
+@dataclass(frozen=True)
+class HandStory:
+    """A replayed hand in named fields, for anything that tells it (``arena
+    replay``, the viewer): nobody outside the engine reads its slots.
+
+    Cards are bit masks (bit ``c`` = card ``c``); per-seat pairs are indexed
+    by seat.  ``knocker`` is -1 when nobody knocked (a dead or forfeited
+    hand), and then the meld fields are empty.
+    """
+
+    dealer: int
+    dealt: tuple[int, int]
+    upcard: int
+    scores_before: tuple[int, int]
+    actions: list[tuple[int, int, int]]  # (seat, phase, action)
+    outcome: str  # an OUTCOME_NAMES entry, or "unfinished"
+    knocker: int
+    knocker_melds: list[int]
+    defender_melds: list[int]
+    laid_off: int
+    deadwood: tuple[int, int]
+    hands_at_end: tuple[int, int]
+    points: tuple[int, int]
+
+    @classmethod
+    def of(cls, hand: ReplayedHand) -> HandStory:
+        t = Table(hand.state)
+        knocker = t.knocker
+        return cls(
+            dealer=t.dealer,
+            dealt=t.dealt,
+            upcard=t.upcard,
+            scores_before=t.scores,
+            actions=list(hand.actions),
+            outcome=t.outcome,
+            knocker=knocker,
+            knocker_melds=t.knocker_melds if knocker >= 0 else [],
+            defender_melds=t.defender_melds if knocker >= 0 else [],
+            laid_off=t.laid_off if knocker >= 0 else 0,
+            deadwood=(t.deadwood(0), t.deadwood(1)),
+            hands_at_end=(t.hand(0), t.hand(1)),
+            points=t.points,
+        )
+
+
+def describe_action(phase: int, action: int, card: Callable[[int], str]) -> str:
+    """What a decision did, in words after the player's name (``card`` names a card)."""
+    if phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):
+        return "takes the upcard" if action else "passes the upcard"
+    if phase == PH_DRAW:
+        return "draws from the pile" if action else "draws from the stock"
+    if phase == PH_BIG_GIN:
+        return "declares BIG GIN" if action else "does not declare big gin"
+    if phase == PH_DISCARD:
+        return f"discards {card(action)}"
+    if phase == PH_KNOCK:
+        return "KNOCKS" if action else "does not knock"
+    return f"? {phase} {action}"
+
+
+def both_passed(phase: int, action: int) -> bool:
+    """After this decision the engine draws for the non-dealer without asking
+    (the dealer passed the upcard too), so no log entry records that draw."""
+    return phase == PH_UPCARD_DEALER and action == 0
 
 
 def decode(entry: int) -> tuple[int, int, int]:
@@ -71,23 +144,35 @@ def begin_replay(seed: int, rules_array: np.ndarray) -> tuple[np.ndarray, np.nda
     return st, row, np.zeros(RNG_WORDS, dtype=np.uint64)
 
 
-def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0) -> Iterator[ReplayedHand]:
-    """Yield each hand of a game replayed from ``log``; the last one ends the game."""
+@dataclass
+class ReplayStep:
+    """One step of a replay: a ``deal``, a ``decision`` (``seat``, ``phase``,
+    ``action``, and the state ``before`` it), the ``end`` of a hand (before
+    its points are added to the scores), or a ``forfeit`` (the log stops inside
+    a hand).  ``state`` is the live state: copy it to keep a position."""
+
+    kind: str
+    state: np.ndarray
+    seat: int = -1
+    phase: int = -1
+    action: int = -1
+    before: np.ndarray | None = None
+
+
+def replay_steps(seed: int, rules_array: np.ndarray, log: np.ndarray) -> Iterator[ReplayStep]:
+    """Every step of a game replayed from ``log``, checking each logged decision
+    was asked of that seat in that phase (:class:`ReplayError` if not)."""
     st, row, scratch = begin_replay(seed, rules_array)
     pos = 0
     log = np.asarray(log, dtype=np.int64)
     while True:
         begin_hand(st, rules_array, seed, scratch)
-        start = pos
-        actions: list[tuple[int, int, int]] = []
+        yield ReplayStep("deal", st)
         while st[S_PHASE] != PH_DONE:
             if pos >= len(log):
                 # The log stops inside a hand: a game ended by a forfeit (the
-                # illegal decision is not logged).  Yield the hand as it stood.
-                if actions:
-                    hand_row = np.zeros(H_SIZE, dtype=np.int64)
-                    write_hand_row(st, game_index, hand_row, start, pos - start)
-                    yield ReplayedHand(st.copy(), hand_row, actions)
+                # illegal decision is not logged).
+                yield ReplayStep("forfeit", st)
                 return
             seat, phase, action = decode(int(log[pos]))
             if seat != st[S_CUR] or phase != st[S_PHASE]:
@@ -95,15 +180,31 @@ def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index
                     f"log entry {pos} is seat {seat} phase {phase}, but the game asks "
                     f"seat {st[S_CUR]} phase {st[S_PHASE]}"
                 )
+            before = st.copy()
             if apply_action(st, rules_array, action) != 0:
                 raise ReplayError(f"log entry {pos}: action {action} is illegal here")
-            actions.append((seat, phase, action))
+            yield ReplayStep("decision", st, seat, phase, action, before)
             pos += 1
-        hand_row = np.zeros(H_SIZE, dtype=np.int64)
-        write_hand_row(st, game_index, hand_row, start, pos - start)
-        yield ReplayedHand(st.copy(), hand_row, actions)
+        yield ReplayStep("end", st)
         if st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules_array, row):
             return
+
+
+def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index: int = 0) -> Iterator[ReplayedHand]:
+    """Yield each hand of a game replayed from ``log``; the last one ends the game
+    (a hand the log stops inside, by a forfeit, is yielded as it stood)."""
+    start = pos = 0
+    actions: list[tuple[int, int, int]] = []
+    for step in replay_steps(seed, rules_array, log):
+        if step.kind == "deal":
+            start, actions = pos, []
+        elif step.kind == "decision":
+            actions.append((step.seat, step.phase, step.action))
+            pos += 1
+        elif step.kind == "end" or actions:
+            hand_row = np.zeros(H_SIZE, dtype=np.int64)
+            write_hand_row(step.state, game_index, hand_row, start, pos - start)
+            yield ReplayedHand(step.state.copy(), hand_row, actions)
 
 
 def log_from_actions(seed: int, rules_array: np.ndarray, actions: np.ndarray) -> np.ndarray:

@@ -83,6 +83,8 @@ from arena.run.schema import (
     HANDS_COLUMNS,
     HANDS_SCHEMA,
 )
+from arena.settings.config import ConfigError, TournamentConfig, config_from_dict
+from arena.settings.rules import Rules, RulesError, load_rules
 
 log = logging.getLogger("arena.store")
 
@@ -1350,6 +1352,33 @@ class RunStore:
     def read_text(self, name: str) -> str | None:
         p = self.dir / name
         return p.read_text(encoding="utf-8", errors="replace") if p.is_file() else None
+
+    def config(self) -> TournamentConfig:
+        """The config of the latest run on the folder (``config.toml``), with its
+        folder as ``results_dir``/``name`` so it continues this folder."""
+        import tomllib
+
+        text = self.read_text("config.toml")
+        if text is None:
+            raise StoreError(f"{self.dir}: not a run folder (no config.toml)")
+        try:
+            d = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise StoreError(f"{self.dir / 'config.toml'}: not valid TOML: {exc}") from None
+        d.update(results_dir=str(self.dir.parent), name=self.dir.name)
+        try:
+            return config_from_dict(d, source=str(self.dir / "config.toml"))
+        except ConfigError as exc:
+            raise StoreError(str(exc)) from None
+
+    def rules(self) -> Rules:
+        """The resolved rules the folder's games were played by (``rules.toml``)."""
+        if not (self.dir / "rules.toml").is_file():
+            return self.config().resolved_rules()  # a folder from before rules.toml was kept
+        try:
+            return load_rules(self.dir / "rules.toml")
+        except RulesError as exc:
+            raise StoreError(f"{self.dir}: {exc}") from None
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self.write_text("manifest.json", json.dumps(manifest, indent=2, default=str))

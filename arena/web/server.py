@@ -1,46 +1,135 @@
-"""The local web server of ``arena play`` and ``arena view``: stdlib ``http.server`` and JSON.
+"""The local web app of ``arena play`` and ``arena view``: one FastAPI app, served by uvicorn.
 
-Why the standard library: the server has one user on 127.0.0.1, a handful
-of JSON endpoints and two static pages, and every request takes
-microseconds to a few milliseconds (a bot's decision).  A threading
-``http.server`` does that with no new dependency to install, pin or ship,
-and nothing to build.  An ASGI stack would add a framework and a server
-for nothing the page needs.
+One ASGI app holds every page and endpoint, so a later league can mount on the
+same app.  The framework does what the old ``http.server`` handler did by hand:
+routing (404/405 for the rest), reading and validating JSON bodies against
+typed models (a bad field is a 400 naming it; a body that is not JSON, or so
+deeply nested that it cannot be parsed, is a 400, never a 500), the body-size
+limit, the Host check (:class:`TrustedHostMiddleware`: DNS rebinding), the
+static files (the two pages, the language catalogs), and the error responses.
+uvicorn parses HTTP (a ``Content-Length`` that is not a number is its 400) and
+listens with a backlog of :data:`BACKLOG`.
+
+What this module adds: :class:`Guard`, a small ASGI middleware that reads a
+request's body within :data:`BODY_TIMEOUT` seconds (a client that sends less
+than its ``Content-Length`` gets 408, not a worker held forever), refuses a
+POST that is not ``application/json`` (415: a page elsewhere cannot post a
+"simple" text/plain form to this server, the CSRF route), and marks every
+answer ``Cache-Control: no-store``.
 
 Endpoints (all JSON; errors are ``{"error": "..."}`` with a 4xx code and
 change nothing):
 
-- ``GET /`` the play page, ``GET /view`` the viewer page;
-- ``GET /api/options``: presets, targets, bots;
-- ``POST /api/new`` ``{"bot", "preset", "target"}``: a new game;
+- ``GET /`` the play page, ``GET /view`` the viewer page, ``GET /static/...``;
+- ``GET /api/options``: presets (the ``--rules`` one first), targets, bots, rule ranges;
+- ``POST /api/new`` ``{"bot", "preset", "target", "rules"?}``: a new game (its ``session`` id is in the answer);
 - ``GET /api/state``: the person's view of the game;
-- ``POST /api/act`` ``{"action", "card"?}``: take, pass, draw_stock, draw_pile, discard, knock, no_knock,
-  big_gin, no_big_gin;
+- ``POST /api/act`` ``{"action", "card"?, "melds"?}``: take, pass, draw_stock, draw_pile, discard, knock
+  (with a ``card`` in the discard phase: discard it and knock), no_knock, big_gin, no_big_gin, lay_down,
+  lay_off, pass;
 - ``POST /api/next``: deal the next hand after a showdown;
 - ``GET /api/game``: the recorded game of ``arena view`` (every step).
+
+Every game endpoint takes ``?session=ID``; without it, the game used last.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import threading
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
+from collections import OrderedDict
 from importlib import resources
+from pathlib import Path
 from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.web.session import TARGETS, IllegalAction, PlaySession
 
 MAX_BODY = 64 * 1024
+#: Seconds a client has to send its whole request body.
+BODY_TIMEOUT = 5.0
+#: The listen backlog: 200 browsers' worth of concurrent connections queue instead of being reset.
+BACKLOG = 1024
+#: At most this many games are kept; the least recently used goes first.
+MAX_SESSIONS = 16
+#: A game untouched this long (seconds) is dropped.
+SESSION_TTL = 6 * 3600
+#: Host names the server answers to (any port): a page on another name that resolves here is refused.
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+STATIC = Path(str(resources.files("arena.web") / "static"))
 
 
-def page(name: str) -> bytes:
-    """A page shipped with the package (``arena/web/static/``)."""
-    return (resources.files("arena.web") / "static" / name).read_bytes()
+def page_path(name: str) -> Path:
+    """A file shipped with the package (``arena/web/static/``)."""
+    return STATIC / name
+
+
+class NewGame(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    bot: StrictStr | None = None
+    preset: StrictStr | None = None
+    target: StrictInt | None = None
+    rules: dict[str, StrictInt | bool] | None = None
+
+
+class Act(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    action: StrictStr
+    card: StrictInt | None = None
+    melds: list[list[StrictInt]] | None = None
+
+
+class Sessions:
+    """The games the server keeps: bounded in number and in idle time."""
+
+    def __init__(self, limit: int = MAX_SESSIONS, ttl: float = SESSION_TTL, clock: Any = time.monotonic):
+        self.limit, self.ttl, self.clock = limit, ttl, clock
+        self.games: OrderedDict[str, tuple[PlaySession, float]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for sid in [s for s, (_, t) in self.games.items() if now - t > self.ttl]:
+            del self.games[sid]
+
+    def add(self, s: PlaySession) -> None:
+        with self.lock:
+            self._expire()
+            self.games[s.id] = (s, self.clock())
+            while len(self.games) > self.limit:
+                self.games.popitem(last=False)
+
+    def get(self, sid: str | None) -> PlaySession:
+        with self.lock:
+            self._expire()
+            if not self.games:
+                raise IllegalAction("no game yet: POST /api/new first", 409)
+            if sid is None:
+                sid = next(reversed(self.games))
+            if sid not in self.games:
+                raise IllegalAction(f"no game {sid!r} on this server (it ended or expired): start a new one", 404)
+            s, _ = self.games.pop(sid)
+            self.games[sid] = (s, self.clock())  # most recently used last
+            return s
+
+    def __len__(self) -> int:
+        return len(self.games)
 
 
 class App:
-    """What the server holds: the current game (play) or the recorded game (view)."""
+    """What the server holds: the games being played (play) or the recorded game (view)."""
 
     def __init__(
         self,
@@ -50,137 +139,255 @@ class App:
         target: int = 100,
         recorded: dict[str, Any] | None = None,
         seed: int | None = None,
+        max_sessions: int = MAX_SESSIONS,
+        session_ttl: float = SESSION_TTL,
     ):
+        from arena.settings.rules import available_presets, load_rules
+
+        # --rules FILE: the file's rules are offered under its name, first, and chosen by default.
+        self.custom: dict[str, Any] = {}
+        if preset not in available_presets():
+            self.custom[Path(preset).name] = load_rules(preset)
+            preset = Path(preset).name
         self.defaults: dict[str, Any] = {"bot": bot, "preset": preset, "target": target}
         self.recorded = recorded
-        self.session: PlaySession | None = None
         self.seed = seed
-        self.lock = threading.Lock()
+        self.sessions = Sessions(max_sessions, session_ttl)
+
+    @property
+    def session(self) -> PlaySession | None:
+        """The game used last (tests and single-user use)."""
+        return next(reversed(self.sessions.games.values()))[0] if self.sessions.games else None
+
+    def presets(self) -> list[str]:
+        from arena.settings.rules import available_presets
+
+        known = available_presets()
+        first = [p for p in ("standard", "oklahoma") if p in known]  # Gin, Oklahoma gin, then the rest
+        return [*self.custom, *first, *(p for p in known if p not in first)]
 
     def options(self) -> dict[str, Any]:
         from arena.botkit.bot import BUILTIN_BOTS
-        from arena.settings.rules import PRESETS_DIR
+        from arena.web.session import ADVANCED, rule_ranges
 
         bots = [b.replace("_", "-") for b in BUILTIN_BOTS]
         if self.defaults["bot"] not in bots:
             bots.insert(0, self.defaults["bot"])
         return {
-            "presets": sorted(p.stem for p in PRESETS_DIR.glob("*.toml")),
+            "presets": self.presets(),
             "targets": list(TARGETS),
             "bots": bots,
             "defaults": self.defaults,
+            "advanced": rule_ranges(),
+            "preset_rules": {p: self._rules(p).to_dict() for p in self.presets()},
+            "advanced_keys": list(ADVANCED),
         }
 
-    def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
-        bot = body.get("bot", self.defaults["bot"])
-        preset = body.get("preset", self.defaults["preset"])
-        target = body.get("target", self.defaults["target"])
-        if not isinstance(bot, str) or not isinstance(preset, str):
-            raise IllegalAction("bot and preset must be strings", 400)
-        if preset not in self.options()["presets"]:
-            raise IllegalAction(f"unknown preset {preset!r} (presets: {', '.join(self.options()['presets'])})", 400)
-        if bot not in self.options()["bots"]:
-            raise IllegalAction(f"unknown bot {bot!r} (bots: {', '.join(self.options()['bots'])})", 400)
-        s = PlaySession.start(bot=bot, preset=preset, target=target, seed=self.seed)
-        with self.lock:
-            self.session = s
+    def _rules(self, preset: str) -> Any:
+        from arena.settings.rules import load_rules
+
+        return self.custom[preset] if preset in self.custom else load_rules(preset)
+
+    def new_game(self, body: NewGame) -> dict[str, Any]:
+        bot = body.bot if body.bot is not None else self.defaults["bot"]
+        preset = body.preset if body.preset is not None else self.defaults["preset"]
+        target = body.target if body.target is not None else self.defaults["target"]
+        presets = self.presets()
+        if preset not in presets:
+            raise IllegalAction(f"unknown preset {preset!r} (presets: {', '.join(presets)})", 400)
+        bots = self.options()["bots"]
+        if bot not in bots:
+            raise IllegalAction(f"unknown bot {bot!r} (bots: {', '.join(bots)})", 400)
+        s = PlaySession.start(
+            bot=bot, preset=preset, target=target, rules=self._rules(preset), overrides=body.rules, seed=self.seed
+        )
+        self.sessions.add(s)
         return s.view()
 
-    def current(self) -> PlaySession:
-        if self.session is None:
-            raise IllegalAction("no game yet: POST /api/new first", 409)
-        return self.session
 
+class Guard:
+    """Reads the body within :data:`BODY_TIMEOUT`, wants JSON on POST, and marks answers no-store."""
 
-class Handler(BaseHTTPRequestHandler):
-    server: ArenaServer
-    server_version = "gin-arena"
+    def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, limit: int = MAX_BODY):
+        self.app, self.timeout, self.limit = app, timeout, limit
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        pass  # quiet: the terminal shows the URL, not every request
+    async def _reply(self, send: Send, status: int, message: str) -> None:
+        body = json.dumps({"error": message}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
-    def _send(self, status: int, body: bytes, ctype: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
 
-    def _json(self, status: int, obj: Any) -> None:
-        self._send(status, json.dumps(obj).encode(), "application/json")
+        async def no_store(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"cache-control", b"no-store")]
+            await send(message)
 
-    def _error(self, status: int, message: str) -> None:
-        self._json(status, {"error": message})
-
-    def _body(self) -> dict[str, Any]:
-        n = int(self.headers.get("Content-Length") or 0)
-        if n > MAX_BODY:
-            raise IllegalAction("request body too large", 413)
-        raw = self.rfile.read(n) if n else b"{}"
+        if scope["method"] != "POST":
+            await self.app(scope, receive, no_store)
+            return
+        ctype = dict(scope["headers"]).get(b"content-type", b"").split(b";")[0].strip().lower()
+        if ctype != b"application/json":
+            await self._reply(send, 415, "POST bodies must be JSON (Content-Type: application/json)")
+            return
+        chunks: list[bytes] = []
+        size = 0
         try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            raise IllegalAction("the request body is not JSON", 400) from None
-        if not isinstance(body, dict):
-            raise IllegalAction("the request body must be a JSON object", 400)
-        return body
+            async with asyncio.timeout(self.timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.limit:
+                        await self._reply(send, 413, f"request body too large (limit {self.limit} bytes)")
+                        return
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            await self._reply(send, 408, f"the request body did not arrive within {self.timeout:g} s")
+            return
+        body = b"".join(chunks)
+        sent = False
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        app = self.server.app
-        path = self.path.split("?", 1)[0]
-        try:
-            if path in ("/", "/play"):
-                self._send(200, page("play.html"), "text/html; charset=utf-8")
-            elif path == "/view":
-                self._send(200, page("view.html"), "text/html; charset=utf-8")
-            elif path == "/api/options":
-                self._json(200, app.options())
-            elif path == "/api/state":
-                self._json(200, app.current().view())
-            elif path == "/api/game":
-                if app.recorded is None:
-                    raise IllegalAction("this server shows no recorded game (start it with arena view)", 404)
-                self._json(200, app.recorded)
-            else:
-                self._error(404, f"no page {path}")
-        except IllegalAction as exc:
-            self._error(exc.status, str(exc))
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
 
-    def do_POST(self) -> None:  # noqa: N802
-        app = self.server.app
-        path = self.path.split("?", 1)[0]
-        try:
-            body = self._body()
-            if path == "/api/new":
-                self._json(200, app.new_game(body))
-            elif path == "/api/act":
-                s = app.current()
-                s.act(body.get("action"), body.get("card"))  # type: ignore[arg-type]
-                self._json(200, s.view())
-            elif path == "/api/next":
-                s = app.current()
-                s.next_hand()
-                self._json(200, s.view())
-            else:
-                self._error(404, f"no endpoint {path}")
-        except IllegalAction as exc:
-            self._error(exc.status, str(exc))
-        except Exception as exc:  # a bot that fails: one line to the page, the server goes on
-            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
+        await self.app(scope, replay, no_store)
 
 
-class ArenaServer(ThreadingHTTPServer):
-    daemon_threads = True
+def create_app(state: App) -> FastAPI:
+    """The one ASGI app: pages, static files, the play API and the viewer API."""
+    api = FastAPI(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
+    api.state.arena = state
+
+    @api.exception_handler(IllegalAction)
+    async def illegal(request: Request, exc: IllegalAction) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    @api.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"error": _one_line(exc)}, status_code=400)
+
+    @api.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        text = f"no page {request.url.path}" if exc.status_code == 404 else str(exc.detail)
+        return JSONResponse({"error": text}, status_code=exc.status_code)
+
+    @api.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception) -> JSONResponse:
+        # a bot that fails: one line to the page, the server goes on
+        return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=500)
+
+    @api.get("/")
+    @api.get("/play")
+    def play_page() -> FileResponse:
+        return FileResponse(page_path("play.html"), media_type="text/html; charset=utf-8")
+
+    @api.get("/favicon.ico")
+    def favicon() -> Response:
+        return Response(status_code=204)  # no icon: browsers ask anyway, and a 404 shows in their console
+
+    @api.get("/view")
+    def view_page() -> FileResponse:
+        return FileResponse(page_path("view.html"), media_type="text/html; charset=utf-8")
+
+    @api.get("/api/options")
+    def options() -> dict[str, Any]:
+        return state.options()
+
+    @api.post("/api/new")
+    def new(body: NewGame) -> dict[str, Any]:
+        return state.new_game(body)
+
+    @api.get("/api/state")
+    def game_state(session: str | None = None) -> dict[str, Any]:
+        return state.sessions.get(session).view()
+
+    @api.post("/api/act")
+    def act(body: Act, session: str | None = None) -> dict[str, Any]:
+        s = state.sessions.get(session)
+        s.act(body.action, body.card, body.melds)
+        return s.view()
+
+    @api.post("/api/next")
+    def next_hand(session: str | None = None) -> dict[str, Any]:
+        s = state.sessions.get(session)
+        s.next_hand()
+        return s.view()
+
+    @api.get("/api/game")
+    def recorded() -> dict[str, Any]:
+        if state.recorded is None:
+            raise IllegalAction("this server shows no recorded game (start it with arena view)", 404)
+        return state.recorded
+
+    api.mount("/static", StaticFiles(directory=STATIC), name="static")
+    api.add_middleware(Guard)
+    api.add_middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS)
+    return api
+
+
+def _one_line(exc: RequestValidationError) -> str:
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+    loc = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
+    if first.get("type") == "json_invalid":
+        return "the request body is not JSON"
+    if first.get("type") == "model_attributes_type":
+        return "the request body must be a JSON object"
+    return f"{loc or 'body'}: {first.get('msg', 'invalid')}"
+
+
+class Server:
+    """uvicorn serving :func:`create_app` on a socket bound here (port 0 picks a free one)."""
 
     def __init__(self, app: App, port: int = 0, host: str = "127.0.0.1"):
-        super().__init__((host, port), Handler)
         self.app = app
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.sock.listen(BACKLOG)
+        config = uvicorn.Config(
+            create_app(app), log_level="warning", lifespan="off", backlog=BACKLOG, timeout_keep_alive=5
+        )
+        self.server = uvicorn.Server(config)
+        self.thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = self.sock.getsockname()[:2]
         return f"http://{host!s}:{port}/"
+
+    def run(self) -> None:
+        """Serve in this thread until Ctrl-C or :meth:`stop`."""
+        self.server.run(sockets=[self.sock])
+
+    def start(self) -> Server:
+        """Serve in a background thread; returns when the server answers."""
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+        for _ in range(500):
+            if self.server.started:
+                break
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        if self.thread is not None:
+            self.thread.join(timeout=10)
+        self.sock.close()
 
 
 def can_open_browser() -> bool:
@@ -195,16 +402,16 @@ def can_open_browser() -> bool:
 
 def serve(app: App, port: int, path: str = "", open_browser: bool = True, echo: Any = print) -> None:
     """Serve until Ctrl-C; print the URL and open it when there is a display."""
-    server = ArenaServer(app, port)
+    server = Server(app, port)
     url = server.url + path.lstrip("/")
     echo(f"Gin Arena at {url}  (Ctrl-C to stop)")
     if open_browser and can_open_browser():
         import webbrowser
 
-        threading.Timer(0.3, webbrowser.open, args=(url,)).start()
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
     try:
-        server.serve_forever()
+        server.run()
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
+        server.sock.close()

@@ -8,19 +8,29 @@ the bot answers through its five functions with the view
 :func:`arena.engine.step.build_view` gives it.  An action that is not the
 person's to take, or that the engine rejects, raises :class:`IllegalAction`
 and leaves the state as it was.
+
+Knocks follow seed 003's manual.  The person knocks from the discard phase
+(``knock`` with the card to discard; the engine says which discards allow it,
+:func:`arena.engine.showdown.knock_discards`), then lays down melds of their
+own choosing (``lay_down``).  When the bot knocks, the person defends: lays
+off deadwood on the bot's melds one card at a time (``lay_off``, chains
+allowed), then lays down their own melds (``lay_down``) or passes (``pass``).
+:mod:`arena.engine.showdown` checks and scores what the person chose; the bot's
+side of the showdown is the automatic one, as in a tournament.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from arena.botkit.bot import Bot
 from arena.botkit.load import load_bot
-from arena.engine.cards import card_str, cards_of
+from arena.engine.cards import cards_of
 from arena.engine.layout import (
     ERROR_TEXT,
     G_SIZE,
@@ -34,37 +44,48 @@ from arena.engine.layout import (
     PH_KNOCK,
     PH_UPCARD_DEALER,
     PH_UPCARD_NONDEALER,
-    S_CUR,
-    S_DEALER,
-    S_ERROR,
-    S_HAND,
-    S_HAND_NO,
-    S_PHASE,
     V_SIZE,
 )
+from arena.engine.melds import best_arrangement, defender_deadwood, melds_of
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
+from arena.engine.showdown import (
+    ArrangementError,
+    attach,
+    best_reachable,
+    knock_discards,
+    knocker_proposal,
+    lay_down,
+    layoff_mask,
+    meld_masks,
+    value,
+)
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state
-from arena.settings.rules import Rules, load_rules
+from arena.engine.table import Table
+from arena.settings.rules import Rules, RulesError, load_rules
 from arena.web.table import action_text, showdown, table_state
 
 PERSON = 0
 BOT = 1
 TARGETS = (50, 100, 200)
+#: The settings the page's advanced panel may change (within the ranges of arena/settings/rules.py).
+ADVANCED = ("knock_limit", "gin_bonus", "big_gin", "big_gin_bonus", "undercut_bonus", "undercut_on_tie")
 
-#: Actions the page may send, with the phases they answer and the engine's answer.
+#: Actions the page may send in play, with the phases they answer and the engine's answer.
 ACTIONS: dict[str, tuple[tuple[int, ...], int | None]] = {
     "take": ((PH_UPCARD_NONDEALER, PH_UPCARD_DEALER), 1),
     "pass": ((PH_UPCARD_NONDEALER, PH_UPCARD_DEALER), 0),
     "draw_stock": ((PH_DRAW,), 0),
     "draw_pile": ((PH_DRAW,), 1),
     "discard": ((PH_DISCARD,), None),  # the card is the answer
-    "knock": ((PH_KNOCK,), 1),
+    "play_on": ((PH_DISCARD,), None),  # discard, and do not knock even if the engine would allow it
+    "knock": ((PH_KNOCK, PH_DISCARD), 1),  # in the discard phase: with the card to discard
     "no_knock": ((PH_KNOCK,), 0),
     "big_gin": ((PH_BIG_GIN,), 1),
     "no_big_gin": ((PH_BIG_GIN,), 0),
 }
-
+#: Actions of the showdown stages: the person's knock ("lay_down") and the person's defence.
+STAGE_ACTIONS = {"lay_down": ("lay_down",), "defend": ("lay_off", "take_back", "lay_down", "pass")}
 
 #: What the person must do in each phase (the tail of an error message).
 NEEDED = {
@@ -86,10 +107,32 @@ class IllegalAction(ValueError):
         self.status = status
 
 
+def rule_ranges() -> dict[str, dict[str, Any]]:
+    """The advanced panel's settings: kind and range, read from the Rules fields."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(Rules):
+        if f.name in ADVANCED:
+            spec = f.metadata
+            out[f.name] = {"kind": spec["kind"], "lo": spec.get("lo"), "hi": spec.get("hi"), "default": f.default}
+    return out
+
+
+def _ids(mask: int) -> list[int]:
+    return [int(c) for c in cards_of(int(mask))]
+
+
 class PlaySession:
     """One game: a person (seat 0) against a bot (seat 1)."""
 
+    @property
+    def table(self) -> Table:
+        """The live state, read by name."""
+        return Table(self.st)
+
     def __init__(self, bot: Bot, rules: Rules, preset: str, name: str = "You", seed: int | None = None):
+        self.id = secrets.token_urlsafe(12)
         self.bot = bot
         self.preset = preset
         self.rules_obj = rules
@@ -106,102 +149,226 @@ class PlaySession:
         self.mem_bot = np.zeros(max(1, bot.memory_size), dtype=np.float64)
         self.params = bot.params.copy()
         self.lock = threading.Lock()
-        self.events: list[str] = []  # what happened, in words, this hand
+        self.events: list[str] = []  # what happened, in English, this hand
+        self.items: list[dict[str, Any]] = []  # the same, as data for the page's own words
         self.last_hand: dict[str, Any] | None = None  # the showdown of the hand just finished
+        self.history: list[dict[str, Any]] = []  # every finished hand: number, outcome, points
         self.hand_over = False
         self.game_over = False
         self.done_st = self.st
         self.log: list[int] = []
+        self.stage = "play"  # "lay_down": the person knocked; "defend": the bot knocked
+        self.knock: dict[str, int] = {}  # the bot's melds and the person's layoffs while defending
         begin_game(
             self.st, self.rules, self.seed, self.rng_person, self.rng_bot, self.mem_person, self.mem_bot, self.row
         )
         self._deal()
 
     @classmethod
-    def start(cls, bot: str = "simple", preset: str = "standard", target: int = 100, **kw: Any) -> PlaySession:
+    def start(
+        cls,
+        bot: str = "simple",
+        preset: str = "standard",
+        target: int = 100,
+        rules: Rules | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        **kw: Any,
+    ) -> PlaySession:
         if target not in TARGETS:
             raise IllegalAction(f"target must be one of {', '.join(map(str, TARGETS))}, not {target!r}", 400)
+        extra = dict(overrides or {})
+        bad = sorted(set(extra) - set(ADVANCED))
+        if bad:
+            raise IllegalAction(f"rules: {bad[0]!r} cannot be set here (settings: {', '.join(ADVANCED)})", 400)
         try:
-            rules = load_rules(preset, {"target": target})
-        except (ValueError, OSError) as exc:
+            base = rules if rules is not None else load_rules(preset)
+            r = base.with_overrides({**extra, "target": target}, source="the page's rules")
+        except (RulesError, ValueError, OSError) as exc:
             raise IllegalAction(str(exc), 400) from None
         try:
             b = load_bot(bot)
         except (ValueError, OSError) as exc:
             raise IllegalAction(str(exc), 400) from None
-        return cls(b, rules, preset, **kw)
+        return cls(b, r, preset, **kw)
 
     # --- the game ---------------------------------------------------------------------
+    def _note(self, text: str, item: dict[str, Any]) -> None:
+        self.events.append(text)
+        self.items.append(item)
+
     def _deal(self) -> None:
         begin_hand(self.st, self.rules, self.seed, self.scratch)
-        self.events = [f"Hand {int(self.st[S_HAND_NO]) + 1}: {self.names[int(self.st[S_DEALER])]} deals"]
+        dealer = self.table.dealer
+        self.events, self.items = [], []
+        verb = "deal" if dealer == PERSON else "deals"
+        self._note(
+            f"Hand {self.table.hand_no}: {self.names[dealer]} {verb}",
+            {"key": "deal", "seat": dealer, "hand": self.table.hand_no},
+        )
         self.hand_over = False
         self.last_hand = None
+        self.stage = "play"
+        self.knock = {}
         self._bot_moves()
 
     def _apply(self, action: int) -> None:
-        seat = int(self.st[S_CUR])
-        phase = int(self.st[S_PHASE])
+        seat = self.table.to_act
+        phase = self.table.phase
         before = self.st.copy()
         if apply_action(self.st, self.rules, int(action)) != 0:
-            code = int(self.st[S_ERROR])
+            code = self.table.error
             err = ERROR_TEXT[code] if 0 <= code < len(ERROR_TEXT) else "not allowed"
             self.st[:] = before
             raise IllegalAction(f"illegal move: {err}")
-        self.log.append(seat * LOG_SEAT + phase * LOG_KIND + int(action))
-        text = action_text(self.names[seat], phase, int(action), before)
-        if seat == PERSON and phase == PH_DRAW and action == 0:
-            new = [c for c in cards_of(int(self.st[S_HAND])) if not (int(before[S_HAND]) >> c) & 1]
-            if new:
-                text = f"{self.names[PERSON]} draw {card_str(new[0], True)} from the stock"
-        if phase == PH_UPCARD_DEALER and action == 0:
-            text += f"; {action_text(self.names[1 - seat], PH_DRAW, 0, before)}"
-        self.events.append(text)
-        if self.st[S_PHASE] == PH_DONE:
+        self._logged(seat, phase, int(action), before)
+        if self.table.phase == PH_DONE:
             self._finish_hand()
+
+    def _logged(self, seat: int, phase: int, action: int, before: np.ndarray) -> None:
+        """Record a decision taken: the log entry and its words."""
+        self.log.append(seat * LOG_SEAT + phase * LOG_KIND + action)
+        text = action_text(self.names[seat], phase, action, before)
+        item: dict[str, Any] = {"key": _KEYS[phase][min(action, 1) if phase != PH_DISCARD else 0], "seat": seat}
+        if phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):
+            item["card"] = Table(before).upcard
+        elif phase == PH_DRAW and action == 1:
+            item["card"] = Table(before).pile_top
+        elif phase == PH_DISCARD:
+            item["card"] = action
+        new = [c for c in _ids(self.table.hand(seat)) if not (Table(before).hand(seat) >> c) & 1]
+        if seat == PERSON and phase == PH_DRAW and action == 0 and new:
+            text = f"{self.names[PERSON]} draw {_card(new[0])} from the stock"
+            item["card"] = new[0]
+        self._note(text, item)
+        if phase == PH_UPCARD_DEALER and action == 0:  # both passed: the non-dealer draws from the stock
+            other = 1 - seat
+            drawn = [c for c in _ids(self.table.hand(other)) if not (Table(before).hand(other) >> c) & 1]
+            auto: dict[str, Any] = {"key": "draw_stock", "seat": other}
+            words = action_text(self.names[other], PH_DRAW, 0, before)
+            if other == PERSON and drawn:
+                auto["card"] = drawn[0]
+                words = f"{self.names[PERSON]} draw {_card(drawn[0])} from the stock"
+            self._note(words, auto)
 
     def _finish_hand(self) -> None:
         self.last_hand = showdown(self.st, self.rules, self.names)
         if self.last_hand["knocker"] < 0:
             self.last_hand["hands"][BOT] = None  # no showdown: the bot's cards stay hidden
         self.hand_over = True
+        self.stage = "play"
+        self.knock = {}
         self.done_st = self.st.copy()  # the table as the hand ended (end_hand moves the dealer and hand number on)
+        self.history.append(
+            {
+                "hand_no": self.table.hand_no,
+                "outcome": self.last_hand["outcome"],
+                "points": list(self.last_hand["points"]),
+            }
+        )
         self.game_over = bool(end_hand(self.st, self.rules, self.row))
 
     def _bot_moves(self) -> None:
-        """Let the bot act until it is the person's turn or the hand is over."""
-        while not self.hand_over and int(self.st[S_CUR]) == BOT and self.st[S_PHASE] != PH_DONE:
-            phase = int(self.st[S_PHASE])
+        """Let the bot act until it is the person's turn, the person must defend, or the hand is over."""
+        while not self.hand_over and self.stage == "play" and self.table.to_act == BOT:
+            phase = self.table.phase
+            if phase == PH_DONE:
+                break
             build_view(self.st, self.rules, BOT, self.view_buf)
-            answer = self.bot.functions[phase](self.view_buf, self.params, self.mem_bot, self.rng_bot)
+            answer = int(self.bot.functions[phase](self.view_buf, self.params, self.mem_bot, self.rng_bot))
+            if phase in (PH_KNOCK, PH_BIG_GIN) and answer == 1:
+                # The bot knocks: its melds are the automatic showdown's; the person defends.
+                self._logged(BOT, phase, 1, self.st.copy())
+                ksets, kruns, _ = knocker_proposal(self.st)
+                self.stage = "defend"
+                self.knock = {"sets": ksets, "runs": kruns, "laid": 0}
+                return
             try:
-                self._apply(int(answer))
+                self._apply(answer)
             except IllegalAction:
                 raise RuntimeError(f"bot '{self.bot.name}' made an illegal move ({phase}, {answer})") from None
 
-    def act(self, action: str, card: Any = None) -> None:
+    def act(self, action: str, card: Any = None, melds: Sequence[Sequence[int]] | None = None) -> None:
         """The person's decision; raises :class:`IllegalAction` (and changes nothing) when it is not allowed."""
         with self.lock:
-            if action not in ACTIONS:
-                raise IllegalAction(f"unknown action {action!r} (actions: {', '.join(ACTIONS)})", 400)
-            if ACTIONS[action][1] is None and (
-                isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 52
-            ):
-                raise IllegalAction("discard needs a card number 0..51", 400)
+            if action not in ACTIONS and action not in ("lay_down", "lay_off", "take_back"):
+                known = [*ACTIONS, "lay_down", "lay_off", "take_back"]
+                raise IllegalAction(f"unknown action {action!r} (actions: {', '.join(known)})", 400)
             if self.hand_over:
                 raise IllegalAction("the hand is over: start the next hand")
-            if int(self.st[S_CUR]) != PERSON:
-                raise IllegalAction("it is not your turn")
+            if self.stage != "play":
+                self._showdown_act(action, card, melds)
+                return
+            if action in ("lay_down", "lay_off", "take_back"):
+                raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: nobody has knocked")
             phases, answer = ACTIONS[action]
-            phase = int(self.st[S_PHASE])
+            phase = self.table.phase
+            needs_card = answer is None or (action == "knock" and phase == PH_DISCARD)
+            if needs_card and (isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 52):
+                raise IllegalAction(f"{action.replace('_', ' ')} needs a card number 0..51", 400)
+            if self.table.to_act != PERSON:
+                raise IllegalAction("it is not your turn")
             if phase not in phases:
                 raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {NEEDED[phase]}")
-            if answer is None:
-                if not (int(self.st[S_HAND]) >> card) & 1:
-                    raise IllegalAction("that card is not in your hand", 409)
-                answer = card
-            self._apply(answer)
+            if needs_card and not (self.table.hand(0) >> card) & 1:
+                raise IllegalAction("that card is not in your hand", 409)
+            if action == "knock" and phase == PH_DISCARD:
+                self._knock_with(card)
+            elif action in ("knock", "big_gin"):
+                self._logged(PERSON, phase, 1, self.st.copy())
+                self.stage = "lay_down"
+            else:
+                self._apply(card if answer is None else answer)
+                if action == "play_on" and self.table.phase == PH_KNOCK and self.table.to_act == PERSON:
+                    self._apply(0)
             self._bot_moves()
+
+    def _knock_with(self, card: int) -> None:
+        """Discard ``card`` and knock; refused (nothing changes) when that discard does not allow a knock."""
+        if card not in knock_discards(self.st, self.rules):
+            left = int(best_arrangement(self.table.hand(0) & ~(1 << card), 0)[2])
+            raise IllegalAction(
+                f"cannot knock discarding {_card(card)}: {left} deadwood is left, "
+                f"the knock limit is {self.table.knock_limit}"
+            )
+        self._apply(card)  # the engine now asks whether to knock (PH_KNOCK)
+        self._logged(PERSON, PH_KNOCK, 1, self.st.copy())
+        self.stage = "lay_down"
+
+    def _showdown_act(self, action: str, card: Any, melds: Sequence[Sequence[int]] | None) -> None:
+        if action not in STAGE_ACTIONS[self.stage]:
+            need = "lay down your melds" if self.stage == "lay_down" else "lay off, lay down or pass"
+            raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {need}")
+        hand = self.table.hand(PERSON)
+        bot_hand = self.table.hand(BOT)
+        try:
+            if self.stage == "lay_down":
+                ksets, kruns = meld_masks(hand, melds or [])
+                if value(hand & ~(ksets | kruns)) == 0:  # gin: the bot melds, no layoffs
+                    dsets, druns, _ = best_arrangement(bot_hand, 0)
+                    laid = 0
+                else:
+                    _, laid, dsets, druns = defender_deadwood(bot_hand, ksets, kruns)
+                lay_down(self.st, self.rules, ksets, kruns, int(dsets), int(druns), int(laid))
+            elif action == "lay_off":
+                if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 52:
+                    raise IllegalAction("lay off needs a card number 0..51", 400)
+                if value(bot_hand & ~(self.knock["sets"] | self.knock["runs"])) == 0:
+                    raise ArrangementError("no layoffs on a gin")
+                laid = self.knock["laid"]
+                self.knock["laid"] = layoff_mask(hand, self.knock["sets"], self.knock["runs"], [*_ids(laid), card])
+                self.items.append({"key": "lay_off", "seat": PERSON, "card": card})
+                self.events.append(f"{self.names[PERSON]} lay off {_card(card)}")
+                return
+            elif action == "take_back":
+                self.knock["laid"] = 0
+                return
+            else:
+                laid = self.knock["laid"]
+                dsets, druns = meld_masks(hand & ~laid, [] if action == "pass" else (melds or []))
+                lay_down(self.st, self.rules, self.knock["sets"], self.knock["runs"], dsets, druns, laid)
+        except ArrangementError as exc:
+            raise IllegalAction(str(exc)) from None
+        self._finish_hand()
 
     def next_hand(self) -> None:
         with self.lock:
@@ -212,28 +379,71 @@ class PlaySession:
             self._deal()
 
     # --- what the person sees ------------------------------------------------------------
+    def _allowed(self) -> list[str]:
+        if self.hand_over:
+            return []
+        if self.stage != "play":
+            return list(STAGE_ACTIONS[self.stage])
+        if self.table.to_act != PERSON:
+            return []
+        phase = self.table.phase
+        out = [a for a, (phs, _) in ACTIONS.items() if phase in phs]
+        if phase == PH_DISCARD and not knock_discards(self.st, self.rules):
+            out.remove("knock")
+        return out
+
     def view(self) -> dict[str, Any]:
-        """The person's view: never the bot's cards (until a showdown lays them out) or the stock."""
+        """The person's view: never the bot's cards (until a knock lays them out) or the stock."""
         t = table_state(self.done_st if self.hand_over else self.st, (PERSON,))
         me = t["hands"].pop(str(PERSON))
         del t["hands"]
-        phase = int(self.st[S_PHASE])
-        mine = int(self.st[S_CUR]) == PERSON and not self.hand_over
-        allowed = [a for a, (phs, _) in ACTIONS.items() if mine and phase in phs]
+        phase = self.table.phase
+        allowed = self._allowed()
+        mine = bool(allowed)
         out: dict[str, Any] = {
             **t,
+            "session": self.id,
             "names": list(self.names),
             "preset": self.preset,
+            "rules": {k: getattr(self.rules_obj, k) for k in (*ADVANCED, "oklahoma", "target")},
             "target": int(self.rules_obj.target),
             "you": me,
             "bot_cards": t["hand_sizes"][BOT],
             "your_turn": mine,
             "allowed": allowed,
             "events": self.events[-12:],
+            "log": self.items[-40:],
+            "history": self.history,
             "hand_over": self.hand_over,
             "game_over": self.game_over,
             "showdown": self.last_hand,
+            "stage": self.stage,
+            "knock_discards": knock_discards(self.st, self.rules) if mine and phase == PH_DISCARD else [],
+            "best_deadwood": best_reachable(self.st, self.rules) if mine and phase == PH_DISCARD else -1,
         }
+        if self.stage == "lay_down":
+            ksets, kruns, kdw = knocker_proposal(self.st)
+            out["arrange"] = {
+                "role": "knocker",
+                "big_gin": phase == PH_BIG_GIN,
+                "proposal": [_ids(m) for m in melds_of(ksets, kruns)],
+                "deadwood": kdw,
+            }
+        elif self.stage == "defend":
+            ks, kr, laid = self.knock["sets"], self.knock["runs"], self.knock["laid"]
+            bot_hand = self.table.hand(BOT)
+            left = self.table.hand(0) & ~laid
+            ds, dr, ddw = best_arrangement(left, 0)
+            out["arrange"] = {
+                "role": "defender",
+                "gin": value(bot_hand & ~(ks | kr)) == 0,
+                "knocker_melds": [_ids(m) for m in attach(melds_of(ks, kr), laid)],
+                "knocker_deadwood_cards": _ids(bot_hand & ~(ks | kr)),
+                "knocker_deadwood": value(bot_hand & ~(ks | kr)),
+                "laid": _ids(laid),
+                "proposal": [_ids(m) for m in melds_of(int(ds), int(dr))],
+                "deadwood": int(ddw),
+            }
         if self.hand_over:
             # end_hand already added the points and moved on; show the finished hand's scores
             out["scores"] = list(self.last_hand["scores_after"]) if self.last_hand else out["scores"]
@@ -241,3 +451,20 @@ class PlaySession:
             w = int(self.row[G_WINNER])
             out["winner"] = self.names[w] if w >= 0 else ""
         return out
+
+
+def _card(c: int) -> str:
+    from arena.engine.cards import card_str
+
+    return card_str(int(c), True)
+
+
+#: The page's name for each decision: phase -> (answer 0, answer 1); a discard is always "discard".
+_KEYS = {
+    PH_UPCARD_NONDEALER: ("pass_upcard", "take_upcard"),
+    PH_UPCARD_DEALER: ("pass_upcard", "take_upcard"),
+    PH_DRAW: ("draw_stock", "draw_pile"),
+    PH_BIG_GIN: ("no_big_gin", "big_gin"),
+    PH_DISCARD: ("discard", "discard"),
+    PH_KNOCK: ("no_knock", "knock"),
+}

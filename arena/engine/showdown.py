@@ -1,0 +1,298 @@
+"""The showdown a person lays out: their own melds and layoffs, checked and scored by the rules.
+
+Bots never come here: their knocks go through :func:`arena.engine.step.apply_action`, whose
+showdown picks the knocker's least-deadwood arrangement and the defender's best layoffs and
+melds.  A person (``arena play``) chooses instead, as seed 003's manual describes: the knocker
+lays down melds of its choosing ("Polagam"), and the defender lays down its own melds and lays
+off deadwood on the knocker's melds, chains included, or passes ("Naprej").
+
+Everything here checks what it is given against the hands in the state array and the rules,
+raises :class:`ArrangementError` (one line naming the culprit) for anything illegal, and only
+then writes the same ``S_*`` slots the automatic showdown writes.  When both sides choose what
+the automatic showdown would, :func:`lay_down` leaves the state exactly as ``apply_action``
+does (``tests/test_showdown.py`` checks that on many hands), so the two cannot drift apart on
+scoring.  The choice may be worse than the best: it is scored as chosen.
+
+Not jitted: it runs once per human showdown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from arena.engine.cards import CARD_VALUES, NUM_RANKS, card_str
+from arena.engine.layout import (
+    OUT_BIG_GIN,
+    OUT_GIN,
+    OUT_KNOCK,
+    OUT_UNDERCUT,
+    PH_BIG_GIN,
+    PH_DISCARD,
+    PH_DONE,
+    PH_KNOCK,
+    R_BIG_GIN_BONUS,
+    R_GIN_BONUS,
+    R_UNDERCUT_BONUS,
+    R_UNDERCUT_ON_TIE,
+    S_CUR,
+    S_DEADWOOD,
+    S_DEF_RUNS,
+    S_DEF_SETS,
+    S_HAND,
+    S_KNOCK_LIMIT,
+    S_KNOCK_RUNS,
+    S_KNOCK_SETS,
+    S_KNOCKER,
+    S_LAID_OFF,
+    S_MULT,
+    S_OUTCOME,
+    S_PHASE,
+    S_POINTS,
+)
+from arena.engine.melds import best_arrangement, deadwood
+from arena.engine.step import apply_action, pile_mask
+
+
+class ArrangementError(ValueError):
+    """An arrangement or layoff the rules do not allow (the message is one line)."""
+
+
+def _name(c: int) -> str:
+    return card_str(int(c), True)
+
+
+def _cards(mask: int) -> list[int]:
+    return [c for c in range(52) if (mask >> c) & 1]
+
+
+def value(mask: int) -> int:
+    """The points of the cards in ``mask`` (Ace 1, faces 10)."""
+    return int(sum(int(CARD_VALUES[c]) for c in _cards(int(mask))))
+
+
+def meld_masks(hand: int, melds: Iterable[Sequence[int]]) -> tuple[int, int]:
+    """``(sets_mask, runs_mask)`` of melds given as lists of card numbers, each checked.
+
+    A meld is a set (3 or 4 cards of one rank) or a run (3 or more consecutive ranks of one
+    suit, Ace low).  Every card must be in ``hand`` and in one meld only.
+    """
+    sets = runs = used = 0
+    for meld in melds:
+        ids = list(meld)
+        for c in ids:
+            if isinstance(c, bool) or not isinstance(c, int | np.integer) or not 0 <= int(c) < 52:
+                raise ArrangementError(f"a meld holds {c!r}: cards are numbers 0..51")
+        ids = [int(c) for c in ids]
+        shown = " ".join(_name(c) for c in ids)
+        if len(set(ids)) != len(ids):
+            raise ArrangementError(f"the meld {shown} names a card twice")
+        mask = 0
+        for c in ids:
+            mask |= 1 << c
+        if mask & ~int(hand):
+            raise ArrangementError(f"{_name(next(c for c in ids if not (int(hand) >> c) & 1))} is not in the hand")
+        if mask & used:
+            raise ArrangementError(f"{_name(next(c for c in ids if (used >> c) & 1))} is in two melds")
+        if len(ids) < 3:
+            raise ArrangementError(f"the meld {shown} has {len(ids)} cards: a meld needs at least 3")
+        ranks = sorted(c % NUM_RANKS for c in ids)
+        if len(set(ranks)) == 1:
+            sets |= mask
+        elif len({c // NUM_RANKS for c in ids}) == 1 and ranks == list(range(ranks[0], ranks[0] + len(ranks))):
+            runs |= mask
+        else:
+            raise ArrangementError(
+                f"{shown} is neither a set (one rank) nor a run (one suit, consecutive ranks, Ace low)"
+            )
+        used |= mask
+    return sets, runs
+
+
+def _set_spots(sets_mask: int) -> int:
+    """The missing 4th card of every 3-card set in ``sets_mask``."""
+    spots = 0
+    for r in range(NUM_RANKS):
+        rank = sum(1 << (13 * s + r) for s in range(4))
+        if bin(sets_mask & rank).count("1") == 3:
+            spots |= rank & ~sets_mask
+    return spots
+
+
+def layoff_mask(defender: int, knock_sets: int, knock_runs: int, laid: Iterable[int]) -> int:
+    """The mask of the defender's layoffs ``laid`` on the knocker's melds, each checked.
+
+    A layoff is a set's 4th card, or a card next to a run's end, where the end may be a card
+    laid off before (chains: 9, then 10, then J on 6-7-8).  The order given does not matter.
+    """
+    pending: list[int] = []
+    for c in laid:
+        if isinstance(c, bool) or not isinstance(c, int | np.integer) or not 0 <= int(c) < 52:
+            raise ArrangementError(f"a layoff of {c!r}: cards are numbers 0..51")
+        c = int(c)
+        if not (int(defender) >> c) & 1:
+            raise ArrangementError(f"{_name(c)} is not in the defender's hand")
+        if c in pending:
+            raise ArrangementError(f"{_name(c)} is laid off twice")
+        pending.append(c)
+    spots = _set_spots(int(knock_sets))
+    run_cover = int(knock_runs)
+    out = 0
+    progress = True
+    while pending and progress:
+        progress = False
+        for c in list(pending):
+            r = c % NUM_RANKS
+            below = r > 0 and (run_cover >> (c - 1)) & 1
+            above = r < NUM_RANKS - 1 and (run_cover >> (c + 1)) & 1
+            if (spots >> c) & 1:
+                spots &= ~(1 << c)
+            elif below or above:
+                run_cover |= 1 << c
+            else:
+                continue
+            out |= 1 << c
+            pending.remove(c)
+            progress = True
+    if pending:
+        raise ArrangementError(f"{_name(pending[0])} fits none of the knocker's melds")
+    return out
+
+
+def attach(melds: Sequence[int], laid: int) -> list[int]:
+    """For display: each meld mask of ``melds`` with the laid-off cards it received."""
+    out = [int(m) for m in melds]
+    left = _cards(int(laid))
+    progress = True
+    while left and progress:
+        progress = False
+        for c in list(left):
+            r, s = c % NUM_RANKS, c // NUM_RANKS
+            for i, m in enumerate(out):
+                ranks = {x % NUM_RANKS for x in _cards(m)}
+                suits = {x // NUM_RANKS for x in _cards(m)}
+                is_set = len(ranks) == 1
+                fits = (is_set and ranks == {r}) or (
+                    not is_set and suits == {s} and ((r > 0 and (m >> (c - 1)) & 1) or (r < 12 and (m >> (c + 1)) & 1))
+                )
+                if fits:
+                    out[i] |= 1 << c
+                    left.remove(c)
+                    progress = True
+                    break
+    return out
+
+
+def knocker_proposal(st: np.ndarray) -> tuple[int, int, int]:
+    """``(sets, runs, deadwood)`` the automatic showdown would lay down for the seat to act."""
+    hk = int(st[S_HAND + int(st[S_CUR])])
+    s, r, dw = best_arrangement(hk, hk | int(pile_mask(st)))
+    return int(s), int(r), int(dw)
+
+
+def knock_discards(st: np.ndarray, rules: np.ndarray) -> list[int]:
+    """The cards whose discard lets the seat to act knock now (empty outside the discard phase).
+
+    Asks :func:`apply_action` on a copy for each card, so the rules decide (knock limit,
+    Oklahoma's limit, the card just taken).
+    """
+    if int(st[S_PHASE]) != PH_DISCARD:
+        return []
+    hand = int(st[S_HAND + int(st[S_CUR])])
+    out = []
+    for c in _cards(hand):
+        trial = st.copy()
+        if apply_action(trial, rules, c) == 0 and int(trial[S_PHASE]) == PH_KNOCK:
+            out.append(c)
+    return out
+
+
+def best_reachable(st: np.ndarray, rules: np.ndarray) -> int:
+    """The least deadwood one legal discard leaves (-1 outside the discard phase)."""
+    if int(st[S_PHASE]) != PH_DISCARD:
+        return -1
+    hand = int(st[S_HAND + int(st[S_CUR])])
+    best = -1
+    for c in _cards(hand):
+        trial = st.copy()
+        if apply_action(trial, rules, c) == 0:
+            dw = int(deadwood(hand & ~(1 << c)))
+            best = dw if best < 0 else min(best, dw)
+    return best
+
+
+def lay_down(
+    st: np.ndarray,
+    rules: np.ndarray,
+    knock_sets: int,
+    knock_runs: int,
+    def_sets: int,
+    def_runs: int,
+    laid: int,
+) -> None:
+    """Finish the knock of the seat to act with the arrangements given; raise if any is illegal.
+
+    ``st`` is at the knock decision (``PH_KNOCK``, or ``PH_BIG_GIN`` for big gin), as when
+    :func:`apply_action` would be given 1.  The knocker's melds must leave deadwood within this
+    hand's knock limit (none for big gin); a gin takes no layoffs.  On an error ``st`` is
+    unchanged.  Scoring is the automatic showdown's, on the chosen deadwood.
+    """
+    phase = int(st[S_PHASE])
+    if phase not in (PH_KNOCK, PH_BIG_GIN):
+        raise ArrangementError("there is no knock to lay down now")
+    big_gin = phase == PH_BIG_GIN
+    k = int(st[S_CUR])
+    d = 1 - k
+    hk, hd = int(st[S_HAND + k]), int(st[S_HAND + d])
+    knock_sets, knock_runs, def_sets, def_runs, laid = map(int, (knock_sets, knock_runs, def_sets, def_runs, laid))
+    for name, hand, masks in (("knocker", hk, (knock_sets, knock_runs)), ("defender", hd, (def_sets, def_runs, laid))):
+        union = 0
+        for m in masks:
+            if m & ~hand:
+                raise ArrangementError(f"{_name(_cards(m & ~hand)[0])} is not in the {name}'s hand")
+            if m & union:
+                raise ArrangementError(f"{_name(_cards(m & union)[0])} is used twice by the {name}")
+            union |= m
+    # The masks must be melds: re-derive them from their cards (a set per rank, runs per block).
+    meld_masks(hk, _split(knock_sets, knock_runs))
+    meld_masks(hd, _split(def_sets, def_runs))
+    kdw = value(hk & ~(knock_sets | knock_runs))
+    limit = int(st[S_KNOCK_LIMIT])
+    if big_gin and kdw:
+        raise ArrangementError(f"big gin needs all 11 cards in melds; {kdw} deadwood is left")
+    if kdw > limit:
+        raise ArrangementError(f"the knocker's deadwood {kdw} is above this hand's knock limit {limit}")
+    if kdw == 0 and laid:
+        raise ArrangementError("no layoffs on a gin")
+    if laid:
+        layoff_mask(hd, knock_sets, knock_runs, _cards(laid))
+    ddw = value(hd & ~(def_sets | def_runs | laid))
+    mult = int(st[S_MULT])
+    st[S_KNOCKER] = k
+    st[S_KNOCK_SETS] = knock_sets
+    st[S_KNOCK_RUNS] = knock_runs
+    if kdw == 0:
+        bonus = int(rules[R_BIG_GIN_BONUS]) if big_gin else int(rules[R_GIN_BONUS])
+        st[S_OUTCOME] = OUT_BIG_GIN if big_gin else OUT_GIN
+        st[S_POINTS + k] = mult * (ddw + bonus)
+    else:
+        st[S_LAID_OFF] = laid
+        if ddw < kdw or (ddw == kdw and rules[R_UNDERCUT_ON_TIE]):
+            st[S_OUTCOME] = OUT_UNDERCUT
+            st[S_POINTS + d] = mult * (kdw - ddw + int(rules[R_UNDERCUT_BONUS]))
+        else:
+            st[S_OUTCOME] = OUT_KNOCK
+            st[S_POINTS + k] = mult * (ddw - kdw)
+    st[S_DEF_SETS] = def_sets
+    st[S_DEF_RUNS] = def_runs
+    st[S_DEADWOOD + k] = kdw
+    st[S_DEADWOOD + d] = ddw
+    st[S_PHASE] = PH_DONE
+
+
+def _split(sets_mask: int, runs_mask: int) -> list[list[int]]:
+    """Melds as card lists: one set per rank, one run per consecutive block (for checking)."""
+    from arena.engine.melds import melds_of
+
+    return [_cards(m) for m in melds_of(sets_mask, runs_mask)]

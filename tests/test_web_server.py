@@ -1,0 +1,202 @@
+"""The web app's HTTP hardening, against a really started ``arena play`` process (uvicorn).
+
+Each test sends what a hostile or broken client would (issue 17, item 6) and checks that the
+answer is a 4xx, fast, and that the server goes on serving.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from arena.web.server import BODY_TIMEOUT, App, Sessions
+
+ARENA = [sys.executable, "-c", "from arena.cli import app; app(prog_name='arena')"]
+
+
+@pytest.fixture(scope="module")
+def url():
+    env = {**os.environ, "DISPLAY": ""}
+    proc = subprocess.Popen(
+        [*ARENA, "play", "--port", "0", "--no-open", "--bot", "simple"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("Gin Arena at http://127.0.0.1:"), line + proc.stderr.read()
+        yield line.split()[3].rstrip("/")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def raw(url: str, request: bytes, *, wait: float = 20.0) -> tuple[int, bytes]:
+    """Send raw bytes; return the status code and the body of the answer."""
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=wait) as s:
+        s.sendall(request)
+        data = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except TimeoutError:
+                break
+            if not chunk:
+                break
+            data += chunk
+            if b"\r\n\r\n" in data:
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = [int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")]
+                if length and len(body) >= length[0]:
+                    break
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def post(url: str, path: str, body: bytes, ctype: str = "application/json", host: str | None = None) -> bytes:
+    hostport = url.split("//")[1]
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: {hostport if host is None else host}\r\nContent-Type: {ctype}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
+
+
+def get(url: str, path: str, host: str | None = None) -> bytes:
+    hostport = url.split("//")[1] if host is None else host
+    return f"GET {path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n".encode()
+
+
+def test_a_deeply_nested_body_is_a_400_not_a_500(url):
+    depth = 10_000  # far past json's recursion limit, within the 64 KiB body limit
+    body = b'{"a":' * depth + b"1" + b"}" * depth
+    status, answer = raw(url, post(url, "/api/new", body))
+    assert status == 400, answer
+    assert raw(url, get(url, "/api/options"))[0] == 200  # still serving
+
+
+def test_a_body_over_the_limit_is_a_413(url):
+    status, answer = raw(url, post(url, "/api/new", b'{"bot": "' + b"x" * 70_000 + b'"}'))
+    assert status == 413 and b"too large" in answer
+
+
+def test_a_content_length_that_is_not_a_number_is_a_400(url):
+    hostport = url.split("//")[1]
+    req = (
+        f"POST /api/new HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+        "Content-Length: abc\r\nConnection: close\r\n\r\n{}"
+    ).encode()
+    assert raw(url, req)[0] == 400
+
+
+def test_a_short_body_times_out_with_a_408(url):
+    hostport = url.split("//")[1]
+    req = (
+        f"POST /api/new HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+        "Content-Length: 100\r\nConnection: close\r\n\r\n{"
+    ).encode()
+    t = time.monotonic()
+    status, answer = raw(url, req, wait=BODY_TIMEOUT + 10)
+    took = time.monotonic() - t
+    assert status == 408 and b"did not arrive" in answer
+    assert BODY_TIMEOUT - 0.5 <= took < BODY_TIMEOUT + 5
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "127.0.0.2", ""])
+def test_a_foreign_host_header_is_refused(url, host):
+    """DNS rebinding: a name that resolves to 127.0.0.1 still carries its own Host header."""
+    assert raw(url, get(url, "/api/options", host=host))[0] == 400
+    assert raw(url, post(url, "/api/new", b"{}", host=host))[0] == 400
+
+
+def test_localhost_names_are_served(url):
+    port = url.rsplit(":", 1)[1]
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost"):
+        assert raw(url, get(url, "/api/options", host=host))[0] == 200, host
+
+
+@pytest.mark.parametrize("ctype", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", ""])
+def test_a_post_that_is_not_json_is_a_415_and_starts_nothing(url, ctype):
+    """CSRF: a page elsewhere can post text/plain or a form without a preflight; JSON needs one."""
+    before = raw(url, get(url, "/api/state"))
+    status, answer = raw(url, post(url, "/api/new", b'{"bot": "simple"}', ctype=ctype))
+    assert status == 415 and b"application/json" in answer
+    assert raw(url, get(url, "/api/state")) == before  # no game was started
+
+
+def test_200_concurrent_connections_are_all_answered(url):
+    host, port = url.split("//")[1].split(":")
+    socks = []
+    errors: list[str] = []
+    barrier = threading.Barrier(200)
+
+    def connect() -> None:
+        try:
+            barrier.wait(timeout=30)
+            s = socket.create_connection((host, int(port)), timeout=60)
+            socks.append(s)
+        except OSError as exc:
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=connect) for _ in range(200)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ok = 0
+    try:
+        for s in socks:
+            s.sendall(get(url, "/api/options"))
+        for s in socks:
+            try:
+                data = s.recv(128)
+            except OSError as exc:
+                errors.append(repr(exc))
+                continue
+            ok += data.startswith(b"HTTP/1.1 200")
+    finally:
+        for s in socks:
+            s.close()
+    assert not errors and ok == 200, (ok, errors[:3])
+
+
+def test_errors_are_one_line_json_and_pages_are_served(url):
+    with urllib.request.urlopen(url + "/", timeout=30) as r:
+        assert r.status == 200 and b"<title>Gin Arena" in r.read() and r.headers["Cache-Control"] == "no-store"
+    status, body = raw(url, get(url, "/nope"))
+    assert status == 404 and json.loads(body) == {"error": "no page /nope"}
+    status, body = raw(url, post(url, "/api/act", b'{"action": 3}'))
+    err = json.loads(body)["error"]
+    assert status == 400 and "action" in err and "\n" not in err
+
+
+def test_sessions_are_bounded_in_number_and_in_time():
+    now = [0.0]
+    sessions = Sessions(limit=2, ttl=100, clock=lambda: now[0])
+    app = App(seed=3)
+    games = []
+    for _ in range(3):
+        from arena.web.session import PlaySession
+
+        g = PlaySession.start(bot="random", seed=3)
+        sessions.add(g)
+        games.append(g)
+    assert len(sessions) == 2
+    with pytest.raises(Exception, match="no game") as e:
+        sessions.get(games[0].id)  # the least recently used went first
+    assert e.value.status == 404
+    assert sessions.get(games[1].id) is games[1] and sessions.get(None) is games[1]  # the last touched
+    now[0] = 150
+    with pytest.raises(Exception, match="no game yet"):
+        sessions.get(games[2].id)  # idle past the limit: gone
+    assert len(sessions) == 0 and app.session is None

@@ -1,0 +1,129 @@
+"""The play session's showdown stages and words, on scripted hands (no server, no browser)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arena.engine.cards import mask_of, parse_card, parse_cards
+from arena.engine.layout import PH_DONE, S_CUR, S_HAND, S_LAID_OFF, S_PHASE
+from arena.engine.showdown import knocker_proposal
+from arena.engine.step import apply_action
+from arena.web.session import BOT, PERSON, IllegalAction, PlaySession
+from arena.web.table import action_text
+from tests.scripted import encode, setup
+
+KNOCKER = "7c 7d 7h 2c 3c 4c 8s 9s Ts Kh"
+DEFENDER = "7s 5c 6c Js Qs 2h 3h Kd Qd 4d"
+
+
+def c(text):
+    return parse_card(text)
+
+
+def session(nondealer, dealer, dealer_seat, *actions, defend=False, stock="Ad"):
+    """A session whose hand is the scripted one, ``actions`` played through the session."""
+    s = PlaySession.start(bot="simple", seed=1)
+    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock=stock, dealer_seat=dealer_seat)
+    s.st[:] = st
+    s.hand_over, s.stage, s.events, s.items = False, "play", [], []
+    for a in actions:
+        s._apply(encode(a))
+    if defend:
+        ks, kr, _ = knocker_proposal(s.st)
+        s.stage, s.knock = "defend", {"sets": ks, "runs": kr, "laid": 0}
+    return s
+
+
+def test_the_person_is_you_with_proper_grammar_and_draws_are_named():
+    s = session(KNOCKER, DEFENDER, 1, "pass", "pass")  # the person (non-dealer) passes, the bot too, then draws
+    assert s.events[-3:] == ["You pass the upcard 5♥", "simple passes the upcard 5♥", "You draw A♦ from the stock"]
+    assert s.items[-1] == {"key": "draw_stock", "seat": PERSON, "card": c("Ad")}
+    before = s.st.copy()
+    assert action_text("You", 5, 1, before) == "You knock" and action_text("simple", 5, 1, before) == "simple knocks"
+    fresh = PlaySession.start(bot="simple", seed=2)
+    assert fresh.events[0] in ("Hand 1: You deal", "Hand 1: simple deals")
+
+
+def test_a_knock_from_the_discard_phase_is_checked_by_the_engine():
+    s = session(KNOCKER, DEFENDER, 1, "pass", "pass")
+    v = s.view()
+    assert "knock" in v["allowed"] and set(v["knock_discards"]) == {c("Ad"), c("Kh")} and v["best_deadwood"] == 1
+    before = s.st.copy()
+    with pytest.raises(IllegalAction, match="cannot knock discarding 2♣: .* the knock limit is 10"):
+        s.act("knock", c("2c"))
+    with pytest.raises(IllegalAction, match="needs a card"):
+        s.act("knock")
+    assert np.array_equal(s.st, before) and s.stage == "play"
+    s.act("knock", c("Kh"))
+    assert s.stage == "lay_down" and s.view()["allowed"] == ["lay_down"]
+    assert s.view()["arrange"]["deadwood"] == 1
+
+
+def test_the_person_s_proposed_melds_and_the_bot_s_defence_are_the_automatic_showdown():
+    s = session(KNOCKER, DEFENDER, 1, "pass", "pass", "Kh")  # the engine now asks the person to knock
+    auto = s.st.copy()
+    assert apply_action(auto, s.rules, 1) == 0
+    s.act("knock")
+    for bad in ([[c("7c"), c("7d")]], [[c("7c"), c("8s"), c("9s")]], [[c(x) for x in ("7c", "7d", "7h")]]):
+        with pytest.raises(IllegalAction) as e:
+            s.act("lay_down", melds=bad)
+        assert e.value.status == 409 and s.stage == "lay_down" and s.st[S_PHASE] != PH_DONE
+    s.act("lay_down", melds=s.view()["arrange"]["proposal"])
+    assert s.hand_over and np.array_equal(s.done_st, auto)  # bots keep the automatic optimal showdown
+
+
+def test_defending_lays_off_checks_each_card_and_takes_back():
+    s = session(KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)
+    assert s.st[S_CUR] == BOT and s.view()["your_turn"]
+    with pytest.raises(IllegalAction, match="6♣ fits none"):
+        s.act("lay_off", c("6c"))
+    assert s.knock["laid"] == 0
+    s.act("lay_off", c("5c"))
+    s.act("lay_off", c("6c"))
+    assert s.knock["laid"] == mask_of(parse_cards("5c 6c"))
+    assert s.view()["arrange"]["knocker_melds"][1] == [c(x) for x in ("2c", "3c", "4c", "5c", "6c")]
+    s.act("take_back")
+    assert s.knock["laid"] == 0
+    s.act("lay_off", c("7s"))
+    with pytest.raises(IllegalAction, match="not in the hand"):  # a laid-off card cannot be in a meld too
+        s.act("lay_down", melds=[[c("7s"), c("5c"), c("6c")]])
+    s.act("pass")
+    assert s.hand_over and int(s.done_st[S_LAID_OFF]) == mask_of(parse_cards("7s"))
+    assert s.last_hand["hands"][BOT]["with_layoffs"][0] == [c(x) for x in ("7c", "7d", "7h", "7s")]
+
+
+def test_play_on_discards_without_a_knock_even_when_one_is_allowed():
+    s = session(KNOCKER, DEFENDER, 1, "pass", "pass")
+    s.act("play_on", c("Kh"))
+    i = s.events.index("You discard K♥")
+    assert s.events[i + 1] == "You do not knock"  # the engine asked (1 deadwood); play_on answered no
+    assert s.stage == "play" and "You knock" not in s.events
+    assert not (int(s.st[S_HAND]) >> c("Kh")) & 1
+
+
+GIN_HAND = "2c 3c 4c 8s 9s Ts Kc Kd Kh 5c"
+NO_MELDS = "7s 5s 6h Js Jh 2h 3h Qc Qd 4d"  # the bot's hand: 67 deadwood
+
+
+def test_gin_is_a_knock_from_the_discard_phase_laid_down_by_the_person():
+    s = session(GIN_HAND, NO_MELDS, 1, "pass", "pass")  # draws Ad, which melds with nothing
+    v = s.view()
+    assert "big_gin" not in v["allowed"] and v["best_deadwood"] == 0 and c("Ad") in v["knock_discards"]
+    s.act("knock", c("Ad"))
+    assert s.stage == "lay_down" and s.view()["arrange"]["deadwood"] == 0
+    with pytest.raises(IllegalAction, match="above this hand's knock limit"):
+        s.act("lay_down", melds=[[c(x) for x in ("Kc", "Kd", "Kh")]])
+    s.act("lay_down", melds=s.view()["arrange"]["proposal"])
+    assert s.last_hand["outcome"] == "gin" and s.last_hand["points"][PERSON] == 25 + 67
+
+
+def test_big_gin_is_declared_and_must_meld_every_card():
+    s = session(GIN_HAND, NO_MELDS, 1, "pass", "pass", stock="Ks")  # draws Ks: all 11 cards meld
+    assert "big_gin" in s.view()["allowed"]
+    s.act("big_gin")
+    assert s.stage == "lay_down" and s.view()["arrange"]["big_gin"]
+    with pytest.raises(IllegalAction, match="big gin needs all 11 cards"):
+        s.act("lay_down", melds=[[c(x) for x in m.split()] for m in ("2c 3c 4c", "8s 9s Ts", "Kc Kd Kh Ks")])
+    s.act("lay_down", melds=[[c(x) for x in m.split()] for m in ("2c 3c 4c 5c", "8s 9s Ts", "Kc Kd Kh Ks")])
+    assert s.last_hand["outcome"] == "big_gin" and s.last_hand["points"][PERSON] == 31 + 67
