@@ -222,7 +222,7 @@ def test_a_chunk_changed_during_the_run_is_quarantined_and_the_run_exits_1_never
 
 def _spawn(conf: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli.main", "run", str(conf), "--quiet", "--no-report", *extra],
+        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report", *extra],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -274,7 +274,7 @@ def test_sigterm_of_the_driver_is_handled_like_ctrl_c(tmp_path, reference):
     # The same command resumes to what an uninterrupted run plays (its first 200 games per pair are the reference).
     short = _config(tmp_path, tmp_path / "results", games=2000, chunk=20, workers=2)
     done = subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", "run", str(short), "--quiet", "--no-report"],
+        [sys.executable, "-m", "arena.cli", "run", str(short), "--quiet", "--no-report"],
         cwd=ROOT,
         capture_output=True,
         text=True,
