@@ -20,7 +20,7 @@ its memory at offset ``base`` (``bots/TEMPLATE.py`` does).
 import numpy as np
 
 from arena.botkit.lib import least_deadwood_discard
-from arena.engine._jit import jit
+from arena.engine._jit import jit, kernel
 from arena.engine.cards import lsb
 from arena.engine.layout import V_HAND, V_HAND_NO, V_JUST_TAKEN, V_TOP
 from arena.engine.melds import in_any_meld
@@ -35,7 +35,7 @@ REPEAT_SLOTS = 2 + 52
 MEMORY = REPEAT_SLOTS
 
 
-@jit
+@kernel
 def note_hand(view, memory, base):
     """Call from ``take_upcard`` and ``draw``: remember the hand before the draw.
 
@@ -53,7 +53,7 @@ def note_hand(view, memory, base):
     memory[base + 1] = view[V_HAND]
 
 
-@jit
+@kernel
 def drawn_card(view, memory, base):
     """The card drawn this turn (from the pile or the stock), or -1 if unknown.
 
@@ -71,7 +71,7 @@ def drawn_card(view, memory, base):
     return lsb(new)
 
 
-@jit
+@kernel
 def no_repeats(memory, base, drawn, allowed):
     """``allowed`` less the discards that would repeat a pair with ``drawn`` this hand.
 
@@ -84,7 +84,7 @@ def no_repeats(memory, base, drawn, allowed):
     return fresh if fresh else allowed
 
 
-@jit
+@kernel
 def remember_pair(memory, base, drawn, card):
     """Record {drawn, card} as played this hand (call with the card discarded)."""
     if drawn >= 0 and card >= 0:

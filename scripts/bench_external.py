@@ -11,6 +11,12 @@ timed runs after a warm-up batch, the arena and the bot pinned to one CPU):
 * ``SimplePlayer.java``: the same in Java 17 (if ``javac`` is on PATH);
 * ``sandbox:bots/simple.py``: the built-in file served by the sandbox host.
 
+Each external row is played twice, one right after the other: inside the
+wall (``[wall]``: bubblewrap namespaces, the bots' own user, the seccomp
+allow-list) and under the weak sandbox alone (``[weak]``: rlimits and the
+allow-list, the level before the wall), so that both see the same load; the
+last lines give the wall's cost in games/s and in start-up time.
+
 Per decision (of the external seat) it reports:
 
 * ``round trip``: ``ExternalBot.decide`` on recorded real views against a bot
@@ -45,7 +51,8 @@ from arena.botkit.load import load_bot  # noqa: E402
 from arena.engine.layout import LOG_SEAT, V_DECISION, V_SEAT  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
-from arena.external import ExternalBot, external_bot, external_of, sandboxed_bot  # noqa: E402
+from arena.external import ExternalBot, Limits, external_bot, external_of, sandboxed_bot  # noqa: E402
+from arena.external.wall import wall_problem  # noqa: E402
 from arena.settings.rules import load_rules  # noqa: E402
 
 GOAL = 230.0  # games/s: the EAAI Java kit's Simple on one core (about 2,400 hands/s)
@@ -62,18 +69,26 @@ for line in r:
 """
 
 
-def time_games(bot, opp, rules, n_games: int, repeats: int) -> tuple[float, float]:
-    """(median seconds per game, decisions of seat 0 per game)."""
-    play_batch(bot, opp, rules, np.arange(10_000, 10_000 + min(50, n_games)))  # start, compile, warm up
+def time_games(bots: list, opp, rules, n_games: int, repeats: int) -> list[tuple[float, float]]:
+    """(median seconds per game, decisions of seat 0 per game) of each bot.
+
+    The bots' timed runs alternate (run 1 of each, then run 2 of each in the reverse order, ...),
+    so that a machine whose load changes during the benchmark weighs on each the same.
+    """
+    for bot in bots:
+        play_batch(bot, opp, rules, np.arange(10_000, 10_000 + min(50, n_games)))  # start, compile, warm up
     seeds = np.arange(n_games, dtype=np.int64)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        rec = play_batch(bot, opp, rules, seeds, record_log=True)
-        times.append(time.perf_counter() - t0)
-        assert not rec.errors, rec.errors[:1]
-    seat0 = int(np.count_nonzero(rec.log // LOG_SEAT == 0))
-    return float(np.median(times)) / n_games, seat0 / n_games
+    times: list[list[float]] = [[] for _ in bots]
+    seat0 = [0] * len(bots)
+    for rep in range(repeats):
+        for i in range(len(bots)) if rep % 2 == 0 else reversed(range(len(bots))):
+            bot = bots[i]
+            t0 = time.perf_counter()
+            rec = play_batch(bot, opp, rules, seeds, record_log=True)
+            times[i].append(time.perf_counter() - t0)
+            assert not rec.errors, rec.errors[:1]
+            seat0[i] = int(np.count_nonzero(rec.log // LOG_SEAT == 0))
+    return [(float(np.median(t)) / n_games, d / n_games) for t, d in zip(times, seat0)]
 
 
 def recorded_views(simple, rules, n: int) -> list[np.ndarray]:
@@ -132,34 +147,49 @@ def main() -> None:
     rows: list[tuple[str, object]] = [
         ("simple (compiled)", simple),
         ("simple (plain Python, in-process)", as_plain(simple)),
-        (
-            "examples/external/simple_player.py",
-            lambda: external_bot(None, [sys.executable, str(ROOT / "examples/external/simple_player.py")]),
-        ),
     ]
     java_dir = None
+    java = None
     if shutil.which("javac") and shutil.which("java"):
         java_dir = tempfile.mkdtemp(prefix="bench_java_")
+        os.chmod(java_dir, 0o755)  # inside the wall the bot runs as its own user
         subprocess.run(["javac", "-d", java_dir, str(ROOT / "examples/external/SimplePlayer.java")], check=True)
+        java = ["java", "-Xmx64m", "-XX:+UseSerialGC", "-XX:CompressedClassSpaceSize=64m"]
+        java += ["-XX:ReservedCodeCacheSize=64m", "-cp", java_dir, "SimplePlayer"]
+    for level in ("wall", "weak"):
+        if level == "wall" and wall_problem() is not None:
+            print(f"[wall] rows left out: {wall_problem()}")
+            continue
+        limits = Limits(sandbox=level)
         rows.append(
             (
-                "examples/external/SimplePlayer.java",
-                lambda: external_bot(
-                    None,
-                    [
-                        "java",
-                        "-Xmx64m",
-                        "-XX:+UseSerialGC",
-                        "-XX:CompressedClassSpaceSize=64m",
-                        "-XX:ReservedCodeCacheSize=64m",
-                        "-cp",
-                        java_dir,
-                        "SimplePlayer",
-                    ],
+                f"examples/external/simple_player.py [{level}]",
+                lambda lim=limits: external_bot(
+                    None, [sys.executable, str(ROOT / "examples/external/simple_player.py")], limits=lim
                 ),
             )
         )
-    rows.append(("sandbox:bots/simple.py", lambda: sandboxed_bot(ROOT / "bots/simple.py")))
+        if java is not None:
+            rows.append(
+                (
+                    f"examples/external/SimplePlayer.java [{level}]",
+                    lambda lim=limits: external_bot(None, java, limits=lim),
+                )
+            )
+        rows.append(
+            (
+                f"sandbox:bots/simple.py [{level}]",
+                lambda lim=limits: sandboxed_bot(ROOT / "bots/simple.py", dataclasses.replace(lim, start_s=120.0)),
+            )
+        )
+    # Each external row's wall and weak runs alternate (see time_games).
+    ext_rows = rows[2:]
+    half = len(ext_rows) // 2
+    groups = [[r] for r in rows[:2]]
+    if half and len(ext_rows) == 2 * half:
+        groups += [list(pair) for pair in zip(ext_rows[:half], ext_rows[half:])]
+    else:
+        groups += [[r] for r in ext_rows]
 
     where = (
         f"one core (CPU {cpu}) for the arena and the bot"
@@ -167,26 +197,42 @@ def main() -> None:
         else f"not pinned ({len(os.sched_getaffinity(0))} CPUs: the bot's process may run beside the arena)"
     )
     print(f"{where}; {args.games} games per run, median of {args.repeats} runs; seat 0 against compiled simple")
-    print(f"{'seat 0':<38} {'games/s':>9} {'ms/game':>8} {'decisions':>9} {'overhead vs plain':>18}")
+    print(f"{'seat 0':<44} {'games/s':>9} {'ms/game':>8} {'decisions':>9} {'overhead vs plain':>18}")
     plain_per_game = None
-    for label, make in rows:
-        bot = make() if callable(make) and not hasattr(make, "functions") else make
-        n = args.games if label != "simple (compiled)" else max(args.games, 5000)
-        per_game, decisions = time_games(bot, simple, rules, n, args.repeats)
-        if label.startswith("simple (plain"):
-            plain_per_game = per_game
-        over = ""
-        if plain_per_game is not None and not label.startswith("simple ("):
-            over = f"{(per_game - plain_per_game) / decisions * 1e6:.1f} us/decision"
-        goal = ""
-        if label.endswith("simple_player.py"):
-            goal = f"  (goal >= {GOAL:.0f}: {'met' if 1 / per_game >= GOAL else 'not met'})"
-        print(f"{label:<38} {1 / per_game:>9.0f} {per_game * 1e3:>8.2f} {decisions:>9.0f} {over:>18}{goal}")
-        ext = external_of(bot)
-        if ext is not None:
-            ext.close()
+    speed: dict[str, float] = {}
+    start_ms: dict[str, float] = {}
+    for group in groups:
+        bots = []
+        for label, make in group:
+            t_start = time.perf_counter()
+            bots.append(make() if callable(make) and not hasattr(make, "functions") else make)
+            start_ms[label] = (time.perf_counter() - t_start) * 1e3
+        n = args.games if group[0][0] != "simple (compiled)" else max(args.games, 5000)
+        for (label, _), bot, (per_game, decisions) in zip(
+            group, bots, time_games(bots, simple, rules, n, args.repeats)
+        ):
+            if label.startswith("simple (plain"):
+                plain_per_game = per_game
+            over = ""
+            if plain_per_game is not None and not label.startswith("simple ("):
+                over = f"{(per_game - plain_per_game) / decisions * 1e6:.1f} us/decision"
+            goal = ""
+            speed[label] = 1 / per_game
+            if "simple_player.py" in label:
+                goal = f"  (goal >= {GOAL:.0f}: {'met' if 1 / per_game >= GOAL else 'not met'})"
+            print(f"{label:<44} {1 / per_game:>9.0f} {per_game * 1e3:>8.2f} {decisions:>9.0f} {over:>18}{goal}")
+            ext = external_of(bot)
+            if ext is not None:
+                ext.close()
     if java_dir:
         shutil.rmtree(java_dir, ignore_errors=True)
+    for label in [x for x in speed if x.endswith("[wall]")]:
+        weak = label.replace("[wall]", "[weak]")
+        if weak in speed:
+            print(
+                f"the wall's cost, {label[: -len(' [wall]')]}: {100 * (1 - speed[label] / speed[weak]):+.1f}% games/s "
+                f"(goal: at most 20%); start and handshake {start_ms[label]:.0f} ms vs {start_ms[weak]:.0f} ms"
+            )
     views = recorded_views(simple, rules, 5000)
     print(
         f"protocol round trip (a bot that answers at once): {round_trip_us(views, args.repeats):.1f} us/decision "

@@ -130,3 +130,30 @@ def test_a_user_bot_can_call_a_built_in_bots_decisions_on_the_fast_path(tmp_path
     from arena.engine.layout import H_UPCARD_TAKER
 
     assert not rec.errors and (rec.hands[:, H_UPCARD_TAKER] != 0).all()  # seat 0 never took it
+
+
+def test_a_compiled_decision_that_returns_a_float_is_refused_at_load(tmp_path):
+    """numba would cut 1.7 to 1 under the engine's int64 signature, without a word."""
+    body = "".join(f"def {f}(view, params, memory, rng):\n    return 0\n" for f in FUNCS if f != "discard")
+    p = write(tmp_path, "floaty.py", body + "def discard(view, params, memory, rng):\n    return 1.7\n")
+    with pytest.raises(BotError, match=r"floaty.py: discard\(\) returns float64; a decision must return an integer"):
+        load_bot_file(p)
+
+
+def test_bool_and_int32_answers_are_converted_exactly(tmp_path):
+    body = "import numpy as np\n"
+    body += "def take_upcard(view, params, memory, rng):\n    return view[0] < 0\n"  # a bool: False
+    body += "def draw(view, params, memory, rng):\n    return np.int32(0)\n"
+    body += "".join(f"def {f}(view, params, memory, rng):\n    return 0\n" for f in ("big_gin", "knock"))
+    body += "from bots.simple import discard\n"
+    bot = load_bot_file(write(tmp_path, "narrow.py", body))
+    assert bot.fast
+    view = np.zeros(200, dtype=np.int64)
+    args = (view, np.zeros(0), np.zeros(1), np.zeros(4, dtype=np.uint64))
+    assert bot.functions[0](*args) == 0 and bot.functions[2](*args) == 0
+
+
+def test_sys_exit_at_import_is_one_bot_error_not_the_end_of_the_arena(tmp_path):
+    p = write(tmp_path, "quitter.py", "import sys\nsys.exit(4)\n")
+    with pytest.raises(BotError, match=r"quitter.py: not a bot: importing it called sys.exit\(4\)"):
+        load_bot_file(p)

@@ -26,6 +26,7 @@ from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import ExternalBot, Limits, close_bot, drain_log, external_bot, external_of
 from arena.external.limits import build_filter, seccomp_available
+from arena.external.wall import wall_problem
 from arena.settings.rules import Rules
 
 R = rules_array(Rules())
@@ -33,17 +34,18 @@ EXAMPLES = str(Path(__file__).resolve().parent.parent / "examples" / "external")
 needs_seccomp = pytest.mark.skipif(not seccomp_available(), reason="the seccomp filter is Linux x86-64 only")
 
 
-@pytest.fixture(scope="module")
-def simple():
-    return load_bot("simple")
-
-
 def bot_script(tmp_path: Path, misbehave: str, name: str = "faulty", setup: str = "") -> list[str]:
-    """The command of a Simple-playing bot whose ``misbehave(msg)`` may return a raw answer line."""
+    """The command of a Simple-playing bot whose ``misbehave(msg)`` may return a raw answer line.
+
+    The example it plays like is copied beside it: inside the wall a bot sees its own folder, not
+    the project's (and the folder is made readable by others: the bots' own user reads it).
+    """
+    (tmp_path / "simple_player.py").write_text((Path(EXAMPLES) / "simple_player.py").read_text())
+    tmp_path.chmod(0o755)
     body = textwrap.indent(textwrap.dedent(misbehave).strip() or "return None", "    ")
     code = f"""
 import json, os, sys, time
-sys.path.insert(0, {EXAMPLES!r})
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simple_player as sp
 {textwrap.dedent(setup).strip()}
 
@@ -69,16 +71,27 @@ for line in sys.stdin:
     return [sys.executable, str(path)]
 
 
+def limits_for(sandbox: str) -> Limits:
+    """The default limits with the given sandbox; the wall's tests skip where it can't be built (never in CI)."""
+    if sandbox == "wall":
+        problem = wall_problem()
+        if problem is not None:
+            assert os.environ.get("CI") != "true", f"CI must build the bot sandbox: {problem}"
+            pytest.skip(f"no wall here: {problem}")
+    return Limits(sandbox=sandbox)
+
+
 def forfeits(rec) -> list[int]:
     return [int(g) for g in np.flatnonzero(rec.games[:, G_FORFEIT] >= 0)]
 
 
 def test_an_infinite_loop_forfeits_with_timeout_in_bounded_time_and_later_games_play(tmp_path, simple):
-    """Games 2 and 4 hang (the second game of each process); each costs one decision limit, no more."""
+    """Games 2 and 4 hang (``game`` counts the games started outside a tournament); each costs one
+    decision limit, no more."""
     cmd = bot_script(
         tmp_path,
         """
-        if msg["game"] == 2 and msg["decision"] == "discard":
+        if msg["game"] % 2 == 0 and msg["decision"] == "discard":
             while True:
                 pass
     """,
@@ -201,7 +214,8 @@ def test_memory_limit_stops_a_greedy_bot(tmp_path, simple):
 
 
 @needs_seccomp
-def test_bot_cannot_write_change_or_delete_files(tmp_path, simple):
+@pytest.mark.parametrize("sandbox", ["wall", "weak"])
+def test_bot_cannot_write_change_or_delete_files(tmp_path, simple, sandbox):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     new = tmp_path / "new.txt"
@@ -222,18 +236,19 @@ def test_bot_cannot_write_change_or_delete_files(tmp_path, simple):
                 print(what, "refused:", exc.errno, file=sys.stderr)
     """
     cmd = bot_script(tmp_path, "return None", setup=attempts)
-    bot = external_bot(None, cmd)
+    bot = external_bot(None, cmd, limits=limits_for(sandbox))
     rec = play_batch(bot, simple, R, np.arange(1))
     log = external_of(bot).drain_log()
     assert forfeits(rec) == [] and "WORKED" not in log and log.count("refused") == 7, log
     assert victim.read_text() == "precious" and oct(victim.stat().st_mode)[-3:] != "777"
     assert not new.exists() and not (tmp_path / "dir").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["faulty.py", "victim.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["faulty.py", "simple_player.py", "victim.txt"]
     external_of(bot).close()
 
 
 @needs_seccomp
-def test_bot_cannot_start_processes_or_reach_the_arena(tmp_path, simple):
+@pytest.mark.parametrize("sandbox", ["wall", "weak"])
+def test_bot_cannot_start_processes_or_reach_the_arena(tmp_path, simple, sandbox):
     """No fork/exec of helpers, no signals to or memory of its parent, no sockets; threads still work."""
     attempts = """
         import socket, subprocess, threading
@@ -254,7 +269,7 @@ def test_bot_cannot_start_processes_or_reach_the_arena(tmp_path, simple):
         t.join()
     """
     cmd = bot_script(tmp_path, "return None", setup=attempts)
-    bot = external_bot(None, cmd)
+    bot = external_bot(None, cmd, limits=limits_for(sandbox))
     rec = play_batch(bot, simple, R, np.arange(1))
     log = external_of(bot).drain_log()
     assert forfeits(rec) == [] and "WORKED" not in log and log.count("refused") == 5, log
@@ -278,11 +293,11 @@ def test_rlimit_nproc_alone_does_not_stop_root_which_is_why_seccomp_does_it():
 
 
 def test_the_filter_is_a_well_formed_bpf_program():
-    """8-byte instructions, ending in allow, and smaller when the limits allow more."""
+    """8-byte instructions, an allow-list ending in EPERM, and longer when the limits allow more."""
     strict = build_filter(Limits(), 1234)
     loose = build_filter(Limits(file_writes=True, processes=True, network=True), 1234)
-    assert len(strict) % 8 == 0 and len(loose) % 8 == 0 and len(loose) < len(strict) < 8 * 4096
-    assert strict[-4:] == (0x7FFF0000).to_bytes(4, "little")
+    assert len(strict) % 8 == 0 and len(loose) % 8 == 0 and len(strict) < len(loose) < 8 * 4096
+    assert strict[-4:] == (0x00050000 | 1).to_bytes(4, "little")
 
 
 def test_stderr_is_kept_bounded_and_print_to_stdout_is_not_mixed_in(tmp_path, simple):

@@ -25,11 +25,6 @@ from arena.settings.rules import Rules, load_rules
 R = rules_array(Rules())
 
 
-@pytest.fixture(scope="module")
-def simple():
-    return load_bot("simple")
-
-
 def write(tmp_path, name, body):
     p = tmp_path / name
     p.write_text(textwrap.dedent(body))

@@ -437,7 +437,8 @@ def test_a_chunk_stuck_in_a_compiled_loop_is_stopped_and_reported_and_the_rest_g
     assert res.status == "failed"
     assert set(res.games["matchup"]) == {"random vs simple"}
     assert len(res.failed_chunks) == 4
-    assert all("timed out after 2 s while asking bot 'looper' for discard()" in x for x in res.failed_chunks)
+    # CPU time against the 2 s limit, or the wall-clock backstop (4x) on a loaded machine
+    assert all("timed out after" in x and "while asking bot 'looper' for discard()" in x for x in res.failed_chunks)
 
 
 def test_kill_9_of_the_driver_leaves_no_worker_behind(tmp_path):

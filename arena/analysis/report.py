@@ -346,6 +346,11 @@ def _build(
         facts.insert(0, ("stopped early", str(manifest["stopped_early"])))
     if manifest.get("status") and manifest.get("status") != "complete":
         facts.insert(0, ("run status", str(manifest["status"])))
+    listed = manifest.get("bots")
+    bots_run: dict[str, Any] = listed if isinstance(listed, dict) else {}
+    weak = sorted(n for n, b in bots_run.items() if isinstance(b, dict) and b.get("sandbox") == "weak")
+    if weak:
+        facts.insert(0, ("sandbox", f"WEAK (no namespaces, no separate user) for {', '.join(weak)}"))
     mani = _manifest_lines(meta.get("manifest"))
     warns = []
     sw = ps[(ps["games"] > 0) & ((ps["win_rate_a"] >= 1.0) | (ps["win_rate_a"] <= 0.0))]

@@ -38,6 +38,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+from numba import types
 from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 
 from arena.engine._jit import jit
@@ -155,12 +156,12 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
             py = getattr(fn, "py_func", fn)
             try:
                 try:
-                    compiled[fname] = jit(BOT_SIGNATURE)(py)
+                    compiled[fname] = _compile_decision(py, fname, source, cache=True)
                 except ImportError:
                     # numba's cache entry for this file was written when the file was
                     # imported under another module name (say, `import my_bot` while
                     # debugging); loading it imports that name and fails.  Compile afresh.
-                    compiled[fname] = jit(BOT_SIGNATURE, cache=False)(py)
+                    compiled[fname] = _compile_decision(py, fname, source, cache=False)
             except NumbaError as exc:
                 fast = False
                 reason = f"{fname}() does not compile with numba: {_numba_reason(exc)}"
@@ -182,6 +183,24 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
         plain_reason=reason,
         module=module,
     )
+
+
+def _compile_decision(py: Callable[..., Any], fname: str, source: str, cache: bool) -> Callable[..., int]:
+    """One decision function compiled for the engine's signature.
+
+    It is compiled for the argument types first, so numba infers what it
+    returns: a float answer (1.7, 0.2) would be cut to an int without a word
+    by the engine's int64 signature, so it is refused; an int64 answer is
+    already the engine's signature, and another integer or a bool is compiled
+    once more with the signature, which converts it exactly.
+    """
+    inferred = jit(BOT_SIGNATURE.args, cache=cache)(py)
+    ret = inferred.nopython_signatures[0].return_type
+    if not isinstance(ret, (types.Integer, types.Boolean)):
+        raise BotError(f"{source}: {fname}() returns {ret}; a decision must return an integer (0/1 or a card number)")
+    if ret == types.int64:
+        return inferred
+    return jit(BOT_SIGNATURE, cache=cache)(py)
 
 
 def bot_cache_dir() -> Path:
@@ -233,8 +252,10 @@ def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
         sys.modules[mod_name] = module
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # any import-time failure is the file's fault
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # any import-time failure is the file's fault
             del sys.modules[mod_name]
+            if isinstance(exc, SystemExit):
+                raise BotError(f"{source}: not a bot: importing it called sys.exit({exc.code!r})") from None
             raise BotError(f"{source}: not a bot: importing it failed: {type(exc).__name__}: {exc}") from None
     stem = Path(source).stem
     return bot_from_module(module, name=name or getattr(module, "NAME", None) or stem, source=source)

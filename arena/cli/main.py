@@ -239,6 +239,13 @@ def run(
             "--secret-seed", help="Draw a secret seed, kept in the run folder, so no bot can rebuild the deals."
         ),
     ] = False,
+    weak_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--weak-sandbox",
+            help="Run bots without the wall (no namespaces, no other user): only on machines that can't build it.",
+        ),
+    ] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Delete an existing run of this name first.")] = False,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue an interrupted run (the default behaviour).")
@@ -260,6 +267,7 @@ def run(
             "record_hands": record_hands,
             "results_dir": results_dir,
             "scheduler": scheduler,
+            "weak_sandbox": weak_sandbox or None,
         }
         if gauntlet:
             overrides.update(format="gauntlet", candidate=gauntlet)
@@ -707,13 +715,21 @@ def check_bot(
     memory_mb: Annotated[int, typer.Option("--memory-mb", help="Address-space limit, MiB (0 = none).")] = int(
         LIMITS["memory_mb"][0]
     ),
+    weak_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--weak-sandbox",
+            help="Run bots without the wall (no namespaces, no other user): only on machines that can't build it.",
+        ),
+    ] = False,
 ) -> None:
     """Check an external bot: handshake, each kind of decision, full games, timing (exit 1 on FAIL)."""
     from arena.external.check import check_bot as run_check
     from arena.external.limits import Limits
 
     try:
-        limits = Limits(decision_s=decision_s, memory_mb=memory_mb)  # check_bot sets the start time by kind
+        # check_bot sets the start time by kind
+        limits = Limits(decision_s=decision_s, memory_mb=memory_mb, sandbox="weak" if weak_sandbox else "wall")
     except ValueError as exc:
         _fail(str(exc))
     report = run_check(spec, games=games, limits=limits, echo=typer.echo)

@@ -13,6 +13,22 @@ lives in a folder named after a hash of every source file of the ``arena``
 and ``bots`` packages, subpackages included (``arena/run/``,
 ``arena/analysis/``, ...): any edit starts a fresh cache.  Setting
 ``NUMBA_CACHE_DIR`` yourself overrides this.
+
+Three flavours, because numba's defaults cost time the engine does not need
+(measured in ``docs/bench/PROFILE.md``):
+
+* :func:`jit` - numba's defaults plus the cache: for bots, and for any
+  function that allocates arrays (it needs numba's reference counting);
+* :func:`kernel` - a public engine kernel that allocates nothing: compiled
+  without reference counting (``_nrt=False``), so a call does not
+  increment and decrement every array argument (those atomic updates were a
+  quarter of the time of a Simple-vs-Simple game);
+* :func:`helper` and :func:`inline` - private helpers of the kernels.  A
+  helper is compiled only into its callers: no Python or C wrapper (a fifth
+  of the compile time of a cold start), not cached on its own (the cached
+  caller holds its code), no reference counting.  An ``inline`` helper is
+  not compiled at all: numba copies its body into each caller, which saves a
+  whole compilation per tiny function.  Neither can be called from Python.
 """
 
 from __future__ import annotations
@@ -20,10 +36,13 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import numba
 
-JIT_OPTIONS: dict[str, bool] = {"cache": True, "nogil": True}
+# ``_nrt`` is said explicitly: numba lets a callee inherit it from its caller
+# otherwise, and a kernel's (off) would then forbid arrays in a jit callee.
+JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": True}
 
 _ROOT = Path(__file__).resolve().parents[2]  # the folder holding arena/ and bots/
 
@@ -54,3 +73,32 @@ def jit(*args, **kwargs):
     """``numba.njit`` with the arena's options; accepts a signature like njit."""
     options = {**JIT_OPTIONS, **kwargs}
     return numba.njit(*args, **options)
+
+
+#: A kernel allocates nothing, so it needs no reference counting, and it is
+#: never passed to the engine as a bot's decision, so it needs no C wrapper.
+KERNEL_OPTIONS: dict[str, Any] = {**JIT_OPTIONS, "_nrt": False, "no_cfunc_wrapper": True}
+#: A private helper: only ever called from compiled callers, which hold its code.
+HELPER_OPTIONS: dict[str, Any] = {
+    "cache": False,
+    "nogil": True,
+    "_nrt": False,
+    "no_cpython_wrapper": True,
+    "no_cfunc_wrapper": True,
+}
+
+
+def kernel(*args, **kwargs):
+    """:func:`jit` for a function that allocates no array (no reference counting)."""
+    options = {**KERNEL_OPTIONS, **kwargs}
+    return numba.njit(*args, **options)
+
+
+def helper(fn):
+    """A private helper compiled into its compiled callers only (see the module docstring)."""
+    return numba.njit(**HELPER_OPTIONS)(fn)
+
+
+def inline(fn):
+    """A tiny private helper whose body numba copies into each compiled caller."""
+    return numba.njit(inline="always", **HELPER_OPTIONS)(fn)

@@ -45,15 +45,18 @@ tie-break), so a set choice costs four look-ups.
 Caching: a cached caller in another module would not notice an edit here;
 :mod:`arena.engine._jit` keys the whole cache on a hash of the sources to avoid that.
 
-Masks: bit ``suit * 13 + rank`` (see :mod:`arena.engine.cards`).  All kernels are
-compiled through :func:`arena.engine._jit.jit` and may be called from numba code.
+Masks: bit ``suit * 13 + rank`` (see :mod:`arena.engine.cards`).  The public
+kernels are compiled through :mod:`arena.engine._jit` (``kernel``: they allocate
+nothing, so no reference counting; ``defender_deadwood`` allocates and is a
+plain ``jit``) and may be called from Python or numba code; the ``_private``
+helpers are compiled into their callers only and cannot be called from Python.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from arena.engine._jit import jit
+from arena.engine._jit import helper, inline, jit, kernel
 from arena.engine.cards import NUM_RANKS, NUM_SUITS, RANK_VALUES, SUIT_BITS, popcount
 
 #: ``out[c]`` of :func:`deadwood_after_discards` for cards not in the hand.
@@ -74,6 +77,10 @@ _KEY_VAL_SHIFT = 6
 _KEY_NONE = NO_CARD_DEADWOOD << _KEY_DW_SHIFT
 #: Larger than any real key: what an empty suit offers best_discard.
 _KEY_EMPTY_SUIT = 1 << 40
+#: 0 as an int64 value, to start a loop variable: numba types a literal 0 as
+#: the constant 0 and would compile each helper the variable is passed to
+#: twice (once for the constant, once for int64).
+_ZERO = np.int64(0)
 
 
 def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
@@ -118,19 +125,19 @@ SUIT_DISCARD_KEY = _build_suit_discard_key()
 # --- small helpers ------------------------------------------------------------
 
 
-@jit
+@inline
 def _spread(ranks: int) -> int:
     """The cards of every suit at the ranks of a 13-bit rank mask."""
     return ranks | (ranks << 13) | (ranks << 26) | (ranks << 39)
 
 
-@jit
+@inline
 def _fold(mask: int) -> int:
     """13-bit mask of the ranks present in a card mask (any suit)."""
     return (mask | (mask >> 13) | (mask >> 26) | (mask >> 39)) & SUIT_BITS
 
 
-@jit
+@inline
 def _run_cover(hand: int) -> int:
     """Cards of ``hand`` lying in a window of 3 consecutive held cards of a suit.
 
@@ -141,7 +148,7 @@ def _run_cover(hand: int) -> int:
     return t | (t << 1) | (t << 2)
 
 
-@jit
+@inline
 def _sum_run_deadwood(x: int) -> int:
     return (
         RUN_DEADWOOD[x & SUIT_BITS]
@@ -151,7 +158,7 @@ def _sum_run_deadwood(x: int) -> int:
     )
 
 
-@jit
+@inline
 def _set_ranks(hand: int) -> tuple[int, int]:
     """(ranks with >= 3 cards, ranks with 4 cards) as 13-bit masks."""
     c = hand & SUIT_BITS
@@ -161,7 +168,7 @@ def _set_ranks(hand: int) -> tuple[int, int]:
     return ((c & d) & (h | s)) | ((h & s) & (c | d)), c & d & h & s
 
 
-@jit
+@inline
 def _split_set_ranks(hand: int, three: int) -> tuple[int, int]:
     """(enumerated ranks, removal mask of the forced sets).
 
@@ -172,7 +179,7 @@ def _split_set_ranks(hand: int, three: int) -> tuple[int, int]:
     return inter, _spread(three & ~inter) & hand
 
 
-@jit
+@helper
 def _branch_removal(hand: int, inter: int, digits: int) -> int:
     """Set cards chosen by ``digits`` (3 bits per rank r at bit 3r).
 
@@ -194,7 +201,7 @@ def _branch_removal(hand: int, inter: int, digits: int) -> int:
     return removal
 
 
-@jit
+@helper
 def _next_digits(inter: int, four: int, digits: int) -> int:
     """Odometer step over the options of the enumerated ranks; -1 at the end.
 
@@ -218,7 +225,7 @@ def _next_digits(inter: int, four: int, digits: int) -> int:
 # --- deadwood -------------------------------------------------------------------
 
 
-@jit
+@kernel
 def deadwood(hand: int) -> int:
     """Least deadwood of a hand of any size (sum of values of unmelded cards)."""
     c = hand & SUIT_BITS
@@ -231,14 +238,14 @@ def deadwood(hand: int) -> int:
     return _deadwood_with_sets(hand, three, c & d & h & s)
 
 
-@jit
+@helper
 def _deadwood_with_sets(hand: int, three: int, four: int) -> int:
     inter, forced = _split_set_ranks(hand, three)
     rest = hand & ~forced
     if inter == 0:
         return _sum_run_deadwood(rest)
     best = NO_CARD_DEADWOOD
-    digits = 0
+    digits = _ZERO
     while digits >= 0:
         v = _sum_run_deadwood(rest & ~_branch_removal(hand, inter, digits))
         if v < best:
@@ -250,7 +257,7 @@ def _deadwood_with_sets(hand: int, three: int, four: int) -> int:
 # --- discards -----------------------------------------------------------------------
 
 
-@jit
+@helper
 def _remainder_into_out(x: int, total: int, out: np.ndarray, best: int) -> int:
     """out[c] = min(out[c], deadwood if c is dropped from the runs-remainder x).
 
@@ -273,7 +280,7 @@ def _remainder_into_out(x: int, total: int, out: np.ndarray, best: int) -> int:
     return best
 
 
-@jit
+@helper
 def _forced_into_out(hand: int, forced: int, total: int, out: np.ndarray, best: int) -> int:
     """out[c] for the cards c of forced sets (see the module docstring); returns the min."""
     for suit in range(NUM_SUITS):
@@ -293,7 +300,7 @@ def _forced_into_out(hand: int, forced: int, total: int, out: np.ndarray, best: 
     return best
 
 
-@jit
+@kernel
 def deadwood_after_discards(hand: int, out: np.ndarray) -> int:
     """For every card c held, ``out[c]`` = least deadwood of ``hand`` without c.
 
@@ -307,7 +314,7 @@ def deadwood_after_discards(hand: int, out: np.ndarray) -> int:
     if three == 0:
         return _remainder_into_out(hand, _sum_run_deadwood(hand), out, best)
     inter, forced = _split_set_ranks(hand, three)
-    digits = 0
+    digits = _ZERO
     while digits >= 0:
         x = hand & ~forced & ~_branch_removal(hand, inter, digits)
         total = _sum_run_deadwood(x)
@@ -318,7 +325,7 @@ def deadwood_after_discards(hand: int, out: np.ndarray) -> int:
     return best
 
 
-@jit
+@helper
 def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> tuple[int, int]:
     """(best, ties) updated with dropping each card of ``x & allowed`` from the runs-remainder x.
 
@@ -342,7 +349,7 @@ def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> t
     return best, ties
 
 
-@jit
+@helper
 def _forced_ties(hand: int, cards: int, total: int, best: int, ties: int) -> tuple[int, int]:
     """(best, ties) updated with dropping each of ``cards`` (cards of forced sets)."""
     t = cards
@@ -361,7 +368,7 @@ def _forced_ties(hand: int, cards: int, total: int, best: int, ties: int) -> tup
     return best, ties
 
 
-@jit
+@kernel
 def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     """(least, ties): the least deadwood left by discarding one card of ``allowed & hand``,
     and the mask of those cards that leave exactly that much.
@@ -373,8 +380,8 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     ``(NO_CARD_DEADWOOD, 0)`` when ``allowed & hand`` is empty.
     """
     allowed &= hand
-    best = NO_CARD_DEADWOOD
-    ties = 0
+    best = np.int64(NO_CARD_DEADWOOD)
+    ties = _ZERO
     if allowed == 0:
         return best, ties
     three, four = _set_ranks(hand)
@@ -382,7 +389,7 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
         return _remainder_ties(hand, _sum_run_deadwood(hand), allowed, best, ties)
     inter, forced = _split_set_ranks(hand, three)
     forced_allowed = forced & allowed
-    digits = 0
+    digits = _ZERO
     while digits >= 0:
         x = hand & ~forced & ~_branch_removal(hand, inter, digits)
         total = _sum_run_deadwood(x)
@@ -393,7 +400,7 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     return best, ties
 
 
-@jit
+@helper
 def _remainder_best(x: int, total: int, exclude: int, best: int) -> int:
     """min(best, key of dropping each card of the runs-remainder x but exclude).
 
@@ -426,7 +433,7 @@ def _remainder_best(x: int, total: int, exclude: int, best: int) -> int:
     return best
 
 
-@jit
+@helper
 def _forced_best(hand: int, forced: int, total: int, exclude: int, best: int) -> int:
     """min(best, key of dropping each card of the forced sets but exclude)."""
     for suit in range(NUM_SUITS):
@@ -445,7 +452,7 @@ def _forced_best(hand: int, forced: int, total: int, exclude: int, best: int) ->
     return best
 
 
-@jit
+@kernel
 def best_discard(hand: int, exclude: int) -> tuple[int, int]:
     """(card, deadwood): the discard leaving the least deadwood, never ``exclude``.
 
@@ -460,7 +467,7 @@ def best_discard(hand: int, exclude: int) -> tuple[int, int]:
         best = _remainder_best(hand, _sum_run_deadwood(hand), exclude, best)
     else:
         inter, forced = _split_set_ranks(hand, three)
-        digits = 0
+        digits = _ZERO
         while digits >= 0:
             x = hand & ~forced & ~_branch_removal(hand, inter, digits)
             total = _sum_run_deadwood(x)
@@ -476,7 +483,7 @@ def best_discard(hand: int, exclude: int) -> tuple[int, int]:
 # --- arrangements and layoffs -------------------------------------------------------
 
 
-@jit
+@kernel
 def layoff_spots(sets_mask: int, runs_mask: int) -> int:
     """Cards that could be laid off directly on these melds.
 
@@ -491,7 +498,7 @@ def layoff_spots(sets_mask: int, runs_mask: int) -> int:
     return (set_spots | below | above) & ~(sets_mask | runs_mask)
 
 
-@jit
+@kernel
 def best_arrangement(hand: int, seen: int) -> tuple[int, int, int]:
     """(sets_mask, runs_mask, deadwood) of a least-deadwood arrangement.
 
@@ -514,7 +521,7 @@ def best_arrangement(hand: int, seen: int) -> tuple[int, int, int]:
     best_spots = 64
     best_sets = 0
     best_runs = 0
-    digits = 0
+    digits = _ZERO
     while digits >= 0:
         sets = forced | _branch_removal(hand, inter, digits)
         x = hand & ~sets
@@ -609,11 +616,11 @@ def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[in
             i += 1
         if i == n:
             break
-    def_sets, def_runs, _ = best_arrangement(defender & ~best_laid, 0)
+    def_sets, def_runs, _ = best_arrangement(defender & ~best_laid, np.int64(0))  # int64: one compiled copy
     return best_dw, best_laid, def_sets, def_runs
 
 
-@jit
+@kernel
 def in_any_meld(hand: int, card: int) -> bool:
     """True if ``card`` is in some set or run made of cards of ``hand | card``."""
     h = hand | (1 << card)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import types
 
-from arena.engine._jit import jit
+from arena.engine._jit import kernel
 from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot
 from arena.engine.layout import (
     ERROR_TEXT,
@@ -54,10 +54,13 @@ ERROR_MESSAGES = ERROR_TEXT + ("raised an exception",)
 _I1 = types.int64[::1]
 _F1 = types.float64[::1]
 _I2 = types.int64[:, ::1]
-_KERNEL_SIG = types.int64(_I1, _I1, BotType, BotType, _F1, _F1, _F1, _F1, _I2, _I2, _I1, _I1)
+_U1 = types.uint64[::1]
+_KERNEL_SIG = types.int64(
+    _I1, _I1, BotType, BotType, _F1, _F1, _F1, _F1, _I2, _I2, _I1, _I1, _F1, _F1, _I1, _I1, _U1, _U1, _U1
+)
 
 
-@jit
+@kernel
 def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, view, log, n_log, counters):
     """Ask the bots and apply their decisions until the hand in ``st`` is over.
 
@@ -88,32 +91,37 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     return n_log
 
 
-@jit(_KERNEL_SIG)
-def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, games, hands, log, counters):
+@kernel(_KERNEL_SIG)
+def play_games_kernel(
+    seeds, rules, bot0, bot1, params0, params1, mem0, mem1, games, hands, log, counters, p0, p1, st, view, rng0, rng1,
+    scratch,
+):  # fmt: skip
     """Play games ``counters[C_NEXT_GAME]..`` of ``seeds``; return 0 when all are done.
 
     Returns 1 when the ``hands`` or ``log`` buffer is full: the unfinished game
     is rolled back (``counters`` point at it), so the caller grows the buffers
     and calls again.  Empty ``hands``/``log`` arrays mean "don't record".
+    The last seven arguments are work space (:func:`kernel_work_space`): the
+    kernel allocates nothing, so it is compiled without reference counting,
+    and the engine's steps (``play_hand``, ``apply_action``, ``build_view``,
+    ...) are inlined into it: a hand makes no call but the bots' and the meld
+    kernels'.
     """
-    st = np.zeros(S_SIZE, dtype=np.int64)
-    view = np.zeros(V_SIZE, dtype=np.int64)
-    rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
-    rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
-    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
     record_hands = hands.shape[0] > 0
-    # Each game gets a fresh copy of the parameters, so a bot that writes to
-    # its params array cannot make one game depend on the games before it.
-    p0 = params0.copy()
-    p1 = params1.copy()
     for g in range(counters[C_NEXT_GAME], seeds.shape[0]):
         n_h = counters[C_HANDS]
         n_l = counters[C_LOG]
         row = games[g]
         seed = seeds[g]
         begin_game(st, rules, seed, rng0, rng1, mem0, mem1, row)
-        p0[:] = params0
-        p1[:] = params1
+        # Each game gets a fresh copy of the parameters, so a bot that writes
+        # to its params array cannot make one game depend on the games before
+        # it.  Element by element: an array assignment would compile numba's
+        # shape-mismatch error message (string formatting: seconds of a cold start).
+        for i in range(p0.shape[0]):
+            p0[i] = params0[i]
+        for i in range(p1.shape[0]):
+            p1[i] = params1[i]
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
@@ -133,6 +141,19 @@ def play_games_kernel(seeds, rules, bot0, bot1, params0, params1, mem0, mem1, ga
         counters[C_LOG] = n_l
         counters[C_NEXT_GAME] = g + 1
     return 0
+
+
+def kernel_work_space(params0: np.ndarray, params1: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The work arrays :func:`play_games_kernel` takes last: p0, p1, st, view, rng0, rng1, scratch."""
+    return (
+        np.zeros(params0.shape[0], dtype=np.float64),
+        np.zeros(params1.shape[0], dtype=np.float64),
+        np.zeros(S_SIZE, dtype=np.int64),
+        np.zeros(V_SIZE, dtype=np.int64),
+        np.zeros(RNG_WORDS, dtype=np.uint64),
+        np.zeros(RNG_WORDS, dtype=np.uint64),
+        np.zeros(RNG_WORDS, dtype=np.uint64),
+    )
 
 
 # play_hand as plain Python (it is a plain function already under NUMBA_DISABLE_JIT).
@@ -269,6 +290,7 @@ def play_batch(
     mem1 = np.zeros(bot1.memory_size, dtype=np.float64)
     raised: dict[int, str] = {}  # game -> exception text of a bot that raised
     fast = bot0.fast and bot1.fast
+    work = kernel_work_space(bot0.params, bot1.params) if fast else ()
     while True:
         try:
             if fast:
@@ -285,6 +307,7 @@ def play_batch(
                     hands,
                     log,
                     counters,
+                    *work,
                 )
             else:
                 status = _play_plain(seeds, rules_array, bot0, bot1, mem0, mem1, games, hands, log, counters)

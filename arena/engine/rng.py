@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import uint64
 
-from arena.engine._jit import jit
+from arena.engine._jit import helper, inline, kernel
 
 RNG_WORDS = 4
 
@@ -35,7 +35,7 @@ STREAM_BOT = 1  # + seat
 STREAM_HAND = 1000  # + hand number: the shuffle of that hand
 
 
-@jit
+@kernel
 def splitmix64(x):
     """One step of splitmix64: a well-mixed 64-bit function of ``x``."""
     z = uint64(x) + uint64(0x9E3779B97F4A7C15)
@@ -44,12 +44,12 @@ def splitmix64(x):
     return z ^ (z >> uint64(31))
 
 
-@jit
+@inline
 def _rotl(x, k):
     return (x << uint64(k)) | (x >> uint64(64 - k))
 
 
-@jit
+@kernel
 def mix_seed(seed, stream):
     """The seed of stream ``stream`` of a game seeded ``seed`` (both >= 0)."""
     return splitmix64(splitmix64(uint64(seed)) ^ (uint64(stream) * uint64(0xD1B54A32D192ED03)))
@@ -63,7 +63,7 @@ _SIP_K1 = 0x612F_626F_742D_7273  # "a/bot-rs"
 BOT_SEED_BITS = 53
 
 
-@jit
+@helper
 def _sip_rounds(v0, v1, v2, v3, n):
     for _ in range(n):
         v0 = v0 + v1
@@ -83,7 +83,7 @@ def _sip_rounds(v0, v1, v2, v3, n):
     return v0, v1, v2, v3
 
 
-@jit
+@kernel
 def siphash24(k0, k1, data):
     """SipHash-2-4 of the bytes ``data`` (a uint8 array) under the key (k0, k1).
 
@@ -116,7 +116,7 @@ def siphash24(k0, k1, data):
     return v0 ^ v1 ^ v2 ^ v3
 
 
-@jit
+@kernel
 def siphash24_words(k0, k1, m0, m1):
     """:func:`siphash24` of the 16 bytes of two 64-bit words (little-endian), without an array."""
     k0 = uint64(k0)
@@ -138,7 +138,7 @@ def siphash24_words(k0, k1, m0, m1):
     return v0 ^ v1 ^ v2 ^ v3
 
 
-@jit
+@kernel
 def bot_seed(seed, seat):
     """The seed of seat ``seat``'s bot generator in the game seeded ``seed``.
 
@@ -149,7 +149,7 @@ def bot_seed(seed, seat):
     return h >> uint64(64 - BOT_SEED_BITS)
 
 
-@jit
+@kernel
 def seed_rng(rng, seed):
     """Fill a 4-word xoshiro256** state from a 64-bit seed (via splitmix64)."""
     x = uint64(seed)
@@ -158,7 +158,7 @@ def seed_rng(rng, seed):
         rng[i] = splitmix64(x)
 
 
-@jit
+@kernel
 def next_u64(rng):
     """Next 64 random bits of a xoshiro256** state (updates ``rng`` in place)."""
     result = _rotl(rng[1] * uint64(5), 7) * uint64(9)
@@ -172,19 +172,19 @@ def next_u64(rng):
     return result
 
 
-@jit
+@kernel
 def rand_below(rng, n):
     """A random int in ``0..n-1`` (``n`` < 2**32), by multiply-shift."""
     return np.int64(((next_u64(rng) >> uint64(32)) * uint64(n)) >> uint64(32))
 
 
-@jit
+@kernel
 def rand_float(rng):
     """A random float in [0, 1) with 53 random bits."""
     return np.float64(next_u64(rng) >> uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@jit
+@kernel
 def shuffle(deck, rng):
     """Fisher-Yates shuffle of ``deck`` in place."""
     for i in range(deck.shape[0] - 1, 0, -1):

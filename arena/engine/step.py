@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine._jit import jit
+from arena.engine._jit import helper, inline, kernel
 from arena.engine.cards import CARD_VALUES, NUM_RANKS, SPADES
 from arena.engine.layout import (
     ERR_BAD_CHOICE,
@@ -177,12 +177,12 @@ HAND_SIZE = 10
 DEAD_STOCK = 2
 
 
-@jit
+@kernel
 def stock_count(st) -> int:
     return DECK_SIZE - st[S_STOCK_POS]
 
 
-@jit
+@kernel
 def pile_mask(st) -> int:
     """Cards in the discard pile, as a mask."""
     m = 0
@@ -191,7 +191,7 @@ def pile_mask(st) -> int:
     return m
 
 
-@jit
+@kernel
 def deal_hand(st, rules, hand_seed, rng) -> None:
     """Shuffle with ``hand_seed``, deal, turn the upcard; ``S_DEALER`` is set.
 
@@ -206,7 +206,7 @@ def deal_hand(st, rules, hand_seed, rng) -> None:
     deal_from_deck(st, rules)
 
 
-@jit
+@kernel
 def deal_from_deck(st, rules) -> None:
     """Deal the deck already in ``S_DECK`` (scripted tests set it directly)."""
     deck = st[S_DECK : S_DECK + DECK_SIZE]
@@ -256,7 +256,7 @@ def deal_from_deck(st, rules) -> None:
     st[S_CUR] = nondealer
 
 
-@jit
+@inline
 def _draw_stock(st, p) -> None:
     c = st[S_DECK + st[S_STOCK_POS]]
     st[S_STOCK_POS] += 1
@@ -264,7 +264,7 @@ def _draw_stock(st, p) -> None:
     st[S_JUST_TAKEN] = -1
 
 
-@jit
+@inline
 def _take_pile(st, p) -> None:
     n = st[S_PILE_N] - 1
     c = st[S_PILE + n]
@@ -275,7 +275,7 @@ def _take_pile(st, p) -> None:
     st[S_JUST_TAKEN] = c
 
 
-@jit
+@inline
 def _after_draw(st, rules) -> None:
     """After a normal draw: offer big gin when all 11 cards meld, else discard."""
     if rules[R_BIG_GIN] and deadwood(st[S_HAND + st[S_CUR]]) == 0:
@@ -284,7 +284,7 @@ def _after_draw(st, rules) -> None:
         st[S_PHASE] = PH_DISCARD
 
 
-@jit
+@inline
 def _end_turn(st, rules) -> None:
     """A discard without a knock: dead hand, turn cap, or the other seat draws."""
     if stock_count(st) <= DEAD_STOCK:
@@ -299,7 +299,7 @@ def _end_turn(st, rules) -> None:
         st[S_PHASE] = PH_DRAW
 
 
-@jit
+@helper
 def _showdown(st, rules, big_gin) -> None:
     """Lay out, lay off and score a knock, a gin or a big gin by ``S_CUR``."""
     k = st[S_CUR]
@@ -315,7 +315,7 @@ def _showdown(st, rules, big_gin) -> None:
     mult = st[S_MULT]
     if kdw == 0:
         # Gin and big gin: no layoffs, no undercut.
-        dsets, druns, ddw = best_arrangement(hd, 0)
+        dsets, druns, ddw = best_arrangement(hd, np.int64(0))  # int64: one compiled copy
         bonus = rules[R_BIG_GIN_BONUS] if big_gin else rules[R_GIN_BONUS]
         st[S_OUTCOME] = OUT_BIG_GIN if big_gin else OUT_GIN
         st[S_POINTS + k] = mult * (ddw + bonus)
@@ -335,7 +335,7 @@ def _showdown(st, rules, big_gin) -> None:
     st[S_PHASE] = PH_DONE
 
 
-@jit
+@inline
 def _reject(st, err, action) -> int:
     st[S_ERROR] = err
     st[S_ERROR_SEAT] = st[S_CUR]
@@ -344,7 +344,7 @@ def _reject(st, err, action) -> int:
     return err
 
 
-@jit
+@kernel
 def apply_action(st, rules, action) -> int:
     """Apply the decision ``action`` of the seat to act; return an ``ERR_*``.
 
@@ -355,13 +355,21 @@ def apply_action(st, rules, action) -> int:
     """
     phase = st[S_PHASE]
     p = st[S_CUR]
+    # Check first, in one place: one call of _reject with a variable code and
+    # one of _showdown below keep numba from compiling a copy per constant.
+    err = ERR_NONE
     if phase == PH_DONE:
-        return _reject(st, ERR_WRONG_PHASE, action)
-    if phase == PH_DISCARD:
+        err = ERR_WRONG_PHASE
+    elif phase == PH_DISCARD:
         if action < 0 or action >= DECK_SIZE or not (st[S_HAND + p] >> action) & 1:
-            return _reject(st, ERR_NOT_IN_HAND, action)
-        if rules[R_NO_RETAKE] and action == st[S_JUST_TAKEN]:
-            return _reject(st, ERR_RETAKE, action)
+            err = ERR_NOT_IN_HAND
+        elif rules[R_NO_RETAKE] and action == st[S_JUST_TAKEN]:
+            err = ERR_RETAKE
+    elif action != 0 and action != 1:
+        err = ERR_BAD_CHOICE
+    if err != ERR_NONE:
+        return _reject(st, err, action)
+    if phase == PH_DISCARD:
         bit = np.int64(1) << action
         st[S_HAND + p] ^= bit
         st[S_PILE + st[S_PILE_N]] = action
@@ -373,10 +381,7 @@ def apply_action(st, rules, action) -> int:
             st[S_PHASE] = PH_KNOCK
         else:
             _end_turn(st, rules)
-        return ERR_NONE
-    if action != 0 and action != 1:
-        return _reject(st, ERR_BAD_CHOICE, action)
-    if phase == PH_UPCARD_NONDEALER or phase == PH_UPCARD_DEALER:
+    elif phase == PH_UPCARD_NONDEALER or phase == PH_UPCARD_DEALER:
         if action == 1:
             _take_pile(st, p)
             st[S_UPCARD_TAKER] = p
@@ -398,20 +403,17 @@ def apply_action(st, rules, action) -> int:
         else:
             _draw_stock(st, p)
         _after_draw(st, rules)
-    elif phase == PH_BIG_GIN:
+    elif phase == PH_BIG_GIN or phase == PH_KNOCK:
         if action == 1:
-            _showdown(st, rules, True)
-        else:
+            _showdown(st, rules, phase == PH_BIG_GIN)
+        elif phase == PH_BIG_GIN:
             st[S_PHASE] = PH_DISCARD
-    elif phase == PH_KNOCK:
-        if action == 1:
-            _showdown(st, rules, False)
         else:
             _end_turn(st, rules)
     return ERR_NONE
 
 
-@jit
+@kernel
 def build_view(st, rules, p, view) -> None:
     """Fill ``view`` with what seat ``p`` sees at the table, and nothing else.
 
@@ -446,16 +448,16 @@ def build_view(st, rules, p, view) -> None:
         view[i] = 0
     for i in range(R_SIZE):
         view[V_RULES + i] = rules[i]
-    for i in range(n):
-        view[V_PILE + i] = st[S_PILE + i]
-    for i in range(n, DECK_SIZE):  # no stale cards past the top: the view is exactly the table
-        view[V_PILE + i] = -1
+    # No stale cards past the top: the view is exactly the table.  One
+    # fixed-length loop without branches (the compiler vectorises it).
+    for i in range(DECK_SIZE):
+        view[V_PILE + i] = st[S_PILE + i] if i < n else -1
 
 
 # --- the game around the hands ------------------------------------------------------
 
 
-@jit
+@kernel
 def begin_game(st, rules, seed, rng0, rng1, mem0, mem1, game_row) -> None:
     """Reset for a new game: scores, a seeded first dealer, each bot's generator.
 
@@ -463,9 +465,11 @@ def begin_game(st, rules, seed, rng0, rng1, mem0, mem1, game_row) -> None:
     the games a worker happened to play before it.
     """
     st[:] = 0
-    st[S_DEALER] = np.int64(mix_seed(seed, STREAM_FIRST_DEALER) & np.uint64(1))
-    seed_rng(rng0, bot_seed(seed, 0))  # one-way: a bot's state can't be traced back to the deal
-    seed_rng(rng1, bot_seed(seed, 1))
+    # The stream and seat numbers as int64 values, not constants: numba would
+    # compile a copy of mix_seed and bot_seed for each constant.
+    st[S_DEALER] = np.int64(mix_seed(seed, np.int64(STREAM_FIRST_DEALER)) & np.uint64(1))
+    seed_rng(rng0, bot_seed(seed, np.int64(0)))  # one-way: a bot's state can't be traced back to the deal
+    seed_rng(rng1, bot_seed(seed, np.int64(1)))
     mem0[:] = 0.0
     mem1[:] = 0.0
     game_row[:] = 0
@@ -474,13 +478,13 @@ def begin_game(st, rules, seed, rng0, rng1, mem0, mem1, game_row) -> None:
     game_row[G_FORFEIT] = -1
 
 
-@jit
+@kernel
 def begin_hand(st, rules, seed, rng) -> None:
     """Deal hand number ``S_HAND_NO`` of the game seeded ``seed``."""
     deal_hand(st, rules, mix_seed(seed, STREAM_HAND + st[S_HAND_NO]), rng)
 
 
-@jit
+@inline
 def hand_winner(st) -> int:
     """Seat that won the hand (-1 for dead, capped or unfinished hands)."""
     out = st[S_OUTCOME]
@@ -491,7 +495,7 @@ def hand_winner(st) -> int:
     return -1
 
 
-@jit
+@kernel
 def write_hand_row(st, game_index, row, log_start, log_len) -> None:
     row[H_GAME] = game_index
     row[H_HAND_NO] = st[S_HAND_NO]
@@ -514,7 +518,7 @@ def write_hand_row(st, game_index, row, log_start, log_len) -> None:
         row[H_SCORE + p] = st[S_SCORE + p] + st[S_POINTS + p]
 
 
-@jit
+@kernel
 def end_hand(st, rules, game_row) -> bool:
     """Book a finished hand into the game; return True when the game is over.
 
@@ -555,7 +559,7 @@ def end_hand(st, rules, game_row) -> bool:
     return st[S_HAND_NO] >= rules[R_HAND_CAP]
 
 
-@jit
+@kernel
 def forfeit_game(st, game_row) -> None:
     """End the game: the seat whose action was rejected loses by forfeit."""
     seat = st[S_ERROR_SEAT]

@@ -17,8 +17,11 @@ A FAIL in any line fails the check (exit code 1 from the command).
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -77,19 +80,91 @@ class CheckReport:
         return "result: PASS" + (f" ({warns} warning(s))" if warns else "")
 
 
-def _command_of(ref: BotRef) -> tuple[list[str], str | None, dict[str, str] | None]:
-    """The command, folder and environment that run ``ref`` (a command, or a file in the sandbox)."""
+def _command_of(
+    ref: BotRef, limits: Limits | None = None
+) -> tuple[list[str], str | None, dict[str, str] | None, tuple[str, ...]]:
+    """The command, folder, environment and paths to read that run ``ref`` (a command, or a file in the sandbox)."""
     if ref.kind in ("sandbox", "file"):
         from arena.botkit.bot import BotError
 
         try:
-            command, cwd, env, _ = sandbox_setup(ref.ref)
+            command, cwd, env, _, read_paths = sandbox_setup(ref.ref, limits)
         except BotError as exc:
             raise ValueError(str(exc)) from None
-        return command, cwd, env
+        return command, cwd, env, read_paths
     if ref.kind == "command":
-        return ref.argv, ref.cwd, None
+        return ref.argv, ref.cwd, None, ()
     raise ValueError(f"'{ref.spec()}' is a built-in bot; check-bot checks 'cmd:<program>' or a bot file")
+
+
+#: A failed system call in strace's output: ``[pid 12] name(args) = -1 EPERM (...)``.
+_FAILED_CALL = re.compile(r"^(?:\[pid\s+\d+\] |\d+ +)?([a-z0-9_]+)\((.*)\)\s+= -1 (E[A-Z]+)")
+
+
+#: What bwrap itself calls while it builds the wall (before the filter exists): a failure of one of
+#: these is bwrap's, not a refusal of the bot's (the bot's own are refused as well, so a bot that tries
+#: them is simply not listed).
+_BWRAP_SETUP = frozenset({"unshare", "mount", "umount2", "pivot_root", "chroot", "sethostname", "setns"})
+
+
+def refused_calls(trace: str) -> Counter[str]:
+    """The system calls the sandbox refused in an strace log (``-f -e status=failed``).
+
+    A call is counted when it failed with EPERM and is not on the allow-list
+    (so the filter refused it, not the kernel), when a process, or a signal
+    to another process, was refused, or when an open for writing failed with
+    EACCES.  Not counted: ``socket(AF_UNIX, ...)``, which the C library
+    tries on its own for every user or group name lookup (nscd).
+    """
+    from arena.external.limits import _X64_ALLOW, _X64_SELF_ONLY
+
+    allowed = set(_X64_ALLOW) | set(_X64_SELF_ONLY) | {"clone", "clone3", "ioctl", "open", "openat"}
+    out: Counter[str] = Counter()
+    for line in trace.splitlines():
+        m = _FAILED_CALL.match(line)
+        if m is None:
+            continue
+        name, args, err = m.groups()
+        if name in _BWRAP_SETUP or (name == "socket" and args.startswith("AF_UNIX")):
+            continue
+        if (err == "EPERM" and name not in allowed) or (err == "EACCES" and name in ("open", "openat")):
+            out[name] += 1
+        elif err == "EPERM" and name in ("clone", "kill", "tgkill", "tkill", "prlimit64"):
+            out[name] += 1
+    return out
+
+
+def _check_refused(report, command, cwd, env, read_paths, limits, echo) -> None:
+    """Play two games under strace and report the system calls the sandbox refused (a WARN line)."""
+    import shutil
+
+    from arena.botkit.load import load_bot
+    from arena.engine.play import play_batch
+    from arena.settings.rules import Rules
+
+    strace = shutil.which("strace")
+    if strace is None:
+        report.add("WARN", "syscalls", "strace not found: the system calls the sandbox refused are not listed", echo)
+        return
+    tracer = (strace, "-f", "-qq", "-e", "trace=all", "-e", "status=failed", "-s", "0")
+    traced = ExternalBot(command, cwd, limits, env=env, read_paths=read_paths, tracer=tracer)
+    traced.limits = dataclasses.replace(limits, log_bytes=max(limits.log_bytes, 1 << 20))
+    traced.log = type(traced.log)(traced.limits.log_bytes)
+    try:
+        hello = traced.start(0)
+        bot = _make_bot(traced, hello["name"], report.spec, "", "", "")
+        play_batch(bot, load_bot("simple"), rules_array(Rules()), np.arange(2000, 2002))
+    except ExternalBotError as exc:
+        report.add("WARN", "syscalls", f"the bot did not play under strace: {exc}", echo)
+        return
+    finally:
+        traced.close()
+    refused = refused_calls(traced.log.drain())
+    if refused:
+        calls = ", ".join(f"{name} x{n}" for name, n in refused.most_common(12))
+        report.add("WARN", "syscalls", f"the sandbox refused: {calls} (harmless if the bot plays without them)", echo)
+    else:
+        report.add("PASS", "syscalls", "the sandbox refused no system call in two games", echo)
 
 
 def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
@@ -150,17 +225,19 @@ def check_bot(
     try:
         ref = BotRef.parse(spec)
         limits = limits_for(ref, limits)
-        command, cwd, env = _command_of(ref)
+        command, cwd, env, read_paths = _command_of(ref, limits)
     except ValueError as exc:
         report.add("FAIL", "command", str(exc), echo)
         if echo:
             echo(report.summary())
         return report
-    ext = ExternalBot(command, cwd, limits, env=env, record_times=True)
+    ext = ExternalBot(command, cwd, limits, env=env, record_times=True, read_paths=read_paths)
     try:
         _check(report, ext, games, echo, load_bot, play_batch, Rules)
     finally:
         ext.close()
+    if report.passed:
+        _check_refused(report, command, cwd, env, read_paths, limits, echo)
     if echo:
         echo(report.summary())
     return report

@@ -43,6 +43,8 @@ from arena.settings.botref import BotRef
 from arena.settings.config import START_SECONDS
 
 MAX_FAILED_STARTS = 3
+#: Failures after which the bot's process is killed; ``max_crashes`` of them in a row forfeit the chunk.
+CRASH_REASONS = ("crashed", "timeout", "garbled answer", "no sandbox")
 
 _LIVE: weakref.WeakSet[ExternalBot] = weakref.WeakSet()
 
@@ -57,7 +59,7 @@ def _close_all() -> None:
 class _Seat:
     """One seat's process and where its current game stands."""
 
-    __slots__ = ("proc", "game", "game_time", "seed", "failed_starts", "answered")
+    __slots__ = ("proc", "game", "game_time", "seed", "failed_starts", "answered", "started_game", "failed_game")
 
     def __init__(self) -> None:
         self.answered: set[int] = set()  # decisions this process has answered since it started
@@ -66,6 +68,8 @@ class _Seat:
         self.game_time = 0.0
         self.seed = 0
         self.failed_starts = 0
+        self.started_game = False  # a game has started on this seat (since the chunk began)
+        self.failed_game = False  # the current game was ended by a crash, timeout or garbage
 
 
 class _Decision:
@@ -93,6 +97,8 @@ class ExternalBot:
         env: dict[str, str] | None = None,
         record_times: bool = False,
         first_answer_s: float = 0.0,
+        read_paths: tuple[str, ...] = (),
+        tracer: tuple[str, ...] = (),
     ):
         if not command or not all(isinstance(a, str) for a in command):
             raise ValueError("an external bot's command is a non-empty list of strings")
@@ -100,6 +106,8 @@ class ExternalBot:
         self.cwd = cwd
         self.limits = limits or Limits()
         self.env = env
+        self.read_paths = tuple(read_paths)  # more paths the program may read inside the wall
+        self.tracer = tuple(tracer)  # a program the bot is started under (check-bot's strace)
         # A sandboxed Python file compiles its numba helpers on the first call of each
         # decision, and the sandbox can't save numba's cache: that first answer of each
         # kind per process may take this long (the start limit), later ones decision_s.
@@ -111,6 +119,8 @@ class ExternalBot:
         self.decisions = 0
         self.restarts = 0
         self.times: list[float] | None = [] if record_times else None
+        self.games_started = 0
+        self.new_chunk()
         self._pid = os.getpid()
         self._finalizer = weakref.finalize(self, _kill_seats, self.seats, self._pid)
         _LIVE.add(self)
@@ -129,14 +139,15 @@ class ExternalBot:
         if s.proc is not None:
             self.restarts += 1
         try:
-            s.proc, hello = start_and_handshake(self.command, self.cwd, self.limits, self.log, self.env)
+            s.proc, hello = start_and_handshake(
+                self.command, self.cwd, self.limits, self.log, self.env, self.read_paths, self.tracer
+            )
         except ExternalBotError:
             s.failed_starts += 1
             s.proc = None
             raise
         s.failed_starts = 0
         s.answered = set()
-        s.game = 0  # "game" counts the games of this process
         if self.hello is None:
             self.hello = hello
             self.param_names = tuple(hello["params"])
@@ -165,6 +176,13 @@ class ExternalBot:
 
     # --- deciding ---------------------------------------------------------------------------------
 
+    def new_chunk(self, game_ids: dict[int, int] | None = None) -> None:
+        """A new chunk starts: the crash streak starts over; ``game_ids`` maps each game's
+        per-seat bot seed to the game's id in the matchup (sent as ``game``)."""
+        self.crash_streak = 0
+        self.last_crash = ""
+        self.game_ids = dict(game_ids or {})
+
     def decide(self, phase: int, view: np.ndarray, params: np.ndarray, memory: np.ndarray, rng: np.ndarray) -> int:
         v = view.tolist()
         s = self.seats[v[V_SEAT]]
@@ -175,14 +193,30 @@ class ExternalBot:
             if self._pid != os.getpid():
                 self._after_fork()
                 s = self.seats[v[V_SEAT]]
+            if s.started_game and not s.failed_game:
+                self.crash_streak = 0  # this seat's last game ended without a crash
+            s.started_game, s.failed_game = True, False
+            if self.crash_streak >= self.limits.max_crashes:
+                s.failed_game = True
+                raise ExternalBotError(
+                    "crashed",
+                    f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
+                    f"or timeout (last: {self.last_crash})",
+                )
             if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
                 s.proc.kill("exited between games")
             if s.proc is None or not s.proc.alive:
-                self.start(v[V_SEAT])
-            s.game += 1
-            s.game_time = 0.0
+                try:
+                    self.start(v[V_SEAT])
+                except ExternalBotError as exc:
+                    self._crashed(s, exc)
+                    raise
             s.seed = seed_of_state(rng)
-        elif s.proc is None or not s.proc.alive:
+            self.games_started += 1
+            s.game = self.game_ids.get(s.seed, self.games_started)
+            s.game_time = 0.0
+        proc = s.proc
+        if proc is None or not proc.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
         params_json = None
         if new_game:
@@ -196,15 +230,16 @@ class ExternalBot:
             budget = self.first_answer_s
         t0 = time.perf_counter()
         try:
-            answer = s.proc.request(line, budget, what)
+            answer = proc.request(line, budget, what)
         except ExternalBotError as exc:
+            self._crashed(s, exc)
             if exc.reason == "timeout" and budget < limits.decision_s and not first:
                 raise ExternalBotError(
                     "timeout", f"{what} ran past the game's time limit ({limits.game_s:.3g} s of answers)"
                 ) from None
             raise
         except BaseException:  # Ctrl-C while waiting: an answer may still come; never read it as the next one
-            s.proc.kill("interrupted")
+            proc.kill("interrupted")
             raise
         finally:
             dt = time.perf_counter() - t0
@@ -217,8 +252,16 @@ class ExternalBot:
             return parse_answer(answer, DECISION_OF_PHASE[phase])
         except ProtocolError as exc:
             if exc.reason == "garbled answer":
-                s.proc.kill(exc.reason)  # out of step: start afresh next game
+                proc.kill(exc.reason)  # out of step: start afresh next game
+                self._crashed(s, exc)
             raise ExternalBotError(exc.reason, exc.detail) from None
+
+    def _crashed(self, s: _Seat, exc: Exception) -> None:
+        """Count a game ended by a crash, a timeout or garbage (the process was killed), once per game."""
+        if not s.failed_game and getattr(exc, "reason", "") in CRASH_REASONS:
+            s.failed_game = True
+            self.crash_streak += 1
+            self.last_crash = str(exc)[:160]
 
     def functions(self) -> tuple[_Decision, ...]:
         return tuple(_Decision(self, ph) for ph in sorted(DECISION_OF_PHASE))
@@ -315,12 +358,15 @@ def host_command(path: str | os.PathLike) -> list[str]:
     return [sys.executable, "-P", "-m", "arena.external.host", str(Path(path).resolve())]
 
 
-def sandbox_setup(path: str | os.PathLike) -> tuple[list[str], str, dict[str, str], str]:
-    """(command, cwd, environment, text hash) that serve a bot file through the sandbox host.
+def sandbox_setup(
+    path: str | os.PathLike, limits: Limits | None = None
+) -> tuple[list[str], str, dict[str, str], str, tuple[str, ...]]:
+    """(command, cwd, environment, text hash, paths to read) that serve a bot file through the sandbox host.
 
     Raises :class:`arena.botkit.bot.BotError` if the file is missing or unreadable.
     """
-    from arena.botkit.bot import BotError, cached_bot_file, read_bot_file
+    from arena.botkit.bot import BotError, bot_cache_dir, cached_bot_file, read_bot_file
+    from arena.engine._jit import cache_dir
 
     p = Path(path)
     text = read_bot_file(p)
@@ -330,12 +376,23 @@ def sandbox_setup(path: str | os.PathLike) -> tuple[list[str], str, dict[str, st
         cached_bot_file(text)
     except OSError as exc:
         raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
+    root = str(Path(__file__).resolve().parents[2])
+    if (limits or Limits()).sandbox == "wall":
+        from arena.external.wall import host_paths
+
+        # Inside the wall: only what the host needs, and the caches where the arena keeps them.
+        env = {
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": root,
+            "XDG_CACHE_HOME": str(bot_cache_dir().parents[1]),
+            "NUMBA_CACHE_DIR": str(cache_dir()),
+        }
+        return host_command(p), str(p.resolve().parent), env, digest, tuple(host_paths(p, digest))
     env = dict(os.environ)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
-    return host_command(p), str(p.resolve().parent), env, digest
+    return host_command(p), str(p.resolve().parent), env, digest, ()
 
 
 def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: str | None = None):
@@ -347,9 +404,9 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     as :func:`arena.botkit.bot.load_bot_file` gives.  The default limits allow 120 s
     to start (the host compiles the file with numba and may not save its cache).
     """
-    command, cwd, env, digest = sandbox_setup(path)
     limits = limits or Limits(start_s=START_SECONDS["sandbox"])
-    ext = ExternalBot(command, cwd, limits, env=env, first_answer_s=limits.start_s)
+    command, cwd, env, digest, read_paths = sandbox_setup(path, limits)
+    ext = ExternalBot(command, cwd, limits, env=env, first_answer_s=limits.start_s, read_paths=read_paths)
     return _make_bot(
         ext,
         name,

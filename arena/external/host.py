@@ -32,7 +32,7 @@ def _patch_numba_cache() -> None:
     from numba.core import caching
 
     # numba accepts a cache folder only if it can write a test file there; reading is all we need.
-    caching._CacheLocator.ensure_cache_path = lambda self: None
+    caching._CacheLocator.ensure_cache_path = lambda self: None  # type: ignore[method-assign]  # a deliberate patch
     original = caching.Cache.save_overload
 
     def save_overload(self, sig, data):
@@ -41,13 +41,13 @@ def _patch_numba_cache() -> None:
         except OSError:
             pass
 
-    caching.Cache.save_overload = save_overload
+    caching.Cache.save_overload = save_overload  # type: ignore[method-assign]  # a deliberate patch
 
 
 def serve(path: str, out, inp) -> int:
     import numpy as np
 
-    from arena.botkit.bot import BotError, load_bot_file
+    from arena.botkit.bot import Bot, BotError, load_bot_file
     from arena.engine.layout import V_DECISION
     from arena.engine.rng import RNG_WORDS, seed_rng
     from arena.external.protocol import PROTOCOL_VERSION, decode_decide
@@ -57,16 +57,19 @@ def serve(path: str, out, inp) -> int:
         out.flush()
 
     try:
-        bot = load_bot_file(path)
-        error = None
+        loaded: Bot | str = load_bot_file(path)
     except BotError as exc:
-        bot, error = None, str(exc)
+        loaded = str(exc)
+    except (SystemExit, KeyboardInterrupt) as exc:  # the file's own sys.exit() at import: not a bot
+        code = exc.code if isinstance(exc, SystemExit) else "KeyboardInterrupt"
+        loaded = f"{path}: not a bot: importing it called sys.exit({code!r})"
     first = inp.readline()
     if not first:
         return 0
-    if error is not None:
-        send({"error": error})
+    if isinstance(loaded, str):
+        send({"error": loaded})
         return 2
+    bot = loaded
     send(
         {
             "name": bot.name,

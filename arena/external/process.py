@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 
-from arena.external.limits import Limits, make_preexec, protect_parent
+from arena.external.limits import Limits, build_filter, make_preexec, protect_parent
 from arena.external.protocol import MAX_LINE, ProtocolError
 
 
@@ -125,15 +125,70 @@ class BotProcess:
     """A started bot program (see the module docstring)."""
 
     def __init__(
-        self, command: list[str], cwd: str | None, limits: Limits, log: LogBuffer, env: dict[str, str] | None = None
+        self,
+        command: list[str],
+        cwd: str | None,
+        limits: Limits,
+        log: LogBuffer,
+        env: dict[str, str] | None = None,
+        read_paths: tuple[str, ...] = (),
+        tracer: tuple[str, ...] = (),
     ):
+        """Start ``command``: inside the wall (``limits.sandbox == "wall"``), else under the weak sandbox.
+
+        ``read_paths``: more files and folders the program may read inside
+        the wall (the sandbox host's package and caches); ``tracer``: a
+        program the whole is started under (``check-bot``'s strace).  Raises
+        :class:`ExternalBotError` ("no sandbox: ...") when the wall can't
+        be built here.
+        """
         self.limits = limits
         self.log = log
         self.command = command
-        protect_parent()
+        argv, in_wall = list(command), limits.sandbox == "wall"
+        pass_fds: tuple[int, ...] = ()
+        self.in_wall = in_wall
+        if in_wall:
+            from arena.external.wall import (
+                PID_IN_WALL,
+                WallError,
+                resolve_program,
+                wall_command,
+                wall_env,
+                wall_problem,
+            )
+
+            problem = wall_problem()
+            if problem is not None:
+                raise ExternalBotError(
+                    "no sandbox", f"{problem} (or accept the weak sandbox explicitly: --weak-sandbox)"
+                )
+            env = wall_env(env)
+            if resolve_program(command[0], cwd or os.getcwd(), env.get("PATH")) is None:
+                raise ExternalBotError("crashed", f"could not start {command[0]!r}: no such program")
+            # bwrap reads the BPF program and its options from two pipes (each a few KiB: within a
+            # pipe's buffer); its command line, which the bot may read as /proc/1/cmdline, names no path.
+            rfd, wfd = os.pipe()
+            afd, bfd = os.pipe()
+            pass_fds = (rfd, afd)
+            try:
+                os.write(wfd, build_filter(limits, PID_IN_WALL))
+                full = wall_command(command, cwd, rfd, network=limits.network, extra=read_paths)
+                cut = full.index("--")  # options through the pipe, the command on the command line
+                os.write(bfd, b"".join(a.encode() + b"\0" for a in full[1:cut]))
+            except WallError as exc:
+                for fd in pass_fds:
+                    os.close(fd)
+                raise ExternalBotError("no sandbox", str(exc)) from None
+            finally:
+                os.close(wfd)
+                os.close(bfd)
+            argv = [full[0], "--args", str(afd), *full[cut:]]
+        else:
+            protect_parent()
         try:
             self.proc = subprocess.Popen(
-                command,
+                [*tracer, *argv],
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.PIPE,
@@ -141,18 +196,25 @@ class BotProcess:
                 stderr=subprocess.PIPE,
                 bufsize=0,
                 close_fds=True,
+                pass_fds=pass_fds,
                 start_new_session=True,
-                preexec_fn=make_preexec(limits),
+                preexec_fn=make_preexec(limits, in_wall=in_wall),
             )
         except OSError as exc:
             raise ExternalBotError("crashed", f"could not start {command[0]!r}: {exc.strerror or exc}") from None
+        finally:
+            for fd in pass_fds:
+                os.close(fd)
         self.pid = self.proc.pid
-        self._in = self.proc.stdin.fileno()
-        self._out = self.proc.stdout.fileno()
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None  # PIPE was asked for each
+        self._stdin, self._stdout = stdin, stdout
+        self._in = stdin.fileno()
+        self._out = stdout.fileno()
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
-        err = os.dup(self.proc.stderr.fileno())
-        self.proc.stderr.close()
+        err = os.dup(stderr.fileno())
+        stderr.close()
         self._stderr_thread = threading.Thread(
             target=_read_stderr, args=(err, log), daemon=True, name=f"bot-stderr-{self.pid}"
         )
@@ -262,10 +324,11 @@ class BotProcess:
             )
         return f" (last stderr line: {tail!r}{hint})" if tail else ""
 
-    @staticmethod
-    def _exit_text(code: int | None) -> str:
+    def _exit_text(self, code: int | None) -> str:
         if code is None:
             return "closed its output"
+        if self.in_wall and 128 < code < 128 + 65:
+            code = 128 - code  # bwrap exits with 128 + n when the program was killed by signal n
         if code < 0:
             sig = _signal_name(-code)
             hint = " (memory limit?)" if sig == "SIGKILL" else ""
@@ -294,7 +357,7 @@ class BotProcess:
         except OSError:
             pass
         self._reap(5.0)
-        for f in (self.proc.stdin, self.proc.stdout):
+        for f in (self._stdin, self._stdout):
             try:
                 f.close()
             except OSError:
@@ -310,7 +373,7 @@ class BotProcess:
         try:
             os.set_blocking(self._in, True)
             os.write(self._in, b'{"type":"bye"}\n')
-            self.proc.stdin.close()
+            self._stdin.close()
         except OSError:
             pass
         code = self._reap(grace)
@@ -321,7 +384,7 @@ class BotProcess:
             except (ProcessLookupError, PermissionError):
                 pass
             try:
-                self.proc.stdout.close()
+                self._stdout.close()
             except OSError:
                 pass
             self._stderr_thread.join(0.5)
@@ -331,12 +394,18 @@ class BotProcess:
 
 
 def start_and_handshake(
-    command: list[str], cwd: str | None, limits: Limits, log: LogBuffer, env: dict[str, str] | None = None
+    command: list[str],
+    cwd: str | None,
+    limits: Limits,
+    log: LogBuffer,
+    env: dict[str, str] | None = None,
+    read_paths: tuple[str, ...] = (),
+    tracer: tuple[str, ...] = (),
 ) -> tuple[BotProcess, dict]:
     """Start a bot and do the handshake; returns the process and its hello."""
     from arena.external.protocol import hello_line, parse_hello
 
-    proc = BotProcess(command, cwd, limits, log, env)
+    proc = BotProcess(command, cwd, limits, log, env, read_paths, tracer)
     limits_info = {"decision_s": limits.decision_s, "game_s": limits.game_s, "memory_mb": limits.memory_mb}
     try:
         line = proc.request(hello_line(limits_info), limits.start_s, "the handshake")

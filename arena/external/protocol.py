@@ -293,6 +293,9 @@ def _loads(line: bytes, what: str) -> Any:
         return json.loads(text)
     except ValueError:
         raise ProtocolError("garbled answer", f"{what} is not JSON: {_show(line)}") from None
+    except RecursionError:  # "[[[[...]]]]" nested past Python's limit
+        reason = "bad handshake" if what == "the handshake" else "garbled answer"
+        raise ProtocolError(reason, f"{what} is JSON nested too deeply: {_show(line)}") from None
 
 
 def _show(line: bytes, limit: int = 80) -> str:

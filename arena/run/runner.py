@@ -28,6 +28,8 @@ import pandas as pd
 
 from arena.botkit.bot import Bot
 from arena.botkit.load import load_bots
+from arena.external import external_of
+from arena.external.wall import hide
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
 from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses, SchedulerLost
 from arena.run.store import RunStore, StoreError
@@ -173,11 +175,18 @@ def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, stat
                 "sha256": b.source_hash,
                 "path": b.path,
                 "params": b.param_dict(),
+                "sandbox": _sandbox_of(b),
             }
             for b in bots.values()
         },
         **extra,
     }
+
+
+def _sandbox_of(bot: Bot) -> str:
+    """How a bot ran: "in-process", or its own process behind the "wall" or the "weak" sandbox."""
+    ext = external_of(bot)
+    return "in-process" if ext is None else ext.limits.sandbox
 
 
 def _now() -> str:
@@ -329,6 +338,7 @@ def run_tournament(
     specs = {key: BotSpec.of(b) for key, b in bots.items()}
     run_dir = Path(cfg.results_dir) / cfg.name
     store = RunStore.open_for_writing(run_dir, fresh=fresh, what="arena run")
+    hide(store.dir)  # no bot's wall shows the run folder, even inside a folder its command names
     release = lambda: None  # noqa: E731
     started = _now()
     tasks: list[ChunkTask] = []

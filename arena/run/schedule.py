@@ -165,6 +165,40 @@ def _worker_main(conn, raw, parent_pid: int) -> None:
     os._exit(0)
 
 
+#: A chunk may take this many times its time limit in wall-clock time (a loaded machine) while its
+#: CPU time stays within the limit; a worker that is stuck without using CPU is stopped then.
+WALL_FACTOR = 4.0
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system, all threads) a process has used, or None where it can't be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def bots_allowance(task: ChunkTask) -> float:
+    """Wall-clock seconds the chunk's external bots may use within their own limits.
+
+    Each game may take ``game_s`` of answers and a restart (``start_s``) per
+    bot in its own process, plus the first answers of each decision, which
+    may take ``start_s`` while a sandboxed file compiles.  The worker waits
+    on them without using CPU, so the watchdog's CPU limit never counts it.
+    """
+    from arena.external.limits import Limits
+
+    n = (task.pair_hi - task.pair_lo) * (2 if task.duplicate else 1)
+    total = 0.0
+    for spec in {task.bot_a.name: task.bot_a, task.bot_b.name: task.bot_b}.values():
+        if spec.kind in ("command", "sandbox"):
+            lim = Limits(**dict(spec.limits))
+            total += n * (lim.game_s + lim.start_s) + 6 * lim.start_s
+    return total
+
+
 class _Slot:
     def __init__(self, ctx) -> None:
         self.raw = ctx.RawArray("q", P_SIZE)
@@ -178,12 +212,34 @@ class _Slot:
         there.close()
         self.task: ChunkTask | None = None
         self.started = 0.0
+        self.cpu0: float | None = None
+        self.wall_limit = 0.0
         self.retry = False
 
     def give(self, task: ChunkTask, retry: bool) -> None:
         self.progress[:] = -1
         self.task, self.retry, self.started = task, retry, time.monotonic()
+        self.cpu0 = _cpu_seconds(self.proc.pid) if self.proc.pid else None
+        # Without a CPU clock (not Linux) the wall clock is the measure, as before.
+        self.wall_limit = task.time_limit * (WALL_FACTOR if self.cpu0 is not None else 1.0) + bots_allowance(task)
         self.conn.send(task)
+
+    def over_limit(self, now: float) -> str:
+        """Why this slot's chunk ran past its limits ("" if it did not), with what it was asking."""
+        t = self.task
+        if t is None:
+            return ""
+        wall = now - self.started
+        if self.cpu0 is not None and self.proc.pid:
+            cpu = _cpu_seconds(self.proc.pid)
+            if cpu is not None and cpu - self.cpu0 > t.time_limit:
+                return f"timed out after {t.time_limit:.0f} s{self.asked()} (CPU time of its worker)"
+        if wall > self.wall_limit:
+            return (
+                f"timed out after {self.wall_limit:.0f} s{self.asked()} (wall clock; the limit includes "
+                "the time its external bots may take within their own limits)"
+            )
+        return ""
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -195,13 +251,13 @@ class _Slot:
         self.conn.close()
 
     def asked(self) -> str:
-        """Which bot, and which decision, the worker was asking when stopped."""
+        """`` while asking bot 'x' for d()`` when the worker is known to be asking a decision, else ""."""
         seat, phase, swap = (int(self.progress[i]) for i in (P_SEAT, P_PHASE, P_SWAP))
         t = self.task
-        if t is None or seat < 0 or swap < 0:
-            return "before the first decision"
+        if t is None or seat not in (0, 1) or swap not in (0, 1) or phase not in PHASE_FUNCTION:
+            return ""
         bot = t.bot_a if (seat ^ swap) == 0 else t.bot_b
-        return f"while asking bot '{bot.name}' for {PHASE_FUNCTION.get(phase, '?')}()"
+        return f" while asking bot '{bot.name}' for {PHASE_FUNCTION[phase]}()"
 
 
 class LocalProcesses:
@@ -225,7 +281,7 @@ class LocalProcesses:
                 if not busy:
                     return
                 now = time.monotonic()
-                wait_s = min(1.0, max(0.01, min(s.started + s.task.time_limit - now for s in busy)))  # type: ignore[union-attr]
+                wait_s = min(1.0, max(0.01, min(s.started + s.wall_limit - now for s in busy)))
                 waitables = {s.conn: s for s in busy}
                 waitables.update({s.proc.sentinel: s for s in busy})
                 ready = multiprocessing.connection.wait(list(waitables), timeout=wait_s)
@@ -262,11 +318,12 @@ class LocalProcesses:
                         queue.appendleft((task, True))
                 now = time.monotonic()
                 for s in list(slots):
-                    if s.task is not None and now - s.started > s.task.time_limit:
-                        task, why = s.task, s.asked()
+                    over = s.over_limit(now)
+                    if s.task is not None and over:
+                        task = s.task
                         s.kill()
                         slots[slots.index(s)] = _Slot(self.ctx)
-                        yield ChunkFailure(task, f"timed out after {task.time_limit:.0f} s {why}")
+                        yield ChunkFailure(task, over)
         finally:
             for s in slots:
                 if s.task is None and s.proc.is_alive():
@@ -327,7 +384,7 @@ class DaskCluster:
         from distributed import as_completed
 
         queue = deque(tasks)
-        futures = {}
+        futures: dict[Any, ChunkTask] = {}
         ac = as_completed()
         address = self._address()
 

@@ -1428,9 +1428,20 @@ class RunStore:
             d.mkdir(exist_ok=True)
         except OSError as exc:
             raise env_error(exc, f"create {d}") from None
+        if d.is_symlink() or not d.is_dir():
+            raise StoreError(f"{d}: not a plain folder; refusing to write bot logs through it")
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:120]
+        path = d / f"{safe}.log"
+        # Never follow a link: the arena may run as root, and a log is named after a bot.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            with open(d / f"{safe}.log", "a", encoding="utf-8", errors="replace") as f:
+            fd = os.open(path, flags, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise StoreError(f"{path}: is a symbolic link; refusing to write a bot's log through it") from None
+            raise env_error(exc, f"write logs/{safe}.log") from None
+        try:
+            with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
                 f.write(text if text.endswith("\n") else text + "\n")
         except OSError as exc:
             raise env_error(exc, f"write logs/{safe}.log") from None

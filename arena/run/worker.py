@@ -121,6 +121,28 @@ def bot_from_spec(spec: BotSpec) -> Bot:
 # --- playing a chunk ---------------------------------------------------------------------
 
 
+def _start_chunk(a: Bot, b: Bot, parts, duplicate: bool) -> None:
+    """Tell external bots a chunk starts: their crash streak starts over, and each game's id in
+    the matchup (``2 * pair + swap`` with duplicate deals, else the pair), which the protocol
+    sends as ``game``, keyed by the bot seed of the seat the bot has in that game (the same on
+    any number of workers)."""
+    ext_a, ext_b = external_of(a), external_of(b)
+    if ext_a is None and ext_b is None:
+        return
+    from arena.engine.rng import bot_seed
+
+    ids: dict[int, dict[int, int]] = {id(e): {} for e in (ext_a, ext_b) if e is not None}
+    for swap, seeds, pairs in parts:
+        seated = (ext_a, ext_b) if swap == 0 else (ext_b, ext_a)
+        for seed, pair in zip(seeds.tolist(), pairs.tolist()):
+            game = 2 * pair + swap if duplicate else pair
+            for seat, ext in enumerate(seated):
+                if ext is not None:
+                    ids[id(ext)][int(bot_seed(seed, seat))] = game
+    for ext in {id(e): e for e in (ext_a, ext_b) if e is not None}.values():
+        ext.new_chunk(ids[id(ext)])
+
+
 def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits: bool = False) -> ChunkResult:
     """Play one chunk and return its games (and hands), with run-level columns.
 
@@ -143,6 +165,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     else:
         parts = [(0, seeds[0::2], pair_no[0::2]), (1, seeds[1::2], pair_no[1::2])]
     counters = progress[:C_SIZE] if progress is not None else None
+    _start_chunk(a, b, parts, task.duplicate)
     frames, hand_frames, errors = [], [], []
     logs_parts, log_starts, log_lens = [], [], []
     log_offset = 0

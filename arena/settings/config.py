@@ -55,6 +55,7 @@ KEYS = (
     "scheduler",
     "limits",
     "sandbox",
+    "weak_sandbox",
 )
 SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
 #: Time and memory limits, with their defaults and allowed ranges.  The
@@ -73,6 +74,8 @@ LIMITS: dict[str, tuple[float, float, float]] = {
     "memory_mb": (2048.0, 16.0, 1 << 20),
     "chunk_seconds_per_game": (0.5, 0.0001, 3600.0),
     "chunk_min_seconds": (300.0, 1.0, 86400.0),
+    # after this many games in a row lost to a bot's crash or timeout, it forfeits the rest of the chunk at once
+    "max_crashes": (5.0, 1.0, 1000.0),
 }
 
 
@@ -82,6 +85,8 @@ class BotLimits(TypedDict):
     decision_s: float
     game_s: float
     memory_mb: int
+    sandbox: str  # "wall" or "weak"
+    max_crashes: int
 
 
 class ConfigError(ValueError):
@@ -130,6 +135,9 @@ class TournamentConfig:
     limits: Mapping[str, float] = field(default_factory=dict)
     #: Run every bot file in its own process through the external protocol.
     sandbox: bool = False
+    #: Bots in their own processes without the wall (no namespaces, no other user): only for machines
+    #: that can't build it; the manifest and the report say so.
+    weak_sandbox: bool = False
     #: The validated rules, resolved once when the config is made (see :meth:`resolved_rules`);
     #: not a config key: :meth:`replace` hands it on when ``rules`` does not change.
     resolved: Rules | None = field(default=None, repr=False, compare=False)
@@ -174,7 +182,7 @@ class TournamentConfig:
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise bad(key, v, f"integer {lo}..{hi}")
-        for key in ("duplicate", "record_hands", "record_log", "sandbox"):
+        for key in ("duplicate", "record_hands", "record_log", "sandbox", "weak_sandbox"):
             if not isinstance(getattr(self, key), bool):
                 raise bad(key, getattr(self, key), "true or false")
         if self.duplicate and (self.games_per_pair % 2 or self.chunk_size % 2):
@@ -297,6 +305,8 @@ class TournamentConfig:
             decision_s=self.limit("decision_seconds"),
             game_s=self.limit("game_seconds"),
             memory_mb=int(self.limit("memory_mb")),
+            sandbox="weak" if self.weak_sandbox else "wall",
+            max_crashes=int(self.limit("max_crashes")),
         )
 
     def with_absolute_paths(self, base_dir: Path | None = None) -> TournamentConfig:
