@@ -288,8 +288,8 @@ def test_sigterm_of_the_driver_is_handled_like_ctrl_c(tmp_path, reference):
 
 @pytest.mark.xfail(
     strict=False,
-    reason="open (issue 18): about 1 run in 3 after the merge of issue 17, SIGTERM of a worker ends the driver "
-    "with exit 1 and no message (seen once here, not yet diagnosed); the other runs pass",
+    reason="open (issue 18): once in 4 runs here (after the merge of issue 17), SIGTERM of a worker ended the driver "
+    "with exit 1 and no message (not yet diagnosed); the other runs pass",
 )
 def test_sigterm_of_a_worker_costs_nothing(tmp_path, reference):
     conf = _config(tmp_path, tmp_path / "results", workers=2)
