@@ -87,10 +87,8 @@ def test_help_of_every_command_reads_well():
 
 
 def test_plot_help_lists_every_plot_kind():
-    try:
-        from arena.analysis.plots import KINDS
-    except ModuleNotFoundError:
-        from arena.plots import KINDS
+    from arena.analysis.plots import KINDS
+
     out = invoke("plot", "--help")
     assert all(kind in out.output for kind in KINDS), out.output
 

@@ -324,7 +324,7 @@ def test_best_arrangement_forms_valid_melds_with_least_deadwood(hand_sets: dict[
 
 
 def test_best_arrangement_tie_break_prefers_fewest_unseen_layoff_spots() -> None:
-    hand = H("Th Jh Qh Jc Jd 2c 3d 4s 5c 6d")  # run T-J-Q or set of jacks: 20 deadwood either way
+    hand = H("Th Jh Qh Jc Jd 2c 3d 4s 5c 6d")  # run T-J-Q or set of jacks: 40 deadwood either way
     run_choice = H("Th Jh Qh")
     set_choice = H("Jc Jd Jh")
     # Set of jacks: one spot (Js); run: two spots (9h, Kh).

@@ -88,11 +88,33 @@ def test_report_without_hands_and_with_anchor(tmp_path, run_tables):
 def test_plot_run_each_kind(tmp_path, run_tables):
     games, hands = run_tables
     run = _write_run(tmp_path / "plots-run", games, hands)
-    for kind in ("heatmap", "convergence"):
+    assert len(plots.KINDS) == 6
+    drawn = []
+    for kind in plots.KINDS:
         path = plot_run(run, kind)
-        assert path == run / "plots" / f"{kind}.png" and path.read_bytes()[:8] == PNG
+        assert path == run / "plots" / f"{kind}.png" and path.read_bytes()[:8] == PNG, kind
+        drawn.append(path.read_bytes())
+    assert len(set(drawn)) == len(plots.KINDS)  # six different figures, not one drawn six times
+    assert sorted(p.name for p in (run / "plots").iterdir()) == sorted(f"{k}.png" for k in plots.KINDS)
     with pytest.raises(ValueError, match="unknown plot"):
         plot_run(run, "pie")
+
+
+def test_a_hostile_bot_name_is_shown_not_run(tmp_path):
+    # A bot name is the config's to choose: a pipe must not split a Markdown cell, a tag must not reach the page.
+    name = "a|b<script>"
+    games, hands = build_run({"simple": "simple", name: "random"}, n_pairs=4)
+    files = write_report(_write_run(tmp_path / "hostile", games, hands))
+    md = files["report_md"].read_text()
+    board = [line for line in md.split("## Leaderboard")[1].split("\n\n")[1].split("\n") if line.startswith("| ")]
+    width = board[0].count(" | ")
+    for line in board:  # every row of the leaderboard has as many cells as its header
+        assert len(re.findall(r"(?<!\\) \| ", line)) == width, line
+    assert any("| a\\|b\\<script\\> |" in line for line in board)
+    assert not re.search(r"(?<!\\)<script", md)
+    page = files["report_html"].read_text()
+    assert "<script" not in page and "a|b&lt;script&gt;" in page
+    assert pd.read_csv(files["leaderboard"])["bot"].tolist().count(name) == 1
 
 
 def test_missing_or_empty_run_folder(tmp_path, run_tables):

@@ -15,6 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from arena.analysis.sprt import SprtGate
+from arena.analysis.stats import pair_summary
+from arena.analysis.summary import summarize_run
 from arena.botkit.load import load_bots
 from arena.run import TournamentError, run_tournament
 from arena.run.schedule import Inline
@@ -527,7 +530,7 @@ def test_gauntlet_plays_the_candidate_against_each_bot(tmp_path):
         cfg(tmp_path, format="gauntlet", candidate="early-knock", bots=("random", "simple"), games_per_pair=40),
         progress=False,
     )
-    assert list(res.pair_summary()["matchup"]) == ["early-knock vs random", "early-knock vs simple"]
+    assert list(pair_summary(res.store)["matchup"]) == ["early-knock vs random", "early-knock vs simple"]
     assert len(res.games) == 80
 
 
@@ -663,8 +666,8 @@ def test_the_command_exits_1_naming_the_failed_matchups_and_2_for_bad_input(tmp_
 
 def test_sprt_stops_in_chunk_order_at_the_same_place_on_any_number_of_workers(tmp_path):
     base = dict(games_per_pair=2000, chunk_size=20, sprt={"elo0": 0, "elo1": 20})
-    one = run_tournament(cfg(tmp_path, name="s1", **base), progress=False, sprt=True)
-    two = run_tournament(cfg(tmp_path, name="s2", workers=2, **base), progress=False, sprt=True)
+    one = run_tournament(cfg(tmp_path, name="s1", **base), progress=False, stop=SprtGate)
+    two = run_tournament(cfg(tmp_path, name="s2", workers=2, **base), progress=False, stop=SprtGate)
     assert one.status == two.status == "stopped early"
     assert one.stopped_early.startswith("H0 accepted")  # random (bot_a) is not 20 Elo better than simple
     n = one.store.n_games()
@@ -673,7 +676,7 @@ def test_sprt_stops_in_chunk_order_at_the_same_place_on_any_number_of_workers(tm
     manifest = json.loads((tmp_path / "results" / "s2" / "manifest.json").read_text())
     assert manifest["status"] == "stopped early" and "SPRT" in manifest["sprt"]
     # Decided on its very last chunk: complete, not "stopped early".
-    last = run_tournament(cfg(tmp_path, name="s3", **{**base, "games_per_pair": n}), progress=False, sprt=True)
+    last = run_tournament(cfg(tmp_path, name="s3", **{**base, "games_per_pair": n}), progress=False, stop=SprtGate)
     assert last.status == "complete" and last.stopped_early == "" and "H0 accepted" in last.sprt
 
 
@@ -721,7 +724,7 @@ def test_external_and_sandboxed_bots_play_in_a_run_and_a_patching_bot_reaches_no
 
 def test_a_run_without_sprt_after_an_sprt_stop_plays_and_counts_every_chunk(tmp_path):
     c = cfg(tmp_path, games_per_pair=400, chunk_size=20, sprt={"elo0": 0, "elo1": 20})
-    stopped = run_tournament(c, progress=False, sprt=True)
+    stopped = run_tournament(c, progress=False, stop=SprtGate)
     assert stopped.status == "stopped early" and stopped.store.n_games() < 400
     full = run_tournament(c, progress=False)
     assert full.status == "complete" and full.store.n_games() == 400 and len(full.games) == 400
@@ -748,7 +751,7 @@ def test_the_frame_walking_cheat_gains_nothing_in_the_sandbox_over_2000_games(tm
     boxed = run_tournament(
         cfg(tmp_path, name="boxed", bots=("simple", str(cheat)), sandbox=True, **common), progress=False
     )
-    h, i, b = (pair_stats(r.summary()).iloc[0] for r in (honest, inproc, boxed))
+    h, i, b = (pair_stats(summarize_run(r.store)).iloc[0] for r in (honest, inproc, boxed))
     assert not same(inproc.games, honest.games)  # the peeking changes play in-process
     assert b["win_rate_a"] == h["win_rate_a"]  # sandboxed: not one game differs in result
     assert h["win_rate_ci_low"] <= b["win_rate_a"] <= h["win_rate_ci_high"]

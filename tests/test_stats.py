@@ -14,6 +14,7 @@ from arena.analysis.sprt import (
     H0_ACCEPTED,
     H1_ACCEPTED,
     Sprt,
+    SprtGate,
     llr_normal,
     llr_pentanomial,
     pentanomial,
@@ -368,3 +369,21 @@ def test_sprt_status_from_games_table():
     big = games_from_results([("x", "y", np.array([[1, 1]] * 400 + [[1, 0]] * 400))])
     assert sprt_status(big, elo0=0, elo1=10).decision == H1_ACCEPTED
     assert sprt_status(big, elo0=0, elo1=10, bot="y").decision == H0_ACCEPTED
+
+
+def test_sprt_gate_takes_chunks_in_chunk_order_whatever_order_they_arrive():
+    # The runner's stop rule: chunk 1 arriving before chunk 0 waits; the verdict rests on chunks 0..used-1 only.
+    class Cfg:
+        def sprt_params(self):
+            return {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05}
+
+    won = games_from_results([("x", "y", np.array([[1, 1]] * 400))])  # x wins every pair: decided in one chunk
+    lost = games_from_results([("x", "y", np.array([[0, 0]] * 400))])
+    gate = SprtGate(Cfg())
+    gate.add(1, lost)
+    assert gate.advance() is False and gate.decision is None and gate.used == 0  # chunk 0 not here yet
+    gate.add(0, won)
+    assert gate.advance() is True and gate.decision == H1_ACCEPTED and gate.used == 1  # chunk 1 never counted
+    assert gate.test.pairs == 400 and "H1 accepted" in gate.summary()
+    gate.add(2, lost)
+    assert gate.advance() is True and gate.used == 1  # a decision sticks

@@ -15,7 +15,7 @@ import pytest
 from test_stats import build_run
 
 from arena.analysis import stats as st
-from arena.analysis.summary import LADDER, Hist, Summary, merge
+from arena.analysis.summary import FIELDS, LADDER, MOMENTS, Hist, Summary, merge
 
 BOTS = {"simple": "simple", "random": "random", "random-b": "random"}
 
@@ -171,3 +171,23 @@ def test_summary_histograms_hold_each_bots_values(run_tables):
         hh = np.concatenate([cross.loc[cross["bot_a"] == bot, "hands"], cross.loc[cross["bot_b"] == bot, "hands"]])
         assert s.hist(bot, "hands").counts.sum() == hh.size == 240  # two opponents, 120 games each
         assert s.hist(bot, "hands").mean() == pytest.approx(hh.mean())
+
+
+def test_the_sums_are_named_for_what_they_sum(run_tables):
+    # Every ratio's six sums are fields; each name is one column; and they hold what their names say.
+    games, _ = run_tables
+    assert len(set(FIELDS)) == len(FIELDS)
+    assert all(name in FIELDS for six in MOMENTS.values() for name in six)
+    one = games[games["matchup"] == "simple vs random"]
+    s = Summary.of_chunk(one)
+    res = np.where(one["winner"] == "simple", 1.0, np.where(one["winner"] == "", 0.5, 0.0))
+    ok = ~((one["error"].fillna("") != "") & (one["winner"] == "")).to_numpy()
+    per_pair = pd.DataFrame({"pair": one["pair"], "n": ok * 1.0, "s": np.where(ok, res, 0.0)}).groupby("pair").sum()
+    per_pair = per_pair[per_pair["n"] > 0]
+    assert s.total("win_pairs") == len(per_pair)
+    assert s.total("win_games") == per_pair["n"].sum() == ok.sum()
+    assert s.total("win_score") == per_pair["s"].sum()
+    assert s.total("win_score_sq") == (per_pair["s"] ** 2).sum()
+    assert s.total("win_score_x_games") == (per_pair["s"] * per_pair["n"]).sum()
+    assert s.total("win_games_sq") == (per_pair["n"] ** 2).sum()
+    assert s.total("hand_count") == one["hands"].sum()

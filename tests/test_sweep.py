@@ -109,11 +109,27 @@ def test_same_seed_same_sweep_on_any_workers(tmp_path):
 
 
 def test_two_parameter_grid_draws_a_heatmap(tmp_path):
-    res = run_sweep(
-        _sweep(tmp_path, games=40, chunk_size=40, grid={"knock_at": [0, 10], "take_gain": [0, 4]}), progress=False
-    )
+    # The rules label is the sweep file's to choose: it names a folder and a figure, and the report shows it as text.
+    label = "a|b<script>"
+    grid = {"knock_at": [0, 10], "take_gain": [0, 4]}
+    res = run_sweep(_sweep(tmp_path, games=40, chunk_size=40, grid=grid, rules={label: "standard"}), progress=False)
     assert len(res.table) == 4 and len(res.best) == 4
-    assert res.files["plot_heatmap_standard"].exists()
+    assert res.files[f"plot_heatmap_{label}"].read_bytes()[:4] == b"\x89PNG"
+    assert "plot_field" not in res.files  # a two-parameter grid shows the field as the heatmap
+    md = res.files["report_md"].read_text()
+    rows = [line for line in md.split("\n") if line.startswith("| a")]
+    assert len(rows) == 4 + 4 + 4  # the field table, every point, the raw and adjusted estimates
+    assert all(line.startswith("| a\\|b\\<script\\> | ") for line in rows)
+    assert "(plots/heatmap-a%7Cb%3Cscript%3E.png)" in md
+    page = res.files["report_html"].read_text()
+    assert "<script" not in page and page.count("<td>a|b&lt;script&gt;</td>") == 12
+    assert page.count("data:image/png;base64,") == 2  # the curves and the heatmap, embedded
+
+
+@pytest.mark.parametrize("label", ["a/b", "..", ""])
+def test_a_rules_label_must_name_a_folder(tmp_path, label):
+    with pytest.raises(SweepError, match="cannot name a folder"):
+        load_sweep(_sweep(tmp_path, rules={label: "standard"}))
 
 
 def test_cli_sweep(tmp_path):
@@ -156,3 +172,12 @@ def test_sweep_on_dask_gives_the_same_table(tmp_path):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as lc, distributed.Client(lc) as c:
         on_dask = run_sweep(_sweep(tmp_path / "dask", games=40, chunk_size=20), client=c, progress=False, report=False)
     pd.testing.assert_frame_equal(local.table, on_dask.table)
+
+
+def test_overrides_replace_the_files_keys(tmp_path):
+    f = tmp_path / "knock.toml"
+    f.write_text('bot = "early-knock"\nopponents = ["simple"]\ngames = 400\nworkers = 2\n[grid]\nknock_at = [0, 10]\n')
+    s = load_sweep(f, {"games": 40, "workers": None, "results_dir": str(tmp_path / "out")})
+    assert (s.name, s.games, s.workers, s.dir) == ("knock", 40, 2, tmp_path / "out" / "knock")
+    with pytest.raises(SweepError, match="games must be an even number"):
+        load_sweep(f, {"games": 41})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from arena.analysis import variance as var
@@ -158,10 +159,28 @@ def test_run_report_shows_raw_and_adjusted(tmp_path):
     from arena.analysis.report import write_report
     from arena.run import run_tournament
     from arena.run.schedule import Inline
+    from arena.run.store import RunStore
 
     cfg = dict(name="r", results_dir=str(tmp_path), bots=["early-knock", "simple"], games_per_pair=200, chunk_size=100)
     run_tournament(cfg, schedule=Inline(), progress=False)
-    md = write_report(tmp_path / "r")["report_md"].read_text()
+    files = write_report(tmp_path / "r")
+    md = files["report_md"].read_text()
     assert "the deal control variate" in md and "equivalent games" in md
-    line = next(x for x in md.splitlines() if x.startswith("| early-knock vs simple") and "VRF" not in x)
-    assert line.count("[") == 2  # two intervals: raw and adjusted
+    section = md.split("the deal control variate")[1]
+    line = next(x for x in section.splitlines() if x.startswith("| early-knock vs simple"))
+    name, raw, raw_ci, adj, adj_ci, vrf, equivalent = (c.strip() for c in line.strip(" |").split(" | "))
+    # The numbers are the streamed estimate's, computed here again from the stored chunks.
+    e = var.cv_sums(RunStore(tmp_path / "r").chunks(var.GAME_COLS, hands=var.HAND_COLS))["early-knock vs simple"]
+    e = e.estimate("margin")
+    assert name == "early-knock vs simple" and e.games == 200 and e.pairs == 100
+    assert (raw, raw_ci) == (f"{e.raw:+.2f}", f"[{e.raw_lo:+.2f}, {e.raw_hi:+.2f}]")
+    assert (adj, adj_ci) == (f"{e.adj:+.2f}", f"[{e.adj_lo:+.2f}, {e.adj_hi:+.2f}]")
+    assert (vrf, equivalent) == (f"{e.vrf:.3f}", f"{int(200 * e.vrf):,}")
+    # Raw is the matchups table's margin and interval (every pair complete: the same t interval on pair means).
+    pair = pd.read_csv(files["pairs"]).set_index("matchup").loc["early-knock vs simple"]
+    assert (e.raw, e.raw_lo, e.raw_hi) == pytest.approx(
+        (pair["margin"], pair["margin_ci_low"], pair["margin_ci_high"]), rel=1e-9
+    )
+    # VRF is what it says: the adjusted interval is the raw one narrowed by sqrt(VRF) (here, on only 100
+    # pairs, the cross-fitted beta is noisy and VRF < 1: the report shows that too).
+    assert (e.adj_hi - e.adj_lo) == pytest.approx((e.raw_hi - e.raw_lo) / np.sqrt(e.vrf), rel=1e-9)

@@ -1,6 +1,6 @@
 """Figures of a tournament run (matplotlib, Agg backend, PNG).
 
-One entry point, :func:`plot`, dispatches on the kind:
+One entry point for a run, :func:`plot`, dispatches on the kind:
 
 * ``heatmap``     - win rate of each bot (row) against each other bot (column),
                     values written in the cells, with the pair-clustered 95% half width;
@@ -15,12 +15,18 @@ One entry point, :func:`plot`, dispatches on the kind:
 
 Every figure is titled and labelled; where the hands table is needed and
 missing, the panel says so instead of being silently empty.
+
+A parameter sweep's figures (:mod:`arena.analysis.sweep`) come from
+:func:`sweep_figures`: response curves per rules value and opponent, the
+field win rate with the best value and its equals, and a heatmap per rules
+value for a two-parameter grid.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -29,14 +35,18 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from arena.analysis import stats as st  # noqa: E402
 from arena.analysis.summary import TPH_SCALE, Summary  # noqa: E402
 
+if TYPE_CHECKING:
+    from arena.analysis.sweep.spec import SweepSpec
+
 KINDS = ("heatmap", "ratings", "outcomes", "scores", "lengths", "convergence")
 DPI = 110
 
-__all__ = ["KINDS", "plot"]
+__all__ = ["KINDS", "plot", "sweep_figures"]
 
 # Outcome mix: column of stats.outcome_mix -> (label, colour)
 _OUTCOME_STYLE = {
@@ -376,3 +386,120 @@ _DRAW = {
     "lengths": _lengths,
     "convergence": _convergence,
 }
+
+
+# --- parameter sweeps ------------------------------------------------------------------------
+
+SWEEP_DPI = 90
+
+#: The response-curve panels: (column, title, interval low, interval high).
+_SWEEP_PANELS = (
+    ("win_rate", "win rate", "win_rate_ci_low", "win_rate_ci_high"),
+    ("points_per_hand", "points per hand", "points_per_hand_ci_low", "points_per_hand_ci_high"),
+    (
+        "undercut_suffered_rate",
+        "undercut suffered per hand",
+        "undercut_suffered_rate_ci_low",
+        "undercut_suffered_rate_ci_high",
+    ),
+    ("gin_rate", "gin per hand", "gin_rate_ci_low", "gin_rate_ci_high"),
+)
+
+
+def sweep_figures(spec: SweepSpec, table: pd.DataFrame, best: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
+    """Draw a sweep's figures into ``out_dir``; returns ``{key: path}``.
+
+    ``table`` is the sweep's per grid point and opponent table, ``best`` its
+    field table (:func:`arena.analysis.sweep.analyse_sweep`).  Keys:
+    ``plot_curves`` (always), ``plot_field`` (a one-parameter grid with a
+    field table) and ``plot_heatmap_<rules label>`` (a two-parameter grid).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {"plot_curves": _save(_sweep_curves(spec, table), out_dir / "curves.png")}
+    two = len(spec.param_names) > 1
+    if len(best) and not two:
+        files["plot_field"] = _save(_sweep_field(spec, best), out_dir / "field.png")
+    if two and len(best):
+        for label, g in best.groupby("rules", sort=False):
+            files[f"plot_heatmap_{label}"] = _save(
+                _sweep_heatmap(spec, str(label), g), out_dir / f"heatmap-{label}.png"
+            )
+    return files
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=SWEEP_DPI)
+    plt.close(fig)
+    return path
+
+
+def _sweep_curves(spec: SweepSpec, t: pd.DataFrame) -> Figure:
+    """Win rate, points per hand, undercuts suffered and gins against the first parameter, 95% bands."""
+    x = spec.param_names[0]
+    second = spec.param_names[1] if len(spec.param_names) > 1 else None
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = ["-", "--", ":", "-."]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    groups = list(t.groupby(["rules", "opponent"] + ([second] if second else []), sort=False))
+    rules_order = [lab for lab, _ in spec.rules]
+    for k, (key, g) in enumerate(groups):
+        g = g.sort_values(x)
+        lab = " / ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in key)
+        ri = rules_order.index(key[0]) if key[0] in rules_order else 0
+        oi = spec.opponents.index(key[1]) if key[1] in spec.opponents else k
+        c = colours[(oi if not second else k) % len(colours)]
+        ls = styles[ri % len(styles)]
+        for ax, (col, title, lo, hi) in zip(axes.flat, _SWEEP_PANELS):
+            xs = g[x].to_numpy()
+            ax.plot(xs, g[col], ls, color=c, marker="o", ms=3, label=lab)
+            ax.fill_between(xs, g[lo], g[hi], color=c, alpha=0.2, lw=0)
+            ax.set_title(title)
+            ax.set_xlabel(x)
+    axes.flat[0].axhline(0.5, color="grey", lw=0.8)
+    axes.flat[0].legend(fontsize=8, title="rules / opponent" + (f" / {second}" if second else ""))
+    fig.suptitle(f"{spec.bot}: response to {x} (95% bands)")
+    fig.tight_layout()
+    return fig
+
+
+def _sweep_field(spec: SweepSpec, b: pd.DataFrame) -> Figure:
+    """Field win rate (adjusted and raw) per rules value; star: the best, squares: its equals."""
+    x = spec.param_names[0]
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for ri, (label, g) in enumerate(b.groupby("rules", sort=False)):
+        g = g.sort_values(x)
+        c = colours[ri % len(colours)]
+        ax.plot(g[x], g["field_win_rate_adj"], "-o", color=c, ms=3, label=f"{label}: adjusted")
+        ax.fill_between(g[x], g["field_win_rate_adj_ci_low"], g["field_win_rate_adj_ci_high"], color=c, alpha=0.25)
+        ax.plot(g[x], g["field_win_rate"], ":", color=c, lw=1, label=f"{label}: raw")
+        tied = g[g["tied_with_best"]]
+        ax.plot(tied[x], tied["field_win_rate_adj"], "s", color=c, mfc="none", ms=9)
+        bb = g[g["best"]]
+        ax.plot(bb[x], bb["field_win_rate_adj"], "*", color=c, ms=14)
+    ax.set_xlabel(x)
+    ax.set_ylabel("win rate against the field")
+    ax.set_title("field win rate (95% bands); star: best, squares: can't be told apart from it")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _sweep_heatmap(spec: SweepSpec, label: str, g: pd.DataFrame) -> Figure:
+    """Adjusted field win rate over a two-parameter grid, one rules value; colours centred on 0.5."""
+    x, second = spec.param_names[0], spec.param_names[1]
+    m = g.pivot_table(index=second, columns=x, values="field_win_rate_adj")
+    v = m.to_numpy()
+    spread = np.nanmax(np.abs(v - 0.5))
+    fig, ax = plt.subplots(figsize=(1.0 + 0.7 * m.shape[1], 1.2 + 0.5 * m.shape[0]))
+    im = ax.imshow(v, cmap="RdBu", vmin=0.5 - spread, vmax=0.5 + spread, aspect="auto", origin="lower")
+    ax.set_xticks(range(m.shape[1]), [f"{c:g}" for c in m.columns])
+    ax.set_yticks(range(m.shape[0]), [f"{r:g}" for r in m.index])
+    for (i, j), cell in np.ndenumerate(v):
+        ax.text(j, i, f"{cell:.3f}", ha="center", va="center", fontsize=7)
+    ax.set_xlabel(x)
+    ax.set_ylabel(second)
+    ax.set_title(f"{label}: field win rate (adjusted)")
+    fig.colorbar(im, ax=ax)
+    fig.tight_layout()
+    return fig

@@ -20,7 +20,6 @@ the games, so a report can be rebuilt at any time
 
 from __future__ import annotations
 
-import base64
 import html
 import math
 from collections.abc import Callable
@@ -32,7 +31,22 @@ import pandas as pd
 
 from arena.analysis import plots
 from arena.analysis import stats as st
+from arena.analysis import variance as var
+from arena.analysis.render import (
+    Bold,
+    Table,
+    html_figure,
+    html_page,
+    html_table,
+    html_text,
+    md_code,
+    md_escape,
+    md_figure,
+    md_table,
+    md_text,
+)
 from arena.analysis.summary import Summary, summarize_run
+from arena.run.store import RunStore, StoreError
 
 __all__ = ["ReportError", "load_summary", "write_report", "plot_run"]
 
@@ -46,9 +60,7 @@ class ReportError(ValueError):
 # --- loading ------------------------------------------------------------------------
 
 
-def _open(run_dir: str | Path) -> Any:
-    from arena.run.store import RunStore, StoreError
-
+def _open(run_dir: str | Path) -> RunStore:
     run = Path(run_dir)
     try:
         return RunStore(run)
@@ -67,8 +79,6 @@ def load_summary(
     too (default: when the run recorded them).  ``progress(chunks done,
     chunks in all)`` is called after each chunk.
     """
-    from arena.run.store import StoreError
-
     run = Path(run_dir)
     store = _open(run)
     try:
@@ -127,37 +137,6 @@ def _pval(p: Any) -> str:
     return "<1e-300" if v == 0 else f"{v:.2g}" if v < 0.001 else f"{v:.3f}"
 
 
-Table = tuple[list[str], list[list[str]], str]  # header, rows, column alignment ("l"/"r" per column)
-
-
-def _md_table(t: Table) -> str:
-    head, rows, align = t
-
-    def esc(s: Any) -> str:
-        return str(s).replace("|", "\\|")
-
-    out = [
-        "| " + " | ".join(esc(h) for h in head) + " |",
-        "|" + "|".join(":--" if a == "l" else "--:" for a in align) + "|",
-    ]
-    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def _html_table(t: Table) -> str:
-    head, rows, align = t
-    cls = ["" if a == "l" else ' class="r"' for a in align]
-    out = [
-        "<table>",
-        "<thead><tr>" + "".join(f"<th{c}>{html.escape(h)}</th>" for h, c in zip(head, cls)) + "</tr></thead>",
-        "<tbody>",
-    ]
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td{c}>{html.escape(str(v))}</td>" for v, c in zip(r, cls)) + "</tr>")
-    out.append("</tbody></table>")
-    return "\n".join(out)
-
-
 # --- the tables of the report ---------------------------------------------------------------
 
 
@@ -180,7 +159,7 @@ def _leaderboard_table(lb: pd.DataFrame) -> Table:
                 _int(r.forfeits),
             ]
         )
-    return head, rows, "rlrrrrrrrrr"
+    return Table(head, rows, "rlrrrrrrrrr")
 
 
 def _style_table(lb: pd.DataFrame) -> Table:
@@ -222,7 +201,7 @@ def _style_table(lb: pd.DataFrame) -> Table:
         if has_h:
             row += [_f(r.points_per_hand_won, 1), _f(r.points_per_hand_lost, 1)]
         rows.append(row)
-    return head, rows, "l" + "r" * (len(head) - 1)
+    return Table(head, rows, "l" + "r" * (len(head) - 1))
 
 
 def _pairs_table(ps: pd.DataFrame) -> Table:
@@ -254,7 +233,7 @@ def _pairs_table(ps: pd.DataFrame) -> Table:
                 _ci(r.margin_ci_low, r.margin_ci_high, 1, sign=True),
             ]
         )
-    return head, rows, "lrrrrrrrrr"
+    return Table(head, rows, "lrrrrrrrrr")
 
 
 def _first_mover_table(fm: pd.DataFrame) -> Table:
@@ -272,7 +251,7 @@ def _first_mover_table(fm: pd.DataFrame) -> Table:
                 _ci(r.game_ci_low, r.game_ci_high, pct=True),
             ]
         )
-    return head, rows, "lrrrrrr"
+    return Table(head, rows, "lrrrrrr")
 
 
 def _manifest_lines(manifest: Any) -> list[tuple[str, str]]:
@@ -391,102 +370,55 @@ def _build(
         "convergence": "Running win rate of each matchup with its 95% band: has the estimate settled?",
     }
     fm_all = fm[fm["matchup"] == "all"].iloc[0]
-    headline = []
+    headline: list[str] = []
     if best is not None:
-        headline.append(
-            f"Top of the table: **{best['bot']}** at {_f(best['elo'], 0, True)} Elo "
-            f"({_ci(best['elo_ci_low'], best['elo_ci_high'], 0, sign=True)}), "
-            f"win rate {_pct(best['win_rate'])} against the field."
-        )
+        headline += [
+            "Top of the table: ",
+            Bold(best["bot"]),
+            f" at {_f(best['elo'], 0, True)} Elo ({_ci(best['elo_ci_low'], best['elo_ci_high'], 0, sign=True)}), "
+            f"win rate {_pct(best['win_rate'])} against the field. ",
+        ]
     headline.append(
         f"The non-dealer won {_pct(fm_all['nondealer_share'])} of decided hands "
         f"({_ci(fm_all['ci_low'], fm_all['ci_high'], pct=True)})."
     )
 
     # --- markdown
-    md = [f"# Tournament report: {name}", ""]
-    md += [" ".join(headline), ""]
-    md += ["## Run", ""] + [f"- **{k}**: {v}" for k, v in facts] + [""]
+    md = [f"# Tournament report: {md_escape(name)}", ""]
+    md += [md_text(headline), ""]
+    md += ["## Run", ""] + [f"- {md_text([Bold(k), f': {v}'])}" for k, v in facts] + [""]
     if mani:
-        md += ["### Manifest", ""] + [f"- {k}: {v}" for k, v in mani] + [""]
+        md += ["### Manifest", ""] + [f"- {md_escape(k)}: {md_escape(v)}" for k, v in mani] + [""]
     if warns:
-        md += ["**Notes**", ""] + [f"- {w}" for w in warns] + [""]
-    md += [
-        "## Leaderboard",
-        "",
-        _md_table(tables["leaderboard"]),
-        "",
-        "![ratings](plots/ratings.png)",
-        "",
-        f"*{captions['ratings']}*",
-        "",
-    ]
-    md += [
-        "## Matchups",
-        "",
-        _md_table(tables["pairs"]),
-        "",
-        "![heatmap](plots/heatmap.png)",
-        "",
-        f"*{captions['heatmap']}*",
-        "",
-        "![convergence](plots/convergence.png)",
-        "",
-        f"*{captions['convergence']}*",
-        "",
-    ]
+        md += ["**Notes**", ""] + [f"- {md_escape(w)}" for w in warns] + [""]
+
+    def fig(kind: str) -> list[str]:
+        return md_figure(kind, f"plots/{kind}.png", captions[kind])
+
+    md += ["## Leaderboard", "", md_table(tables["leaderboard"]), "", *fig("ratings")]
+    md += ["## Matchups", "", md_table(tables["pairs"]), "", *fig("heatmap"), *fig("convergence")]
     if cv is not None:
-        md += ["## Fewer games for the same certainty: the deal control variate", "", CV_TEXT, "", _md_table(cv), ""]
-    md += [
-        "## Play style (per hand played)",
-        "",
-        _md_table(tables["style"]),
-        "",
-        "![outcomes](plots/outcomes.png)",
-        "",
-        f"*{captions['outcomes']}*",
-        "",
-        "![scores](plots/scores.png)",
-        "",
-        f"*{captions['scores']}*",
-        "",
-        "![lengths](plots/lengths.png)",
-        "",
-        f"*{captions['lengths']}*",
-        "",
-    ]
-    md += ["## First-mover effect", "", _md_table(tables["first"]), ""]
+        md += ["## Fewer games for the same certainty: the deal control variate", "", CV_TEXT, "", md_table(cv), ""]
+    md += ["## Play style (per hand played)", "", md_table(tables["style"]), ""]
+    md += [*fig("outcomes"), *fig("scores"), *fig("lengths")]
+    md += ["## First-mover effect", "", md_table(tables["first"]), ""]
     if errs:
-        md += ["## Errors", ""] + [f"- {n:,} x {e}" for e, n in errs] + [""]
+        md += ["## Errors", ""] + [f"- {n:,} x {md_escape(e)}" for e, n in errs] + [""]
     md += ["## Methods", ""] + [f"- {m}" for m in METHODS] + [""]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
-            md += [f"## {label}", "", "```toml", meta[key].rstrip(), "```", ""]
-    md_text = "\n".join(md)
+            md += [f"## {label}", "", md_code(meta[key].rstrip(), "toml"), ""]
+    md_page = "\n".join(md)
 
     # --- html
     def img(kind: str) -> str:
-        data = base64.b64encode(figs[kind].read_bytes()).decode("ascii")
-        return (
-            f'<figure><img alt="{kind}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{html.escape(captions[kind])}</figcaption></figure>"
-        )
-
-    def bold(text: str) -> str:
-        parts = html.escape(text).split("**")
-        return "".join(f"<b>{s}</b>" if i % 2 else s for i, s in enumerate(parts))
+        return html_figure(kind, figs[kind], captions[kind])
 
     h = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Tournament report: {html.escape(name)}</title>",
-        f"<style>{_CSS}</style>",
-        "</head><body>",
         f"<h1>Tournament report: {html.escape(name)}</h1>",
-        f"<p class=lead>{bold(' '.join(headline))}</p>",
+        f"<p class=lead>{html_text(headline)}</p>",
         "<h2>Run</h2>",
-        "<ul>" + "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in facts) + "</ul>",
+        "<ul>" + "".join(f"<li>{html_text([Bold(k), f': {v}'])}</li>" for k, v in facts) + "</ul>",
     ]
     if mani:
         h += [
@@ -497,19 +429,19 @@ def _build(
         h += [
             '<div class="note"><b>Notes</b><ul>' + "".join(f"<li>{html.escape(w)}</li>" for w in warns) + "</ul></div>"
         ]
-    h += ["<h2>Leaderboard</h2>", _html_table(tables["leaderboard"]), img("ratings")]
-    h += ["<h2>Matchups</h2>", _html_table(tables["pairs"]), img("heatmap"), img("convergence")]
+    h += ["<h2>Leaderboard</h2>", html_table(tables["leaderboard"]), img("ratings")]
+    h += ["<h2>Matchups</h2>", html_table(tables["pairs"]), img("heatmap"), img("convergence")]
     if cv is not None:
         h += ["<h2>Fewer games for the same certainty: the deal control variate</h2>", f"<p>{html.escape(CV_TEXT)}</p>"]
-        h += [_html_table(cv)]
+        h += [html_table(cv)]
     h += [
         "<h2>Play style (per hand played)</h2>",
-        _html_table(tables["style"]),
+        html_table(tables["style"]),
         img("outcomes"),
         img("scores"),
         img("lengths"),
     ]
-    h += ["<h2>First-mover effect</h2>", _html_table(tables["first"])]
+    h += ["<h2>First-mover effect</h2>", html_table(tables["first"])]
     h += [
         "<h2>Looking at one game</h2>",
         "<p>Step through any game action by action, both hands shown, in your browser: "
@@ -527,8 +459,7 @@ def _build(
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
             h += [f"<h2>{label}</h2>", f"<pre>{html.escape(meta[key].rstrip())}</pre>"]
-    h += ["</body></html>"]
-    return md_text, "\n".join(h), files
+    return md_page, html_page(f"Tournament report: {name}", h, _CSS), files
 
 
 _CSS = """
@@ -556,8 +487,6 @@ CV_TEXT = (
 
 def _cv_table(run: Path, conf: float) -> Table | None:
     """Raw and control-variate-adjusted margins per matchup (a second streamed pass; None when unavailable)."""
-    from arena.analysis import variance as var
-
     try:
         sums = var.cv_sums(_open(run).chunks(var.GAME_COLS, hands=var.HAND_COLS))
     except ValueError:  # the deals do not recompute (a run from an older engine): leave the section out
@@ -579,7 +508,7 @@ def _cv_table(run: Path, conf: float) -> Table | None:
                 _int(e.equivalent_games) if np.isfinite(e.equivalent_games) else "-",
             ]
         )
-    return head, rows, "lrrrrrr"
+    return Table(head, rows, "lrrrrrr")
 
 
 def write_report(

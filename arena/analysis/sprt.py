@@ -46,10 +46,14 @@ the counts of chunks add up and no step needs the games played before)::
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
+
+if TYPE_CHECKING:
+    from arena.settings.config import TournamentConfig
 
 PAIR_SCORES = np.array([0.0, 0.5, 1.0, 1.5, 2.0])  # bot A's points in a pair
 _A = PAIR_SCORES / 2.0  # the same, as a per-game score in [0, 1]
@@ -61,6 +65,7 @@ __all__ = [
     "H0_ACCEPTED",
     "H1_ACCEPTED",
     "Sprt",
+    "SprtGate",
     "sprt_bounds",
     "llr_pentanomial",
     "llr_normal",
@@ -267,3 +272,36 @@ def sprt_status(
     test = Sprt(elo0, elo1, alpha, beta)
     test.update(counts=pentanomial(games, bot))
     return test
+
+
+class SprtGate:
+    """The SPRT of a one-matchup run, as the runner's stop rule: ``run_tournament(cfg, stop=SprtGate)``.
+
+    Built from the config's ``[sprt]`` table; fed chunk by chunk, but taken
+    in chunk order whatever order chunks finish in, so the stop falls in the
+    same place on any number of workers (:class:`arena.run.runner.StopRule`).
+    """
+
+    def __init__(self, cfg: TournamentConfig) -> None:
+        self.test = Sprt(**cfg.sprt_params())
+        self.pending: dict[int, np.ndarray] = {}
+        self.next = 0
+        self.used = 0
+
+    @property
+    def decision(self) -> str | None:
+        return self.test.decision
+
+    def add(self, chunk: int, games: pd.DataFrame) -> None:
+        self.pending[chunk] = pentanomial(games)
+
+    def advance(self) -> bool:
+        """Feed every chunk now contiguous; True once the test is decided."""
+        while self.test.decision is None and self.next in self.pending:
+            self.test.update(counts=self.pending.pop(self.next))
+            self.next += 1
+            self.used = self.next
+        return self.test.decision is not None
+
+    def summary(self) -> str:
+        return self.test.summary()

@@ -47,7 +47,7 @@ from scipy import stats as sps
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from arena.analysis.summary import FIELDS, WIN_KINDS, Summary, decode, hand_winners
+from arena.analysis.summary import FIELDS, MOMENTS, WIN_KINDS, Summary, decode, hand_winners, summarize_run
 
 ELO_K = 400.0 / np.log(10.0)  # Elo points per unit of the logistic scale (natural log odds)
 
@@ -61,6 +61,8 @@ __all__ = [
     "ratio_ci_moments",
     "pair_stats",
     "bot_stats",
+    "pair_summary",
+    "bot_summary",
     "bradley_terry",
     "fit_bt",
     "leaderboard",
@@ -180,7 +182,7 @@ def _cached(s: Summary, key: tuple, build) -> pd.DataFrame:
 
 
 class _M:
-    """Per-matchup arrays of a Summary (``x.wS`` is the field wS per matchup)."""
+    """Per-matchup arrays of a Summary (``x.win_score`` is the field win_score per matchup)."""
 
     def __init__(self, s: Summary):
         self.matchups, self.bots, self.m_a, self.m_b, self._S = s.view()
@@ -193,6 +195,11 @@ class _M:
             return self._S[:, _FIELD[name]]
         raise AttributeError(name)
 
+    def moments(self, ratio: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """A ratio's six sums per matchup (:data:`arena.analysis.summary.MOMENTS`), as ratio_ci_moments takes them."""
+        pairs, n, s, ss, sn, nn = (self._S[:, _FIELD[name]] for name in MOMENTS[ratio])
+        return pairs, n, s, ss, sn, nn
+
     def per_bot(self, xa: np.ndarray, xb: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """Sum over each bot's matchups of its own side's value (``mask``: cross matchups by default)."""
         m = self.cross if mask is None else mask
@@ -201,7 +208,7 @@ class _M:
         )
 
     def per_bot_ci(self, side_a: tuple, side_b: tuple, conf: float, clip=None) -> dict[str, np.ndarray]:
-        """Pair-clustered ratio per bot; ``side_x`` = (G, N, S, SS, SN, NN) per matchup for that side."""
+        """Pair-clustered ratio per bot; ``side_x`` = a ratio's six sums (pairs, n, s, s^2, s*n, n^2) per matchup."""
         G, N, S, SS, SN, NN = (self.per_bot(xa, xb) for xa, xb in zip(side_a, side_b))
         return ratio_ci_moments(G, N, S, SS, SN, NN, conf=conf, clip=clip)
 
@@ -232,11 +239,11 @@ def pair_stats(games: Games, conf: float = 0.95) -> pd.DataFrame:
 
 
 def _pair_stats(x: _M, conf: float) -> pd.DataFrame:
-    wr = ratio_ci_moments(x.wG, x.wN, x.wS, x.wSS, x.wSN, x.wNN, conf, clip=(0.0, 1.0))
-    mg = ratio_ci_moments(x.wG, x.wN, x.mS, x.mSS, x.mSN, x.wNN, conf)
+    wr = ratio_ci_moments(*x.moments("win"), conf, clip=(0.0, 1.0))
+    mg = ratio_ci_moments(*x.moments("margin"), conf)
     games_m = x.valid
     with np.errstate(invalid="ignore", divide="ignore"):
-        margin_sd = np.sqrt(np.maximum(x.msq / games_m - mg["est"] ** 2, 0.0) * games_m / (games_m - 1))
+        margin_sd = np.sqrt(np.maximum(x.margin_game_sq / games_m - mg["est"] ** 2, 0.0) * games_m / (games_m - 1))
     sweeps_a, sweeps_b = x.sweeps_a.astype(np.int64), x.sweeps_b.astype(np.int64)
     n_complete = x.complete.astype(np.int64)
     sign_p = np.array(
@@ -278,11 +285,28 @@ def _pair_stats(x: _M, conf: float) -> pd.DataFrame:
 # --- per bot --------------------------------------------------------------------------
 
 
+def pair_summary(store: Any, summary: Summary | None = None) -> pd.DataFrame:
+    """A run's :func:`pair_stats`, one row per matchup in play order.
+
+    ``store``: the run's :class:`arena.run.store.RunStore` (e.g.
+    ``result.store``); its games are read in one streamed pass unless the
+    run's ``summary`` is given.
+    """
+    order = [m.name for m in store.matchups()]
+    ps = pair_stats(summary if summary is not None else summarize_run(store)).set_index("matchup")
+    return ps.reindex([o for o in order if o in ps.index]).reset_index()
+
+
+def bot_summary(store: Any, summary: Summary | None = None) -> pd.DataFrame:
+    """A run's :func:`bot_stats`, best win rate first (``summary``: as for :func:`pair_summary`)."""
+    s = summary if summary is not None else summarize_run(store)
+    return bot_stats(s).sort_values("win_rate", ascending=False).reset_index(drop=True)
+
+
 def _win_sides(x: _M) -> tuple[tuple, tuple]:
     """Win-rate moments for bot_a's side and for bot_b's (whose score per pair is n - s)."""
-    a = (x.wG, x.wN, x.wS, x.wSS, x.wSN, x.wNN)
-    b = (x.wG, x.wN, x.wN - x.wS, x.wNN - 2.0 * x.wSN + x.wSS, x.wNN - x.wSN, x.wNN)
-    return a, b
+    pairs, n, s, ss, sn, nn = x.moments("win")
+    return (pairs, n, s, ss, sn, nn), (pairs, n, n - s, nn - 2.0 * sn + ss, nn - sn, nn)
 
 
 def bot_stats(games: Games, hands: pd.DataFrame | None = None, conf: float = 0.95) -> pd.DataFrame:
@@ -317,13 +341,13 @@ def _bot_stats(s: Summary, x: _M, conf: float) -> pd.DataFrame:
     losses = pb(x.wins_b, x.wins_a)
     draws = games - wins - losses
     wr = x.per_bot_ci(*_win_sides(x), conf, clip=(0.0, 1.0))
-    pts = x.per_bot_ci((x.hG, x.hH, x.hA, x.hAA, x.hAH, x.hHH), (x.hG, x.hH, x.hB, x.hBB, x.hBH, x.hHH), conf)
+    pts = x.per_bot_ci(x.moments("points_a"), x.moments("points_b"), conf)
     n_hands = pb(x.hands, x.hands)
     own = {k: pb(getattr(x, f"{k}_a"), getattr(x, f"{k}_b")) for k in WIN_KINDS}
     opp = {k: pb(getattr(x, f"{k}_b"), getattr(x, f"{k}_a")) for k in WIN_KINDS}
     forfeits = pb(x.forfeits_a, x.forfeits_b)
     knocks = own["knock"] + opp["undercut"]
-    margin = pb(x.mS, -x.mS)
+    margin = pb(x.margin, -x.margin)
     opponents = np.zeros(x.n_bots, dtype=np.int64)
     seen = np.unique(
         np.concatenate([x.m_a[x.cross] * x.n_bots + x.m_b[x.cross], x.m_b[x.cross] * x.n_bots + x.m_a[x.cross]])
@@ -359,10 +383,10 @@ def _bot_stats(s: Summary, x: _M, conf: float) -> pd.DataFrame:
                 "capped_rate": pb(x.capped, x.capped) / n_hands,
                 "forfeit_rate": forfeits / n_hands,
                 "knocks_per_hand": knocks / n_hands,
-                "knock_deadwood": pb(x.kdw_a, x.kdw_b) / knocks,
+                "knock_deadwood": pb(x.knock_deadwood_a, x.knock_deadwood_b) / knocks,
                 "turns_per_hand": pb(x.turns, x.turns) / n_hands,
-                "discard_take_rate": pb(x.pick_b, x.pick_a) / pb(x.disc_a, x.disc_b),
-                "pickup_rate": pb(x.pick_a, x.pick_b) / pb(x.disc_b, x.disc_a),
+                "discard_take_rate": pb(x.pickups_b, x.pickups_a) / pb(x.discards_a, x.discards_b),
+                "pickup_rate": pb(x.pickups_a, x.pickups_b) / pb(x.discards_b, x.discards_a),
             }
         )
     if s.has_hands:
@@ -539,10 +563,7 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         raise ValueError(f"unknown interval method '{method}' (sandwich, fisher)")
     n = x.n_bots
     c = x.cross
-    agg = {
-        k: np.where(c, v, 0.0)
-        for k, v in (("n", x.wN), ("s", x.wS), ("ss", x.wSS), ("sn", x.wSN), ("nn", x.wNN), ("G", x.wG))
-    }
+    agg = {k: np.where(c, v, 0.0) for k, v in zip(("G", "n", "s", "ss", "sn", "nn"), x.moments("win"))}
     ia, ib = x.m_a.astype(np.int64), x.m_b.astype(np.int64)
     played = (agg["n"] > 0) & (ia != ib)
     th = fit_bt(ia, ib, agg["n"], agg["s"], n, prior_draws)
@@ -641,23 +662,21 @@ def first_mover(games: Games, conf: float = 0.95) -> pd.DataFrame:
 def _first_mover(x: _M, conf: float) -> pd.DataFrame:
     rows = []
     for names, agg in ((x.matchups, lambda v: v), (["all"], lambda v: np.array([v.sum()]))):
-        h = ratio_ci_moments(
-            agg(x.dG), agg(x.dN), agg(x.dS), agg(x.dSS), agg(x.dSN), agg(x.dNN), conf=conf, clip=(0.0, 1.0)
-        )
-        g = ratio_ci_moments(
-            agg(x.fG), agg(x.fN), agg(x.fS), agg(x.fSS), agg(x.fSN), agg(x.fNN), conf=conf, clip=(0.0, 1.0)
-        )
+        pairs, n, s, ss, sn, nn = (agg(v) for v in x.moments("nondealer"))
+        h = ratio_ci_moments(pairs, n, s, ss, sn, nn, conf=conf, clip=(0.0, 1.0))
+        pairs, n, s, ss, sn, nn = (agg(v) for v in x.moments("first_nondealer"))
+        g = ratio_ci_moments(pairs, n, s, ss, sn, nn, conf=conf, clip=(0.0, 1.0))
         rows.append(
             pd.DataFrame(
                 {
                     "matchup": names,
                     "decided_hands": h["den"].astype(np.int64),
-                    "nondealer_wins": agg(x.dS).astype(np.int64),
+                    "nondealer_wins": agg(x.nondealer_won).astype(np.int64),
                     "nondealer_share": h["est"],
                     "ci_low": h["lo"],
                     "ci_high": h["hi"],
                     "games": g["den"].astype(np.int64),
-                    "first_nondealer_wins": agg(x.fS).astype(np.int64),
+                    "first_nondealer_wins": agg(x.first_nondealer_won).astype(np.int64),
                     "first_nondealer_share": g["est"],
                     "game_ci_low": g["lo"],
                     "game_ci_high": g["hi"],

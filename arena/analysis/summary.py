@@ -16,10 +16,13 @@ What is kept, per matchup (``bot_a`` against ``bot_b``):
 
 * counts per game: rows, games with a result, errors, wins, draws, forfeits,
   outcome counts per side, hands, turns, points, pickups, discards, knock deadwood;
-* the moments a cluster-robust ratio needs, per ratio: ``G`` (clusters),
-  ``sum n``, ``sum s``, ``sum s^2``, ``sum s*n``, ``sum n^2`` over pairs
-  (the variance ``(Sss - 2 r Ssn + r^2 Snn) / N^2 * G / (G - 1)`` needs
-  nothing else): win rate, margin, points per hand, non-dealer shares;
+* the moments a cluster-robust ratio needs, per ratio (:data:`MOMENTS`):
+  the pairs (clusters, ``G``), ``sum n``, ``sum s``, ``sum s^2``,
+  ``sum s*n``, ``sum n^2`` over pairs (the variance ``(Sss - 2 r Ssn + r^2
+  Snn) / N^2 * G / (G - 1)`` needs nothing else): win rate, margin, points
+  per hand, non-dealer shares.  Named for what is summed:
+  ``win_score_x_games`` is the sum over pairs of bot_a's score times the
+  games with a result;
 * running win-rate moments at fixed positions of the pair sequence
   (:data:`LADDER`), for the convergence plot.  A position is the pair
   *number* + 1, so the positions kept do not depend on how the run was cut
@@ -45,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Summary", "Hist", "LADDER", "GAME_COLUMNS", "HAND_COLUMNS", "summarize_run", "merge"]
+__all__ = ["Summary", "Hist", "LADDER", "GAME_COLUMNS", "HAND_COLUMNS", "FIELDS", "MOMENTS", "summarize_run", "merge"]
 
 WIN_KINDS = ("knock", "undercut", "gin", "big_gin")
 
@@ -81,6 +84,52 @@ LADDER = np.unique(np.round(np.logspace(0, 13, 1301)).astype(np.int64))
 
 TPH_SCALE = 100  # turns per hand (per-game averages) are kept in 1/100 turn
 
+# A pair-clustered ratio sum(s) / sum(n) (a win rate, points per hand, a share) needs six sums over the
+# pairs (clusters) with n > 0, where n and s are first summed within each pair (see stats.ratio_ci_moments):
+# the pairs, sum n, sum s, sum s^2, sum s*n and sum n^2.  MOMENTS names them for each ratio.
+#: Each ratio's six sums, in the order (pairs, n, s, s^2, s*n, n^2) that stats.ratio_ci_moments takes.
+MOMENTS: dict[str, tuple[str, str, str, str, str, str]] = {
+    # bot_a's win rate: n = games with a result in the pair, s = bot_a's score (1 a win, 0.5 no winner)
+    "win": ("win_pairs", "win_games", "win_score", "win_score_sq", "win_score_x_games", "win_games_sq"),
+    # the margin per game: s = bot_a's final score minus bot_b's, over the same games (n) as the win rate
+    "margin": ("win_pairs", "win_games", "margin", "margin_sq", "margin_x_games", "win_games_sq"),
+    # points per hand, each side: n = hands played in the pair, s = that side's game points
+    "points_a": (
+        "hand_pairs",
+        "hand_count",
+        "hand_points_a",
+        "hand_points_a_sq",
+        "hand_points_a_x_count",
+        "hand_count_sq",
+    ),
+    "points_b": (
+        "hand_pairs",
+        "hand_count",
+        "hand_points_b",
+        "hand_points_b_sq",
+        "hand_points_b_x_count",
+        "hand_count_sq",
+    ),
+    # the non-dealer's share of decided hands: n = decided hands, s = hands the non-dealer won
+    "nondealer": (
+        "nondealer_pairs",
+        "nondealer_decided",
+        "nondealer_won",
+        "nondealer_won_sq",
+        "nondealer_won_x_decided",
+        "nondealer_decided_sq",
+    ),
+    # the first non-dealer's share of games: n = games with a winner, s = games the first non-dealer won
+    "first_nondealer": (
+        "first_nondealer_pairs",
+        "first_nondealer_games",
+        "first_nondealer_won",
+        "first_nondealer_won_sq",
+        "first_nondealer_won_x_games",
+        "first_nondealer_games_sq",
+    ),
+}
+
 # The per-matchup sums, in the order of a Summary's rows.  "_a"/"_b": bot_a's / bot_b's side.
 FIELDS = (
     "rows",
@@ -92,20 +141,13 @@ FIELDS = (
     "forfeits_a",
     "forfeits_b",
     "forfeit_games",
-    # win rate of bot_a: clusters with a result; n = games with a result, s = bot_a's score
-    "wG",
-    "wN",
-    "wS",
-    "wSS",
-    "wSN",
-    "wNN",
-    # margin (bot_a's final score minus bot_b's, games with a result): s = summed margin, den wN
-    "mS",
-    "mSS",
-    "mSN",
-    "msq",
-    "complete",
-    "sweeps_a",
+    *MOMENTS["win"],
+    "margin",
+    "margin_sq",
+    "margin_x_games",
+    "margin_game_sq",  # per game (not per pair): the sum of squared final margins, for the margin's spread
+    "complete",  # pairs with both games played to a result
+    "sweeps_a",  # complete pairs bot_a won both games of
     "sweeps_b",
     # per game, every game (results or not)
     "hands",
@@ -115,36 +157,23 @@ FIELDS = (
     "dead",
     "capped",
     *[f"{k}_{s}" for s in "ab" for k in WIN_KINDS],
-    "kdw_a",
-    "kdw_b",
-    "pick_a",
-    "pick_b",
-    "disc_a",
-    "disc_b",
-    # points per hand: clusters with a hand; n = hands, a / b = each side's points
-    "hG",
-    "hH",
-    "hA",
-    "hB",
-    "hAA",
-    "hAH",
-    "hBB",
-    "hBH",
-    "hHH",
-    # non-dealer share of decided hands: n = decided hands, s = non-dealer wins
-    "dG",
-    "dN",
-    "dS",
-    "dSS",
-    "dSN",
-    "dNN",
-    # first non-dealer share of games with a winner: n = games with a winner, s = won by the first non-dealer
-    "fG",
-    "fN",
-    "fS",
-    "fSS",
-    "fSN",
-    "fNN",
+    "knock_deadwood_a",
+    "knock_deadwood_b",
+    "pickups_a",
+    "pickups_b",
+    "discards_a",
+    "discards_b",
+    "hand_pairs",
+    "hand_count",
+    "hand_points_a",
+    "hand_points_b",
+    "hand_points_a_sq",
+    "hand_points_a_x_count",
+    "hand_points_b_sq",
+    "hand_points_b_x_count",
+    "hand_count_sq",
+    *MOMENTS["nondealer"],
+    *MOMENTS["first_nondealer"],
 )
 F = {name: i for i, name in enumerate(FIELDS)}
 
@@ -425,8 +454,9 @@ def hand_winners(hands: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 class _Segment:
     """Running win-rate moments of one chunk of a matchup's pairs (pairs ``lo..end``).
 
-    ``cum`` holds (G, N, S, SS, SN, NN) after each pair in ``keys`` (the pairs
-    on :data:`LADDER`), counted from the segment's start; ``total`` after its last pair.
+    ``cum`` holds the win rate's six sums (pairs, n, s, s^2, s*n, n^2:
+    ``MOMENTS["win"]``) after each pair in ``keys`` (the pairs on
+    :data:`LADDER`), counted from the segment's start; ``total`` after its last pair.
     """
 
     lo: int
@@ -519,6 +549,13 @@ class Summary:
         def mc_sum(w, keep):
             return np.bincount(c_m[keep], weights=w[keep], minlength=n_m)
 
+        def moments(ratio: str, keep: np.ndarray, n: np.ndarray, x: np.ndarray) -> None:
+            """The six sums of MOMENTS[ratio] over the pairs ``keep``: n and x are per pair."""
+            pairs, sn, sx, sxx, sxn, snn = MOMENTS[ratio]
+            s[pairs] = np.bincount(c_m[keep], minlength=n_m).astype(np.float64)
+            s[sn], s[sx] = mc_sum(n, keep), mc_sum(x, keep)
+            s[sxx], s[sxn], s[snn] = mc_sum(x * x, keep), mc_sum(x * n, keep), mc_sum(n * n, keep)
+
         s: dict[str, np.ndarray] = {}
         s["rows"] = np.bincount(mc, minlength=n_m).astype(np.float64)
         s["valid"] = msum(vf)
@@ -536,11 +573,13 @@ class Summary:
         margin = np.where(v, sa - sb, 0.0)
         c_mg = csum(margin)
         k = c_n > 0
-        s["wG"] = np.bincount(c_m[k], minlength=n_m).astype(np.float64)
-        s["wN"], s["wS"] = mc_sum(c_n, k), mc_sum(c_s, k)
-        s["wSS"], s["wSN"], s["wNN"] = mc_sum(c_s * c_s, k), mc_sum(c_s * c_n, k), mc_sum(c_n * c_n, k)
-        s["mS"], s["mSS"], s["mSN"] = mc_sum(c_mg, k), mc_sum(c_mg * c_mg, k), mc_sum(c_mg * c_n, k)
-        s["msq"] = msum(margin * margin)
+        moments("win", k, c_n, c_s)
+        s["margin"], s["margin_sq"], s["margin_x_games"] = (
+            mc_sum(c_mg, k),
+            mc_sum(c_mg * c_mg, k),
+            mc_sum(c_mg * c_n, k),
+        )
+        s["margin_game_sq"] = msum(margin * margin)
         complete = c_n == 2
         s["complete"] = np.bincount(c_m, weights=complete, minlength=n_m)
         s["sweeps_a"] = np.bincount(c_m, weights=complete & (c_s == 2.0), minlength=n_m)
@@ -554,32 +593,26 @@ class Summary:
             xa, xb = d.side(f"{kind}_wins")
             s[f"{kind}_a"], s[f"{kind}_b"] = msum(xa), msum(xb)
             decided += xa + xb
-        for name, base in (("kdw", "knock_deadwood"), ("pick", "pickups"), ("disc", "discards")):
+        for base in ("knock_deadwood", "pickups", "discards"):
             xa, xb = d.side(base)
-            s[f"{name}_a"], s[f"{name}_b"] = msum(xa), msum(xb)
+            s[f"{base}_a"], s[f"{base}_b"] = msum(xa), msum(xb)
 
-        c_h, c_a, c_b = csum(hh), csum(sa), csum(sb)
+        c_h = csum(hh)
         k = c_h > 0
-        s["hG"] = np.bincount(c_m[k], minlength=n_m).astype(np.float64)
-        s["hH"], s["hA"], s["hB"] = mc_sum(c_h, k), mc_sum(c_a, k), mc_sum(c_b, k)
-        s["hAA"], s["hAH"] = mc_sum(c_a * c_a, k), mc_sum(c_a * c_h, k)
-        s["hBB"], s["hBH"] = mc_sum(c_b * c_b, k), mc_sum(c_b * c_h, k)
-        s["hHH"] = mc_sum(c_h * c_h, k)
+        moments("points_a", k, c_h, csum(sa))
+        moments("points_b", k, c_h, csum(sb))
 
         ws = d.col("winner_seat", np.int64, -1)
         fd = d.col("first_dealer", np.int64)
-        for pre, num, den in (
-            ("d", csum(d.col("nondealer_wins")), csum(decided)),
-            ("f", csum(((ws >= 0) & (ws != fd)).astype(np.float64)), csum((ws >= 0).astype(np.float64))),
+        for ratio, num, den in (
+            ("nondealer", csum(d.col("nondealer_wins")), csum(decided)),
+            (
+                "first_nondealer",
+                csum(((ws >= 0) & (ws != fd)).astype(np.float64)),
+                csum((ws >= 0).astype(np.float64)),
+            ),
         ):
-            k = den > 0
-            s[f"{pre}G"] = np.bincount(c_m[k], minlength=n_m).astype(np.float64)
-            s[f"{pre}N"], s[f"{pre}S"] = mc_sum(den, k), mc_sum(num, k)
-            s[f"{pre}SS"], s[f"{pre}SN"], s[f"{pre}NN"] = (
-                mc_sum(num * num, k),
-                mc_sum(num * den, k),
-                mc_sum(den * den, k),
-            )
+            moments(ratio, den > 0, den, num)
 
         sums = np.column_stack([np.asarray(s[f], dtype=np.float64) for f in FIELDS])
 
@@ -749,10 +782,10 @@ class Summary:
         return h if h is not None else Hist(0, np.zeros(0, dtype=np.int64))
 
     def running(self, matchup: str) -> np.ndarray:
-        """Running win-rate moments of a matchup, one row per kept position: (G, N, S, SS, SN, NN).
+        """Running win-rate moments of a matchup, one row per kept position: ``MOMENTS["win"]``.
 
         Rows are at the pairs on :data:`LADDER`, then after the last pair
-        (always); ``G`` counts pairs with a result so far.
+        (always); the first column counts pairs with a result so far.
         """
         segs = self._m[matchup].segments
         rows, off = [], np.zeros(6)

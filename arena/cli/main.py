@@ -180,8 +180,12 @@ def _setup_logging(quiet: bool) -> None:
 
 
 def _print_tables(result) -> None:
-    pairs = result.pair_summary()
-    bots = result.bot_summary()
+    from arena.analysis.stats import bot_summary, pair_summary
+    from arena.analysis.summary import summarize_run
+
+    summary = summarize_run(result.store)
+    pairs = pair_summary(result.store, summary)
+    bots = bot_summary(result.store, summary)
     typer.echo("")
     typer.echo(f"{'matchup':<40} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
     for r in pairs.itertuples():
@@ -293,6 +297,7 @@ def _run(
     retry_scheduler: int = 0,
 ) -> None:
     """Play, print the tables, write the report; exit 1 when chunks failed, 3 on the environment, 130 on a signal."""
+    from arena.analysis.sprt import SprtGate
     from arena.run.runner import run_tournament
 
     run_dir = Path(cfg.results_dir) / cfg.name
@@ -310,7 +315,12 @@ def _run(
     try:
         with _Signals():
             result = run_tournament(
-                cfg, progress=not quiet, base_dir=base_dir, sprt=sprt, fresh=fresh, retry_scheduler=retry_scheduler
+                cfg,
+                progress=not quiet,
+                base_dir=base_dir,
+                stop=SprtGate if sprt else None,
+                fresh=fresh,
+                retry_scheduler=retry_scheduler,
             )
     except KeyboardInterrupt as exc:
         how = getattr(exc, "signame", "SIGINT")
@@ -382,16 +392,25 @@ def _report_bar(quiet: bool):
 @app.command()
 def submit(
     bot: Annotated[str, typer.Argument(help="The bot to add: a .py file, a built-in name, or cmd:<program>.")],
-    to: Annotated[Path, typer.Option("--to", help="An existing run folder, e.g. results/default.")],
+    dest: Annotated[str, typer.Option("--to", help="A run folder (results/default) or a league (http://HOST:PORT).")],
     sandbox: Annotated[
         bool, typer.Option("--sandbox", help="Run the bot file in its own process, with limits (for bots from others).")
     ] = False,
     workers: Annotated[int | None, typer.Option(help="Worker processes (0 = all cores).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
+    token: Annotated[str | None, typer.Option("--token", help="Your league token (with --to http://...).")] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="The bot's name in the league (default: file name).")
+    ] = None,
 ) -> None:
-    """Add a bot to a finished round-robin: plays only its new pairs, then updates the run."""
+    """Add a bot to a finished round-robin (plays only its new pairs), or upload it to a league server."""
+    if dest.startswith(("http://", "https://")):
+        from arena.league.cli import submit_remote
 
+        submit_remote(bot, dest, token, name)
+        return
     _setup_logging(quiet)
+    to = Path(dest)
     try:
         from arena.run.store import RunStore
 
@@ -657,10 +676,9 @@ def sweep(
 ) -> None:
     """Sweep a bot's parameters against a field (and rules): sweep.csv, response curves, report."""
     import time
-    import tomllib
     from importlib.resources import files
 
-    from arena.analysis.sweep import SweepError, analyse_sweep, run_sweep
+    from arena.analysis.sweep import SweepError, analyse_sweep, load_sweep, run_sweep
 
     _setup_logging(True)
     errors: tuple[type[Exception], ...] = (SweepError, *_user_errors())
@@ -668,23 +686,13 @@ def sweep(
     if not path.exists() and path.suffix == "" and path.parent == Path("."):
         path = Path(str(files("arena") / "configs" / f"{path}.toml"))
     try:
-        try:
-            d = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise SweepError(f"cannot read {sweep_file}: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise SweepError(f"{sweep_file} is not valid TOML: {exc}") from None
-        d.setdefault("name", path.stem)
-        for key, value in (("workers", workers), ("games", games), ("results_dir", results_dir)):
-            if value is not None:
-                d[key] = value
-        if scheduler:
-            d["scheduler"] = scheduler
+        overrides = {"workers": workers, "games": games, "results_dir": results_dir, "scheduler": scheduler or None}
+        spec = load_sweep(path, overrides)
         t0 = time.monotonic()
         if report_only:
-            res = analyse_sweep(d)
+            res = analyse_sweep(spec)
         else:
-            res = run_sweep(d, progress=not quiet, fresh=fresh)
+            res = run_sweep(spec, progress=not quiet, fresh=fresh)
         typer.echo(f"sweep '{res.spec.name}': {res.status}, {time.monotonic() - t0:.1f} s -> {res.dir}", err=True)
         if len(res.best):
             ps = res.spec.param_names
@@ -734,6 +742,11 @@ def check_bot(
         _fail(str(exc))
     report = run_check(spec, games=games, limits=limits, echo=typer.echo)
     raise typer.Exit(code=0 if report.passed else 1)
+
+
+from arena.league.cli import app as _league_app  # noqa: E402 - the league's commands: arena league ...
+
+app.add_typer(_league_app, name="league")
 
 
 def main() -> None:  # pragma: no cover

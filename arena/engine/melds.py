@@ -80,7 +80,7 @@ _KEY_EMPTY_SUIT = 1 << 40
 #: 0 as an int64 value, to start a loop variable: numba types a literal 0 as
 #: the constant 0 and would compile each helper the variable is passed to
 #: twice (once for the constant, once for int64).
-_ZERO = np.int64(0)
+_ZERO: int = np.int64(0)  # type: ignore[assignment]  # an int to the Python types, int64 to numba
 
 
 def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
@@ -380,7 +380,7 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     ``(NO_CARD_DEADWOOD, 0)`` when ``allowed & hand`` is empty.
     """
     allowed &= hand
-    best = np.int64(NO_CARD_DEADWOOD)
+    best: int = np.int64(NO_CARD_DEADWOOD)  # type: ignore[assignment]  # int64 for numba (see _ZERO)
     ties = _ZERO
     if allowed == 0:
         return best, ties

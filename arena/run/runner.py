@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -69,7 +69,6 @@ class TournamentResult:
     quarantined: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)  # what the folder check found (and repaired) first
     changed: list[str] = field(default_factory=list)  # chunks that changed on disk during the run
-    _summary: Any = field(default=None, repr=False)
 
     @property
     def store(self) -> RunStore:
@@ -84,27 +83,32 @@ class TournamentResult:
     def hands(self) -> pd.DataFrame | None:
         return self.store.hands()
 
-    def summary(self, progress: Callable[[int, int], None] | None = None):
-        """The run's statistics aggregate (:class:`arena.analysis.summary.Summary`), one streaming pass."""
-        if self._summary is None:
-            from arena.analysis.summary import summarize_run
 
-            self._summary = summarize_run(self.store, progress=progress)
-        return self._summary
+class StopRule(Protocol):
+    """Decides when a one-matchup run may stop: built by ``run_tournament(stop=...)`` from the config.
 
-    def pair_summary(self) -> pd.DataFrame:
-        """Per matchup, in play order: :func:`arena.analysis.stats.pair_stats`."""
-        from arena.analysis.stats import pair_stats
+    The runner feeds it the games of every stored chunk (:meth:`add`: those
+    an earlier run stored first, then each as it arrives, in any order) and
+    asks :meth:`advance` after each; once that returns True the run stops.
+    The SPRT of :class:`arena.analysis.sprt.SprtGate` is one.
+    """
 
-        order = [m.name for m in self.store.matchups()]
-        ps = pair_stats(self.summary()).set_index("matchup")
-        return ps.reindex([o for o in order if o in ps.index]).reset_index()
+    @property
+    def decision(self) -> str | None:
+        """The verdict (e.g. ``H1 accepted``), or None while undecided."""
 
-    def bot_summary(self) -> pd.DataFrame:
-        """Per bot, best first: :func:`arena.analysis.stats.bot_stats`."""
-        from arena.analysis.stats import bot_stats
+    @property
+    def used(self) -> int:
+        """Chunks 0..used-1 are what the verdict rests on; the run keeps and shows only those."""
 
-        return bot_stats(self.summary()).sort_values("win_rate", ascending=False).reset_index(drop=True)
+    def add(self, chunk: int, games: pd.DataFrame) -> None:
+        """The games of one stored chunk."""
+
+    def advance(self) -> bool:
+        """Take in what :meth:`add` gave; True once decided."""
+
+    def summary(self) -> str:
+        """One closing line for the manifest and the report."""
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -265,31 +269,6 @@ def _lost_line(address: str, stored: int, total: int, run_dir: Path) -> str:
     )
 
 
-class _SprtGate:
-    """The SPRT of a one-matchup run, fed in chunk order whatever order chunks finish in."""
-
-    def __init__(self, cfg: TournamentConfig):
-        from arena.analysis.sprt import Sprt
-
-        self.test = Sprt(**cfg.sprt_params())
-        self.pending: dict[int, np.ndarray] = {}
-        self.next = 0
-        self.used = 0
-
-    def add(self, chunk: int, games: pd.DataFrame) -> None:
-        from arena.analysis.sprt import pentanomial
-
-        self.pending[chunk] = pentanomial(games)
-
-    def advance(self) -> bool:
-        """Feed every chunk now contiguous; True once the test is decided."""
-        while self.test.decision is None and self.next in self.pending:
-            self.test.update(counts=self.pending.pop(self.next))
-            self.next += 1
-            self.used = self.next
-        return self.test.decision is not None
-
-
 # --- the run -------------------------------------------------------------------------------
 
 
@@ -300,7 +279,7 @@ def run_tournament(
     schedule: Any = None,
     progress: bool | Callable[[int, int], None] = True,
     base_dir: Path | None = None,
-    sprt: bool = False,
+    stop: Callable[[TournamentConfig], StopRule] | None = None,
     fresh: bool = False,
     retry_scheduler: int = 0,
     retry_wait: float = 60.0,
@@ -311,9 +290,10 @@ def run_tournament(
     its keys.  ``client``: a ``distributed.Client`` to play on (else the
     config's ``scheduler`` address, else ``workers`` local processes).
     ``schedule``: any object with ``results(tasks)`` (e.g. ``Inline()``).
-    ``sprt``: two bots only; stop once the SPRT of the config's ``[sprt]``
-    table decides, in chunk order, so the stop falls in the same place on any
-    number of workers.  ``fresh``: delete the folder's results first - only
+    ``stop``: two bots only; builds the run's :class:`StopRule` from the
+    config (``stop=SprtGate`` of :mod:`arena.analysis.sprt`: stop once the
+    SPRT of the config's ``[sprt]`` table decides, in chunk order, so the stop
+    falls in the same place on any number of workers).  ``fresh``: delete the folder's results first - only
     after the config and every bot have loaded and the lock is ours.
     Ctrl-C (KeyboardInterrupt) leaves every finished chunk stored.
     ``retry_scheduler``: when the Dask scheduler is lost, wait for it (up to
@@ -327,8 +307,8 @@ def run_tournament(
     (:class:`RunEnvError`, :class:`~arena.run.store.StoreEnvError`...).
     """
     cfg, base_dir = _config(config, base_dir)
-    if sprt and len(cfg.all_bots()) != 2:
-        raise TournamentError("--sprt needs exactly two bots (a head-to-head match)")
+    if stop is not None and len(cfg.all_bots()) != 2:
+        raise TournamentError("stopping early (--sprt) needs exactly two bots (a head-to-head match)")
     bots = load_bots(cfg, base_dir)  # every bot loads (and compiles) before the folder is touched
     for b in bots.values():
         if b.fast:
@@ -388,7 +368,7 @@ def run_tournament(
         total = sum(t.n_games for t in tasks)
         store.write_manifest(_manifest(cfg, bots, started, "running", chunks=len(tasks), findings=findings))
         begun = True
-        gate = _SprtGate(cfg) if sprt else None
+        gate = stop(cfg) if stop is not None else None
         for mid in planned:  # an earlier SPRT stop counts no more: this run plays (and shows) every chunk
             store.set_limit(mid, None)
         if gate is not None:
@@ -402,7 +382,7 @@ def run_tournament(
         bar = _Bar(total, total - sum(t.n_games for t in todo), progress)
         failed: list[str] = []
         try:
-            if gate is None or gate.test.decision is None:
+            if gate is None or gate.decision is None:
                 sched, release = _schedule(cfg, client, schedule)
                 retries = max(0, retry_scheduler)
                 while True:
@@ -430,9 +410,9 @@ def run_tournament(
         stopped = ""
         sprt_line = ""
         if gate is not None:
-            sprt_line = gate.test.summary()
-            if gate.test.decision is not None and gate.used < len(tasks):
-                stopped = f"{gate.test.decision}: {sprt_line}"
+            sprt_line = gate.summary()
+            if gate.decision is not None and gate.used < len(tasks):
+                stopped = f"{gate.decision}: {sprt_line}"
                 store.set_limit(tasks[0].matchup_id, gate.used)
         # Before "complete": every stored chunk of this run's matchups must still be what was written.
         changed = store.verify(planned)
@@ -549,4 +529,12 @@ def _stored_games(store: RunStore, t: ChunkTask):
         yield g
 
 
-__all__ = ["Interrupted", "RunEnvError", "TournamentError", "TournamentResult", "run_tournament", "StoreError"]
+__all__ = [
+    "Interrupted",
+    "RunEnvError",
+    "StopRule",
+    "TournamentError",
+    "TournamentResult",
+    "run_tournament",
+    "StoreError",
+]

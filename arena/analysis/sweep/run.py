@@ -1,0 +1,128 @@
+"""Playing a sweep: every grid point (only what is missing) through the runner, then the analysis.
+
+Each rules value gets a run folder ``<results_dir>/<name>/<rules label>/``;
+each grid point is a gauntlet of its variant against the opponents played by
+:func:`arena.run.run_tournament` into that folder, so a sweep resumes, runs in
+parallel or on Dask, and plays the same games for a seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arena.analysis.sweep.analysis import SweepResult, analyse_sweep
+from arena.analysis.sweep.spec import SweepSpec, load_sweep
+from arena.run import run_tournament
+
+__all__ = ["run_sweep"]
+
+
+def run_sweep(
+    sweep: str | Path | Mapping[str, Any] | SweepSpec,
+    *,
+    client: Any = None,
+    schedule: Any = None,
+    progress: bool | Callable[[str], None] = True,
+    fresh: bool = False,
+    report: bool = True,
+) -> SweepResult:
+    """Play every grid point (only what is missing) and write sweep.csv, plots and the report.
+
+    ``client``: a ``distributed.Client`` to play on (else the sweep's
+    ``scheduler``, else ``workers`` local processes); ``schedule``: any
+    object with ``results(tasks)``.  ``fresh``: delete the sweep's results first.
+    """
+    spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
+    say: Callable[[str], None]
+    if callable(progress):
+        say = progress
+    elif progress:
+        say = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    else:
+        say = lambda s: None  # noqa: E731
+    if fresh and spec.dir.exists():
+        shutil.rmtree(spec.dir)
+    if spec.adaptive is not None:
+        return _run_adaptive(spec, client=client, schedule=schedule, say=say, report=report)
+    t0 = time.monotonic()
+    status = "complete"
+    points = spec.points()
+    n = len(points) * len(spec.rules)
+    i = 0
+    for label, rules in spec.rules:
+        for point in points:
+            i += 1
+            t = time.monotonic()
+            res = run_tournament(spec.config(label, rules, point), client=client, schedule=schedule, progress=False)
+            if res.status != "complete":
+                status = "incomplete"
+            say(
+                f"[{i}/{n}] {label} {spec.variant(point)}: {res.status} "
+                f"({time.monotonic() - t:.1f} s, {time.monotonic() - t0:.0f} s in all)"
+            )
+    played = time.monotonic() - t0
+    out = analyse_sweep(spec, report=report)
+    out.status = status
+    out.seconds = played
+    return out
+
+
+def _run_adaptive(spec: SweepSpec, *, client: Any, schedule: Any, say: Callable[[str], None], report: bool):
+    """Successive halving: each round plays the surviving points on fresh deals, with more games.
+
+    Round 0 is the whole grid in the sweep folder; round r >= 1 goes to
+    ``<sweep>/round-<r>/``, with seed ``seed + r`` and ``games * growth**r``
+    games (rounded to an even number), and keeps the best ``keep`` fraction of
+    the points (by adjusted field win rate, the union over rules values, at
+    least 2).  Each round's estimates use only that round's games, so the last
+    round's best value and its interval are not biased by the selection.
+    """
+    assert spec.adaptive is not None
+    rounds, keep, growth = spec.adaptive
+    survivors = spec.points()
+    t0 = time.monotonic()
+    lines = []
+    res: SweepResult | None = None
+    for r in range(rounds):
+        games = max(2, int(round(spec.games * growth**r / 2)) * 2)
+        sr = dataclasses.replace(
+            spec,
+            name=spec.name if r == 0 else f"{spec.name}/round-{r}",
+            seed=spec.seed + r,
+            games=games,
+            chunk_size=min(spec.chunk_size * int(growth**r), games),
+            only=tuple(survivors),
+            adaptive=None,
+        )
+        say(f"round {r}: {len(survivors)} point(s) x {games:,} games")
+        res = run_sweep(sr, client=client, schedule=schedule, progress=say, report=report)
+        lines.append(
+            f"- round {r} ({sr.dir}): {len(survivors)} point(s), {games:,} games each per opponent and rules value"
+        )
+        if r == rounds - 1 or len(survivors) <= 2:
+            break
+        b = res.best
+        n_keep = max(2, int(np.ceil(keep * len(survivors))))
+        chosen: set[tuple[float, ...]] = set()
+        for _, g in b.groupby("rules", sort=False):
+            top = g.sort_values("field_win_rate_adj", ascending=False).head(n_keep)
+            chosen.update(tuple(float(row[p]) for p in spec.param_names) for _, row in top.iterrows())
+        survivors = [p for p in spec.points() if p in chosen]
+    assert res is not None
+    res.seconds = time.monotonic() - t0
+    if report:
+        spec.dir.mkdir(parents=True, exist_ok=True)
+        (spec.dir / "rounds.md").write_text(
+            f"# Adaptive sweep {spec.name}\n\n" + "\n".join(lines) + f"\n\nFinal report: {res.dir / 'report.md'}\n",
+            encoding="utf-8",
+        )
+        res.files["rounds"] = spec.dir / "rounds.md"
+    return res

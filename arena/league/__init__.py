@@ -1,0 +1,15 @@
+"""The league: participants submit bots over the web, the arena plays them, a live leaderboard ranks them.
+
+* :mod:`arena.league.config`     - ``league.toml``: rules, games per pairing, house bots, limits;
+* :mod:`arena.league.db`         - the SQLite database: connections, transactions, migrations;
+* :mod:`arena.league.migrations` - the schema, one numbered step per version;
+* :mod:`arena.league.core`       - users and tokens, submissions, withdrawals, the queue (no HTTP);
+* :mod:`arena.league.scheduler`  - the background process: checks, pairings through the runner, ratings;
+* :mod:`arena.league.web`        - Starlette routes: pages and the JSON API;
+* :mod:`arena.league.client`     - ``arena submit FILE --to http://...``;
+* :mod:`arena.league.cli`        - ``arena league init|add-user|serve``.
+
+The web side reads and writes only the database; the games live in the
+league's run folders (``DIR/runs/rNNN``), written by the scheduler through
+:func:`arena.run.run_tournament`.
+"""

@@ -1,0 +1,190 @@
+"""``arena league init|add-user|serve``: the league's commands (a typer sub-app)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arena.league.db import LeagueError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Run a league: participants submit bots over the web, the arena plays them, a leaderboard ranks them.",
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+log = logging.getLogger("arena.league")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=2)
+
+
+@app.command()
+def init(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder to create.")],
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A league.toml (rules, games per pairing, house bots, limits).")
+    ] = None,
+) -> None:
+    """Create a league folder: its settings, its database and the house bots that seed the field."""
+    from arena.league.config import LeagueConfig, load_league_config
+    from arena.league.core import League
+
+    try:
+        cfg = load_league_config(config) if config is not None else LeagueConfig()
+        League.init(folder, cfg)
+    except LeagueError as exc:
+        _fail(str(exc))
+    typer.echo(
+        f"league '{cfg.name}' in {folder}: house bots {', '.join(cfg.house_bots)}; "
+        f"{cfg.games_per_pairing} games per pairing"
+    )
+
+
+@app.command("add-user")
+def add_user(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The user's name (letters, digits, _).")],
+    organizer: Annotated[bool, typer.Option("--organizer", help="May add users, cmd: bots, publish sources.")] = False,
+) -> None:
+    """Add a user and print their token, once (only its hash is kept)."""
+    from arena.league.core import League
+
+    try:
+        league = League(folder)
+        conn = league.db()
+        try:
+            token = league.add_user(conn, name, organizer)
+        finally:
+            conn.close()
+    except LeagueError as exc:
+        _fail(str(exc))
+    typer.echo(f"user '{name}'{' (organizer)' if organizer else ''} added; the token (shown only now):", err=True)
+    typer.echo(token)
+
+
+def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the scheduler gets SIGKILL when the server dies, even by kill -9."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class _SchedulerProcess:
+    """The scheduler child: started, watched and restarted from one long-lived thread."""
+
+    def __init__(self, command: list[str]):
+        self.command = command
+        self.proc: subprocess.Popen | None = None
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="league-scheduler", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _watch(self) -> None:
+        failures = 0
+        while not self.stopping.is_set():
+            started = time.monotonic()
+            self.proc = subprocess.Popen(self.command, preexec_fn=_pdeathsig if sys.platform == "linux" else None)
+            code = self.proc.wait()
+            if self.stopping.is_set():
+                return
+            failures = failures + 1 if time.monotonic() - started < 60 else 1
+            wait = min(60, 2**failures)
+            log.error("the league scheduler exited with code %s; restarting in %d s", code, wait)
+            self.stopping.wait(wait)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        p = self.proc
+        if p is not None and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@app.command()
+def serve(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder.")],
+    host: Annotated[str, typer.Option("--host", help="Address to bind (put a TLS proxy in front to publish).")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option("--port", help="Port.")] = 8780,
+    workers: Annotated[int | None, typer.Option("--workers", help="Worker processes for games (0 = all cores).")] = (
+        None
+    ),
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Play the games on a Dask cluster: tcp://host:8786.")
+    ] = None,
+    play: Annotated[bool, typer.Option("--play/--no-play", help="Run the scheduler (checks and games).")] = True,
+) -> None:
+    """Serve the league's site and API, and play its games in a background scheduler."""
+    import uvicorn
+
+    from arena.league.core import League
+    from arena.league.web import create_app
+
+    if workers is not None and scheduler:
+        _fail("give --workers or --scheduler, not both")
+    if workers is not None and not 0 <= workers <= 1024:
+        _fail(f"--workers {workers} is not allowed (0..1024)")
+    if scheduler and "://" not in scheduler:
+        _fail(f"--scheduler {scheduler!r} is not a Dask address such as tcp://127.0.0.1:8786")
+    if not 0 <= port <= 65535:
+        _fail(f"--port {port} is not a port (0..65535)")
+    try:
+        League(folder)
+        app_ = create_app(str(folder))
+    except LeagueError as exc:
+        _fail(str(exc))
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    child = None
+    if play:
+        cmd = [sys.executable, "-m", "arena.league.scheduler", str(Path(folder).resolve())]
+        if scheduler:
+            cmd += ["--scheduler", scheduler]
+        else:
+            cmd += ["--workers", str(workers or 0)]
+        child = _SchedulerProcess(cmd)
+        child.start()
+    typer.echo(f"league at http://{host}:{port}/league/ (Ctrl-C stops)", err=True)
+    try:
+        uvicorn.run(app_, host=host, port=port, log_level="warning", access_log=False)
+    finally:
+        if child is not None:
+            child.stop()
+
+
+def submit_remote(file: str, url: str, token: str | None, name: str | None) -> None:
+    """``arena submit FILE --to http://HOST:PORT --token TOKEN [--name NAME]``."""
+    from arena.league.client import submit_to_server
+
+    if not token:
+        _fail("--to http://... needs --token TOKEN (from 'arena league add-user')")
+    assert token is not None
+    try:
+        out = submit_to_server(file, url, token, name)
+    except LeagueError as exc:
+        _fail(str(exc))
+    typer.echo(
+        f"submitted {out.get('bot')} version {out.get('version')}: {out.get('status')}; "
+        f"follow it at {url.rstrip('/')}{out.get('page', '/league/')}"
+    )

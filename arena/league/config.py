@@ -1,0 +1,148 @@
+"""``league.toml``: what a league plays and what it allows.
+
+Every key has a default, so ``arena league init DIR`` alone makes a working
+league.  A bad key or value is one :class:`arena.league.db.LeagueError` line
+naming it and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.league.db import LeagueError
+
+CONFIG_NAME = "league.toml"
+
+#: key -> (lowest, highest) for the integer settings.
+_INTS = {
+    "games_per_pairing": (2, 1_000_000),
+    "chunk_size": (2, 100_000),
+    "seed": (0, 2**62),
+    "check_games": (0, 200),
+    "extra_rounds": (0, 100),
+    "max_file_bytes": (100, 5_000_000),
+    "submissions_per_hour": (1, 10_000),
+    "active_bots_per_user": (1, 1000),
+}
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    """A league's settings (the ``league.toml`` of its folder)."""
+
+    name: str = "league"
+    #: A rules preset or table, as in a tournament config.
+    rules: str | Mapping[str, Any] = "standard"
+    #: Games of a pairing's first meeting (even: duplicate deals, seat-swapped pairs).
+    games_per_pairing: int = 200
+    #: Games per chunk (the unit stored, shown as progress and resumed after a crash).
+    chunk_size: int = 100
+    seed: int = 1
+    #: Built-in bots that seed the field (owned by the house).
+    house_bots: tuple[str, ...] = ("random", "simple", "gin-chasing")
+    #: Games against simple in the conformance check of each submission.
+    check_games: int = 10
+    #: While idle, how many more meetings (rounds) the least certain pairings may get.
+    extra_rounds: int = 2
+    #: Stop a pairing once this SPRT decides ({elo0, elo1, alpha, beta}); empty = play every game.
+    sprt: Mapping[str, float] = field(default_factory=dict)
+    #: Limits of the bots' processes: as a tournament config's [limits] (decision_seconds, memory_mb...).
+    bot_limits: Mapping[str, float] = field(default_factory=dict)
+    max_file_bytes: int = 200_000
+    submissions_per_hour: int = 10
+    active_bots_per_user: int = 3
+
+    def __post_init__(self) -> None:
+        for key, (lo, hi) in _INTS.items():
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise LeagueError(f"{CONFIG_NAME}: {key} = {v!r} is not allowed (allowed: integer {lo}..{hi})")
+        for key in ("games_per_pairing", "chunk_size"):
+            if getattr(self, key) % 2:
+                raise LeagueError(f"{CONFIG_NAME}: {key} = {getattr(self, key)} must be even (duplicate deals)")
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise LeagueError(f"{CONFIG_NAME}: name = {self.name!r} is not allowed (allowed: non-empty text)")
+        hb = self.house_bots
+        if isinstance(hb, str) or not isinstance(hb, (list, tuple)) or not all(isinstance(b, str) and b for b in hb):
+            raise LeagueError(f"{CONFIG_NAME}: house_bots = {hb!r} is not allowed (allowed: a list of built-in bots)")
+        object.__setattr__(self, "house_bots", tuple(hb))
+        if len(set(self.house_bots)) != len(self.house_bots):
+            raise LeagueError(f"{CONFIG_NAME}: house_bots lists a bot twice")
+        from arena.settings.config import ConfigError
+
+        try:  # the rules, the SPRT and the bot limits, checked as a tournament config checks them
+            self.run_config(["random", "simple"], round_no=0, results_dir=".")
+        except ConfigError as exc:
+            raise LeagueError(str(exc).replace("config:", f"{CONFIG_NAME}:", 1)) from None
+
+    def run_config(
+        self, bots: list[str], *, round_no: int, results_dir: str, variants=None, workers: int = 0, scheduler: str = ""
+    ):
+        """The tournament config of one pairing (``bots``: two specs) in run folder ``runs/rNNN``."""
+        from arena.settings.config import TournamentConfig
+
+        return TournamentConfig(
+            name=f"r{round_no:03d}",
+            format="round-robin",
+            bots=tuple(bots),
+            variants=dict(variants or {}),
+            games_per_pair=self.games_per_pairing,
+            duplicate=True,
+            seed=self.seed + round_no,
+            workers=workers,
+            chunk_size=min(self.chunk_size, self.games_per_pairing),
+            rules=self.rules,
+            record_hands=True,
+            record_log=True,
+            results_dir=results_dir,
+            sprt=dict(self.sprt),
+            scheduler=scheduler,
+            limits=dict(self.bot_limits),
+        )
+
+    def to_toml(self) -> str:
+        import tomli_w
+
+        d = dataclasses.asdict(self)
+        d["house_bots"] = list(self.house_bots)
+        d["sprt"] = dict(self.sprt)
+        d["bot_limits"] = dict(self.bot_limits)
+        if isinstance(self.rules, Mapping):
+            d["rules"] = dict(self.rules)
+        return tomli_w.dumps(d)
+
+
+KEYS = tuple(f.name for f in dataclasses.fields(LeagueConfig))
+
+
+def config_from_dict(d: Mapping[str, Any], source: str = CONFIG_NAME) -> LeagueConfig:
+    for k in d:
+        if k not in KEYS:
+            raise LeagueError(f"{source}: unknown key '{k}' (keys: {', '.join(KEYS)})")
+    for k in ("sprt", "bot_limits"):
+        if k in d and not isinstance(d[k], Mapping):
+            raise LeagueError(f"{source}: {k} must be a table")
+    try:
+        return LeagueConfig(**d)
+    except TypeError as exc:
+        raise LeagueError(f"{source}: {exc}") from None
+
+
+def load_league_config(path: str | Path) -> LeagueConfig:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LeagueError(f"cannot read {p}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise LeagueError(f"{p} is not UTF-8 text") from None
+    try:
+        d = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LeagueError(f"{p} is not valid TOML: {exc}") from None
+    return config_from_dict(d, str(p))

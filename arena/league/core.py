@@ -1,0 +1,439 @@
+"""The league's rules of who may do what, on the database (no HTTP, no games).
+
+A :class:`League` is a folder: ``league.toml``, ``league.db``, ``bots/``
+(each submitted file in a folder of its own, named by its hash) and
+``runs/rNNN`` (the run folders, written only by the scheduler).
+
+Tokens come from :mod:`secrets` (256 bits) and only their SHA-256 is
+stored: a token that random needs no slow hash, and a stolen database gives
+no token.  Every write is one transaction.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import secrets
+import shlex
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
+from arena.league.db import DB_NAME, LeagueError, connect, get_state, rows, transaction
+
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+#: Statuses of a version that hold (or will hold) a place on the leaderboard.
+ACTIVE = ("checking", "playing", "rated")
+SESSION_SECONDS = 7 * 24 * 3600
+NEW_BOT_PRIORITY = 100
+HOUSE_PRIORITY = 50
+EXTRA_PRIORITY = 0
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def check_name(name: Any, what: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        shown = repr(name)[:40]
+        raise LeagueError(f"{what} {shown} is not allowed (a letter, then letters, digits or _; at most 32)")
+    return name
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    name: str
+    organizer: bool
+
+
+class League:
+    """One league folder; open a connection per thread (``league.db()``)."""
+
+    def __init__(self, folder: str | Path):
+        self.dir = Path(folder).resolve()
+        if not (self.dir / CONFIG_NAME).is_file() or not (self.dir / DB_NAME).is_file():
+            raise LeagueError(f"{folder} is not a league folder (run 'arena league init {folder}' first)")
+        self.config: LeagueConfig = load_league_config(self.dir / CONFIG_NAME)
+
+    # --- creation ---------------------------------------------------------------------
+    @classmethod
+    def init(cls, folder: str | Path, config: LeagueConfig) -> League:
+        """Create a league folder with its database and house bots (refuses an existing league)."""
+        from arena.botkit.bot import BUILTIN_BOTS
+
+        d = Path(folder)
+        if (d / DB_NAME).exists() or (d / CONFIG_NAME).exists():
+            raise LeagueError(f"{d} already holds a league")
+        for b in config.house_bots:
+            if b.replace("-", "_") not in BUILTIN_BOTS:
+                allowed = ", ".join(x.replace("_", "-") for x in BUILTIN_BOTS)
+                raise LeagueError(f"{CONFIG_NAME}: house bot '{b}' is not a built-in bot (built-in: {allowed})")
+        try:
+            (d / "bots").mkdir(parents=True, exist_ok=True)
+            (d / "runs").mkdir(exist_ok=True)
+            _atomic_write(d / CONFIG_NAME, config.to_toml().encode())
+        except OSError as exc:
+            raise LeagueError(f"cannot create the league folder {d}: {exc.strerror or exc}") from None
+        conn = connect(d / DB_NAME, create=True)
+        try:
+            with transaction(conn):
+                ids: list[int] = []
+                for b in config.house_bots:
+                    cur = conn.execute("INSERT INTO bots(name, owner_id, created) VALUES (?, NULL, ?)", (b, now_iso()))
+                    bot_id = cur.lastrowid
+                    vid: int = conn.execute(
+                        "INSERT INTO versions(bot_id, number, kind, spec, run_name, sha256, size, status, created,"
+                        " created_ts) VALUES (?, 1, 'builtin', ?, ?, '', 0, 'playing', ?, ?)",
+                        (bot_id, b, b, now_iso(), time.time()),
+                    ).lastrowid  # type: ignore[assignment]
+                    conn.execute("UPDATE bots SET current_version = ? WHERE id = ?", (vid, bot_id))
+                    ids.append(vid)
+                for i, va in enumerate(ids):
+                    for vb in ids[i + 1 :]:
+                        _queue(conn, va, vb, 0, HOUSE_PRIORITY, config.games_per_pairing)
+        finally:
+            conn.close()
+        return cls(d)
+
+    def db(self) -> sqlite3.Connection:
+        return connect(self.dir / DB_NAME)
+
+    # --- users, tokens, sessions -------------------------------------------------------
+    def add_user(self, conn: sqlite3.Connection, name: str, organizer: bool = False) -> str:
+        """Create a user; returns the token (shown once; only its hash is kept)."""
+        check_name(name, "user name")
+        token = secrets.token_urlsafe(32)
+        with transaction(conn):
+            if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
+                raise LeagueError(f"user '{name}' already exists", 409)
+            conn.execute(
+                "INSERT INTO users(name, token_hash, organizer, created) VALUES (?, ?, ?, ?)",
+                (name, token_hash(token), int(organizer), now_iso()),
+            )
+        return token
+
+    @staticmethod
+    def user_by_token(conn: sqlite3.Connection, token: str | None) -> User | None:
+        if not token or len(token) > 200:
+            return None
+        r = conn.execute("SELECT id, name, organizer FROM users WHERE token_hash = ?", (token_hash(token),)).fetchone()
+        return None if r is None else User(r["id"], r["name"], bool(r["organizer"]))
+
+    @staticmethod
+    def new_session(conn: sqlite3.Connection, user: User) -> tuple[str, str]:
+        """(cookie value, CSRF token) of a new session."""
+        sid, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+        with transaction(conn):
+            conn.execute("DELETE FROM sessions WHERE expires < ?", (time.time(),))
+            conn.execute(
+                "INSERT INTO sessions(id_hash, user_id, csrf, expires) VALUES (?, ?, ?, ?)",
+                (token_hash(sid), user.id, csrf, time.time() + SESSION_SECONDS),
+            )
+        return sid, csrf
+
+    @staticmethod
+    def session(conn: sqlite3.Connection, sid: str | None) -> tuple[User, str] | None:
+        """The user and CSRF token of a live session cookie."""
+        if not sid or len(sid) > 200:
+            return None
+        r = conn.execute(
+            "SELECT u.id, u.name, u.organizer, s.csrf FROM sessions s JOIN users u ON u.id = s.user_id"
+            " WHERE s.id_hash = ? AND s.expires > ?",
+            (token_hash(sid), time.time()),
+        ).fetchone()
+        return None if r is None else (User(r["id"], r["name"], bool(r["organizer"])), r["csrf"])
+
+    @staticmethod
+    def end_session(conn: sqlite3.Connection, sid: str | None) -> None:
+        if sid:
+            with transaction(conn):
+                conn.execute("DELETE FROM sessions WHERE id_hash = ?", (token_hash(sid),))
+
+    # --- submissions ------------------------------------------------------------------
+    def submit(
+        self,
+        conn: sqlite3.Connection,
+        user: User,
+        name: str,
+        source: bytes | None = None,
+        command: str | None = None,
+    ) -> dict[str, Any]:
+        """Add a version of bot ``name`` (a Python file's bytes, or ``cmd:`` for organizers): status 'checking'."""
+        check_name(name, "bot name")
+        cfg = self.config
+        if (source is None) == (command is None):
+            raise LeagueError("send either a bot file (source) or a command, not both")
+        if command is not None:
+            if not user.organizer:
+                raise LeagueError("only an organizer may add a cmd: bot", 403)
+            command = command.removeprefix("cmd:").strip()
+            try:
+                argv = shlex.split(command)
+            except ValueError as exc:
+                raise LeagueError(f"cannot split the command: {exc}") from None
+            if not argv or len(command) > 2000:
+                raise LeagueError("the command is empty or longer than 2000 characters")
+            kind, data = "cmd", command.encode()
+        else:
+            assert source is not None
+            if len(source) > cfg.max_file_bytes:
+                raise LeagueError(f"the file is {len(source)} bytes; the limit is {cfg.max_file_bytes}", 413)
+            if not source.strip():
+                raise LeagueError("the file is empty")
+            try:
+                text = source.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise LeagueError(f"the file is not UTF-8 text (byte {exc.start})") from None
+            if "\x00" in text:
+                raise LeagueError("the file holds a NUL byte; send Python source text")
+            try:
+                ast.parse(text)
+            except SyntaxError as exc:
+                raise LeagueError(f"the file is not valid Python: {exc.msg} (line {exc.lineno})") from None
+            kind, data = "file", source
+        digest = hashlib.sha256(data).hexdigest()
+        if kind == "file":  # each file in a folder of its own: a sandboxed bot's folder holds only itself
+            rel = f"bots/{digest[:32]}/bot.py"
+            path = self.dir / rel
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _atomic_write(path, data)
+            spec = rel
+        else:
+            spec = command  # type: ignore[assignment]
+        now = time.time()
+        with transaction(conn):
+            recent = conn.execute(
+                "SELECT COUNT(*) FROM versions WHERE submitted_by = ? AND created_ts > ?", (user.id, now - 3600)
+            ).fetchone()[0]
+            if recent >= cfg.submissions_per_hour and not user.organizer:
+                raise LeagueError(
+                    f"limit reached: {cfg.submissions_per_hour} submissions per hour; try again later", 429
+                )
+            bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
+            if bot is None:
+                active = conn.execute(
+                    "SELECT COUNT(DISTINCT b.id) FROM bots b JOIN versions v ON v.bot_id = b.id"
+                    f" WHERE b.owner_id = ? AND b.withdrawn = 0 AND v.status IN {ACTIVE}",
+                    (user.id,),
+                ).fetchone()[0]
+                if active >= cfg.active_bots_per_user and not user.organizer:
+                    raise LeagueError(
+                        f"limit reached: {cfg.active_bots_per_user} active bots per user; "
+                        "withdraw one or submit a new version of one",
+                        409,
+                    )
+                bot_id = conn.execute(
+                    "INSERT INTO bots(name, owner_id, created) VALUES (?, ?, ?)", (name, user.id, now_iso())
+                ).lastrowid
+                number = 1
+            else:
+                if bot["owner_id"] is None:
+                    raise LeagueError(f"bot '{name}' is a house bot", 403)
+                if bot["owner_id"] != user.id and not user.organizer:
+                    raise LeagueError(f"bot '{name}' belongs to another user", 403)
+                bot_id = bot["id"]
+                number = conn.execute("SELECT MAX(number) FROM versions WHERE bot_id = ?", (bot_id,)).fetchone()[0] + 1
+                conn.execute("UPDATE bots SET withdrawn = 0 WHERE id = ?", (bot_id,))
+            run_name = f"{name}-v{number}"
+            vid = conn.execute(
+                "INSERT INTO versions(bot_id, number, kind, spec, run_name, sha256, size, status, submitted_by,"
+                " created, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?, 'checking', ?, ?, ?)",
+                (bot_id, number, kind, spec, run_name, digest, len(data), user.id, now_iso(), now),
+            ).lastrowid
+        return {"bot": name, "version": number, "id": vid, "status": "checking", "run_name": run_name}
+
+    def _owned_bot(self, conn: sqlite3.Connection, user: User, name: str) -> sqlite3.Row:
+        bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
+        if bot is None:
+            raise LeagueError(f"no bot named '{name}'", 404)
+        if bot["owner_id"] is None and not user.organizer:
+            raise LeagueError(f"bot '{name}' is a house bot", 403)
+        if bot["owner_id"] != user.id and not user.organizer:
+            raise LeagueError(f"bot '{name}' belongs to another user", 403)
+        return bot
+
+    def withdraw(self, conn: sqlite3.Connection, user: User, name: str) -> dict[str, Any]:
+        """Take a bot off the leaderboard; its versions and games are kept."""
+        with transaction(conn):
+            bot = self._owned_bot(conn, user, name)
+            conn.execute("UPDATE bots SET withdrawn = 1 WHERE id = ?", (bot["id"],))
+            conn.execute(
+                f"UPDATE versions SET status = 'withdrawn' WHERE bot_id = ? AND status IN {ACTIVE}", (bot["id"],)
+            )
+            conn.execute(
+                "UPDATE pairings SET state = 'cancelled' WHERE state = 'queued'"
+                " AND (a IN (SELECT id FROM versions WHERE bot_id = ?)"
+                " OR b IN (SELECT id FROM versions WHERE bot_id = ?))",
+                (bot["id"], bot["id"]),
+            )
+        return {"bot": name, "withdrawn": True}
+
+    def publish(self, conn: sqlite3.Connection, user: User, name: str, published: bool) -> dict[str, Any]:
+        if not user.organizer:
+            raise LeagueError("only an organizer may publish a bot's source", 403)
+        with transaction(conn):
+            bot = conn.execute("SELECT id FROM bots WHERE name = ?", (name,)).fetchone()
+            if bot is None:
+                raise LeagueError(f"no bot named '{name}'", 404)
+            conn.execute("UPDATE bots SET published = ? WHERE id = ?", (int(published), bot["id"]))
+        return {"bot": name, "published": published}
+
+    def source(self, conn: sqlite3.Connection, user: User | None, name: str, number: int | None) -> str:
+        """A version's source: for its owner, an organizer, or anyone once published."""
+        bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
+        if bot is None:
+            raise LeagueError(f"no bot named '{name}'", 404)
+        allowed = bool(bot["published"]) or (user is not None and (user.organizer or user.id == bot["owner_id"]))
+        if not allowed:
+            raise LeagueError(f"the source of '{name}' is private", 401 if user is None else 403)
+        if number is None:
+            r = conn.execute("SELECT * FROM versions WHERE bot_id = ? ORDER BY number DESC LIMIT 1", (bot["id"],))
+        else:
+            r = conn.execute("SELECT * FROM versions WHERE bot_id = ? AND number = ?", (bot["id"], number))
+        v = r.fetchone()
+        if v is None:
+            raise LeagueError(f"bot '{name}' has no version {number}", 404)
+        if v["kind"] == "builtin":
+            return f"# built-in bot '{v['spec']}'\n"
+        if v["kind"] == "cmd":
+            return f"cmd:{v['spec']}\n"
+        try:
+            return (self.dir / v["spec"]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            raise LeagueError(f"the file of '{name}' version {v['number']} is missing", 410) from None
+
+    # --- reading ----------------------------------------------------------------------
+    @staticmethod
+    def ratings(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+        """run name -> rating row, as the scheduler last computed them."""
+        try:
+            return json.loads(get_state(conn, "ratings", "{}") or "{}")
+        except ValueError:
+            return {}
+
+    def leaderboard(self, conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        """The current version of every bot still in the league, best first."""
+        ratings = self.ratings(conn)
+        out = []
+        for r in rows(
+            conn,
+            "SELECT b.name AS bot, COALESCE(u.name, 'house') AS owner, v.number AS version, v.run_name, v.status"
+            " FROM bots b JOIN versions v ON v.id = b.current_version LEFT JOIN users u ON u.id = b.owner_id"
+            " WHERE b.withdrawn = 0 AND v.status IN ('playing', 'rated')",
+        ):
+            s = ratings.get(r["run_name"], {})
+            out.append(
+                {
+                    "bot": r["bot"],
+                    "owner": r["owner"],
+                    "version": r["version"],
+                    "status": r["status"],
+                    "rating": s.get("rating"),
+                    "rating_low": s.get("rating_low"),
+                    "rating_high": s.get("rating_high"),
+                    "games": int(s.get("games", 0)),
+                    "win_rate": s.get("win_rate"),
+                    "forfeits": int(s.get("forfeits", 0)),
+                }
+            )
+        out.sort(key=lambda e: (e["rating"] is None, -(e["rating"] or 0.0), e["bot"]))
+        return out
+
+    def bot_info(self, conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+        bot = conn.execute(
+            "SELECT b.*, COALESCE(u.name, 'house') AS owner FROM bots b LEFT JOIN users u ON u.id = b.owner_id"
+            " WHERE b.name = ?",
+            (name,),
+        ).fetchone()
+        if bot is None:
+            raise LeagueError(f"no bot named '{name}'", 404)
+        versions = rows(
+            conn,
+            "SELECT number, kind, status, reason, created, run_name, id FROM versions WHERE bot_id = ? ORDER BY number",
+            (bot["id"],),
+        )
+        current = next((v for v in versions if v["id"] == bot["current_version"]), None)
+        stats: dict[str, Any] = {}
+        if current is not None:
+            try:
+                stats = json.loads(get_state(conn, f"bot:{current['run_name']}", "{}") or "{}")
+            except ValueError:
+                stats = {}
+        ratings = self.ratings(conn)
+        for v in versions:
+            v["rating"] = ratings.get(v["run_name"], {}).get("rating")
+            v["games"] = ratings.get(v["run_name"], {}).get("games", 0)
+            del v["id"]
+        return {
+            "bot": bot["name"],
+            "owner": bot["owner"],
+            "published": bool(bot["published"]),
+            "withdrawn": bool(bot["withdrawn"]),
+            "current_version": None if current is None else current["number"],
+            "versions": versions,
+            "stats": stats,
+        }
+
+    def user_info(self, conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+        u = conn.execute("SELECT id, name, organizer FROM users WHERE name = ?", (name,)).fetchone()
+        if u is None:
+            raise LeagueError(f"no user named '{name}'", 404)
+        versions = rows(
+            conn,
+            "SELECT b.name AS bot, v.number AS version, v.status, v.reason, v.created,"
+            " (b.current_version = v.id) AS current FROM versions v JOIN bots b ON b.id = v.bot_id"
+            " WHERE b.owner_id = ? ORDER BY v.created_ts DESC, v.id DESC",
+            (u["id"],),
+        )
+        for v in versions:
+            v["current"] = bool(v["current"])
+        return {"user": u["name"], "organizer": bool(u["organizer"]), "versions": versions}
+
+    @staticmethod
+    def progress(conn: sqlite3.Connection) -> dict[str, Any]:
+        counts = {r["state"]: r["n"] for r in rows(conn, "SELECT state, COUNT(*) AS n FROM pairings GROUP BY state")}
+        running = rows(
+            conn,
+            "SELECT p.id, va.run_name AS a, vb.run_name AS b, p.round, p.games, p.target FROM pairings p"
+            " JOIN versions va ON va.id = p.a JOIN versions vb ON vb.id = p.b WHERE p.state = 'running'",
+        )
+        checking = [r["run_name"] for r in rows(conn, "SELECT run_name FROM versions WHERE status = 'checking'")]
+        return {
+            "queued": counts.get("queued", 0),
+            "running": running,
+            "done": counts.get("done", 0),
+            "checking": checking,
+            "games": sum(r["games"] for r in rows(conn, "SELECT games FROM pairings")),
+            "updated": get_state(conn, "ratings_updated", ""),
+        }
+
+
+def _queue(conn: sqlite3.Connection, a: int, b: int, round_no: int, priority: int, target: int) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO pairings(a, b, round, priority, state, target, created)"
+        " VALUES (?, ?, ?, ?, 'queued', ?, ?)",
+        (a, b, round_no, priority, target, now_iso()),
+    )
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,659 @@
+"""The league's web side: Starlette routes for the pages and the JSON API.
+
+:func:`routes` returns the routes (mount them into any Starlette or FastAPI
+app); :func:`create_app` builds a stand-alone app around them (what
+``arena league serve`` and the tests run).  Paths: ``/league/...`` for pages,
+``/api/...`` for JSON; nothing under ``/play`` or ``/view``.
+
+Trust: every request is checked where it comes in.  Bodies are read with a
+size cap before parsing; names must match a pattern before any lookup; no
+path from a request ever reaches the file system (files are found through
+the database).  Pages are built with :func:`html.escape` on every value and
+live updates set ``textContent``, so nothing a bot or a user wrote reaches a
+page as markup; the Content-Security-Policy allows only the league's own
+script and style.  The API takes ``Authorization: Bearer TOKEN``; pages use
+a session cookie (HttpOnly, SameSite=Strict, Secure under HTTPS) and every
+form carries a CSRF token.  Errors are one line (JSON ``{"error": ...}`` on
+the API), never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import json
+import logging
+import re
+import secrets
+import sqlite3
+import threading
+from collections.abc import Awaitable, Callable
+from html import escape
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from arena.league.core import League, User
+from arena.league.db import LeagueError
+
+log = logging.getLogger("arena.league.web")
+
+SESSION_COOKIE = "league_session"
+LOGIN_COOKIE = "league_login_csrf"
+PARAM_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+SMALL_BODY = 16_384
+HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+class _Conns:
+    """One database connection per thread (the threadpool's threads are reused)."""
+
+    def __init__(self, league: League):
+        self.league = league
+        self.local = threading.local()
+
+    def get(self) -> sqlite3.Connection:
+        c = getattr(self.local, "conn", None)
+        if c is None:
+            c = self.local.conn = self.league.db()
+        return c
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())[:500]
+
+
+def _api_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": _one_line(message)}, status_code=status, headers=HEADERS)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _guard(api: bool) -> Callable[[Handler], Handler]:
+    """Turn a LeagueError into its status and one line; anything else into a 500 line (logged)."""
+
+    def wrap(fn: Handler) -> Handler:
+        @functools.wraps(fn)
+        async def inner(request: Request) -> Response:
+            try:
+                return await fn(request)
+            except LeagueError as exc:
+                if api:
+                    return _api_error(exc.status, str(exc))
+                return HTMLResponse(
+                    _layout("Error", f"<p class=error>{escape(_one_line(str(exc)))}</p>"),
+                    status_code=exc.status,
+                    headers=HEADERS,
+                )
+            except Exception:
+                log.exception("%s %s", request.method, request.url.path)
+                msg = "internal error (logged on the server)"
+                if api:
+                    return _api_error(500, msg)
+                return PlainTextResponse(msg, status_code=500, headers=HEADERS)
+
+        return inner
+
+    return wrap
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 past ``limit`` bytes (announced or not)."""
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise LeagueError("bad Content-Length header")
+        if int(length) > limit:
+            raise LeagueError(f"the request body is over the {limit}-byte limit", 413)
+    buf = bytearray()
+    async for chunk in request.stream():
+        buf += chunk
+        if len(buf) > limit:
+            raise LeagueError(f"the request body is over the {limit}-byte limit", 413)
+    return bytes(buf)
+
+
+async def read_json(request: Request, limit: int) -> dict[str, Any]:
+    body = await read_body(request, limit)
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise LeagueError("the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise LeagueError("the body must be a JSON object")
+    return data
+
+
+async def read_form(request: Request, limit: int) -> dict[str, str]:
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/x-www-form-urlencoded":
+        raise LeagueError("send the form as application/x-www-form-urlencoded", 415)
+    body = await read_body(request, limit)
+    try:
+        fields = parse_qs(
+            body.decode("ascii"), keep_blank_values=True, strict_parsing=False, max_num_fields=20, errors="strict"
+        )
+    except (UnicodeDecodeError, ValueError):
+        raise LeagueError("the form is garbled") from None
+    return {k: v[0] for k, v in fields.items()}
+
+
+def _param(request: Request, key: str) -> str:
+    value = request.path_params[key]
+    if not PARAM_RE.match(value):
+        raise LeagueError(f"{key} {value[:40]!r} is not a name (letters, digits, _ and -)", 400)
+    return value
+
+
+def _bearer(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return None
+
+
+class LeagueSite:
+    """The routes of one league folder."""
+
+    def __init__(self, league: League):
+        self.league = league
+        self.conns = _Conns(league)
+        self.max_upload = 2 * league.config.max_file_bytes + 4096  # JSON escaping may double a file
+
+    async def db(self, fn: Callable[..., Any], *args: Any) -> Any:
+        def call() -> Any:
+            return fn(self.conns.get(), *args)
+
+        return await run_in_threadpool(call)
+
+    # --- who is asking ----------------------------------------------------------------
+    async def session(self, request: Request) -> tuple[User, str] | None:
+        return await self.db(League.session, request.cookies.get(SESSION_COOKIE))
+
+    async def api_user(self, request: Request, *, write: bool) -> User:
+        """The caller: a bearer token, or a session cookie (with X-CSRF-Token on writes); else 401."""
+        token = _bearer(request)
+        if token is not None:
+            user = await self.db(League.user_by_token, token)
+            if user is None:
+                raise LeagueError("the token is not valid", 401)
+            return user
+        s = await self.session(request)
+        if s is None:
+            raise LeagueError("log in first: send Authorization: Bearer <token>", 401)
+        user, csrf = s
+        if write and not hmac.compare_digest(request.headers.get("x-csrf-token", ""), csrf):
+            raise LeagueError("missing or wrong X-CSRF-Token header", 403)
+        return user
+
+    async def form_user(self, request: Request, form: dict[str, str]) -> User:
+        s = await self.session(request)
+        if s is None:
+            raise LeagueError("log in first", 401)
+        user, csrf = s
+        if not hmac.compare_digest(form.get("csrf", ""), csrf):
+            raise LeagueError("the form's CSRF token is wrong or missing; reload the page", 403)
+        return user
+
+    # --- JSON API ---------------------------------------------------------------------
+    async def api_leaderboard(self, request: Request) -> Response:
+        return JSONResponse(await self.db(self.league.leaderboard), headers=HEADERS)
+
+    async def api_progress(self, request: Request) -> Response:
+        return JSONResponse(await self.db(League.progress), headers=HEADERS)
+
+    async def api_bot(self, request: Request) -> Response:
+        return JSONResponse(await self.db(self.league.bot_info, _param(request, "name")), headers=HEADERS)
+
+    async def api_user_info(self, request: Request) -> Response:
+        return JSONResponse(await self.db(self.league.user_info, _param(request, "name")), headers=HEADERS)
+
+    async def api_me(self, request: Request) -> Response:
+        u = await self.api_user(request, write=False)
+        return JSONResponse({"user": u.name, "organizer": u.organizer}, headers=HEADERS)
+
+    async def api_source(self, request: Request) -> Response:
+        name = _param(request, "name")
+        raw = request.query_params.get("version")
+        number = None
+        if raw is not None:
+            if not raw.isdigit() or len(raw) > 9:
+                raise LeagueError(f"version {raw[:20]!r} is not a number")
+            number = int(raw)
+        user = None
+        if _bearer(request) is not None or request.cookies.get(SESSION_COOKIE):
+            user = await self.api_user(request, write=False)
+        text = await self.db(self.league.source, user, name, number)
+        return PlainTextResponse(text, headers={**HEADERS, "Content-Disposition": "inline"})
+
+    async def api_submit(self, request: Request) -> Response:
+        user = await self.api_user(request, write=True)
+        data = await read_json(request, self.max_upload)
+        name = data.get("name")
+        source, command = data.get("source"), data.get("command")
+        if source is not None and not isinstance(source, str):
+            raise LeagueError("source must be the bot file's text (a string)")
+        if command is not None and not isinstance(command, str):
+            raise LeagueError("command must be a string")
+        out = await self.db(
+            self.league.submit, user, name, None if source is None else source.encode("utf-8", "surrogatepass"), command
+        )
+        out["page"] = f"/league/user/{quote(user.name)}"
+        return JSONResponse(out, status_code=202, headers=HEADERS)
+
+    async def api_withdraw(self, request: Request) -> Response:
+        user = await self.api_user(request, write=True)
+        return JSONResponse(await self.db(self.league.withdraw, user, _param(request, "name")), headers=HEADERS)
+
+    async def api_publish(self, request: Request) -> Response:
+        user = await self.api_user(request, write=True)
+        name = _param(request, "name")
+        data = await read_json(request, SMALL_BODY)
+        flag = data.get("published", True)
+        if not isinstance(flag, bool):
+            raise LeagueError("published must be true or false")
+        return JSONResponse(await self.db(self.league.publish, user, name, flag), headers=HEADERS)
+
+    async def api_add_user(self, request: Request) -> Response:
+        user = await self.api_user(request, write=True)
+        if not user.organizer:
+            raise LeagueError("only an organizer may add users", 403)
+        data = await read_json(request, SMALL_BODY)
+        organizer = data.get("organizer", False)
+        if not isinstance(organizer, bool):
+            raise LeagueError("organizer must be true or false")
+        token = await self.db(self.league.add_user, data.get("name"), organizer)
+        return JSONResponse({"user": data.get("name"), "token": token}, status_code=201, headers=HEADERS)
+
+    # --- pages ------------------------------------------------------------------------
+    async def _page(self, request: Request, title: str, body: str, status: int = 200, **extra: str) -> Response:
+        s = await self.session(request)
+        return HTMLResponse(_layout(title, body, s), status_code=status, headers={**HEADERS, **extra})
+
+    async def page_leaderboard(self, request: Request) -> Response:
+        board = await self.db(self.league.leaderboard)
+        progress = await self.db(League.progress)
+        body = (
+            f"<h1>{escape(self.league.config.name)}: leaderboard</h1>"
+            f"<p id=progress>{escape(_progress_line(progress))}</p>"
+            "<table id=board data-live=1><thead><tr><th>#</th><th>bot</th><th>owner</th><th>version</th>"
+            "<th>rating</th><th>95% interval</th><th>games</th><th>win rate</th><th>forfeits</th><th>status</th>"
+            f"</tr></thead><tbody>{''.join(_board_row(i + 1, e) for i, e in enumerate(board))}</tbody></table>"
+            "<p class=note>Ratings are Elo-scale Bradley-Terry estimates from every game played; "
+            "the table updates by itself.</p>"
+        )
+        return await self._page(request, "Leaderboard", body)
+
+    async def page_bot(self, request: Request) -> Response:
+        info = await self.db(self.league.bot_info, _param(request, "name"))
+        s = await self.session(request)
+        st = info["stats"]
+        r = st.get("rating", {})
+        name = escape(info["bot"])
+        parts = [
+            f"<h1>{name}</h1><p>owner <a href='/league/user/{escape(quote(info['owner']))}'>"
+            f"{escape(info['owner'])}</a>; version on the board: {escape(str(info['current_version']))}"
+            + ("; withdrawn" if info["withdrawn"] else "")
+            + "</p>",
+            f"<p>rating {_fmt(r.get('rating'))} (95% {_fmt(r.get('rating_low'))} .. {_fmt(r.get('rating_high'))}),"
+            f" {int(r.get('games', 0))} games, win rate {_pct(r.get('win_rate'))}, forfeits {int(r.get('forfeits', 0))}"
+            "</p>",
+            "<h2>Head to head</h2><table><tr><th>opponent</th><th>games</th><th>wins</th><th>losses</th>"
+            "<th>draws</th><th>win rate</th></tr>"
+            + "".join(
+                f"<tr><td>{escape(h['opponent'])}</td><td>{h['games']}</td><td>{h['wins']}</td><td>{h['losses']}</td>"
+                f"<td>{h['draws']}</td><td>{_pct(h['win_rate'])}</td></tr>"
+                for h in st.get("head_to_head", [])
+            )
+            + "</table>",
+            "<h2>Outcome mix (share of hands)</h2>" + _bars(st.get("outcomes", {})),
+            "<h2>Score distribution (final margin per game)</h2>"
+            + _bars({f"{m['from']}..{m['to']}": m["games"] for m in st.get("margins", [])}, share=False),
+            "<h2>Recent games</h2><table><tr><th>game</th><th>opponent</th><th>result</th><th>score</th>"
+            "<th>forfeit</th></tr>"
+            + "".join(
+                f"<tr><td><a class=game href='/view?run={escape(quote(g['run']))}&amp;game={int(g['game'])}'>"
+                f"{escape(g['run'])} #{int(g['game'])}</a></td><td>{escape(g['opponent'])}</td>"
+                f"<td>{escape(g['result'])}</td><td>{escape(g['score'])}</td><td>{escape(g['error'])}</td></tr>"
+                for g in st.get("recent", [])
+            )
+            + "</table>",
+            "<h2>Versions</h2><table><tr><th>version</th><th>status</th><th>rating</th><th>games</th>"
+            "<th>reason</th></tr>"
+            + "".join(
+                f"<tr><td>{v['number']}</td><td>{escape(v['status'])}</td><td>{_fmt(v['rating'])}</td>"
+                f"<td>{int(v['games'])}</td><td>{escape(v['reason'])}</td></tr>"
+                for v in info["versions"]
+            )
+            + "</table>",
+        ]
+        if s is not None:
+            user, csrf = s
+            if user.organizer or user.name == info["owner"]:
+                parts.append(f"<p><a href='/api/bots/{escape(quote(info['bot']))}/source'>source</a></p>")
+                if not info["withdrawn"] and info["owner"] != "house":
+                    parts.append(
+                        f"<form method=post action='/league/bot/{escape(quote(info['bot']))}/withdraw'>"
+                        f"<input type=hidden name=csrf value='{escape(csrf)}'>"
+                        "<button type=submit id=withdraw>Withdraw this bot</button></form>"
+                    )
+        elif info["published"]:
+            parts.append(f"<p><a href='/api/bots/{escape(quote(info['bot']))}/source'>source (published)</a></p>")
+        return await self._page(request, info["bot"], "".join(parts))
+
+    async def page_user(self, request: Request) -> Response:
+        info = await self.db(self.league.user_info, _param(request, "name"))
+        body = (
+            f"<h1>{escape(info['user'])}</h1>"
+            + ("<p>organizer</p>" if info["organizer"] else "")
+            + "<table id=versions data-user='"
+            + escape(info["user"])
+            + "'><thead><tr><th>bot</th><th>version</th><th>status</th><th>reason</th><th>submitted</th></tr></thead>"
+            "<tbody>"
+            + "".join(
+                f"<tr><td><a href='/league/bot/{escape(quote(v['bot']))}'>{escape(v['bot'])}</a></td>"
+                f"<td>{v['version']}{' (on the board)' if v['current'] else ''}</td>"
+                f"<td class=status>{escape(v['status'])}</td><td>{escape(v['reason'])}</td>"
+                f"<td>{escape(v['created'])}</td></tr>"
+                for v in info["versions"]
+            )
+            + "</tbody></table>"
+        )
+        return await self._page(request, info["user"], body)
+
+    async def page_login(self, request: Request) -> Response:
+        nonce = secrets.token_urlsafe(24)
+        body = (
+            "<h1>Log in</h1><form method=post action='/league/login'>"
+            f"<input type=hidden name=csrf value='{nonce}'>"
+            "<label>Token <input type=password name=token id=token autocomplete=off required></label> "
+            "<button type=submit id=login>Log in</button></form>"
+        )
+        resp = await self._page(request, "Log in", body)
+        _set_cookie(request, resp, LOGIN_COOKIE, nonce, path="/league/login", max_age=3600)
+        return resp
+
+    async def login(self, request: Request) -> Response:
+        form = await read_form(request, SMALL_BODY)
+        if not hmac.compare_digest(form.get("csrf", ""), request.cookies.get(LOGIN_COOKIE, "") or "\x00"):
+            raise LeagueError("the login form's CSRF token is wrong or missing; reload the page", 403)
+        user = await self.db(League.user_by_token, form.get("token", "").strip())
+        if user is None:
+            raise LeagueError("that token is not valid", 401)
+        sid, _ = await self.db(League.new_session, user)
+        resp = RedirectResponse(f"/league/user/{quote(user.name)}", status_code=303, headers=HEADERS)
+        _set_cookie(request, resp, SESSION_COOKIE, sid, path="/", max_age=7 * 24 * 3600)
+        resp.delete_cookie(LOGIN_COOKIE, path="/league/login")
+        return resp
+
+    async def logout(self, request: Request) -> Response:
+        form = await read_form(request, SMALL_BODY)
+        await self.form_user(request, form)
+        await self.db(League.end_session, request.cookies.get(SESSION_COOKIE))
+        resp = RedirectResponse("/league/", status_code=303, headers=HEADERS)
+        resp.delete_cookie(SESSION_COOKIE, path="/")
+        return resp
+
+    async def page_submit(self, request: Request) -> Response:
+        s = await self.session(request)
+        if s is None:
+            return RedirectResponse("/league/login", status_code=303, headers=HEADERS)
+        return await self._page(request, "Submit", _submit_form(s[1], self.league.config.max_file_bytes))
+
+    async def submit(self, request: Request) -> Response:
+        form = await read_form(request, 3 * self.league.config.max_file_bytes + 4096)  # %-encoding of a file
+        user = await self.form_user(request, form)
+        try:
+            await self.db(self.league.submit, user, form.get("name", ""), form.get("source", "").encode())
+        except LeagueError as exc:
+            s = await self.session(request)
+            body = f"<p class=error id=error>{escape(_one_line(str(exc)))}</p>" + _submit_form(
+                s[1] if s else "", self.league.config.max_file_bytes
+            )
+            return await self._page(request, "Submit", body, status=exc.status)
+        return RedirectResponse(f"/league/user/{quote(user.name)}", status_code=303, headers=HEADERS)
+
+    async def withdraw(self, request: Request) -> Response:
+        form = await read_form(request, SMALL_BODY)
+        user = await self.form_user(request, form)
+        name = _param(request, "name")
+        await self.db(self.league.withdraw, user, name)
+        return RedirectResponse(f"/league/bot/{quote(name)}", status_code=303, headers=HEADERS)
+
+    async def static_js(self, request: Request) -> Response:
+        return Response(_JS, media_type="text/javascript", headers=HEADERS)
+
+    async def static_css(self, request: Request) -> Response:
+        return Response(_CSS, media_type="text/css", headers=HEADERS)
+
+    def routes(self) -> list[BaseRoute]:
+        def page(path: str, fn: Handler, methods: tuple[str, ...] = ("GET",)) -> Route:
+            return Route(path, _guard(api=False)(fn), methods=list(methods))
+
+        def api(path: str, fn: Handler, methods: tuple[str, ...] = ("GET",)) -> Route:
+            return Route(path, _guard(api=True)(fn), methods=list(methods))
+
+        return [
+            page("/league/", self.page_leaderboard),
+            page("/league/bot/{name}", self.page_bot),
+            page("/league/bot/{name}/withdraw", self.withdraw, ("POST",)),
+            page("/league/user/{name}", self.page_user),
+            page("/league/login", self.page_login),
+            page("/league/login", self.login, ("POST",)),
+            page("/league/logout", self.logout, ("POST",)),
+            page("/league/submit", self.page_submit),
+            page("/league/submit", self.submit, ("POST",)),
+            page("/league/static/league.js", self.static_js),
+            page("/league/static/league.css", self.static_css),
+            api("/api/leaderboard", self.api_leaderboard),
+            api("/api/progress", self.api_progress),
+            api("/api/me", self.api_me),
+            api("/api/submit", self.api_submit, ("POST",)),
+            api("/api/users", self.api_add_user, ("POST",)),
+            api("/api/users/{name}", self.api_user_info),
+            api("/api/bots/{name}", self.api_bot),
+            api("/api/bots/{name}/source", self.api_source),
+            api("/api/bots/{name}/withdraw", self.api_withdraw, ("POST",)),
+            api("/api/bots/{name}/publish", self.api_publish, ("POST",)),
+        ]
+
+
+def routes(folder: str) -> list[BaseRoute]:
+    """The league's routes for the league folder ``folder`` (to mount into the one web app)."""
+    return LeagueSite(League(folder)).routes()
+
+
+def create_app(folder: str) -> Starlette:
+    """A stand-alone app: the league's routes, ``/`` leading to the leaderboard, one-line errors."""
+    from starlette.exceptions import HTTPException
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse("/league/", status_code=307)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 500)
+        detail = _one_line(getattr(exc, "detail", "") or "error")
+        if request.url.path.startswith("/api/"):
+            return _api_error(status, detail)
+        return PlainTextResponse(detail, status_code=status, headers=HEADERS)
+
+    async def crashed(request: Request, exc: Exception) -> Response:
+        log.error("%s %s: %s", request.method, request.url.path, exc)
+        return PlainTextResponse("internal error (logged on the server)", status_code=500)
+
+    return Starlette(
+        routes=[Route("/", home), *routes(folder)],
+        exception_handlers={HTTPException: http_error, Exception: crashed},
+    )
+
+
+# --- HTML ------------------------------------------------------------------------------
+def _set_cookie(request: Request, resp: Response, key: str, value: str, *, path: str, max_age: int) -> None:
+    resp.set_cookie(
+        key, value, max_age=max_age, path=path, httponly=True, samesite="strict", secure=request.url.scheme == "https"
+    )
+
+
+def _fmt(x: Any) -> str:
+    return "-" if x is None else f"{float(x):.0f}"
+
+
+def _pct(x: Any) -> str:
+    return "-" if x is None else f"{100 * float(x):.1f}%"
+
+
+def _progress_line(p: dict[str, Any]) -> str:
+    parts = [f"{p['games']} games stored", f"{p['queued']} pairing(s) queued"]
+    for r in p["running"]:
+        parts.append(f"playing {r['a']} vs {r['b']}: {r['games']}/{r['target']}")
+    if p["checking"]:
+        parts.append("checking " + ", ".join(p["checking"]))
+    return "; ".join(parts)
+
+
+def _board_row(rank: int, e: dict[str, Any]) -> str:
+    return (
+        f"<tr><td>{rank}</td><td><a href='/league/bot/{escape(quote(e['bot']))}'>{escape(e['bot'])}</a></td>"
+        f"<td>{escape(e['owner'])}</td><td>{e['version']}</td><td>{_fmt(e['rating'])}</td>"
+        f"<td>{_fmt(e['rating_low'])} .. {_fmt(e['rating_high'])}</td><td>{e['games']}</td>"
+        f"<td>{_pct(e['win_rate'])}</td><td>{e['forfeits']}</td><td>{escape(e['status'])}</td></tr>"
+    )
+
+
+def _bars(values: dict[str, Any], share: bool = True) -> str:
+    """A horizontal bar chart as inline SVG (attributes only: no inline style, which the CSP forbids)."""
+    items = [(k, float(v)) for k, v in values.items() if v is not None]
+    if not items:
+        return "<p>no games yet</p>"
+    top = max(v for _, v in items) or 1.0
+    h = 18
+    out = [f"<svg class=bars width='560' height='{h * len(items) + 4}' role=img>"]
+    for i, (label, v) in enumerate(items):
+        w = 300 * v / top
+        shown = f"{100 * v:.1f}%" if share else f"{v:.0f}"
+        out.append(
+            f"<text x='0' y='{i * h + 13}' font-size='12'>{escape(label)}</text>"
+            f"<rect x='150' y='{i * h + 2}' width='{w:.1f}' height='{h - 4}' fill='#4a7'></rect>"
+            f"<text x='{155 + w:.1f}' y='{i * h + 13}' font-size='12'>{escape(shown)}</text>"
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _submit_form(csrf: str, max_bytes: int) -> str:
+    return (
+        "<h1>Submit a bot</h1><p>A Python bot file (see bots/TEMPLATE.py), played in the sandbox. "
+        f"At most {max_bytes} bytes. A new version of your bot replaces the old one on the board once it passes "
+        "its check.</p><form method=post action='/league/submit' id=submit-form>"
+        f"<input type=hidden name=csrf value='{escape(csrf)}'>"
+        "<p><label>Bot name <input name=name id=name required pattern='[A-Za-z][A-Za-z0-9_]{0,31}'></label></p>"
+        "<p><label>File <input type=file id=file accept='.py'></label></p>"
+        "<p><label>Source<br><textarea name=source id=source rows=16 cols=90 required></textarea></label></p>"
+        "<button type=submit id=send>Submit</button></form>"
+    )
+
+
+def _layout(title: str, body: str, session: tuple[User, str] | None = None) -> str:
+    if session is None:
+        who = "<a href='/league/login'>log in</a>"
+    else:
+        user, csrf = session
+        who = (
+            f"<a href='/league/user/{escape(quote(user.name))}' id=me>{escape(user.name)}</a> "
+            "<a href='/league/submit'>submit</a> "
+            f"<form method=post action='/league/logout' class=inline><input type=hidden name=csrf "
+            f"value='{escape(csrf)}'><button type=submit>log out</button></form>"
+        )
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{escape(title)} - Gin Arena league</title>"
+        "<link rel=stylesheet href='/league/static/league.css'>"
+        "<script src='/league/static/league.js' defer></script></head><body>"
+        f"<nav><a href='/league/'>leaderboard</a> {who}</nav><main>{body}</main></body></html>"
+    )
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+nav { margin-bottom: 1em; } nav a { margin-right: 1em; }
+form.inline { display: inline; }
+table { border-collapse: collapse; margin: .5em 0 1.5em; }
+th, td { border-bottom: 1px solid #ddd; padding: .25em .6em; text-align: left; }
+.error { color: #b00; font-weight: bold; }
+.note { color: #666; font-size: 90%; }
+"""
+
+_JS = r"""
+"use strict";
+function fmt(x) { return x === null || x === undefined ? "-" : Math.round(x).toString(); }
+function pct(x) { return x === null || x === undefined ? "-" : (100 * x).toFixed(1) + "%"; }
+function cell(tr, text, href) {
+  const td = document.createElement("td");
+  if (href) { const a = document.createElement("a"); a.href = href; a.textContent = text; td.appendChild(a); }
+  else { td.textContent = text; }
+  tr.appendChild(td);
+}
+async function refreshBoard() {
+  const table = document.getElementById("board");
+  if (!table) return;
+  try {
+    const [board, progress] = await Promise.all([
+      fetch("/api/leaderboard").then(r => r.json()), fetch("/api/progress").then(r => r.json())]);
+    const body = document.createElement("tbody");
+    board.forEach((e, i) => {
+      const tr = document.createElement("tr");
+      cell(tr, String(i + 1)); cell(tr, e.bot, "/league/bot/" + encodeURIComponent(e.bot));
+      cell(tr, e.owner); cell(tr, String(e.version)); cell(tr, fmt(e.rating));
+      cell(tr, fmt(e.rating_low) + " .. " + fmt(e.rating_high)); cell(tr, String(e.games));
+      cell(tr, pct(e.win_rate)); cell(tr, String(e.forfeits)); cell(tr, e.status);
+      body.appendChild(tr);
+    });
+    table.replaceChild(body, table.tBodies[0]);
+    const parts = [progress.games + " games stored", progress.queued + " pairing(s) queued"];
+    progress.running.forEach(r => parts.push("playing " + r.a + " vs " + r.b + ": " + r.games + "/" + r.target));
+    if (progress.checking.length) parts.push("checking " + progress.checking.join(", "));
+    document.getElementById("progress").textContent = parts.join("; ");
+  } catch (err) { /* the next poll tries again */ }
+}
+async function refreshUser() {
+  const table = document.getElementById("versions");
+  if (!table) return;
+  try {
+    const info = await fetch("/api/users/" + encodeURIComponent(table.dataset.user)).then(r => r.json());
+    const body = document.createElement("tbody");
+    info.versions.forEach(v => {
+      const tr = document.createElement("tr");
+      cell(tr, v.bot, "/league/bot/" + encodeURIComponent(v.bot));
+      cell(tr, String(v.version) + (v.current ? " (on the board)" : ""));
+      cell(tr, v.status); tr.lastChild.className = "status";
+      cell(tr, v.reason); cell(tr, v.created);
+      body.appendChild(tr);
+    });
+    table.replaceChild(body, table.tBodies[0]);
+  } catch (err) { /* the next poll tries again */ }
+}
+document.addEventListener("DOMContentLoaded", () => {
+  const file = document.getElementById("file");
+  if (file) file.addEventListener("change", async () => {
+    if (file.files.length) {
+      document.getElementById("source").value = await file.files[0].text();
+      const name = document.getElementById("name");
+      if (!name.value) name.value = file.files[0].name.replace(/\.py$/, "").replace(/[^A-Za-z0-9_]/g, "_");
+    }
+  });
+  if (document.getElementById("board")) setInterval(refreshBoard, 2000);
+  if (document.getElementById("versions")) setInterval(refreshUser, 2000);
+});
+"""

@@ -1,0 +1,194 @@
+"""The league's database rules and scheduler, in process (built-in bots: fast, no sandbox)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from arena.league.config import LeagueConfig, config_from_dict
+from arena.league.core import League, User
+from arena.league.db import LeagueError, connect, schema_version, transaction
+from arena.league.migrations import MIGRATIONS
+from arena.league.scheduler import Scheduler
+
+
+def house_league(tmp_path, **kw) -> League:
+    settings = dict(games_per_pairing=20, chunk_size=10, house_bots=("random", "simple", "early-knock"), extra_rounds=0)
+    settings.update(kw)
+    return League.init(tmp_path / "lg", LeagueConfig(**settings))
+
+
+def run_until_idle(s: Scheduler, limit: int = 50) -> int:
+    for n in range(limit):
+        if not s.step():
+            return n
+    raise AssertionError("the scheduler never went idle")
+
+
+def test_migrations_are_applied_once_and_a_newer_database_is_refused(tmp_path):
+    lg = house_league(tmp_path)
+    c = lg.db()
+    assert schema_version(c) == len(MIGRATIONS)
+    tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"users", "sessions", "bots", "versions", "pairings", "state"} <= tables
+    c.close()
+    raw = sqlite3.connect(lg.dir / "league.db")
+    raw.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    raw.close()
+    with pytest.raises(LeagueError, match="newer than this arena knows"):
+        connect(lg.dir / "league.db")
+
+
+def test_config_errors_are_one_line():
+    with pytest.raises(LeagueError, match="unknown key 'gamez'"):
+        config_from_dict({"gamez": 2})
+    with pytest.raises(LeagueError, match="games_per_pairing = 21 must be even"):
+        LeagueConfig(games_per_pairing=21)
+    with pytest.raises(LeagueError, match="sprt"):
+        LeagueConfig(sprt={"elo0": 5, "elo1": 0})
+    with pytest.raises(LeagueError, match="rules"):
+        LeagueConfig(rules="no-such-preset")
+
+
+def test_a_failed_write_leaves_nothing(tmp_path):
+    lg = house_league(tmp_path, active_bots_per_user=1)
+    c = lg.db()
+    lg.add_user(c, "ann")
+    with pytest.raises(RuntimeError), transaction(c):
+        c.execute("INSERT INTO users(name, token_hash, created) VALUES ('ben', 'h', 'now')")
+        raise RuntimeError("cut short")
+    assert c.execute("SELECT COUNT(*) FROM users WHERE name = 'ben'").fetchone()[0] == 0
+    ann = League.user_by_token(c, None)
+    assert ann is None
+    u = User(c.execute("SELECT id FROM users WHERE name = 'ann'").fetchone()[0], "ann", False)
+    lg.submit(c, u, "first", source=b"x = 1\n")
+    with pytest.raises(LeagueError, match="1 active bots"):
+        lg.submit(c, u, "second", source=b"x = 1\n")
+    assert c.execute("SELECT COUNT(*) FROM bots WHERE name = 'second'").fetchone()[0] == 0  # rolled back
+
+
+def test_house_field_is_played_rated_and_games_come_from_the_store(tmp_path):
+    lg = house_league(tmp_path, extra_rounds=1)
+    s = Scheduler(lg, workers=1)
+    run_until_idle(s)
+    c = lg.db()
+    pairings = [dict(r) for r in c.execute("SELECT * FROM pairings ORDER BY id")]
+    # Three round-0 pairings, then one extra round for each pair (least certain first), all done.
+    assert sorted((p["round"], p["state"]) for p in pairings) == [(0, "done")] * 3 + [(1, "done")] * 3
+    assert all(p["games"] == 20 for p in pairings)
+    board = {e["bot"]: e for e in lg.leaderboard(c)}
+    assert set(board) == {"random", "simple", "early-knock"}
+    assert all(e["status"] == "rated" and e["games"] == 80 for e in board.values())  # 2 opponents x 2 rounds x 20
+    assert board["random"]["rating"] < board["simple"]["rating"]
+    assert board["random"]["rating_low"] < board["random"]["rating"] < board["random"]["rating_high"]
+    page = lg.bot_info(c, "simple")["stats"]
+    assert {h["opponent"] for h in page["head_to_head"]} == {"random", "early-knock"}
+    assert sum(h["games"] for h in page["head_to_head"]) == 80
+    assert sum(m["games"] for m in page["margins"]) == 80
+    assert page["recent"] and {g["run"] for g in page["recent"]} <= {"r000", "r001"}
+    assert not s.step()  # nothing left: extra rounds are capped
+
+
+def test_a_new_version_replaces_the_old_one_and_goes_first(tmp_path):
+    lg = house_league(tmp_path)
+    c = lg.db()
+    lg.add_user(c, "ann")
+    uid = c.execute("SELECT id FROM users WHERE name = 'ann'").fetchone()[0]
+    s = Scheduler(lg, workers=1)
+
+    def builtin_version(number: int) -> dict:
+        with transaction(s.conn):
+            bot = s.conn.execute("SELECT id FROM bots WHERE name = 'annbot'").fetchone()
+            bot_id = (
+                bot[0]
+                if bot
+                else s.conn.execute(
+                    "INSERT INTO bots(name, owner_id, created) VALUES ('annbot', ?, 'now')", (uid,)
+                ).lastrowid
+            )
+            vid = s.conn.execute(
+                "INSERT INTO versions(bot_id, number, kind, spec, run_name, sha256, size, status, submitted_by,"
+                " created, created_ts) VALUES (?, ?, 'builtin', 'simple', ?, '', 0, 'checking', ?, 'now', 0)",
+                (bot_id, number, f"annbot-v{number}", uid),
+            ).lastrowid
+            v = dict(s.conn.execute("SELECT * FROM versions WHERE id = ?", (vid,)).fetchone())
+            s._enter(v)
+        return v
+
+    v1 = builtin_version(1)
+    queued = [dict(r) for r in c.execute("SELECT * FROM pairings WHERE state = 'queued' ORDER BY priority DESC, id")]
+    assert [p["a"] for p in queued[:3]] == [v1["id"]] * 3 and queued[0]["priority"] == 100  # new bots first
+    assert s.play_next()
+    first = c.execute("SELECT a FROM pairings WHERE state = 'done'").fetchone()[0]
+    assert first == v1["id"]
+    builtin_version(2)
+    statuses = dict(c.execute("SELECT run_name, status FROM versions WHERE bot_id = ?", (v1["bot_id"],)).fetchall())
+    assert statuses == {"annbot-v1": "retired", "annbot-v2": "playing"}
+    left = c.execute("SELECT COUNT(*) FROM pairings WHERE state = 'queued' AND (a = ? OR b = ?)", (v1["id"], v1["id"]))
+    assert left.fetchone()[0] == 0  # the old version's queued pairings are cancelled; its played games stay
+    run_until_idle(s)
+    board = {e["bot"]: e for e in lg.leaderboard(c)}
+    assert board["annbot"]["version"] == 2 and board["annbot"]["status"] == "rated"
+    info = lg.bot_info(c, "annbot")
+    assert [v["status"] for v in info["versions"]] == ["retired", "rated"]
+    assert info["versions"][0]["games"] == 20  # the retired version's games are kept
+    # Withdrawn: off the board, queued pairings cancelled.
+    ann = User(uid, "ann", False)
+    lg.withdraw(c, ann, "annbot")
+    assert "annbot" not in {e["bot"] for e in lg.leaderboard(c)}
+    other = User(uid + 100, "eve", False)
+    with pytest.raises(LeagueError, match="another user"):
+        lg.withdraw(c, other, "annbot")
+
+
+def test_sprt_stops_a_lopsided_pairing_early(tmp_path):
+    lg = house_league(
+        tmp_path,
+        house_bots=("random", "simple"),
+        games_per_pairing=2000,
+        chunk_size=50,
+        sprt={"elo0": 0, "elo1": 50},
+    )
+    s = Scheduler(lg, workers=1)
+    assert s.play_next()
+    p = dict(lg.db().execute("SELECT * FROM pairings").fetchone())
+    assert p["state"] == "done" and p["result"].startswith("SPRT")
+    assert 0 < p["games"] < 2000 and p["games"] % 50 == 0
+    assert s.stored_games(0, "random", "simple") == p["games"]
+
+
+def test_a_bot_that_fails_its_check_is_refused_with_the_reason(tmp_path):
+    lg = house_league(tmp_path, check_games=2)
+    c = lg.db()
+    lg.add_user(c, "ann")
+    ann = User(c.execute("SELECT id FROM users WHERE name = 'ann'").fetchone()[0], "ann", False)
+    lg.submit(
+        c, ann, "broken", source=b"import numpy as np\n\ndef discard(view, params, memory, rng):\n    return 99\n"
+    )
+    s = Scheduler(lg, workers=1)
+    assert s.check_next()
+    v = dict(c.execute("SELECT status, reason FROM versions WHERE run_name = 'broken-v1'").fetchone())
+    assert v["status"] == "refused" and v["reason"] and "\n" not in v["reason"]
+    assert "the check failed" not in v["reason"]  # refused by a FAIL line of the check, not by a crash of it
+    assert lg.user_info(c, "ann")["versions"][0]["reason"] == v["reason"]
+    assert "broken" not in {e["bot"] for e in lg.leaderboard(c)}
+    assert not c.execute(
+        "SELECT COUNT(*) FROM pairings WHERE a = (SELECT id FROM versions WHERE run_name = 'broken-v1')"
+    ).fetchone()[0]
+
+
+def test_a_good_bot_passes_its_check_and_is_queued_against_the_field(tmp_path):
+    from tests.test_league_common import SIMPLE_COPY
+
+    lg = house_league(tmp_path, check_games=2)
+    c = lg.db()
+    lg.add_user(c, "ann")
+    ann = User(c.execute("SELECT id FROM users WHERE name = 'ann'").fetchone()[0], "ann", False)
+    lg.submit(c, ann, "good", source=SIMPLE_COPY.encode())
+    s = Scheduler(lg, workers=1)
+    assert s.check_next()
+    v = dict(c.execute("SELECT id, status, reason FROM versions WHERE run_name = 'good-v1'").fetchone())
+    assert (v["status"], v["reason"]) == ("playing", "")
+    n = c.execute("SELECT COUNT(*) FROM pairings WHERE a = ? AND priority = 100", (v["id"],)).fetchone()[0]
+    assert n == 3  # against each house bot
