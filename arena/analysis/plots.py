@@ -388,6 +388,85 @@ _DRAW = {
 }
 
 
+# --- decision analysis (arena analyze): not in KINDS, they read an analysis table, not a Summary ---
+
+
+def decision_errors(rates: pd.DataFrame, path: Path, title: str = "") -> Path:
+    """Error rate x1000 per bot and decision kind, with its 95% interval (from
+    :func:`arena.analysis.decisions.error_rates`); bots in the order of their overall rate."""
+    kinds = [k for k in ("upcard", "draw", "discard", "knock", "big_gin", "all") if k in set(rates["kind"])]
+    overall = rates[rates["kind"] == "all"].sort_values("error_rate", ascending=False)
+    bots = overall["bot"].tolist() or sorted(set(rates["bot"]))
+    fig, ax = plt.subplots(figsize=(min(12.0, 2.0 + 1.6 * len(kinds)), 4.6))
+    width = 0.8 / max(1, len(bots))
+    colours = plt.get_cmap("tab10")
+    for j, bot in enumerate(bots):
+        d = rates[rates["bot"] == bot].set_index("kind")
+        xs, ys, lo, hi = [], [], [], []
+        for i, k in enumerate(kinds):
+            if k in d.index:
+                r = d.loc[k]
+                xs.append(i + (j - (len(bots) - 1) / 2) * width)
+                ys.append(float(r["error_rate"]))
+                lo.append(max(0.0, float(r["error_rate"]) - float(r["ci_low"])) if np.isfinite(r["ci_low"]) else 0.0)
+                hi.append(max(0.0, float(r["ci_high"]) - float(r["error_rate"])) if np.isfinite(r["ci_high"]) else 0.0)
+        ax.bar(xs, ys, width=width, color=colours(j % 10), label=bot, yerr=[lo, hi], capsize=2, ecolor="#343a40")
+    ax.set_xticks(range(len(kinds)))
+    ax.set_xticklabels([k.replace("_", " ") for k in kinds])
+    ax.set_ylabel("error rate: mean loss per decision\n(thousandths of a game)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=min(3, len(bots)))
+    ax.set_title(title or "Error rate per decision kind, 95% interval (game-clustered)", fontsize=11, fontweight="bold")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def decision_convergence(curve: pd.DataFrame, path: Path) -> Path:
+    """Error rate (x1000, all decisions) of each bot against the samples per decision, with its 95% band.
+
+    ``curve``: columns ``samples``, ``bot``, ``error_rate``, ``ci_low``, ``ci_high`` (one row per bot and
+    sample count; ``scripts/bench_analyze.py convergence`` writes it).
+    """
+    fig, ax = plt.subplots(figsize=(7.0, 4.4))
+    colours = plt.get_cmap("tab10")
+    for j, (bot, d) in enumerate(curve.sort_values("samples").groupby("bot", sort=False)):
+        c = colours(j % 10)
+        ax.fill_between(d["samples"], d["ci_low"], d["ci_high"], color=c, alpha=0.2, lw=0)
+        ax.plot(d["samples"], d["error_rate"], color=c, marker="o", lw=1.5, label=bot)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("deals sampled per decision (log)")
+    ax.set_ylabel("error rate x1000 (all decisions)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Convergence: error rates as the samples per decision grow", fontsize=11, fontweight="bold")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def equity_curve(rows: pd.DataFrame, names: tuple[str, str], path: Path) -> Path:
+    """One game's equity curve: seat 0's chance of winning the game after each graded decision."""
+    fig, ax = plt.subplots(figsize=(8.0, 3.2))
+    d = rows.sort_values("step")
+    eq0 = np.where(d["seat"].to_numpy() == 0, d["eq_chosen"].to_numpy(), 1.0 - d["eq_chosen"].to_numpy())
+    ax.plot(d["step"], eq0, color="#1864ab", lw=1.3)
+    ax.axhline(0.5, color="#868e96", lw=0.8, ls="--")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("decision (place in the game's log)")
+    ax.set_ylabel(f"{names[0]}: chance to win")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
 # --- parameter sweeps ------------------------------------------------------------------------
 
 SWEEP_DPI = 90

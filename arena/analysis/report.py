@@ -404,6 +404,8 @@ def _build(
     md += ["## First-mover effect", "", md_table(tables["first"]), ""]
     if errs:
         md += ["## Errors", ""] + [f"- {n:,} x {md_escape(e)}" for e, n in errs] + [""]
+    dec_md, dec_html = _decisions_section(run)
+    md += dec_md
     md += ["## Methods", ""] + [f"- {m}" for m in METHODS] + [""]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
@@ -455,11 +457,84 @@ def _build(
             "<h2>Errors</h2>",
             "<ul>" + "".join(f"<li>{n:,} &times; {html.escape(e)}</li>" for e, n in errs) + "</ul>",
         ]
+    h += dec_html
     h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in METHODS) + "</ul>"]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
             h += [f"<h2>{label}</h2>", f"<pre>{html.escape(meta[key].rstrip())}</pre>"]
     return md_page, html_page(f"Tournament report: {name}", h, _CSS), files
+
+
+def _decisions_section(run: Path) -> tuple[list[str], list[str]]:
+    """The section of ``arena analyze``'s results (Markdown lines, HTML lines); empty without an analysis."""
+    import base64
+
+    from arena.analysis.decisions import report_data
+
+    d = report_data(run)
+    if d is None:
+        return [], []
+    info = d.info
+    hind = (
+        " HINDSIGHT: every option was rolled out on the true hidden cards (not a fair grade)."
+        if info.get("perfect")
+        else ""
+    )
+    intro = (
+        f"Every decision of {info.get('bot') or 'every bot'} in {int(d.rates['games'].max()):,} games, graded by "
+        f"`arena analyze` at {info['samples']} sampled deals per decision (seed {info['seed']}): each legal option is "
+        "rolled out on the same deals drawn from the bot's own view, and valued as the chance of winning the game. "
+        "Loss = best option's equity minus the chosen one's; error rate = mean loss per decision in thousandths of a "
+        f"game (x1000). Doubtful: loss >= {info['doubtful']:g}; blunder: >= {info['blunder']:g}. Intervals: 95%, "
+        f"clustered by game.{hind}"
+    )
+    head = ["bot", "kind", "decisions", "error x1000", "95% CI", "doubtful", "blunders", "loss/game x1000"]
+    rows = [
+        [
+            r.bot,
+            r.kind.replace("_", " "),
+            _int(r.decisions),
+            _f(r.error_rate, 2),
+            _ci(r.ci_low, r.ci_high, 2),
+            _int(r.doubtful),
+            _int(r.blunders),
+            _f(r.per_game_loss, 1),
+        ]
+        for r in d.rates.itertuples()
+    ]
+    table = Table(head, rows, "llrrrrrr")
+    img = base64.b64encode(d.plot.read_bytes()).decode("ascii")
+    md = ["## Why bots lose: every decision graded", "", intro, "", md_table(table), ""]
+    md += [f"![decisions](plots/{d.plot.name})", ""]
+    h = ["<h2>Why bots lose: every decision graded</h2>", f"<p>{html.escape(intro)}</p>", html_table(table)]
+    h += [f'<figure><img alt="decisions" src="data:image/png;base64,{img}"></figure>']
+    if len(d.worst):
+        md += [f"### The {len(d.worst)} worst decisions", ""]
+        h += [
+            f"<h3>The {len(d.worst)} worst decisions</h3>",
+            "<p>Each links to the viewer at that step; start it first with "
+            f"<code>arena view {html.escape(str(run))} --game N</code>.</p>",
+            "<table><thead><tr><th>game</th><th>step</th><th>bot</th><th>kind</th><th>chose</th><th>best</th>"
+            '<th class="r">loss x1000</th><th class="r">&plusmn; se</th><th>viewer</th></tr></thead><tbody>',
+        ]
+        md += ["| game | step | bot | kind | chose | best | loss x1000 | viewer |", "|--:|--:|:--|:--|:--|:--|--:|:--|"]
+        for r in d.worst.itertuples():
+            url = f"http://127.0.0.1:8766/view?game={int(r.game_id)}#step={int(r.view_step)}"
+            cmd = f"arena view {run} --game {int(r.game_id)}"
+            md.append(
+                f"| {int(r.game_id)} | {int(r.view_step) + 1} | {r.bot} | {r.kind} | {r.chosen_text} | {r.best_text} "
+                f"| {1000 * r.loss:.1f} | [step {int(r.view_step) + 1}]({url}) (`{cmd}`) |"
+            )
+            h.append(
+                f"<tr><td>{int(r.game_id)}</td><td>{int(r.view_step) + 1}</td><td>{html.escape(str(r.bot))}</td>"
+                f"<td>{html.escape(str(r.kind))}</td><td>{html.escape(str(r.chosen_text))}</td>"
+                f'<td>{html.escape(str(r.best_text))}</td><td class="r">{1000 * r.loss:.1f}</td>'
+                f'<td class="r">{1000 * r.loss_se:.1f}</td><td><a href="{html.escape(url)}" '
+                f'title="{html.escape(cmd)}">step {int(r.view_step) + 1}</a></td></tr>'
+            )
+        h.append("</tbody></table>")
+        md.append("")
+    return md, h
 
 
 _CSS = """

@@ -20,12 +20,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.botkit.lib import least_deadwood_discard, meld_completers, opponent_known  # noqa: F401  (part of the search toolkit)
+from arena.botkit.lib import (  # noqa: F401  (part of the search toolkit)
+    discardable,
+    least_deadwood_discard,
+    meld_completers,
+    opponent_known,
+)
 from arena.engine._jit import jit
-from arena.engine.cards import popcount
+from arena.engine.cards import lsb, popcount
 from arena.engine.layout import (
     OUT_NONE,
+    PH_DISCARD,
+    PH_DRAW,
     R_SIZE,
+    R_TARGET,
     S_CUR,
     S_DEALER,
     S_DECK,
@@ -43,6 +51,7 @@ from arena.engine.layout import (
     S_PILE,
     S_PILE_N,
     S_SCORE,
+    S_SIZE,
     S_STOCK_POS,
     S_TAKEN,
     S_TURN,
@@ -69,12 +78,14 @@ from arena.engine.layout import (
     V_SEAT,
     V_SIZE,
     V_STOCK_N,
+    V_TOP,
     V_TURN,
     V_UPCARD,
 )
 from arena.engine.melds import deadwood
 from arena.engine.play import C_SIZE, play_hand
-from arena.engine.rng import rand_below, rand_float, shuffle
+from arena.engine.rng import next_u64, rand_below, rand_float, seed_rng, shuffle
+from arena.engine.step import apply_action
 
 
 @jit
@@ -252,3 +263,102 @@ def play_out(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1):
     counters = np.zeros(C_SIZE, dtype=np.int64)
     play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, view, log, 0, counters)
     return st[S_ERROR]
+
+
+# --- equity of every option: the analyzer's and the analyzer bot's kernel --------------------
+
+
+@jit
+def legal_options(view, options):
+    """Fill ``options`` with every legal answer to the decision in ``view``; return how many.
+
+    A discard: every card the rules let this player throw (own hand, no
+    retake), lowest card first; the other decisions: 0 then 1 (a draw from
+    an empty pile only 0).  ``options`` needs 11 slots.
+    """
+    phase = view[V_DECISION]
+    if phase == PH_DISCARD:
+        m = discardable(view)
+        n = 0
+        while m:
+            options[n] = lsb(m)
+            m &= m - 1
+            n += 1
+        return n
+    options[0] = 0
+    if phase == PH_DRAW and view[V_TOP] < 0:
+        return 1
+    options[1] = 1
+    return 2
+
+
+@jit
+def option_values(view, options, n_options, samples, rng, model, rollout, rollout_params, value, truth, values):
+    """``values[s, k]``: what option ``k`` is worth to the seat of ``view`` on deal ``s``.
+
+    Every option is played on the same ``samples`` deals with the same
+    rollout random numbers (common random numbers), so the difference
+    between two options' values on a deal is their effect, not the deal's
+    luck.  A deal is drawn from the view by :func:`sample_state_weighted`
+    with ``model`` = (refuse_weight, shed_weight, tries, built,
+    quiet_weight); with a non-empty ``truth`` (a full state) the true
+    hidden cards are used instead, on every deal (hindsight: only the
+    rollouts' random numbers differ).  After the option is applied,
+    ``rollout(st, rules, rng, me, rollout_params)`` plays the hand out and
+    ``value(st, me, need_me, need_opp, 1)`` scores it (e.g.
+    :func:`bots.monte_carlo.rollout` and :func:`bots.monte_carlo.hand_value`:
+    the chance of winning the game).
+    """
+    rules = rules_of(view)
+    me = view[V_SEAT]
+    target = view[V_RULES + R_TARGET]
+    need_me = target - view[V_MY_SCORE]
+    need_opp = target - view[V_OPP_SCORE]
+    sampled = np.empty(S_SIZE, dtype=np.int64)
+    st = np.empty(S_SIZE, dtype=np.int64)
+    roll_rng = np.empty(4, dtype=np.uint64)
+    hindsight = truth.shape[0] == S_SIZE
+    for s in range(samples):
+        if hindsight:
+            sampled[:] = truth
+        else:
+            sample_state_weighted(view, rng, sampled, model[0], model[1], int(model[2]), model[3] > 0, model[4])
+        roll_seed = next_u64(rng)
+        for k in range(n_options):
+            st[:] = sampled
+            if apply_action(st, rules, options[k]) != 0:
+                values[s, k] = -1.0  # not a legal option: below any chance, never the best
+                continue
+            seed_rng(roll_rng, roll_seed)
+            rollout(st, rules, roll_rng, me, rollout_params)
+            values[s, k] = value(st, me, need_me, need_opp, 1)
+
+
+@jit
+def option_stats(values, n_options, mean, se, diff_se):
+    """Per option: mean value, its standard error, and the standard error of
+    its difference from the best option (paired, deal by deal).  Returns the
+    index of the best option (the first of equal means)."""
+    n = values.shape[0]
+    best = 0
+    for k in range(n_options):
+        t = 0.0
+        t2 = 0.0
+        for s in range(n):
+            t += values[s, k]
+            t2 += values[s, k] * values[s, k]
+        m = t / n
+        mean[k] = m
+        se[k] = np.sqrt(max(0.0, t2 / n - m * m) / max(1, n - 1))
+        if m > mean[best]:
+            best = k
+    for k in range(n_options):
+        t = 0.0
+        t2 = 0.0
+        for s in range(n):
+            d = values[s, best] - values[s, k]
+            t += d
+            t2 += d * d
+        m = t / n
+        diff_se[k] = np.sqrt(max(0.0, t2 / n - m * m) / max(1, n - 1))
+    return best

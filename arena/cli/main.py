@@ -744,6 +744,75 @@ def check_bot(
     raise typer.Exit(code=0 if report.passed else 1)
 
 
+@app.command()
+def analyze(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder (its games need stored action logs).")],
+    bot: Annotated[str | None, typer.Option("--bot", help="Grade this bot's decisions (default: every bot's).")] = None,
+    opponent: Annotated[
+        str | None, typer.Option("--opponent", help="Only games against this bot (e.g. one matchup).")
+    ] = None,
+    games: Annotated[
+        int | None, typer.Option("--games", help="Only the first N games (of --bot), in play order.")
+    ] = None,
+    game: Annotated[
+        int | None, typer.Option("--game", "-g", help="One game: print its decisions and their losses.")
+    ] = None,
+    samples: Annotated[int | None, typer.Option("--samples", help="Deals per decision (default 128).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the analysis' deals (default 1).")] = None,
+    perfect: Annotated[
+        bool, typer.Option("--perfect", help="HINDSIGHT: roll out on the true hidden cards (not a fair grade).")
+    ] = False,
+    workers: Annotated[int, typer.Option("--workers", help="Worker processes.")] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Analyse on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A TOML file whose [analysis] table sets samples, thresholds...")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress line.")] = False,
+) -> None:
+    """Grade every decision of a bot by rolling out each legal option: error rates, doubtful moves, blunders."""
+    from arena.analysis import decisions as dec
+
+    errors: tuple[type[Exception], ...] = (dec.AnalysisError, *_user_errors())
+    try:
+        settings = dec.load_settings(config, samples=samples, seed=seed, perfect=perfect or None)
+
+        def show(done: int, planned: int) -> None:
+            if not quiet:
+                typer.echo(f"\r{done:,}{f'/{planned:,}' if planned else ''} games graded", nl=False, err=True)
+
+        res, rows = dec.analyse_run(
+            run_dir,
+            settings,
+            bot=bot,
+            opponent=opponent,
+            games=games,
+            game=game,
+            workers=workers,
+            scheduler=scheduler,
+            progress=show,
+        )
+        if not quiet:
+            typer.echo("", err=True)
+        if rows is not None:
+            typer.echo(dec.game_text(rows, settings))
+        rates = dec.error_rates(dec.read_parts(run_dir, res.table), settings.doubtful, settings.blunder)
+    except errors as exc:
+        _fail(str(exc))
+    hind = "  [HINDSIGHT: --perfect rolls out on the true hidden cards]" if settings.perfect else ""
+    typer.echo(
+        f"{res.decisions:,} decisions in {res.games:,} games graded in {res.seconds:.1f} s "
+        f"({res.decisions / max(res.seconds, 1e-9):.0f}/s) at {settings.samples} samples; "
+        f"stored as analysis '{res.table}' in {run_dir}{hind}"
+    )
+    typer.echo(dec.rates_text(rates))
+    typer.echo(
+        f"error x1000: mean loss per decision in thousandths of a game; doubtful >= {settings.doubtful:g}, "
+        f"blunder >= {settings.blunder:g}. The report (arena report) shows the section."
+    )
+
+
 from arena.league.cli import app as _league_app  # noqa: E402 - the league's commands: arena league ...
 
 app.add_typer(_league_app, name="league")

@@ -1446,6 +1446,87 @@ class RunStore:
         except OSError as exc:
             raise env_error(exc, f"write logs/{safe}.log") from None
 
+    # --- analysis tables (arena analyze) -------------------------------------------------
+    # analysis/<name>/index.jsonl: a header line (what was analysed, how), then one checked
+    # line per part file written; analysis/<name>/<part>.parquet: the part's rows.  Starting
+    # an analysis of a name replaces the previous one of that name.
+    def begin_analysis(self, name: str, info: dict[str, Any]) -> None:
+        """Start the analysis table ``name`` (letters, digits, - and _), deleting an earlier one of that name."""
+        self._writable()
+        d = self._analysis_dir(name)
+        if d.exists():
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+        _atomic_write(d / INDEX, _line({"type": "analysis", "name": name, "info": info, "created": _now()}).encode())
+
+    def put_analysis(self, name: str, part: int, table: pa.Table) -> None:
+        """Store part ``part`` of the analysis table ``name`` (atomically, then its checked index line)."""
+        self._writable()
+        d = self._analysis_dir(name)
+        if not (d / INDEX).is_file():
+            raise StoreError(f"{self.dir}: analysis '{name}' was not begun")
+        data = _parquet_bytes(table)
+        rel = f"{int(part):05d}.parquet"
+        _atomic_write(d / rel, data)
+        line = _line({"type": "part", "part": int(part), "path": rel, "sha256": _sha256(data), "bytes": len(data)})
+        with open(d / INDEX, "rb") as f:  # a line cut short by a crash must not swallow this one
+            f.seek(-1, os.SEEK_END)
+            torn = f.read(1) != b"\n"
+        with open(d / INDEX, "a", encoding="utf-8") as f:
+            f.write(("\n" if torn else "") + line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def analyses(self) -> list[str]:
+        """Names of the analysis tables stored in the folder."""
+        root = self.dir / "analysis"
+        return sorted(p.name for p in root.iterdir() if (p / INDEX).is_file()) if root.is_dir() else []
+
+    def analysis_info(self, name: str) -> dict[str, Any]:
+        """The header the analysis ``name`` was begun with (what was analysed, and how)."""
+        head, _ = self._analysis_index(name)
+        return head
+
+    def analysis_parts(self, name: str, columns: Sequence[str] | None = None) -> Iterator[pd.DataFrame]:
+        """The analysis table ``name`` part by part, each verified (a bad part is named in :attr:`problems`)."""
+        _, parts = self._analysis_index(name)
+        d = self._analysis_dir(name)
+        for rec in parts:
+            try:
+                data = (d / rec["path"]).read_bytes()
+            except OSError:
+                data = b""
+            if len(data) != rec["bytes"] or _sha256(data) != rec["sha256"]:
+                line = f"{self.dir}: analysis '{name}' part {rec['part']}: missing or corrupted; left out"
+                if line not in self.problems:
+                    self.problems.append(line)
+                    log.warning("%s", line)
+                continue
+            yield pq.read_table(pa.BufferReader(data), columns=list(columns) if columns else None).to_pandas()
+
+    def _analysis_dir(self, name: str) -> Path:
+        if not isinstance(name, str) or not name or len(name) > 64 or not all(c.isalnum() or c in "-_" for c in name):
+            raise StoreError(f"analysis name {name!r} is not allowed (letters, digits, - and _)")
+        return self.dir / "analysis" / name
+
+    def _analysis_index(self, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        path = self._analysis_dir(name) / INDEX
+        if not path.is_file():
+            raise StoreError(f"{self.dir}: no analysis '{name}' (run arena analyze first)")
+        head: dict[str, Any] | None = None
+        parts: dict[int, dict[str, Any]] = {}
+        for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            rec = _parse_line(text) if text.strip() else None
+            if rec is None:
+                continue
+            if rec.get("type") == "analysis" and head is None:
+                head = rec.get("info", {})
+            elif rec.get("type") == "part":
+                parts[int(rec["part"])] = rec
+        if head is None:
+            raise StoreError(f"{path}: no valid header line (corrupted)")
+        return head, [parts[k] for k in sorted(parts)]
+
 
 # Locks held by this process, closed in forked worker processes so a worker
 # that outlives its driver for a moment does not keep the folder locked.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from arena.analysis.decisions import viewer_data
 from arena.web.table import game_steps
 
 
@@ -27,4 +28,6 @@ def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
         "ok": ok,
         "check": check,
         "steps": game_steps(int(g["seed"]), rules, log, names),
+        # arena analyze's grades of this game, per step, and its equity curve (None: not analysed)
+        "analysis": viewer_data(run_dir, game_id),
     }

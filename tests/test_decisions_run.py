@@ -1,0 +1,165 @@
+"""arena analyze on a stored run: exact, the same on any number of workers, stored through the run store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from arena.analysis import decisions as dec
+from arena.cli import app
+from arena.run.runner import run_tournament
+from arena.run.store import RunStore, StoreError
+from arena.settings.config import TournamentConfig
+
+SETTINGS = dec.AnalysisSettings(samples=12, seed=5)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("dec")
+    cfg = TournamentConfig(
+        name="r",
+        bots=("simple", "gin-chasing"),
+        games_per_pair=8,
+        chunk_size=4,
+        seed=9,
+        workers=1,
+        results_dir=str(tmp / "results"),
+    )
+    res = run_tournament(cfg, progress=False)
+    assert res.status == "complete"
+    return tmp / "results" / "r"
+
+
+def frame(run_dir: Path, table: str = dec.TABLE) -> pd.DataFrame:
+    return pd.concat(list(RunStore(run_dir).analysis_parts(table)), ignore_index=True)
+
+
+def test_one_worker_two_workers_and_dask_grade_identically(run):
+    dec.analyse_run(run, SETTINGS, games=3, workers=1)
+    one = frame(run)
+    dec.analyse_run(run, SETTINGS, games=3, workers=2)
+    two = frame(run)
+    pd.testing.assert_frame_equal(one, two)
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as lc,
+        distributed.Client(lc) as client,
+    ):
+        dec.analyse_run(run, SETTINGS, games=3, client=client)
+    pd.testing.assert_frame_equal(one, frame(run))
+    assert one["game_id"].nunique() == 3
+    dec.analyse_run(run, dec.AnalysisSettings(samples=12, seed=6), games=3)
+    assert not frame(run)["equities"].equals(one["equities"])  # another seed, other deals
+
+
+def test_every_row_is_consistent_and_only_the_chosen_bot_is_graded(run):
+    dec.analyse_run(run, SETTINGS, bot="simple", games=2)
+    df = frame(run)
+    assert set(df["bot"]) == {"simple"} and set(df["opponent"]) == {"gin-chasing"}
+    assert (df["loss"] >= 0).all()
+    assert np.allclose(df["loss"], df["eq_best"] - df["eq_chosen"])
+    for r in df.itertuples():
+        opts = list(r.options)
+        assert r.chosen in opts and r.best in opts and len(opts) == r.n_options >= 2
+        assert r.eq_best == pytest.approx(max(r.equities))
+        assert r.eq_chosen == pytest.approx(r.equities[opts.index(r.chosen)])
+    assert set(df["kind"]) <= set(dec.KINDS) and {"draw", "discard"} <= set(df["kind"])
+    info = RunStore(run).analysis_info(dec.TABLE)
+    assert info["samples"] == 12 and info["bot"] == "simple" and info["perfect"] is False
+
+
+def test_view_step_points_at_the_decision_in_the_viewer(run):
+    from arena.cli.show import stored_game
+    from arena.web.table import game_steps
+
+    res, rows = dec.analyse_run(run, SETTINGS, game=1, store_result=False)
+    rec, rules, names, log, _ = stored_game(run, 1)
+    steps = game_steps(int(rec.game["seed"]), rules, log, names)
+    assert rows is not None and len(rows) > 10
+    for r in rows.itertuples():
+        assert steps[r.view_step]["seat"] == r.seat
+        assert r.bot in steps[r.view_step]["text"]
+
+
+def test_hindsight_is_stored_apart_and_labelled(run):
+    dec.analyse_run(run, SETTINGS, games=1)
+    dec.analyse_run(run, dec.AnalysisSettings(samples=12, perfect=True), games=1)
+    store = RunStore(run)
+    assert {dec.TABLE, dec.TABLE_PERFECT} <= set(store.analyses())
+    assert store.analysis_info(dec.TABLE_PERFECT)["perfect"] is True
+    assert "HINDSIGHT" in dec.game_text(frame(run, dec.TABLE_PERFECT), store.analysis_info(dec.TABLE_PERFECT))
+
+
+def test_a_corrupted_part_is_left_out_with_one_line_and_names_are_checked(run, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    dec.analyse_run(copy, SETTINGS, games=8)  # two tasks of 4 games: two parts
+    store = RunStore(copy)
+    n = len(list(store.analysis_parts(dec.TABLE)))
+    assert n == 2
+    part = copy / "analysis" / dec.TABLE / "00001.parquet"
+    part.write_bytes(part.read_bytes()[:-10])
+    store = RunStore(copy)
+    assert len(list(store.analysis_parts(dec.TABLE))) == 1
+    assert any("part 1" in p and "corrupted" in p for p in store.problems)
+    w = RunStore.open_for_writing(copy)
+    try:
+        with pytest.raises(StoreError, match="not allowed"):
+            w.begin_analysis("../x", {})
+    finally:
+        w.close()
+    with pytest.raises(StoreError, match="no analysis 'nope'"):
+        list(store.analysis_parts("nope"))
+
+
+def test_cli_prints_one_games_losses_and_rejects_bad_input_in_one_line(run):
+    cli = CliRunner()
+    r = cli.invoke(app, ["analyze", str(run), "--game", "2", "--samples", "12", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert "decisions graded at 12 samples" in r.output and "error x1000" in r.output
+    assert "simple" in r.output and "gin-chasing" in r.output
+    r = cli.invoke(app, ["analyze", str(run), "--bot", "nobody", "--quiet"])
+    assert r.exit_code == 2 and "error: " in r.output and "no bot 'nobody'" in r.output
+    r = cli.invoke(app, ["analyze", str(run), "--games", "2", "--game", "1", "--quiet"])
+    assert r.exit_code == 2 and "not both" in r.output
+    r = cli.invoke(app, ["analyze", str(run), "--samples", "1", "--quiet"])
+    assert r.exit_code == 2 and "samples = 1" in r.output
+
+
+def test_the_report_gets_the_section_and_the_viewer_the_grades(run):
+    from arena.analysis.report import write_report
+    from arena.web.viewer import recorded_game
+
+    dec.analyse_run(run, SETTINGS, games=2)
+    files = write_report(run)
+    page = files["report_html"].read_text()
+    md = files["report_md"].read_text()
+    assert "Why bots lose: every decision graded" in page and "at 12 sampled deals per decision" in page
+    assert "worst decisions" in page and "http://127.0.0.1:8766/view?game=" in page
+    assert page.count("#step=") == min(20, len(frame(run)))
+    assert "| simple | all |" in md and "(run)/plots/decisions.png" not in md and (run / "plots/decisions.png").exists()
+    data = recorded_game(run, 0)
+    a = data["analysis"]
+    assert a is not None and a["samples"] == 12 and not a["hindsight"]
+    rows = frame(run)
+    rows = rows[rows["game_id"] == 0]
+    assert set(a["steps"]) == {str(s) for s in rows["view_step"]}
+    for k, g in a["steps"].items():
+        assert data["steps"][int(k)]["seat"] == g["seat"] and g["loss"] >= 0
+    assert all(0 <= e <= 1 for _, e in a["curve"])
+    assert recorded_game(run, 7)["analysis"] is None  # game 7 was not graded
+
+
+def test_opponent_restricts_the_games_to_one_matchup(run):
+    dec.analyse_run(run, SETTINGS, bot="gin-chasing", opponent="simple", games=1)
+    df = frame(run)
+    assert set(df["bot"]) == {"gin-chasing"} and set(df["opponent"]) == {"simple"} and df["game_id"].nunique() == 1
+    with pytest.raises(dec.AnalysisError, match="no bot 'monte-carlo'"):
+        dec.analyse_run(run, SETTINGS, opponent="monte-carlo", games=1)
