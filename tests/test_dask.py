@@ -1,6 +1,8 @@
 """Runs on Dask: the same games as local processes, on a LocalCluster and on a real
 ``dask scheduler`` with two ``dask worker`` processes started here on 127.0.0.1;
-a worker killed mid-run changes nothing."""
+a worker killed mid-run changes nothing; a scheduler killed mid-run ends the run
+in one line with exit code 3, its stored chunks kept, and ``--retry-scheduler``
+waits for a new one."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -159,3 +162,138 @@ def test_sigkill_of_a_dask_worker_mid_run_still_gives_the_identical_games(tmp_pa
     assert res.status == "complete"
     expected = canonical(run_tournament(cfg(tmp_path, name="ref", games_per_pair=400), progress=False).games)
     assert canonical(res.games).equals(expected)
+
+
+# --- a lost scheduler --------------------------------------------------------------------------
+
+
+def _start_scheduler(dask: str, port: int, logs: Path, tag: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"],
+        stdout=open(logs / f"scheduler-{tag}.log", "w"),
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def _start_worker(dask: str, address: str, logs: Path, tag: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1"]
+        + ["--dashboard-address", ":0", "--name", f"w-{tag}"],
+        stdout=open(logs / f"worker-{tag}.log", "w"),
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+@pytest.fixture
+def own_cluster(tmp_path):
+    """A scheduler and one worker of this test's own, which the test may kill and start again."""
+    dask = shutil.which("dask", path=str(BIN)) or shutil.which("dask")
+    if dask is None:
+        pytest.skip("the dask command is not installed")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    procs = [_start_scheduler(dask, port, logs, "0"), None]
+    procs[1] = _start_worker(dask, address, logs, "0")
+    with distributed.Client(address, timeout="60s") as c:
+        c.wait_for_workers(1, timeout=120)
+
+    def restart() -> None:
+        procs.append(_start_scheduler(dask, port, logs, str(len(procs))))
+        procs.append(_start_worker(dask, address, logs, str(len(procs))))
+
+    try:
+        yield address, procs, restart
+    finally:
+        for p in procs[::-1]:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _kill_after_first_chunk(run_dir: Path, victim: subprocess.Popen, then=None) -> threading.Thread:
+    def watch() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            idx = run_dir / "index.jsonl"
+            if idx.exists() and '"type":"chunk"' in idx.read_text():
+                victim.kill()
+                victim.wait()
+                if then is not None:
+                    time.sleep(1.0)
+                    then()
+                return
+            time.sleep(0.05)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    return t
+
+
+def _toml(tmp_path: Path, **kw) -> Path:
+    c = cfg(tmp_path, games_per_pair=400, **kw)
+    p = tmp_path / "d.toml"
+    p.write_text(
+        f'name = "{c.name}"\nbots = {list(c.bots)!r}\ngames_per_pair = {c.games_per_pair}\n'
+        f'chunk_size = {c.chunk_size}\nseed = {c.seed}\nworkers = 2\nresults_dir = "{c.results_dir}"\n'.replace(
+            "'", '"'
+        )
+    )
+    return p
+
+
+def test_a_lost_scheduler_is_one_line_exit_3_and_the_stored_chunks_resume_locally(tmp_path, own_cluster):
+    from typer.testing import CliRunner
+
+    from arena.cli.main import EXIT_ENV, app
+    from arena.run.store import RunStore
+
+    address, procs, _ = own_cluster
+    conf = _toml(tmp_path)
+    run_dir = tmp_path / "results" / "d"
+    watcher = _kill_after_first_chunk(run_dir, procs[0])
+    out = CliRunner().invoke(app, ["run", str(conf), "--quiet", "--no-report", "--scheduler", address])
+    watcher.join(timeout=5)
+    assert out.exit_code == EXIT_ENV, out.output
+    assert "Traceback" not in out.output and "CancelledError" not in out.output
+    errors = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, out.output
+    assert f"lost the Dask scheduler at {address}" in errors[0]
+    assert "Run the same command to resume" in errors[0] and "--retry-scheduler" in errors[0]
+    import json
+
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
+    kept = RunStore(run_dir).n_chunks()
+    assert kept >= 1
+    again = CliRunner().invoke(app, ["run", str(conf), "--quiet", "--no-report", "--scheduler", ""])
+    assert again.exit_code == 0, again.output
+    expected = canonical(run_tournament(cfg(tmp_path, name="ref", games_per_pair=400), progress=False).games)
+    assert canonical(RunStore(run_dir).games()).equals(expected)
+
+
+def test_retry_scheduler_waits_for_a_new_scheduler_and_the_run_completes(tmp_path, own_cluster):
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+    from arena.run.store import RunStore
+
+    address, procs, restart = own_cluster
+    conf = _toml(tmp_path)
+    run_dir = tmp_path / "results" / "d"
+    watcher = _kill_after_first_chunk(run_dir, procs[0], then=restart)
+    out = CliRunner().invoke(
+        app, ["run", str(conf), "--quiet", "--no-report", "--scheduler", address, "--retry-scheduler", "2"]
+    )
+    watcher.join(timeout=5)
+    assert out.exit_code == 0, out.output
+    assert "lost the Dask scheduler" in out.output  # said once, as a warning, while it waited
+    expected = canonical(run_tournament(cfg(tmp_path, name="ref", games_per_pair=400), progress=False).games)
+    assert canonical(RunStore(run_dir).games()).equals(expected)

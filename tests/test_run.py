@@ -205,16 +205,22 @@ def test_storing_a_chunk_twice_keeps_one_copy(tmp_path):
     assert same(RunStore(run_dir).games(), games)
 
 
-def test_a_torn_index_line_loses_only_that_chunk(tmp_path):
+def test_a_torn_index_line_is_named_and_its_chunk_recovered_not_replayed(tmp_path):
     run_tournament(cfg(tmp_path), progress=False)
     run_dir = tmp_path / "results" / "t"
+    (run_dir / "index.checkpoint.jsonl").unlink()  # as if the run had died before its end
     idx = run_dir / "index.jsonl"
     text = idx.read_text()
     idx.write_text(text[:-25])  # the last chunk's line is cut short
+    before = chunk_files(run_dir)
     store = RunStore(run_dir)
-    assert store.index().bad_lines == 1 and store.n_games() == 80
+    assert store.index().bad_lines == 1 and store.n_games() == 120  # rebuilt from the chunk file itself
+    assert "torn last line" in store.findings[0].line(False)
     res = run_tournament(cfg(tmp_path), progress=False)
     assert res.status == "complete" and len(res.games) == 120
+    assert any("torn last line" in f for f in res.findings)
+    assert chunk_files(run_dir) == before  # nothing played again
+    assert RunStore(run_dir).index().bad_lines == 0  # the run's check rewrote the index
 
 
 # --- locking and folders -------------------------------------------------------------------------
@@ -315,13 +321,13 @@ def test_a_dead_worker_is_replaced_and_only_its_chunk_retried_then_reported(tmp_
     f = tmp_path / "killer.py"
     f.write_text(KILLER_BOT)
     res = run_tournament(cfg(tmp_path, bots=("random", "simple", str(f)), workers=2), progress=False)
-    assert res.status == "incomplete"
+    assert res.status == "failed"
     assert set(res.games["matchup"]) == {"random vs simple"}  # the healthy matchup finished
     assert len(res.games) == 120
     assert len(res.failed_chunks) == 6  # 3 chunks in each matchup with killer, each died twice
     assert all("killer" in c and "died twice (exit code 3)" in c for c in res.failed_chunks)
     manifest = json.loads((tmp_path / "results" / "t" / "manifest.json").read_text())
-    assert manifest["status"] == "incomplete" and len(manifest["failed_chunks"]) == 6
+    assert manifest["status"] == "failed" and len(manifest["failed_chunks"]) == 6
 
 
 EXITING_BOT = textwrap.dedent('''
@@ -431,7 +437,7 @@ def test_a_chunk_stuck_in_a_compiled_loop_is_stopped_and_reported_and_the_rest_g
     t0 = time.monotonic()
     res = run_tournament(c, progress=False)
     assert time.monotonic() - t0 < 60
-    assert res.status == "incomplete"
+    assert res.status == "failed"
     assert set(res.games["matchup"]) == {"random vs simple"}
     assert len(res.failed_chunks) == 4
     # CPU time against the 2 s limit, or the wall-clock backstop (4x) on a loaded machine

@@ -1,9 +1,19 @@
 """The ``arena`` command: run, submit, bots, rules, replay, report, plot, sweep.
 
 Each command is a thin layer over the Python API (``arena.run_tournament``
-and friends).  Any bad input - a config key that does not exist, a bot file
-that does not load, a results folder from other rules - prints one line
-``error: ...`` and exits with code 2, leaving finished results untouched.
+and friends).  Every fault ends with one line ``error: ...`` on stderr and
+one of these exit codes, leaving finished results untouched:
+
+* 0 - done (``run``: every chunk stored and verified);
+* 1 - chunks failed: a chunk could not be played, or a stored chunk changed
+  during the run (it is quarantined; the same command plays it again);
+  ``fsck``: problems found and not repaired; ``report``: chunks left out;
+* 2 - bad input: a config key that does not exist, a bot file that does not
+  load, a results folder from other rules or not a run folder;
+* 3 - the environment: disk full, a read-only folder, no permission, the Dask
+  scheduler unreachable or lost;
+* 130 - interrupted by SIGINT (Ctrl-C) or SIGTERM: finished chunks are saved and
+  the same command resumes.
 """
 
 from __future__ import annotations
@@ -64,9 +74,57 @@ def _check_plot_kind(kind: str) -> str:
 DEFAULT_CONFIG = Path("default")
 
 
-def _fail(message: str) -> None:
+EXIT_FAILED = 1  # chunks failed (or changed during the run); fsck: problems left
+EXIT_INPUT = 2  # bad input
+EXIT_ENV = 3  # the environment: disk full, read-only, no permission, scheduler lost
+EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM
+
+
+def _fail(message: str, code: int = EXIT_INPUT) -> None:
     typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=2)
+    raise typer.Exit(code=code)
+
+
+def _env_errors() -> tuple[type[Exception], ...]:
+    """Faults of the machine, not the input (checked before :func:`_user_errors`, which they subclass)."""
+    from arena.run.runner import RunEnvError
+    from arena.run.store import StoreEnvError
+
+    return (StoreEnvError, RunEnvError)
+
+
+def _os_error_line(exc: OSError, doing: str) -> str:
+    from arena.run.store import env_error
+
+    return str(env_error(exc, doing))
+
+
+class _Signals:
+    """SIGTERM handled like SIGINT while a run goes on: an :class:`~arena.run.runner.Interrupted` in the driver.
+
+    Forked worker processes inherit the handler; there it ends the process
+    at once (as SIGTERM did before), so the driver sees a worker that died.
+    """
+
+    def __enter__(self) -> None:
+        import os
+        import signal
+
+        from arena.run.runner import Interrupted
+
+        driver = os.getpid()
+
+        def handler(signum: int, frame: object) -> None:
+            if os.getpid() != driver:
+                os._exit(128 + signum)
+            raise Interrupted(signal.Signals(signum).name)
+
+        self.old = signal.signal(signal.SIGTERM, handler)
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        signal.signal(signal.SIGTERM, self.old)
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
@@ -173,6 +231,12 @@ def run(
     scheduler: Annotated[
         str | None, typer.Option(help="Play on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
     ] = None,
+    retry_scheduler: Annotated[
+        int,
+        typer.Option(
+            "--retry-scheduler", metavar="N", help="When the Dask scheduler is lost, wait for it to come back N times."
+        ),
+    ] = 0,
     secret_seed: Annotated[
         bool,
         typer.Option(
@@ -212,13 +276,27 @@ def run(
         if gauntlet:
             overrides.update(format="gauntlet", candidate=gauntlet)
         cfg = load_config(config, overrides, add_bots=tuple(bot or ()), rules=rules, rule_sets=_parse_sets(set_))
-        _run(cfg, config.parent, fresh=fresh, sprt=sprt, report=report, quiet=quiet)
+        if retry_scheduler < 0:
+            _fail(f"--retry-scheduler {retry_scheduler} is negative")
+        _run(cfg, config.parent, fresh=fresh, sprt=sprt, report=report, quiet=quiet, retry_scheduler=retry_scheduler)
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
 
 
-def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, quiet: bool, what: str = "run") -> None:
-    """Play, print the tables, write the report; exit 1 when chunks failed, 130 on Ctrl-C."""
+def _run(
+    cfg,
+    base_dir: Path | None,
+    *,
+    fresh: bool,
+    sprt: bool,
+    report: bool,
+    quiet: bool,
+    what: str = "run",
+    retry_scheduler: int = 0,
+) -> None:
+    """Play, print the tables, write the report; exit 1 when chunks failed, 3 on the environment, 130 on a signal."""
     from arena.analysis.sprt import SprtGate
     from arena.run.runner import run_tournament
 
@@ -226,13 +304,31 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
     typer.echo(
         f"{what} '{cfg.name}': {len(cfg.matchups())} matchup(s) x {cfg.games_per_pair} games -> {run_dir}", err=True
     )
+    if cfg.scheduler:
+        # A lost scheduler is said in one line below; the client's own reconnect tracebacks say nothing more.
+        try:
+            import distributed  # noqa: F401 - configures its loggers on import: quiet them after that
+        except ImportError:
+            pass
+        for name in ("distributed.client", "distributed.batched"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
-        result = run_tournament(
-            cfg, progress=not quiet, base_dir=base_dir, stop=SprtGate if sprt else None, fresh=fresh
+        with _Signals():
+            result = run_tournament(
+                cfg,
+                progress=not quiet,
+                base_dir=base_dir,
+                stop=SprtGate if sprt else None,
+                fresh=fresh,
+                retry_scheduler=retry_scheduler,
+            )
+    except KeyboardInterrupt as exc:
+        how = getattr(exc, "signame", "SIGINT")
+        typer.echo(
+            f"\nerror: interrupted ({how}): finished chunks are saved in {run_dir}; run the same command to resume",
+            err=True,
         )
-    except KeyboardInterrupt:
-        typer.echo(f"\ninterrupted: finished chunks are saved in {run_dir}; run the same command to resume", err=True)
-        raise typer.Exit(code=130) from None
+        raise typer.Exit(code=EXIT_INTERRUPTED) from None
     if result.kept:
         typer.echo(
             f"kept {len(result.kept)} matchup(s) from earlier runs of this folder that this config "
@@ -248,11 +344,20 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
     if report and result.store.n_games():
         from arena.analysis.report import write_report
 
-        paths = write_report(run_dir, progress=_report_bar(quiet))
+        try:
+            paths = write_report(run_dir, progress=_report_bar(quiet))
+        except OSError as exc:
+            _fail(_os_error_line(exc, f"write the report in {run_dir}"), EXIT_ENV)
         typer.echo(f"\nreport: {paths.get('report_html', run_dir)}")
-    if result.status == "incomplete":
-        names = sorted({f.split(" chunk ")[0] for f in result.failed_chunks})
-        if result.failed_chunks:
+    if result.status == "failed":
+        if result.changed:
+            typer.echo(
+                f"\nerror: {len(result.changed)} stored chunk(s) changed on disk during the run and were moved to "
+                f"quarantine/; first: {result.changed[0].split('; moved')[0]}; run the same command to play them again",
+                err=True,
+            )
+        elif result.failed_chunks:
+            names = sorted({f.split(" chunk ")[0] for f in result.failed_chunks})
             typer.echo(
                 f"\nerror: {len(result.failed_chunks)} chunk(s) failed, in {', '.join(names)}; "
                 f"first: {result.failed_chunks[0]}",
@@ -260,7 +365,7 @@ def _run(cfg, base_dir: Path | None, *, fresh: bool, sprt: bool, report: bool, q
             )
         else:
             typer.echo("\nerror: the run is incomplete; run the same command to continue", err=True)
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=EXIT_FAILED)
 
 
 def _report_bar(quiet: bool):
@@ -321,6 +426,8 @@ def submit(
         bots = tuple(b for b in cfg.bots if b != spec) + (spec,)
         cfg = cfg.replace(bots=bots)
         _run(cfg, None, fresh=False, sprt=False, report=True, quiet=quiet, what="submit")
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
 
@@ -460,15 +567,80 @@ def view(
 
 
 @app.command()
-def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")]) -> None:
-    """Write report.md, report.html, leaderboard.csv and pairs.csv for a run."""
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+    verify: Annotated[
+        bool,
+        typer.Option("--verify", help="First check the whole folder as 'arena fsck' does (every file's checksum)."),
+    ] = False,
+) -> None:
+    """Write report.md, report.html, leaderboard.csv and pairs.csv (exit 1 if the folder has problems)."""
+    from arena.run.store import RunStore, said
+
+    _setup_logging(True)  # each problem: one warning line, once
+    said(reset=True)
     try:
+        if verify:
+            RunStore(run_dir).check(repair=False)
         from arena.analysis.report import write_report
 
-        for kind, path in write_report(run_dir).items():
+        try:
+            files = write_report(run_dir)
+        except OSError as exc:
+            _fail(_os_error_line(exc, f"write the report in {run_dir}"), EXIT_ENV)
+        for kind, path in files.items():
             typer.echo(f"{kind:<12} {path}")
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
+    problems = said()
+    if problems:
+        _fail(
+            f"{len(problems)} problem(s) in {run_dir}, named above; the report reads the folder as "
+            f"'arena fsck {run_dir} --repair' would repair it: run that",
+            EXIT_FAILED,
+        )
+
+
+@app.command()
+def fsck(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Rebuild the index and move what can't be trusted to quarantine/.")
+    ] = False,
+) -> None:
+    """Check a run folder: index lines, chunk files, checksums; one line per finding (exit 1 if any is left)."""
+    import logging
+
+    from arena.run.store import RunStore
+
+    quiet = logging.getLogger("arena.store")
+    was = quiet.disabled
+    quiet.disabled = True  # the findings are this command's output, printed once below
+    try:
+        RunStore(run_dir)  # one line unless a run folder (or one whose index can be rebuilt)
+        if repair:
+            with RunStore.open_for_writing(run_dir, what="arena fsck --repair") as writer:
+                lines = writer.check(repair=True)
+        else:
+            lines = RunStore(run_dir).check(repair=False)
+        store = RunStore(run_dir)
+        summary = f"{len(store.matchups())} matchup(s), {store.n_chunks()} chunk(s), {store.n_games()} games"
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
+    except _user_errors() as exc:
+        _fail(str(exc))
+    finally:
+        quiet.disabled = was
+    for line in lines:
+        typer.echo(f"{'repaired' if repair else 'problem'}: {line}")
+    if not lines:
+        typer.echo(f"ok: {run_dir}: {summary}, no problems")
+    elif repair:
+        typer.echo(f"repaired {len(lines)} problem(s): {run_dir}: {summary}")
+    else:
+        _fail(f"{len(lines)} problem(s) in {run_dir}; 'arena fsck {run_dir} --repair' repairs them", EXIT_FAILED)
 
 
 @app.command()

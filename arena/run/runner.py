@@ -31,7 +31,7 @@ from arena.botkit.load import load_bots
 from arena.external import external_of
 from arena.external.wall import hide
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
-from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses
+from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses, SchedulerLost
 from arena.run.store import RunStore, StoreError
 from arena.settings.config import ConfigError, TournamentConfig, load_config
 from arena.settings.rules import Rules
@@ -41,6 +41,18 @@ log = logging.getLogger("arena.run")
 
 class TournamentError(RuntimeError):
     """A run that cannot go on (folder from other rules, no scheduler...); one line."""
+
+
+class RunEnvError(TournamentError):
+    """A run stopped by its environment, not its input: the Dask scheduler unreachable or lost; one line."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by a signal (SIGINT, SIGTERM): finished chunks stay stored."""
+
+    def __init__(self, signame: str = "SIGINT") -> None:
+        super().__init__(signame)
+        self.signame = signame
 
 
 @dataclass
@@ -55,6 +67,8 @@ class TournamentResult:
     sprt: str = ""  # the SPRT's closing line, when the run had one
     kept: list[str] = field(default_factory=list)  # stored matchups this config does not play
     quarantined: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # what the folder check found (and repaired) first
+    changed: list[str] = field(default_factory=list)  # chunks that changed on disk during the run
 
     @property
     def store(self) -> RunStore:
@@ -241,15 +255,29 @@ def _schedule(cfg: TournamentConfig, client: Any, schedule: Any):
         return DaskCluster(client), lambda: None
     if cfg.scheduler:
         try:
-            from distributed import Client
+            import distributed  # noqa: F401
         except ImportError:
             raise TournamentError("scheduler = ... needs Dask: pip install 'gin-arena[dask]'") from None
-        try:
-            c = Client(cfg.scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
-            raise TournamentError(f"cannot reach the Dask scheduler at {cfg.scheduler}: {exc}") from None
+        c = _connect(cfg.scheduler)
         return DaskCluster(c), c.close
     return LocalProcesses(cfg.workers or os.cpu_count() or 1), lambda: None
+
+
+def _connect(address: str, timeout: str = "10s") -> Any:
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise RunEnvError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
+def _lost_line(address: str, stored: int, total: int, run_dir: Path) -> str:
+    return (
+        f"lost the Dask scheduler at {address}; {stored} of {total} chunk(s) are stored in {run_dir}. "
+        "Run the same command to resume: add --scheduler tcp://<host>:<port> for a new scheduler, "
+        "--scheduler '' to play on this machine, or --retry-scheduler N to wait for it"
+    )
 
 
 # --- the run -------------------------------------------------------------------------------
@@ -264,6 +292,8 @@ def run_tournament(
     base_dir: Path | None = None,
     stop: Callable[[TournamentConfig], StopRule] | None = None,
     fresh: bool = False,
+    retry_scheduler: int = 0,
+    retry_wait: float = 60.0,
 ) -> TournamentResult:
     """Play (or continue) a tournament; every finished chunk is stored as it arrives.
 
@@ -277,6 +307,15 @@ def run_tournament(
     falls in the same place on any number of workers).  ``fresh``: delete the folder's results first - only
     after the config and every bot have loaded and the lock is ours.
     Ctrl-C (KeyboardInterrupt) leaves every finished chunk stored.
+    ``retry_scheduler``: when the Dask scheduler is lost, wait for it (up to
+    ``retry_wait`` seconds) this many times before giving up.
+
+    The run ends in one of these, recorded in the manifest's ``status``:
+    ``complete``; ``failed`` (chunks failed, or a stored chunk changed on
+    disk during the run: it is quarantined, and the next run plays it
+    again); ``stopped early`` (SPRT); or, raising, ``interrupted``
+    (KeyboardInterrupt, :class:`Interrupted`) or ``failed`` with the error
+    (:class:`RunEnvError`, :class:`~arena.run.store.StoreEnvError`...).
     """
     cfg, base_dir = _config(config, base_dir)
     if stop is not None and len(cfg.all_bots()) != 2:
@@ -292,13 +331,19 @@ def run_tournament(
     store = RunStore.open_for_writing(run_dir, fresh=fresh, what="arena run")
     hide(store.dir)  # no bot's wall shows the run folder, even inside a folder its command names
     release = lambda: None  # noqa: E731
+    started = _now()
+    tasks: list[ChunkTask] = []
+    begun = False  # the manifest says "running": from here on, every end is recorded
     try:
         _check_compatible(store, cfg)
         seed = store.secret_seed() if cfg.seed == "secret" else int(cfg.seed)
+        # The folder check (arena fsck --repair): a damaged index is rebuilt, bad files moved aside,
+        # each finding named, before anything is planned: numbers and ids come from a whole index.
+        findings = store.check(repair=True)
+        quarantined = [f for f in findings if "quarantine" in f]
         store.write_text("config.toml", cfg.to_toml())
         rules = cfg.resolved_rules()
         store.write_text("rules.toml", _rules_toml(rules))
-        quarantined = store.verify()
         # What a matchup's games depend on (its id) besides its two bots; the same for every matchup.
         common = _MatchupSettings(
             rules=rules,
@@ -309,7 +354,6 @@ def run_tournament(
             record_hands=cfg.record_hands,
         )
         n_chunks = -(-cfg.games_per_pair // cfg.chunk_size)
-        tasks: list[ChunkTask] = []
         planned: list[str] = []
         for sa, sb in cfg.matchups():
             spec_a, spec_b = specs[sa], specs[sb]
@@ -338,8 +382,8 @@ def run_tournament(
             log.info("kept %d stored matchup(s) that this config does not play: %s", len(kept), ", ".join(kept))
         todo = [t for t in tasks if store.stored(t.matchup_id, t.chunk) is None]
         total = sum(t.n_games for t in tasks)
-        started = _now()
-        store.write_manifest(_manifest(cfg, bots, started, "running", chunks=len(tasks)))
+        store.write_manifest(_manifest(cfg, bots, started, "running", chunks=len(tasks), findings=findings))
+        begun = True
         gate = stop(cfg) if stop is not None else None
         for mid in planned:  # an earlier SPRT stop counts no more: this run plays (and shows) every chunk
             store.set_limit(mid, None)
@@ -356,29 +400,27 @@ def run_tournament(
         try:
             if gate is None or gate.decision is None:
                 sched, release = _schedule(cfg, client, schedule)
-                outcomes = sched.results(todo)
-                try:
-                    for out in outcomes:
-                        if isinstance(out, ChunkFailure):
-                            failed.append(f"{out.task.label}: {out.reason}")
-                            log.error("chunk failed: %s: %s", out.task.label, out.reason)
-                            continue
-                        t = out.task
-                        store.put_chunk(t.matchup_id, t.chunk, out.games, out.hands, out.actions)
-                        for name, text in out.logs.items():
-                            store.append_log(name, text)
-                        if out.errors:
-                            log.warning("%s: %d forfeit(s); first: %s", t.label, len(out.errors), out.errors[0])
-                        bar.update(t.n_games)
-                        if gate is not None:
-                            gate.add(t.chunk, out.games)
-                            if gate.advance():
-                                break
-                finally:
-                    outcomes.close()
-        except KeyboardInterrupt:
-            store.write_manifest(_manifest(cfg, bots, started, "interrupted", chunks=len(tasks)))
-            raise
+                retries = max(0, retry_scheduler)
+                while True:
+                    try:
+                        _play(store, sched, todo, failed, bar, gate)
+                        break
+                    except SchedulerLost as lost:
+                        todo = [t for t in tasks if store.stored(t.matchup_id, t.chunk) is None]
+                        n_stored = len(tasks) - len(todo)
+                        if retries <= 0:
+                            raise RunEnvError(_lost_line(lost.address, n_stored, len(tasks), run_dir)) from None
+                        retries -= 1
+                        log.warning(
+                            "lost the Dask scheduler at %s (%d of %d chunks stored); waiting for it to come back "
+                            "(%d more tries after this one)",
+                            lost.address,
+                            n_stored,
+                            len(tasks),
+                            retries,
+                        )
+                        release()
+                        sched, release = _reconnect(lost.address, retry_wait)
         finally:
             bar.close()
         stopped = ""
@@ -388,13 +430,16 @@ def run_tournament(
             if gate.decision is not None and gate.used < len(tasks):
                 stopped = f"{gate.decision}: {sprt_line}"
                 store.set_limit(tasks[0].matchup_id, gate.used)
+        # Before "complete": every stored chunk of this run's matchups must still be what was written.
+        changed = store.verify(planned)
         missing = [t for t in tasks if store.stored(t.matchup_id, t.chunk) is None]
-        if stopped:
+        if stopped and not changed:
             status = "stopped early"
-        elif missing or failed:
-            status = "incomplete"
+        elif missing or failed or changed:
+            status = "failed"
         else:
             status = "complete"
+        store.checkpoint()
         store.write_manifest(
             _manifest(
                 cfg,
@@ -405,16 +450,88 @@ def run_tournament(
                 games=store.n_games(),
                 failed_chunks=failed,
                 missing_chunks=len(missing) if not stopped else 0,
+                changed_chunks=changed,
                 stopped_early=stopped,
                 sprt=sprt_line,
                 kept_matchups=kept,
                 quarantined=quarantined,
+                findings=findings,
             )
         )
-        return TournamentResult(run_dir, cfg, status, failed, stopped, sprt_line, kept, quarantined)
+        return TournamentResult(run_dir, cfg, status, failed, stopped, sprt_line, kept, quarantined, findings, changed)
+    except KeyboardInterrupt as exc:
+        if begun:
+            why = f"stopped by {getattr(exc, 'signame', 'SIGINT')}"
+            _last_words(store, cfg, bots, started, "interrupted", tasks, why)
+        raise
+    except (StoreError, TournamentError) as exc:
+        if begun:
+            _last_words(store, cfg, bots, started, "failed", tasks, str(exc))
+        raise
     finally:
         release()
         store.close()
+
+
+def _play(store: RunStore, sched: Any, todo: list[ChunkTask], failed: list[str], bar: _Bar, gate: Any) -> None:
+    """Play ``todo`` on ``sched``, storing each chunk as it arrives (SchedulerLost passes through)."""
+    outcomes = sched.results(todo)
+    try:
+        for out in outcomes:
+            if isinstance(out, ChunkFailure):
+                failed.append(f"{out.task.label}: {out.reason}")
+                log.error("chunk failed: %s: %s", out.task.label, out.reason)
+                continue
+            t = out.task
+            store.put_chunk(t.matchup_id, t.chunk, out.games, out.hands, out.actions)
+            for name, text in out.logs.items():
+                store.append_log(name, text)
+            if out.errors:
+                log.warning("%s: %d forfeit(s); first: %s", t.label, len(out.errors), out.errors[0])
+            bar.update(t.n_games)
+            if gate is not None:
+                gate.add(t.chunk, out.games)
+                if gate.advance():
+                    break
+    finally:
+        outcomes.close()
+
+
+def _reconnect(address: str, wait_s: float) -> tuple[Any, Callable[[], None]]:
+    """A new client on ``address`` with at least one worker, waiting up to ``wait_s`` seconds."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            c = _connect(address, timeout=f"{max(1.0, deadline - time.monotonic()):.0f}s")
+        except RunEnvError:
+            if time.monotonic() >= deadline:
+                raise RunEnvError(f"the Dask scheduler at {address} did not come back within {wait_s:.0f} s") from None
+            time.sleep(1.0)
+            continue
+        try:
+            c.wait_for_workers(1, timeout=max(1.0, deadline - time.monotonic()))
+        except (OSError, TimeoutError):
+            c.close()
+            raise RunEnvError(
+                f"the Dask scheduler at {address} came back with no worker within {wait_s:.0f} s"
+            ) from None
+        return DaskCluster(c), c.close
+
+
+def _last_words(
+    store: RunStore, cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, status: str, tasks: list, why: str
+) -> None:
+    """The manifest and checkpoint of a run that ends early (best effort: the disk may be full)."""
+    try:
+        store.checkpoint()
+    except StoreError:
+        pass
+    try:
+        store.write_manifest(_manifest(cfg, bots, started, status, chunks=len(tasks), games=store.n_games(), error=why))
+    except StoreError as exc:
+        log.warning("could not record the end of the run in manifest.json: %s", exc)
 
 
 def _stored_games(store: RunStore, t: ChunkTask):
@@ -428,4 +545,12 @@ def _stored_games(store: RunStore, t: ChunkTask):
         yield g
 
 
-__all__ = ["StopRule", "TournamentError", "TournamentResult", "run_tournament", "StoreError"]
+__all__ = [
+    "Interrupted",
+    "RunEnvError",
+    "StopRule",
+    "TournamentError",
+    "TournamentResult",
+    "run_tournament",
+    "StoreError",
+]

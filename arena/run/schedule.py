@@ -55,6 +55,14 @@ class ChunkFailure:
 Outcome = ChunkResult | ChunkFailure
 
 
+class SchedulerLost(RuntimeError):
+    """The Dask scheduler went away mid-run; the chunks already yielded are the caller's to keep."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(f"lost the Dask scheduler at {address}")
+        self.address = address
+
+
 class Inline:
     """Play every chunk in this process, one after another (debugging, tests)."""
 
@@ -358,32 +366,55 @@ class DaskCluster:
         self.window = window or max(4, 3 * threads)
         self.token = uuid.uuid4().hex[:8]
 
+    def _lost(self, exc: BaseException | None = None) -> bool:
+        """Whether the client has lost its scheduler (its futures are then cancelled, not failed)."""
+        if getattr(exc, "reason", "") == "scheduler-connection-lost":
+            return True
+        if type(exc).__name__ == "CommClosedError":  # the client's own connection closed under a gather
+            return True
+        return getattr(self.client, "status", "running") not in ("running", "newly-created")
+
+    def _address(self) -> str:
+        try:
+            return str(self.client.scheduler.address)
+        except AttributeError:
+            return "?"
+
     def results(self, tasks: Iterable[ChunkTask]) -> Iterator[Outcome]:
         from distributed import as_completed
 
         queue = deque(tasks)
         futures: dict[Any, ChunkTask] = {}
         ac = as_completed()
+        address = self._address()
+
+        def submit(t: ChunkTask) -> None:
+            try:
+                f = self.client.submit(_dask_play, t, key=f"{t.key}-{self.token}", pure=False)
+            except Exception as exc:  # noqa: BLE001 - a closed client: the scheduler is gone
+                if self._lost(exc):
+                    raise SchedulerLost(address) from None
+                raise
+            futures[f] = t
+            ac.add(f)
+
         try:
             while queue and len(futures) < self.window:
-                t = queue.popleft()
-                f = self.client.submit(_dask_play, t, key=f"{t.key}-{self.token}", pure=False)
-                futures[f] = t
-                ac.add(f)
+                submit(queue.popleft())
             for f in ac:
                 t = futures.pop(f)
                 try:
                     res = f.result()
-                    yield res
                 except Exception as exc:  # noqa: BLE001 - a task's failure is reported, not raised
+                    if self._lost(exc):
+                        raise SchedulerLost(address) from None
                     yield ChunkFailure(t, f"{type(exc).__name__}: {exc}")
+                else:
+                    yield res
                 finally:
                     f.release()
                 if queue:
-                    u = queue.popleft()
-                    g = self.client.submit(_dask_play, u, key=f"{u.key}-{self.token}", pure=False)
-                    futures[g] = u
-                    ac.add(g)
+                    submit(queue.popleft())
         finally:
             for f in futures:
                 f.cancel()

@@ -5,25 +5,37 @@ A run folder ``results/<name>/`` holds::
     config.toml, rules.toml   the config of the latest run on the folder, its resolved rules
     manifest.json             versions, bots, seed, times, machine, status
     index.jsonl               the index: one checked JSON line per matchup and per stored chunk
+    index.checkpoint.jsonl    a copy of the index, written by atomic rename at the end of each run
     games/<matchup>/<chunk>.parquet   one row per game  (the games dataset)
     hands/<matchup>/<chunk>.parquet   one row per hand  (the hands dataset)
     actions/<matchup>/<chunk>.parquet one row per game: its action log (exact replays)
     logs/                     what bots printed, per matchup
-    quarantine/               chunk files that failed their checksum, moved aside
+    quarantine/               files that failed their checks (chunks, a damaged index), moved aside
     seed.secret               the drawn key of a ``seed = "secret"`` run
     .lock                     held by the run or submit writing the folder
 
-The chunk files *are* the data: ``pandas.read_parquet("results/x/games")``
-reads every game, and nothing joins them into a second copy.  Streaming
-readers take :meth:`RunStore.chunks`, one verified chunk at a time.
+The chunk files are the data, and nothing joins them into a second copy;
+but a folder also holds superseded matchups, chunks a crash left without
+their index line and files that failed their checksum, so read it through
+the store: :meth:`RunStore.games`, :meth:`RunStore.chunks` (one verified
+chunk at a time) or :meth:`RunStore.dataset` (a pyarrow dataset of exactly
+the current, verified chunk files), never with a raw glob of ``games/``.
 
 Why an append-only index with a checksum per file: a chunk counts as stored
 only when its index line is there and its bytes hash to what the line says.
-A crash between writing a file and its line, a torn last line, a truncated or
-bit-flipped file: each shows up as a chunk that is not stored, which a
-resume plays again.  Bad files are named in one line and moved to
-``quarantine/``, never read as data.  Lines are appended (never rewritten),
-so storing the 5,000th chunk costs what storing the first did.
+A crash between writing a file and its line, a truncated or bit-flipped
+file: each shows up as a chunk that is not stored, which a resume plays
+again.  Bad files are named in one line and moved to ``quarantine/``, never
+read as data.  Lines are appended and fsync'd (never rewritten by a run), so
+storing the 5,000th chunk costs what storing the first did.
+
+The index can be rebuilt: every chunk file describes itself (its matchup id
+and number, both bots and their hashes, its chunk number and game-id range,
+in the Parquet metadata under ``arena.chunk``) and carries Parquet page
+checksums.  :meth:`RunStore.check` (``arena fsck``) puts damaged index lines
+back from the checkpoint copy, or from the chunk files, and names each
+finding in one line; ``run``, ``submit`` and ``report`` call it too, so a
+damaged line is never skipped in silence.
 
 Matchups are kept for good.  A rerun with fewer bots, or the original
 command after ``arena submit``, plays only what its plan lacks and leaves
@@ -32,9 +44,11 @@ matchup is *superseded* (kept on disk, left out of reports) only when a
 later run stores the same two bots under a new identity: a changed bot file,
 other parameters.
 
-Game ids are ``matchup number * games_per_pair + index in the matchup``
-(the matchup number is its place in the index), so they are the same on any
-number of workers and do not move when bots are added.
+Game ids are ``matchup number * games_per_pair + index in the matchup``.  A
+matchup's number is fixed when it is first planned, written in its index
+line and in every one of its chunk files, and never reused: game ids are the
+same on any number of workers and do not move when bots are added, when a
+run resumes, or when an index line is lost.
 """
 
 from __future__ import annotations
@@ -47,6 +61,7 @@ import io
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import zlib
@@ -74,9 +89,14 @@ from arena.settings.rules import Rules, RulesError, load_rules
 log = logging.getLogger("arena.store")
 
 INDEX = "index.jsonl"
+CHECKPOINT = "index.checkpoint.jsonl"
 LOCK = ".lock"
 SECRET = "seed.secret"
 STORE_FORMAT = 2  # bumped when the folder layout changes; older folders are refused with a hint
+META_KEY = b"arena.chunk"  # a chunk file's description of itself, in its Parquet schema metadata
+KINDS = ("games", "hands", "actions")
+_CHUNK_FILE = re.compile(r"^(\d{5})\.parquet$")
+_TEMP_FILE = re.compile(r"^\..+\.tmp\d+$")
 
 
 class StoreError(ValueError):
@@ -85,6 +105,26 @@ class StoreError(ValueError):
 
 class StoreBusy(StoreError):
     """Another process holds the folder's lock."""
+
+
+class StoreEnvError(StoreError):
+    """The file system refused: disk full, read-only, no permission; the message is one line."""
+
+
+_ERRNO_WORDS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EIO: "input/output error",
+}
+
+
+def env_error(exc: OSError, doing: str) -> StoreEnvError:
+    """One line for a refused file operation: ``cannot <doing>: <why>``."""
+    why = _ERRNO_WORDS.get(exc.errno or 0, exc.strerror or str(exc))
+    return StoreEnvError(f"cannot {doing}: {why}")
 
 
 # --- the schemas: arena.run.schema defines them --------------------------------------
@@ -99,7 +139,9 @@ def actions_table(game_ids: np.ndarray, offsets: np.ndarray, actions: np.ndarray
     if len(offsets) and offsets[-1] >= 2**31:
         raise StoreError("actions of one chunk exceed 2 GiB; use a smaller chunk_size")
     col = pa.BinaryArray.from_buffers(
-        pa.binary(), len(game_ids), [None, pa.py_buffer(offsets.astype(np.int32).tobytes()), pa.py_buffer(data)]
+        pa.binary(),
+        len(game_ids),
+        [None, pa.py_buffer(offsets.astype(np.int32).tobytes()), pa.py_buffer(data)],
     )
     return pa.Table.from_arrays([pa.array(np.asarray(game_ids, dtype=np.int64)), col], schema=ACTIONS_SCHEMA)
 
@@ -126,9 +168,12 @@ def to_table(df: pd.DataFrame, schema: pa.Schema, what: str) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _parquet_bytes(table: pa.Table) -> bytes:
+def _parquet_bytes(table: pa.Table, meta: dict[str, Any] | None = None) -> bytes:
+    """Parquet bytes with page checksums, and ``meta`` (JSON) under :data:`META_KEY`."""
+    if meta is not None:
+        table = table.replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
     buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd")
+    pq.write_table(table, buf, compression="zstd", write_page_checksum=True)
     return buf.getvalue()
 
 
@@ -136,12 +181,61 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def chunk_meta(data: bytes) -> dict[str, Any]:
+    """What a chunk file says of itself, after checking every page checksum and the game ids.
+
+    Raises StoreError (one line) when the bytes are not a whole, intact
+    chunk file of this store: not Parquet, a page that fails its CRC, no or
+    bad ``arena.chunk`` metadata, or rows that disagree with it.
+    """
+    try:
+        table = pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})") from None
+    raw = (table.schema.metadata or {}).get(META_KEY)
+    if raw is None:
+        raise StoreError("has no arena.chunk metadata (written by an older version?)")
+    try:
+        meta = json.loads(raw)
+        kind = meta["kind"]
+        lo, hi = (int(v) for v in meta["game_ids"])
+        rows = int(meta["games"] if kind in ("games", "actions") else meta["hands"])
+        for key in (
+            "matchup",
+            "matchup_no",
+            "bot_a",
+            "bot_b",
+            "identity",
+            "games_per_pair",
+            "chunks",
+            "chunk",
+        ):
+            meta[key]  # noqa: B018 - present, or KeyError
+    except (ValueError, KeyError, TypeError):
+        raise StoreError("its arena.chunk metadata is unreadable") from None
+    if kind not in KINDS or table.schema.names != list(_COLUMNS[kind]):
+        raise StoreError(f"its columns are not those of a {kind} chunk")
+    if table.num_rows != rows:
+        raise StoreError(f"holds {table.num_rows} rows, its metadata says {rows}")
+    ids = table.column("game_id").to_numpy()
+    if len(ids) and (ids.min() < lo or ids.max() >= hi):
+        raise StoreError(f"holds game ids outside its range {lo}..{hi - 1}")
+    return meta
+
+
 # --- index records -------------------------------------------------------------------
 
 
 def _line(record: dict[str, Any]) -> str:
     body = json.dumps(record, sort_keys=True, separators=(",", ":"))
-    return json.dumps({"crc": zlib.crc32(body.encode()), "r": record}, sort_keys=True, separators=(",", ":")) + "\n"
+    return (
+        json.dumps(
+            {"crc": zlib.crc32(body.encode()), "r": record},
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        + "\n"
+    )
 
 
 def _parse_line(text: str) -> dict[str, Any] | None:
@@ -149,7 +243,7 @@ def _parse_line(text: str) -> dict[str, Any] | None:
         outer = json.loads(text)
         rec = outer["r"]
         body = json.dumps(rec, sort_keys=True, separators=(",", ":"))
-        if zlib.crc32(body.encode()) != outer["crc"]:
+        if zlib.crc32(body.encode()) != outer["crc"] or not isinstance(rec, dict):
             return None
         return rec
     except (ValueError, KeyError, TypeError):
@@ -158,7 +252,7 @@ def _parse_line(text: str) -> dict[str, Any] | None:
 
 @dataclass
 class Matchup:
-    """A matchup registered in the index."""
+    """A matchup registered in the index; ``no`` is its fixed number (game ids start at ``no * games``)."""
 
     id: str
     no: int
@@ -182,6 +276,7 @@ class ChunkRecord:
     games: int
     hands: int
     files: dict[str, dict[str, Any]]  # kind -> {"path", "sha256", "bytes"}
+    ids: tuple[int, int] | None = None  # game ids lo..hi-1 (None in folders from before they were kept)
 
 
 @dataclass
@@ -207,74 +302,206 @@ class GameRecord:
     matchup: Matchup
 
 
+@dataclass(frozen=True)
+class BadLine:
+    """An index line that failed its check: its number (from 1) and what it looked like."""
+
+    line: int
+    looks_like: str  # "matchup", "chunk", ... or "" when nothing can be told
+    torn: bool  # the last line, with no newline: a write cut short
+
+    def describe(self) -> str:
+        what = f"a {self.looks_like} line" if self.looks_like else "a line"
+        return f"{what} cut short (torn last line)" if self.torn else f"{what} that fails its check (damaged)"
+
+
 @dataclass
 class Index:
     """The index as read: matchups in order, the latest record of each chunk, bad lines."""
 
     matchups: dict[str, Matchup] = field(default_factory=dict)
     chunks: dict[tuple[str, int], ChunkRecord] = field(default_factory=dict)
-    bad_lines: int = 0
+    bad: list[BadLine] = field(default_factory=list)
+    lines: int = 0
+
+    @property
+    def bad_lines(self) -> int:
+        return len(self.bad)
+
+    def by_no(self, no: int) -> Matchup | None:
+        for m in self.matchups.values():
+            if m.no == no:
+                return m
+        return None
+
+    def next_no(self) -> int:
+        return 1 + max((m.no for m in self.matchups.values()), default=-1)
 
 
-def read_index(path: Path) -> Index:
-    idx = Index()
-    if not path.exists():
-        return idx
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for text in f:
-            if not text.strip():
-                continue
-            rec = _parse_line(text)
-            if rec is None:
-                idx.bad_lines += 1
-                continue
-            kind = rec.get("type")
-            if kind == "matchup":
-                mid = rec["id"]
-                if mid in idx.matchups:
-                    m = idx.matchups[mid]
-                    m.superseded = False
-                    continue
-                for other in idx.matchups.values():
-                    if {other.bot_a, other.bot_b} == {rec["bot_a"], rec["bot_b"]}:
-                        other.superseded = True
-                idx.matchups[mid] = Matchup(
-                    mid,
-                    len(idx.matchups),
-                    rec["bot_a"],
-                    rec["bot_b"],
-                    rec["games"],
-                    rec["chunks"],
-                    rec.get("identity", {}),
+def _read_lines(
+    path: Path,
+) -> list[tuple[dict[str, Any] | None, BadLine | None]] | None:
+    """Each line of an index file, parsed or named bad; None when the file does not exist."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise env_error(exc, f"read {path}") from None
+    texts = data.split(b"\n")
+    last_torn = bool(data) and not data.endswith(b"\n")
+    if not last_torn:
+        texts = texts[:-1]
+    out: list[tuple[dict[str, Any] | None, BadLine | None]] = []
+    for i, raw in enumerate(texts):
+        if not raw.strip():
+            out.append(({}, None))  # blank: left by a torn line's repair; counts as a line for alignment
+            continue
+        text = raw.decode("utf-8", errors="replace")
+        rec = _parse_line(text)
+        if rec is None:
+            m = re.search(r'"type"\s*:\s*"(\w+)"', text)
+            out.append(
+                (
+                    None,
+                    BadLine(
+                        i + 1,
+                        m.group(1) if m else "",
+                        last_torn and i == len(texts) - 1,
+                    ),
                 )
-            elif kind == "revive":  # a matchup made current again (its bots came back unchanged)
-                revived = idx.matchups.get(rec["id"])
-                if revived is not None:
-                    for other in idx.matchups.values():
-                        if other is not revived and {other.bot_a, other.bot_b} == {revived.bot_a, revived.bot_b}:
-                            other.superseded = True
-                    revived.superseded = False
-            elif kind == "chunk":
-                idx.chunks[(rec["matchup"], rec["chunk"])] = ChunkRecord(
-                    rec["matchup"], rec["chunk"], rec["games"], rec["hands"], rec["files"]
-                )
-            elif kind == "drop":
-                idx.chunks.pop((rec["matchup"], rec["chunk"]), None)
-            elif kind == "limit":
-                limited = idx.matchups.get(rec["matchup"])
-                if limited is not None:
-                    limited.limit = rec["chunks"]
+            )
+        else:
+            out.append((rec, None))
+    return out
+
+
+def _apply(records: Sequence[dict[str, Any]], idx: Index | None = None) -> Index:
+    """The index that a sequence of records describes (records that don't fit are skipped)."""
+    idx = idx or Index()
+    positional = 0  # numbers of matchup lines written before numbers were stored: their place
+    for rec in records:
+        try:
+            _apply_one(idx, rec, positional)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if rec.get("type") == "matchup":
+            positional += 1
     return idx
 
 
+def _apply_one(idx: Index, rec: dict[str, Any], positional: int) -> None:
+    kind = rec.get("type")
+    if kind == "matchup":
+        mid = rec["id"]
+        if mid in idx.matchups:
+            idx.matchups[mid].superseded = False
+            return
+        for other in idx.matchups.values():
+            if {other.bot_a, other.bot_b} == {rec["bot_a"], rec["bot_b"]}:
+                other.superseded = True
+        no = rec.get("no")
+        idx.matchups[mid] = Matchup(
+            mid,
+            int(no) if no is not None else positional,
+            str(rec["bot_a"]),
+            str(rec["bot_b"]),
+            int(rec["games"]),
+            int(rec["chunks"]),
+            dict(rec.get("identity", {})),
+        )
+    elif kind == "revive":  # a matchup made current again (its bots came back unchanged)
+        revived = idx.matchups.get(rec["id"])
+        if revived is not None:
+            for other in idx.matchups.values():
+                if other is not revived and {other.bot_a, other.bot_b} == {
+                    revived.bot_a,
+                    revived.bot_b,
+                }:
+                    other.superseded = True
+            revived.superseded = False
+    elif kind == "chunk":
+        ids = rec.get("ids")
+        files = {
+            k: {
+                "path": str(f["path"]),
+                "sha256": str(f["sha256"]),
+                "bytes": int(f["bytes"]),
+            }
+            for k, f in rec["files"].items()
+        }
+        idx.chunks[(rec["matchup"], int(rec["chunk"]))] = ChunkRecord(
+            str(rec["matchup"]),
+            int(rec["chunk"]),
+            int(rec["games"]),
+            int(rec["hands"]),
+            files,
+            (int(ids[0]), int(ids[1])) if ids else None,
+        )
+    elif kind == "drop":
+        idx.chunks.pop((rec["matchup"], int(rec["chunk"])), None)
+    elif kind == "limit":
+        limited = idx.matchups.get(rec["matchup"])
+        if limited is not None:
+            limited.limit = None if rec["chunks"] is None else int(rec["chunks"])
+
+
+def read_index(path: Path) -> Index:
+    """The index file as it reads (bad lines named in ``bad``, nothing recovered)."""
+    lines = _read_lines(path) or []
+    idx = _apply([rec for rec, _ in lines if rec])
+    idx.bad = [bad for _, bad in lines if bad is not None]
+    idx.lines = len(lines)
+    return idx
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing :meth:`RunStore.check` found: what is wrong, and what is (or would be) done."""
+
+    what: str
+    done: str  # past tense: what repair did or does
+    would: str = ""  # what --repair would do, when the check only reads ("" = same as done)
+
+    def line(self, repaired: bool) -> str:
+        return f"{self.what}; {self.done if repaired or not self.would else self.would}"
+
+
+@dataclass
+class _Scan:
+    records: list[dict[str, Any]]
+    findings: list[Finding]
+    quarantine: list[tuple[Path, str]]  # files to move aside
+    remove: list[Path]  # temp files to delete
+    rewrite: bool  # the index file must be rewritten
+
+
 # --- the store -------------------------------------------------------------------------
+
+_LOGGED: dict[str, None] = {}  # problem lines logged by this process, in order: each is said once
+
+
+def _say_once(line: str) -> None:
+    if line not in _LOGGED:
+        _LOGGED[line] = None
+        log.warning("%s", line)
+
+
+def said(reset: bool = False) -> list[str]:
+    """The problem lines logged so far (each once); ``reset`` starts a new list (a new command)."""
+    out = list(_LOGGED)
+    if reset:
+        _LOGGED.clear()
+    return out
 
 
 class RunStore:
     """A run folder, for reading; :meth:`open_for_writing` also takes its lock.
 
     Readers never lock: a report can be drawn while a run goes on, and sees
-    the chunks stored so far.
+    the chunks stored so far.  A reader of a folder with a damaged or lost
+    index reads it as :meth:`check` would repair it (in memory, changing
+    nothing) and names each finding in :attr:`findings`.
     """
 
     def __init__(self, run_dir: str | Path, *, must_exist: bool = True):
@@ -282,7 +509,7 @@ class RunStore:
         if must_exist:
             if not self.dir.is_dir():
                 raise StoreError(f"no run folder at {self.dir}")
-            if not (self.dir / INDEX).exists():
+            if not (self.dir / INDEX).exists() and not self._recoverable():
                 hint = (
                     " (a folder from an older version: rerun with --fresh)"
                     if (self.dir / "chunks").is_dir() or (self.dir / "games.parquet").exists()
@@ -292,6 +519,14 @@ class RunStore:
         self._lock_fd: int | None = None
         self._index: Index | None = None
         self.problems: list[str] = []  # one line per chunk that failed verification while reading
+        self.findings: list[Finding] = []  # what reading the index had to recover (see check())
+
+    def _recoverable(self) -> bool:
+        """No index, but its checkpoint or chunk files to rebuild it from."""
+        if (self.dir / CHECKPOINT).exists():
+            return True
+        games = self.dir / "games"
+        return games.is_dir() and any(any(sub.glob("*.parquet")) for sub in games.iterdir() if sub.is_dir())
 
     # --- locking and creating ------------------------------------------------------
     @classmethod
@@ -300,6 +535,7 @@ class RunStore:
 
         ``fresh`` deletes what the folder held, but only once the lock is
         ours: a fresh start never pulls the folder from under another run.
+        Temp files an interrupted write left behind are deleted.
         """
         d = Path(run_dir)
         if d.exists() and not d.is_dir():
@@ -307,21 +543,32 @@ class RunStore:
         try:
             d.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the run folder {d}: {exc.strerror or exc}") from None
+            if exc.errno in (errno.ENOTDIR, errno.EEXIST):  # a file on the path: the input is wrong
+                raise StoreError(f"cannot create the run folder {d}: a file is in the way ({exc.strerror})") from None
+            raise env_error(exc, f"create the run folder {d}") from None
         if not os.access(d, os.W_OK | os.X_OK):
-            raise StoreError(f"cannot write to the run folder {d} (read-only?)")
+            raise StoreEnvError(f"cannot write to the run folder {d} (read-only?)")
         store = cls(d, must_exist=False)
         store._lock(what)
-        if fresh:
-            store._clear()
-        (d / "games").mkdir(exist_ok=True)
-        (d / "hands").mkdir(exist_ok=True)
-        if not (d / INDEX).exists():
-            legacy = (d / "chunks").is_dir() or (d / "games.parquet").exists()
-            if legacy:
-                store.close()
-                raise StoreError(f"{d} holds a run from an older version of gin-arena; use --fresh or another --name")
-            store._append({"type": "store", "format": STORE_FORMAT, "created": _now()})
+        try:
+            if fresh:
+                store._clear()
+            store._remove_temps()
+            (d / "games").mkdir(exist_ok=True)
+            (d / "hands").mkdir(exist_ok=True)
+            if not (d / INDEX).exists() and not store._recoverable():
+                legacy = (d / "chunks").is_dir() or (d / "games.parquet").exists()
+                if legacy:
+                    raise StoreError(
+                        f"{d} holds a run from an older version of gin-arena; use --fresh or another --name"
+                    )
+                store._append({"type": "store", "format": STORE_FORMAT, "created": _now()})
+        except OSError as exc:
+            store.close()
+            raise env_error(exc, f"write to the run folder {d}") from None
+        except StoreError:
+            store.close()
+            raise
         return store
 
     def _lock(self, what: str) -> None:
@@ -329,11 +576,10 @@ class RunStore:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
-            raise StoreError(f"cannot create the lock file {path}: {exc.strerror or exc}") from None
+            raise env_error(exc, f"lock {path}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            holder = ""
             try:
                 holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
             finally:
@@ -341,9 +587,12 @@ class RunStore:
             if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 who = holder or "another process"
                 raise StoreBusy(f"{self.dir} is in use by {who}; wait for it to finish or use another --name") from None
-            raise StoreError(f"cannot lock {path}: {exc.strerror or exc}") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} ({what})\n".encode(), 0)
+            raise env_error(exc, f"lock {path}") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} ({what})\n".encode(), 0)
+        except OSError:
+            pass  # the lock is held; naming the holder is a courtesy (a full disk may refuse it)
         self._lock_fd = fd
         _HELD_LOCKS.add(fd)
 
@@ -374,32 +623,93 @@ class RunStore:
                 p.unlink()
         self._index = None
 
+    def _remove_temps(self) -> list[Path]:
+        """Delete the temp files of writes cut short (only the lock holder may: no write is under way)."""
+        gone = []
+        for p in self._temp_files():
+            try:
+                p.unlink()
+                gone.append(p)
+            except FileNotFoundError:
+                pass
+        if gone:
+            log.info("deleted %d temp file(s) left by an interrupted write", len(gone))
+        return gone
+
+    def _temp_files(self) -> list[Path]:
+        out = [p for p in self.dir.iterdir() if _TEMP_FILE.match(p.name)] if self.dir.is_dir() else []
+        for kind in KINDS:
+            base = self.dir / kind
+            if base.is_dir():
+                out += [p for p in base.rglob(".*.tmp*") if _TEMP_FILE.match(p.name)]
+        return out
+
     def _writable(self) -> None:
         if self._lock_fd is None:
             raise StoreError(f"{self.dir}: the store was opened for reading")
 
     # --- the index ------------------------------------------------------------------
     def _append(self, record: dict[str, Any]) -> None:
+        """Append one line and fsync it: once this returns, the line survives a crash."""
         self._writable()
         path = self.dir / INDEX
-        torn = False
-        if path.exists() and path.stat().st_size:
-            with open(path, "rb") as f:  # a line cut short by a crash must not swallow the next one
-                f.seek(-1, os.SEEK_END)
-                torn = f.read(1) != b"\n"
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(("\n" if torn else "") + _line(record))
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            torn = False
+            if path.exists() and path.stat().st_size:
+                with open(path, "rb") as f:  # a line cut short by a crash must not swallow the next one
+                    f.seek(-1, os.SEEK_END)
+                    torn = f.read(1) != b"\n"
+            new = not path.exists()
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(("\n" if torn else "") + _line(record))
+                f.flush()
+                os.fsync(f.fileno())
+            if new:
+                _fsync_dir(self.dir)
+        except OSError as exc:
+            raise env_error(exc, f"write {path}") from None
         self._index = None
 
     def index(self) -> Index:
+        """The index; when its file is damaged or lost, as :meth:`check` would repair it (in memory)."""
         if self._index is None:
-            self._index = read_index(self.dir / INDEX)
+            idx = read_index(self.dir / INDEX)
+            if self._damaged(idx):
+                scan = self._scan(verify_orphans=True)
+                idx = _apply(scan.records)
+                idx.bad = read_index(self.dir / INDEX).bad
+                self.findings = scan.findings
+                for f in scan.findings:
+                    _say_once(f"{self.dir}: {f.line(False)}")
+            self._index = idx
         return self._index
 
-    def register(self, mid: str, bot_a: str, bot_b: str, games: int, chunks: int, identity: dict[str, Any]) -> Matchup:
-        """Add a planned matchup (or make a stored one current again); returns it with its number."""
+    def _damaged(self, idx: Index) -> bool:
+        """Cheap signs that the index file lost something: bad lines, no file, shorter than its checkpoint."""
+        p, ck = self.dir / INDEX, self.dir / CHECKPOINT
+        if idx.bad or not p.exists():
+            return True
+        if any(key[0] not in idx.matchups for key in idx.chunks):
+            return True
+        try:
+            return ck.exists() and ck.stat().st_size > p.stat().st_size
+        except OSError:
+            return False
+
+    def register(
+        self,
+        mid: str,
+        bot_a: str,
+        bot_b: str,
+        games: int,
+        chunks: int,
+        identity: dict[str, Any],
+    ) -> Matchup:
+        """Add a planned matchup (or make a stored one current again); returns it with its number.
+
+        A new matchup takes the next number never used in this folder; a
+        known one keeps the number it was first given.
+        """
         idx = self.index()
         m = idx.matchups.get(mid)
         if m is None:
@@ -407,6 +717,7 @@ class RunStore:
                 {
                     "type": "matchup",
                     "id": mid,
+                    "no": idx.next_no(),
                     "bot_a": bot_a,
                     "bot_b": bot_b,
                     "games": games,
@@ -453,6 +764,308 @@ class RunStore:
                 if r is not None:
                     yield m, r
 
+    def checkpoint(self) -> None:
+        """Copy the index to :data:`CHECKPOINT` by atomic rename (the end of a run, a repair)."""
+        self._writable()
+        try:
+            data = (self.dir / INDEX).read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise env_error(exc, f"read {self.dir / INDEX}") from None
+        _atomic_write(self.dir / CHECKPOINT, data)
+
+    # --- checking and repairing (arena fsck) -------------------------------------------
+    def check(self, *, repair: bool = False, verify: bool = True) -> list[str]:
+        """Check the folder: index lines, chunk files, checksums; one line per finding.
+
+        The index is rebuilt from its checkpoint copy and the chunk files
+        (each describes itself, and its page checksums prove its bytes
+        intact): a damaged or torn line, a lost index, a chunk written
+        without its line.  What can't be trusted - a file that fails its
+        checksum, a stray file - is moved to ``quarantine/``; temp files of
+        cut-short writes are deleted.  ``verify`` also hashes every indexed
+        file (what :meth:`verify` does).  Without ``repair`` nothing changes
+        and each line says what a repair would do.
+        """
+        if repair:
+            self._writable()
+        scan = self._scan(verify_orphans=True)
+        lines = [f.line(repair) for f in scan.findings]
+        if repair:
+            try:
+                for path in scan.remove:
+                    path.unlink(missing_ok=True)
+                for path, why in scan.quarantine:
+                    self._move_aside(path, why)
+                if scan.rewrite:
+                    old = self.dir / INDEX
+                    if old.exists():
+                        self._move_aside(old, "damaged index", copy=True)
+                    body = "".join(_line(r) for r in scan.records if r)
+                    _atomic_write(old, body.encode())
+                    self._index = None
+                    self.checkpoint()
+            except OSError as exc:
+                raise env_error(exc, f"repair {self.dir}") from None
+        self._index = None
+        self.findings = []
+        if not repair:
+            self._index = _apply(scan.records)
+        for line in lines:
+            _say_once(f"{self.dir}: {line}")
+        if verify:
+            lines += self.verify() if repair else self._verify_lines()
+        return lines
+
+    def _verify_lines(self) -> list[str]:
+        out = []
+        idx = self.index()
+        for (mid, c), rec in list(idx.chunks.items()):
+            for kind in rec.files:
+                problem = self._problem(rec, kind)
+                if problem:
+                    m = idx.matchups.get(mid)
+                    out.append(f"chunk {c} of {m.name if m else mid}: {problem}; --repair moves it to quarantine/")
+                    _say_once(f"{self.dir}: {out[-1]}")
+                    break
+        return out
+
+    def _scan(self, *, verify_orphans: bool) -> _Scan:
+        """What the index should say, from its file, its checkpoint and the chunk files (changes nothing)."""
+        findings: list[Finding] = []
+        quarantine: list[tuple[Path, str]] = []
+        lines = _read_lines(self.dir / INDEX)
+        ck = _read_lines(self.dir / CHECKPOINT) or []
+        ck_recs = [rec for rec, _ in ck]
+        aligned = lines is not None and all(
+            a == b for (a, _), b in zip(lines, ck_recs, strict=False) if a is not None and b is not None
+        )
+        records: list[dict[str, Any]] = []
+        rewrite = False
+        lost: list[BadLine] = []
+        if lines is None:
+            records = [r for r in ck_recs if r]
+            rewrite = True
+            src = f"its checkpoint copy ({len(records)} lines) and the chunk files" if ck else "the chunk files"
+            findings.append(
+                Finding(
+                    f"{INDEX} is missing",
+                    f"rebuilt from {src}",
+                    f"--repair rebuilds it from {src}",
+                )
+            )
+        else:
+            for i, (rec, bad) in enumerate(lines):
+                if bad is None:
+                    records.append(rec or {})
+                    continue
+                rewrite = True
+                alt = ck_recs[i] if aligned and i < len(ck_recs) else None
+                if alt:
+                    records.append(alt)
+                    findings.append(
+                        Finding(
+                            f"{INDEX} line {bad.line}: {bad.describe()}",
+                            f"restored from {CHECKPOINT}",
+                            f"--repair restores it from {CHECKPOINT}",
+                        )
+                    )
+                else:
+                    lost.append(bad)
+            if aligned and len(ck_recs) > len(lines):
+                extra = [r for r in ck_recs[len(lines) :] if r]
+                if extra:
+                    rewrite = True
+                    records.extend(extra)
+                    findings.append(
+                        Finding(
+                            f"{INDEX} is shorter than its checkpoint ({len(lines)} lines, not {len(ck_recs)})",
+                            f"its last {len(extra)} line(s) restored from {CHECKPOINT}",
+                            f"--repair restores {len(extra)} line(s) from {CHECKPOINT}",
+                        )
+                    )
+        for bad in lost:
+            findings.append(
+                Finding(
+                    f"{INDEX} line {bad.line}: {bad.describe()}",
+                    "dropped (what it held is rebuilt from the chunk files where they survive)",
+                    "--repair drops it (what it held is rebuilt from the chunk files where they survive)",
+                )
+            )
+        idx = _apply(records)
+        recovered: dict[tuple[str, int], str] = {}
+        known: set[str] = set()  # matchups rebuilt from their chunk files
+        # Chunk files the index does not know (or knows from a lost line): rebuilt from their own metadata.
+        for kind in KINDS:
+            base = self.dir / kind
+            if not base.is_dir():
+                continue
+            for sub in sorted(base.iterdir()):
+                if not sub.is_dir():
+                    if not _TEMP_FILE.match(sub.name):
+                        quarantine.append((sub, f"{kind}/{sub.name}: not a chunk file"))
+                    continue
+                for f in sorted(sub.iterdir()):
+                    rel = f"{kind}/{sub.name}/{f.name}"
+                    if _TEMP_FILE.match(f.name):
+                        continue  # listed below
+                    mt = _CHUNK_FILE.match(f.name)
+                    if mt is None or not f.is_file():
+                        quarantine.append((f, f"{rel}: not a chunk file"))
+                        continue
+                    if kind != "games" or not verify_orphans:
+                        continue
+                    key = (sub.name, int(mt.group(1)))
+                    indexed = key in idx.chunks
+                    if indexed and (key[0] in known or key[0] in idx.matchups):
+                        continue
+                    got, why = self._recover_chunk(sub.name, key[1])
+                    if got is None:
+                        if why and not indexed:
+                            quarantine.append((f, f"{rel}: {why}"))
+                        continue
+                    mrec, crec = got
+                    if mrec["id"] not in idx.matchups and mrec["id"] not in known:
+                        known.add(mrec["id"])
+                        pos = next(
+                            (
+                                i
+                                for i, r in enumerate(records)
+                                if r.get("type") == "matchup" and int(r.get("no", -1)) > mrec["no"]
+                            ),
+                            len(records),
+                        )
+                        records.insert(pos, mrec)
+                        rewrite = True
+                        findings.append(
+                            Finding(
+                                f"matchup {mrec['no']} ({mrec['bot_a']} vs {mrec['bot_b']}) has no index line",
+                                "its line rebuilt from its chunk files",
+                                "--repair rebuilds its line from its chunk files",
+                            )
+                        )
+                    if not indexed:  # an indexed chunk keeps its line: its checksum is checked, not replaced
+                        records.append(crec)
+                        recovered[key] = rel
+                        rewrite = True
+        idx = _apply(records)
+        if recovered:
+            findings.append(
+                Finding(
+                    f"{len(recovered)} chunk file(s) have no index line ({', '.join(list(recovered.values())[:3])}"
+                    f"{', ...' if len(recovered) > 3 else ''})",
+                    "each passed its page checksums and metadata check; its line rebuilt",
+                    "each passes its page checksums and metadata check; --repair rebuilds its line",
+                )
+            )
+        unknown = sorted({mid for mid, _ in idx.chunks if mid not in idx.matchups})
+        for mid in unknown:
+            n = sum(1 for k in idx.chunks if k[0] == mid)
+            findings.append(
+                Finding(
+                    f"{n} chunk line(s) of matchup {mid}, whose matchup line is lost and whose files don't describe it",
+                    "left out (a run of its bots plays it again)",
+                )
+            )
+        seen: dict[int, str] = {}
+        for m in idx.matchups.values():
+            if m.no in seen:
+                findings.append(
+                    Finding(
+                        f"matchups {seen[m.no]} and {m.name} share number {m.no} (their game ids collide)",
+                        "left as is; replay one of them into a new folder",
+                    )
+                )
+            seen.setdefault(m.no, m.name)
+        temps = self._temp_files()
+        if temps:
+            findings.append(
+                Finding(
+                    f"{len(temps)} temp file(s) left by an interrupted write ({temps[0].relative_to(self.dir)})",
+                    "deleted",
+                    "--repair (or the next run) deletes them",
+                )
+            )
+        for _, why in quarantine:
+            findings.append(Finding(why, "moved to quarantine/", "--repair moves it to quarantine/"))
+        if rewrite and not any(r.get("type") == "store" for r in records):
+            records.insert(0, {"type": "store", "format": STORE_FORMAT, "created": _now(), "rebuilt": True})
+        return _Scan(records, findings, quarantine, temps, rewrite)
+
+    def _recover_chunk(self, mid: str, chunk: int) -> tuple[tuple[dict[str, Any], dict[str, Any]] | None, str]:
+        """The matchup and chunk records of a chunk with no index line, from its files; or (None, why)."""
+        files: dict[str, dict[str, Any]] = {}
+        metas: dict[str, dict[str, Any]] = {}
+        for kind in KINDS:
+            rel = f"{kind}/{mid}/{chunk:05d}.parquet"
+            try:
+                data = (self.dir / rel).read_bytes()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                return None, f"unreadable ({exc.strerror})"
+            try:
+                metas[kind] = chunk_meta(data)
+            except StoreError as exc:
+                return None, f"{rel} {exc}" if kind != "games" else str(exc)
+            files[kind] = {"path": rel, "sha256": _sha256(data), "bytes": len(data)}
+        g = metas.get("games")
+        if g is None:
+            return None, ""
+        for kind, meta in metas.items():
+            if meta["matchup"] != mid or int(meta["chunk"]) != chunk or meta["kind"] != kind:
+                return (
+                    None,
+                    f"its metadata names another chunk ({meta['matchup']} chunk {meta['chunk']})",
+                )
+            if any(meta[k] != g[k] for k in ("matchup_no", "game_ids", "games")):
+                return None, f"its {kind} file disagrees with its games file"
+        expected = set(g.get("files", ["games"]))
+        if set(files) != expected:
+            missing = ", ".join(sorted(expected - set(files))) or "-"
+            return None, f"its other files are missing ({missing})"
+        mrec = {
+            "type": "matchup",
+            "id": mid,
+            "no": int(g["matchup_no"]),
+            "bot_a": g["bot_a"],
+            "bot_b": g["bot_b"],
+            "games": int(g["games_per_pair"]),
+            "chunks": int(g["chunks"]),
+            "identity": g["identity"],
+        }
+        crec = {
+            "type": "chunk",
+            "matchup": mid,
+            "no": int(g["matchup_no"]),
+            "chunk": chunk,
+            "games": int(g["games"]),
+            "hands": int(g["hands"]),
+            "ids": list(g["game_ids"]),
+            "files": files,
+        }
+        return (mrec, crec), ""
+
+    def _move_aside(self, src: Path, why: str, *, copy: bool = False) -> Path:
+        q = self.dir / "quarantine"
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        rel = src.relative_to(self.dir)
+        chunk = _CHUNK_FILE.match(rel.name)
+        if len(rel.parts) == 3 and rel.parts[0] in KINDS and chunk:
+            dest = q / f"{rel.parts[1]}-{chunk.group(1)}-{rel.parts[0]}-{stamp}.parquet"
+        else:
+            dest = q / f"{'-'.join(rel.parts)}-{stamp}"
+        try:
+            q.mkdir(exist_ok=True)
+            if copy:
+                shutil.copyfile(src, dest)
+            else:
+                os.replace(src, dest)
+        except OSError as exc:
+            raise env_error(exc, f"move {rel} to quarantine/ ({why})") from None
+        return dest
+
     # --- writing chunks ---------------------------------------------------------------
     def put_chunk(
         self,
@@ -462,32 +1075,67 @@ class RunStore:
         hands: pd.DataFrame | None,
         actions: pa.Table | None = None,
     ) -> ChunkRecord:
-        """Store one chunk's tables (atomically, then its index line).  Idempotent:
+        """Store one chunk's tables (atomically, then its fsync'd index line).  Idempotent:
         storing a chunk that is already stored and intact does nothing, so a
         retried task never duplicates games.  ``actions`` is an
-        :data:`ACTIONS_SCHEMA` table (see :func:`actions_table`)."""
+        :data:`ACTIONS_SCHEMA` table (see :func:`actions_table`).  Each file
+        describes itself in its metadata (see :func:`chunk_meta`)."""
         self._writable()
         old = self.stored(mid, chunk)
         if old is not None and self._intact(old):
             return old
-        files: dict[str, dict[str, Any]] = {}
+        m = self.index().matchups.get(mid)
+        if m is None:
+            raise StoreError(f"{self.dir}: chunk {chunk} of an unregistered matchup {mid}")
+        lo, hi = m.no * m.games, (m.no + 1) * m.games
+        ids = games["game_id"].to_numpy() if len(games) else np.array([lo])
+        if ids.min() < lo or ids.max() >= hi:
+            raise StoreError(
+                f"{self.dir}: chunk {chunk} of {m.name} holds game ids {ids.min()}..{ids.max()}, "
+                f"outside its matchup's {lo}..{hi - 1}"
+            )
         parts: list[tuple[str, pa.Table]] = [("games", to_table(games, GAMES_SCHEMA, "games"))]
         if hands is not None:
             parts.append(("hands", to_table(hands, HANDS_SCHEMA, "hands")))
         if actions is not None:
-            if actions.schema != ACTIONS_SCHEMA:
+            if actions.schema.remove_metadata() != ACTIONS_SCHEMA:
                 raise StoreError(f"actions table does not match the stored schema ({actions.schema.names})")
             parts.append(("actions", actions))
+        n_games = len(games)
+        n_hands = 0 if hands is None else len(hands)
+        meta = {
+            "store_format": STORE_FORMAT,
+            "matchup": mid,
+            "matchup_no": m.no,
+            "bot_a": m.bot_a,
+            "bot_b": m.bot_b,
+            "identity": m.identity,
+            "games_per_pair": m.games,
+            "chunks": m.chunks,
+            "chunk": chunk,
+            "game_ids": [lo, hi],
+            "games": n_games,
+            "hands": n_hands,
+            "files": [k for k, _ in parts],
+        }
+        files: dict[str, dict[str, Any]] = {}
         for kind, table in parts:
-            data = _parquet_bytes(table)
+            data = _parquet_bytes(table, {**meta, "kind": kind})
             rel = f"{kind}/{mid}/{chunk:05d}.parquet"
             _atomic_write(self.dir / rel, data)
             files[kind] = {"path": rel, "sha256": _sha256(data), "bytes": len(data)}
-        n_games = len(games)
-        n_hands = 0 if hands is None else len(hands)
-        rec = {"type": "chunk", "matchup": mid, "chunk": chunk, "games": n_games, "hands": n_hands, "files": files}
+        rec = {
+            "type": "chunk",
+            "matchup": mid,
+            "no": m.no,
+            "chunk": chunk,
+            "games": n_games,
+            "hands": n_hands,
+            "ids": [lo, hi],
+            "files": files,
+        }
         self._append(rec)
-        return ChunkRecord(mid, chunk, n_games, n_hands, files)
+        return ChunkRecord(mid, chunk, n_games, n_hands, files, (lo, hi))
 
     def _intact(self, rec: ChunkRecord) -> bool:
         return all(self._read_verified(rec, kind) is not None for kind in rec.files)
@@ -512,21 +1160,18 @@ class RunStore:
                     line = (
                         f"chunk {c} of {m.name if m else mid}: {problem}; moved to quarantine/ and to be played again"
                     )
-                    self._quarantine(rec)
+                    self._quarantine(rec, problem)
                     self._append({"type": "drop", "matchup": mid, "chunk": c, "why": problem})
-                    log.warning("%s", line)
+                    _say_once(f"{self.dir}: {line}")
                     bad.append(line)
                     break
         return bad
 
-    def _quarantine(self, rec: ChunkRecord) -> None:
-        q = self.dir / "quarantine"
-        q.mkdir(exist_ok=True)
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        for kind, f in rec.files.items():
+    def _quarantine(self, rec: ChunkRecord, why: str) -> None:
+        for f in rec.files.values():
             src = self.dir / f["path"]
             if src.exists():
-                os.replace(src, q / f"{rec.matchup}-{rec.chunk:05d}-{kind}-{stamp}.parquet")
+                self._move_aside(src, why)
 
     def _problem(self, rec: ChunkRecord, kind: str) -> str:
         f = rec.files[kind]
@@ -581,13 +1226,16 @@ class RunStore:
                     continue
             yield StoredChunk(m.name, m.bot_a, m.bot_b, rec.chunk, g, h, a)
 
+    def _bad_chunk(self, m: Matchup, rec: ChunkRecord, kind: str) -> None:
+        line = f"{self.dir}: chunk {rec.chunk} of {m.name}: {self._problem(rec, kind) or 'unreadable'}; left out"
+        if line not in self.problems:
+            self.problems.append(line)
+            _say_once(line)
+
     def _table(self, m: Matchup, rec: ChunkRecord, kind: str, columns: Sequence[str] | None) -> pd.DataFrame | None:
         data = self._read_verified(rec, kind)
         if data is None:
-            line = f"{self.dir}: chunk {rec.chunk} of {m.name}: {self._problem(rec, kind) or 'unreadable'}; left out"
-            if line not in self.problems:
-                self.problems.append(line)
-                log.warning("%s", line)
+            self._bad_chunk(m, rec, kind)
             return None
         cols = None if columns is None else [c for c in columns if c in _COLUMNS[kind]]
         return pq.read_table(pa.BufferReader(data), columns=cols).to_pandas()
@@ -606,37 +1254,69 @@ class RunStore:
         ]
         return _concat(parts) if parts else None
 
-    def game(self, game_id: int) -> pd.Series:
-        """One game's row, found through its matchup (game ids are matchup no * games + index)."""
+    def dataset(self, kind: str = "games") -> Any:
+        """A ``pyarrow.dataset`` of exactly the current chunk files of ``kind``, each verified now.
+
+        Superseded matchups, chunks past an SPRT stop, files without an index
+        line, quarantined and stray files are not in it; a file that fails its
+        checksum is left out and named in :attr:`problems`.  Files are
+        checked when this is called: take a new dataset after a run adds to
+        the folder.  DuckDB queries it directly (``duckdb.sql("... FROM ds")``).
+        """
+        import pyarrow.dataset as ds
+
+        if kind not in KINDS:
+            raise StoreError(f"no {kind!r} dataset (kinds: {', '.join(KINDS)})")
+        schema = {
+            "games": GAMES_SCHEMA,
+            "hands": HANDS_SCHEMA,
+            "actions": ACTIONS_SCHEMA,
+        }[kind]
+        paths = []
+        for m, rec in self._current_records():
+            if kind not in rec.files:
+                continue
+            if self._read_verified(rec, kind) is None:
+                self._bad_chunk(m, rec, kind)
+                continue
+            paths.append(str(self.dir / rec.files[kind]["path"]))
+        return ds.dataset(paths, schema=schema, format="parquet")
+
+    def _locate(self, game_id: int) -> tuple[Matchup, list[ChunkRecord]]:
+        """The matchup of a game id and the stored chunks that may hold it (by their id ranges)."""
         cfg_games = self.games_per_pair()
         no, local = divmod(int(game_id), cfg_games)
-        ms = list(self.index().matchups.values())
-        if game_id < 0 or no >= len(ms):
-            raise StoreError(f"{self.dir}: no game {game_id} (ids run from 0 to {len(ms) * cfg_games - 1})")
-        m = ms[no]
-        for c in range(m.chunks):
-            rec = self.stored(m.id, c)
-            if rec is None:
-                continue
+        idx = self.index()
+        m = idx.by_no(no) if game_id >= 0 else None
+        if m is None:
+            top = idx.next_no() * cfg_games - 1
+            raise StoreError(f"{self.dir}: no game {game_id} (ids run from 0 to {top})")
+        recs = [r for c in range(m.chunks) if (r := idx.chunks.get((m.id, c))) is not None]
+        per_chunk = -(-m.games // max(1, m.chunks))
+        exact = [r for r in recs if r.chunk == local // per_chunk]
+        if exact and exact[0].ids is not None:  # the chunk its number says, known to hold it
+            return m, exact
+        return m, recs
+
+    def game(self, game_id: int) -> pd.Series:
+        """One game's row, found through its matchup (game ids are matchup no * games + index)."""
+        m, recs = self._locate(game_id)
+        for rec in recs:
             g = self._table(m, rec, "games", None)
             if g is None:
                 continue
             hit = g.loc[g["game_id"] == game_id]
             if len(hit):
                 return hit.iloc[0]
+        local = int(game_id) - m.no * m.games
         raise StoreError(f"{self.dir}: game {game_id} ({m.name}, game {local} of it) is not stored")
 
     def game_record(self, game_id: int) -> GameRecord:
         """One game's row, its hand rows and its action log (None where the run kept none)."""
         row = self.game(game_id)
-        cfg_games = self.games_per_pair()
-        no = int(game_id) // cfg_games
-        mu = list(self.index().matchups.values())[no]
+        mu, recs = self._locate(game_id)
         hands = actions = None
-        for c in range(mu.chunks):
-            rec = self.stored(mu.id, c)
-            if rec is None:
-                continue
+        for rec in recs:
             g = self._table(mu, rec, "games", ["game_id"])
             if g is None or not (g["game_id"] == game_id).any():
                 continue
@@ -648,7 +1328,7 @@ class RunStore:
                 data = self._read_verified(rec, "actions")
                 if data is None:
                     raise StoreError(
-                        f"{self.dir}: chunk {c} of {mu.name}: {self._problem(rec, 'actions') or 'unreadable'}"
+                        f"{self.dir}: chunk {rec.chunk} of {mu.name}: {self._problem(rec, 'actions') or 'unreadable'}"
                     )
                 t = pq.read_table(pa.BufferReader(data))
                 ids = t.column("game_id").to_numpy()
@@ -744,7 +1424,10 @@ class RunStore:
             return
         self._writable()
         d = self.dir / "logs"
-        d.mkdir(exist_ok=True)
+        try:
+            d.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise env_error(exc, f"create {d}") from None
         if d.is_symlink() or not d.is_dir():
             raise StoreError(f"{d}: not a plain folder; refusing to write bot logs through it")
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:120]
@@ -756,9 +1439,12 @@ class RunStore:
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise StoreError(f"{path}: is a symbolic link; refusing to write a bot's log through it") from None
-            raise
-        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
-            f.write(text if text.endswith("\n") else text + "\n")
+            raise env_error(exc, f"write logs/{safe}.log") from None
+        try:
+            with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
+                f.write(text if text.endswith("\n") else text + "\n")
+        except OSError as exc:
+            raise env_error(exc, f"write logs/{safe}.log") from None
 
     # --- analysis tables (arena analyze) -------------------------------------------------
     # analysis/<name>/index.jsonl: a header line (what was analysed, how), then one checked
@@ -857,13 +1543,38 @@ def close_inherited_locks() -> None:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a file whole or not at all (temp file, fsync, rename); StoreEnvError when refused.
+
+    A temp file a refused write leaves is deleted; one a crash leaves is
+    deleted by the next writer (:meth:`RunStore.open_for_writing`).
+    """
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise env_error(exc, f"write {path}") from None
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:

@@ -1,0 +1,333 @@
+"""Faults of the machine and of the operator: one ``error:`` line, a distinct exit code, the real end in the
+manifest, and after the fault is gone the same command ends with the same games as an uninterrupted run.
+
+Exit codes: 1 chunks failed (or changed during the run), 2 bad input, 3 the environment (disk full, read-only,
+scheduler lost), 130 interrupted (SIGINT or SIGTERM).  The disk-full and read-only tests mount a small tmpfs,
+which needs root: they skip with that reason elsewhere, and never where CI=true.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli.main import EXIT_ENV, EXIT_FAILED, EXIT_INTERRUPTED, app
+from arena.run.store import RunStore
+from tests.tables import same
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _config(tmp_path: Path, results: Path, *, name="f", bots=("random", "simple"), games=200, chunk=20, workers=1):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(
+        f'name = "{name}"\nbots = {json.dumps(list(bots))}\ngames_per_pair = {games}\nchunk_size = {chunk}\n'
+        f'seed = 9\nworkers = {workers}\nresults_dir = "{results}"\n'
+    )
+    return p
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(app, [*args], catch_exceptions=False)
+
+
+def _one_error_line(output: str) -> str:
+    """The output holds exactly one ``error:`` line and no traceback; returns that line."""
+    assert "Traceback" not in output, output[-3000:]
+    errors = [line.strip() for line in output.splitlines() if line.strip().startswith("error:")]
+    assert len(errors) == 1, output[-3000:]
+    return errors[0]
+
+
+def _status(run_dir: Path) -> str:
+    return json.loads((run_dir / "manifest.json").read_text())["status"]
+
+
+def _temps(run_dir: Path) -> list[Path]:
+    return [p for p in run_dir.rglob(".*.tmp*")]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The games of an uninterrupted run of the config every test here plays."""
+    tmp = tmp_path_factory.mktemp("ref")
+    conf = _config(tmp, tmp / "results")
+    out = _invoke("run", str(conf), "--quiet", "--no-report")
+    assert out.exit_code == 0, out.output
+    return RunStore(tmp / "results" / "f").games()
+
+
+def _need_root() -> None:
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI runs these tests as root (they mount a tmpfs)")
+        pytest.skip("mounting a tmpfs needs root")
+
+
+@contextmanager
+def _tmpfs(path: Path, size: str):
+    _need_root()
+    path.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    if done.returncode != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def _fill(mount: Path, leave: int) -> Path:
+    """Fill a file system but for ``leave`` bytes."""
+    st = os.statvfs(mount)
+    free = st.f_bavail * st.f_frsize
+    filler = mount / "filler"
+    with open(filler, "wb") as f:
+        f.write(b"\0" * max(0, free - leave))
+    return filler
+
+
+def test_a_full_disk_is_one_line_exit_3_no_temp_file_and_the_rerun_gives_the_same_games(tmp_path, reference):
+    with _tmpfs(tmp_path / "disk", "4m") as disk:
+        conf = _config(tmp_path, disk / "results")
+        filler = _fill(disk, 160 * 1024)  # room for the run's first chunks, not for all
+        out = _invoke("run", str(conf), "--quiet", "--no-report")
+        assert out.exit_code == EXIT_ENV, out.output
+        line = _one_error_line(out.output)
+        assert "the disk is full" in line and "cannot write" in line
+        run_dir = disk / "results" / "f"
+        assert not _temps(run_dir)
+        assert _status(run_dir) == "failed"
+        stored = RunStore(run_dir).n_games()
+        assert 0 < stored < 400
+        # Still full: the rerun and the report say so in one line too.
+        again = _invoke("run", str(conf), "--quiet", "--no-report")
+        assert again.exit_code == EXIT_ENV and "the disk is full" in _one_error_line(again.output)
+        rep = _invoke("report", str(run_dir))
+        assert rep.exit_code == EXIT_ENV and "the disk is full" in _one_error_line(rep.output)
+        assert not _temps(run_dir)
+        filler.unlink()
+        done = _invoke("run", str(conf), "--quiet", "--no-report")
+        assert done.exit_code == 0, done.output
+        assert _status(run_dir) == "complete"
+        assert same(RunStore(run_dir).games(), reference)
+
+
+def test_a_read_only_folder_is_one_line_exit_3_for_report_run_and_submit(tmp_path, reference):
+    with _tmpfs(tmp_path / "ro", "16m") as disk:
+        conf = _config(tmp_path, disk / "results")
+        assert _invoke("run", str(conf), "--quiet", "--no-report").exit_code == 0
+        run_dir = disk / "results" / "f"
+        # submit with only games/ read-only: the new matchups can't be stored.
+        games = run_dir / "games"
+        subprocess.run(["mount", "--bind", str(games), str(games)], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(games)], check=True)
+            sub = _invoke("submit", "early-knock", "--to", str(run_dir), "--quiet")
+            assert sub.exit_code == EXIT_ENV, sub.output
+            assert "read-only" in _one_error_line(sub.output)
+            assert _status(run_dir) == "failed"
+        finally:
+            subprocess.run(["umount", str(games)], check=False)
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        try:
+            rep = _invoke("report", str(run_dir))
+            assert rep.exit_code == EXIT_ENV and "read-only" in _one_error_line(rep.output), rep.output
+            run = _invoke("run", str(conf), "--quiet", "--no-report")
+            assert run.exit_code == EXIT_ENV and "read-only" in _one_error_line(run.output), run.output
+            fsck = _invoke("fsck", str(run_dir), "--repair")
+            assert fsck.exit_code == EXIT_ENV and "read-only" in _one_error_line(fsck.output), fsck.output
+        finally:
+            subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
+        assert same(RunStore(run_dir).games(), reference)
+        sub = _invoke("submit", "early-knock", "--to", str(run_dir), "--quiet")
+        assert sub.exit_code == 0, sub.output
+        assert len(RunStore(run_dir).games()) == 3 * 200
+
+
+def test_a_quarantine_the_file_system_refuses_is_one_line_exit_3(tmp_path, reference):
+    conf = _config(tmp_path, tmp_path / "results")
+    assert _invoke("run", str(conf), "--quiet", "--no-report").exit_code == 0
+    run_dir = tmp_path / "results" / "f"
+    victim = sorted((run_dir / "games").rglob("*.parquet"))[3]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x20
+    victim.write_bytes(bytes(data))
+    (run_dir / "quarantine").write_text("a file where the quarantine folder goes")
+    out = _invoke("run", str(conf), "--quiet", "--no-report")
+    assert out.exit_code == EXIT_ENV, out.output
+    line = _one_error_line(out.output)
+    assert "cannot move" in line and "quarantine/" in line
+    (run_dir / "quarantine").unlink()
+    out = _invoke("run", str(conf), "--quiet", "--no-report")
+    assert out.exit_code == 0, out.output
+    assert same(RunStore(run_dir).games(), reference)
+
+
+TAMPER_BOT = textwrap.dedent('''
+    """Plays like simple; on its first decision it truncates a stored chunk of another matchup."""
+    import glob
+    import os
+    from bots.simple import draw, big_gin, discard, knock
+    from bots.simple import take_upcard as simple_take_upcard
+    NAME = "tamper"
+    DONE = []
+
+    def take_upcard(view, params, memory, rng):
+        if not DONE:
+            DONE.append(1)
+            for path in sorted(glob.glob(os.environ["ARENA_TAMPER_GLOB"]))[:1]:
+                os.truncate(path, 200)
+        return simple_take_upcard(view, params, memory, rng)
+''')
+
+
+def test_a_chunk_changed_during_the_run_is_quarantined_and_the_run_exits_1_never_0(tmp_path, monkeypatch):
+    bot = tmp_path / "tamper.py"
+    bot.write_text(TAMPER_BOT)
+    results = tmp_path / "results"
+    conf = _config(tmp_path, results, bots=("random", "simple", str(bot)), games=40)
+    monkeypatch.setenv("ARENA_TAMPER_GLOB", str(results / "f" / "games" / "*" / "00000.parquet"))
+    out = _invoke("run", str(conf), "--quiet", "--no-report")
+    assert out.exit_code == EXIT_FAILED, out.output
+    line = _one_error_line(out.output)
+    assert "changed on disk during the run" in line and "chunk 0 of random vs simple" in line
+    run_dir = results / "f"
+    assert _status(run_dir) == "failed"
+    assert [p.name for p in (run_dir / "quarantine").iterdir() if "-00000-games-" in p.name]
+    # The next run plays that chunk again (the bot tampers no more: its glob finds nothing new to cut
+    # before the replayed chunk is stored, so point it nowhere) and ends complete, game for game.
+    monkeypatch.setenv("ARENA_TAMPER_GLOB", str(tmp_path / "nothing" / "*"))
+    again = _invoke("run", str(conf), "--quiet", "--no-report")
+    assert again.exit_code == 0, again.output
+    clean_conf = _config(tmp_path, tmp_path / "clean", bots=("random", "simple", str(bot)), games=40)
+    assert _invoke("run", str(clean_conf), "--quiet", "--no-report").exit_code == 0
+    assert same(RunStore(run_dir).games(), RunStore(tmp_path / "clean" / "f").games())
+
+
+# --- signals --------------------------------------------------------------------------------------
+
+
+def _spawn(conf: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report", *extra],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def _wait_for_chunks(run_dir: Path, n: int, proc: subprocess.Popen, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        idx = run_dir / "index.jsonl"
+        if idx.exists() and idx.read_text().count('"type":"chunk"') >= n:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    raise AssertionError("the run stored no chunk in time")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def test_sigterm_of_the_driver_is_handled_like_ctrl_c(tmp_path, reference):
+    conf = _config(tmp_path, tmp_path / "results", games=2000, chunk=20, workers=2)
+    run_dir = tmp_path / "results" / "f"
+    proc = _spawn(conf)
+    _wait_for_chunks(run_dir, 2, proc)
+    workers = _children(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
+    line = _one_error_line(err)
+    assert "interrupted (SIGTERM)" in line and "run the same command to resume" in line
+    assert _status(run_dir) == "interrupted"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in workers):
+        time.sleep(0.2)
+    assert workers and not any(_alive(p) for p in workers)
+    # The same command resumes to what an uninterrupted run plays (its first 200 games per pair are the reference).
+    short = _config(tmp_path, tmp_path / "results", games=2000, chunk=20, workers=2)
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "run", str(short), "--quiet", "--no-report"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    games = RunStore(run_dir).games()
+    assert len(games) == 2000 and games["game_id"].is_unique
+    first = games[games["pair"] < 100].sort_values("game_id").reset_index(drop=True)
+    assert same(first, reference.sort_values("game_id").reset_index(drop=True))
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="open (issue 18): once in 4 runs here (after the merge of issue 17), SIGTERM of a worker ended the driver "
+    "with exit 1 and no message (not yet diagnosed); the other runs pass",
+)
+def test_sigterm_of_a_worker_costs_nothing(tmp_path, reference):
+    conf = _config(tmp_path, tmp_path / "results", workers=2)
+    run_dir = tmp_path / "results" / "f"
+    proc = _spawn(conf)
+    _wait_for_chunks(run_dir, 1, proc)
+    kids = _children(proc.pid)
+    if kids:
+        os.kill(kids[0], signal.SIGTERM)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err[-3000:]
+    assert "error:" not in err
+    assert _status(run_dir) == "complete"
+    assert same(RunStore(run_dir).games(), reference)
+
+
+def test_report_names_each_problem_once_and_exits_1_and_a_damaged_index_line_too(tmp_path, reference):
+    conf = _config(tmp_path, tmp_path / "results")
+    assert _invoke("run", str(conf), "--quiet", "--no-report").exit_code == 0
+    run_dir = tmp_path / "results" / "f"
+    victim = sorted((run_dir / "games").rglob("*.parquet"))[2]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    victim.write_bytes(bytes(data))
+    out = _invoke("report", str(run_dir))
+    assert out.exit_code == EXIT_FAILED, out.output
+    named = [line for line in out.output.splitlines() if "chunk 2 of random vs simple" in line]
+    assert len(named) == 1, out.output  # said once, though the report reads the chunks in two passes
+    assert "1 problem(s)" in _one_error_line(out.output)
+    # A damaged index line: the report reads the folder as repaired (every game) and names the line.
+    (run_dir / "index.checkpoint.jsonl").unlink()
+    victim.unlink()
+    assert _invoke("run", str(conf), "--quiet", "--no-report").exit_code == 0
+    lines = (run_dir / "index.jsonl").read_text().splitlines(keepends=True)
+    n = next(i for i, t in enumerate(lines) if '"type":"matchup"' in t)
+    lines[n] = lines[n].replace('"bot_a":"', '"bot_a":"X', 1)
+    (run_dir / "index.jsonl").write_text("".join(lines))
+    out = _invoke("report", str(run_dir))
+    assert out.exit_code == EXIT_FAILED, out.output
+    assert len([line for line in out.output.splitlines() if f"index.jsonl line {n + 1}" in line]) == 1
+    assert "200" in (run_dir / "pairs.csv").read_text()  # every game of the matchup is in the report

@@ -1,0 +1,273 @@
+"""The index can be damaged, torn or lost, and game ids never move.
+
+Every chunk file describes itself (matchup id and number, bots and their
+hashes, chunk number, game-id range) and carries Parquet page checksums, so
+the index is rebuilt from its checkpoint copy or from the chunks.  Each kind
+of damage is named in one line, and ids, ``arena replay`` and
+``RunStore.game()`` stay right; a resume renumbers nothing and a submitted
+bot's games take new ids.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli.main import app
+from arena.run import run_tournament
+from arena.run.schedule import Inline
+from arena.run.store import CHECKPOINT, INDEX, META_KEY, RunStore, StoreError, chunk_meta
+from arena.settings.config import TournamentConfig
+from tests.tables import same
+
+BOTS = ("random", "simple", "early-knock")
+GAMES = 40  # per matchup: two chunks of 20
+
+
+def _cfg(results: Path, bots=BOTS, **kw) -> TournamentConfig:
+    base = dict(name="s", bots=bots, games_per_pair=GAMES, chunk_size=20, seed=7, workers=1, results_dir=str(results))
+    base.update(kw)
+    return TournamentConfig(**base)
+
+
+def _play(results: Path, bots=BOTS):
+    res = run_tournament(_cfg(results, bots), progress=False, schedule=Inline())
+    assert res.status == "complete"
+    return res
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> tuple[Path, pd.DataFrame]:
+    results = tmp_path_factory.mktemp("ref")
+    res = _play(results)
+    return results / "s", res.games.sort_values("game_id").reset_index(drop=True)
+
+
+@pytest.fixture
+def run_dir(tmp_path, reference) -> Path:
+    src, _ = reference
+    dst = tmp_path / "results" / "s"
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".lock"))
+    return dst
+
+
+def _records(run_dir: Path) -> list[dict]:
+    return [json.loads(t)["r"] for t in (run_dir / INDEX).read_text().splitlines() if t.strip()]
+
+
+def _line_no(run_dir: Path, pred) -> int:
+    for i, rec in enumerate(_records(run_dir)):
+        if pred(rec):
+            return i + 1
+    raise AssertionError("no such line")
+
+
+def _flip_line(run_dir: Path, n: int) -> None:
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    t = lines[n - 1]
+    k = t.index('"bot_a"') + 10 if '"bot_a"' in t else len(t) // 2
+    lines[n - 1] = t[:k] + ("Q" if t[k] != "Q" else "R") + t[k + 1 :]
+    (run_dir / INDEX).write_text("".join(lines))
+
+
+def _mtimes(run_dir: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in run_dir.glob("*/*/*.parquet")}
+
+
+def test_every_chunk_file_describes_itself_and_carries_page_checksums(run_dir):
+    store = RunStore(run_dir)
+    ms = store.matchups()
+    assert [m.no for m in ms] == [0, 1, 2]
+    assert [json.loads(t)["r"].get("no") for t in (run_dir / INDEX).read_text().splitlines()].count(1) >= 1
+    for m in ms:
+        for c in range(2):
+            rec = store.stored(m.id, c)
+            assert rec is not None and rec.ids == (m.no * GAMES, (m.no + 1) * GAMES)
+            for kind, f in rec.files.items():
+                meta = chunk_meta((run_dir / f["path"]).read_bytes())
+                assert (meta["kind"], meta["matchup"], meta["matchup_no"], meta["chunk"]) == (kind, m.id, m.no, c)
+                assert (meta["bot_a"], meta["bot_b"]) == (m.bot_a, m.bot_b)
+                assert meta["identity"]["bot_a"][2] == m.identity["bot_a"][2]  # the bot's source hash
+                assert meta["game_ids"] == [m.no * GAMES, (m.no + 1) * GAMES]
+    victim = run_dir / store.stored(ms[1].id, 0).files["games"]["path"]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 3] ^= 0x04  # inside a data page: the page CRC fails
+    with pytest.raises(StoreError, match="Parquet|CRC|checksum|rows|range|metadata"):
+        chunk_meta(bytes(data))
+    import pyarrow.parquet as pq
+
+    assert META_KEY in pq.read_schema(victim).metadata
+
+
+DAMAGES = ["matchup line", "chunk line", "torn last line", "lost index"]
+
+
+def _damage(run_dir: Path, damage: str) -> int:
+    """Damage the index; returns the line number hit (0 for a lost file)."""
+    if damage == "matchup line":
+        n = _line_no(run_dir, lambda r: r.get("type") == "matchup" and r.get("no") == 1)
+        _flip_line(run_dir, n)
+    elif damage == "chunk line":
+        n = _line_no(run_dir, lambda r: r.get("type") == "chunk" and r.get("no") == 1 and r["chunk"] == 0)
+        _flip_line(run_dir, n)
+    elif damage == "torn last line":
+        text = (run_dir / INDEX).read_text()
+        n = text.count("\n")
+        assert json.loads(text.splitlines()[-1])["r"]["type"] == "chunk"
+        (run_dir / INDEX).write_text(text[: len(text) - 60])
+    else:
+        (run_dir / INDEX).unlink()
+        n = 0
+    return n
+
+
+@pytest.mark.parametrize("checkpoint", [True, False], ids=["with-checkpoint", "chunks-only"])
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_index_keeps_every_game_id_replay_and_lookup_and_a_resume_renumbers_nothing(
+    run_dir, reference, damage, checkpoint
+):
+    _, ref = reference
+    if not checkpoint:
+        (run_dir / CHECKPOINT).unlink()
+    n = _damage(run_dir, damage)
+    before = _mtimes(run_dir)
+
+    # A reader sees every game, under its own id, and names the damage.
+    store = RunStore(run_dir)
+    got = store.games().sort_values("game_id").reset_index(drop=True)
+    assert same(got, ref)
+    assert store.findings, "the damage is named"
+    what = store.findings[0].what
+    assert (f"{INDEX} line {n}" in what) if n else (f"{INDEX} is missing" in what)
+    for gid in (0, GAMES + 5, GAMES + 25, 2 * GAMES + 39):  # every matchup, both chunks
+        row = store.game(gid)
+        expect = ref.loc[ref["game_id"] == gid].iloc[0]
+        assert (row["matchup"], row["seed"], row["score0"]) == (expect["matchup"], expect["seed"], expect["score0"])
+
+    # arena replay finds the game through the same store, and it replays exactly.
+    out = CliRunner().invoke(app, ["replay", str(run_dir), "--game", str(GAMES + 25)], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    assert f"game {GAMES + 25}:" in out.output
+
+    # fsck names it; --repair rebuilds the index; a check afterwards finds nothing.
+    cli = CliRunner()
+    found = cli.invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1
+    assert (f"{INDEX} line {n}" if n else f"{INDEX} is missing") in found.output
+    fixed = cli.invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert fixed.exit_code == 0 and "repaired" in fixed.output
+    clean = cli.invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert clean.exit_code == 0 and clean.output.startswith("ok:"), clean.output
+
+    # The original command plays nothing again and renumbers nothing.
+    res = run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())
+    assert res.status == "complete"
+    assert _mtimes(run_dir) == before
+    assert same(res.games.sort_values("game_id").reset_index(drop=True), ref)
+    assert [m.no for m in RunStore(run_dir).matchups()] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_after_damage_a_run_repairs_first_then_a_new_bot_takes_new_ids(run_dir, reference, damage, caplog):
+    """The run calls the same check as fsck: the damage is named, and new matchups never reuse a number."""
+    _, ref = reference
+    (run_dir / CHECKPOINT).unlink()
+    n = _damage(run_dir, damage)
+    with caplog.at_level("WARNING", logger="arena"):
+        res = run_tournament(_cfg(run_dir.parent, (*BOTS, "gin-chasing")), progress=False, schedule=Inline())
+    assert res.status == "complete"
+    named = [r.getMessage() for r in caplog.records if INDEX in r.getMessage()]
+    assert named and ((f"line {n}" in named[0]) if n else ("missing" in named[0]))
+    assert res.findings
+    games = res.games
+    assert games["game_id"].is_unique and len(games) == 6 * GAMES
+    old = games[games["game_id"] < 3 * GAMES].sort_values("game_id").reset_index(drop=True)
+    assert same(old, ref)  # the stored games, under the ids they had
+    nos = {m.name: m.no for m in RunStore(run_dir).matchups()}
+    assert sorted(nos.values()) == list(range(6))
+    assert all(nos[name] >= 3 for name in nos if "gin-chasing" in name)
+    for name, no in nos.items():
+        ids = games.loc[games["matchup"] == name, "game_id"]
+        assert ids.min() == no * GAMES and ids.max() == (no + 1) * GAMES - 1
+
+
+def test_a_chunk_written_without_its_line_is_recovered_or_quarantined_and_strays_and_temps_go(run_dir, reference):
+    _, ref = reference
+    store = RunStore(run_dir)
+    m = store.matchups()[2]
+    recs = _records(run_dir)
+    # Drop the last chunk's line as a crash between file and line would (the checkpoint too).
+    (run_dir / INDEX).write_text(_index_without_last(run_dir))
+    (run_dir / CHECKPOINT).unlink()
+    assert recs[-1]["type"] == "chunk"
+    orphan = run_dir / recs[-1]["files"]["games"]["path"]
+    # ... and a bit-flipped chunk file with no line, a stray file and a temp file.
+    bad = run_dir / "games" / m.id / "00007.parquet"
+    data = bytearray(orphan.read_bytes())
+    data[len(data) // 3] ^= 0x08
+    bad.write_bytes(bytes(data))
+    stray = run_dir / "games" / m.id / "notes.txt"
+    stray.write_text("not a chunk")
+    temp = run_dir / "games" / m.id / ".00001.parquet.tmp4242"
+    temp.write_bytes(b"half a chunk")
+
+    lines = RunStore(run_dir).check(repair=False)
+    assert any("have no index line" in x and "--repair rebuilds" in x for x in lines)
+    assert any("00007.parquet" in x and "quarantine" in x for x in lines)
+    assert any("notes.txt: not a chunk file" in x for x in lines)
+    assert any("temp file" in x for x in lines)
+    with RunStore.open_for_writing(run_dir) as w:
+        w.check(repair=True)
+    assert not bad.exists() and not stray.exists() and not temp.exists()
+    assert {p.name.split("-")[0] for p in (run_dir / "quarantine").iterdir()} >= {"games"}
+    after = RunStore(run_dir)
+    assert after.check() == []
+    assert same(after.games().sort_values("game_id").reset_index(drop=True), ref)
+
+
+def _index_without_last(run_dir: Path) -> str:
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    return "".join(lines[:-1])
+
+
+def test_the_dataset_holds_exactly_the_current_verified_chunks_where_a_raw_glob_does_not(tmp_path, reference):
+    bot = tmp_path / "simple_copy.py"
+    bot.write_text('"""simple, renamed."""\nfrom bots.simple import take_upcard, draw, big_gin, discard, knock\n')
+    results = tmp_path / "results"
+    _play(results, ("random", str(bot)))
+    bot.write_text(bot.read_text() + "# edited: a new identity, the old games superseded\n")
+    res = _play(results, ("random", str(bot)))
+    run_dir = results / "s"
+    store = RunStore(run_dir)
+    want = store.games().sort_values("game_id").reset_index(drop=True)
+    assert len(want) == GAMES
+    # A raw read of games/ takes the superseded games too.
+    assert len(pd.read_parquet(run_dir / "games")) == 2 * GAMES
+    ds = RunStore(run_dir).dataset()
+    got = ds.to_table().to_pandas().sort_values("game_id").reset_index(drop=True)
+    assert same(got, want) and same(got, res.games)
+    # A flipped chunk: the raw read takes it without a word; the dataset leaves it out and says so.
+    victim = run_dir / store.stored(store.matchups()[0].id, 1).files["games"]["path"]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    victim.write_bytes(bytes(data))
+    fresh = RunStore(run_dir)
+    part = fresh.dataset().to_table().to_pandas()
+    assert len(part) == GAMES // 2 and fresh.problems and "chunk 1" in fresh.problems[0]
+    # A stray file breaks the raw read outright; the dataset does not see it.
+    (run_dir / "games" / "README.txt").write_text("notes")
+    with pytest.raises(Exception):  # noqa: B017,PT011 - whatever pyarrow raises for a non-Parquet file
+        pd.read_parquet(run_dir / "games")
+    assert len(RunStore(run_dir).dataset().to_table()) == GAMES // 2
+    duckdb = pytest.importorskip("duckdb")
+    hands = RunStore(run_dir).dataset("hands")  # noqa: F841 - queried by name below
+    games = RunStore(run_dir).dataset()  # noqa: F841
+    n, ids = duckdb.sql("SELECT count(*), count(DISTINCT game_id) FROM games").fetchall()[0]
+    assert n == ids == GAMES // 2
+    joined = duckdb.sql("SELECT count(*) FROM hands JOIN games USING (game_id)").fetchall()[0][0]
+    assert joined == int(games.to_table(columns=["hands"]).column("hands").to_numpy().sum())
