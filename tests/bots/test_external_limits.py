@@ -30,7 +30,7 @@ from arena.external.wall import wall_problem
 from arena.settings.rules import Rules
 
 R = rules_array(Rules())
-EXAMPLES = str(Path(__file__).resolve().parent.parent / "examples" / "external")
+EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples" / "external")
 needs_seccomp = pytest.mark.skipif(not seccomp_available(), reason="the seccomp filter is Linux x86-64 only")
 
 

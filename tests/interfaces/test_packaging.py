@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> str:
@@ -125,7 +125,7 @@ def test_plain_pytest_command_finds_the_checkout_modules():
     if not script.exists():
         pytest.skip("no pytest script beside this interpreter")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    cmd = [str(script), "--collect-only", "-q", "-p", "no:cacheprovider", "tests/test_engine_rules.py"]
+    cmd = [str(script), "--collect-only", "-q", "-p", "no:cacheprovider", "tests/engine/test_engine_rules.py"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"test_engine_rules\.py(::|: \d+)", proc.stdout), proc.stdout

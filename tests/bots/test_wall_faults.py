@@ -30,7 +30,7 @@ from arena.settings.botref import BotRef
 from arena.settings.rules import Rules
 
 R = rules_array(Rules())
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "external"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "external"
 PROBLEM = wall_problem()
 if PROBLEM is not None and os.environ.get("CI") == "true":
     raise AssertionError(f"CI must build the bot sandbox: {PROBLEM}")

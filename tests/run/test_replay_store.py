@@ -17,7 +17,7 @@ from arena.run.store import INDEX, RunStore
 from arena.settings.config import TournamentConfig
 from arena.settings.rules import Rules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(tmp_path: Path, bots=("simple", "random"), **kw) -> Path:

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.test_league_common import SIMPLE_COPY, Server, add_user, make_league
+from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_league
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]

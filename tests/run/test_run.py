@@ -25,7 +25,7 @@ from arena.run.store import RunStore, StoreBusy, StoreError
 from arena.settings.config import ConfigError, TournamentConfig, config_from_dict, load_config
 from tests.tables import canonical, same
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SIMPLE_COPY = textwrap.dedent('''
     """A copy of simple under another name (for submit tests)."""
@@ -735,7 +735,7 @@ def test_the_frame_walking_cheat_gains_nothing_in_the_sandbox_over_2000_games(tm
     (its own process, seeing only its view), it plays exactly like its honest twin: over 2,000
     games its win rate against simple is the twin's, well inside the pair-clustered CI."""
     from arena.analysis.stats import pair_stats
-    from tests.test_external_sandbox import FRAME_WALKER
+    from tests.bots.test_external_sandbox import FRAME_WALKER
 
     cheat = tmp_path / "peeker.py"
     cheat.write_text(textwrap.dedent(FRAME_WALKER))

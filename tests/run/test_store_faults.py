@@ -25,7 +25,7 @@ from arena.cli.main import EXIT_ENV, EXIT_FAILED, EXIT_INTERRUPTED, app
 from arena.run.store import RunStore
 from tests.tables import same
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config(tmp_path: Path, results: Path, *, name="f", bots=("random", "simple"), games=200, chunk=20, workers=1):

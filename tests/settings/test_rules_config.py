@@ -483,7 +483,7 @@ def test_shipped_example_configs_load_by_name_from_any_folder(tmp_path, monkeypa
 
 def test_checkout_configs_are_the_shipped_examples():
     # configs/*.toml in a checkout are links to arena/configs/, one copy of each.
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     for name in ("default.toml", "quick.toml"):
         link = root / "configs" / name
         assert link.resolve() == (root / "arena" / "configs" / name).resolve()

@@ -19,7 +19,7 @@ from arena.external import external_bot, external_of
 from arena.external.check import check_bot
 from arena.settings.rules import Rules, load_rules
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "external"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "external"
 PY_CMD = [sys.executable, str(EXAMPLES / "simple_player.py")]
 JAVA_OPTS = ["-Xmx64m", "-XX:+UseSerialGC", "-XX:CompressedClassSpaceSize=64m", "-XX:ReservedCodeCacheSize=64m"]
 

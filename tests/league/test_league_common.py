@@ -1,6 +1,6 @@
 """Shared helpers of the league tests: a real ``arena league serve`` process on a real SQLite file.
 
-(No tests here; the other ``tests/test_league_*.py`` files import these.)
+(No tests here; the other ``tests/league/test_league_*.py`` files import these.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIMPLE_COPY = (ROOT / "bots" / "simple.py").read_text()
 
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from arena.cli.main import app
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def invoke(*args: str):
