@@ -24,35 +24,16 @@ import numpy as np
 
 from arena.engine.cards import CARD_VALUES, NUM_RANKS, card_str
 from arena.engine.layout import (
-    OUT_BIG_GIN,
-    OUT_GIN,
-    OUT_KNOCK,
-    OUT_UNDERCUT,
     PH_BIG_GIN,
     PH_DISCARD,
-    PH_DONE,
     PH_KNOCK,
-    R_BIG_GIN_BONUS,
-    R_GIN_BONUS,
-    R_UNDERCUT_BONUS,
-    R_UNDERCUT_ON_TIE,
     S_CUR,
-    S_DEADWOOD,
-    S_DEF_RUNS,
-    S_DEF_SETS,
     S_HAND,
     S_KNOCK_LIMIT,
-    S_KNOCK_RUNS,
-    S_KNOCK_SETS,
-    S_KNOCKER,
-    S_LAID_OFF,
-    S_MULT,
-    S_OUTCOME,
     S_PHASE,
-    S_POINTS,
 )
 from arena.engine.melds import best_arrangement, deadwood
-from arena.engine.step import apply_action, pile_mask
+from arena.engine.step import apply_action, pile_mask, score_showdown
 
 
 class ArrangementError(ValueError):
@@ -268,27 +249,19 @@ def lay_down(
     if laid:
         layoff_mask(hd, knock_sets, knock_runs, _cards(laid))
     ddw = value(hd & ~(def_sets | def_runs | laid))
-    mult = int(st[S_MULT])
-    st[S_KNOCKER] = k
-    st[S_KNOCK_SETS] = knock_sets
-    st[S_KNOCK_RUNS] = knock_runs
-    if kdw == 0:
-        bonus = int(rules[R_BIG_GIN_BONUS]) if big_gin else int(rules[R_GIN_BONUS])
-        st[S_OUTCOME] = OUT_BIG_GIN if big_gin else OUT_GIN
-        st[S_POINTS + k] = mult * (ddw + bonus)
-    else:
-        st[S_LAID_OFF] = laid
-        if ddw < kdw or (ddw == kdw and rules[R_UNDERCUT_ON_TIE]):
-            st[S_OUTCOME] = OUT_UNDERCUT
-            st[S_POINTS + d] = mult * (kdw - ddw + int(rules[R_UNDERCUT_BONUS]))
-        else:
-            st[S_OUTCOME] = OUT_KNOCK
-            st[S_POINTS + k] = mult * (ddw - kdw)
-    st[S_DEF_SETS] = def_sets
-    st[S_DEF_RUNS] = def_runs
-    st[S_DEADWOOD + k] = kdw
-    st[S_DEADWOOD + d] = ddw
-    st[S_PHASE] = PH_DONE
+    i64 = np.int64
+    score_showdown(
+        st,
+        rules,
+        big_gin,
+        i64(knock_sets),
+        i64(knock_runs),
+        i64(kdw),
+        i64(def_sets),
+        i64(def_runs),
+        i64(ddw),
+        i64(laid),
+    )
 
 
 def _split(sets_mask: int, runs_mask: int) -> list[list[int]]:

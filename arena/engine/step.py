@@ -309,18 +309,34 @@ def _showdown(st, rules, big_gin) -> None:
     # The knocker's tie-break among equal arrangements looks at the layoff
     # spots it cannot rule out: cards neither in its hand nor in the pile.
     ksets, kruns, kdw = best_arrangement(hk, hk | pile_mask(st))
+    if kdw == 0:
+        # Gin and big gin: no layoffs, no undercut.
+        dsets, druns, ddw = best_arrangement(hd, np.int64(0))  # int64: one compiled copy
+        laid = np.int64(0)
+    else:
+        ddw, laid, dsets, druns = defender_deadwood(hd, ksets, kruns)
+    score_showdown(st, rules, big_gin, ksets, kruns, kdw, dsets, druns, ddw, laid)
+
+
+@kernel
+def score_showdown(st, rules, big_gin, ksets, kruns, kdw, dsets, druns, ddw, laid) -> None:
+    """Score a showdown by ``S_CUR`` from its arrangements: the one place the
+    scoring rules live, for the automatic showdown and a person's own
+    (:mod:`arena.engine.showdown`).  ``kdw`` 0 is a gin (or big gin with
+    ``big_gin``): no layoffs, no undercut; otherwise the defender's ``laid``
+    cards are laid off and a defender at or under the knocker's deadwood
+    (under, unless ties undercut) undercuts."""
+    k = st[S_CUR]
+    d = 1 - k
     st[S_KNOCKER] = k
     st[S_KNOCK_SETS] = ksets
     st[S_KNOCK_RUNS] = kruns
     mult = st[S_MULT]
     if kdw == 0:
-        # Gin and big gin: no layoffs, no undercut.
-        dsets, druns, ddw = best_arrangement(hd, np.int64(0))  # int64: one compiled copy
         bonus = rules[R_BIG_GIN_BONUS] if big_gin else rules[R_GIN_BONUS]
         st[S_OUTCOME] = OUT_BIG_GIN if big_gin else OUT_GIN
         st[S_POINTS + k] = mult * (ddw + bonus)
     else:
-        ddw, laid, dsets, druns = defender_deadwood(hd, ksets, kruns)
         st[S_LAID_OFF] = laid
         if ddw < kdw or (ddw == kdw and rules[R_UNDERCUT_ON_TIE]):
             st[S_OUTCOME] = OUT_UNDERCUT
