@@ -37,6 +37,16 @@ app = typer.Typer(
 )
 
 
+#: ``--weak-sandbox`` of ``run`` and ``check-bot``.
+WeakSandbox = Annotated[
+    bool,
+    typer.Option(
+        "--weak-sandbox",
+        help="Run bots without the wall (no namespaces, no other user): only on machines that can't build it.",
+    ),
+]
+
+
 def _print_version(value: bool) -> None:
     if value:
         import platform
@@ -243,13 +253,7 @@ def run(
             "--secret-seed", help="Draw a secret seed, kept in the run folder, so no bot can rebuild the deals."
         ),
     ] = False,
-    weak_sandbox: Annotated[
-        bool,
-        typer.Option(
-            "--weak-sandbox",
-            help="Run bots without the wall (no namespaces, no other user): only on machines that can't build it.",
-        ),
-    ] = False,
+    weak_sandbox: WeakSandbox = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Delete an existing run of this name first.")] = False,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue an interrupted run (the default behaviour).")
@@ -723,13 +727,7 @@ def check_bot(
     memory_mb: Annotated[int, typer.Option("--memory-mb", help="Address-space limit, MiB (0 = none).")] = int(
         LIMITS["memory_mb"][0]
     ),
-    weak_sandbox: Annotated[
-        bool,
-        typer.Option(
-            "--weak-sandbox",
-            help="Run bots without the wall (no namespaces, no other user): only on machines that can't build it.",
-        ),
-    ] = False,
+    weak_sandbox: WeakSandbox = False,
 ) -> None:
     """Check an external bot: handshake, each kind of decision, full games, timing (exit 1 on FAIL)."""
     from arena.external.check import check_bot as run_check

@@ -83,6 +83,28 @@ def _sip_rounds(v0, v1, v2, v3, n):
     return v0, v1, v2, v3
 
 
+@inline
+def _sip_init(k0, k1):
+    """SipHash's initial state from its key."""
+    return (
+        k0 ^ uint64(0x736F6D6570736575),
+        k1 ^ uint64(0x646F72616E646F6D),
+        k0 ^ uint64(0x6C7967656E657261),
+        k1 ^ uint64(0x7465646279746573),
+    )
+
+
+@inline
+def _sip_finish(v0, v1, v2, v3, b):
+    """The last block ``b`` (length byte on top) and the 4 finalisation rounds."""
+    v3 ^= b
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+    v0 ^= b
+    v2 ^= uint64(0xFF)
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
 @kernel
 def siphash24(k0, k1, data):
     """SipHash-2-4 of the bytes ``data`` (a uint8 array) under the key (k0, k1).
@@ -90,12 +112,7 @@ def siphash24(k0, k1, data):
     The reference algorithm of Aumasson and Bernstein (2012): 64-bit
     little-endian words, 2 compression rounds per word, 4 finalisation rounds.
     """
-    k0 = uint64(k0)
-    k1 = uint64(k1)
-    v0 = k0 ^ uint64(0x736F6D6570736575)
-    v1 = k1 ^ uint64(0x646F72616E646F6D)
-    v2 = k0 ^ uint64(0x6C7967656E657261)
-    v3 = k1 ^ uint64(0x7465646279746573)
+    v0, v1, v2, v3 = _sip_init(uint64(k0), uint64(k1))
     n = data.shape[0]
     full = n - n % 8
     for i in range(0, full, 8):
@@ -108,34 +125,19 @@ def siphash24(k0, k1, data):
     b = uint64(n & 0xFF) << uint64(56)
     for j in range(n - full):
         b |= uint64(data[full + j]) << uint64(8 * j)
-    v3 ^= b
-    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
-    v0 ^= b
-    v2 ^= uint64(0xFF)
-    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 4)
-    return v0 ^ v1 ^ v2 ^ v3
+    return _sip_finish(v0, v1, v2, v3, b)
 
 
 @kernel
 def siphash24_words(k0, k1, m0, m1):
     """:func:`siphash24` of the 16 bytes of two 64-bit words (little-endian), without an array."""
-    k0 = uint64(k0)
-    k1 = uint64(k1)
-    v0 = k0 ^ uint64(0x736F6D6570736575)
-    v1 = k1 ^ uint64(0x646F72616E646F6D)
-    v2 = k0 ^ uint64(0x6C7967656E657261)
-    v3 = k1 ^ uint64(0x7465646279746573)
+    v0, v1, v2, v3 = _sip_init(uint64(k0), uint64(k1))
     for m in (uint64(m0), uint64(m1)):
         v3 ^= m
         v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
         v0 ^= m
     b = uint64(16) << uint64(56)
-    v3 ^= b
-    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
-    v0 ^= b
-    v2 ^= uint64(0xFF)
-    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 4)
-    return v0 ^ v1 ^ v2 ^ v3
+    return _sip_finish(v0, v1, v2, v3, b)
 
 
 @kernel
