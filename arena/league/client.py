@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.db import LeagueError
+from arena.settings.botref import CMD_PREFIX
 
 
 def is_url(to: str) -> bool:
@@ -17,8 +18,8 @@ def is_url(to: str) -> bool:
 
 def submit_to_server(file: str, url: str, token: str, name: str | None = None, timeout: float = 60.0) -> dict[str, Any]:
     """Upload ``file`` (a Python bot file, or ``cmd:...`` for organizers); the server's answer."""
-    if file.startswith("cmd:"):
-        payload: dict[str, Any] = {"command": file[4:]}
+    if file.startswith(CMD_PREFIX):
+        payload: dict[str, Any] = {"command": file.removeprefix(CMD_PREFIX)}
         default = None
     else:
         p = Path(file)

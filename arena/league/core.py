@@ -27,6 +27,7 @@ from typing import Any
 
 from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
 from arena.league.db import DB_NAME, LeagueError, connect, get_state, rows, transaction
+from arena.settings.botref import CMD_PREFIX, BotRef
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 #: Statuses of a version that hold (or will hold) a place on the leaderboard.
@@ -179,7 +180,7 @@ class League:
         if command is not None:
             if not user.organizer:
                 raise LeagueError("only an organizer may add a cmd: bot", 403)
-            command = command.removeprefix("cmd:").strip()
+            command = command.removeprefix(CMD_PREFIX).strip()
             try:
                 argv = shlex.split(command)
             except ValueError as exc:
@@ -310,7 +311,7 @@ class League:
         if v["kind"] == "builtin":
             return f"# built-in bot '{v['spec']}'\n"
         if v["kind"] == "cmd":
-            return f"cmd:{v['spec']}\n"
+            return BotRef("command", v["spec"]).spec() + "\n"
         try:
             return (self.dir / v["spec"]).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

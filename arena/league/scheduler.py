@@ -43,6 +43,7 @@ from typing import Any
 
 from arena.league.core import NEW_BOT_PRIORITY, League, _queue, now_iso
 from arena.league.db import rows, set_state, transaction
+from arena.settings.botref import BotRef
 
 log = logging.getLogger("arena.league")
 
@@ -75,9 +76,9 @@ class Scheduler:
     # --- 1. checks --------------------------------------------------------------------
     def _spec(self, v: dict[str, Any] | sqlite3.Row) -> str:
         if v["kind"] == "file":
-            return "sandbox:" + str(self.league.dir / v["spec"])
+            return BotRef("sandbox", str(self.league.dir / v["spec"])).spec()
         if v["kind"] == "cmd":
-            return "cmd:" + v["spec"]
+            return BotRef("command", v["spec"]).spec()
         return v["spec"]
 
     def _variant(self, v: dict[str, Any]) -> dict[str, Any]:
