@@ -161,6 +161,31 @@ class _BarSafeHandler(logging.Handler):
             self.handleError(record)
 
 
+def _forwarder(name: str, plain: logging.Handler) -> logging.Handler:
+    """multiprocessing-logging's handler, which forwards forked workers' records
+    through the main process, made safe for a broken pipe.
+
+    Its receiving thread ends, and closes its queue, when the pipe breaks (a
+    worker killed mid-write); every later record would then print a "Logging
+    error" traceback.  In the main process a record then goes straight to the
+    plain handler instead.
+    """
+    import os
+
+    from multiprocessing_logging import MultiProcessingHandler
+
+    class Forwarder(MultiProcessingHandler):
+        main_pid = os.getpid()
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if os.getpid() == self.main_pid and not self._receive_thread.is_alive():
+                self.sub_handler.emit(record)
+            else:
+                super().emit(record)
+
+    return Forwarder(name, sub_handler=plain)
+
+
 def _setup_logging(quiet: bool) -> None:
     """Log the arena's messages to stderr, from worker processes too.
 
@@ -182,10 +207,10 @@ def _setup_logging(quiet: bool) -> None:
         None,
         "fork",
     ):
-        import multiprocessing_logging
-
         multiprocessing.set_start_method("fork", force=True)
-        multiprocessing_logging.install_mp_handler(logger)
+        for i, plain in enumerate(list(logger.handlers)):
+            logger.removeHandler(plain)
+            logger.addHandler(_forwarder(f"arena-log-{i}", plain))
     logger._arena_configured = True  # type: ignore[attr-defined]
 
 

@@ -218,3 +218,28 @@ def test_run_without_a_config_uses_the_shipped_default_from_any_folder(tmp_path,
     monkeypatch.chdir(tmp_path)  # no configs/ here
     cfg = load_config(DEFAULT_CONFIG)
     assert cfg.name == "default" and "simple" in cfg.bots and len(cfg.bots) >= 5
+
+
+def test_log_records_still_arrive_after_the_worker_log_pipe_broke(capsys):
+    """A worker killed mid-write ends multiprocessing-logging's receiving thread; later records
+    must reach the plain handler, not print a "Logging error" traceback."""
+    import io
+    import logging
+
+    from arena.cli.main import _forwarder
+
+    out = io.StringIO()
+    plain = logging.StreamHandler(out)
+    fwd = _forwarder("test-forwarder", plain)
+    logger = logging.getLogger("arena.test-forwarder")
+    logger.addHandler(fwd)
+    logger.propagate = False
+    try:
+        fwd.close()  # what a broken pipe does: the thread stops and the queue closes
+        fwd._receive_thread.join(timeout=5)
+        assert not fwd._receive_thread.is_alive()
+        logger.warning("after the pipe broke")
+    finally:
+        logger.removeHandler(fwd)
+    assert "after the pipe broke" in out.getvalue()
+    assert "Logging error" not in capsys.readouterr().err
