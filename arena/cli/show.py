@@ -9,8 +9,9 @@ import numpy as np
 from arena.botkit.load import load_bots
 from arena.engine.cards import card_str, mask_str
 from arena.engine.play import play_batch
-from arena.engine.replay import HandStory, both_passed, describe_action, replay_hands
+from arena.engine.replay import both_passed, describe_action, replay_hands
 from arena.engine.rules_array import rules_array
+from arena.engine.table import Table
 from arena.run.store import StoreError
 
 
@@ -31,15 +32,16 @@ def log_text(seed: int, rules_array: np.ndarray, log: np.ndarray, names, error: 
     if errors:
         lines.append(f"forfeit: {errors[0]}")
     for i, replayed in enumerate(replay_hands(seed, rules_array, log)):
-        h = HandStory.of(replayed)
+        h = Table(replayed.state)
+        scores = h.scores
         lines.append("")
         lines.append(
-            f"hand {i + 1}: dealer {names[h.dealer]}, scores {h.scores_before[0]}-{h.scores_before[1]}, "
+            f"hand {i + 1}: dealer {names[h.dealer]}, scores {scores[0]}-{scores[1]}, "
             f"upcard {card_str(h.upcard, symbols)}"
         )
         for p in (0, 1):
             lines.append(f"  {names[p]:<18} dealt {mask_str(h.dealt[p], symbols)}")
-        for seat, phase, action in h.actions:
+        for seat, phase, action in replayed.actions:
             lines.append(f"    {names[seat]} {describe_action(phase, action, lambda c: card_str(c, symbols))}")
             if both_passed(phase, action):
                 lines.append(f"    {names[1 - seat]} draws from the stock (both passed the upcard)")
@@ -50,17 +52,15 @@ def log_text(seed: int, rules_array: np.ndarray, log: np.ndarray, names, error: 
         k = h.knocker
         if k >= 0:
             d = 1 - k
-            lines.append(f"  {names[k]} lays out {_melds(h.knocker_melds, symbols)}; deadwood {h.deadwood[k]}")
+            lines.append(f"  {names[k]} lays out {_melds(h.knocker_melds, symbols)}; deadwood {h.deadwood(k)}")
             lo = f"; lays off {mask_str(h.laid_off, symbols)}" if h.laid_off else ""
-            lines.append(f"  {names[d]} melds {_melds(h.defender_melds, symbols)}{lo}; deadwood {h.deadwood[d]}")
+            lines.append(f"  {names[d]} melds {_melds(h.defender_melds, symbols)}{lo}; deadwood {h.deadwood(d)}")
             lines.append(
-                f"  hands at the end: {names[k]} {mask_str(h.hands_at_end[k], symbols)} / "
-                f"{names[d]} {mask_str(h.hands_at_end[d], symbols)}"
+                f"  hands at the end: {names[k]} {mask_str(h.hand(k), symbols)} / "
+                f"{names[d]} {mask_str(h.hand(d), symbols)}"
             )
         pts = h.points
-        lines.append(
-            f"  points {pts[0]}-{pts[1]} -> scores {h.scores_before[0] + pts[0]}-{h.scores_before[1] + pts[1]}"
-        )
+        lines.append(f"  points {pts[0]}-{pts[1]} -> scores {scores[0] + pts[0]}-{scores[1] + pts[1]}")
     return "\n".join(lines)
 
 

@@ -43,7 +43,6 @@ from arena.engine.layout import (
 )
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state, write_hand_row
-from arena.engine.table import Table
 
 
 class ReplayError(ValueError):
@@ -57,51 +56,6 @@ class ReplayedHand:
     state: np.ndarray
     row: np.ndarray  # H_* record
     actions: list[tuple[int, int, int]]  # (seat, phase, action)
-
-
-@dataclass(frozen=True)
-class HandStory:
-    """A replayed hand in named fields, for anything that tells it (``arena
-    replay``, the viewer): nobody outside the engine reads its slots.
-
-    Cards are bit masks (bit ``c`` = card ``c``); per-seat pairs are indexed
-    by seat.  ``knocker`` is -1 when nobody knocked (a dead or forfeited
-    hand), and then the meld fields are empty.
-    """
-
-    dealer: int
-    dealt: tuple[int, int]
-    upcard: int
-    scores_before: tuple[int, int]
-    actions: list[tuple[int, int, int]]  # (seat, phase, action)
-    outcome: str  # an OUTCOME_NAMES entry, or "unfinished"
-    knocker: int
-    knocker_melds: list[int]
-    defender_melds: list[int]
-    laid_off: int
-    deadwood: tuple[int, int]
-    hands_at_end: tuple[int, int]
-    points: tuple[int, int]
-
-    @classmethod
-    def of(cls, hand: ReplayedHand) -> HandStory:
-        t = Table(hand.state)
-        knocker = t.knocker
-        return cls(
-            dealer=t.dealer,
-            dealt=t.dealt,
-            upcard=t.upcard,
-            scores_before=t.scores,
-            actions=list(hand.actions),
-            outcome=t.outcome,
-            knocker=knocker,
-            knocker_melds=t.knocker_melds if knocker >= 0 else [],
-            defender_melds=t.defender_melds if knocker >= 0 else [],
-            laid_off=t.laid_off if knocker >= 0 else 0,
-            deadwood=(t.deadwood(0), t.deadwood(1)),
-            hands_at_end=(t.hand(0), t.hand(1)),
-            points=t.points,
-        )
 
 
 def describe_action(phase: int, action: int, card: Callable[[int], str]) -> str:
