@@ -33,7 +33,6 @@ from arena.engine.layout import (
     PH_DISCARD,
     PH_DRAW,
     R_SIZE,
-    R_TARGET,
     S_CUR,
     S_DEALER,
     S_DECK,
@@ -84,8 +83,7 @@ from arena.engine.layout import (
 )
 from arena.engine.melds import deadwood
 from arena.engine.play import C_SIZE, play_hand
-from arena.engine.rng import next_u64, rand_below, rand_float, seed_rng, shuffle
-from arena.engine.step import apply_action
+from arena.engine.rng import next_u64, rand_below, rand_float, shuffle
 
 
 @jit
@@ -293,45 +291,26 @@ def legal_options(view, options):
 
 
 @jit
-def option_values(view, options, n_options, samples, rng, model, rollout, rollout_params, value, truth, values):
-    """``values[s, k]``: what option ``k`` is worth to the seat of ``view`` on deal ``s``.
+def option_deal(view, rng, model, truth, out):
+    """Draw one deal for grading every option of the decision in ``view``; return its rollout seed.
 
-    Every option is played on the same ``samples`` deals with the same
-    rollout random numbers (common random numbers), so the difference
-    between two options' values on a deal is their effect, not the deal's
-    luck.  A deal is drawn from the view by :func:`sample_state_weighted`
-    with ``model`` = (refuse_weight, shed_weight, tries, built,
-    quiet_weight); with a non-empty ``truth`` (a full state) the true
-    hidden cards are used instead, on every deal (hindsight: only the
-    rollouts' random numbers differ).  After the option is applied,
-    ``rollout(st, rules, rng, me, rollout_params)`` plays the hand out and
-    ``value(st, me, need_me, need_opp, 1)`` scores it (e.g.
-    :func:`bots.monte_carlo.rollout` and :func:`bots.monte_carlo.hand_value`:
-    the chance of winning the game).
+    Every option is then played on ``out`` (copied) with rollout random
+    numbers seeded by the returned value (common random numbers), so the
+    difference between two options' values on a deal is their effect, not
+    the deal's luck.  The deal is drawn from the view by
+    :func:`sample_state_weighted` with ``model`` = (refuse_weight,
+    shed_weight, tries, built, quiet_weight); with a non-empty ``truth`` (a
+    full state) the true hidden cards are used instead (hindsight: only the
+    rollouts' random numbers differ between deals).  The loop over options
+    lives with the rollout policy (:func:`bots.analyzer.option_values`):
+    a cached kernel taking the rollout as an argument broke numba's cache
+    when two processes wrote it at once.
     """
-    rules = rules_of(view)
-    me = view[V_SEAT]
-    target = view[V_RULES + R_TARGET]
-    need_me = target - view[V_MY_SCORE]
-    need_opp = target - view[V_OPP_SCORE]
-    sampled = np.empty(S_SIZE, dtype=np.int64)
-    st = np.empty(S_SIZE, dtype=np.int64)
-    roll_rng = np.empty(4, dtype=np.uint64)
-    hindsight = truth.shape[0] == S_SIZE
-    for s in range(samples):
-        if hindsight:
-            sampled[:] = truth
-        else:
-            sample_state_weighted(view, rng, sampled, model[0], model[1], int(model[2]), model[3] > 0, model[4])
-        roll_seed = next_u64(rng)
-        for k in range(n_options):
-            st[:] = sampled
-            if apply_action(st, rules, options[k]) != 0:
-                values[s, k] = -1.0  # not a legal option: below any chance, never the best
-                continue
-            seed_rng(roll_rng, roll_seed)
-            rollout(st, rules, roll_rng, me, rollout_params)
-            values[s, k] = value(st, me, need_me, need_opp, 1)
+    if truth.shape[0] == S_SIZE:
+        out[:] = truth
+    else:
+        sample_state_weighted(view, rng, out, model[0], model[1], int(model[2]), model[3] > 0, model[4])
+    return next_u64(rng)
 
 
 @jit

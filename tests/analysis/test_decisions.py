@@ -46,8 +46,10 @@ RULES = rules_array(load_rules("standard"))
 BLUNDER = dec.AnalysisSettings().blunder / 1000
 
 
-def position(mine: str, theirs: str, pile: str, *, phase: int, scores=(70, 70), opp_taken: str = "", stock_n=0, seed=3):
-    """A state where seat 0 (non-dealer) decides ``phase`` holding ``mine``.
+def position(
+    mine: str, theirs: str, pile: str, *, phase: int, scores=(70, 70), opp_taken: str = "", stock_n=0, seed=3, limit=10
+):
+    """A state where seat 0 (non-dealer) decides ``phase`` holding ``mine``; ``limit``: this hand's knock limit.
 
     The stock is the other cards, shuffled; with ``stock_n`` only that many,
     the others go under ``pile`` in the discard pile.
@@ -74,7 +76,7 @@ def position(mine: str, theirs: str, pile: str, *, phase: int, scores=(70, 70), 
     st[S_CUR] = 0
     st[S_DEALER] = 1
     st[S_TURN] = 6
-    st[S_KNOCK_LIMIT] = 10
+    st[S_KNOCK_LIMIT] = limit
     st[S_MULT] = 1
     st[S_JUST_TAKEN] = -1
     st[S_SCORE], st[S_SCORE + 1] = scores
@@ -137,8 +139,10 @@ def test_throwing_the_card_that_gives_the_opponent_gin_is_a_blunder(perfect):
 
 
 def test_choices_equal_by_symmetry_lose_nothing_within_the_error():
-    # Clubs and diamonds play no part but for one king each: swapping the two suits maps the position to itself.
-    st = position("Kc Kd Ah 2h 3h 5s 6s 7s 9h 9s Js", "4h 5h 6h 8s Ts Qs Th Jh 2s 3s", "Qh", phase=PH_DISCARD)
+    # Clubs and diamonds play no part but for one king each: swapping the two suits maps the position to
+    # itself.  Throwing a king is the best discard (the rest is two made runs); the knock limit of 1 keeps
+    # the hand going after it, so the two kings' rollouts really differ deal by deal.
+    st = position("Kc Kd Ah 2h 3h 5s 6s 7s 8s 9s Ts", "4h 5h 6h 8h 9h Jh Qh 2s 3s Js", "Qs", phase=PH_DISCARD, limit=1)
     table, best = grade(st, samples=512)
     kc, kd = table[parse_card("Kc")][0], table[parse_card("Kd")][0]
     # the paired difference of the two kings, deal by deal, is within 3 standard errors of 0
