@@ -12,7 +12,13 @@ Subcommands:
                  samples per decision: a CSV and ``plots/decisions-convergence.png``
                  in the run folder.
 
-Run: ``python scripts/bench_analyze.py speed|convergence RUN_DIR [--games N]``
+``win-rate``     A bot's win rate over runs of seat-swapped duplicate pairs
+                 (e.g. gauntlets of ``analyzer`` against ``monte-carlo``), with
+                 a pair-clustered 95% interval: the analyzer-following bot's
+                 check.
+
+Run: ``python scripts/bench_analyze.py speed|convergence RUN_DIR [--games N]``,
+``python scripts/bench_analyze.py win-rate RUN_DIR... [--bot NAME]``
 (the run needs stored action logs: any run with ``record_log = true``, the default).
 """
 
@@ -96,13 +102,42 @@ def convergence(run: Path, games: int) -> None:
     print(f"wrote {out} and {png}")
 
 
+def win_rate(runs: list[Path], bot: str) -> None:
+    """``bot``'s win rate over the games of ``runs`` (seat-swapped duplicate pairs), pair-clustered 95% interval."""
+    import numpy as np
+
+    scores = []
+    for run in runs:
+        g = RunStore(run).games(["pair", "winner"])
+        winner = g["winner"].astype(str)
+        g["w"] = (winner == bot).astype(float) + 0.5 * (winner == "")
+        pairs = g.groupby("pair")["w"].agg(["mean", "count"])
+        pairs = pairs[pairs["count"] == 2]  # a pair cut short by a stopped run is left out
+        print(f"{run}: {len(g):,} games, {len(pairs):,} complete pairs, {bot} wins {pairs['mean'].mean():.1%}")
+        scores.append(pairs["mean"].to_numpy())
+    s = np.concatenate(scores)
+    if len(s) < 2:
+        raise SystemExit(f"bench_analyze: fewer than two complete pairs of '{bot}' in {', '.join(map(str, runs))}")
+    m, se = s.mean(), s.std(ddof=1) / np.sqrt(len(s))
+    print(
+        f"{bot}: {2 * len(s):,} games ({len(s):,} duplicate pairs), win rate {m:.1%}, "
+        f"95% CI [{m - 1.96 * se:.1%}, {m + 1.96 * se:.1%}] (pair-clustered)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("speed", "convergence"))
-    ap.add_argument("run", type=Path, help="a run folder with stored action logs")
+    ap.add_argument("what", choices=("speed", "convergence", "win-rate"))
+    ap.add_argument("run", type=Path, nargs="+", help="a run folder with stored action logs (win-rate: one or more)")
     ap.add_argument("--games", type=int, default=8, help="games to analyse (default 8)")
+    ap.add_argument("--bot", default="analyzer", help="win-rate: whose (default analyzer)")
     a = ap.parse_args()
-    {"speed": speed, "convergence": convergence}[a.what](a.run, a.games)
+    if a.what == "win-rate":
+        win_rate(a.run, a.bot)
+    elif len(a.run) != 1:
+        raise SystemExit(f"bench_analyze: {a.what} takes one run folder, not {len(a.run)}")
+    else:
+        {"speed": speed, "convergence": convergence}[a.what](a.run[0], a.games)
 
 
 if __name__ == "__main__":
