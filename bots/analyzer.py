@@ -7,10 +7,12 @@ toolkit's opponent model, with the same rollout random numbers (common
 random numbers), scores each finished hand by the chance of winning the game
 from there, and plays the option with the highest mean.  So it is the
 analyzer turned into a player: if the analyzer's "best" were wrong, this bot
-would lose by it.  Its opponent model, rollout policy and game-value table
-are monte-carlo's (``bots/monte_carlo.py``: :data:`MODEL` and
-:data:`ROLLOUT_PARAMS` are taken from its ``PARAMS`` defaults, the rollout
-and :func:`~bots.monte_carlo.hand_value` are its functions), never copies.
+would lose by it.  Its opponent model (:data:`MODEL`, from monte-carlo's
+``PARAMS`` defaults) and game-value table (:func:`bots.monte_carlo.hand_value`)
+are monte-carlo's; its rollout (:func:`rollout`) has settings in
+:data:`PARAMS`, whose defaults play monte-carlo's rollout move for move
+(``tests/bots/test_analyzer.py``).  ``arena analyze`` grades with those
+defaults (:data:`ROLLOUT_PARAMS`), whatever a variant of this bot sets.
 
 Unlike monte-carlo it has no default heuristic to fall back on and no early
 stop: it searches every option of every decision (11 discards, both answers
@@ -133,7 +135,7 @@ def rollout(st, rules, rng, me, params):
     pile cards that meld.  The other settings were tried against
     monte-carlo and played worse (the README's decision-analysis checks:
     both seats knocking at once and taking any pile card that lowers the
-    deadwood won 33.8% of 240 games, the defaults 41.2% of 1,080).
+    deadwood won 33.8% of 240 games, the defaults 41.3% of 2,080).
     """
     stop = st[S_TURN] + ROLLOUT_TURNS
     while st[S_PHASE] != PH_DONE:
