@@ -285,6 +285,91 @@ def test_sigterm_of_the_driver_is_handled_like_ctrl_c(tmp_path, reference):
     assert same(first, reference.sort_values("game_id").reset_index(drop=True))
 
 
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+CRASH = textwrap.dedent("""
+    # arena run, killed by SIGKILL (a real kill -9) at one moment of storing its third chunk.
+    import os, signal, sys
+    from arena.run import store
+    moment, conf = sys.argv[1], sys.argv[2]
+    put_chunk, append, atomic_write = store.RunStore.put_chunk, store.RunStore._append, store._atomic_write
+    seen = []
+
+    def put(self, mid, chunk, *args, **kwargs):
+        seen.append(chunk)
+        return put_chunk(self, mid, chunk, *args, **kwargs)
+
+    def write(path, data):
+        if moment == "writing a chunk file" and len(seen) == 3 and path.parent.parent.name == "games":
+            with open(path.with_name(f".{path.name}.tmp{os.getpid()}"), "wb") as f:
+                f.write(data[: len(data) // 2])
+            os.kill(os.getpid(), signal.SIGKILL)
+        atomic_write(path, data)
+
+    def line(self, rec):
+        if rec.get("type") == "chunk" and len(seen) == 3:
+            if moment == "writing its index line":
+                with open(self.dir / store.INDEX, "a") as f:
+                    f.write(store._line(rec)[:50])
+            if moment in ("before its index line", "writing its index line"):
+                os.kill(os.getpid(), signal.SIGKILL)
+        append(self, rec)
+
+    store.RunStore.put_chunk, store.RunStore._append, store._atomic_write = put, line, write
+    sys.argv = ["arena", "run", conf, "--quiet", "--no-report"]
+    from arena.cli.main import app
+    app()
+""")
+
+
+@pytest.mark.parametrize(
+    ("moment", "finding"),
+    [
+        ("writing a chunk file", None),  # the temp file is deleted, the chunk played again
+        ("before its index line", "1 chunk file(s) have no index line"),
+        ("writing its index line", "cut short (torn last line); dropped"),
+    ],
+)
+def test_kill_9_of_the_driver_at_three_moments_then_the_same_command_ends_with_the_same_games(
+    tmp_path, reference, moment, finding
+):
+    conf = _config(tmp_path, tmp_path / "results", workers=2)
+    run_dir = tmp_path / "results" / "f"
+    (tmp_path / "crash.py").write_text(CRASH)
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "crash.py"), moment, str(conf)],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == -signal.SIGKILL, err[-3000:]
+    assert _status(run_dir) == "running"  # what a killed process leaves: the next run ends it
+    assert 2 <= RunStore(run_dir).n_chunks() <= 3
+    assert bool(_temps(run_dir)) == (moment == "writing a chunk file")
+    records = _Records()
+    logging.getLogger("arena.store").addHandler(records)
+    try:
+        out = _invoke("run", str(conf), "--quiet", "--no-report")
+    finally:
+        logging.getLogger("arena.store").removeHandler(records)
+    assert out.exit_code == 0, out.output
+    assert "error:" not in out.output
+    if finding:
+        assert any(finding in line for line in records.lines), records.lines
+    assert not _temps(run_dir)
+    assert _status(run_dir) == "complete"
+    assert same(RunStore(run_dir).games(), reference)
+
+
 def test_sigterm_of_a_worker_costs_nothing(tmp_path, reference):
     # The real command, a worker killed at a moment the test does not choose (busy or between chunks).
     conf = _config(tmp_path, tmp_path / "results", workers=2)
@@ -299,15 +384,6 @@ def test_sigterm_of_a_worker_costs_nothing(tmp_path, reference):
     assert "error:" not in err
     assert _status(run_dir) == "complete"
     assert same(RunStore(run_dir).games(), reference)
-
-
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP"])
