@@ -1215,21 +1215,29 @@ class RunStore:
                 problem = self._problem(rec, kind)
                 if problem:
                     m = self.index().matchups.get(mid)
-                    line = (
-                        f"chunk {c} of {m.name if m else mid}: {problem}; moved to quarantine/ and to be played again"
-                    )
-                    self._quarantine(rec, problem)
+                    moved = self._quarantine(rec, problem)
+                    if rec.files[kind]["path"] in moved:
+                        done = "moved to quarantine/ and to be played again"
+                    elif moved:
+                        done = f"its other file(s) moved to quarantine/ ({', '.join(moved)}); to be played again"
+                    else:
+                        done = "to be played again"
+                    line = f"chunk {c} of {m.name if m else mid}: {problem}; {done}"
                     self._append({"type": "drop", "matchup": mid, "chunk": c, "why": problem})
                     _say_once(f"{self.dir}: {line}")
                     bad.append(line)
                     break
         return bad
 
-    def _quarantine(self, rec: ChunkRecord, why: str) -> None:
+    def _quarantine(self, rec: ChunkRecord, why: str) -> list[str]:
+        """Move a chunk's files aside; returns the paths of those that were there to move."""
+        moved = []
         for f in rec.files.values():
             src = self.dir / f["path"]
             if src.exists():
                 self._move_aside(src, why)
+                moved.append(f["path"])
+        return moved
 
     def _problem(self, rec: ChunkRecord, kind: str) -> str:
         f = rec.files[kind]
@@ -1240,11 +1248,18 @@ class RunStore:
             return f"{f['path']} is missing"
         except OSError as exc:
             return f"{f['path']} is unreadable ({exc.strerror})"
+        if len(data) == f["bytes"] and _sha256(data) == f["sha256"]:
+            return ""
+        try:  # whole, but another chunk's file (swapped, copied over)?  Its own metadata says so.
+            meta = chunk_meta(data)
+        except StoreError:
+            meta = None
+        if meta is not None and (meta["matchup"], int(meta["chunk"]), meta["kind"]) != (rec.matchup, rec.chunk, kind):
+            other = f"chunk {meta['chunk']} of {meta['bot_a']} vs {meta['bot_b']}"
+            return f"{f['path']} is a whole file of another chunk ({other}, by its metadata: swapped?)"
         if len(data) != f["bytes"]:
             return f"{f['path']} is {len(data)} bytes, the index says {f['bytes']} (truncated?)"
-        if _sha256(data) != f["sha256"]:
-            return f"{f['path']} does not match its checksum (corrupted)"
-        return ""
+        return f"{f['path']} does not match its checksum (corrupted)"
 
     def _read_verified(self, rec: ChunkRecord, kind: str) -> bytes | None:
         f = rec.files[kind]

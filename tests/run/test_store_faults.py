@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from arena.cli.main import EXIT_ENV, EXIT_FAILED, EXIT_INTERRUPTED, app
+from arena.cli.main import EXIT_ENV, EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, app
 from arena.run import schedule
 from arena.run.store import RunStore
 from tests.tables import same
@@ -50,6 +50,11 @@ def _one_error_line(output: str) -> str:
     errors = [line.strip() for line in output.splitlines() if line.strip().startswith("error:")]
     assert len(errors) == 1, output[-3000:]
     return errors[0]
+
+
+def _show(fault: str, code: int, line: str, *more: str) -> None:
+    """Print what a fault showed (``pytest -rP`` lists it: the closing note's table of faults)."""
+    print(f"FAULT | {fault} | exit {code} | {' / '.join(x for x in (line, *more) if x)}")
 
 
 def _status(run_dir: Path) -> str:
@@ -460,3 +465,78 @@ def test_report_names_each_problem_once_and_exits_1_and_a_damaged_index_line_too
     assert out.exit_code == EXIT_FAILED, out.output
     assert len([line for line in out.output.splitlines() if f"index.jsonl line {n + 1}" in line]) == 1
     assert "200" in (run_dir / "pairs.csv").read_text()  # every game of the matchup is in the report
+
+
+# --- damaged chunks and a second run, through the commands ------------------------------------------
+
+
+def _damage_chunks(run_dir: Path, damage: str) -> None:
+    files = sorted((run_dir / "games").rglob("*.parquet"))
+    victim, other = files[2], files[3]
+    if damage == "flipped":
+        data = bytearray(victim.read_bytes())
+        data[len(data) // 2] ^= 0x10
+        victim.write_bytes(bytes(data))
+    elif damage == "truncated":
+        victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    elif damage == "deleted":
+        victim.unlink()
+    else:  # swapped: both files whole (their page checksums pass), each in the other's place
+        a, b = victim.read_bytes(), other.read_bytes()
+        victim.write_bytes(b)
+        other.write_bytes(a)
+
+
+@pytest.mark.parametrize("damage", ["flipped", "truncated", "deleted", "swapped"])
+def test_a_damaged_chunk_is_named_by_report_exit_1_and_the_same_command_plays_it_again(tmp_path, reference, damage):
+    conf = _config(tmp_path, tmp_path / "results")
+    assert _invoke("run", str(conf), "--quiet", "--no-report").exit_code == 0
+    run_dir = tmp_path / "results" / "f"
+    _damage_chunks(run_dir, damage)
+    rep = _invoke("report", str(run_dir))
+    assert rep.exit_code == EXIT_FAILED, rep.output
+    line = _one_error_line(rep.output)
+    n = 2 if damage == "swapped" else 1
+    assert f"{n} problem(s) in {run_dir}" in line
+    named = [x for x in rep.output.splitlines() if x.startswith("WARNING") and "chunk 2 of random vs simple:" in x]
+    assert len(named) == 1, rep.output
+    _show(f"{damage} chunk: arena report", rep.exit_code, line, named[0])
+    records = _Records()
+    logging.getLogger("arena.store").addHandler(records)
+    try:
+        out = _invoke("run", str(conf), "--quiet", "--no-report")
+    finally:
+        logging.getLogger("arena.store").removeHandler(records)
+    assert out.exit_code == 0 and "error:" not in out.output, out.output
+    said = [x for x in records.lines if "chunk 2 of random vs simple:" in x]
+    assert said and "moved to quarantine/" in said[0] and "to be played again" in said[0], records.lines
+    what = {
+        "flipped": "does not match its checksum (corrupted)",
+        "truncated": "(truncated?)",
+        "deleted": "is missing",
+        "swapped": "is a whole file of another chunk (chunk 3 of random vs simple, by its metadata: swapped?)",
+    }[damage]
+    assert f"{what}; left out" in named[0] and what in said[0], (said, named)
+    assert (damage == "deleted") == ("its other file(s) moved to quarantine/" in said[0])
+    _show(f"{damage} chunk: the same command", out.exit_code, "", said[0])
+    assert _status(run_dir) == "complete"
+    assert same(RunStore(run_dir).games(), reference)
+    assert _invoke("report", str(run_dir)).exit_code == 0
+
+
+def test_a_second_run_on_a_folder_in_use_is_one_line_exit_2_and_touches_nothing(tmp_path, reference):
+    conf = _config(tmp_path, tmp_path / "results")
+    assert _invoke("run", str(conf), "--quiet", "--no-report").exit_code == 0
+    run_dir = tmp_path / "results" / "f"
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+    with RunStore.open_for_writing(run_dir, what="arena run") as held:  # another run holds the folder
+        assert held is not None
+        out = _invoke("run", str(conf), "--quiet", "--no-report", "--fresh")
+        sub = _invoke("submit", "early-knock", "--to", str(run_dir), "--quiet")
+    for res in (out, sub):
+        assert res.exit_code == EXIT_INPUT, res.output
+        line = _one_error_line(res.output)
+        assert f"{run_dir} is in use by pid {os.getpid()} (arena run); wait for it to finish" in line
+    _show("concurrent run (run --fresh, submit)", out.exit_code, line)
+    assert before == {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+    assert same(RunStore(run_dir).games(), reference)
