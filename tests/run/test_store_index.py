@@ -163,6 +163,9 @@ def test_a_damaged_index_keeps_every_game_id_replay_and_lookup_and_a_resume_renu
     assert fixed.exit_code == 0 and "repaired" in fixed.output
     clean = cli.invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
     assert clean.exit_code == 0 and clean.output.startswith("ok:"), clean.output
+    for cmd, res in (("fsck", found), ("fsck --repair", fixed)):  # the closing note's table (pytest -rP)
+        said = " / ".join(res.output.splitlines())
+        print(f"FAULT | {damage} ({checkpoint=}): arena {cmd} | exit {res.exit_code} | {said}")
 
     # The original command plays nothing again and renumbers nothing.
     res = run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())
