@@ -120,7 +120,9 @@ def _bad_run(finished: Path, tmp_path: Path, body: str, options: list[str]) -> s
     out = CliRunner().invoke(app, ["run", str(conf), "--quiet", "--no-report", *options], catch_exceptions=False)
     assert out.exit_code == EXIT_INPUT, out.output
     assert _snapshot(finished / "done") == before, "the finished run was touched"
-    return _one_error_line(out.output)
+    line = _one_error_line(out.output)
+    print(f"FAULT | bad config | exit {out.exit_code} | {line}")  # the closing note's table (pytest -rP)
+    return line
 
 
 def test_there_are_at_least_22_distinct_bad_configs():
