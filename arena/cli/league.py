@@ -138,6 +138,7 @@ def serve(
         list[str] | None,
         typer.Option(
             "--allowed-host",
+            metavar="NAME",
             help="A Host name the site answers to besides the loopback names and --host (repeatable): the name "
             "clients or a reverse proxy use, e.g. league.example.org; '*.example.org'; '*' turns the check off.",
         ),

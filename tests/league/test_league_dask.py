@@ -74,7 +74,8 @@ def test_a_league_served_with_scheduler_plays_a_submission_on_dask_and_rates_it(
         tmp_path / "lg", games_per_pairing=2, chunk_size=2, house_bots=["random"], check_games=0, extra_rounds=0
     )
     # The worker imports the arena while the server starts and checks the bot (client.run: not a task).
-    threading.Thread(target=client.run, args=(_warm_up,), daemon=True).start()
+    warm = threading.Thread(target=client.run, args=(exec, "import arena.run.worker"), daemon=True)
+    warm.start()
     token = add_user(folder, "alice")
     server = Server(folder, play=True, workers=None, extra=["--scheduler", address])
     try:
@@ -86,16 +87,16 @@ def test_a_league_served_with_scheduler_plays_a_submission_on_dask_and_rates_it(
             e = board.get("daskbot")
             return e if e and e["status"] == "rated" else None
 
-        entry = wait_for(rated, 240, "daskbot rated on the leaderboard: " + server.log_text())
+        try:
+            entry = wait_for(rated, 240, "daskbot rated on the leaderboard")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the server's log: {server.log_text()}") from None
         assert entry["games"] == 2 and entry["owner"] == "alice"
         assert entry["rating_low"] < entry["rating"] < entry["rating_high"]
         pairing = server.get("/api/progress")
         assert pairing["queued"] == 0 and not pairing["running"]
     finally:
         server.stop()
+    warm.join(60)
     # The pairing was played as a task on the cluster's worker (one chunk of two games).
     assert sum(client.run(lambda dask_worker: dask_worker.state.executed_count).values()) >= 1
-
-
-def _warm_up() -> None:
-    import arena.run.worker  # noqa: F401
