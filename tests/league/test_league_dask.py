@@ -4,7 +4,7 @@ A ``dask scheduler`` and one ``dask worker`` process are started here on
 127.0.0.1 (as in tests/run/test_dask.py); the league server plays on them.  The
 field is one house bot, the check plays no games and the pairing two, so a
 submission goes from upload to rated in about 20 s on an idle 2-core machine
-(most of it the sandbox starting the bot); the worker's count of executed
+(most of it the sandbox starting the bot, a plain-Python one); the worker's count of executed
 tasks shows the games ran on the cluster, not in the server's own processes.
 """
 
@@ -19,11 +19,42 @@ from pathlib import Path
 
 import pytest
 
-from tests.league.test_league_common import ROOT, SIMPLE_COPY, Server, add_user, free_port, make_league, wait_for
+from tests.league.test_league_common import ROOT, Server, add_user, free_port, make_league, wait_for
 
 distributed = pytest.importorskip("distributed")
 
 BIN = Path(sys.executable).parent
+
+#: A bot in plain Python: the sandbox starts it without compiling it (simple's numba kernels take ~10 s more).
+PLAIN_BOT = """\"\"\"Plain Python: passes the upcard, draws from the stock, drops the card leaving least deadwood.\"\"\"
+
+from arena.botkit.lib import discardable, least_deadwood_discard
+from arena.engine.layout import V_HAND
+
+PLAIN = True
+PARAMS = {}
+MEMORY = 1
+
+
+def take_upcard(view, params, memory, rng):
+    return 0
+
+
+def draw(view, params, memory, rng):
+    return 0
+
+
+def big_gin(view, params, memory, rng):
+    return 1
+
+
+def discard(view, params, memory, rng):
+    return least_deadwood_discard(view[V_HAND], discardable(view), rng)[0]
+
+
+def knock(view, params, memory, rng):
+    return 1
+"""
 
 
 @pytest.fixture
@@ -79,7 +110,7 @@ def test_a_league_served_with_scheduler_plays_a_submission_on_dask_and_rates_it(
     token = add_user(folder, "alice")
     server = Server(folder, play=True, workers=None, extra=["--scheduler", address])
     try:
-        status, body = server.post_json("/api/submit", {"name": "daskbot", "source": SIMPLE_COPY}, token=token)
+        status, body = server.post_json("/api/submit", {"name": "daskbot", "source": PLAIN_BOT}, token=token)
         assert status == 202 and body["status"] == "checking", body
 
         def rated():
