@@ -311,6 +311,39 @@ class Guard:
         await self.app(scope, replay, no_store)
 
 
+class Hosts(TrustedHostMiddleware):
+    """Starlette's Host check (DNS rebinding), whose refusal names the Host and how to allow it, in one line."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: Sequence[str]):
+        super().__init__(self._passed, allowed_hosts=list(allowed_hosts), www_redirect=False)
+        self.inner = app
+
+    async def _passed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope["arena.host_ok"] = True
+        await self.inner(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")[:100]
+        line = (
+            f"this server does not answer to Host {host!r} (DNS rebinding); "
+            "a league's server allows it with --allowed-host NAME"
+        ).encode()
+
+        async def named(message: Message) -> None:
+            if not scope.get("arena.host_ok"):  # the check's own refusal: say which Host, and the fix
+                if message["type"] == "http.response.start":
+                    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"%d" % len(line))]
+                    message = {**message, "headers": headers}
+                elif message["type"] == "http.response.body":
+                    message = {**message, "body": line, "more_body": False}
+            await send(message)
+
+        await super().__call__(scope, receive, named)
+
+
 def create_app(state: App, *, league: str | Path | None = None, hosts: Sequence[str] = tuple(ALLOWED_HOSTS)) -> FastAPI:
     """The one ASGI app: pages, static files, the play API and the viewer API; with ``league``, the
     league of that folder too (its pages under ``/league/``, its JSON under ``/api/``; ``/`` leads there).
@@ -400,7 +433,7 @@ def create_app(state: App, *, league: str | Path | None = None, hosts: Sequence[
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
     api.add_middleware(Guard, rule=rule)
-    api.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
+    api.add_middleware(Hosts, allowed_hosts=list(hosts))
     return api
 
 

@@ -183,7 +183,14 @@ def test_a_served_league_answers_to_its_allowed_hosts_on_every_interface_and_beh
         assert _host_status(url, f"127.0.0.1:{server.port}")[0] == 200
         assert _host_status(url, "localhost")[0] == 200
         assert _host_status(url, "league.example.org")[0] == 200
-        assert _host_status(url, "evil.example")[0] == 400  # DNS rebinding: refused
+        assert _host_status(url, "evil.example")[0] == 400  # DNS rebinding: refused, in one line naming the Host
+        req = urllib.request.Request(url, headers={"Host": "evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert refused.value.read().decode() == (
+            "this server does not answer to Host 'evil.example' (DNS rebinding); "
+            "a league's server allows it with --allowed-host NAME"
+        )
         # Behind a TLS proxy on this machine: X-Forwarded-Proto https makes the cookies Secure.
         status, headers = _host_status(server.url + "/league/login", "league.example.org", "https")
         assert status == 200 and "secure" in headers["set-cookie"].lower()
