@@ -69,6 +69,9 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
     assert any(n.endswith("licenses/LICENSE") for n in names)
 
     t = time.perf_counter()
+    # pip must not see the checkout: a PYTHONPATH naming it (as a worktree's
+    # tests use) shows pip gin-arena "already installed" and it skips the wheel.
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path)
     python = venv / "bin" / "python"
@@ -77,6 +80,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
         [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", str(wheel)]
         + ([] if with_deps else ["--no-deps"]),
         cwd=tmp_path,
+        env=clean,
     )
     if not with_deps:
         purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path)
@@ -87,7 +91,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
 
     work = tmp_path / "elsewhere"  # no configs/, no arena/ here
     work.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = dict(clean)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     arena = str(venv / "bin" / "arena")
 
@@ -125,7 +129,16 @@ def test_plain_pytest_command_finds_the_checkout_modules():
     if not script.exists():
         pytest.skip("no pytest script beside this interpreter")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    cmd = [str(script), "--collect-only", "-q", "-p", "no:cacheprovider", "tests/engine/test_engine_rules.py"]
+    cmd = [
+        str(script),
+        "--collect-only",
+        "-q",
+        "-n",
+        "0",
+        "-p",
+        "no:cacheprovider",
+        "tests/engine/test_engine_rules.py",
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"test_engine_rules\.py(::|: \d+)", proc.stdout), proc.stdout
