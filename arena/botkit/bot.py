@@ -186,19 +186,22 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
 
 
 def _compile_decision(py: Callable[..., Any], fname: str, source: str, cache: bool) -> Callable[..., int]:
-    """One decision function compiled for the engine's signature.
+    """One decision function compiled for the engine's signature, once if it can be.
 
-    It is compiled for the argument types first, so numba infers what it
-    returns: a float answer (1.7, 0.2) would be cut to an int without a word
-    by the engine's int64 signature, so it is refused; an int64 answer is
-    already the engine's signature, and another integer or a bool is compiled
-    once more with the signature, which converts it exactly.
+    It is compiled for the argument types, so numba infers what it returns:
+    a float answer (1.7, 0.2) would be cut to an int without a word by the
+    engine's int64 signature, so it is refused.  An int64 answer is already
+    the engine's signature, and so is a constant one (``return 1``, typed
+    ``Literal[int](1)``: an int64 in the machine code, and what the engine
+    looks up is the argument types), so that compilation is the decision.
+    Another integer or a bool (int32, uint64, True: other machine types) is
+    compiled once more with the signature, which converts it exactly.
     """
     inferred = jit(BOT_SIGNATURE.args, cache=cache)(py)
     ret = inferred.nopython_signatures[0].return_type
     if not isinstance(ret, (types.Integer, types.Boolean)):
         raise BotError(f"{source}: {fname}() returns {ret}; a decision must return an integer (0/1 or a card number)")
-    if ret == types.int64:
+    if types.unliteral(ret) == types.int64:
         return inferred
     return jit(BOT_SIGNATURE, cache=cache)(py)
 

@@ -153,6 +153,24 @@ def test_bool_and_int32_answers_are_converted_exactly(tmp_path):
     assert bot.functions[0](*args) == 0 and bot.functions[2](*args) == 0
 
 
+def test_a_constant_answer_is_compiled_once_and_called_as_an_int64(tmp_path):
+    """``return 1`` is typed Literal[int](1), an int64 in the machine code: no second compile."""
+    body = "".join(f"def {f}(view, params, memory, rng):\n    return 1\n" for f in ("take_upcard", "big_gin", "knock"))
+    body += "def draw(view, params, memory, rng):\n    return 0\n"
+    body += "from bots.simple import discard\n"
+    bot = load_bot_file(write(tmp_path, "constant.py", body))
+    assert bot.fast, bot.plain_reason
+    knock = bot.functions[5]
+    assert len(knock.overloads) == 1 and str(knock.nopython_signatures[0].return_type) == "Literal[int](1)"
+    rec = play_batch(bot, load_bot("simple"), R, np.arange(30), record_hands=True)
+    from arena.engine.layout import H_UPCARD_TAKER
+
+    # It takes every upcard it is offered first (seat 0 is the non-dealer every other hand), and a
+    # game played through the constant answers ends normally.
+    assert not rec.errors and (rec.games[:, G_HANDS] > 0).all()
+    assert (rec.hands[:, H_UPCARD_TAKER] >= 0).all()
+
+
 def test_sys_exit_at_import_is_one_bot_error_not_the_end_of_the_arena(tmp_path):
     p = write(tmp_path, "quitter.py", "import sys\nsys.exit(4)\n")
     with pytest.raises(BotError, match=r"quitter.py: not a bot: importing it called sys.exit\(4\)"):
