@@ -30,6 +30,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -228,6 +229,19 @@ def cached_bot_file(text: str) -> Path:
     return path
 
 
+def _import_failure(exc: BaseException, path: Path) -> str:
+    """What went wrong importing a bot file, with its line in the user's file.
+
+    The file is imported from its cached copy (``arena_bot_<hash>.py``), whose
+    name means nothing to the user, so the message gives only the line number:
+    the copy is the file's text, line for line.
+    """
+    if isinstance(exc, SyntaxError):
+        return f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    return f"{type(exc).__name__}: {exc}" + (f" (line {lines[-1]})" if lines else "")
+
+
 def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
     """Load a bot from its source text, as module ``arena_bot_<hash>``.
 
@@ -259,7 +273,7 @@ def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
             del sys.modules[mod_name]
             if isinstance(exc, SystemExit):
                 raise BotError(f"{source}: not a bot: importing it called sys.exit({exc.code!r})") from None
-            raise BotError(f"{source}: not a bot: importing it failed: {type(exc).__name__}: {exc}") from None
+            raise BotError(f"{source}: not a bot: importing it failed: {_import_failure(exc, path)}") from None
     stem = Path(source).stem
     return bot_from_module(module, name=name or getattr(module, "NAME", None) or stem, source=source)
 

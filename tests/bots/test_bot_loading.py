@@ -33,9 +33,15 @@ def test_missing_function_wrong_signature_and_import_error_are_named(tmp_path):
     p = write(tmp_path, "sig.py", body + "def knock(view):\n    return 1\n")
     with pytest.raises(BotError, match=r"sig.py: knock\(\) takes 1 argument"):
         load_bot_file(p)
-    p = write(tmp_path, "boom.py", "raise RuntimeError('no config')\n")
-    with pytest.raises(BotError, match="boom.py: not a bot: importing it failed: RuntimeError: no config"):
+    p = write(tmp_path, "boom.py", "import os\n\nraise RuntimeError('no config')\n")
+    with pytest.raises(BotError, match=r"boom.py: not a bot: importing it failed: RuntimeError: no config \(line 3\)$"):
         load_bot_file(p)
+    # A syntax error names the user's file and line, never the loader's cached copy (arena_bot_<hash>.py).
+    p = write(tmp_path, "typo.py", "NAME = 'x'\ndef discard(view, params, memory, rng)\n    return 0\n")
+    with pytest.raises(BotError) as err:
+        load_bot_file(p)
+    assert str(err.value).endswith("typo.py: not a bot: importing it failed: SyntaxError: expected ':' (line 2)")
+    assert "arena_bot_" not in str(err.value)
     with pytest.raises(BotError, match="no such bot file"):
         load_bot_file(tmp_path / "nothing.py")
     with pytest.raises(BotError, match="unknown bot 'simpel'"):
