@@ -30,6 +30,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -186,19 +187,22 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
 
 
 def _compile_decision(py: Callable[..., Any], fname: str, source: str, cache: bool) -> Callable[..., int]:
-    """One decision function compiled for the engine's signature.
+    """One decision function compiled for the engine's signature, once if it can be.
 
-    It is compiled for the argument types first, so numba infers what it
-    returns: a float answer (1.7, 0.2) would be cut to an int without a word
-    by the engine's int64 signature, so it is refused; an int64 answer is
-    already the engine's signature, and another integer or a bool is compiled
-    once more with the signature, which converts it exactly.
+    It is compiled for the argument types, so numba infers what it returns:
+    a float answer (1.7, 0.2) would be cut to an int without a word by the
+    engine's int64 signature, so it is refused.  An int64 answer is already
+    the engine's signature, and so is a constant one (``return 1``, typed
+    ``Literal[int](1)``: an int64 in the machine code, and what the engine
+    looks up is the argument types), so that compilation is the decision.
+    Another integer or a bool (int32, uint64, True: other machine types) is
+    compiled once more with the signature, which converts it exactly.
     """
     inferred = jit(BOT_SIGNATURE.args, cache=cache)(py)
     ret = inferred.nopython_signatures[0].return_type
     if not isinstance(ret, (types.Integer, types.Boolean)):
         raise BotError(f"{source}: {fname}() returns {ret}; a decision must return an integer (0/1 or a card number)")
-    if ret == types.int64:
+    if types.unliteral(ret) == types.int64:
         return inferred
     return jit(BOT_SIGNATURE, cache=cache)(py)
 
@@ -223,6 +227,19 @@ def cached_bot_file(text: str) -> Path:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     return path
+
+
+def _import_failure(exc: BaseException, path: Path) -> str:
+    """What went wrong importing a bot file, with its line in the user's file.
+
+    The file is imported from its cached copy (``arena_bot_<hash>.py``), whose
+    name means nothing to the user, so the message gives only the line number:
+    the copy is the file's text, line for line.
+    """
+    if isinstance(exc, SyntaxError):
+        return f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    return f"{type(exc).__name__}: {exc}" + (f" (line {lines[-1]})" if lines else "")
 
 
 def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
@@ -256,7 +273,7 @@ def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
             del sys.modules[mod_name]
             if isinstance(exc, SystemExit):
                 raise BotError(f"{source}: not a bot: importing it called sys.exit({exc.code!r})") from None
-            raise BotError(f"{source}: not a bot: importing it failed: {type(exc).__name__}: {exc}") from None
+            raise BotError(f"{source}: not a bot: importing it failed: {_import_failure(exc, path)}") from None
     stem = Path(source).stem
     return bot_from_module(module, name=name or getattr(module, "NAME", None) or stem, source=source)
 

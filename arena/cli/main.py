@@ -434,7 +434,7 @@ def submit(
 ) -> None:
     """Add a bot to a finished round-robin (plays only its new pairs), or upload it to a league server."""
     if dest.startswith(("http://", "https://")):
-        from arena.league.cli import submit_remote
+        from arena.cli.league import submit_remote
 
         submit_remote(bot, dest, token, name)
         return
@@ -580,9 +580,11 @@ def view(
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 = any free port).")] = 8766,
     open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
 ) -> None:
-    """Step through a recorded game in your browser, action by action (arrow keys)."""
+    """Step through a recorded game in your browser, action by action (arrow keys).
+
+    The page opens game --game; /view?game=G opens any other game of the run (arena report's links: at a step)."""
     from arena.web.server import App, serve
-    from arena.web.viewer import recorded_game
+    from arena.web.viewer import Games, recorded_game
 
     try:
         data = recorded_game(run_dir, game)
@@ -590,7 +592,8 @@ def view(
         _fail(str(exc))
     typer.echo(data["check"])
     try:
-        serve(App(recorded=data), port, path="view", open_browser=open_page, echo=typer.echo)
+        app_ = App(recorded=data, games=Games(run_dir=run_dir, default=game))
+        serve(app_, port, path="view", open_browser=open_page, echo=typer.echo)
     except OSError as exc:
         _fail(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}")
 
@@ -836,7 +839,7 @@ def analyze(
     )
 
 
-from arena.league.cli import app as _league_app  # noqa: E402 - the league's commands: arena league ...
+from arena.cli.league import app as _league_app  # noqa: E402 - the league's commands: arena league ...
 
 app.add_typer(_league_app, name="league")
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from arena.engine._jit import jit
+from arena.engine._jit import kernel
 
 Card = int
 Mask = int
@@ -109,7 +109,7 @@ def mask_str(mask: Mask, symbols: bool = False) -> str:
 # --- kernel helpers -------------------------------------------------------
 
 
-@jit
+@kernel
 def popcount(x: int) -> int:
     """Number of set bits of a non-negative int64 (cards in a mask)."""
     x = x - ((x >> 1) & 0x5555555555555555)
@@ -126,7 +126,7 @@ for _i in range(64):
     _DEBRUIJN_INDEX[(((1 << _i) * _DEBRUIJN) >> 58) & 63] = _i
 
 
-@jit
+@kernel
 def lsb(x: int) -> int:
     """Index of the lowest set bit of a non-zero mask (the lowest card).
 
@@ -141,7 +141,7 @@ def lsb(x: int) -> int:
     return _DEBRUIJN_INDEX[((low * _DEBRUIJN) >> 58) & 63]
 
 
-@jit
+@kernel
 def mask_value(mask: int) -> int:
     """Sum of the deadwood values of the cards in a mask."""
     total = 0

@@ -47,8 +47,8 @@ Caching: a cached caller in another module would not notice an edit here;
 
 Masks: bit ``suit * 13 + rank`` (see :mod:`arena.engine.cards`).  The public
 kernels are compiled through :mod:`arena.engine._jit` (``kernel``: they allocate
-nothing, so no reference counting; ``defender_deadwood`` allocates and is a
-plain ``jit``) and may be called from Python or numba code; the ``_private``
+nothing, so no reference counting; ``defender_deadwood``'s work arrays are
+on the stack) and may be called from Python or numba code; the ``_private``
 helpers are compiled into their callers only and cannot be called from Python.
 """
 
@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine._jit import helper, inline, jit, kernel
+from arena.engine._jit import helper, inline, kernel, stack_int64
 from arena.engine.cards import NUM_RANKS, NUM_SUITS, RANK_VALUES, SUIT_BITS, popcount
 
 #: ``out[c]`` of :func:`deadwood_after_discards` for cards not in the hand.
@@ -538,7 +538,16 @@ def best_arrangement(hand: int, seen: int) -> tuple[int, int, int]:
     return best_sets, best_runs, best_dw
 
 
-@jit
+#: Most layoff chains :func:`defender_deadwood` can meet: each card of the
+#: defender starts at most three (a set's 4th card, the run ends on either
+#: side of a one-card gap), and a hand has at most 52 cards.
+_MAX_CHAINS = 3 * 52 + 1
+#: A chain's prefixes: the cards laid off by taking its first 0..13 cards.
+_CHAIN_STRIDE = NUM_RANKS + 1
+_PREFIX_SIZE = _MAX_CHAINS * _CHAIN_STRIDE  # one constant: stack_int64 takes a constant size
+
+
+@kernel
 def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[int, int, int, int]:
     """(deadwood, laid_off_mask, def_sets_mask, def_runs_mask) at a showdown.
 
@@ -555,10 +564,11 @@ def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[in
     ``best_arrangement(remaining, 0)``.
     """
     knocker = sets_mask | runs_mask
-    n_cards = popcount(defender)
-    max_chains = 3 * n_cards + 1
-    prefix = np.zeros((max_chains, NUM_RANKS + 1), dtype=np.int64)
-    length = np.zeros(max_chains, dtype=np.int64)
+    # Work arrays on the stack (no allocation, see _jit.stack_int64): chain i's
+    # prefixes at prefix[i * _CHAIN_STRIDE + k], its length, the odometer.
+    prefix = stack_int64(_PREFIX_SIZE)
+    length = stack_int64(_MAX_CHAINS)
+    choice = stack_int64(_MAX_CHAINS)
     n = 0
     # 4th cards of 3-card sets: chains of length 1.
     three, four = _set_ranks(sets_mask)
@@ -566,7 +576,8 @@ def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[in
     while t:
         low = t & -t
         t ^= low
-        prefix[n, 1] = low
+        prefix[n * _CHAIN_STRIDE] = 0
+        prefix[n * _CHAIN_STRIDE + 1] = low
         length[n] = 1
         n += 1
     # Run ends, walking outwards while the defender holds the next card.
@@ -583,6 +594,7 @@ def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[in
                     continue
                 k = 0
                 acc = 0
+                prefix[n * _CHAIN_STRIDE] = 0
                 q = r + direction
                 while 0 <= q < NUM_RANKS:
                     card_bit = 1 << (13 * suit + q)
@@ -590,19 +602,20 @@ def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[in
                         break
                     acc |= card_bit
                     k += 1
-                    prefix[n, k] = acc
+                    prefix[n * _CHAIN_STRIDE + k] = acc
                     q += direction
                 if k:
                     length[n] = k
                     n += 1
     # Odometer over the chain lengths.
-    choice = np.zeros(max(n, 1), dtype=np.int64)
+    for i in range(n):
+        choice[i] = 0
     best_dw = NO_CARD_DEADWOOD
     best_laid = 0
     while True:
         laid = 0
         for i in range(n):
-            laid |= prefix[i, choice[i]]
+            laid |= prefix[i * _CHAIN_STRIDE + choice[i]]
         dw = deadwood(defender & ~laid)
         if dw < best_dw:
             best_dw = dw

@@ -63,6 +63,13 @@ _SIP_K1 = 0x612F_626F_742D_7273  # "a/bot-rs"
 BOT_SEED_BITS = 53
 
 
+#: SipHash's 2 compression and 4 finalisation rounds, as int64 values: numba
+#: types a literal 2 or 4 as that constant and would compile ``_sip_rounds``
+#: once for each (a sixth of a second of a cold start apiece).
+_C_ROUNDS: int = np.int64(2)  # type: ignore[assignment]  # an int to the Python types, int64 to numba
+_D_ROUNDS: int = np.int64(4)  # type: ignore[assignment]
+
+
 @helper
 def _sip_rounds(v0, v1, v2, v3, n):
     for _ in range(n):
@@ -98,10 +105,10 @@ def _sip_init(k0, k1):
 def _sip_finish(v0, v1, v2, v3, b):
     """The last block ``b`` (length byte on top) and the 4 finalisation rounds."""
     v3 ^= b
-    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, _C_ROUNDS)
     v0 ^= b
     v2 ^= uint64(0xFF)
-    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 4)
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, _D_ROUNDS)
     return v0 ^ v1 ^ v2 ^ v3
 
 
@@ -120,7 +127,7 @@ def siphash24(k0, k1, data):
         for j in range(8):
             m |= uint64(data[i + j]) << uint64(8 * j)
         v3 ^= m
-        v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+        v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, _C_ROUNDS)
         v0 ^= m
     b = uint64(n & 0xFF) << uint64(56)
     for j in range(n - full):
@@ -134,7 +141,7 @@ def siphash24_words(k0, k1, m0, m1):
     v0, v1, v2, v3 = _sip_init(uint64(k0), uint64(k1))
     for m in (uint64(m0), uint64(m1)):
         v3 ^= m
-        v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+        v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, _C_ROUNDS)
         v0 ^= m
     b = uint64(16) << uint64(56)
     return _sip_finish(v0, v1, v2, v3, b)

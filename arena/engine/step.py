@@ -385,6 +385,10 @@ def apply_action(st, rules, action) -> int:
         err = ERR_BAD_CHOICE
     if err != ERR_NONE:
         return _reject(st, err, action)
+    # Each inline helper below is written once (numba copies its body into
+    # every call site, and each copy is typed and compiled again): the
+    # branches set what to do, and it is done once at the end.
+    end_turn = False
     if phase == PH_DISCARD:
         bit = np.int64(1) << action
         st[S_HAND + p] ^= bit
@@ -396,36 +400,39 @@ def apply_action(st, rules, action) -> int:
         if deadwood(st[S_HAND + p]) <= st[S_KNOCK_LIMIT]:
             st[S_PHASE] = PH_KNOCK
         else:
-            _end_turn(st, rules)
-    elif phase == PH_UPCARD_NONDEALER or phase == PH_UPCARD_DEALER:
-        if action == 1:
-            _take_pile(st, p)
-            st[S_UPCARD_TAKER] = p
-            st[S_PHASE] = PH_DISCARD
-        else:
-            st[S_PASSED + p] |= np.int64(1) << st[S_UPCARD]
-            if phase == PH_UPCARD_NONDEALER:
-                st[S_PHASE] = PH_UPCARD_DEALER
-                st[S_CUR] = 1 - p
-            else:
-                # Both passed: the non-dealer opens with a draw from the stock.
-                st[S_CUR] = 1 - p
-                _draw_stock(st, 1 - p)
-                _after_draw(st, rules)
-    elif phase == PH_DRAW:
-        if action == 1:
-            _take_pile(st, p)
-            st[S_PICKUPS + p] += 1  # took the opponent's discard (the upcard is not counted)
-        else:
-            _draw_stock(st, p)
-        _after_draw(st, rules)
+            end_turn = True
     elif phase == PH_BIG_GIN or phase == PH_KNOCK:
         if action == 1:
             _showdown(st, rules, phase == PH_BIG_GIN)
         elif phase == PH_BIG_GIN:
             st[S_PHASE] = PH_DISCARD
         else:
-            _end_turn(st, rules)
+            end_turn = True
+    elif phase == PH_DRAW or phase == PH_UPCARD_NONDEALER or phase == PH_UPCARD_DEALER:
+        # The upcard offers and the draw: a card moves to a hand (or the
+        # non-dealer passes the upcard to the dealer and nothing moves).
+        drawer = p
+        if phase != PH_DRAW and action == 0:
+            st[S_PASSED + p] |= np.int64(1) << st[S_UPCARD]
+            st[S_CUR] = 1 - p
+            if phase == PH_UPCARD_NONDEALER:
+                st[S_PHASE] = PH_UPCARD_DEALER
+                return ERR_NONE
+            # Both passed: the non-dealer opens with a draw from the stock.
+            drawer = 1 - p
+        if action == 1:
+            _take_pile(st, p)
+        else:
+            _draw_stock(st, drawer)
+        if phase != PH_DRAW and action == 1:
+            st[S_UPCARD_TAKER] = p
+            st[S_PHASE] = PH_DISCARD
+        else:
+            if phase == PH_DRAW and action == 1:
+                st[S_PICKUPS + p] += 1  # took the opponent's discard (the upcard is not counted)
+            _after_draw(st, rules)
+    if end_turn:
+        _end_turn(st, rules)
     return ERR_NONE
 
 

@@ -5,9 +5,12 @@
 * :mod:`arena.league.migrations` - the schema, one numbered step per version;
 * :mod:`arena.league.core`       - users and tokens, submissions, withdrawals, the queue (no HTTP);
 * :mod:`arena.league.scheduler`  - the background process: checks, pairings through the runner, ratings;
-* :mod:`arena.league.web`        - Starlette routes: pages and the JSON API;
-* :mod:`arena.league.client`     - ``arena submit FILE --to http://...``;
-* :mod:`arena.league.cli`        - ``arena league init|add-user|serve``.
+* :mod:`arena.league.web`        - Starlette routes: pages and the JSON API (included in the one web app,
+  :mod:`arena.web.server`);
+* :mod:`arena.league.client`     - ``arena submit FILE --to http://...``.
+
+The commands ``arena league init|add-user|serve`` are in :mod:`arena.cli.league`
+(an interface: ``serve`` runs the one web app with the league in it).
 
 The web side reads and writes only the database; the games live in the
 league's run folders (``DIR/runs/rNNN``), written by the scheduler through

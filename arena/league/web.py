@@ -1,9 +1,11 @@
 """The league's web side: Starlette routes for the pages and the JSON API.
 
-:func:`routes` returns the routes (mount them into any Starlette or FastAPI
-app); :func:`create_app` builds a stand-alone app around them (what
-``arena league serve`` and the tests run).  Paths: ``/league/...`` for pages,
-``/api/...`` for JSON; nothing under ``/play`` or ``/view``.
+:class:`LeagueSite` holds the routes of one league folder; the one web app
+(:func:`arena.web.server.create_app`, what ``arena league serve`` runs) includes
+them and asks :meth:`LeagueSite.body_limit` for each path's body limit.  Paths:
+``/league/...`` for pages, ``/api/...`` for JSON; nothing under ``/play`` or
+``/view`` (the game links of a bot page open the app's viewer:
+``/view?run=rNNN&game=ID``).
 
 Trust: every request is checked where it comes in.  Bodies are read with a
 size cap before parsing; names must match a pattern before any lookup; no
@@ -32,7 +34,6 @@ from html import escape
 from typing import Any
 from urllib.parse import parse_qs, quote
 
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -171,6 +172,17 @@ class LeagueSite:
         self.league = league
         self.conns = _Conns(league)
         self.max_upload = 2 * league.config.max_file_bytes + 4096  # JSON escaping may double a file
+        self.max_form = 3 * league.config.max_file_bytes + 4096  # %-encoding of a file
+
+    def body_limit(self, path: str) -> int | None:
+        """The byte limit of a POST body to ``path``; None: not a league path."""
+        if path == "/api/submit":
+            return self.max_upload
+        if path == "/league/submit":
+            return self.max_form
+        if path.startswith(("/league/", "/api/users", "/api/bots/")):
+            return SMALL_BODY
+        return None
 
     async def db(self, fn: Callable[..., Any], *args: Any) -> Any:
         def call() -> Any:
@@ -413,7 +425,7 @@ class LeagueSite:
         return await self._page(request, "Submit", _submit_form(s[1], self.league.config.max_file_bytes))
 
     async def submit(self, request: Request) -> Response:
-        form = await read_form(request, 3 * self.league.config.max_file_bytes + 4096)  # %-encoding of a file
+        form = await read_form(request, self.max_form)
         user = await self.form_user(request, form)
         try:
             await self.db(self.league.submit, user, form.get("name", ""), form.get("source", "").encode())
@@ -471,32 +483,8 @@ class LeagueSite:
 
 
 def routes(folder: str) -> list[BaseRoute]:
-    """The league's routes for the league folder ``folder`` (to mount into the one web app)."""
+    """The league's routes for the league folder ``folder`` (to include in the one web app)."""
     return LeagueSite(League(folder)).routes()
-
-
-def create_app(folder: str) -> Starlette:
-    """A stand-alone app: the league's routes, ``/`` leading to the leaderboard, one-line errors."""
-    from starlette.exceptions import HTTPException
-
-    async def home(request: Request) -> Response:
-        return RedirectResponse("/league/", status_code=307)
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        status = getattr(exc, "status_code", 500)
-        detail = _one_line(getattr(exc, "detail", "") or "error")
-        if request.url.path.startswith("/api/"):
-            return _api_error(status, detail)
-        return PlainTextResponse(detail, status_code=status, headers=HEADERS)
-
-    async def crashed(request: Request, exc: Exception) -> Response:
-        log.error("%s %s: %s", request.method, request.url.path, exc)
-        return PlainTextResponse("internal error (logged on the server)", status_code=500)
-
-    return Starlette(
-        routes=[Route("/", home), *routes(folder)],
-        exception_handlers={HTTPException: http_error, Exception: crashed},
-    )
 
 
 # --- HTML ------------------------------------------------------------------------------

@@ -382,11 +382,15 @@ def run_tournament(
             log.info("kept %d stored matchup(s) that this config does not play: %s", len(kept), ", ".join(kept))
         todo = [t for t in tasks if store.stored(t.matchup_id, t.chunk) is None]
         total = sum(t.n_games for t in tasks)
-        store.write_manifest(_manifest(cfg, bots, started, "running", chunks=len(tasks), findings=findings))
-        begun = True
-        gate = stop(cfg) if stop is not None else None
         for mid in planned:  # an earlier SPRT stop counts no more: this run plays (and shows) every chunk
             store.set_limit(mid, None)
+        store.write_manifest(
+            _manifest(
+                cfg, bots, started, "running", chunks=len(tasks), findings=findings, current=store.current_state()
+            )
+        )
+        begun = True
+        gate = stop(cfg) if stop is not None else None
         if gate is not None:
             todo_set = set(todo)
             for t in tasks:  # chunks stored by an earlier run feed the test first
@@ -456,6 +460,7 @@ def run_tournament(
                 kept_matchups=kept,
                 quarantined=quarantined,
                 findings=findings,
+                current=store.current_state(),
             )
         )
         return TournamentResult(run_dir, cfg, status, failed, stopped, sprt_line, kept, quarantined, findings, changed)
@@ -529,7 +534,18 @@ def _last_words(
     except StoreError:
         pass
     try:
-        store.write_manifest(_manifest(cfg, bots, started, status, chunks=len(tasks), games=store.n_games(), error=why))
+        store.write_manifest(
+            _manifest(
+                cfg,
+                bots,
+                started,
+                status,
+                chunks=len(tasks),
+                games=store.n_games(),
+                error=why,
+                current=store.current_state(),
+            )
+        )
     except StoreError as exc:
         log.warning("could not record the end of the run in manifest.json: %s", exc)
 

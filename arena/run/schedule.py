@@ -11,11 +11,16 @@ Local processes (:class:`LocalProcesses`) are a small pool of our own rather
 than ``concurrent.futures``: a worker that dies takes only the chunk it
 held (that chunk is tried once more in a fresh process, then reported
 failed) and is replaced, where a ``ProcessPoolExecutor`` breaks as a whole;
-a chunk that runs past its time limit gets its worker killed (a bot stuck in
-a compiled loop can't be interrupted any other way) and is reported with
-the bot and the decision that was being asked; and workers die with the
-driver (``PR_SET_PDEATHSIG`` on Linux, and a watch on the parent's pid
-elsewhere), so ``kill -9`` of ``arena run`` leaves no process behind.
+a worker that dies while idle (between chunks) is found when it is given its
+next chunk, and replaced; a worker stopped by SIGSTOP for
+:data:`STOPPED_GRACE` seconds is killed and its chunk tried once more, like
+a worker that died (the games of a chunk depend only on its task, so a
+replayed chunk is the same chunk); a chunk that runs past its time limit
+gets its worker killed (a bot stuck in a compiled loop can't be interrupted
+any other way) and is reported with the bot and the decision that was being
+asked; and workers die with the driver (``PR_SET_PDEATHSIG`` on Linux, and a
+watch on the parent's pid elsewhere), so ``kill -9`` of ``arena run`` leaves
+no process behind.
 """
 
 from __future__ import annotations
@@ -169,6 +174,19 @@ def _worker_main(conn, raw, parent_pid: int) -> None:
 #: CPU time stays within the limit; a worker that is stuck without using CPU is stopped then.
 WALL_FACTOR = 4.0
 
+#: Seconds a busy worker may stay stopped (SIGSTOP, a debugger's stop) before it is killed and its chunk is
+#: played again by a fresh worker; the operator who stopped it to look may let it go on (SIGCONT) before.
+STOPPED_GRACE = 30.0
+
+
+def _stopped(pid: int) -> bool:
+    """Whether a process is stopped (state T: SIGSTOP; t: stopped by a tracer); False where it can't be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
+
 
 def _cpu_seconds(pid: int) -> float | None:
     """CPU time (user + system, all threads) a process has used, or None where it can't be read."""
@@ -215,14 +233,42 @@ class _Slot:
         self.cpu0: float | None = None
         self.wall_limit = 0.0
         self.retry = False
+        self.stopped_since: float | None = None
+        self.played = 0  # chunks given to this worker
 
-    def give(self, task: ChunkTask, retry: bool) -> None:
+    def give(self, task: ChunkTask, retry: bool) -> bool:
+        """Send the worker a chunk; False when it can't take it (it died while idle: the pipe is broken)."""
         self.progress[:] = -1
         self.task, self.retry, self.started = task, retry, time.monotonic()
+        self.stopped_since = None
         self.cpu0 = _cpu_seconds(self.proc.pid) if self.proc.pid else None
         # Without a CPU clock (not Linux) the wall clock is the measure, as before.
         self.wall_limit = task.time_limit * (WALL_FACTOR if self.cpu0 is not None else 1.0) + bots_allowance(task)
-        self.conn.send(task)
+        try:
+            self.conn.send(task)
+        except OSError:  # BrokenPipeError, ConnectionResetError: no reader at the other end
+            self.task = None
+            return False
+        self.played += 1
+        return True
+
+    def end(self) -> str:
+        """Reap a worker that died (or kill one that must go): how it ended, for a log line."""
+        self.proc.join(timeout=5)
+        code = self.proc.exitcode
+        self.kill()
+        if code is None:
+            return "killed by the driver"
+        return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+
+    def stalled(self, now: float) -> bool:
+        """Whether this busy worker has been stopped (SIGSTOP) for :data:`STOPPED_GRACE` seconds."""
+        if self.task is None or not self.proc.pid or not _stopped(self.proc.pid):
+            self.stopped_since = None
+            return False
+        if self.stopped_since is None:
+            self.stopped_since = now
+        return now - self.stopped_since >= STOPPED_GRACE
 
     def over_limit(self, now: float) -> str:
         """Why this slot's chunk ran past its limits ("" if it did not), with what it was asking."""
@@ -274,9 +320,23 @@ class LocalProcesses:
         slots = [_Slot(self.ctx) for _ in range(min(self.workers, len(queue)) or 1)]
         try:
             while True:
-                for s in slots:
-                    if s.task is None and queue:
-                        s.give(*queue.popleft())
+                for i in range(len(slots)):
+                    while slots[i].task is None and queue:
+                        task, retry = queue.popleft()
+                        s = slots[i]
+                        if s.give(task, retry):
+                            break
+                        # It died while idle (a signal between chunks): a fresh worker takes the chunk.
+                        how = s.end()
+                        slots[i] = _Slot(self.ctx)
+                        if s.played:
+                            log.warning("a worker process died between chunks (%s); started another", how)
+                            queue.appendleft((task, retry))
+                        elif retry:  # a fresh worker that could not take a chunk, twice: don't loop for ever
+                            yield ChunkFailure(task, f"its worker process died before it began, twice ({how})")
+                        else:
+                            log.warning("a new worker process died before it began (%s); started another", how)
+                            queue.appendleft((task, True))
                 busy = [s for s in slots if s.task is not None]
                 if not busy:
                     return
@@ -304,11 +364,8 @@ class LocalProcesses:
                         yield payload if kind == "ok" else ChunkFailure(task, payload)
                         continue
                     # the process ended without an answer: it died
-                    s.proc.join(timeout=5)
-                    code = s.proc.exitcode
-                    s.kill()
+                    how = s.end()
                     slots[slots.index(s)] = _Slot(self.ctx)
-                    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
                     if s.retry:
                         yield ChunkFailure(task, f"its worker process died twice ({how})")
                     else:
@@ -318,6 +375,24 @@ class LocalProcesses:
                         queue.appendleft((task, True))
                 now = time.monotonic()
                 for s in list(slots):
+                    if s.task is not None and s.stalled(now):
+                        # Stopped, not slow: no bot's fault and no progress. A fresh worker plays the chunk.
+                        task = s.task
+                        s.kill()
+                        slots[slots.index(s)] = _Slot(self.ctx)
+                        why = f"stopped (SIGSTOP) for {STOPPED_GRACE:.0f} s"
+                        if s.retry:
+                            yield ChunkFailure(task, f"its worker process was {why}; the one before was lost too")
+                        else:
+                            log.warning(
+                                "a worker process was %s playing %s; killed it and trying that chunk once more",
+                                why,
+                                task.label,
+                            )
+                            queue.appendleft((task, True))
+                        continue
+                    if s.stopped_since is not None:
+                        continue  # stopped, not slow: its time limit waits (the grace above ends it)
                     over = s.over_limit(now)
                     if s.task is not None and over:
                         task = s.task

@@ -35,7 +35,10 @@ in the Parquet metadata under ``arena.chunk``) and carries Parquet page
 checksums.  :meth:`RunStore.check` (``arena fsck``) puts damaged index lines
 back from the checkpoint copy, or from the chunk files, and names each
 finding in one line; ``run``, ``submit`` and ``report`` call it too, so a
-damaged line is never skipped in silence.
+damaged line is never skipped in silence.  The two kinds of line no chunk
+file can tell - ``revive`` (which version of a pair is current) and ``limit``
+(an SPRT stop) - come back from ``manifest.json``, which names each current
+matchup and its limit (:meth:`RunStore.current_state`).
 
 Matchups are kept for good.  A rerun with fewer bots, or the original
 command after ``arena submit``, plays only what its plan lacks and leaves
@@ -734,6 +737,17 @@ class RunStore:
         if self.index().matchups[mid].limit != chunks:
             self._append({"type": "limit", "matchup": mid, "chunks": chunks})
 
+    def current_state(self) -> dict[str, int | None]:
+        """Each current matchup's id and its SPRT limit (None: every chunk counts), for the manifest.
+
+        The index's ``revive`` and ``limit`` lines say which version of a pair
+        is current and how many of its chunks count; no chunk file can say
+        it (a revived matchup may play nothing new).  A run writes this into
+        ``manifest.json`` (by atomic rename) when it begins and ends, so a
+        repair that had to drop such a line puts it back from there.
+        """
+        return {m.id: m.limit for m in self.matchups()}
+
     def matchups(self, current: bool = True) -> list[Matchup]:
         """Matchups in index order; only current (not superseded) ones by default."""
         return [m for m in self.index().matchups.values() if not (current and m.superseded)]
@@ -950,6 +964,9 @@ class RunStore:
                         recovered[key] = rel
                         rewrite = True
         idx = _apply(records)
+        if lost or lines is None:
+            records += self._state_from_manifest(idx, findings)
+            idx = _apply(records)
         if recovered:
             findings.append(
                 Finding(
@@ -992,6 +1009,47 @@ class RunStore:
         if rewrite and not any(r.get("type") == "store" for r in records):
             records.insert(0, {"type": "store", "format": STORE_FORMAT, "created": _now(), "rebuilt": True})
         return _Scan(records, findings, quarantine, temps, rewrite)
+
+    def _state_from_manifest(self, idx: Index, findings: list[Finding]) -> list[dict[str, Any]]:
+        """The ``revive`` and ``limit`` lines an index that lost lines lacks, from the manifest's ``current``.
+
+        Only these two kinds of line can't be rebuilt from chunk files: which
+        of a pair's versions is current (a bot file changed, then changed
+        back: the older matchup is revived) and an SPRT stop's limit.  Lost,
+        the report would silently show the other version's games, or count
+        chunks past the stop.  The manifest, written by the run that wrote
+        those lines, names each current matchup and its limit.
+        """
+        state = self.manifest().get("current")
+        if not isinstance(state, dict):
+            return []
+        out: list[dict[str, Any]] = []
+        for mid, limit in state.items():
+            m = idx.matchups.get(mid)
+            if m is None or not (limit is None or isinstance(limit, int)):
+                continue
+            if m.superseded:
+                out.append({"type": "revive", "id": mid})
+                findings.append(
+                    Finding(
+                        f"matchup {m.no} ({m.name}) is current in manifest.json, superseded in what is left of "
+                        f"{INDEX} (its revive line is lost)",
+                        "its revive line rebuilt from manifest.json",
+                        "--repair rebuilds its revive line from manifest.json",
+                    )
+                )
+            if m.limit != limit:
+                out.append({"type": "limit", "matchup": mid, "chunks": limit})
+                counts = "every chunk" if limit is None else f"its first {limit} chunk(s)"
+                findings.append(
+                    Finding(
+                        f"matchup {m.no} ({m.name}) counts {counts} in manifest.json, not in what is left of "
+                        f"{INDEX} (its limit line is lost)",
+                        "its limit line rebuilt from manifest.json",
+                        "--repair rebuilds its limit line from manifest.json",
+                    )
+                )
+        return out
 
     def _recover_chunk(self, mid: str, chunk: int) -> tuple[tuple[dict[str, Any], dict[str, Any]] | None, str]:
         """The matchup and chunk records of a chunk with no index line, from its files; or (None, why)."""
@@ -1157,21 +1215,29 @@ class RunStore:
                 problem = self._problem(rec, kind)
                 if problem:
                     m = self.index().matchups.get(mid)
-                    line = (
-                        f"chunk {c} of {m.name if m else mid}: {problem}; moved to quarantine/ and to be played again"
-                    )
-                    self._quarantine(rec, problem)
+                    moved = self._quarantine(rec, problem)
+                    if rec.files[kind]["path"] in moved:
+                        done = "moved to quarantine/ and to be played again"
+                    elif moved:
+                        done = f"its other file(s) moved to quarantine/ ({', '.join(moved)}); to be played again"
+                    else:
+                        done = "to be played again"
+                    line = f"chunk {c} of {m.name if m else mid}: {problem}; {done}"
                     self._append({"type": "drop", "matchup": mid, "chunk": c, "why": problem})
                     _say_once(f"{self.dir}: {line}")
                     bad.append(line)
                     break
         return bad
 
-    def _quarantine(self, rec: ChunkRecord, why: str) -> None:
+    def _quarantine(self, rec: ChunkRecord, why: str) -> list[str]:
+        """Move a chunk's files aside; returns the paths of those that were there to move."""
+        moved = []
         for f in rec.files.values():
             src = self.dir / f["path"]
             if src.exists():
                 self._move_aside(src, why)
+                moved.append(f["path"])
+        return moved
 
     def _problem(self, rec: ChunkRecord, kind: str) -> str:
         f = rec.files[kind]
@@ -1182,11 +1248,18 @@ class RunStore:
             return f"{f['path']} is missing"
         except OSError as exc:
             return f"{f['path']} is unreadable ({exc.strerror})"
+        if len(data) == f["bytes"] and _sha256(data) == f["sha256"]:
+            return ""
+        try:  # whole, but another chunk's file (swapped, copied over)?  Its own metadata says so.
+            meta = chunk_meta(data)
+        except StoreError:
+            meta = None
+        if meta is not None and (meta["matchup"], int(meta["chunk"]), meta["kind"]) != (rec.matchup, rec.chunk, kind):
+            other = f"chunk {meta['chunk']} of {meta['bot_a']} vs {meta['bot_b']}"
+            return f"{f['path']} is a whole file of another chunk ({other}, by its metadata: swapped?)"
         if len(data) != f["bytes"]:
             return f"{f['path']} is {len(data)} bytes, the index says {f['bytes']} (truncated?)"
-        if _sha256(data) != f["sha256"]:
-            return f"{f['path']} does not match its checksum (corrupted)"
-        return ""
+        return f"{f['path']} does not match its checksum (corrupted)"
 
     def _read_verified(self, rec: ChunkRecord, kind: str) -> bytes | None:
         f = rec.files[kind]

@@ -1,7 +1,7 @@
-"""The local web app of ``arena play`` and ``arena view``: one FastAPI app, served by uvicorn.
+"""The one web app of ``arena play``, ``arena view`` and ``arena league serve``: FastAPI, served by uvicorn.
 
-One ASGI app holds every page and endpoint, so a later league can mount on the
-same app.  The framework does what the old ``http.server`` handler did by hand:
+One ASGI app holds every page and endpoint; ``arena league serve`` includes the
+league's routes (:mod:`arena.league.web`) in it.  The framework does what the old ``http.server`` handler did by hand:
 routing (404/405 for the rest), reading and validating JSON bodies against
 typed models (a bad field is a 400 naming it; a body that is not JSON, or so
 deeply nested that it cannot be parsed, is a 400, never a 500), the body-size
@@ -12,10 +12,14 @@ listens with a backlog of :data:`BACKLOG`.
 
 What this module adds: :class:`Guard`, a small ASGI middleware that reads a
 request's body within :data:`BODY_TIMEOUT` seconds (a client that sends less
-than its ``Content-Length`` gets 408, not a worker held forever), refuses a
-POST that is not ``application/json`` (415: a page elsewhere cannot post a
-"simple" text/plain form to this server, the CSRF route), and marks every
-answer ``Cache-Control: no-store``.
+than its ``Content-Length`` gets 408, not a worker held forever), caps it by
+path (:data:`MAX_BODY` for the play API; the league's own limits for its paths:
+its upload limit on a submission, a small one on its forms), refuses a POST
+to the play API that is not ``application/json`` (415: a page elsewhere cannot
+post a "simple" text/plain form to this server, the CSRF route; the league's
+forms carry CSRF tokens instead), and marks every answer ``Cache-Control:
+no-store``.  The Host names the app answers to are the loopback names, plus
+``--host`` and ``--allowed-host`` for a league (:func:`allowed_hosts`).
 
 Endpoints (all JSON; errors are ``{"error": "..."}`` with a 4xx code and
 change nothing):
@@ -28,19 +32,22 @@ change nothing):
   (with a ``card`` in the discard phase: discard it and knock), no_knock, big_gin, no_big_gin, lay_down,
   lay_off, pass;
 - ``POST /api/next``: deal the next hand after a showdown;
-- ``GET /api/game``: the recorded game of ``arena view`` (every step).
+- ``GET /api/game?run=R&game=G``: a recorded game, every step (``GET /view?run=R&game=G`` is its page):
+  ``arena view RUN --game ID`` shows the games of RUN (ID without ``?game``); a league, ``runs/rNNN``.
 
-Every game endpoint takes ``?session=ID``; without it, the game used last.
+Every play endpoint takes ``?session=ID``; without it, the game used last.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -48,7 +55,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -56,6 +63,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.web.session import TARGETS, IllegalAction, PlaySession
+from arena.web.viewer import GameNotFound, Games
 
 MAX_BODY = 64 * 1024
 #: Seconds a client has to send its whole request body.
@@ -68,6 +76,10 @@ MAX_SESSIONS = 16
 SESSION_TTL = 6 * 3600
 #: Host names the server answers to (any port): a page on another name that resolves here is refused.
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+#: What ``--allowed-host`` takes: a name, ``*.name``, an IPv4 address, ``[IPv6]``, or ``*`` (any: no Host check).
+HOST_RE = re.compile(r"^(\*|(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])$")
+#: Addresses that mean "every interface".
+WILDCARD_BINDS = ("0.0.0.0", "::", "")
 STATIC = Path(str(resources.files("arena.web") / "static"))
 
 
@@ -138,6 +150,7 @@ class App:
         preset: str = "standard",
         target: int = 100,
         recorded: dict[str, Any] | None = None,
+        games: Games | None = None,
         seed: int | None = None,
         max_sessions: int = MAX_SESSIONS,
         session_ttl: float = SESSION_TTL,
@@ -151,6 +164,7 @@ class App:
             preset = Path(preset).name
         self.defaults: dict[str, Any] = {"bot": bot, "preset": preset, "target": target}
         self.recorded = recorded
+        self.games = games
         self.seed = seed
         self.sessions = Sessions(max_sessions, session_ttl)
 
@@ -204,16 +218,43 @@ class App:
         self.sessions.add(s)
         return s.view()
 
+    def game(self, run: str | None, game: str | None) -> dict[str, Any]:
+        """The recorded game a viewer request names (``?run=R&game=G``; the one preloaded without them)."""
+        r = self.recorded
+        if r is not None and run in (None, r["run"]) and game in (None, str(r["game_id"])):
+            return r
+        if self.games is None:
+            if r is None:
+                raise IllegalAction("this server shows no recorded game (start it with arena view)", 404)
+            raise IllegalAction(f"this viewer shows game {r['game_id']} of run {r['run']} only", 404)
+        try:
+            return self.games.get(run, game)
+        except GameNotFound as exc:
+            raise IllegalAction(str(exc), exc.status) from None
+
+
+#: A path's body rule: (whether a POST must be JSON, the body's byte limit); see :class:`Guard`.
+BodyRule = Callable[[str], tuple[bool, int]]
+
+
+def play_rule(path: str) -> tuple[bool, int]:
+    """The play and viewer API: JSON bodies of at most :data:`MAX_BODY` bytes."""
+    return True, MAX_BODY
+
 
 class Guard:
-    """Reads the body within :data:`BODY_TIMEOUT`, wants JSON on POST, and marks answers no-store."""
+    """Reads the body within :data:`BODY_TIMEOUT` under its path's limit, wants JSON where the rule says so,
+    and marks answers no-store."""
 
-    def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, limit: int = MAX_BODY):
-        self.app, self.timeout, self.limit = app, timeout, limit
+    def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule):
+        self.app, self.timeout, self.rule = app, timeout, rule
 
-    async def _reply(self, send: Send, status: int, message: str) -> None:
-        body = json.dumps({"error": message}).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    async def _reply(self, scope: Scope, send: Send, status: int, message: str) -> None:
+        if scope["path"].startswith("/api/"):
+            body, ctype = json.dumps({"error": message}).encode(), b"application/json"
+        else:  # a page (the league's forms): the line as text
+            body, ctype = message.encode(), b"text/plain; charset=utf-8"
+        headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -224,16 +265,19 @@ class Guard:
 
         async def no_store(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (b"cache-control", b"no-store")]
+                headers = list(message.get("headers", []))
+                if not any(k.lower() == b"cache-control" for k, _ in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
             await send(message)
 
         if scope["method"] != "POST":
             await self.app(scope, receive, no_store)
             return
+        json_only, limit = self.rule(scope["path"])
         ctype = dict(scope["headers"]).get(b"content-type", b"").split(b";")[0].strip().lower()
-        if ctype != b"application/json":
-            await self._reply(send, 415, "POST bodies must be JSON (Content-Type: application/json)")
+        if json_only and ctype != b"application/json":
+            await self._reply(scope, send, 415, "POST bodies must be JSON (Content-Type: application/json)")
             return
         chunks: list[bytes] = []
         size = 0
@@ -245,14 +289,14 @@ class Guard:
                         return
                     chunk = message.get("body", b"")
                     size += len(chunk)
-                    if size > self.limit:
-                        await self._reply(send, 413, f"request body too large (limit {self.limit} bytes)")
+                    if size > limit:
+                        await self._reply(scope, send, 413, f"request body too large (limit {limit} bytes)")
                         return
                     chunks.append(chunk)
                     if not message.get("more_body", False):
                         break
         except TimeoutError:
-            await self._reply(send, 408, f"the request body did not arrive within {self.timeout:g} s")
+            await self._reply(scope, send, 408, f"the request body did not arrive within {self.timeout:g} s")
             return
         body = b"".join(chunks)
         sent = False
@@ -267,10 +311,62 @@ class Guard:
         await self.app(scope, replay, no_store)
 
 
-def create_app(state: App) -> FastAPI:
-    """The one ASGI app: pages, static files, the play API and the viewer API."""
+class Hosts(TrustedHostMiddleware):
+    """Starlette's Host check (DNS rebinding), whose refusal names the Host and how to allow it, in one line."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: Sequence[str]):
+        super().__init__(self._passed, allowed_hosts=list(allowed_hosts), www_redirect=False)
+        self.inner = app
+
+    async def _passed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope["arena.host_ok"] = True
+        await self.inner(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")[:100]
+        line = (
+            f"this server does not answer to Host {host!r} (DNS rebinding); "
+            "a league's server allows it with --allowed-host NAME"
+        ).encode()
+
+        async def named(message: Message) -> None:
+            if not scope.get("arena.host_ok"):  # the check's own refusal: say which Host, and the fix
+                if message["type"] == "http.response.start":
+                    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"%d" % len(line))]
+                    message = {**message, "headers": headers}
+                elif message["type"] == "http.response.body":
+                    message = {**message, "body": line, "more_body": False}
+            await send(message)
+
+        await super().__call__(scope, receive, named)
+
+
+def create_app(state: App, *, league: str | Path | None = None, hosts: Sequence[str] = tuple(ALLOWED_HOSTS)) -> FastAPI:
+    """The one ASGI app: pages, static files, the play API and the viewer API; with ``league``, the
+    league of that folder too (its pages under ``/league/``, its JSON under ``/api/``; ``/`` leads there).
+
+    ``hosts``: the Host names answered (:func:`allowed_hosts`)."""
     api = FastAPI(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
     api.state.arena = state
+    rule: BodyRule = play_rule
+    if league is not None:
+        from arena.league.core import League
+        from arena.league.web import LeagueSite
+
+        site = LeagueSite(League(league))
+        api.router.routes.extend(site.routes())
+
+        def rule(path: str) -> tuple[bool, int]:
+            # the league's paths: its own limits, forms allowed (they carry CSRF tokens); the rest: the play API's
+            limit = site.body_limit(path)
+            return play_rule(path) if limit is None else (False, limit)
+
+        @api.get("/")
+        def league_home() -> RedirectResponse:
+            return RedirectResponse("/league/", status_code=307)
 
     @api.exception_handler(IllegalAction)
     async def illegal(request: Request, exc: IllegalAction) -> JSONResponse:
@@ -281,8 +377,10 @@ def create_app(state: App) -> FastAPI:
         return JSONResponse({"error": _one_line(exc)}, status_code=400)
 
     @api.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        text = f"no page {request.url.path}" if exc.status_code == 404 else str(exc.detail)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        text = f"no page {request.url.path[:200]}" if exc.status_code == 404 else str(exc.detail)
+        if request.url.path.startswith("/league/"):  # the league's pages: a line of text
+            return Response(text, status_code=exc.status_code, media_type="text/plain; charset=utf-8")
         return JSONResponse({"error": text}, status_code=exc.status_code)
 
     @api.exception_handler(Exception)
@@ -290,10 +388,12 @@ def create_app(state: App) -> FastAPI:
         # a bot that fails: one line to the page, the server goes on
         return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=500)
 
-    @api.get("/")
-    @api.get("/play")
     def play_page() -> FileResponse:
         return FileResponse(page_path("play.html"), media_type="text/html; charset=utf-8")
+
+    api.get("/play")(play_page)
+    if league is None:
+        api.get("/")(play_page)
 
     @api.get("/favicon.ico")
     def favicon() -> Response:
@@ -328,15 +428,42 @@ def create_app(state: App) -> FastAPI:
         return s.view()
 
     @api.get("/api/game")
-    def recorded() -> dict[str, Any]:
-        if state.recorded is None:
-            raise IllegalAction("this server shows no recorded game (start it with arena view)", 404)
-        return state.recorded
+    def recorded(run: str | None = None, game: str | None = None) -> dict[str, Any]:
+        return state.game(run, game)
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
-    api.add_middleware(Guard)
-    api.add_middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS)
+    api.add_middleware(Guard, rule=rule)
+    api.add_middleware(Hosts, allowed_hosts=list(hosts))
     return api
+
+
+def allowed_hosts(bind: str, extra: Sequence[str] = ()) -> list[str]:
+    """The Host names a server bound to ``bind`` answers to: the loopback names, ``bind`` itself, and ``extra``
+    (``--allowed-host``: the name clients or a reverse proxy use).  Bound to every interface (0.0.0.0, ::),
+    it also answers to this machine's own names and addresses.  ``*`` in ``extra``: any Host."""
+    for name in extra:
+        if not HOST_RE.match(name):
+            raise ValueError(
+                f"--allowed-host {name[:60]!r} is not a host name, *.domain, IPv4 address, [IPv6] address or *"
+            )
+    if "*" in extra:
+        return ["*"]
+    names = list(ALLOWED_HOSTS)
+    if bind in WILDCARD_BINDS:
+        names += [socket.gethostname(), socket.getfqdn()]
+        try:
+            infos = socket.getaddrinfo(socket.gethostname(), None)
+        except OSError:
+            infos = []
+        names += [f"[{i[4][0]}]" if i[0] == socket.AF_INET6 else str(i[4][0]) for i in infos]
+    else:
+        names.append(f"[{bind}]" if ":" in bind else bind)
+    names += list(extra)
+    out: list[str] = []
+    for n in names:
+        if n and n.lower() not in out:
+            out.append(n.lower())
+    return out
 
 
 def _one_line(exc: RequestValidationError) -> str:
@@ -352,14 +479,26 @@ def _one_line(exc: RequestValidationError) -> str:
 class Server:
     """uvicorn serving :func:`create_app` on a socket bound here (port 0 picks a free one)."""
 
-    def __init__(self, app: App, port: int = 0, host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        app: App,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        *,
+        league: str | Path | None = None,
+        hosts: Sequence[str] = tuple(ALLOWED_HOSTS),
+    ):
         self.app = app
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
         self.sock.listen(BACKLOG)
         config = uvicorn.Config(
-            create_app(app), log_level="warning", lifespan="off", backlog=BACKLOG, timeout_keep_alive=5
+            create_app(app, league=league, hosts=hosts),
+            log_level="warning",
+            lifespan="off",
+            backlog=BACKLOG,
+            timeout_keep_alive=5,
         )
         self.server = uvicorn.Server(config)
         self.thread: threading.Thread | None = None
@@ -367,7 +506,7 @@ class Server:
     @property
     def url(self) -> str:
         host, port = self.sock.getsockname()[:2]
-        return f"http://{host!s}:{port}/"
+        return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
     def run(self) -> None:
         """Serve in this thread until Ctrl-C or :meth:`stop`."""
@@ -400,9 +539,19 @@ def can_open_browser() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def serve(app: App, port: int, path: str = "", open_browser: bool = True, echo: Any = print) -> None:
-    """Serve until Ctrl-C; print the URL and open it when there is a display."""
-    server = Server(app, port)
+def serve(
+    app: App,
+    port: int,
+    path: str = "",
+    open_browser: bool = True,
+    echo: Any = print,
+    *,
+    host: str = "127.0.0.1",
+    league: str | Path | None = None,
+    hosts: Sequence[str] = tuple(ALLOWED_HOSTS),
+) -> None:
+    """Serve until Ctrl-C (or SIGTERM); print the URL and open it when there is a display."""
+    server = Server(app, port, host, league=league, hosts=hosts)
     url = server.url + path.lstrip("/")
     echo(f"Gin Arena at {url}  (Ctrl-C to stop)")
     if open_browser and can_open_browser():

@@ -1,12 +1,28 @@
-"""The recorded game ``arena view`` shows: every step, replayed exactly and checked against the store."""
+"""The recorded games the viewer shows: every step, replayed exactly and checked against the store.
+
+:func:`recorded_game` turns one stored game into the viewer's JSON.  :class:`Games`
+is where the web app finds a game per request (``/api/game?run=R&game=G``): the
+one run folder of ``arena view RUN``, or a league's ``runs/rNNN`` folders.  A
+request names a run only by a pattern-checked name, never by a path.
+"""
 
 from __future__ import annotations
 
+import re
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from arena.analysis.decisions import viewer_data
+from arena.run.store import StoreError
 from arena.web.table import game_steps
+
+#: A league's run folder names: ``r000``, ``r001``, ... (``r1000`` once a league has played a thousand rounds).
+LEAGUE_RUN_RE = re.compile(r"^r\d{3,6}$")
+GAME_RE = re.compile(r"^\d{1,12}$")
+#: Games kept replayed in memory (each a few hundred kB of JSON at most).
+CACHE = 8
 
 
 def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
@@ -31,3 +47,81 @@ def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
         # arena analyze's grades of this game, per step, and its equity curve (None: not analysed)
         "analysis": viewer_data(run_dir, game_id),
     }
+
+
+class GameNotFound(ValueError):
+    """A request for a game the server cannot show; ``status`` is the HTTP code, the message one line."""
+
+    def __init__(self, message: str, status: int = 404):
+        super().__init__(message)
+        self.status = status
+
+
+class Games:
+    """The games a viewer may show: one run folder (``run_dir``) or a league's runs (``runs_root``).
+
+    ``default`` is the game shown when a request names none (``arena view RUN
+    --game ID``).  Replayed games are kept in a small LRU cache, keyed by run
+    and game id.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_dir: str | Path | None = None,
+        runs_root: str | Path | None = None,
+        default: int | None = None,
+        cache: int = CACHE,
+    ):
+        if (run_dir is None) == (runs_root is None):
+            raise ValueError("Games needs exactly one of run_dir and runs_root")
+        self.run_dir = None if run_dir is None else Path(run_dir)
+        self.runs_root = None if runs_root is None else Path(runs_root)
+        self.default = default
+        self.cache: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+        self.size = cache
+        self.lock = threading.Lock()
+
+    def folder(self, run: str | None) -> Path:
+        """The run folder a request's ``run`` names (checked by pattern: no path from a request is used)."""
+        if self.runs_root is not None:
+            if run is None:
+                raise GameNotFound("name the game: /view?run=rNNN&game=ID", 400)
+            if not LEAGUE_RUN_RE.match(run):
+                raise GameNotFound(f"run {run[:40]!r} is not a league run name (r000, r001, ...)", 400)
+            path = self.runs_root / run
+            if not path.is_dir():
+                raise GameNotFound(f"no run {run} in this league")
+            return path
+        assert self.run_dir is not None
+        if run is not None and run != self.run_dir.name:
+            raise GameNotFound(f"this viewer shows run {self.run_dir.name} only, not {run[:40]!r}")
+        return self.run_dir
+
+    def get(self, run: str | None, game: str | None) -> dict[str, Any]:
+        """The viewer's JSON of game ``game`` (digits) of run ``run``; :class:`GameNotFound` otherwise."""
+        folder = self.folder(run)
+        if game is None:
+            if self.default is None:
+                raise GameNotFound("name the game: ?game=ID", 400)
+            game_id = self.default
+        elif GAME_RE.match(game):
+            game_id = int(game)
+        else:
+            raise GameNotFound(f"game {game[:40]!r} is not a game id (a whole number)", 400)
+        key = (folder.name, game_id)
+        with self.lock:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.cache.move_to_end(key)
+                return hit
+        try:
+            data = recorded_game(folder, game_id)
+        except StoreError as exc:
+            # the store names folders by their full path: a web page shows the run's name only
+            raise GameNotFound(" ".join(str(exc).replace(str(folder), folder.name).split())) from None
+        with self.lock:
+            self.cache[key] = data
+            while len(self.cache) > self.size:
+                self.cache.popitem(last=False)
+        return data

@@ -33,9 +33,15 @@ def test_missing_function_wrong_signature_and_import_error_are_named(tmp_path):
     p = write(tmp_path, "sig.py", body + "def knock(view):\n    return 1\n")
     with pytest.raises(BotError, match=r"sig.py: knock\(\) takes 1 argument"):
         load_bot_file(p)
-    p = write(tmp_path, "boom.py", "raise RuntimeError('no config')\n")
-    with pytest.raises(BotError, match="boom.py: not a bot: importing it failed: RuntimeError: no config"):
+    p = write(tmp_path, "boom.py", "import os\n\nraise RuntimeError('no config')\n")
+    with pytest.raises(BotError, match=r"boom.py: not a bot: importing it failed: RuntimeError: no config \(line 3\)$"):
         load_bot_file(p)
+    # A syntax error names the user's file and line, never the loader's cached copy (arena_bot_<hash>.py).
+    p = write(tmp_path, "typo.py", "NAME = 'x'\ndef discard(view, params, memory, rng)\n    return 0\n")
+    with pytest.raises(BotError) as err:
+        load_bot_file(p)
+    assert str(err.value).endswith("typo.py: not a bot: importing it failed: SyntaxError: expected ':' (line 2)")
+    assert "arena_bot_" not in str(err.value)
     with pytest.raises(BotError, match="no such bot file"):
         load_bot_file(tmp_path / "nothing.py")
     with pytest.raises(BotError, match="unknown bot 'simpel'"):
@@ -151,6 +157,24 @@ def test_bool_and_int32_answers_are_converted_exactly(tmp_path):
     view = np.zeros(200, dtype=np.int64)
     args = (view, np.zeros(0), np.zeros(1), np.zeros(4, dtype=np.uint64))
     assert bot.functions[0](*args) == 0 and bot.functions[2](*args) == 0
+
+
+def test_a_constant_answer_is_compiled_once_and_called_as_an_int64(tmp_path):
+    """``return 1`` is typed Literal[int](1), an int64 in the machine code: no second compile."""
+    body = "".join(f"def {f}(view, params, memory, rng):\n    return 1\n" for f in ("take_upcard", "big_gin", "knock"))
+    body += "def draw(view, params, memory, rng):\n    return 0\n"
+    body += "from bots.simple import discard\n"
+    bot = load_bot_file(write(tmp_path, "constant.py", body))
+    assert bot.fast, bot.plain_reason
+    knock = bot.functions[5]
+    assert len(knock.overloads) == 1 and str(knock.nopython_signatures[0].return_type) == "Literal[int](1)"
+    rec = play_batch(bot, load_bot("simple"), R, np.arange(30), record_hands=True)
+    from arena.engine.layout import H_UPCARD_TAKER
+
+    # It takes every upcard it is offered first (seat 0 is the non-dealer every other hand), and a
+    # game played through the constant answers ends normally.
+    assert not rec.errors and (rec.games[:, G_HANDS] > 0).all()
+    assert (rec.hands[:, H_UPCARD_TAKER] >= 0).all()
 
 
 def test_sys_exit_at_import_is_one_bot_error_not_the_end_of_the_arena(tmp_path):

@@ -229,6 +229,38 @@ def test_the_viewer_endpoint_serves_every_step_of_a_stored_game(tmp_path):
         srv.stop()
 
 
+def test_arena_view_opens_any_game_of_its_run_by_query_and_refuses_others(tmp_path):
+    """`arena view RUN --game ID` serves game ID at /view, and /view?game=G (arena report's links) game G."""
+    from arena.run import run_tournament
+    from arena.run.schedule import Inline
+    from arena.settings.config import TournamentConfig
+    from arena.web.viewer import Games, recorded_game
+
+    cfg = TournamentConfig(
+        name="v", bots=("simple", "random"), games_per_pair=4, chunk_size=4, seed=9, results_dir=str(tmp_path)
+    )
+    run_tournament(cfg, progress=False, schedule=Inline())
+    run = tmp_path / "v"
+    srv = Server(App(recorded=recorded_game(run, 2), games=Games(run_dir=run, default=2)), port=0).start()
+    try:
+        assert call(srv, "GET", "/api/game")[1]["game_id"] == 2  # the --game one without a query
+        for gid in (0, 3):
+            status, g = call(srv, "GET", f"/api/game?game={gid}")
+            assert status == 200 and g["game_id"] == gid and g["run"] == "v" and g["ok"]
+            assert g == recorded_game(run, gid)
+        assert call(srv, "GET", "/api/game?run=v&game=1")[1]["game_id"] == 1  # its own run's name is fine
+        status, g = call(srv, "GET", "/api/game?run=other&game=1")
+        assert status == 404 and g["error"] == "this viewer shows run v only, not 'other'"
+        status, g = call(srv, "GET", "/api/game?game=1%2F..")
+        assert status == 400 and "is not a game id" in g["error"]
+        status, g = call(srv, "GET", "/api/game?game=77")
+        assert status == 404 and "no game 77" in g["error"] and str(tmp_path) not in g["error"]
+        status, page = call(srv, "GET", "/view?game=3&step=5")
+        assert status == 200 and b"location.search" in page
+    finally:
+        srv.stop()
+
+
 def test_arena_play_serves_on_127_0_0_1_and_prints_the_url(tmp_path):
     import subprocess
 

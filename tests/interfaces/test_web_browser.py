@@ -393,6 +393,35 @@ def test_the_viewer_steps_with_the_keys_but_not_inside_the_dropdown_and_fits_a_p
         srv.stop()
 
 
+def test_the_viewer_opens_the_game_and_step_of_a_report_link(browser, tmp_path):
+    """arena report links to http://127.0.0.1:8766/view?game=G#step=S (S counted from 0; the page shows S + 1),
+    served by `arena view RUN`; ?step=S works as well."""
+    from arena.web.viewer import Games, recorded_game
+
+    run = _recorded(tmp_path)
+    srv = Server(App(recorded=recorded_game(run, 0), games=Games(run_dir=run, default=0)), port=0).start()
+    try:
+        other = recorded_game(run, 1)
+        for url, step in (
+            (f"view?game=1#step={len(other['steps']) - 3}", len(other["steps"]) - 3),
+            ("view?game=1&step=4", 4),
+        ):
+            ctx, page = _page(browser)
+            page.goto(srv.url + url)
+            page.wait_for_selector("#h0 .card")
+            assert page.locator("#title").inner_text().startswith("v: game 1 ")
+            assert page.locator("#pos").inner_text() == f"step {step + 1} of {len(other['steps'])}"
+            assert page.locator("#text").inner_text() == other["steps"][step]["text"]
+            ctx.close()
+        ctx, page = _page(browser)
+        page.goto(srv.url + "view?game=99")
+        page.wait_for_function("document.getElementById('text').textContent.length > 0")
+        assert "no game 99" in page.locator("#text").inner_text()  # the one-line error, on the page
+        ctx.close()
+    finally:
+        srv.stop()
+
+
 def test_the_html_report_fits_a_phone(browser, shots, tmp_path):
     from arena.analysis.report import write_report
 

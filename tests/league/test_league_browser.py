@@ -2,12 +2,8 @@
 
 Log in with a token, submit a bot through the page (file input), watch it
 checked and then rated on the user page and the live leaderboard, open its
-page and follow one of its recent games to the viewer link.
-
-The viewer (``/view``) belongs to the one web app being built in
-``arena/web/`` (issue 21); until the league's routes are mounted into it, this
-test checks the game link's target (``/view?run=rNNN&game=N``) and that the
-game it names exists in the league's run store, not the viewer's page.
+page and follow one of its recent games to the viewer (the one web app serves
+both): the viewer shows the game the link names, a game of this bot.
 """
 
 from __future__ import annotations
@@ -90,6 +86,14 @@ def test_login_submit_checked_rated_and_game_link(tmp_path):
             store = RunStore(folder / "runs" / q["run"][0])
             g = store.game(game_id)
             assert "pagebot-v1" in (g["bot_a"], g["bot_b"])
+            link.click()  # the viewer opens on that game
+            expect(page).to_have_url(re.compile(r"/view\?run=r\d{3}&game=\d+$"))
+            expect(page.locator("#title")).to_have_text(re.compile(rf"^{q['run'][0]}: game {game_id} "))
+            expect(page.locator("#title")).to_contain_text("pagebot-v1")
+            expect(page.locator("#check")).to_contain_text("the replay reproduces")
+            expect(page.locator("#h0 .card").first).to_be_visible()
+            page.keyboard.press("End")
+            expect(page.locator("#pos")).to_have_text(re.compile(r"step (\d+) of \1$"))
             assert not errors, errors
             browser.close()
     finally:

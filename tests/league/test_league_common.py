@@ -59,14 +59,17 @@ def add_user(folder: Path, name: str, organizer: bool = False) -> str:
 class Server:
     """``arena league serve`` in its own session (so a test can SIGKILL it like a crash)."""
 
-    def __init__(self, folder: Path, *, play: bool = True, workers: int = 1):
+    def __init__(self, folder: Path, *, play: bool = True, workers: int | None = 1, extra: list[str] | None = None):
         self.folder = folder
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(folder.parent / f"{folder.name}-server-{self.port}.log", "w")  # noqa: SIM115
-        args = ["league", "serve", str(folder), "--port", str(self.port), "--workers", str(workers)]
+        args = ["league", "serve", str(folder), "--port", str(self.port)]
+        if workers is not None:
+            args += ["--workers", str(workers)]
         if not play:
             args.append("--no-play")
+        args += extra or []
         self.proc = subprocess.Popen(
             [*ARENA, *args],
             stdout=self.log,

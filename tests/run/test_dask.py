@@ -268,6 +268,7 @@ def test_a_lost_scheduler_is_one_line_exit_3_and_the_stored_chunks_resume_locall
     assert len(errors) == 1, out.output
     assert f"lost the Dask scheduler at {address}" in errors[0]
     assert "Run the same command to resume" in errors[0] and "--retry-scheduler" in errors[0]
+    print(f"FAULT | lost Dask scheduler | exit {out.exit_code} | {errors[0]}")  # the closing note's table
     import json
 
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"

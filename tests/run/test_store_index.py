@@ -163,6 +163,9 @@ def test_a_damaged_index_keeps_every_game_id_replay_and_lookup_and_a_resume_renu
     assert fixed.exit_code == 0 and "repaired" in fixed.output
     clean = cli.invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
     assert clean.exit_code == 0 and clean.output.startswith("ok:"), clean.output
+    for cmd, res in (("fsck", found), ("fsck --repair", fixed)):  # the closing note's table (pytest -rP)
+        said = " / ".join(res.output.splitlines())
+        print(f"FAULT | {damage} ({checkpoint=}): arena {cmd} | exit {res.exit_code} | {said}")
 
     # The original command plays nothing again and renumbers nothing.
     res = run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())
@@ -271,3 +274,69 @@ def test_the_dataset_holds_exactly_the_current_verified_chunks_where_a_raw_glob_
     assert n == ids == GAMES // 2
     joined = duckdb.sql("SELECT count(*) FROM hands JOIN games USING (game_id)").fetchall()[0][0]
     assert joined == int(games.to_table(columns=["hands"]).column("hands").to_numpy().sum())
+
+
+SIMPLE_RENAMED = '"""simple, renamed."""\nfrom bots.simple import take_upcard, draw, big_gin, discard, knock\n'
+
+
+def _lose_last_line(run_dir: Path, how: str) -> None:
+    """Damage the index's last line (flipped, torn) or lose the whole file, with no checkpoint to help."""
+    (run_dir / CHECKPOINT).unlink()
+    text = (run_dir / INDEX).read_text()
+    if how == "flipped":
+        _flip_line(run_dir, text.count("\n"))
+    elif how == "torn":
+        (run_dir / INDEX).write_text(text[: len(text) - 12])
+    else:
+        (run_dir / INDEX).unlink()
+
+
+@pytest.mark.parametrize("how", ["flipped", "torn", "lost index"])
+def test_a_lost_revive_line_is_rebuilt_from_the_manifest(tmp_path, how):
+    """A bot file changed, then changed back: its first matchup is current again by a ``revive`` line, and
+    the revived run plays nothing, so no chunk file can tell.  Lost with no checkpoint, the folder would show
+    the second version's games under their ids; the manifest names the current matchups."""
+    bot = tmp_path / "simple_copy.py"
+    bot.write_text(SIMPLE_RENAMED)
+    results = tmp_path / "results"
+    first = _play(results, ("random", str(bot))).games  # read now: a result reads the folder as it is
+    bot.write_text(SIMPLE_RENAMED + "# edited: a new identity, a new matchup\n")
+    second = _play(results, ("random", str(bot))).games
+    bot.write_text(SIMPLE_RENAMED)
+    third = _play(results, ("random", str(bot))).games
+    run_dir = results / "s"
+    assert same(third, first) and not same(third, second)  # ids 0..39, not 40..79
+    assert _records(run_dir)[-1]["type"] == "revive"
+    _lose_last_line(run_dir, how)
+
+    store = RunStore(run_dir)
+    assert same(store.games(), first)
+    assert any("its revive line is lost" in f.what for f in store.findings), store.findings
+    cli = CliRunner()
+    found = cli.invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and "--repair rebuilds its revive line from manifest.json" in found.output
+    fixed = cli.invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert fixed.exit_code == 0 and "its revive line rebuilt from manifest.json" in fixed.output, fixed.output
+    assert _records(run_dir)[-1] == {"type": "revive", "id": store.matchups()[0].id}
+    clean = cli.invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert clean.exit_code == 0 and clean.output.startswith("ok:"), clean.output
+    assert same(RunStore(run_dir).games(), first)
+
+
+def test_a_lost_limit_line_is_rebuilt_from_the_manifest(run_dir, reference):
+    """An SPRT stop's ``limit`` line (count only the first chunks) is the other line no chunk file can tell."""
+    _, ref = reference
+    with RunStore.open_for_writing(run_dir) as w:  # what a run that stopped early writes at its end
+        mid = w.matchups()[1].id
+        w.set_limit(mid, 1)
+        w.write_manifest({**w.manifest(), "current": w.current_state()})
+    want = RunStore(run_dir).games()
+    assert len(want) == 3 * GAMES - GAMES // 2
+    _lose_last_line(run_dir, "torn")
+    store = RunStore(run_dir)
+    assert same(store.games(), want)
+    assert any("counts its first 1 chunk(s) in manifest.json" in f.what for f in store.findings), store.findings
+    with RunStore.open_for_writing(run_dir) as w:
+        assert any("its limit line rebuilt from manifest.json" in line for line in w.check(repair=True))
+    assert RunStore(run_dir).check() == [] and same(RunStore(run_dir).games(), want)
+    assert same(RunStore(run_dir).games(), ref[ref["game_id"].isin(want["game_id"])])

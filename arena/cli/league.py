@@ -134,13 +134,23 @@ def serve(
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="Play the games on a Dask cluster: tcp://host:8786.")
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            metavar="NAME",
+            help="A Host name the site answers to besides the loopback names and --host (repeatable): the name "
+            "clients or a reverse proxy use, e.g. league.example.org; '*.example.org'; '*' turns the check off.",
+        ),
+    ] = None,
     play: Annotated[bool, typer.Option("--play/--no-play", help="Run the scheduler (checks and games).")] = True,
 ) -> None:
-    """Serve the league's site and API, and play its games in a background scheduler."""
-    import uvicorn
-
+    """Serve the league's site and API (in the one web app, with the viewer and the play page), and play its
+    games in a background scheduler."""
     from arena.league.core import League
-    from arena.league.web import create_app
+    from arena.web.server import App, allowed_hosts
+    from arena.web.server import serve as serve_app
+    from arena.web.viewer import Games
 
     if workers is not None and scheduler:
         _fail("give --workers or --scheduler, not both")
@@ -151,8 +161,11 @@ def serve(
     if not 0 <= port <= 65535:
         _fail(f"--port {port} is not a port (0..65535)")
     try:
-        League(folder)
-        app_ = create_app(str(folder))
+        hosts = allowed_hosts(host, allowed_host or ())
+    except ValueError as exc:
+        _fail(str(exc))
+    try:
+        league = League(folder)
     except LeagueError as exc:
         _fail(str(exc))
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
@@ -165,9 +178,23 @@ def serve(
             cmd += ["--workers", str(workers or 0)]
         child = _SchedulerProcess(cmd)
         child.start()
-    typer.echo(f"league at http://{host}:{port}/league/ (Ctrl-C stops)", err=True)
+    answers = "any Host" if hosts == ["*"] else "Host " + ", ".join(hosts)
+    typer.echo(f"league '{league.config.name}': answers to {answers} (--allowed-host NAME adds one)", err=True)
     try:
-        uvicorn.run(app_, host=host, port=port, log_level="warning", access_log=False)
+        serve_app(
+            App(games=Games(runs_root=league.dir / "runs")),
+            port,
+            "league/",
+            open_browser=False,
+            echo=lambda line: typer.echo(line, err=True),
+            host=host,
+            league=league.dir,
+            hosts=hosts,
+        )
+    except OSError as exc:
+        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    except LeagueError as exc:
+        _fail(str(exc))
     finally:
         if child is not None:
             child.stop()

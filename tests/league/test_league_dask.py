@@ -1,0 +1,133 @@
+"""``arena league serve --scheduler tcp://...``: a league whose games are played on a real Dask cluster.
+
+A ``dask scheduler`` and one ``dask worker`` process are started here on
+127.0.0.1 (as in tests/run/test_dask.py); the league server plays on them.  The
+field is one house bot, the check plays no games and the pairing two, so a
+submission goes from upload to rated in about 20 s on an idle 2-core machine
+(most of it the sandbox starting the bot, a plain-Python one); the worker's count of executed
+tasks shows the games ran on the cluster, not in the server's own processes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.league.test_league_common import ROOT, Server, add_user, free_port, make_league, wait_for
+
+distributed = pytest.importorskip("distributed")
+
+BIN = Path(sys.executable).parent
+
+#: A bot in plain Python: the sandbox starts it without compiling it (simple's numba kernels take ~10 s more).
+PLAIN_BOT = """\"\"\"Plain Python: passes the upcard, draws from the stock, drops the card leaving least deadwood.\"\"\"
+
+from arena.botkit.lib import discardable, least_deadwood_discard
+from arena.engine.layout import V_HAND
+
+PLAIN = True
+PARAMS = {}
+MEMORY = 1
+
+
+def take_upcard(view, params, memory, rng):
+    return 0
+
+
+def draw(view, params, memory, rng):
+    return 0
+
+
+def big_gin(view, params, memory, rng):
+    return 1
+
+
+def discard(view, params, memory, rng):
+    return least_deadwood_discard(view[V_HAND], discardable(view), rng)[0]
+
+
+def knock(view, params, memory, rng):
+    return 1
+"""
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    dask = shutil.which("dask", path=str(BIN)) or shutil.which("dask")
+    if dask is None:
+        pytest.skip("the dask command is not installed")
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}  # the worker imports this checkout
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    procs = [
+        subprocess.Popen(
+            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"],
+            stdout=open(logs / "scheduler.log", "w"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+            env=env,
+        ),
+        subprocess.Popen(
+            [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1"]
+            + ["--dashboard-address", ":0", "--name", "w0"],
+            stdout=open(logs / "worker.log", "w"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+            env=env,
+        ),
+    ]
+    client = distributed.Client(address, timeout="60s")
+    try:
+        client.wait_for_workers(1, timeout=120)
+        yield address, client
+    finally:
+        client.close()
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+@pytest.mark.slow
+def test_a_league_served_with_scheduler_plays_a_submission_on_dask_and_rates_it(tmp_path, cluster):
+    address, client = cluster
+    folder = make_league(
+        tmp_path / "lg", games_per_pairing=2, chunk_size=2, house_bots=["random"], check_games=0, extra_rounds=0
+    )
+    # The worker imports the arena while the server starts and checks the bot (client.run: not a task).
+    warm = threading.Thread(target=client.run, args=(exec, "import arena.run.worker"), daemon=True)
+    warm.start()
+    token = add_user(folder, "alice")
+    server = Server(folder, play=True, workers=None, extra=["--scheduler", address])
+    try:
+        status, body = server.post_json("/api/submit", {"name": "daskbot", "source": PLAIN_BOT}, token=token)
+        assert status == 202 and body["status"] == "checking", body
+
+        def rated():
+            board = {e["bot"]: e for e in server.get("/api/leaderboard")}
+            e = board.get("daskbot")
+            return e if e and e["status"] == "rated" else None
+
+        try:
+            entry = wait_for(rated, 240, "daskbot rated on the leaderboard")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the server's log: {server.log_text()}") from None
+        assert entry["games"] == 2 and entry["owner"] == "alice"
+        assert entry["rating_low"] < entry["rating"] < entry["rating_high"]
+        pairing = server.get("/api/progress")
+        assert pairing["queued"] == 0 and not pairing["running"]
+    finally:
+        server.stop()
+    warm.join(60)
+    # The pairing was played as a task on the cluster's worker (one chunk of two games).
+    assert sum(client.run(lambda dask_worker: dask_worker.state.executed_count).values()) >= 1

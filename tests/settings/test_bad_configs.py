@@ -1,0 +1,150 @@
+"""Bad input through the real ``arena run``: exit 2, one ``error:`` line naming the culprit, and the finished
+run the config points at left byte for byte as it was.
+
+Every case is a config file (or a command-line override) that names the folder of a finished run, so a
+config that got past its checks and touched the folder would show here.  They run in this process
+(typer's CliRunner): most stop before a bot loads, so the whole table costs about a second.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.cli.main import EXIT_INPUT, app
+
+#: The finished run's config; a case changes some keys (None removes one) and may add tables.
+BASE = {
+    "name": '"done"',
+    "bots": '["random", "simple"]',
+    "games_per_pair": "40",
+    "chunk_size": "20",
+    "seed": "9",
+    "workers": "1",
+}
+
+NOT_A_BOT = "def take_upcard(view, params, memory, rng):\n    return 0\n"  # four functions missing
+SYNTAX_ERROR = "def take_upcard(view, params, memory, rng)\n    return 0\n"
+
+#: id -> (keys changed, extra TOML, command-line options, what the error line must name).
+CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
+    "unknown key": ({"game_per_pair": "40"}, "", [], "unknown key 'game_per_pair' (did you mean 'games_per_pair'"),
+    "name with a slash": ({"name": '"a/b"'}, "", [], "name = 'a/b' is not allowed"),
+    "unknown format": ({"format": '"knockout"'}, "", [], "format = 'knockout' is not allowed"),
+    "one bot": ({"bots": '["random"]'}, "", [], "at least 2 bots for a round-robin"),
+    "a bot twice": ({"bots": '["random", "random"]'}, "", [], "each bot listed once"),
+    "gauntlet without candidate": ({"format": '"gauntlet"'}, "", [], "format = 'gauntlet' needs candidate"),
+    "bad seed": ({"seed": '"sekret"'}, "", [], "seed = 'sekret' is not allowed"),
+    "odd games": ({"games_per_pair": "41"}, "", [], "games_per_pair = 41 and chunk_size = 20 must be even"),
+    "no games": ({"games_per_pair": "0"}, "", [], "games_per_pair = 0 is not allowed"),
+    "negative workers": ({"workers": "-1"}, "", [], "workers = -1 is not allowed"),
+    "chunk of one": ({"chunk_size": "1"}, "", [], "chunk_size = 1 is not allowed"),
+    "yes for a flag": ({"record_hands": '"yes"'}, "", [], "record_hands = 'yes' is not allowed"),
+    "unknown preset": ({"rules": '"standerd"'}, "", [], "standerd"),
+    "rule out of range": ({}, "[rules]\nknock_limit = 11\n", [], "knock_limit"),
+    "unknown rule": ({}, "[rules]\ngin_bonuss = 20\n", [], "gin_bonuss"),
+    "rules file missing": ({"rules": '"no_such_rules.toml"'}, "", [], "no_such_rules.toml"),
+    "sprt the wrong way": ({}, "[sprt]\nelo0 = 5\nelo1 = 0\n", [], "sprt needs elo0 < elo1"),
+    "sprt alpha": ({}, "[sprt]\nalpha = 0.5\n", [], "sprt.alpha = 0.5 is not allowed"),
+    "unknown limit": ({}, "[limits]\ndecision_secs = 1\n", [], "limits has no key 'decision_secs'"),
+    "limit out of range": ({}, "[limits]\nchunk_min_seconds = 0\n", [], "limits.chunk_min_seconds = 0 is not allowed"),
+    "scheduler not an address": ({"scheduler": '"nowhere"'}, "", [], "scheduler = 'nowhere' is not allowed"),
+    "results_dir not text": ({"results_dir": "5"}, "", [], "results_dir = 5 is not allowed"),
+    "unknown bot": ({"bots": '["random", "simpel"]'}, "", [], "unknown bot 'simpel'"),
+    "bot file missing": ({"bots": '["random", "{tmp}/missing.py"]'}, "", [], "missing.py"),
+    "bot file not a bot": ({"bots": '["random", "{tmp}/not_a_bot.py"]'}, "", [], "not a bot: missing function"),
+    "bot file with a syntax error": ({"bots": '["random", "{tmp}/syntax.py"]'}, "", [], "syntax.py"),
+    "variant with an unknown parameter": (
+        {"bots": '["random", "k"]'},
+        '[variants.k]\nbot = "simple"\nknock_att = 3\n',
+        [],
+        "no parameter 'knock_att'",
+    ),
+    "variant without a bot": (
+        {"bots": '["random", "k"]'},
+        "[variants.k]\nknock_at = 3\n",
+        [],
+        "variant 'k' must be a table with bot",
+    ),
+    "another seed on the finished folder": ({"seed": "10"}, "", [], "was played with seed = 9, not 10"),
+    "other rules on the finished folder": ({}, "", ["--set", "knock_limit=5"], "was played under different rules"),
+    "override out of range": ({}, "", ["--set", "knock_limit=99"], "knock_limit"),
+    "negative retry": ({}, "", ["--retry-scheduler", "-1"], "--retry-scheduler -1 is negative"),
+    "results path is a file": ({"results_dir": '"{tmp}/a_file"'}, "", [], "{tmp}/a_file/done: a file is in the way"),
+}
+
+RAW_CASES: dict[str, tuple[str, str]] = {
+    "not TOML": ("bots = [\n", "not valid TOML"),
+    "empty file": ("", "the file is empty"),
+    "no bots": ('name = "done"\nseed = 9\n', "no bots"),
+}
+
+
+def _render(results: Path, tmp: Path, changes: dict[str, str | None], extra: str) -> str:
+    keys = {**BASE, "results_dir": f'"{results}"', **changes}
+    body = "".join(f"{k} = {v}\n" for k, v in keys.items() if v is not None) + extra
+    return body.replace("{tmp}", str(tmp))
+
+
+def _snapshot(run_dir: Path) -> dict[Path, tuple[bytes, int]]:
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    """A finished run that every bad config names (its results folder and name)."""
+    tmp = tmp_path_factory.mktemp("finished")
+    conf = tmp / "good.toml"
+    conf.write_text(_render(tmp / "results", tmp, {}, ""))
+    out = CliRunner().invoke(app, ["run", str(conf), "--quiet", "--no-report"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    return tmp / "results"
+
+
+def _one_error_line(output: str) -> str:
+    assert "Traceback" not in output, output[-3000:]
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, output[-3000:]
+    return errors[0]
+
+
+def _bad_run(finished: Path, tmp_path: Path, body: str, options: list[str]) -> str:
+    (tmp_path / "not_a_bot.py").write_text(NOT_A_BOT)
+    (tmp_path / "syntax.py").write_text(SYNTAX_ERROR)
+    (tmp_path / "a_file").write_text("a file where the results folder goes")
+    conf = tmp_path / "bad.toml"
+    conf.write_text(body)
+    before = _snapshot(finished / "done")
+    out = CliRunner().invoke(app, ["run", str(conf), "--quiet", "--no-report", *options], catch_exceptions=False)
+    assert out.exit_code == EXIT_INPUT, out.output
+    assert _snapshot(finished / "done") == before, "the finished run was touched"
+    line = _one_error_line(out.output)
+    print(f"FAULT | bad config | exit {out.exit_code} | {line}")  # the closing note's table (pytest -rP)
+    return line
+
+
+def test_there_are_at_least_22_distinct_bad_configs():
+    bodies = {(repr(c), e, tuple(o)) for c, e, o, _ in CASES.values()} | {b for b, _ in RAW_CASES.values()}
+    assert len(bodies) == len(CASES) + len(RAW_CASES) >= 22
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_bad_config_is_one_line_exit_2_naming_it_and_the_finished_run_is_untouched(finished, tmp_path, case):
+    changes, extra, options, culprit = CASES[case]
+    line = _bad_run(finished, tmp_path, _render(finished, tmp_path, changes, extra), options)
+    assert culprit.replace("{tmp}", str(tmp_path)) in line, line
+
+
+@pytest.mark.parametrize("case", list(RAW_CASES))
+def test_a_config_file_that_is_no_config_is_one_line_exit_2_naming_the_file(finished, tmp_path, case):
+    body, culprit = RAW_CASES[case]
+    line = _bad_run(finished, tmp_path, body, [])
+    assert culprit in line and str(tmp_path / "bad.toml") in line, line
+
+
+def test_a_missing_config_file_is_one_line_exit_2(tmp_path):
+    out = CliRunner().invoke(app, ["run", str(tmp_path / "nothere.toml"), "--quiet"], catch_exceptions=False)
+    assert out.exit_code == EXIT_INPUT
+    assert f"{tmp_path / 'nothere.toml'}: no such config file" in _one_error_line(out.output)
