@@ -444,9 +444,15 @@ def test_a_signal_to_every_worker_costs_nothing(tmp_path, reference, monkeypatch
         assert len(records.lines) == 2, records.lines
         assert all("was stopped (SIGSTOP) for 1 s" in x and "trying that chunk once more" in x for x in records.lines)
     else:
-        # each dead worker is seen once: the idle one when it is given its next chunk, the other the same
-        # way or, when it died in its chunk, by its end (its chunk is then played again)
-        assert len(records.lines) == 2 and "between chunks" in records.lines[0], records.lines
+        # each dead worker is seen once: an idle one when it is given its next chunk, a busy one by its end
+        # (its chunk is then played again).  Which of the two each worker was depends on how far the driver
+        # had got when the signal came: under a loaded machine (CI's two test processes) both can already
+        # hold their next chunk.  Either way the run must end as if nothing happened.
+        assert len(records.lines) == 2, records.lines
+        assert all(
+            "between chunks" in x and "started another" in x or "trying that chunk once more" in x
+            for x in records.lines
+        ), records.lines
         # SIGTERM runs the driver's inherited handler, which ends a worker with 128 + 15
         how = "exit code 143" if sig == "SIGTERM" else "killed by signal 9"
         assert all(how in x for x in records.lines), records.lines
