@@ -30,8 +30,9 @@ The parts, in the order a decision uses them:
    is to the true hands than uniform guessing.  ``quiet_weight`` (off)
    also discounts hands the opponent could have knocked with: true of
    Simple, but measured to lose games, so it stays at 1.
-2. **Rollouts** (:func:`rollout`).  Both seats draw and discard like the
-   EAAI Simple player, read straight off the state (own hand and the pile
+2. **Rollouts** (:func:`bots.rollout.rollout` with
+   :func:`bots.rollout.monte_carlo_policy`, the kernel the analyzer shares).
+   Both seats draw and discard like the EAAI Simple player, read straight off the state (own hand and the pile
    top only): take a pile card that melds, discard the least deadwood.
    The opponent knocks at the first chance, as Simple does; this bot knocks
    by gin-chasing's schedule (``gin_at`` .. ``knock_at``), as it would
@@ -68,7 +69,6 @@ from numba.core.errors import NumbaWarning
 
 from arena.botkit.lib import (
     discardable,
-    least_deadwood_discard,
     top_beats_stock,
     unseen_cards,
 )
@@ -76,21 +76,9 @@ from arena.botkit.search import rules_of, sample_state_weighted
 from arena.engine._jit import jit
 from arena.engine.cards import lsb
 from arena.engine.layout import (
-    PH_BIG_GIN,
-    PH_DISCARD,
-    PH_DONE,
-    PH_KNOCK,
     R_TARGET,
-    S_CUR,
-    S_HAND,
-    S_JUST_TAKEN,
-    S_PHASE,
-    S_PILE,
-    S_PILE_N,
     S_POINTS,
     S_SIZE,
-    S_STOCK_POS,
-    S_TURN,
     V_HAND,
     V_JUST_TAKEN,
     V_MY_SCORE,
@@ -99,10 +87,11 @@ from arena.engine.layout import (
     V_SEAT,
     V_TOP,
 )
-from arena.engine.melds import best_discard, deadwood, deadwood_after_discards, in_any_meld
+from arena.engine.melds import best_discard, deadwood, deadwood_after_discards
 from arena.engine.rng import next_u64, seed_rng
 from arena.engine.step import apply_action
 from bots import gin_chasing
+from bots.rollout import POLICY_SIZE, monte_carlo_policy, rollout
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {
@@ -149,9 +138,6 @@ _MAX_OPTIONS = 11
 _CHECK_EVERY = 32
 _STOP_Z = 2.0
 _WIN_Z = 3.0
-#: A rollout longer than this many turns is stopped and scored as a dead hand
-#: (two Simple policies can trade the same cards back and forth).
-_ROLLOUT_TURNS = 80
 #: gin-chasing's discard score, used to pick the discards worth searching.
 _GC_SLACK = gin_chasing.PARAMS["slack"]
 _GC_LOOKAHEAD = gin_chasing.PARAMS["lookahead"]
@@ -251,49 +237,6 @@ def hand_value(st, me, need_me, need_opp, game_value):
     return float(gain - loss)
 
 
-# --- the rollout policy: EAAI Simple for both seats, read off the state --------------
-
-
-@jit
-def rollout(st, rules, rng, me, params):
-    """Play the hand in ``st`` to its end with fast policies for both seats.
-
-    Both seats draw and discard like Simple, looking only at their own hand
-    and the pile's top card: take a pile card that melds, discard the least
-    deadwood.  The opponent knocks at the first chance (Simple); seat ``me``
-    knocks by gin-chasing's schedule (:func:`bots.gin_chasing.knock_threshold`
-    with the ``gin_at``.. parameters), because that is how this bot plays
-    on.  A hand that runs past ``_ROLLOUT_TURNS`` more turns is stopped as if
-    dead (no points).
-    """
-    stop = st[S_TURN] + _ROLLOUT_TURNS
-    while st[S_PHASE] != PH_DONE:
-        if st[S_TURN] >= stop:
-            st[S_POINTS] = 0
-            st[S_POINTS + 1] = 0
-            return
-        seat = st[S_CUR]
-        hand = st[S_HAND + seat]
-        phase = st[S_PHASE]
-        if phase == PH_DISCARD:
-            allowed = hand
-            taken = st[S_JUST_TAKEN]
-            if taken >= 0:
-                allowed &= ~(np.int64(1) << taken)
-            action, _ = least_deadwood_discard(hand, allowed, rng)
-        elif phase == PH_KNOCK:
-            action = 1
-            if seat == me and params[_ROLLOUT] > 0:
-                # gin_at .. knock_at are four params in a row, as knock_schedule reads them
-                if deadwood(hand) > gin_chasing.knock_schedule(52 - st[S_STOCK_POS], params, _GIN_AT):
-                    action = 0
-        elif phase == PH_BIG_GIN:
-            action = 1
-        else:  # the upcard or a draw: take the top card if it melds
-            action = 1 if in_any_meld(hand, st[S_PILE + st[S_PILE_N] - 1]) else 0
-        apply_action(st, rules, action)
-
-
 # --- the search ---------------------------------------------------------------------------
 
 
@@ -363,6 +306,7 @@ def best_option(view, params, rng, options, n_options):
     sampled = np.empty(S_SIZE, dtype=np.int64)
     st = np.empty(S_SIZE, dtype=np.int64)
     roll_rng = np.empty(4, dtype=np.uint64)
+    policy = monte_carlo_policy(params[_ROLLOUT], params[_GIN_AT : _GIN_AT + 4], np.empty(POLICY_SIZE))
     gain = np.zeros(n_options)  # sum over deals of (option's value - the default's)
     gain2 = np.zeros(n_options)  # sum of its squares
     n_max = int(params[_SAMPLES])
@@ -387,7 +331,7 @@ def best_option(view, params, rng, options, n_options):
             st[:] = sampled
             apply_action(st, rules, options[k])
             seed_rng(roll_rng, roll_seed)
-            rollout(st, rules, roll_rng, me, params)
+            rollout(st, rules, roll_rng, me, policy)
             v = hand_value(st, me, need_me, need_opp, game_value)
             if k == 0:
                 base = v

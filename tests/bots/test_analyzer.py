@@ -1,16 +1,16 @@
-"""The analyzer bot's rollout: its defaults are monte-carlo's rollout, its other settings are checked."""
+"""The shared rollout kernel (bots/rollout.py): the analysis grades with monte-carlo's policy; the settings work."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from arena.engine.layout import G_SIZE, S_SIZE
+from arena.engine.layout import G_SIZE
 from arena.engine.rng import RNG_WORDS, new_rng, seed_rng
 from arena.engine.rules_array import rules_array
 from arena.engine.step import begin_game, begin_hand, new_state
 from arena.settings.rules import load_rules
-from bots import analyzer
+from bots import analyzer, rollout
 from bots import monte_carlo as mc
 
 RULES = rules_array(load_rules("standard"))
@@ -34,38 +34,85 @@ def play(rollout, st, seed, me, params):
     return st, rng
 
 
-def test_the_default_rollout_is_monte_carlos_move_for_move():
-    # The analysis' numbers (and the README's checks) were measured with monte-carlo's rollout.
-    for seed in range(60):
-        st = dealt(seed)
-        me = seed % 2
-        a, rng_a = play(analyzer.rollout, st, 1000 + seed, me, analyzer.ROLLOUT_PARAMS)
-        m, rng_m = play(mc.rollout, st, 1000 + seed, me, MC_PARAMS)
-        assert a.shape == (S_SIZE,)
-        assert np.array_equal(a, m), seed  # same end state: same moves
-        assert np.array_equal(rng_a, rng_m), seed  # and the same random numbers used
+def policy(**over: float) -> np.ndarray:
+    d = {**rollout.POLICY, **over}
+    return np.array(list(d.values()), dtype=np.float64)
+
+
+def test_the_analysis_rolls_out_with_monte_carlos_policy():
+    # arena analyze grades with the analyzer's defaults; monte-carlo searches with its own rollout settings.
+    # Both are one kernel (bots/rollout.py); the analysis' default policy is monte-carlo's.
+    mc_policy = rollout.monte_carlo_policy(
+        MC_PARAMS[list(mc.PARAMS).index("rollout")],
+        MC_PARAMS[list(mc.PARAMS).index("gin_at") :],
+        np.empty(len(rollout.POLICY)),
+    )
+    assert list(analyzer.PARAMS)[1:] == list(rollout.POLICY)
+    assert np.array_equal(analyzer.ROLLOUT_PARAMS[1:], mc_policy)
+    assert mc_policy[rollout.MY_KNOCK] == 1.0 and mc_policy[rollout.OPP_KNOCK] == 0.0
 
 
 def test_other_rollout_settings_play_other_hands():
-    # Knocking at the first chance and taking any pile card that lowers the deadwood change the games.
-    params = analyzer.ROLLOUT_PARAMS.copy()
-    names = list(analyzer.PARAMS)
-    params[names.index("my_knock")] = 0.0
-    params[names.index("take")] = 1.0
-    params[names.index("safe")] = 1.0
-    differ = sum(
-        not np.array_equal(
-            play(analyzer.rollout, dealt(s), 7 + s, 0, params)[0],
-            play(analyzer.rollout, dealt(s), 7 + s, 0, analyzer.ROLLOUT_PARAMS)[0],
+    # Knocking at the first chance, taking any pile card that lowers the deadwood and safe discards change games.
+    for over in ({"my_knock": 0.0}, {"opp_take": 1.0}, {"my_take": 1.0}, {"opp_safe": 1.0}, {"opp_knock": 1.0}):
+        differ = sum(
+            not np.array_equal(
+                play(rollout.rollout, dealt(s), 7 + s, 0, policy(**over))[0],
+                play(rollout.rollout, dealt(s), 7 + s, 0, policy())[0],
+            )
+            for s in range(60)
         )
-        for s in range(60)
-    )
-    assert differ >= 10
+        assert differ >= 5, over
+
+
+@pytest.mark.parametrize("setting", ["knock", "take", "safe"])
+def test_my_and_opp_settings_apply_to_the_searching_seat_and_to_the_other(setting):
+    # With the knock rules alike for both seats, my_X for seat 0 plays exactly as opp_X when seat 1 searches.
+    even = {"my_knock": 0.0, "opp_knock": 0.0}
+    mine = policy(**{**even, f"my_{setting}": 1.0})
+    theirs = policy(**{**even, f"opp_{setting}": 1.0})
+    changed = 0
+    for s in range(40):
+        a, rng_a = play(rollout.rollout, dealt(s), 3 + s, 0, mine)
+        b, rng_b = play(rollout.rollout, dealt(s), 3 + s, 1, theirs)
+        assert np.array_equal(a, b), (setting, s)
+        assert np.array_equal(rng_a, rng_b), (setting, s)
+        changed += not np.array_equal(a, play(rollout.rollout, dealt(s), 3 + s, 0, policy(**even))[0])
+    assert changed >= 3, setting  # the setting does something
+
+
+def card(rank: int, suit: int) -> int:
+    return suit * 13 + rank - 1
+
+
+def bits(*cards: int) -> np.int64:
+    return np.int64(sum(1 << c for c in cards))
+
+
+def test_a_safe_discard_avoids_the_neighbours_of_shown_cards_within_the_slack():
+    # A-2-3, three 5s, 7-8-9 melded; the king (least deadwood left: 9) sits next to the queen the other seat took.
+    melded = [card(1, 0), card(2, 0), card(3, 0), card(5, 0), card(5, 1), card(5, 2), card(7, 1), card(8, 1)]
+    hand = bits(*melded, card(9, 1), card(13, 3), card(9, 3))
+    shown = bits(card(12, 3))
+    rng = np.empty(RNG_WORDS, dtype=np.uint64)
+    seed_rng(rng, 5)
+    king, nine = card(13, 3), card(9, 3)
+    assert rollout.safe_discard(hand, hand, shown, king, 9, 5.0, rng) == nine  # 10 left: within 5 points
+    assert rollout.safe_discard(hand, hand, shown, king, 9, 0.0, rng) == king  # not within 0
+    assert rollout.safe_discard(hand, hand, np.int64(0), king, 9, 5.0, rng) == king  # nothing shown
 
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("samples", 0.0), ("my_knock", 0.5), ("take", 2.0), ("safe", -1.0), ("safe_slack", -1.0), ("knock_at", 11.0)],
+    [
+        ("samples", 0.0),
+        ("my_knock", 0.5),
+        ("opp_take", 2.0),
+        ("my_safe", -1.0),
+        ("safe_slack", -1.0),
+        ("knock_at", 11.0),
+        ("relax_at", 40.0),
+    ],
 )
 def test_parameters_out_of_range_are_named(key, value):
     d = dict(analyzer.PARAMS)
@@ -76,6 +123,6 @@ def test_parameters_out_of_range_are_named(key, value):
 
 def test_neighbours_are_the_same_rank_and_two_ranks_either_side_in_the_suit():
     c = 13 * 2 + 1  # 2 of hearts
-    got = analyzer.neighbours(np.int64(1) << c)
+    got = rollout.neighbours(np.int64(1) << c)
     want = sum(1 << (13 * s + 1) for s in (0, 1, 3)) + (1 << (13 * 2 + 0)) + (1 << (13 * 2 + 2)) + (1 << (13 * 2 + 3))
     assert got == want
