@@ -34,12 +34,14 @@ from bots.rollout import POLICY, rollout, validate_policy
 
 PARAMS: dict[str, float] = {
     "samples": 128.0,  # deals per decision; every legal option is played on each
+    "refine": 0.0,  # then this many times ``samples`` fresh deals more for the options close to the best ..
+    "refine_z": 2.0,  # .. those within this many standard errors of its paired difference (see refine())
     **POLICY,  # the rollout's settings (bots/rollout.py): monte-carlo's rollout unless a variant sets them
 }
 MEMORY = 1
-_SAMPLES = 0
+_SAMPLES, _REFINE, _REFINE_Z = range(3)
 #: Where the rollout's settings start in the params array (laid out as :data:`bots.rollout.POLICY`).
-_POLICY = 1
+_POLICY = 3
 
 #: The opponent model (see :func:`arena.botkit.search.sample_state_weighted`): monte-carlo's defaults.
 MODEL = np.array(
@@ -57,6 +59,10 @@ def validate_params(d: dict) -> None:
     """Raise ValueError naming the first parameter out of range."""
     if not 1 <= d["samples"] <= 4096:
         raise ValueError(f"samples = {d['samples']} must be between 1 and 4096")
+    if not 0 <= d["refine"] <= 16:
+        raise ValueError(f"refine = {d['refine']} must be between 0 (off) and 16 (times samples)")
+    if not 0 <= d["refine_z"] <= 10:
+        raise ValueError(f"refine_z = {d['refine_z']} must be between 0 and 10 (standard errors)")
     validate_policy(d)
 
 
@@ -102,7 +108,62 @@ def evaluate_with(view, samples, rng, truth, params, options, mean, se, diff_se)
         return n, 0
     values = np.empty((samples, n), dtype=np.float64)
     option_values(view, options, n, samples, rng, params, truth, values)
-    return n, option_stats(values, n, mean, se, diff_se)
+    best = option_stats(values, n, mean, se, diff_se)
+    extra = int(params[_REFINE] * samples)
+    if extra > 0:
+        best = refine(view, extra, params[_REFINE_Z], rng, params, truth, options, n, values, mean, se, diff_se, best)
+    return n, best
+
+
+@jit
+def refine(view, extra, z, rng, params, truth, options, n, values, mean, se, diff_se, best):
+    """Second stage: ``extra`` fresh deals for the options close to the best; return the best after it.
+
+    Close: the best's mean exceeds the option's by at most ``z`` standard
+    errors of their paired difference (the best itself included).  Those
+    options are played on ``extra`` more deals (common random numbers again)
+    and their mean, ``se`` and ``diff_se`` recomputed over all their deals;
+    the others keep their first-stage figures, with ``diff_se`` taken
+    against the new best on the first-stage deals.  The best is the option
+    with the highest mean after that (so a loss is never negative).
+    Clear choices cost nothing more; close ones, where the first stage's
+    noise decides which looks best, get ``extra`` deals more each.
+    """
+    samples = values.shape[0]
+    pos = np.full(n, -1, dtype=np.int64)  # an option's column in the second stage, -1 if not close
+    sub = np.empty(n, dtype=np.int64)
+    m = 0
+    for k in range(n):
+        if mean[best] - mean[k] <= z * diff_se[k]:
+            pos[k] = m
+            sub[m] = options[k]
+            m += 1
+    if m < 2:
+        return best
+    more = np.empty((samples + extra, m), dtype=np.float64)
+    for k in range(n):
+        if pos[k] >= 0:
+            more[:samples, pos[k]] = values[:, k]
+    option_values(view, sub, m, extra, rng, params, truth, more[samples:])
+    sub_mean = np.empty(m)
+    sub_se = np.empty(m)
+    sub_diff = np.empty(m)
+    option_stats(more, m, sub_mean, sub_se, sub_diff)
+    best = 0
+    for k in range(n):
+        if pos[k] >= 0:
+            mean[k] = sub_mean[pos[k]]
+            se[k] = sub_se[pos[k]]
+        if mean[k] > mean[best]:
+            best = k
+    for k in range(n):
+        if pos[k] >= 0 and pos[best] >= 0:
+            diffs = more[:, pos[best]] - more[:, pos[k]]
+        else:
+            diffs = values[:, best] - values[:, k]
+        mu = diffs.mean()
+        diff_se[k] = np.sqrt(max(0.0, (diffs * diffs).mean() - mu * mu) / max(1, diffs.shape[0] - 1))
+    return best
 
 
 @jit

@@ -40,6 +40,7 @@ from arena.engine.layout import (
 from arena.engine.rules_array import rules_array
 from arena.engine.step import build_view, new_state
 from arena.settings.rules import load_rules
+from bots import analyzer
 from bots.analyzer import MAX_OPTIONS, evaluate
 
 RULES = rules_array(load_rules("standard"))
@@ -197,3 +198,44 @@ def test_error_rates_are_mean_losses_with_game_clustered_intervals():
     se = np.sqrt(2 / 1 * ((70 - 100 / 6 * 3) ** 2 + (30 - 100 / 6 * 3) ** 2)) / 6
     assert r.loc[("a", "all"), "ci_high"] - r.loc[("a", "all"), "error_rate"] == pytest.approx(1.959964 * se, rel=1e-4)
     assert list(r.loc["a"].index) == ["draw", "discard", "knock", "all"]
+
+
+def grade_with(st, samples, seed=11, **over):
+    """``(options, mean, se, diff_se, best)`` by :func:`bots.analyzer.evaluate_with` with ``over`` set."""
+    params = dict(analyzer.PARAMS)
+    params.update(over)
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    build_view(st, RULES, int(st[S_CUR]), view)
+    opts = np.zeros(MAX_OPTIONS, dtype=np.int64)
+    mean, se, dse = np.zeros(MAX_OPTIONS), np.zeros(MAX_OPTIONS), np.zeros(MAX_OPTIONS)
+    rng = dec.decision_rng(seed, 0, 0)
+    p = np.array(list(params.values()), dtype=np.float64)
+    n, best = analyzer.evaluate_with(view, samples, rng, np.empty(0, dtype=np.int64), p, opts, mean, se, dse)
+    return opts[:n].copy(), mean[:n].copy(), se[:n].copy(), dse[:n].copy(), int(best)
+
+
+def test_the_second_stage_samples_only_the_options_close_to_the_best():
+    # The two kings are close (equal by symmetry); breaking a made run is far behind: only the close
+    # options get the second stage's deals, so their errors shrink and the others' figures stay as they were.
+    st = position("Kc Kd Ah 2h 3h 5s 6s 7s 8s 9s Ts", "4h 5h 6h 8h 9h Jh Qh 2s 3s Js", "Qs", phase=PH_DISCARD, limit=1)
+    opts, m0, se0, _, b0 = grade_with(st, 64, refine=0.0)
+    opts1, m1, se1, dse1, b1 = grade_with(st, 64, refine=3.0, refine_z=2.0)
+    assert np.array_equal(opts, opts1)
+    kings = [list(opts).index(parse_card(c)) for c in ("Kc", "Kd")]
+    far = [k for k in range(len(opts)) if m0[b0] - m0[k] > 0.2]
+    assert far, m0  # some discards break a run: clearly worse
+    for k in kings:
+        assert se1[k] < 0.75 * se0[k], (se0, se1)  # 256 deals instead of 64: about half the error
+    for k in far:
+        assert m1[k] == m0[k] and se1[k] == se0[k]  # not sampled again
+    assert m1[b1] == m1.max() and dse1[b1] == 0.0  # the best is the highest mean: losses are never negative
+    assert opts1[b1] in parse_cards("Kc Kd")
+
+
+def test_a_clear_choice_costs_no_second_stage():
+    # Passing gin: no option is close to knocking, so the refined grade is the plain one.
+    st = position("4s 5s 6s 8d 8h 8c 2d 3d 4d 5d", "Ac 3c 5c 7c 9c Th Js Qs 2h 4h", "Ts Kc", phase=PH_KNOCK, stock_n=2)
+    plain = grade_with(st, 64, refine=0.0)
+    refined = grade_with(st, 64, refine=3.0)
+    for a, b in zip(plain, refined, strict=True):
+        assert np.array_equal(a, b)

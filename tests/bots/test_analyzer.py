@@ -47,8 +47,8 @@ def test_the_analysis_rolls_out_with_monte_carlos_policy():
         MC_PARAMS[list(mc.PARAMS).index("gin_at") :],
         np.empty(len(rollout.POLICY)),
     )
-    assert list(analyzer.PARAMS)[1:] == list(rollout.POLICY)
-    assert np.array_equal(analyzer.ROLLOUT_PARAMS[1:], mc_policy)
+    assert list(analyzer.PARAMS)[3:] == list(rollout.POLICY)
+    assert np.array_equal(analyzer.ROLLOUT_PARAMS[3:], mc_policy)
     assert mc_policy[rollout.MY_KNOCK] == 1.0 and mc_policy[rollout.OPP_KNOCK] == 0.0
 
 
