@@ -12,7 +12,10 @@ engines' blunder marks.  This module does the same for a finished run:
    toolkit's opponent model (monte-carlo's), plays every option on the same
    deals with the same rollout random numbers (common random numbers), and
    scores each finished hand by the chance of winning the game from the
-   score it leaves (monte-carlo's game-value table).  Per option: the mean
+   score it leaves (monte-carlo's game-value table).  Then the options
+   within ``refine_z`` standard errors of the best are played on
+   ``refine`` times ``samples`` fresh deals more (:func:`bots.analyzer.refine`),
+   so close calls are settled by more than noise.  Per option: the mean
    (the *equity*, a chance of winning the game) and its standard error.
 3. **The loss** of the decision is best minus chosen equity: never negative,
    since the chosen option is one of those compared, and with the standard
@@ -34,7 +37,8 @@ travels with it) and results are taken back in task order.
 
 A note on bias: the best option's mean is the largest of noisy means, so a
 decision whose options are truly equal still shows a small positive loss,
-of the order of its standard error.  ``samples`` trades that floor against
+of the order of its standard error (the second stage shrinks it where it
+matters, among close options).  ``samples`` trades that floor against
 time; ``scripts/bench_analyze.py convergence`` measures how the error rates
 settle as samples grow.
 """
