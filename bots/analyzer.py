@@ -7,9 +7,8 @@ toolkit's opponent model, with the same rollout random numbers (common
 random numbers), scores each finished hand by the chance of winning the game
 from there, plays the options close to the best on ``refine`` times as many
 fresh deals again (:func:`refine`), and plays the option with the highest
-mean.  So it is the
-analyzer turned into a player: if the analyzer's "best" were wrong, this bot
-would lose by it.  Its opponent model (:data:`MODEL`, from monte-carlo's
+mean.  So it is the analyzer turned into a player: if the analyzer's "best"
+were wrong, this bot would lose by it.  Its opponent model (:data:`MODEL`, from monte-carlo's
 ``PARAMS`` defaults) and game-value table (:func:`bots.monte_carlo.hand_value`)
 are monte-carlo's; its rollout is the search bots' shared kernel
 (:func:`bots.rollout.rollout`), whose settings follow ``samples`` in
@@ -24,15 +23,17 @@ rollouts a decision plus ``refine * samples`` for each close option, so it
 is slow (see ``scripts/bench_analyze.py``).
 
 Why the second stage: with ``samples = 128`` alone the bot won 41.3%
-[39.3, 43.4] of 2,080 games against monte-carlo; the hand-over test double
-(monte-carlo with one kind of decision handed to the analyzer) put the loss
-in its draws and discards, and the same bot at 512 samples won about 49% of
-300 games on the same deals where the 128-sample bot won about 40%: the
-choice among close options was decided by noise (the best of 11 noisy
-means).  A rollout opponent that avoids feeding the cards the player took
-(``opp_safe``) made it worse.  Sampling only the close options again buys
-most of 512 samples' strength at a fraction of the cost
-(``/work/notes`` figures are in the README).
+[39.3, 43.4] of 2,080 games against monte-carlo.  A test double
+(monte-carlo handing one kind of decision to the analyzer) put the loss in
+its draws and discards, not its knocks.  On the same 200 duplicate deals
+(seed 11) the 128-sample bot won 36.7% (+-4.6), at 512 samples 48.6% of
+the first 140 pairs (+-5.6), so the choice among close options was
+decided by noise (the best of up to 11 noisy means).  A rollout opponent
+that will not feed the cards the player took (``opp_safe = 1``) did not
+help (35.0% of the first 50 pairs).  The second stage (``refine = 3``)
+won 52.3% of the first 130 pairs (+-5.6) at about twice the cost of 128
+samples, not four times; the README gives the 2,000-game figure.
+
 Every random number comes from the bot's own generator: games replay.
 """
 
