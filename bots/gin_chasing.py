@@ -52,16 +52,24 @@ MEMORY = 1
 _GIN_AT, _RELAX_AT, _RELAX_STEP, _KNOCK_AT, _LOOKAHEAD, _MIDDLE, _SLACK, _DRAW_MARGIN = range(8)
 
 
-def validate_params(d: dict) -> None:
-    """Raise ValueError naming the first parameter out of range."""
+def validate_schedule(d: dict) -> None:
+    """Raise ValueError naming the first of the knock schedule's ``gin_at, relax_at, relax_step, knock_at``
+    out of range (also for the bots that roll out with this schedule)."""
     for key in ("gin_at", "knock_at"):
         if not 0 <= d[key] <= 10:
             raise ValueError(f"{key} = {d[key]} must be between 0 and 10 (deadwood points)")
-    if d["gin_at"] > d["knock_at"]:
-        raise ValueError(f"gin_at = {d['gin_at']} must not exceed knock_at = {d['knock_at']}")
     if not 0 <= d["relax_at"] <= 31:
         raise ValueError(f"relax_at = {d['relax_at']} must be between 0 and 31 (cards in the stock)")
-    for key in ("relax_step", "lookahead", "middle", "slack"):
+    if d["relax_step"] < 0:
+        raise ValueError(f"relax_step = {d['relax_step']} must be >= 0")
+
+
+def validate_params(d: dict) -> None:
+    """Raise ValueError naming the first parameter out of range."""
+    validate_schedule(d)
+    if d["gin_at"] > d["knock_at"]:
+        raise ValueError(f"gin_at = {d['gin_at']} must not exceed knock_at = {d['knock_at']}")
+    for key in ("lookahead", "middle", "slack"):
         if d[key] < 0:
             raise ValueError(f"{key} = {d[key]} must be >= 0")
     if d["lookahead"] > 3:

@@ -167,13 +167,7 @@ def validate_params(d: dict) -> None:
         raise ValueError(f"rollout = {d['rollout']} must be 0 (Simple) or 1 (Simple moves, gin-chasing's knocks)")
     if not 0 <= d["time_ms"] <= 60_000:
         raise ValueError(f"time_ms = {d['time_ms']} must be between 0 (off) and 60000")
-    for key in ("gin_at", "knock_at"):
-        if not 0 <= d[key] <= 10:
-            raise ValueError(f"{key} = {d[key]} must be between 0 and 10 (deadwood points)")
-    if not 0 <= d["relax_at"] <= 31:
-        raise ValueError(f"relax_at = {d['relax_at']} must be between 0 and 31 (cards in the stock)")
-    if d["relax_step"] < 0:
-        raise ValueError(f"relax_step = {d['relax_step']} must be >= 0")
+    gin_chasing.validate_schedule(d)
 
 
 # --- what a hand is worth: the chance of winning the game from a score ------------------

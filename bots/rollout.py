@@ -76,13 +76,7 @@ def validate_policy(d: dict) -> None:
             raise ValueError(f"{key} = {d[key]} must be 0 or 1")
     if d["safe_slack"] < 0:
         raise ValueError(f"safe_slack = {d['safe_slack']} must be >= 0")
-    for key in ("gin_at", "knock_at"):
-        if not 0 <= d[key] <= 10:
-            raise ValueError(f"{key} = {d[key]} must be between 0 and 10 (deadwood points)")
-    if not 0 <= d["relax_at"] <= 31:
-        raise ValueError(f"relax_at = {d['relax_at']} must be between 0 and 31 (cards in the stock)")
-    if d["relax_step"] < 0:
-        raise ValueError(f"relax_step = {d['relax_step']} must be >= 0")
+    gin_chasing.validate_schedule(d)
 
 
 @jit
