@@ -12,23 +12,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from arena.engine import layout as lay
 from arena.engine.cards import mask_of, parse_card, parse_cards
-from arena.engine.layout import (
-    G_SIZE,
-    PH_BIG_GIN,
-    PH_DISCARD,
-    PH_DONE,
-    PH_DRAW,
-    PH_KNOCK,
-    PH_UPCARD_DEALER,
-    PH_UPCARD_NONDEALER,
-    S_DEALER,
-    S_DECK,
-    S_ERROR,
-    S_HAND,
-    S_PHASE,
-    S_SCORE,
-)
+from arena.engine.layout import G_SIZE, S_DEALER, S_DECK, S_ERROR, S_HAND, S_PHASE, S_SCORE
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, deal_from_deck, new_state
@@ -108,15 +94,15 @@ def play_out(
     """Play the dealt hand with one choice per phase (``upcard`` for both upcard offers); every action must
     be legal.  True once the hand is over; False if it is not after ``limit`` actions."""
     by_phase = {
-        PH_UPCARD_NONDEALER: upcard,
-        PH_UPCARD_DEALER: upcard,
-        PH_DRAW: draw,
-        PH_DISCARD: discard,
-        PH_KNOCK: knock,
-        PH_BIG_GIN: big_gin,
+        lay.PH_UPCARD_NONDEALER: upcard,
+        lay.PH_UPCARD_DEALER: upcard,
+        lay.PH_DRAW: draw,
+        lay.PH_DISCARD: discard,
+        lay.PH_KNOCK: knock,
+        lay.PH_BIG_GIN: big_gin,
     }
     for _ in range(limit):
-        if st[S_PHASE] == PH_DONE:
+        if st[S_PHASE] == lay.PH_DONE:
             return True
         act(st, r, by_phase[int(st[S_PHASE])](st))
-    return bool(st[S_PHASE] == PH_DONE)
+    return bool(st[S_PHASE] == lay.PH_DONE)
