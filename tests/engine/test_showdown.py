@@ -238,3 +238,26 @@ def test_attach_puts_each_layoff_on_its_meld_for_display():
     melds = [m("7c 7d 7h"), m("2c 3c 4c"), m("8s 9s Ts")]
     shown = attach(melds, m("7s 5c 6c Js Qs"))
     assert shown == [m("7c 7d 7h 7s"), m("2c 3c 4c 5c 6c"), m("8s 9s Ts Js Qs")]
+
+
+def test_a_chain_whose_first_card_also_completes_a_set_goes_on_the_run():
+    """3c 4c on the knocker's 5c 6c 7c while its 4d 4h 4s wants the 4c: the 4c must go to the run.
+
+    Given to the set, the 4c would leave the 3c with nowhere to go, and a person defending on the
+    web page would be refused the layoffs the automatic showdown itself makes.
+    """
+    st, r = setup(Rules(), "4d 4h 4s 5c 6c 7c Ad As Ah Kd", "3c 4c Qc Qd Qh Qs 2d 2h 2s 8d", "Jh", stock="9h")
+    act(st, r, "pass", "pass", "Kd")  # the knocker: 4d 4h 4s | 5c 6c 7c | Ad As Ah, 9h
+    auto = st.copy()
+    act(auto, r, "knock")
+    assert int(auto[S_LAID_OFF]) == m("3c 4c")
+    knocker = int(st[S_CUR])
+    hk, hd = int(st[S_HAND + knocker]), int(st[S_HAND + 1 - knocker])
+    ks, kr = meld_masks(hk, [parse_cards(x) for x in ("4d 4h 4s", "5c 6c 7c", "Ad As Ah")])
+    ds, dr = meld_masks(hd & ~m("3c 4c"), [parse_cards(x) for x in ("Qc Qd Qh Qs", "2d 2h 2s")])
+    for order in ("4c 3c", "3c 4c"):
+        assert layoff_mask(hd, ks, kr, parse_cards(order)) == m("3c 4c")
+    lay_down(st, r, ks, kr, ds, dr, m("3c 4c"))
+    assert np.array_equal(st, auto)
+    shown = attach([m("4d 4h 4s"), m("5c 6c 7c"), m("Ad As Ah")], m("3c 4c"))
+    assert shown == [m("4d 4h 4s"), m("3c 4c 5c 6c 7c"), m("Ad As Ah")]
