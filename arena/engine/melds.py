@@ -122,6 +122,29 @@ def _build_suit_discard_key() -> np.ndarray:
 SUIT_DISCARD_KEY = _build_suit_discard_key()
 
 
+def _build_suit_drop_tables() -> tuple[np.ndarray, np.ndarray]:
+    """SUIT_DROP_DELTA[m] and SUIT_DROP_TIES[m] for every 13-bit runs-only suit mask m.
+
+    DELTA: the least ``RUN_DEADWOOD[m - card] - RUN_DEADWOOD[m]`` over the
+    cards of m (how the suit's deadwood changes when its best card is
+    dropped); TIES: the 13-bit mask of the cards reaching it.  Empty masks
+    get DELTA ``_KEY_EMPTY_SUIT`` and no ties.  :func:`_remainder_ties`
+    reads a suit whose every card may be dropped from these two tables
+    instead of trying its cards one by one (the meld kernels' hottest loop).
+    """
+    m = np.arange(1 << NUM_RANKS, dtype=np.int64)[:, None]
+    r = np.arange(NUM_RANKS, dtype=np.int64)[None, :]
+    held = (m >> r) & 1 == 1
+    delta = np.where(held, RUN_DEADWOOD[m ^ (1 << r)] - RUN_DEADWOOD[m], _KEY_EMPTY_SUIT)
+    least = delta.min(axis=1)
+    ties = np.where(held & (delta == least[:, None]), np.int64(1) << r, 0).sum(axis=1)
+    return least, ties.astype(np.int64)
+
+
+#: Deadwood change of dropping the best card of a runs-only suit mask, and the cards that do it.
+SUIT_DROP_DELTA, SUIT_DROP_TIES = _build_suit_drop_tables()
+
+
 # --- small helpers ------------------------------------------------------------
 
 
@@ -238,6 +261,31 @@ def deadwood(hand: int) -> int:
     return _deadwood_with_sets(hand, three, c & d & h & s)
 
 
+@kernel
+def deadwood_at_most(hand: int, limit: int) -> bool:
+    """``deadwood(hand) <= limit``, mostly without the set enumeration.
+
+    The engine's two questions after a draw and a discard (big gin: at most
+    0; may the seat knock: at most the knock limit).  A card lying in no
+    window of three held cards of its suit and in no rank held three times
+    is deadwood in every arrangement, so the values of those cards are a
+    lower bound of the deadwood: when it is over ``limit`` the answer is
+    no, whatever the sets do.  Same answers as ``deadwood(hand) <= limit``.
+    """
+    c = hand & SUIT_BITS
+    d = (hand >> 13) & SUIT_BITS
+    h = (hand >> 26) & SUIT_BITS
+    s = (hand >> 39) & SUIT_BITS
+    three = ((c & d) & (h | s)) | ((h & s) & (c | d))
+    if three == 0:
+        return RUN_DEADWOOD[c] + RUN_DEADWOOD[d] + RUN_DEADWOOD[h] + RUN_DEADWOOD[s] <= limit
+    # Cards outside every run window and every set rank: always deadwood.
+    loose = hand & ~_run_cover(hand) & ~_spread(three)
+    if _sum_run_deadwood(loose) > limit:
+        return False
+    return _deadwood_with_sets(hand, three, c & d & h & s) <= limit
+
+
 @helper
 def _deadwood_with_sets(hand: int, three: int, four: int) -> int:
     inter, forced = _split_set_ranks(hand, three)
@@ -325,17 +373,60 @@ def deadwood_after_discards(hand: int, out: np.ndarray) -> int:
     return best
 
 
+@inline
+def _drop_any(x: int, total: int) -> tuple[int, int]:
+    """(least, ties) of dropping any one card of the runs-only remainder x (deadwood ``total``).
+
+    Four look-ups in SUIT_DROP_DELTA / SUIT_DROP_TIES and no branch per
+    suit (an empty suit's delta is huge and its ties empty).
+    """
+    m0 = x & SUIT_BITS
+    m1 = (x >> 13) & SUIT_BITS
+    m2 = (x >> 26) & SUIT_BITS
+    m3 = (x >> 39) & SUIT_BITS
+    d0 = SUIT_DROP_DELTA[m0]
+    d1 = SUIT_DROP_DELTA[m1]
+    d2 = SUIT_DROP_DELTA[m2]
+    d3 = SUIT_DROP_DELTA[m3]
+    low = min(min(d0, d1), min(d2, d3))
+    t = (
+        (SUIT_DROP_TIES[m0] if d0 == low else 0)
+        | ((SUIT_DROP_TIES[m1] << 13) if d1 == low else 0)
+        | ((SUIT_DROP_TIES[m2] << 26) if d2 == low else 0)
+        | ((SUIT_DROP_TIES[m3] << 39) if d3 == low else 0)
+    )
+    return total + low, t
+
+
 @helper
 def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> tuple[int, int]:
     """(best, ties) updated with dropping each card of ``x & allowed`` from the runs-remainder x.
 
     ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`.
+    When every card of x may go (most calls), the four suits come from
+    SUIT_DROP_DELTA / SUIT_DROP_TIES without a branch per suit.
     """
+    if x & allowed == x:
+        v, t = _drop_any(x, total)
+        if v < best:
+            return v, t
+        if v == best:
+            return best, ties | t
+        return best, ties
     for suit in range(NUM_SUITS):
         shift = 13 * suit
         a = ((x & allowed) >> shift) & SUIT_BITS
-        if a:
-            m = (x >> shift) & SUIT_BITS
+        if a == 0:
+            continue
+        m = (x >> shift) & SUIT_BITS
+        if a == m:  # every card of the suit may go: the tables have the answer
+            v = total + SUIT_DROP_DELTA[m]
+            if v < best:
+                best = v
+                ties = SUIT_DROP_TIES[m] << shift
+            elif v == best:
+                ties |= SUIT_DROP_TIES[m] << shift
+        else:
             base = total - RUN_DEADWOOD[m]
             while a:
                 low = a & -a
@@ -386,6 +477,8 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
         return best, ties
     three, four = _set_ranks(hand)
     if three == 0:
+        if allowed == hand:  # the common case: straight-line table look-ups
+            return _drop_any(hand, _sum_run_deadwood(hand))
         return _remainder_ties(hand, _sum_run_deadwood(hand), allowed, best, ties)
     inter, forced = _split_set_ranks(hand, three)
     forced_allowed = forced & allowed

@@ -168,7 +168,7 @@ from arena.engine.layout import (
     V_TURN,
     V_UPCARD,
 )
-from arena.engine.melds import best_arrangement, deadwood, defender_deadwood
+from arena.engine.melds import best_arrangement, deadwood_at_most, defender_deadwood
 from arena.engine.rng import STREAM_FIRST_DEALER, STREAM_HAND, bot_seed, mix_seed, seed_rng, shuffle
 
 DECK_SIZE = 52
@@ -278,7 +278,7 @@ def _take_pile(st, p) -> None:
 @inline
 def _after_draw(st, rules) -> None:
     """After a normal draw: offer big gin when all 11 cards meld, else discard."""
-    if rules[R_BIG_GIN] and deadwood(st[S_HAND + st[S_CUR]]) == 0:
+    if rules[R_BIG_GIN] and deadwood_at_most(st[S_HAND + st[S_CUR]], np.int64(0)):
         st[S_PHASE] = PH_BIG_GIN
     else:
         st[S_PHASE] = PH_DISCARD
@@ -397,7 +397,7 @@ def apply_action(st, rules, action) -> int:
         st[S_DISCARDED + p] |= bit
         st[S_NDISCARDS + p] += 1
         st[S_TURN] += 1
-        if deadwood(st[S_HAND + p]) <= st[S_KNOCK_LIMIT]:
+        if deadwood_at_most(st[S_HAND + p], st[S_KNOCK_LIMIT]):
             st[S_PHASE] = PH_KNOCK
         else:
             end_turn = True
