@@ -122,27 +122,33 @@ def _build_suit_discard_key() -> np.ndarray:
 SUIT_DISCARD_KEY = _build_suit_discard_key()
 
 
-def _build_suit_drop_tables() -> tuple[np.ndarray, np.ndarray]:
-    """SUIT_DROP_DELTA[m] and SUIT_DROP_TIES[m] for every 13-bit runs-only suit mask m.
+#: Fields of a SUIT_DROP entry (see _build_suit_drop).
+_DROP_BIAS = 1 << 10
+_DROP_EMPTY = 1 << 26
+_DROP_DW_SHIFT = 40
 
-    DELTA: the least ``RUN_DEADWOOD[m - card] - RUN_DEADWOOD[m]`` over the
-    cards of m (how the suit's deadwood changes when its best card is
-    dropped); TIES: the 13-bit mask of the cards reaching it.  Empty masks
-    get DELTA ``_KEY_EMPTY_SUIT`` and no ties.  :func:`_remainder_ties`
-    reads a suit whose every card may be dropped from these two tables
-    instead of trying its cards one by one (the meld kernels' hottest loop).
+
+def _build_suit_drop() -> np.ndarray:
+    """SUIT_DROP[m] for every 13-bit runs-only suit mask m, three fields in one int64.
+
+    Bits 0-12: the cards of m whose drop changes the suit's deadwood least
+    (the ties); bits 13-39: that least change ``RUN_DEADWOOD[m - card] -
+    RUN_DEADWOOD[m]`` plus ``_DROP_BIAS`` (``_DROP_EMPTY`` for an empty
+    suit, no ties); bits 40 up: ``RUN_DEADWOOD[m]``.  One look-up per suit
+    gives :func:`_drop_any` the remainder's deadwood and its best drops, so
+    the meld kernels' hottest path reads one 64 KB table, not three.
     """
     m = np.arange(1 << NUM_RANKS, dtype=np.int64)[:, None]
     r = np.arange(NUM_RANKS, dtype=np.int64)[None, :]
     held = (m >> r) & 1 == 1
-    delta = np.where(held, RUN_DEADWOOD[m ^ (1 << r)] - RUN_DEADWOOD[m], _KEY_EMPTY_SUIT)
+    delta = np.where(held, RUN_DEADWOOD[m ^ (1 << r)] - RUN_DEADWOOD[m] + _DROP_BIAS, _DROP_EMPTY)
     least = delta.min(axis=1)
     ties = np.where(held & (delta == least[:, None]), np.int64(1) << r, 0).sum(axis=1)
-    return least, ties.astype(np.int64)
+    return (RUN_DEADWOOD << _DROP_DW_SHIFT) | (least << 13) | ties
 
 
-#: Deadwood change of dropping the best card of a runs-only suit mask, and the cards that do it.
-SUIT_DROP_DELTA, SUIT_DROP_TIES = _build_suit_drop_tables()
+#: Per suit mask: runs-only deadwood, least change from dropping one card, the cards doing it.
+SUIT_DROP = _build_suit_drop()
 
 
 # --- small helpers ------------------------------------------------------------
@@ -374,28 +380,30 @@ def deadwood_after_discards(hand: int, out: np.ndarray) -> int:
 
 
 @inline
-def _drop_any(x: int, total: int) -> tuple[int, int]:
-    """(least, ties) of dropping any one card of the runs-only remainder x (deadwood ``total``).
+def _drop_any(x: int) -> tuple[int, int]:
+    """(least, ties) of dropping any one card of the runs-only remainder x.
 
-    Four look-ups in SUIT_DROP_DELTA / SUIT_DROP_TIES and no branch per
-    suit (an empty suit's delta is huge and its ties empty).
+    ``least`` is the deadwood left (the remainder's own plus the best
+    drop's change), ``ties`` the cards giving it: four SUIT_DROP look-ups
+    and selects, no branch per suit (an empty suit's change is huge and
+    its ties empty).
     """
-    m0 = x & SUIT_BITS
-    m1 = (x >> 13) & SUIT_BITS
-    m2 = (x >> 26) & SUIT_BITS
-    m3 = (x >> 39) & SUIT_BITS
-    d0 = SUIT_DROP_DELTA[m0]
-    d1 = SUIT_DROP_DELTA[m1]
-    d2 = SUIT_DROP_DELTA[m2]
-    d3 = SUIT_DROP_DELTA[m3]
+    e0 = SUIT_DROP[x & SUIT_BITS]
+    e1 = SUIT_DROP[(x >> 13) & SUIT_BITS]
+    e2 = SUIT_DROP[(x >> 26) & SUIT_BITS]
+    e3 = SUIT_DROP[(x >> 39) & SUIT_BITS]
+    field = (1 << (_DROP_DW_SHIFT - 13)) - 1
+    d0 = (e0 >> 13) & field
+    d1 = (e1 >> 13) & field
+    d2 = (e2 >> 13) & field
+    d3 = (e3 >> 13) & field
     low = min(min(d0, d1), min(d2, d3))
-    t = (
-        (SUIT_DROP_TIES[m0] if d0 == low else 0)
-        | ((SUIT_DROP_TIES[m1] << 13) if d1 == low else 0)
-        | ((SUIT_DROP_TIES[m2] << 26) if d2 == low else 0)
-        | ((SUIT_DROP_TIES[m3] << 39) if d3 == low else 0)
-    )
-    return total + low, t
+    t0 = e0 & SUIT_BITS if d0 == low else 0
+    t1 = e1 & SUIT_BITS if d1 == low else 0
+    t2 = e2 & SUIT_BITS if d2 == low else 0
+    t3 = e3 & SUIT_BITS if d3 == low else 0
+    total = (e0 >> _DROP_DW_SHIFT) + (e1 >> _DROP_DW_SHIFT) + (e2 >> _DROP_DW_SHIFT) + (e3 >> _DROP_DW_SHIFT)
+    return total + low - _DROP_BIAS, t0 | (t1 << 13) | (t2 << 26) | (t3 << 39)
 
 
 @helper
@@ -404,28 +412,26 @@ def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> t
 
     ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`.
     When every card of x may go (most calls), the four suits come from
-    SUIT_DROP_DELTA / SUIT_DROP_TIES without a branch per suit.
+    SUIT_DROP without a branch per suit.
     """
-    if x & allowed == x:
-        v, t = _drop_any(x, total)
-        if v < best:
-            return v, t
-        if v == best:
-            return best, ties | t
-        return best, ties
+    if x & allowed == x:  # total is x's runs-only deadwood, which _drop_any reads itself
+        v, t = _drop_any(x)
+        least = min(v, best)  # selects, not branches: which one wins is unpredictable
+        return least, (ties if best == least else 0) | (t if v == least else 0)
     for suit in range(NUM_SUITS):
         shift = 13 * suit
         a = ((x & allowed) >> shift) & SUIT_BITS
         if a == 0:
             continue
         m = (x >> shift) & SUIT_BITS
-        if a == m:  # every card of the suit may go: the tables have the answer
-            v = total + SUIT_DROP_DELTA[m]
+        if a == m:  # every card of the suit may go: the table has the answer
+            e = SUIT_DROP[m]
+            v = total + ((e >> 13) & ((1 << (_DROP_DW_SHIFT - 13)) - 1)) - _DROP_BIAS
             if v < best:
                 best = v
-                ties = SUIT_DROP_TIES[m] << shift
+                ties = (e & SUIT_BITS) << shift
             elif v == best:
-                ties |= SUIT_DROP_TIES[m] << shift
+                ties |= (e & SUIT_BITS) << shift
         else:
             base = total - RUN_DEADWOOD[m]
             while a:
@@ -478,7 +484,7 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     three, four = _set_ranks(hand)
     if three == 0:
         if allowed == hand:  # the common case: straight-line table look-ups
-            return _drop_any(hand, _sum_run_deadwood(hand))
+            return _drop_any(hand)
         return _remainder_ties(hand, _sum_run_deadwood(hand), allowed, best, ties)
     inter, forced = _split_set_ranks(hand, three)
     forced_allowed = forced & allowed
