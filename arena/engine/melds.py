@@ -269,25 +269,27 @@ def deadwood(hand: int) -> int:
 
 @kernel
 def deadwood_at_most(hand: int, limit: int) -> bool:
-    """``deadwood(hand) <= limit``, mostly without the set enumeration.
+    """``deadwood(hand) <= limit``, almost always without the set enumeration.
 
     The engine's two questions after a draw and a discard (big gin: at most
-    0; may the seat knock: at most the knock limit).  A card lying in no
-    window of three held cards of its suit and in no rank held three times
-    is deadwood in every arrangement, so the values of those cards are a
-    lower bound of the deadwood: when it is over ``limit`` the answer is
-    no, whatever the sets do.  Same answers as ``deadwood(hand) <= limit``.
+    0; may the seat knock: at most the knock limit).  Two bounds decide
+    nearly every hand with no branch the processor mispredicts: the
+    runs-only deadwood is an upper bound (no sets is one arrangement), and
+    the values of the *loose* cards, those in no window of three held cards
+    of their suit and in no rank held three times, are a lower bound (they
+    are deadwood in every arrangement; without a set rank the loose cards
+    are exactly the runs-only deadwood).  Only a hand with a set rank whose
+    bounds straddle ``limit`` enumerates.  Same answers as
+    ``deadwood(hand) <= limit``.
     """
     c = hand & SUIT_BITS
     d = (hand >> 13) & SUIT_BITS
     h = (hand >> 26) & SUIT_BITS
     s = (hand >> 39) & SUIT_BITS
+    if RUN_DEADWOOD[c] + RUN_DEADWOOD[d] + RUN_DEADWOOD[h] + RUN_DEADWOOD[s] <= limit:
+        return True
     three = ((c & d) & (h | s)) | ((h & s) & (c | d))
-    if three == 0:
-        return RUN_DEADWOOD[c] + RUN_DEADWOOD[d] + RUN_DEADWOOD[h] + RUN_DEADWOOD[s] <= limit
-    # Cards outside every run window and every set rank: always deadwood.
-    loose = hand & ~_run_cover(hand) & ~_spread(three)
-    if _sum_run_deadwood(loose) > limit:
+    if _sum_run_deadwood(hand & ~_run_cover(hand) & ~_spread(three)) > limit:
         return False
     return _deadwood_with_sets(hand, three, c & d & h & s) <= limit
 
