@@ -412,14 +412,9 @@ def _drop_any(x: int) -> tuple[int, int]:
 def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> tuple[int, int]:
     """(best, ties) updated with dropping each card of ``x & allowed`` from the runs-remainder x.
 
-    ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`.
-    When every card of x may go (most calls), the four suits come from
-    SUIT_DROP without a branch per suit.
+    ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`,
+    which calls this only when some card of x may not go (else :func:`_drop_any` is faster).
     """
-    if x & allowed == x:  # total is x's runs-only deadwood, which _drop_any reads itself
-        v, t = _drop_any(x)
-        least = min(v, best)  # selects, not branches: which one wins is unpredictable
-        return least, (ties if best == least else 0) | (t if v == least else 0)
     for suit in range(NUM_SUITS):
         shift = 13 * suit
         a = ((x & allowed) >> shift) & SUIT_BITS
@@ -493,10 +488,15 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     digits = _ZERO
     while digits >= 0:
         x = hand & ~forced & ~_branch_removal(hand, inter, digits)
-        total = _sum_run_deadwood(x)
-        best, ties = _remainder_ties(x, total, allowed, best, ties)
+        if x & allowed == x:
+            v, t = _drop_any(x)
+            least = min(v, best)  # selects, not branches: which one wins is unpredictable
+            ties = (ties if best == least else 0) | (t if v == least else 0)
+            best = least
+        else:
+            best, ties = _remainder_ties(x, _sum_run_deadwood(x), allowed, best, ties)
         if forced_allowed:
-            best, ties = _forced_ties(hand, forced_allowed, total, best, ties)
+            best, ties = _forced_ties(hand, forced_allowed, _sum_run_deadwood(x), best, ties)
         digits = _next_digits(inter, four, digits)
     return best, ties
 
