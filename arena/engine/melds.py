@@ -399,7 +399,10 @@ def _drop_any(x: int) -> tuple[int, int]:
     d1 = (e1 >> 13) & field
     d2 = (e2 >> 13) & field
     d3 = (e3 >> 13) & field
-    low = min(min(d0, d1), min(d2, d3))
+    # Selects written out (numba's min() would be one more compilation).
+    d01 = d0 if d0 < d1 else d1
+    d23 = d2 if d2 < d3 else d3
+    low = d01 if d01 < d23 else d23
     t0 = e0 & SUIT_BITS if d0 == low else 0
     t1 = e1 & SUIT_BITS if d1 == low else 0
     t2 = e2 & SUIT_BITS if d2 == low else 0
@@ -413,7 +416,8 @@ def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> t
     """(best, ties) updated with dropping each card of ``x & allowed`` from the runs-remainder x.
 
     ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`,
-    which calls this only when some card of x may not go (else :func:`_drop_any` is faster).
+    which calls this only when some card of x may not go or a forced set's card may
+    (else :func:`_drop_any`, branch-free, is faster).
     """
     for suit in range(NUM_SUITS):
         shift = 13 * suit
@@ -479,24 +483,29 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     if allowed == 0:
         return best, ties
     three, four = _set_ranks(hand)
-    if three == 0:
-        if allowed == hand:  # the common case: straight-line table look-ups
-            return _drop_any(hand)
-        return _remainder_ties(hand, _sum_run_deadwood(hand), allowed, best, ties)
-    inter, forced = _split_set_ranks(hand, three)
+    if three == 0 and allowed == hand:  # the common case: straight-line table look-ups
+        return _drop_any(hand)
+    inter = _ZERO
+    forced = _ZERO
+    if three != 0:
+        inter, forced = _split_set_ranks(hand, three)
     forced_allowed = forced & allowed
+    # One pass per set choice (without set ranks: one pass, the odometer
+    # stops at once).  Each inline helper is written once per path: numba
+    # types and lowers every copy again.
     digits = _ZERO
     while digits >= 0:
         x = hand & ~forced & ~_branch_removal(hand, inter, digits)
-        if x & allowed == x:
+        if x & allowed == x and forced_allowed == 0:
             v, t = _drop_any(x)
-            least = min(v, best)  # selects, not branches: which one wins is unpredictable
+            least = v if v < best else best  # selects, not branches: which one wins is unpredictable
             ties = (ties if best == least else 0) | (t if v == least else 0)
             best = least
         else:
-            best, ties = _remainder_ties(x, _sum_run_deadwood(x), allowed, best, ties)
-        if forced_allowed:
-            best, ties = _forced_ties(hand, forced_allowed, _sum_run_deadwood(x), best, ties)
+            total = _sum_run_deadwood(x)
+            best, ties = _remainder_ties(x, total, allowed, best, ties)
+            if forced_allowed:
+                best, ties = _forced_ties(hand, forced_allowed, total, best, ties)
         digits = _next_digits(inter, four, digits)
     return best, ties
 
