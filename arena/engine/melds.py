@@ -126,6 +126,7 @@ SUIT_DISCARD_KEY = _build_suit_discard_key()
 _DROP_BIAS = 1 << 10
 _DROP_EMPTY = 1 << 26
 _DROP_DW_SHIFT = 40
+_DROP_FIELD = (1 << (_DROP_DW_SHIFT - 13)) - 1
 
 
 def _build_suit_drop() -> np.ndarray:
@@ -381,24 +382,23 @@ def deadwood_after_discards(hand: int, out: np.ndarray) -> int:
     return best
 
 
-@inline
-def _drop_any(x: int) -> tuple[int, int]:
-    """(least, ties) of dropping any one card of the runs-only remainder x.
+@helper
+def _drop_any(x: int) -> tuple[int, int, int]:
+    """(least, ties, total) of dropping any one card of the runs-only remainder x.
 
-    ``least`` is the deadwood left (the remainder's own plus the best
-    drop's change), ``ties`` the cards giving it: four SUIT_DROP look-ups
-    and selects, no branch per suit (an empty suit's change is huge and
-    its ties empty).
+    ``least`` is the deadwood left (the remainder's own, ``total``, plus
+    the best drop's change), ``ties`` the cards giving it: four SUIT_DROP
+    look-ups and selects, no branch per suit (an empty suit's change is
+    huge and its ties empty).
     """
     e0 = SUIT_DROP[x & SUIT_BITS]
     e1 = SUIT_DROP[(x >> 13) & SUIT_BITS]
     e2 = SUIT_DROP[(x >> 26) & SUIT_BITS]
     e3 = SUIT_DROP[(x >> 39) & SUIT_BITS]
-    field = (1 << (_DROP_DW_SHIFT - 13)) - 1
-    d0 = (e0 >> 13) & field
-    d1 = (e1 >> 13) & field
-    d2 = (e2 >> 13) & field
-    d3 = (e3 >> 13) & field
+    d0 = (e0 >> 13) & _DROP_FIELD
+    d1 = (e1 >> 13) & _DROP_FIELD
+    d2 = (e2 >> 13) & _DROP_FIELD
+    d3 = (e3 >> 13) & _DROP_FIELD
     # Selects written out (numba's min() would be one more compilation).
     d01 = d0 if d0 < d1 else d1
     d23 = d2 if d2 < d3 else d3
@@ -408,7 +408,7 @@ def _drop_any(x: int) -> tuple[int, int]:
     t2 = e2 & SUIT_BITS if d2 == low else 0
     t3 = e3 & SUIT_BITS if d3 == low else 0
     total = (e0 >> _DROP_DW_SHIFT) + (e1 >> _DROP_DW_SHIFT) + (e2 >> _DROP_DW_SHIFT) + (e3 >> _DROP_DW_SHIFT)
-    return total + low - _DROP_BIAS, t0 | (t1 << 13) | (t2 << 26) | (t3 << 39)
+    return total + low - _DROP_BIAS, t0 | (t1 << 13) | (t2 << 26) | (t3 << 39), total
 
 
 @helper
@@ -416,8 +416,8 @@ def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> t
     """(best, ties) updated with dropping each card of ``x & allowed`` from the runs-remainder x.
 
     ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`,
-    which calls this only when some card of x may not go or a forced set's card may
-    (else :func:`_drop_any`, branch-free, is faster).
+    which calls this only when some card of x may not go (else :func:`_drop_any`,
+    branch-free, is faster).
     """
     for suit in range(NUM_SUITS):
         shift = 13 * suit
@@ -427,7 +427,7 @@ def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> t
         m = (x >> shift) & SUIT_BITS
         if a == m:  # every card of the suit may go: the table has the answer
             e = SUIT_DROP[m]
-            v = total + ((e >> 13) & ((1 << (_DROP_DW_SHIFT - 13)) - 1)) - _DROP_BIAS
+            v = total + ((e >> 13) & _DROP_FIELD) - _DROP_BIAS
             if v < best:
                 best = v
                 ties = (e & SUIT_BITS) << shift
@@ -484,7 +484,8 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
         return best, ties
     three, four = _set_ranks(hand)
     if three == 0 and allowed == hand:  # the common case: straight-line table look-ups
-        return _drop_any(hand)
+        least, ties, _ = _drop_any(hand)
+        return least, ties
     inter = _ZERO
     forced = _ZERO
     if three != 0:
@@ -496,16 +497,16 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     digits = _ZERO
     while digits >= 0:
         x = hand & ~forced & ~_branch_removal(hand, inter, digits)
-        if x & allowed == x and forced_allowed == 0:
-            v, t = _drop_any(x)
+        if x & allowed == x:
+            v, t, total = _drop_any(x)
             least = v if v < best else best  # selects, not branches: which one wins is unpredictable
             ties = (ties if best == least else 0) | (t if v == least else 0)
             best = least
         else:
             total = _sum_run_deadwood(x)
             best, ties = _remainder_ties(x, total, allowed, best, ties)
-            if forced_allowed:
-                best, ties = _forced_ties(hand, forced_allowed, total, best, ties)
+        if forced_allowed:
+            best, ties = _forced_ties(hand, forced_allowed, total, best, ties)
         digits = _next_digits(inter, four, digits)
     return best, ties
 
