@@ -143,10 +143,20 @@ def serve(
             "clients or a reverse proxy use, e.g. league.example.org; '*.example.org'; '*' turns the check off.",
         ),
     ] = None,
-    play: Annotated[bool, typer.Option("--play/--no-play", help="Run the scheduler (checks and games).")] = True,
+    play: Annotated[
+        bool, typer.Option("--play/--no-play", help="Run the scheduler that plays the checks and the games.")
+    ] = True,
+    play_page: Annotated[
+        bool,
+        typer.Option(
+            "--play-page/--no-play-page",
+            help="Also serve /play, the browser game against the built-in bots (off: anyone who reaches the "
+            "site could start games on this server's cores).",
+        ),
+    ] = False,
 ) -> None:
-    """Serve the league's site and API (in the one web app, with the viewer and the play page), and play its
-    games in a background scheduler."""
+    """Serve the league's site and API (in the one web app, with the viewer; the play page with
+    --play-page), and play its games in a background scheduler."""
     from arena.league.core import League
     from arena.web.server import App, allowed_hosts
     from arena.web.server import serve as serve_app
@@ -180,6 +190,7 @@ def serve(
         child.start()
     answers = "any Host" if hosts == ["*"] else "Host " + ", ".join(hosts)
     typer.echo(f"league '{league.config.name}': answers to {answers} (--allowed-host NAME adds one)", err=True)
+    typer.echo("the play page /play: " + ("on" if play_page else "off (--play-page serves it)"), err=True)
     try:
         serve_app(
             App(games=Games(runs_root=league.dir / "runs")),
@@ -190,6 +201,7 @@ def serve(
             host=host,
             league=league.dir,
             hosts=hosts,
+            play=play_page,
         )
     except OSError as exc:
         _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")

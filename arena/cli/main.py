@@ -398,20 +398,18 @@ def _run(
 
 
 def _report_bar(quiet: bool):
-    """A progress bar for the report's pass over the chunks (None when quiet)."""
+    """Progress of the report's pass over the chunks (None when quiet): a bar, or lines in a log."""
     if quiet:
         return None
-    from tqdm import tqdm
+    from arena.run.progress import progress_bar
 
     state: dict = {}
 
     def update(done: int, total: int) -> None:
         bar = state.get("bar")
         if bar is None:
-            bar = state["bar"] = tqdm(
-                total=total, unit="chunk", desc="report", file=sys.stderr, dynamic_ncols=True, leave=False
-            )
-        bar.update(done - bar.n)
+            bar = state["bar"] = progress_bar("report", "chunk", total, leave=False)
+        bar.set(done, total)
         if done >= total:
             bar.close()
 
@@ -799,14 +797,20 @@ def analyze(
 ) -> None:
     """Grade every decision of a bot by rolling out each legal option: error rates, doubtful moves, blunders."""
     from arena.analysis import decisions as dec
+    from arena.run.progress import Progress, progress_bar
 
     errors: tuple[type[Exception], ...] = (dec.AnalysisError, *_user_errors())
     try:
         settings = dec.load_settings(config, samples=samples, seed=seed, perfect=perfect or None)
 
+        bars: list[Progress] = []  # made at the first game graded: nothing shows before a bad option's error
+
         def show(done: int, planned: int) -> None:
-            if not quiet:
-                typer.echo(f"\r{done:,}{f'/{planned:,}' if planned else ''} games graded", nl=False, err=True)
+            if quiet:
+                return
+            if not bars:
+                bars.append(progress_bar("graded", "game", planned or None))
+            bars[0].set(done, planned or None)
 
         res, rows = dec.analyse_run(
             run_dir,
@@ -819,8 +823,8 @@ def analyze(
             scheduler=scheduler,
             progress=show,
         )
-        if not quiet:
-            typer.echo("", err=True)
+        for b in bars:
+            b.close()
         if rows is not None:
             typer.echo(dec.game_text(rows, settings))
         rates = dec.error_rates(dec.read_parts(run_dir, res.table), settings.doubtful, settings.blunder)

@@ -127,10 +127,13 @@ def layoff_mask(defender: int, knock_sets: int, knock_runs: int, laid: Iterable[
             r = c % NUM_RANKS
             below = r > 0 and (run_cover >> (c - 1)) & 1
             above = r < NUM_RANKS - 1 and (run_cover >> (c + 1)) & 1
-            if (spots >> c) & 1:
-                spots &= ~(1 << c)
-            elif below or above:
+            # The run first: a set of three misses one card only, so giving that card to a run takes
+            # no spot another card could fill, and the longer run may take the next card of a chain
+            # (3c 4c on 5c 6c 7c while 4d 4h 4s wants 4c: the 4c must go to the run).
+            if below or above:
                 run_cover |= 1 << c
+            elif (spots >> c) & 1:
+                spots &= ~(1 << c)
             else:
                 continue
             out |= 1 << c
@@ -142,7 +145,19 @@ def layoff_mask(defender: int, knock_sets: int, knock_runs: int, laid: Iterable[
 
 
 def attach(melds: Sequence[int], laid: int) -> list[int]:
-    """For display: each meld mask of ``melds`` with the laid-off cards it received."""
+    """For display: each meld mask of ``melds`` with the laid-off cards it received.
+
+    A card that fits both a set and a run's end is shown on the set, unless a chain then
+    leaves a card with nowhere to go (3c 4c on 5c 6c 7c beside 4d 4h 4s): then on the run,
+    as :func:`layoff_mask` places it.
+    """
+    shown, left = _attach(melds, laid, runs_first=False)
+    if left:
+        shown, _ = _attach(melds, laid, runs_first=True)
+    return shown
+
+
+def _attach(melds: Sequence[int], laid: int, runs_first: bool) -> tuple[list[int], list[int]]:
     out = [int(m) for m in melds]
     left = _cards(int(laid))
     progress = True
@@ -150,19 +165,21 @@ def attach(melds: Sequence[int], laid: int) -> list[int]:
         progress = False
         for c in list(left):
             r, s = c % NUM_RANKS, c // NUM_RANKS
+            runs, sets = [], []
             for i, m in enumerate(out):
                 ranks = {x % NUM_RANKS for x in _cards(m)}
                 suits = {x // NUM_RANKS for x in _cards(m)}
-                is_set = len(ranks) == 1
-                fits = (is_set and ranks == {r}) or (
-                    not is_set and suits == {s} and ((r > 0 and (m >> (c - 1)) & 1) or (r < 12 and (m >> (c + 1)) & 1))
-                )
-                if fits:
-                    out[i] |= 1 << c
-                    left.remove(c)
-                    progress = True
-                    break
-    return out
+                if len(ranks) == 1:
+                    if ranks == {r}:
+                        sets.append(i)
+                elif suits == {s} and ((r > 0 and (m >> (c - 1)) & 1) or (r < 12 and (m >> (c + 1)) & 1)):
+                    runs.append(i)
+            fits = runs + sets if runs_first else sets + runs
+            if fits:
+                out[fits[0]] |= 1 << c
+                left.remove(c)
+                progress = True
+    return out, left
 
 
 def knocker_proposal(st: np.ndarray) -> tuple[int, int, int]:

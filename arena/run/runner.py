@@ -17,7 +17,6 @@ import datetime as dt
 import logging
 import os
 import platform
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from arena.botkit.load import load_bots
 from arena.external import external_of
 from arena.external.wall import hide
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
+from arena.run.progress import progress_bar
 from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses, SchedulerLost
 from arena.run.store import RunStore, StoreError
 from arena.settings.config import ConfigError, TournamentConfig, load_config
@@ -215,36 +215,25 @@ def _rules_toml(rules: Rules) -> str:
 
 
 class _Bar:
-    """Progress in games: a tqdm bar on stderr, a callback, or nothing."""
+    """Progress in games: a bar on stderr (whole lines when it is not a terminal), a callback, or nothing."""
 
     def __init__(self, total: int, done: int, progress: bool | Callable[[int, int], None]):
         self.callback = progress if callable(progress) else None
         self.done, self.total = done, total
-        self.tqdm = None
-        if progress is True:
-            from tqdm import tqdm
-
-            self.tqdm = tqdm(
-                total=total,
-                initial=done,
-                unit="game",
-                unit_scale=True,
-                dynamic_ncols=True,
-                desc="games",
-                file=sys.stderr,
-                smoothing=0.1,
-            )
+        self.bar = (
+            progress_bar("games", "game", total, done, unit_scale=True, smoothing=0.1) if progress is True else None
+        )
 
     def update(self, n: int) -> None:
         self.done += n
-        if self.tqdm is not None:
-            self.tqdm.update(n)
+        if self.bar is not None:
+            self.bar.update(n)
         if self.callback is not None:
             self.callback(self.done, self.total)
 
     def close(self) -> None:
-        if self.tqdm is not None:
-            self.tqdm.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _schedule(cfg: TournamentConfig, client: Any, schedule: Any):

@@ -24,7 +24,7 @@ no-store``.  The Host names the app answers to are the loopback names, plus
 Endpoints (all JSON; errors are ``{"error": "..."}`` with a 4xx code and
 change nothing):
 
-- ``GET /`` the play page, ``GET /view`` the viewer page, ``GET /static/...``;
+- ``GET /`` and ``GET /play`` the play page, ``GET /view`` the viewer page, ``GET /static/...``;
 - ``GET /api/options``: presets (the ``--rules`` one first), targets, bots, rule ranges;
 - ``POST /api/new`` ``{"bot", "preset", "target", "rules"?}``: a new game (its ``session`` id is in the answer);
 - ``GET /api/state``: the person's view of the game;
@@ -35,7 +35,8 @@ change nothing):
 - ``GET /api/game?run=R&game=G``: a recorded game, every step (``GET /view?run=R&game=G`` is its page):
   ``arena view RUN --game ID`` shows the games of RUN (ID without ``?game``); a league, ``runs/rNNN``.
 
-Every play endpoint takes ``?session=ID``; without it, the game used last.
+Every play endpoint takes ``?session=ID``; without it, the game used last.  ``arena league serve`` leaves
+the play page and its endpoints out unless given ``--play-page`` (``create_app(play=False)``: 404s).
 """
 
 from __future__ import annotations
@@ -344,11 +345,19 @@ class Hosts(TrustedHostMiddleware):
         await super().__call__(scope, receive, named)
 
 
-def create_app(state: App, *, league: str | Path | None = None, hosts: Sequence[str] = tuple(ALLOWED_HOSTS)) -> FastAPI:
+def create_app(
+    state: App,
+    *,
+    league: str | Path | None = None,
+    hosts: Sequence[str] = tuple(ALLOWED_HOSTS),
+    play: bool = True,
+) -> FastAPI:
     """The one ASGI app: pages, static files, the play API and the viewer API; with ``league``, the
     league of that folder too (its pages under ``/league/``, its JSON under ``/api/``; ``/`` leads there).
 
-    ``hosts``: the Host names answered (:func:`allowed_hosts`)."""
+    ``hosts``: the Host names answered (:func:`allowed_hosts`).  ``play``: serve the play page (``/play``,
+    and ``/`` without a league) and its API (``/api/options``, ``new``, ``state``, ``act``, ``next``);
+    without it those paths are 404s, as any other unknown path."""
     api = FastAPI(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
     api.state.arena = state
     rule: BodyRule = play_rule
@@ -388,12 +397,8 @@ def create_app(state: App, *, league: str | Path | None = None, hosts: Sequence[
         # a bot that fails: one line to the page, the server goes on
         return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=500)
 
-    def play_page() -> FileResponse:
-        return FileResponse(page_path("play.html"), media_type="text/html; charset=utf-8")
-
-    api.get("/play")(play_page)
-    if league is None:
-        api.get("/")(play_page)
+    if play:
+        _play_routes(api, state, home=league is None)
 
     @api.get("/favicon.ico")
     def favicon() -> Response:
@@ -402,6 +407,26 @@ def create_app(state: App, *, league: str | Path | None = None, hosts: Sequence[
     @api.get("/view")
     def view_page() -> FileResponse:
         return FileResponse(page_path("view.html"), media_type="text/html; charset=utf-8")
+
+    @api.get("/api/game")
+    def recorded(run: str | None = None, game: str | None = None) -> dict[str, Any]:
+        return state.game(run, game)
+
+    api.mount("/static", StaticFiles(directory=STATIC), name="static")
+    api.add_middleware(Guard, rule=rule)
+    api.add_middleware(Hosts, allowed_hosts=list(hosts))
+    return api
+
+
+def _play_routes(api: FastAPI, state: App, *, home: bool) -> None:
+    """The play page (at ``/play``, and at ``/`` when ``home``) and its JSON API."""
+
+    def play_page() -> FileResponse:
+        return FileResponse(page_path("play.html"), media_type="text/html; charset=utf-8")
+
+    api.get("/play")(play_page)
+    if home:
+        api.get("/")(play_page)
 
     @api.get("/api/options")
     def options() -> dict[str, Any]:
@@ -426,15 +451,6 @@ def create_app(state: App, *, league: str | Path | None = None, hosts: Sequence[
         s = state.sessions.get(session)
         s.next_hand()
         return s.view()
-
-    @api.get("/api/game")
-    def recorded(run: str | None = None, game: str | None = None) -> dict[str, Any]:
-        return state.game(run, game)
-
-    api.mount("/static", StaticFiles(directory=STATIC), name="static")
-    api.add_middleware(Guard, rule=rule)
-    api.add_middleware(Hosts, allowed_hosts=list(hosts))
-    return api
 
 
 def allowed_hosts(bind: str, extra: Sequence[str] = ()) -> list[str]:
@@ -487,6 +503,7 @@ class Server:
         *,
         league: str | Path | None = None,
         hosts: Sequence[str] = tuple(ALLOWED_HOSTS),
+        play: bool = True,
     ):
         self.app = app
         self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
@@ -494,7 +511,7 @@ class Server:
         self.sock.bind((host, port))
         self.sock.listen(BACKLOG)
         config = uvicorn.Config(
-            create_app(app, league=league, hosts=hosts),
+            create_app(app, league=league, hosts=hosts, play=play),
             log_level="warning",
             lifespan="off",
             backlog=BACKLOG,
@@ -549,9 +566,11 @@ def serve(
     host: str = "127.0.0.1",
     league: str | Path | None = None,
     hosts: Sequence[str] = tuple(ALLOWED_HOSTS),
+    play: bool = True,
 ) -> None:
-    """Serve until Ctrl-C (or SIGTERM); print the URL and open it when there is a display."""
-    server = Server(app, port, host, league=league, hosts=hosts)
+    """Serve until Ctrl-C (or SIGTERM); print the URL and open it when there is a display.  ``league``,
+    ``hosts`` and ``play``: as :func:`create_app`."""
+    server = Server(app, port, host, league=league, hosts=hosts, play=play)
     url = server.url + path.lstrip("/")
     echo(f"Gin Arena at {url}  (Ctrl-C to stop)")
     if open_browser and can_open_browser():

@@ -226,6 +226,8 @@ def _check(r: dict, run_dir, listener_got) -> None:
     if os.geteuid() == 0:
         assert (f["uid"], f["gid"], f["groups"]) == (DEFAULT_BOT_ID, DEFAULT_BOT_ID, [])
         assert f["cap_bnd"] == "0000000000000000"
+    else:  # a user's own uid, in a user namespace that may make no other (tests/bots/test_wall_as_a_user.py)
+        assert f["uid"] == os.getuid() != 0 and f["gid"] == os.getgid()
     assert "HOME" in f["env_keys"]
     assert not [k for k in f["env_keys"] if "TOKEN" in k or "SECRET" in k or k.startswith("SSH")]
     # Nothing changed on the arena's side.

@@ -11,7 +11,6 @@ from arena.engine.layout import (
     ERR_NOT_IN_HAND,
     ERR_RETAKE,
     ERR_WRONG_PHASE,
-    G_SIZE,
     G_WINNER,
     OUT_BIG_GIN,
     OUT_CAPPED,
@@ -21,7 +20,6 @@ from arena.engine.layout import (
     OUT_UNDERCUT,
     PH_BIG_GIN,
     PH_DISCARD,
-    PH_DONE,
     PH_DRAW,
     PH_KNOCK,
     PH_UPCARD_DEALER,
@@ -47,10 +45,9 @@ from arena.engine.layout import (
     S_TURN,
     S_UPCARD_TAKER,
 )
-from arena.engine.rules_array import rules_array
-from arena.engine.step import begin_game, end_hand, new_state, stock_count
+from arena.engine.step import end_hand, stock_count
 from arena.settings.rules import Rules
-from tests.scripted import act, attempt, setup
+from tests.scripted import act, attempt, new_game, play_out, setup
 
 STD = Rules()
 # Seat 0 deals in these scripts, so seat 1 (the non-dealer) acts first.
@@ -240,23 +237,25 @@ def _play_out_without_knocking(st, r, knock_when_stock_is=-1):
 
     Nobody knocks, except when the stock holds ``knock_when_stock_is`` cards.
     """
-    drawn = -1
-    while st[S_PHASE] != PH_DONE:
-        ph = st[S_PHASE]
-        before = st[S_HAND : S_HAND + 2].copy()
-        if ph in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):
-            act(st, r, "pass")  # after the second pass the non-dealer draws from the stock
-        elif ph == PH_DRAW:
-            act(st, r, "stock")
-        elif ph == PH_DISCARD:
-            act(st, r, drawn)
-        elif ph == PH_KNOCK:
-            act(st, r, "knock" if stock_count(st) == knock_when_stock_is else "no")
-        elif ph == PH_BIG_GIN:
-            act(st, r, "no")
-        gained = int((st[S_HAND] & ~before[0]) | (st[S_HAND + 1] & ~before[1]))
-        if gained:
-            drawn = gained.bit_length() - 1
+    held = [0, 0]  # both hands before the last pass or draw
+
+    def remember(action):
+        def choose(s):
+            held[:] = [int(s[S_HAND]), int(s[S_HAND + 1])]
+            return action
+
+        return choose
+
+    def drawn(s):
+        return ((int(s[S_HAND]) & ~held[0]) | (int(s[S_HAND + 1]) & ~held[1])).bit_length() - 1
+
+    def knock(s):
+        return "knock" if stock_count(s) == knock_when_stock_is else "no"
+
+    over = play_out(
+        st, r, upcard=remember("pass"), draw=remember("stock"), discard=drawn, knock=knock, big_gin=lambda s: "no"
+    )
+    assert over
 
 
 def test_dead_hand_when_stock_reaches_two():
@@ -304,15 +303,6 @@ def test_knock_limit_setting_restricts_knocking():
     assert st[S_PHASE] == PH_KNOCK  # gin is always allowed
 
 
-def _game(rules: Rules):
-    st = new_state()
-    row = np.zeros(G_SIZE, dtype=np.int64)
-    z = np.zeros(4, dtype=np.uint64)
-    m = np.zeros(1)
-    begin_game(st, rules_array(rules), 7, z, z.copy(), m, m.copy(), row)
-    return st, row
-
-
 def _book(st, r, row, outcome, winner, points):
     st[S_OUTCOME] = outcome
     st[S_KNOCKER] = winner if outcome != OUT_UNDERCUT else 1 - winner
@@ -325,9 +315,7 @@ def _book(st, r, row, outcome, winner, points):
     "rule, expected", [("alternate", [1, 0, 0, 1]), ("winner", [0, 0, 0, 1]), ("loser", [1, 1, 1, 0])]
 )
 def test_next_dealer_after_scored_and_dead_hands(rule, expected):
-    rules = Rules(next_dealer=rule)
-    r = rules_array(rules)
-    st, row = _game(rules)
+    st, r, row = new_game(Rules(next_dealer=rule))
     st[S_DEALER] = 0
     dealers = []
     for outcome, winner in [(OUT_KNOCK, 0), (OUT_GIN, 0), (OUT_DEAD, -1), (OUT_UNDERCUT, 1)]:
@@ -338,18 +326,14 @@ def test_next_dealer_after_scored_and_dead_hands(rule, expected):
 
 
 def test_game_ends_when_a_score_reaches_the_target():
-    rules = Rules(target=50)
-    r = rules_array(rules)
-    st, row = _game(rules)
+    st, r, row = new_game(Rules(target=50))
     assert not _book(st, r, row, OUT_KNOCK, 1, 49)
     assert _book(st, r, row, OUT_KNOCK, 1, 1)
     assert row[G_WINNER] == 1 and st[S_SCORE + 1] == 50
 
 
 def test_hand_cap_ends_a_game_without_a_winner():
-    rules = Rules(hand_cap=3)
-    r = rules_array(rules)
-    st, row = _game(rules)
+    st, r, row = new_game(Rules(hand_cap=3))
     assert not _book(st, r, row, OUT_DEAD, -1, 0)
     assert not _book(st, r, row, OUT_DEAD, -1, 0)
     assert _book(st, r, row, OUT_DEAD, -1, 0)

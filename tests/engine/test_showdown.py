@@ -8,6 +8,8 @@ chosen, chained layoffs, and every illegal choice refused with one line and no c
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -19,10 +21,7 @@ from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
     PH_DONE,
-    PH_DRAW,
     PH_KNOCK,
-    PH_UPCARD_DEALER,
-    PH_UPCARD_NONDEALER,
     S_CUR,
     S_DEADWOOD,
     S_DEF_RUNS,
@@ -38,7 +37,6 @@ from arena.engine.layout import (
 )
 from arena.engine.melds import best_discard
 from arena.engine.rng import RNG_WORDS
-from arena.engine.rules_array import rules_array
 from arena.engine.showdown import (
     ArrangementError,
     attach,
@@ -48,9 +46,9 @@ from arena.engine.showdown import (
     layoff_mask,
     meld_masks,
 )
-from arena.engine.step import apply_action, begin_game, begin_hand, new_state
+from arena.engine.step import apply_action, begin_hand
 from arena.settings.rules import Rules, load_rules
-from tests.scripted import act, setup
+from tests.scripted import act, new_game, play_out, setup
 
 
 def c(text: str) -> int:
@@ -63,25 +61,33 @@ def m(text: str) -> int:
 
 def knock_positions(rules: Rules, games: int):
     """States at a knock or big-gin decision, from greedy play (draw, discard the least deadwood)."""
-    r = rules_array(rules)
-    rng = np.zeros(RNG_WORDS, dtype=np.uint64)
-    z = np.zeros(RNG_WORDS, dtype=np.uint64)
     for seed in range(games):
-        st = new_state()
-        begin_game(st, r, seed, z.copy(), z.copy(), np.zeros(1), np.zeros(1), np.zeros(64, dtype=np.int64))
-        begin_hand(st, r, seed, rng)
-        for turn in range(80):
-            ph = int(st[S_PHASE])
-            if ph in (PH_KNOCK, PH_BIG_GIN):
-                yield st.copy(), r
-                apply_action(st, r, 0)
-            elif ph in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER, PH_DRAW):
-                apply_action(st, r, (seed + turn) % 2)  # pass/take and stock/pile, mixed
-            elif ph == PH_DISCARD:
-                card, _ = best_discard(int(st[S_HAND + int(st[S_CUR])]), int(st[S_JUST_TAKEN]))
-                apply_action(st, r, card)
-            else:
-                break
+        yield from _knock_positions(rules, seed)
+
+
+def _knock_positions(rules: Rules, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Hand 1 of game ``seed`` for at most 80 actions: action number ``i`` of an upcard offer or a draw is
+    ``(seed + i) % 2`` (pass/take and stock/pile, mixed), a discard leaves the least deadwood, every knock and
+    big gin is declined (each one's state kept)."""
+    st, r, _ = new_game(rules, seed)
+    begin_hand(st, r, seed, np.zeros(RNG_WORDS, dtype=np.uint64))
+    found = []
+    actions = itertools.count()
+
+    def mixed(s):
+        return (seed + next(actions)) % 2
+
+    def least_deadwood(s):
+        next(actions)
+        return best_discard(int(s[S_HAND + int(s[S_CUR])]), int(s[S_JUST_TAKEN]))[0]
+
+    def decline(s):
+        next(actions)
+        found.append((s.copy(), r))
+        return 0
+
+    play_out(st, r, upcard=mixed, draw=mixed, discard=least_deadwood, knock=decline, big_gin=decline, limit=80)
+    return found
 
 
 @pytest.mark.parametrize("preset", ["standard", "oklahoma"])
@@ -232,3 +238,26 @@ def test_attach_puts_each_layoff_on_its_meld_for_display():
     melds = [m("7c 7d 7h"), m("2c 3c 4c"), m("8s 9s Ts")]
     shown = attach(melds, m("7s 5c 6c Js Qs"))
     assert shown == [m("7c 7d 7h 7s"), m("2c 3c 4c 5c 6c"), m("8s 9s Ts Js Qs")]
+
+
+def test_a_chain_whose_first_card_also_completes_a_set_goes_on_the_run():
+    """3c 4c on the knocker's 5c 6c 7c while its 4d 4h 4s wants the 4c: the 4c must go to the run.
+
+    Given to the set, the 4c would leave the 3c with nowhere to go, and a person defending on the
+    web page would be refused the layoffs the automatic showdown itself makes.
+    """
+    st, r = setup(Rules(), "4d 4h 4s 5c 6c 7c Ad As Ah Kd", "3c 4c Qc Qd Qh Qs 2d 2h 2s 8d", "Jh", stock="9h")
+    act(st, r, "pass", "pass", "Kd")  # the knocker: 4d 4h 4s | 5c 6c 7c | Ad As Ah, 9h
+    auto = st.copy()
+    act(auto, r, "knock")
+    assert int(auto[S_LAID_OFF]) == m("3c 4c")
+    knocker = int(st[S_CUR])
+    hk, hd = int(st[S_HAND + knocker]), int(st[S_HAND + 1 - knocker])
+    ks, kr = meld_masks(hk, [parse_cards(x) for x in ("4d 4h 4s", "5c 6c 7c", "Ad As Ah")])
+    ds, dr = meld_masks(hd & ~m("3c 4c"), [parse_cards(x) for x in ("Qc Qd Qh Qs", "2d 2h 2s")])
+    for order in ("4c 3c", "3c 4c"):
+        assert layoff_mask(hd, ks, kr, parse_cards(order)) == m("3c 4c")
+    lay_down(st, r, ks, kr, ds, dr, m("3c 4c"))
+    assert np.array_equal(st, auto)
+    shown = attach([m("4d 4h 4s"), m("5c 6c 7c"), m("Ad As Ah")], m("3c 4c"))
+    assert shown == [m("4d 4h 4s"), m("3c 4c 5c 6c 7c"), m("Ad As Ah")]

@@ -1,9 +1,7 @@
 """The play and viewer pages in a real browser: Playwright for Python driving Debian's Chromium.
 
-Needs ``/usr/bin/chromium`` (``apt-get install chromium``) and the Python
-package ``playwright`` (in the ``[test]`` extra; never ``playwright install``).
-Where ``CI=true`` a missing browser fails the test; elsewhere it skips and
-says how to install it.  Screenshots go to ``$ARENA_SCREENSHOTS`` when set,
+The browser is the ``browser`` fixture (tests/conftest.py, tests/browser.py:
+what it needs, and how a missing one skips or fails).  Screenshots go to ``$ARENA_SCREENSHOTS`` when set,
 else to the test's tmp folder.
 
 Exact situations (a knock, a defence) are set up on the server: the test
@@ -25,8 +23,6 @@ from arena.engine.showdown import knocker_proposal
 from arena.web.server import App, Server
 from tests.scripted import encode, setup
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
 PHONE = {"width": 390, "height": 844}
 DESK = {"width": 1200, "height": 860}
@@ -35,32 +31,6 @@ DESK = {"width": 1200, "height": 860}
 # after drawing Ad and discarding Kh; the defender can lay off 7s, the chain 5c 6c, and the chain Js Qs.
 KNOCKER = "7c 7d 7h 2c 3c 4c 8s 9s Ts Kh"
 DEFENDER = "7s 5c 6c Js Qs 2h 3h Kd Qd 4d"
-
-
-def _need_browser():
-    missing = []
-    if not Path(CHROMIUM).exists():
-        missing.append(f"{CHROMIUM} (apt-get update && apt-get install -y chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        missing.append("the playwright Python package (pip install -e '.[test]'; never `playwright install`)")
-    if missing:
-        msg = "browser tests need " + " and ".join(missing)
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg + " (CI=true: the browser must be there)")
-        pytest.skip(msg)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    _need_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

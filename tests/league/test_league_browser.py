@@ -3,43 +3,23 @@
 Log in with a token, submit a bot through the page (file input), watch it
 checked and then rated on the user page and the live leaderboard, open its
 page and follow one of its recent games to the viewer (the one web app serves
-both): the viewer shows the game the link names, a game of this bot.
+both): the viewer shows the game the link names, a game of this bot.  The browser is the
+``browser`` fixture (tests/conftest.py, tests/browser.py).
 """
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_league
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-
-
-def _need_browser():
-    missing = []
-    if not Path(CHROMIUM).exists():
-        missing.append(f"{CHROMIUM} (apt-get update && apt-get install -y chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        missing.append("the playwright Python package (pip install -e '.[test]'; never `playwright install`)")
-    if missing:
-        msg = "browser tests need " + " and ".join(missing)
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg + " (CI=true: the browser must be there)")
-        pytest.skip(msg)
-
 
 @pytest.mark.slow
-def test_login_submit_checked_rated_and_game_link(tmp_path):
-    _need_browser()
-    from playwright.sync_api import expect, sync_playwright
+def test_login_submit_checked_rated_and_game_link(tmp_path, browser):
+    from playwright.sync_api import expect
 
     from arena.run.store import RunStore
 
@@ -49,52 +29,49 @@ def test_login_submit_checked_rated_and_game_link(tmp_path):
     bot_file.write_text(SIMPLE_COPY)
     server = Server(folder, play=True, workers=1)
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(server.url + "/league/login")
-            page.fill("#token", token)
-            page.click("#login")
-            expect(page).to_have_url(re.compile(r"/league/user/alice$"))
-            cookies = {c["name"]: c for c in page.context.cookies()}
-            assert cookies["league_session"]["httpOnly"] and cookies["league_session"]["sameSite"] == "Strict"
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(server.url + "/league/login")
+        page.fill("#token", token)
+        page.click("#login")
+        expect(page).to_have_url(re.compile(r"/league/user/alice$"))
+        cookies = {c["name"]: c for c in page.context.cookies()}
+        assert cookies["league_session"]["httpOnly"] and cookies["league_session"]["sameSite"] == "Strict"
 
-            page.goto(server.url + "/league/submit")
-            page.set_input_files("#file", str(bot_file))
-            expect(page.locator("#name")).to_have_value("pagebot")  # filled from the file's name
-            expect(page.locator("#source")).to_have_value(re.compile("SimpleGinRummyPlayer"))
-            page.click("#send")
-            expect(page).to_have_url(re.compile(r"/league/user/alice$"))
-            status = page.locator("#versions td.status").first
-            expect(status).to_have_text(re.compile("checking|playing|rated"))
-            expect(status).to_have_text(re.compile("playing|rated"), timeout=420_000)  # checked
-            expect(status).to_have_text("rated", timeout=420_000)  # every pairing of round 0 played
+        page.goto(server.url + "/league/submit")
+        page.set_input_files("#file", str(bot_file))
+        expect(page.locator("#name")).to_have_value("pagebot")  # filled from the file's name
+        expect(page.locator("#source")).to_have_value(re.compile("SimpleGinRummyPlayer"))
+        page.click("#send")
+        expect(page).to_have_url(re.compile(r"/league/user/alice$"))
+        status = page.locator("#versions td.status").first
+        expect(status).to_have_text(re.compile("checking|playing|rated"))
+        expect(status).to_have_text(re.compile("playing|rated"), timeout=420_000)  # checked
+        expect(status).to_have_text("rated", timeout=420_000)  # every pairing of round 0 played
 
-            page.goto(server.url + "/league/")
-            row = page.locator("#board tbody tr", has_text="pagebot")
-            expect(row).to_have_count(1)
-            expect(row.locator("td").nth(6)).to_have_text("40", timeout=60_000)  # 20 games x 2 house bots
-            row.locator("a").first.click()
-            expect(page).to_have_url(re.compile(r"/league/bot/pagebot$"))
-            link = page.locator("a.game").first
-            href = link.get_attribute("href")
-            q = parse_qs(urlparse(href).query)
-            assert urlparse(href).path == "/view" and re.fullmatch(r"r\d{3}", q["run"][0])
-            game_id = int(q["game"][0])
-            store = RunStore(folder / "runs" / q["run"][0])
-            g = store.game(game_id)
-            assert "pagebot-v1" in (g["bot_a"], g["bot_b"])
-            link.click()  # the viewer opens on that game
-            expect(page).to_have_url(re.compile(r"/view\?run=r\d{3}&game=\d+$"))
-            expect(page.locator("#title")).to_have_text(re.compile(rf"^{q['run'][0]}: game {game_id} "))
-            expect(page.locator("#title")).to_contain_text("pagebot-v1")
-            expect(page.locator("#check")).to_contain_text("the replay reproduces")
-            expect(page.locator("#h0 .card").first).to_be_visible()
-            page.keyboard.press("End")
-            expect(page.locator("#pos")).to_have_text(re.compile(r"step (\d+) of \1$"))
-            assert not errors, errors
-            browser.close()
+        page.goto(server.url + "/league/")
+        row = page.locator("#board tbody tr", has_text="pagebot")
+        expect(row).to_have_count(1)
+        expect(row.locator("td").nth(6)).to_have_text("40", timeout=60_000)  # 20 games x 2 house bots
+        row.locator("a").first.click()
+        expect(page).to_have_url(re.compile(r"/league/bot/pagebot$"))
+        link = page.locator("a.game").first
+        href = link.get_attribute("href")
+        q = parse_qs(urlparse(href).query)
+        assert urlparse(href).path == "/view" and re.fullmatch(r"r\d{3}", q["run"][0])
+        game_id = int(q["game"][0])
+        store = RunStore(folder / "runs" / q["run"][0])
+        g = store.game(game_id)
+        assert "pagebot-v1" in (g["bot_a"], g["bot_b"])
+        link.click()  # the viewer opens on that game
+        expect(page).to_have_url(re.compile(r"/view\?run=r\d{3}&game=\d+$"))
+        expect(page.locator("#title")).to_have_text(re.compile(rf"^{q['run'][0]}: game {game_id} "))
+        expect(page.locator("#title")).to_contain_text("pagebot-v1")
+        expect(page.locator("#check")).to_contain_text("the replay reproduces")
+        expect(page.locator("#h0 .card").first).to_be_visible()
+        page.keyboard.press("End")
+        expect(page.locator("#pos")).to_have_text(re.compile(r"step (\d+) of \1$"))
+        assert not errors, errors
     finally:
         server.stop()

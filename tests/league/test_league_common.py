@@ -57,9 +57,19 @@ def add_user(folder: Path, name: str, organizer: bool = False) -> str:
 
 
 class Server:
-    """``arena league serve`` in its own session (so a test can SIGKILL it like a crash)."""
+    """``arena league serve`` in its own session (so a test can SIGKILL it like a crash).
 
-    def __init__(self, folder: Path, *, play: bool = True, workers: int | None = 1, extra: list[str] | None = None):
+    ``play``: run the scheduler (else ``--no-play``); ``play_page``: serve /play (``--play-page``)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        play: bool = True,
+        play_page: bool = False,
+        workers: int | None = 1,
+        extra: list[str] | None = None,
+    ):
         self.folder = folder
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -69,6 +79,8 @@ class Server:
             args += ["--workers", str(workers)]
         if not play:
             args.append("--no-play")
+        if play_page:
+            args.append("--play-page")
         args += extra or []
         self.proc = subprocess.Popen(
             [*ARENA, *args],

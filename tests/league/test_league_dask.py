@@ -1,7 +1,7 @@
 """``arena league serve --scheduler tcp://...``: a league whose games are played on a real Dask cluster.
 
 A ``dask scheduler`` and one ``dask worker`` process are started here on
-127.0.0.1 (as in tests/run/test_dask.py); the league server plays on them.  The
+127.0.0.1 (tests/dask_cluster.py); the league server plays on them.  The
 field is one house bot, the check plays no games and the pairing two, so a
 submission goes from upload to rated in about 20 s on an idle 2-core machine
 (most of it the sandbox starting the bot, a plain-Python one); the worker's count of executed
@@ -10,20 +10,14 @@ tasks shows the games ran on the cluster, not in the server's own processes.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 
-from tests.league.test_league_common import ROOT, Server, add_user, free_port, make_league, wait_for
+from tests.dask_cluster import dask_cluster
+from tests.league.test_league_common import Server, add_user, make_league, wait_for
 
 distributed = pytest.importorskip("distributed")
-
-BIN = Path(sys.executable).parent
 
 #: A bot in plain Python: the sandbox starts it without compiling it (simple's numba kernels take ~10 s more).
 PLAIN_BOT = """\"\"\"Plain Python: passes the upcard, draws from the stock, drops the card leaving least deadwood.\"\"\"
@@ -59,43 +53,8 @@ def knock(view, params, memory, rng):
 
 @pytest.fixture
 def cluster(tmp_path):
-    dask = shutil.which("dask", path=str(BIN)) or shutil.which("dask")
-    if dask is None:
-        pytest.skip("the dask command is not installed")
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}  # the worker imports this checkout
-    logs = tmp_path / "dask-logs"
-    logs.mkdir()
-    procs = [
-        subprocess.Popen(
-            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"],
-            stdout=open(logs / "scheduler.log", "w"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
-            env=env,
-        ),
-        subprocess.Popen(
-            [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1"]
-            + ["--dashboard-address", ":0", "--name", "w0"],
-            stdout=open(logs / "worker.log", "w"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
-            env=env,
-        ),
-    ]
-    client = distributed.Client(address, timeout="60s")
-    try:
-        client.wait_for_workers(1, timeout=120)
-        yield address, client
-    finally:
-        client.close()
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+    with dask_cluster(tmp_path / "dask-logs") as c, distributed.Client(c.address, timeout="60s") as client:
+        yield c.address, client
 
 
 @pytest.mark.slow

@@ -22,7 +22,8 @@ from tests.league.test_league_common import add_user, arena, make_league
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory):
-    """A league of two house bots whose one pairing is played (20 games in runs/r000), served by the one app."""
+    """A league of two house bots whose one pairing is played (20 games in runs/r000), served by the one app
+    with the play page (``arena league serve --play-page``)."""
     tmp = tmp_path_factory.mktemp("one-app")
     lg = League.init(
         tmp / "lg",
@@ -31,7 +32,7 @@ def played(tmp_path_factory):
     s = Scheduler(lg, workers=1)
     while s.step():
         pass
-    srv = Server(App(games=Games(runs_root=lg.dir / "runs")), port=0, league=lg.dir).start()
+    srv = Server(App(games=Games(runs_root=lg.dir / "runs")), port=0, league=lg.dir, play=True).start()
     yield srv, lg
     srv.stop()
 
@@ -204,5 +205,46 @@ def test_a_served_league_answers_to_its_allowed_hosts_on_every_interface_and_beh
     try:
         assert _host_status(server.url + "/api/leaderboard", "league.example.org")[0] == 400
         assert _host_status(server.url + "/api/leaderboard", "localhost")[0] == 200
+    finally:
+        server.stop()
+
+
+#: The play page and every endpoint of its API, as a browser calls them.
+PLAY_PATHS = [
+    ("GET", "/play", None),
+    ("GET", "/api/options", None),
+    ("POST", "/api/new", {"bot": "random", "target": 50}),
+    ("GET", "/api/state", None),
+    ("POST", "/api/act", {"action": "pass"}),
+    ("POST", "/api/next", {}),
+]
+
+
+def test_a_served_league_has_no_play_page_unless_given_play_page(tmp_path):
+    """Off by default: on a league's public site, anyone could otherwise start games against the built-in bots on
+    the server's cores.  Off, /play and its API are 404s like any unknown path, and the rest of the site stays."""
+    folder = make_league(tmp_path / "lg")
+    server = LeagueServer(folder, play=False)
+    try:
+        for method, path, obj in PLAY_PATHS:
+            body = None if obj is None else json.dumps(obj).encode()
+            status, _, answer = server.request(method, path, body, headers={"Content-Type": "application/json"})
+            assert status == 404 and error(answer) == f"no page {path}", (method, path, status, answer[:200])
+        assert server.request("GET", "/league/")[0] == 200
+        assert server.request("GET", "/view")[0] == 200  # the viewer, which the bot pages link to, stays
+        assert server.request("GET", "/")[2] == b"" and server.request("GET", "/")[0] == 307  # to /league/
+        assert "the play page /play: off (--play-page serves it)" in server.log_text()
+    finally:
+        server.stop()
+    server = LeagueServer(folder, play=False, play_page=True)
+    try:
+        status, _, page = server.request("GET", "/play")
+        assert status == 200 and b"/api/options" in page
+        assert {"random", "simple"} <= set(server.get("/api/options")["bots"])
+        status, game = server.post_json("/api/new", {"bot": "random", "target": 50})
+        assert status == 200 and game["session"], game
+        assert server.get(f"/api/state?session={game['session']}")["session"] == game["session"]
+        assert server.request("GET", "/")[0] == 307  # a league's home is still its leaderboard
+        assert "the play page /play: on" in server.log_text()
     finally:
         server.stop()

@@ -1,5 +1,5 @@
 """Runs on Dask: the same games as local processes, on a LocalCluster and on a real
-``dask scheduler`` with two ``dask worker`` processes started here on 127.0.0.1;
+``dask scheduler`` with two ``dask worker`` processes on 127.0.0.1 (tests/dask_cluster.py);
 a worker killed mid-run changes nothing; a scheduler killed mid-run ends the run
 in one line with exit code 3, its stored chunks kept, and ``--retry-scheduler``
 waits for a new one."""
@@ -7,13 +7,12 @@ waits for a new one."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,9 +21,8 @@ distributed = pytest.importorskip("distributed")
 
 from arena.run import run_tournament  # noqa: E402
 from arena.settings.config import TournamentConfig  # noqa: E402
+from tests.dask_cluster import Cluster, dask_cluster  # noqa: E402
 from tests.tables import canonical  # noqa: E402
-
-BIN = Path(sys.executable).parent
 
 
 def cfg(tmp_path: Path, **kw) -> TournamentConfig:
@@ -47,67 +45,14 @@ def local_games(tmp_path_factory):
     return canonical(run_tournament(cfg(tmp), progress=False).games)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A real scheduler and two single-thread workers as separate processes on 127.0.0.1."""
-    dask = shutil.which("dask", path=str(BIN)) or shutil.which("dask")
-    if dask is None:
-        pytest.skip("the dask command is not installed")
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    logs = tmp_path_factory.mktemp("dask-logs")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    procs = [
-        subprocess.Popen(
-            [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"],
-            stdout=open(logs / "scheduler.log", "w"),
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    ]
-    workers = []
-    for i in range(2):
-        w = subprocess.Popen(
-            [
-                dask,
-                "worker",
-                address,
-                "--nthreads",
-                "1",
-                "--no-nanny",
-                "--host",
-                "127.0.0.1",
-                "--dashboard-address",
-                ":0",
-                "--name",
-                f"w{i}",
-            ],
-            stdout=open(logs / f"worker{i}.log", "w"),
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        procs.append(w)
-        workers.append(w)
-    client = distributed.Client(address, timeout="60s")
-    try:
-        client.wait_for_workers(2, timeout=120)
-        yield address, client, workers
-    finally:
-        client.close()
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+    with (
+        dask_cluster(tmp_path_factory.mktemp("dask-logs"), workers=2) as c,
+        distributed.Client(c.address, timeout="60s") as client,
+    ):
+        yield c.address, client, c.workers
 
 
 def test_a_local_cluster_plays_the_same_games_as_local_processes(tmp_path, local_games):
@@ -167,56 +112,16 @@ def test_sigkill_of_a_dask_worker_mid_run_still_gives_the_identical_games(tmp_pa
 # --- a lost scheduler --------------------------------------------------------------------------
 
 
-def _start_scheduler(dask: str, port: int, logs: Path, tag: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"],
-        stdout=open(logs / f"scheduler-{tag}.log", "w"),
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-
-
-def _start_worker(dask: str, address: str, logs: Path, tag: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1"]
-        + ["--dashboard-address", ":0", "--name", f"w-{tag}"],
-        stdout=open(logs / f"worker-{tag}.log", "w"),
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-
-
 @pytest.fixture
-def own_cluster(tmp_path):
+def own_cluster(tmp_path) -> Iterator[Cluster]:
     """A scheduler and one worker of this test's own, which the test may kill and start again."""
-    dask = shutil.which("dask", path=str(BIN)) or shutil.which("dask")
-    if dask is None:
-        pytest.skip("the dask command is not installed")
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    logs = tmp_path / "dask-logs"
-    logs.mkdir()
-    procs = [_start_scheduler(dask, port, logs, "0"), None]
-    procs[1] = _start_worker(dask, address, logs, "0")
-    with distributed.Client(address, timeout="60s") as c:
-        c.wait_for_workers(1, timeout=120)
+    with dask_cluster(tmp_path / "dask-logs") as c:
+        yield c
 
-    def restart() -> None:
-        procs.append(_start_scheduler(dask, port, logs, str(len(procs))))
-        procs.append(_start_worker(dask, address, logs, str(len(procs))))
 
-    try:
-        yield address, procs, restart
-    finally:
-        for p in procs[::-1]:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+def _restart(c: Cluster) -> None:
+    c.start_scheduler()
+    c.start_worker()
 
 
 def _kill_after_first_chunk(run_dir: Path, victim: subprocess.Popen, then=None) -> threading.Thread:
@@ -256,10 +161,10 @@ def test_a_lost_scheduler_is_one_line_exit_3_and_the_stored_chunks_resume_locall
     from arena.cli.main import EXIT_ENV, app
     from arena.run.store import RunStore
 
-    address, procs, _ = own_cluster
+    address = own_cluster.address
     conf = _toml(tmp_path)
     run_dir = tmp_path / "results" / "d"
-    watcher = _kill_after_first_chunk(run_dir, procs[0])
+    watcher = _kill_after_first_chunk(run_dir, own_cluster.schedulers[0])
     out = CliRunner().invoke(app, ["run", str(conf), "--quiet", "--no-report", "--scheduler", address])
     watcher.join(timeout=5)
     assert out.exit_code == EXIT_ENV, out.output
@@ -286,10 +191,10 @@ def test_retry_scheduler_waits_for_a_new_scheduler_and_the_run_completes(tmp_pat
     from arena.cli.main import app
     from arena.run.store import RunStore
 
-    address, procs, restart = own_cluster
+    address = own_cluster.address
     conf = _toml(tmp_path)
     run_dir = tmp_path / "results" / "d"
-    watcher = _kill_after_first_chunk(run_dir, procs[0], then=restart)
+    watcher = _kill_after_first_chunk(run_dir, own_cluster.schedulers[0], then=lambda: _restart(own_cluster))
     out = CliRunner().invoke(
         app, ["run", str(conf), "--quiet", "--no-report", "--scheduler", address, "--retry-scheduler", "2"]
     )
