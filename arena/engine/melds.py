@@ -97,8 +97,15 @@ def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
 
 #: Deadwood of one suit holding ``mask`` when only runs may be formed.
 RUN_DEADWOOD, RUN_COVER = _build_run_tables()
+# The tables the kernels read are stored as small integers (numba computes
+# with int64 all the same): numba copies a global array into every compiled
+# function that reads it, and again into every caller it is linked into, so
+# an int64 table costs LLVM eight times the bytes (measured: ~7 ms of a cold
+# start per 64 KB copy, and there are dozens of copies).
+_RUN_DEADWOOD_64 = RUN_DEADWOOD
+RUN_DEADWOOD = RUN_DEADWOOD.astype(np.int8)  # at most 85 (a whole suit)
 #: Rank of a one-bit 13-bit mask (``LOW_BIT_RANK[1 << r] = r``).
-LOW_BIT_RANK = np.full(1 << NUM_RANKS, -1, dtype=np.int64)
+LOW_BIT_RANK = np.full(1 << NUM_RANKS, -1, dtype=np.int8)
 LOW_BIT_RANK[1 << np.arange(NUM_RANKS)] = np.arange(NUM_RANKS)
 _RANK_VALUES = RANK_VALUES.copy()
 
@@ -113,7 +120,7 @@ def _build_suit_discard_key() -> np.ndarray:
     """
     m = np.arange(1 << NUM_RANKS, dtype=np.int64)[:, None]
     r = np.arange(NUM_RANKS, dtype=np.int64)[None, :]
-    delta = RUN_DEADWOOD[m ^ (1 << r)] - RUN_DEADWOOD[m]
+    delta = _RUN_DEADWOOD_64[m ^ (1 << r)] - _RUN_DEADWOOD_64[m]
     key = (delta << _KEY_DW_SHIFT) + ((10 - RANK_VALUES[r]) << _KEY_VAL_SHIFT) + (12 - r)
     key = np.where((m >> r) & 1 == 1, key, _KEY_EMPTY_SUIT)
     return key.min(axis=1)
@@ -123,29 +130,33 @@ SUIT_DISCARD_KEY = _build_suit_discard_key()
 
 
 #: Fields of a SUIT_DROP entry (see _build_suit_drop).
-_DROP_BIAS = 1 << 10
-_DROP_EMPTY = 1 << 26
-_DROP_DW_SHIFT = 40
-_DROP_FIELD = (1 << (_DROP_DW_SHIFT - 13)) - 1
+_DROP_BIAS = 16
+_DROP_FIELD = 63
+_DROP_EMPTY = _DROP_FIELD
+_DROP_DW_SHIFT = 19
 
 
 def _build_suit_drop() -> np.ndarray:
     """SUIT_DROP[m] for every 13-bit runs-only suit mask m, three fields in one int64.
 
     Bits 0-12: the cards of m whose drop changes the suit's deadwood least
-    (the ties); bits 13-39: that least change ``RUN_DEADWOOD[m - card] -
-    RUN_DEADWOOD[m]`` plus ``_DROP_BIAS`` (``_DROP_EMPTY`` for an empty
-    suit, no ties); bits 40 up: ``RUN_DEADWOOD[m]``.  One look-up per suit
-    gives :func:`_drop_any` the remainder's deadwood and its best drops, so
-    the meld kernels' hottest path reads one 64 KB table, not three.
+    (the ties); bits 13-18: that least change ``RUN_DEADWOOD[m - card] -
+    RUN_DEADWOOD[m]`` plus ``_DROP_BIAS`` (-10..20 for a non-empty suit;
+    ``_DROP_EMPTY``, larger than any, for an empty one, with no ties); bits
+    19 up: ``RUN_DEADWOOD[m]``.  One look-up per suit gives
+    :func:`_drop_any` the remainder's deadwood and its best drops, so the
+    meld kernels' hottest path reads one 32 KB table, not three.
     """
     m = np.arange(1 << NUM_RANKS, dtype=np.int64)[:, None]
     r = np.arange(NUM_RANKS, dtype=np.int64)[None, :]
     held = (m >> r) & 1 == 1
-    delta = np.where(held, RUN_DEADWOOD[m ^ (1 << r)] - RUN_DEADWOOD[m] + _DROP_BIAS, _DROP_EMPTY)
+    dw = _RUN_DEADWOOD_64
+    delta = np.where(held, dw[m ^ (1 << r)] - dw[m] + _DROP_BIAS, _DROP_EMPTY)
     least = delta.min(axis=1)
+    if not (0 <= least[1:].min() and least[1:].max() < _DROP_EMPTY and least[0] == _DROP_EMPTY):
+        raise AssertionError("SUIT_DROP: a drop change does not fit its 6-bit field")
     ties = np.where(held & (delta == least[:, None]), np.int64(1) << r, 0).sum(axis=1)
-    return (RUN_DEADWOOD << _DROP_DW_SHIFT) | (least << 13) | ties
+    return ((dw << _DROP_DW_SHIFT) | (least << 13) | ties).astype(np.int32)
 
 
 #: Per suit mask: runs-only deadwood, least change from dropping one card, the cards doing it.
