@@ -290,7 +290,8 @@ def deadwood_at_most(hand: int, limit: int) -> bool:
     the values of the *loose* cards, those in no window of three held cards
     of their suit and in no rank held three times, are a lower bound (they
     are deadwood in every arrangement; without a set rank the loose cards
-    are exactly the runs-only deadwood).  Only a hand with a set rank whose
+    are exactly the runs-only deadwood).  For ``limit`` 0 (gin) any loose
+    card answers no before a look-up.  Only a hand with a set rank whose
     bounds straddle ``limit`` enumerates.  Same answers as
     ``deadwood(hand) <= limit``.
     """
@@ -298,10 +299,13 @@ def deadwood_at_most(hand: int, limit: int) -> bool:
     d = (hand >> 13) & SUIT_BITS
     h = (hand >> 26) & SUIT_BITS
     s = (hand >> 39) & SUIT_BITS
+    three = ((c & d) & (h | s)) | ((h & s) & (c | d))
+    loose = hand & ~_run_cover(hand) & ~_spread(three)
+    if loose != 0 and limit <= 0:  # gin needs every card melded: no look-up
+        return False
     if RUN_DEADWOOD[c] + RUN_DEADWOOD[d] + RUN_DEADWOOD[h] + RUN_DEADWOOD[s] <= limit:
         return True
-    three = ((c & d) & (h | s)) | ((h & s) & (c | d))
-    if _sum_run_deadwood(hand & ~_run_cover(hand) & ~_spread(three)) > limit:
+    if _sum_run_deadwood(loose) > limit:
         return False
     return _deadwood_with_sets(hand, three, c & d & h & s) <= limit
 
@@ -506,8 +510,10 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     # stops at once).  Each inline helper is written once per path: numba
     # types and lowers every copy again.
     digits = _ZERO
-    while digits >= 0:
-        x = hand & ~forced & ~_branch_removal(hand, inter, digits)
+    while True:
+        x = hand & ~forced
+        if inter:  # no odometer when every set rank is forced (one pass)
+            x &= ~_branch_removal(hand, inter, digits)
         if x & allowed == x:
             v, t, total = _drop_any(x)
             least = v if v < best else best  # selects, not branches: which one wins is unpredictable
@@ -518,7 +524,11 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
             best, ties = _remainder_ties(x, total, allowed, best, ties)
         if forced_allowed:
             best, ties = _forced_ties(hand, forced_allowed, total, best, ties)
+        if inter == 0:
+            break
         digits = _next_digits(inter, four, digits)
+        if digits < 0:
+            break
     return best, ties
 
 
