@@ -748,7 +748,11 @@ def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[in
         laid = 0
         for i in range(n):
             laid |= prefix[i * _CHAIN_STRIDE + choice[i]]
-        dw = deadwood(defender & ~laid)
+        # deadwood(rest), written out: the engine's cold start then compiles
+        # no deadwood kernel of its own (defender_deadwood is its only user).
+        rest = defender & ~laid
+        three_r, four_r = _set_ranks(rest)
+        dw = _sum_run_deadwood(rest) if three_r == 0 else _deadwood_with_sets(rest, three_r, four_r)
         if dw < best_dw:
             best_dw = dw
             best_laid = laid
