@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine._jit import jit
+from arena.engine._jit import jit, kernel
 from arena.engine.cards import lsb, popcount
 from arena.engine.layout import R_NO_RETAKE, V_HAND, V_JUST_TAKEN, V_OPP_TAKEN, V_PILE, V_PILE_N, V_RULES, V_TOP
 from arena.engine.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards, least_discards
@@ -46,7 +46,7 @@ def discardable(view):
     return hand
 
 
-@jit
+@kernel  # allocates nothing: no reference counts on rng per discard
 def least_deadwood_discard(hand, allowed, rng):
     """A card of ``allowed`` whose discard leaves the least deadwood; ties at random.
 

@@ -97,8 +97,15 @@ def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
 
 #: Deadwood of one suit holding ``mask`` when only runs may be formed.
 RUN_DEADWOOD, RUN_COVER = _build_run_tables()
+# The tables the kernels read are stored as small integers (numba computes
+# with int64 all the same): numba copies a global array into every compiled
+# function that reads it, and again into every caller it is linked into, so
+# an int64 table costs LLVM eight times the bytes (measured: ~7 ms of a cold
+# start per 64 KB copy, and there are dozens of copies).
+_RUN_DEADWOOD_64 = RUN_DEADWOOD
+RUN_DEADWOOD = RUN_DEADWOOD.astype(np.int8)  # at most 85 (a whole suit)
 #: Rank of a one-bit 13-bit mask (``LOW_BIT_RANK[1 << r] = r``).
-LOW_BIT_RANK = np.full(1 << NUM_RANKS, -1, dtype=np.int64)
+LOW_BIT_RANK = np.full(1 << NUM_RANKS, -1, dtype=np.int8)
 LOW_BIT_RANK[1 << np.arange(NUM_RANKS)] = np.arange(NUM_RANKS)
 _RANK_VALUES = RANK_VALUES.copy()
 
@@ -113,13 +120,47 @@ def _build_suit_discard_key() -> np.ndarray:
     """
     m = np.arange(1 << NUM_RANKS, dtype=np.int64)[:, None]
     r = np.arange(NUM_RANKS, dtype=np.int64)[None, :]
-    delta = RUN_DEADWOOD[m ^ (1 << r)] - RUN_DEADWOOD[m]
+    delta = _RUN_DEADWOOD_64[m ^ (1 << r)] - _RUN_DEADWOOD_64[m]
     key = (delta << _KEY_DW_SHIFT) + ((10 - RANK_VALUES[r]) << _KEY_VAL_SHIFT) + (12 - r)
     key = np.where((m >> r) & 1 == 1, key, _KEY_EMPTY_SUIT)
     return key.min(axis=1)
 
 
 SUIT_DISCARD_KEY = _build_suit_discard_key()
+
+
+#: Fields of a SUIT_DROP entry (see _build_suit_drop).
+_DROP_BIAS = 16
+_DROP_FIELD = 63
+_DROP_EMPTY = _DROP_FIELD
+_DROP_DW_SHIFT = 19
+
+
+def _build_suit_drop() -> np.ndarray:
+    """SUIT_DROP[m] for every 13-bit runs-only suit mask m, three fields in one int64.
+
+    Bits 0-12: the cards of m whose drop changes the suit's deadwood least
+    (the ties); bits 13-18: that least change ``RUN_DEADWOOD[m - card] -
+    RUN_DEADWOOD[m]`` plus ``_DROP_BIAS`` (-10..20 for a non-empty suit;
+    ``_DROP_EMPTY``, larger than any, for an empty one, with no ties); bits
+    19 up: ``RUN_DEADWOOD[m]``.  One look-up per suit gives
+    :func:`_drop_any` the remainder's deadwood and its best drops, so the
+    meld kernels' hottest path reads one 32 KB table, not three.
+    """
+    m = np.arange(1 << NUM_RANKS, dtype=np.int64)[:, None]
+    r = np.arange(NUM_RANKS, dtype=np.int64)[None, :]
+    held = (m >> r) & 1 == 1
+    dw = _RUN_DEADWOOD_64
+    delta = np.where(held, dw[m ^ (1 << r)] - dw[m] + _DROP_BIAS, _DROP_EMPTY)
+    least = delta.min(axis=1)
+    if not (0 <= least[1:].min() and least[1:].max() < _DROP_EMPTY and least[0] == _DROP_EMPTY):
+        raise AssertionError("SUIT_DROP: a drop change does not fit its 6-bit field")
+    ties = np.where(held & (delta == least[:, None]), np.int64(1) << r, 0).sum(axis=1)
+    return ((dw << _DROP_DW_SHIFT) | (least << 13) | ties).astype(np.int32)
+
+
+#: Per suit mask: runs-only deadwood, least change from dropping one card, the cards doing it.
+SUIT_DROP = _build_suit_drop()
 
 
 # --- small helpers ------------------------------------------------------------
@@ -238,6 +279,37 @@ def deadwood(hand: int) -> int:
     return _deadwood_with_sets(hand, three, c & d & h & s)
 
 
+@kernel
+def deadwood_at_most(hand: int, limit: int) -> bool:
+    """``deadwood(hand) <= limit``, almost always without the set enumeration.
+
+    The engine's two questions after a draw and a discard (big gin: at most
+    0; may the seat knock: at most the knock limit).  Two bounds decide
+    nearly every hand with no branch the processor mispredicts: the
+    runs-only deadwood is an upper bound (no sets is one arrangement), and
+    the values of the *loose* cards, those in no window of three held cards
+    of their suit and in no rank held three times, are a lower bound (they
+    are deadwood in every arrangement; without a set rank the loose cards
+    are exactly the runs-only deadwood).  For ``limit`` 0 (gin) any loose
+    card answers no before a look-up.  Only a hand with a set rank whose
+    bounds straddle ``limit`` enumerates.  Same answers as
+    ``deadwood(hand) <= limit``.
+    """
+    c = hand & SUIT_BITS
+    d = (hand >> 13) & SUIT_BITS
+    h = (hand >> 26) & SUIT_BITS
+    s = (hand >> 39) & SUIT_BITS
+    three = ((c & d) & (h | s)) | ((h & s) & (c | d))
+    loose = hand & ~_run_cover(hand) & ~_spread(three)
+    if loose != 0 and limit <= 0:  # gin needs every card melded: no look-up
+        return False
+    if RUN_DEADWOOD[c] + RUN_DEADWOOD[d] + RUN_DEADWOOD[h] + RUN_DEADWOOD[s] <= limit:
+        return True
+    if _sum_run_deadwood(loose) > limit:
+        return False
+    return _deadwood_with_sets(hand, three, c & d & h & s) <= limit
+
+
 @helper
 def _deadwood_with_sets(hand: int, three: int, four: int) -> int:
     inter, forced = _split_set_ranks(hand, three)
@@ -326,16 +398,57 @@ def deadwood_after_discards(hand: int, out: np.ndarray) -> int:
 
 
 @helper
+def _drop_any(x: int) -> tuple[int, int, int]:
+    """(least, ties, total) of dropping any one card of the runs-only remainder x.
+
+    ``least`` is the deadwood left (the remainder's own, ``total``, plus
+    the best drop's change), ``ties`` the cards giving it: four SUIT_DROP
+    look-ups and selects, no branch per suit (an empty suit's change is
+    huge and its ties empty).
+    """
+    e0 = SUIT_DROP[x & SUIT_BITS]
+    e1 = SUIT_DROP[(x >> 13) & SUIT_BITS]
+    e2 = SUIT_DROP[(x >> 26) & SUIT_BITS]
+    e3 = SUIT_DROP[(x >> 39) & SUIT_BITS]
+    d0 = (e0 >> 13) & _DROP_FIELD
+    d1 = (e1 >> 13) & _DROP_FIELD
+    d2 = (e2 >> 13) & _DROP_FIELD
+    d3 = (e3 >> 13) & _DROP_FIELD
+    # Selects written out (numba's min() would be one more compilation).
+    d01 = d0 if d0 < d1 else d1
+    d23 = d2 if d2 < d3 else d3
+    low = d01 if d01 < d23 else d23
+    t0 = e0 & SUIT_BITS if d0 == low else 0
+    t1 = e1 & SUIT_BITS if d1 == low else 0
+    t2 = e2 & SUIT_BITS if d2 == low else 0
+    t3 = e3 & SUIT_BITS if d3 == low else 0
+    total = (e0 >> _DROP_DW_SHIFT) + (e1 >> _DROP_DW_SHIFT) + (e2 >> _DROP_DW_SHIFT) + (e3 >> _DROP_DW_SHIFT)
+    return total + low - _DROP_BIAS, t0 | (t1 << 13) | (t2 << 26) | (t3 << 39), total
+
+
+@helper
 def _remainder_ties(x: int, total: int, allowed: int, best: int, ties: int) -> tuple[int, int]:
     """(best, ties) updated with dropping each card of ``x & allowed`` from the runs-remainder x.
 
-    ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`.
+    ``ties`` is the mask of the cards whose drop gives ``best``; see :func:`least_discards`,
+    which calls this only when some card of x may not go (else :func:`_drop_any`,
+    branch-free, is faster).
     """
     for suit in range(NUM_SUITS):
         shift = 13 * suit
         a = ((x & allowed) >> shift) & SUIT_BITS
-        if a:
-            m = (x >> shift) & SUIT_BITS
+        if a == 0:
+            continue
+        m = (x >> shift) & SUIT_BITS
+        if a == m:  # every card of the suit may go: the table has the answer
+            e = SUIT_DROP[m]
+            v = total + ((e >> 13) & _DROP_FIELD) - _DROP_BIAS
+            if v < best:
+                best = v
+                ties = (e & SUIT_BITS) << shift
+            elif v == best:
+                ties |= (e & SUIT_BITS) << shift
+        else:
             base = total - RUN_DEADWOOD[m]
             while a:
                 low = a & -a
@@ -385,18 +498,37 @@ def least_discards(hand: int, allowed: int) -> tuple[int, int]:
     if allowed == 0:
         return best, ties
     three, four = _set_ranks(hand)
-    if three == 0:
-        return _remainder_ties(hand, _sum_run_deadwood(hand), allowed, best, ties)
-    inter, forced = _split_set_ranks(hand, three)
+    if three == 0 and allowed == hand:  # the common case: straight-line table look-ups
+        least, ties, _ = _drop_any(hand)
+        return least, ties
+    inter = _ZERO
+    forced = _ZERO
+    if three != 0:
+        inter, forced = _split_set_ranks(hand, three)
     forced_allowed = forced & allowed
+    # One pass per set choice (without set ranks: one pass, the odometer
+    # stops at once).  Each inline helper is written once per path: numba
+    # types and lowers every copy again.
     digits = _ZERO
-    while digits >= 0:
-        x = hand & ~forced & ~_branch_removal(hand, inter, digits)
-        total = _sum_run_deadwood(x)
-        best, ties = _remainder_ties(x, total, allowed, best, ties)
+    while True:
+        x = hand & ~forced
+        if inter:  # no odometer when every set rank is forced (one pass)
+            x &= ~_branch_removal(hand, inter, digits)
+        if x & allowed == x:
+            v, t, total = _drop_any(x)
+            least = v if v < best else best  # selects, not branches: which one wins is unpredictable
+            ties = (ties if best == least else 0) | (t if v == least else 0)
+            best = least
+        else:
+            total = _sum_run_deadwood(x)
+            best, ties = _remainder_ties(x, total, allowed, best, ties)
         if forced_allowed:
             best, ties = _forced_ties(hand, forced_allowed, total, best, ties)
+        if inter == 0:
+            break
         digits = _next_digits(inter, four, digits)
+        if digits < 0:
+            break
     return best, ties
 
 
@@ -616,7 +748,11 @@ def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[in
         laid = 0
         for i in range(n):
             laid |= prefix[i * _CHAIN_STRIDE + choice[i]]
-        dw = deadwood(defender & ~laid)
+        # deadwood(rest), written out: the engine's cold start then compiles
+        # no deadwood kernel of its own (defender_deadwood is its only user).
+        rest = defender & ~laid
+        three_r, four_r = _set_ranks(rest)
+        dw = _sum_run_deadwood(rest) if three_r == 0 else _deadwood_with_sets(rest, three_r, four_r)
         if dw < best_dw:
             best_dw = dw
             best_laid = laid

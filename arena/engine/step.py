@@ -168,7 +168,7 @@ from arena.engine.layout import (
     V_TURN,
     V_UPCARD,
 )
-from arena.engine.melds import best_arrangement, deadwood, defender_deadwood
+from arena.engine.melds import best_arrangement, deadwood_at_most, defender_deadwood
 from arena.engine.rng import STREAM_FIRST_DEALER, STREAM_HAND, bot_seed, mix_seed, seed_rng, shuffle
 
 DECK_SIZE = 52
@@ -226,23 +226,17 @@ def deal_from_deck(st, rules) -> None:
     st[S_STOCK_POS] = 2 * HAND_SIZE + 1
     st[S_TURN] = 0
     st[S_JUST_TAKEN] = -1
-    for p in range(2):
-        st[S_TAKEN + p] = 0
-        st[S_DISCARDED + p] = 0
-        st[S_PASSED + p] = 0
-        st[S_DEADWOOD + p] = 0
-        st[S_POINTS + p] = 0
-        st[S_PICKUPS + p] = 0
-        st[S_NDISCARDS + p] = 0
-    st[S_UPCARD_TAKER] = -1
-    st[S_KNOCKER] = -1
+    # The per-hand slots in three runs of the layout (loops, not one line per
+    # slot: numba types and lowers every line, a cold start pays for each).
+    for i in range(S_TAKEN, S_PASSED + 2):  # taken, discarded, passed (both seats)
+        st[i] = 0
+    for i in range(S_UPCARD_TAKER, S_KNOCKER + 1):  # upcard taker, knocker: none yet
+        st[i] = -1
     st[S_OUTCOME] = OUT_NONE
-    st[S_LAID_OFF] = 0
-    st[S_KNOCK_SETS] = 0
-    st[S_KNOCK_RUNS] = 0
-    st[S_DEF_SETS] = 0
-    st[S_DEF_RUNS] = 0
-    st[S_ERROR] = ERR_NONE
+    for i in range(S_DEADWOOD, S_ERROR + 1):  # deadwood, points, pickups, layoffs, melds, error
+        st[i] = 0
+    for i in range(S_NDISCARDS, S_NDISCARDS + 2):
+        st[i] = 0
     if rules[R_OKLAHOMA]:
         # Oklahoma: the upcard's value is the limit (an Ace means gin only),
         # and a spade upcard doubles every point of the hand.
@@ -278,7 +272,7 @@ def _take_pile(st, p) -> None:
 @inline
 def _after_draw(st, rules) -> None:
     """After a normal draw: offer big gin when all 11 cards meld, else discard."""
-    if rules[R_BIG_GIN] and deadwood(st[S_HAND + st[S_CUR]]) == 0:
+    if rules[R_BIG_GIN] and deadwood_at_most(st[S_HAND + st[S_CUR]], np.int64(0)):
         st[S_PHASE] = PH_BIG_GIN
     else:
         st[S_PHASE] = PH_DISCARD
@@ -397,7 +391,7 @@ def apply_action(st, rules, action) -> int:
         st[S_DISCARDED + p] |= bit
         st[S_NDISCARDS + p] += 1
         st[S_TURN] += 1
-        if deadwood(st[S_HAND + p]) <= st[S_KNOCK_LIMIT]:
+        if deadwood_at_most(st[S_HAND + p], st[S_KNOCK_LIMIT]):
             st[S_PHASE] = PH_KNOCK
         else:
             end_turn = True
@@ -518,26 +512,40 @@ def hand_winner(st) -> int:
     return -1
 
 
+#: Hand-row slots copied straight from the state: (row slot, state slot) pairs,
+#: one loop in write_hand_row instead of a line each (each line costs compile time).
+_ROW_COPIES = np.array(
+    [
+        (H_HAND_NO, S_HAND_NO),
+        (H_DEALER, S_DEALER),
+        (H_OUTCOME, S_OUTCOME),
+        (H_KNOCKER, S_KNOCKER),
+        (H_TURNS, S_TURN),
+        (H_UPCARD_TAKER, S_UPCARD_TAKER),
+        (H_KNOCK_LIMIT, S_KNOCK_LIMIT),
+        (H_MULT, S_MULT),
+        (H_UPCARD, S_UPCARD),
+        (H_LAID_OFF, S_LAID_OFF),
+        (H_DEADWOOD, S_DEADWOOD),
+        (H_DEADWOOD + 1, S_DEADWOOD + 1),
+        (H_POINTS, S_POINTS),
+        (H_POINTS + 1, S_POINTS + 1),
+        (H_PICKUPS, S_PICKUPS),
+        (H_PICKUPS + 1, S_PICKUPS + 1),
+    ],
+    dtype=np.int64,
+)
+
+
 @kernel
 def write_hand_row(st, game_index, row, log_start, log_len) -> None:
+    for i in range(_ROW_COPIES.shape[0]):
+        row[_ROW_COPIES[i, 0]] = st[_ROW_COPIES[i, 1]]
     row[H_GAME] = game_index
-    row[H_HAND_NO] = st[S_HAND_NO]
-    row[H_DEALER] = st[S_DEALER]
-    row[H_OUTCOME] = st[S_OUTCOME]
-    row[H_KNOCKER] = st[S_KNOCKER]
-    row[H_TURNS] = st[S_TURN]
     row[H_STOCK_LEFT] = stock_count(st)
-    row[H_UPCARD_TAKER] = st[S_UPCARD_TAKER]
-    row[H_KNOCK_LIMIT] = st[S_KNOCK_LIMIT]
-    row[H_MULT] = st[S_MULT]
-    row[H_UPCARD] = st[S_UPCARD]
-    row[H_LAID_OFF] = st[S_LAID_OFF]
     row[H_LOG_START] = log_start
     row[H_LOG_LEN] = log_len
     for p in range(2):
-        row[H_DEADWOOD + p] = st[S_DEADWOOD + p]
-        row[H_POINTS + p] = st[S_POINTS + p]
-        row[H_PICKUPS + p] = st[S_PICKUPS + p]
         row[H_SCORE + p] = st[S_SCORE + p] + st[S_POINTS + p]
 
 

@@ -24,6 +24,7 @@ from arena.engine.melds import (  # noqa: E402
     best_discard,
     deadwood,
     deadwood_after_discards,
+    deadwood_at_most,
     defender_deadwood,
     in_any_meld,
     layoff_spots,
@@ -184,6 +185,36 @@ def test_deadwood_matches_reference(hand_sets: dict[str, np.ndarray], name: str)
     got = _deadwood_batch(hands)
     bad = np.flatnonzero(got != expected)
     assert bad.size == 0, f"{bad.size} mismatches, first hand {int(hands[bad[0]])}"
+
+
+@driver
+def _at_most_batch(hands: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    out = np.empty(hands.shape[0], dtype=np.bool_)
+    for i in range(hands.shape[0]):
+        out[i] = deadwood_at_most(hands[i], limits[i])
+    return out
+
+
+@pytest.mark.parametrize("name", ["random10", "random11", "dense10", "dense11"])
+def test_deadwood_at_most_is_the_reference_deadwood_compared_with_the_limit(
+    hand_sets: dict[str, np.ndarray], name: str
+) -> None:
+    """Limits around each hand's own deadwood (the lower bound's edge), 0 (big gin) and the usual 10."""
+    hands = hand_sets[name]
+    expected_dw = ref.deadwood_many(hands)
+    rng = np.random.default_rng(11)
+    for limits in (
+        expected_dw,
+        expected_dw - 1,
+        np.zeros_like(hands),
+        np.full_like(hands, 10),
+        rng.integers(0, 40, size=hands.size),
+    ):
+        limits = np.ascontiguousarray(limits, dtype=np.int64)
+        got = _at_most_batch(hands, limits)
+        bad = np.flatnonzero(got != (expected_dw <= limits))
+        assert bad.size == 0, f"{bad.size} mismatches, first hand {int(hands[bad[0]])} limit {int(limits[bad[0]])}"
+    assert (expected_dw == 0).sum() > 0 or name.startswith("random")  # dense sets hold gin hands
 
 
 @pytest.mark.parametrize("name", ["random10", "random11", "dense10", "dense11"])
