@@ -40,7 +40,7 @@ Every random number comes from the bot's own generator: games replay.
 
 import numpy as np
 
-from arena.botkit.search import legal_options, option_deal, option_stats, rules_of
+from arena.botkit.search import legal_options, option_deal, option_stats, paired_se, rules_of
 from arena.engine._jit import jit
 from arena.engine.layout import R_TARGET, S_SIZE, V_MY_SCORE, V_OPP_SCORE, V_RULES, V_SEAT
 from arena.engine.rng import seed_rng
@@ -174,11 +174,9 @@ def refine(view, extra, z, rng, params, truth, options, n, values, mean, se, dif
             best = k
     for k in range(n):
         if pos[k] >= 0 and pos[best] >= 0:
-            diffs = more[:, pos[best]] - more[:, pos[k]]
+            diff_se[k] = paired_se(more, pos[best], pos[k])
         else:
-            diffs = values[:, best] - values[:, k]
-        mu = diffs.mean()
-        diff_se[k] = np.sqrt(max(0.0, (diffs * diffs).mean() - mu * mu) / max(1, diffs.shape[0] - 1))
+            diff_se[k] = paired_se(values, best, k)
     return best
 
 

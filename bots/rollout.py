@@ -64,6 +64,8 @@ POLICY: dict[str, float] = {
 (MY_KNOCK, OPP_KNOCK, MY_TAKE, OPP_TAKE, MY_SAFE, OPP_SAFE, SAFE_SLACK, GIN_AT) = range(8)
 #: Length of a policy array (compiled code can read an int, not the dict).
 POLICY_SIZE = len(POLICY)
+#: :data:`POLICY`'s values as an array, for compiled code.
+_DEFAULT_POLICY = np.array(list(POLICY.values()), dtype=np.float64)
 #: A rollout longer than this many turns is stopped and scored as a dead hand
 #: (two Simple policies can trade the same cards back and forth).
 ROLLOUT_TURNS = 80
@@ -81,12 +83,13 @@ def validate_policy(d: dict) -> None:
 
 @jit
 def monte_carlo_policy(knock_by_schedule, schedule, out):
-    """Fill ``out`` (laid out as :data:`POLICY`) with monte-carlo's rollout: ``my_knock`` as given,
-    the opponent Simple (knocks at once, takes only melding cards, no safe discards), and
-    gin-chasing's schedule ``schedule[0:4]`` (gin_at, relax_at, relax_step, knock_at)."""
-    out[:] = 0.0
+    """Fill ``out`` (laid out as :data:`POLICY`) with monte-carlo's rollout: :data:`POLICY`'s
+    defaults (the opponent Simple: knocks at once, takes only melding cards, no safe discards)
+    with ``my_knock`` as given and gin-chasing's schedule ``schedule[0:4]`` (gin_at, relax_at,
+    relax_step, knock_at)."""
+    for i in range(POLICY_SIZE):
+        out[i] = _DEFAULT_POLICY[i]
     out[MY_KNOCK] = knock_by_schedule
-    out[SAFE_SLACK] = 5.0
     for i in range(4):
         out[GIN_AT + i] = schedule[i]
     return out

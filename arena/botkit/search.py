@@ -332,12 +332,19 @@ def option_stats(values, n_options, mean, se, diff_se):
         if m > mean[best]:
             best = k
     for k in range(n_options):
-        t = 0.0
-        t2 = 0.0
-        for s in range(n):
-            d = values[s, best] - values[s, k]
-            t += d
-            t2 += d * d
-        m = t / n
-        diff_se[k] = np.sqrt(max(0.0, t2 / n - m * m) / max(1, n - 1))
+        diff_se[k] = paired_se(values, best, k)
     return best
+
+
+@jit
+def paired_se(values, a, b):
+    """The standard error of the mean of ``values[:, a] - values[:, b]`` (paired, deal by deal)."""
+    n = values.shape[0]
+    t = 0.0
+    t2 = 0.0
+    for s in range(n):
+        d = values[s, a] - values[s, b]
+        t += d
+        t2 += d * d
+    m = t / n
+    return np.sqrt(max(0.0, t2 / n - m * m) / max(1, n - 1))

@@ -13,15 +13,10 @@ from typing import Annotated
 
 import typer
 
+from arena.cli.typer_app import typer_app
 from arena.league.db import LeagueError
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Run a league: participants submit bots over the web, the arena plays them, a leaderboard ranks them.",
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
+app = typer_app("Run a league: participants submit bots over the web, the arena plays them, a leaderboard ranks them.")
 
 log = logging.getLogger("arena.league")
 

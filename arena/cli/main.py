@@ -25,16 +25,11 @@ from typing import Annotated
 
 import typer
 
+from arena.cli.typer_app import typer_app
 from arena.settings.botref import BotRef
 from arena.settings.config import LIMITS
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Gin Arena: play Gin Rummy bots against each other, fast, and see which is better.",
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
+app = typer_app("Gin Arena: play Gin Rummy bots against each other, fast, and see which is better.")
 
 
 #: ``--weak-sandbox`` of ``run`` and ``check-bot``.

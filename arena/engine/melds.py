@@ -266,17 +266,20 @@ def _next_digits(inter: int, four: int, digits: int) -> int:
 # --- deadwood -------------------------------------------------------------------
 
 
+@inline
+def _deadwood(hand: int) -> int:
+    """:func:`deadwood`'s body, pasted into :func:`defender_deadwood` too (its only engine
+    user): a cold start then compiles no ``deadwood`` kernel for the engine."""
+    three, four = _set_ranks(hand)
+    if three == 0:
+        return _sum_run_deadwood(hand)
+    return _deadwood_with_sets(hand, three, four)
+
+
 @kernel
 def deadwood(hand: int) -> int:
     """Least deadwood of a hand of any size (sum of values of unmelded cards)."""
-    c = hand & SUIT_BITS
-    d = (hand >> 13) & SUIT_BITS
-    h = (hand >> 26) & SUIT_BITS
-    s = (hand >> 39) & SUIT_BITS
-    three = ((c & d) & (h | s)) | ((h & s) & (c | d))
-    if three == 0:
-        return RUN_DEADWOOD[c] + RUN_DEADWOOD[d] + RUN_DEADWOOD[h] + RUN_DEADWOOD[s]
-    return _deadwood_with_sets(hand, three, c & d & h & s)
+    return _deadwood(hand)
 
 
 @kernel
@@ -748,11 +751,7 @@ def defender_deadwood(defender: int, sets_mask: int, runs_mask: int) -> tuple[in
         laid = 0
         for i in range(n):
             laid |= prefix[i * _CHAIN_STRIDE + choice[i]]
-        # deadwood(rest), written out: the engine's cold start then compiles
-        # no deadwood kernel of its own (defender_deadwood is its only user).
-        rest = defender & ~laid
-        three_r, four_r = _set_ranks(rest)
-        dw = _sum_run_deadwood(rest) if three_r == 0 else _deadwood_with_sets(rest, three_r, four_r)
+        dw = _deadwood(defender & ~laid)
         if dw < best_dw:
             best_dw = dw
             best_laid = laid
