@@ -40,6 +40,7 @@ import functools
 import hashlib
 import importlib
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,14 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
 
 
 def jit(*args, **kwargs):
-    """``numba.njit`` with the arena's options; accepts a signature like njit."""
+    """``numba.njit`` with the arena's options; accepts a signature like njit.
+
+    ``@jit`` gives a :class:`Dual` (compiled callers hold its code, Python
+    calls a cached dispatcher); ``@jit(signature)`` or ``@jit(option=...)``
+    gives numba's dispatcher itself.
+    """
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return Dual(args[0], JIT_OPTIONS)
     options = {**JIT_OPTIONS, **kwargs}
     return numba.njit(*args, **options)
 
@@ -109,32 +117,59 @@ class _HelperLibrary(JITCodeLibrary):
     is lowered).  This was about a third of a cold start (measured in
     ``docs/bench/PROFILE.md``, fourth pass).  The games are the same: the
     golden records pin them.
+
+    The exception is a helper that reads its *environment* (the Python
+    objects numba keeps for a function: an ``objmode`` block, an exception
+    with run-time arguments).  numba stores the environment's address in a
+    global of the function's own machine code, and callers' linked copies
+    of the code resolve to that global, so such a helper is finished the
+    usual way (found by its IR loading the environment global).
     """
 
+    _standalone: bool | None = None  # finished the usual way (it reads its environment)?
+
+    def _is_standalone(self) -> bool:
+        if self._standalone is None:
+            self._standalone = _READS_ENVIRONMENT.search(str(self._final_module)) is not None
+        return self._standalone
+
     def _optimize_final_module(self) -> None:
-        pass  # the caller optimises the linked module
+        if self._is_standalone():
+            super()._optimize_final_module()
+        # else the caller optimises the linked module
 
     def _finalize_final_module(self) -> None:
+        if self._is_standalone():
+            super()._finalize_final_module()
+            return
         self._finalize_dynamic_globals()
         self._verify_declare_only_symbols()
         self._finalized = True  # not added to the execution engine: no machine code
 
     def get_pointer_to_function(self, name: str) -> int:
+        if self._is_standalone():
+            return super().get_pointer_to_function(name)
         self._ensure_finalized()
         return 0  # no wrapper, no machine code: nothing to point at
 
     @property
     def codegen(self) -> Any:
-        return _HelperCodegen(self._codegen)
+        # Before it is finished (while lowering) the module is not whole yet: the real codegen.
+        if self._finalized and not self._is_standalone():
+            return _HelperCodegen(self._codegen)
+        return self._codegen
+
+
+#: An instruction that loads a function's environment (numba names it ``_ZN08NumbaEnv...``).
+_READS_ENVIRONMENT = re.compile(r"= load [^\n]*@_ZN08NumbaEnv")
 
 
 class _HelperCodegen:
     """The codegen as a helper's library shows it: no environment to store.
 
-    numba stores a compiled function's environment (a Python object for
-    object-mode fallbacks and exceptions with run-time arguments) into a
-    global of its machine code; a helper has no machine code, and as a
-    nopython function without reference counting it needs no environment.
+    numba stores a compiled function's environment into a global of its
+    machine code; a helper that never reads it has no machine code, so
+    there is nothing to store.
     """
 
     def __init__(self, codegen: Any) -> None:
@@ -180,24 +215,37 @@ HELPER_OPTIONS: dict[str, Any] = {
 }
 
 
-class Kernel:
-    """A public kernel: compiled code calls it as a helper, Python as a kernel.
+class Dual:
+    """A function compiled two ways: into compiled callers as a helper, for Python as a cached dispatcher.
 
     The engine's kernels call each other (the batch kernel calls
-    ``apply_action``, which calls ``deadwood_at_most``, ...), and the tests,
-    the step-by-step table and the tools call the same functions from
-    Python.  Called from compiled code, numba types this object as
-    ``inner``, a :func:`helper` compiled from the same function, so the
-    caller holds its code and no machine code, wrapper or cache entry of its
-    own is made (see :class:`_HelperLibrary`).  Called from Python, it runs
-    ``public``, a cached kernel compiled on the first such call only.  A
-    cold start to the first game therefore compiles each kernel once, as a
+    ``apply_action``, which calls ``deadwood_at_most``, ...), the bots call
+    the kit's functions and their own, and the tests, the step-by-step
+    table and the tools call the same functions from Python.  Called from
+    compiled code, numba types this object as ``inner``, a :func:`helper`
+    compiled from the same function (with reference counting if the
+    function is a :func:`jit` one), so the caller holds its code and no
+    machine code, wrapper or cache entry of its own is made (see
+    :class:`_HelperLibrary`).  Called from Python, it runs ``public``,
+    numba's cached dispatcher, compiled on the first such call only.  A
+    cold start to the first game therefore compiles each of them once, as a
     helper.
+
+    A bot's decisions are compiled by the loader from their Python
+    functions (``py_func``) for the engine's signature, so what the engine
+    calls through a function pointer is never a helper.
     """
 
     def __init__(self, fn: Any, options: dict[str, Any]) -> None:
         self.public = numba.njit(**options)(fn)
-        self.inner = numba.njit(pipeline_class=_HelperCompiler, **HELPER_OPTIONS)(fn)
+        inner = {**HELPER_OPTIONS, "_nrt": options["_nrt"]}
+        if not options.get("no_cfunc_wrapper", False):
+            # A jit function may be passed as a first-class function value in
+            # compiled code; the caller then calls its C wrapper, which the
+            # caller holds with the rest of the helper's code.
+            inner["no_cfunc_wrapper"] = False
+        self.inner = numba.njit(pipeline_class=_HelperCompiler, **inner)(fn)
+        self.py_func = fn  # also under NUMBA_DISABLE_JIT, when both are the plain function
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any) -> Any:
@@ -207,31 +255,31 @@ class Kernel:
         return getattr(self.public, name)  # py_func, signatures, overloads, inspect_*
 
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:
-        return (_kernel_named, (self.__module__, self.__qualname__))
+        return (_dual_named, (self.__module__, self.__qualname__))
 
 
-def _kernel_named(module: str, qualname: str) -> Kernel:
-    """Unpickle a :class:`Kernel` as the module's own object (like a function)."""
+def _dual_named(module: str, qualname: str) -> Dual:
+    """Unpickle a :class:`Dual` as the module's own object (like a function)."""
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return obj
 
 
-@typeof_impl.register(Kernel)
-def _typeof_kernel(val: Kernel, c: Any) -> Any:
+@typeof_impl.register(Dual)
+def _typeof_dual(val: Dual, c: Any) -> Any:
     return typeof_impl(val.inner, c)
 
 
 def kernel(*args, **kwargs):
     """:func:`jit` for a function that allocates no array (no reference counting).
 
-    ``@kernel`` gives a :class:`Kernel` (a helper to compiled callers, a
+    ``@kernel`` gives a :class:`Dual` (a helper to compiled callers, a
     cached kernel to Python); ``@kernel(signature)`` compiles an entry
     point at once (the batch kernel), for Python callers only.
     """
     if len(args) == 1 and callable(args[0]) and not kwargs:
-        return Kernel(args[0], KERNEL_OPTIONS)
+        return Dual(args[0], KERNEL_OPTIONS)
     options = {**KERNEL_OPTIONS, **kwargs}
     return numba.njit(*args, **options)
 
