@@ -10,11 +10,12 @@ or the worker that plays it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import FunctionType
 
 import numpy as np
 from numba import types
 
-from arena.engine._jit import kernel
+from arena.engine._jit import inline, kernel
 from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot
 from arena.engine.layout import (
     ERROR_TEXT,
@@ -31,14 +32,45 @@ from arena.engine.layout import (
     OUT_FORFEIT,
     PH_DONE,
     S_CUR,
+    S_DISCARDED,
     S_ERROR,
+    S_HAND,
+    S_JUST_TAKEN,
     S_OUTCOME,
+    S_PASSED,
     S_PHASE,
+    S_PILE,
+    S_PILE_N,
     S_SIZE,
+    S_TAKEN,
+    S_TURN,
+    V_DECISION,
+    V_HAND,
+    V_JUST_TAKEN,
+    V_MY_DISCARDED,
+    V_MY_PASSED,
+    V_MY_TAKEN,
+    V_OPP_DISCARDED,
+    V_OPP_PASSED,
+    V_OPP_TAKEN,
+    V_PILE,
+    V_PILE_N,
     V_SIZE,
+    V_STOCK_N,
+    V_TOP,
+    V_TURN,
 )
 from arena.engine.rng import RNG_WORDS
-from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, write_hand_row
+from arena.engine.step import (
+    apply_action,
+    begin_game,
+    begin_hand,
+    build_view,
+    end_hand,
+    forfeit_game,
+    stock_count,
+    write_hand_row,
+)
 
 # counters[] slots shared by the kernel and its Python caller
 C_NEXT_GAME = 0  # first game not finished (the one in progress if a bot raised)
@@ -47,6 +79,9 @@ C_LOG = 2  # log entries written
 C_SEAT = 3  # seat being asked (to blame a bot that raised)
 C_PHASE = 4  # decision being asked
 C_SIZE = 5
+
+#: Slots of :func:`play_hand`'s ``views``: one view per seat.
+VIEWS_SIZE = 2 * V_SIZE
 
 ERR_RAISED = len(ERROR_TEXT)  # a bot raised an exception (game row G_ERROR)
 ERROR_MESSAGES = ERROR_TEXT + ("raised an exception",)
@@ -60,8 +95,44 @@ _KERNEL_SIG = types.int64(
 )
 
 
+@inline
+def _refresh_view(st, p, view, low, shown) -> None:
+    """Bring seat ``p``'s own view, last written whole or refreshed, up to the table.
+
+    Only the slots a hand's actions change: the header slots that move and
+    the pile slots from ``low`` (the lowest pile length since this view was
+    last written: nothing below it was popped, so nothing below it changed)
+    to the top, with -1 past the top up to ``shown`` (the length it showed).
+    The slots fixed for the hand (scores, dealer, seat, hand number, limit,
+    multiplier, upcard, rules) were written by :func:`build_view` when the
+    hand began.  Reads only ``st`` and the engine's own counts, never the
+    view: a bot that wrote into its view sees a wrong picture of the table
+    until the next hand (its own loss), and it cannot make the engine write
+    anywhere but its own view's slots.
+    """
+    o = 1 - p
+    n = st[S_PILE_N]
+    view[V_HAND] = st[S_HAND + p]
+    view[V_STOCK_N] = stock_count(st)
+    view[V_PILE_N] = n
+    view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
+    view[V_JUST_TAKEN] = st[S_JUST_TAKEN] if st[S_CUR] == p else -1
+    view[V_OPP_TAKEN] = st[S_TAKEN + o]
+    view[V_OPP_DISCARDED] = st[S_DISCARDED + o]
+    view[V_OPP_PASSED] = st[S_PASSED + o]
+    view[V_MY_TAKEN] = st[S_TAKEN + p]
+    view[V_MY_DISCARDED] = st[S_DISCARDED + p]
+    view[V_MY_PASSED] = st[S_PASSED + p]
+    view[V_TURN] = st[S_TURN]
+    view[V_DECISION] = st[S_PHASE]
+    for i in range(low, n):
+        view[V_PILE + i] = st[S_PILE + i]
+    for i in range(n, shown):
+        view[V_PILE + i] = -1
+
+
 @kernel
-def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, view, log, n_log, counters):
+def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, views, log, n_log, counters):
     """Ask the bots and apply their decisions until the hand in ``st`` is over.
 
     The one compiled decision loop: the batch kernel uses it for every hand
@@ -69,20 +140,54 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     (:mod:`arena.botkit.search`).  Logs each accepted decision at ``log[n_log...]``
     when ``log`` is not empty and returns the new log length, or -1 if the
     log is full.  An illegal decision stops the hand with ``st[S_ERROR]`` set.
+
+    ``views`` (``VIEWS_SIZE`` slots) holds one view per seat: seat 0's in
+    the first ``V_SIZE`` slots, seat 1's in the next.  Each is written whole
+    (:func:`build_view`) when the hand begins and then only where the table
+    changed, before each of that seat's decisions: at every decision the
+    seat's view equals what :func:`build_view` would write, unless the bot
+    wrote into its own view this hand.  A seat never gets the other's array,
+    so nothing a bot writes into its view reaches the other bot.
     """
+    if views.shape[0] < VIEWS_SIZE:
+        raise ValueError("play_hand: views needs VIEWS_SIZE slots (one view per seat)")
     record_log = log.shape[0] > 0
+    view0 = views[:V_SIZE]
+    view1 = views[V_SIZE : 2 * V_SIZE]
+    build_view(st, rules, np.int64(0), view0)
+    build_view(st, rules, np.int64(1), view1)
+    # Per seat: the pile length its view shows, and the lowest pile length
+    # since it was written (kept here, never read back from a view).
+    n = st[S_PILE_N]
+    shown0 = n
+    shown1 = n
+    low0 = n
+    low1 = n
     while st[S_PHASE] != PH_DONE:
         seat = st[S_CUR]
         phase = st[S_PHASE]
-        build_view(st, rules, seat, view)
+        n = st[S_PILE_N]
+        if seat == 0:
+            view, low, shown = view0, low0, shown0
+            shown0 = n
+            low0 = n
+        else:
+            view, low, shown = view1, low1, shown1
+            shown1 = n
+            low1 = n
+        _refresh_view(st, seat, view, low, shown)
         counters[C_SEAT] = seat
         counters[C_PHASE] = phase
         if seat == 0:
-            action = bot0[phase](view, params0, mem0, rng0)
+            action = bot0[phase](view0, params0, mem0, rng0)
         else:
-            action = bot1[phase](view, params1, mem1, rng1)
+            action = bot1[phase](view1, params1, mem1, rng1)
         if apply_action(st, rules, action) != 0:
             return n_log
+        # One action pops or pushes at most one pile card.
+        n = st[S_PILE_N]
+        low0 = min(low0, n)
+        low1 = min(low1, n)
         if record_log:
             if n_log >= log.shape[0]:
                 return -1
@@ -144,20 +249,28 @@ def play_games_kernel(
 
 
 def kernel_work_space(params0: np.ndarray, params1: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The work arrays :func:`play_games_kernel` takes last: p0, p1, st, view, rng0, rng1, scratch."""
+    """The work arrays :func:`play_games_kernel` takes last: p0, p1, st, views, rng0, rng1, scratch."""
     return (
         np.zeros(params0.shape[0], dtype=np.float64),
         np.zeros(params1.shape[0], dtype=np.float64),
         np.zeros(S_SIZE, dtype=np.int64),
-        np.zeros(V_SIZE, dtype=np.int64),
+        np.zeros(VIEWS_SIZE, dtype=np.int64),
         np.zeros(RNG_WORDS, dtype=np.uint64),
         np.zeros(RNG_WORDS, dtype=np.uint64),
         np.zeros(RNG_WORDS, dtype=np.uint64),
     )
 
 
-# play_hand as plain Python (it is a plain function already under NUMBA_DISABLE_JIT).
-_PLAY_HAND_PY = getattr(play_hand, "py_func", play_hand)
+def _plain(fn):
+    """A compiled function's Python code (itself under ``NUMBA_DISABLE_JIT``)."""
+    return getattr(fn, "py_func", fn)
+
+
+# play_hand as plain Python, calling _refresh_view as plain Python too: an
+# inline helper has no Python entry point (the kernels it calls have one).
+_PLAY_HAND_PY = FunctionType(
+    _plain(play_hand).__code__, {**_plain(play_hand).__globals__, "_refresh_view": _plain(_refresh_view)}, "play_hand"
+)
 
 
 class AnswerTypeError(TypeError):
@@ -188,7 +301,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     ``py_func``), so only this game-level bookkeeping mirrors the kernel.
     """
     st = np.zeros(S_SIZE, dtype=np.int64)
-    view = np.zeros(V_SIZE, dtype=np.int64)
+    view = np.zeros(VIEWS_SIZE, dtype=np.int64)
     rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
     rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
