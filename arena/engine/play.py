@@ -96,19 +96,15 @@ _KERNEL_SIG = types.int64(
 
 
 @inline
-def _refresh_view(st, p, view, low, shown) -> None:
-    """Bring seat ``p``'s own view, last written whole or refreshed, up to the table.
+def _refresh_view(st, p, view) -> None:
+    """Rewrite the header slots of seat ``p``'s own view that a hand's actions change.
 
-    Only the slots a hand's actions change: the header slots that move and
-    the pile slots from ``low`` (the lowest pile length since this view was
-    last written: nothing below it was popped, so nothing below it changed)
-    to the top, with -1 past the top up to ``shown`` (the length it showed).
+    Its hand, the stock and pile counts, the top card, the card just taken,
+    what each player took, discarded and passed, the turn and the decision.
     The slots fixed for the hand (scores, dealer, seat, hand number, limit,
     multiplier, upcard, rules) were written by :func:`build_view` when the
-    hand began.  Reads only ``st`` and the engine's own counts, never the
-    view: a bot that wrote into its view sees a wrong picture of the table
-    until the next hand (its own loss), and it cannot make the engine write
-    anywhere but its own view's slots.
+    hand began, and :func:`play_hand` writes the pile slots as the pile
+    changes.  Reads only ``st``, never the view.
     """
     o = 1 - p
     n = st[S_PILE_N]
@@ -125,10 +121,6 @@ def _refresh_view(st, p, view, low, shown) -> None:
     view[V_MY_PASSED] = st[S_PASSED + p]
     view[V_TURN] = st[S_TURN]
     view[V_DECISION] = st[S_PHASE]
-    for i in range(low, n):
-        view[V_PILE + i] = st[S_PILE + i]
-    for i in range(n, shown):
-        view[V_PILE + i] = -1
 
 
 @kernel
@@ -143,11 +135,15 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
 
     ``views`` (``VIEWS_SIZE`` slots) holds one view per seat: seat 0's in
     the first ``V_SIZE`` slots, seat 1's in the next.  Each is written whole
-    (:func:`build_view`) when the hand begins and then only where the table
-    changed, before each of that seat's decisions: at every decision the
-    seat's view equals what :func:`build_view` would write, unless the bot
-    wrote into its own view this hand.  A seat never gets the other's array,
-    so nothing a bot writes into its view reaches the other bot.
+    (:func:`build_view`) when the hand begins; then the pile slot an action
+    changes is written into both, and the header slots that move
+    (:func:`_refresh_view`) into a seat's view before each of its
+    decisions.  So at every decision the seat's view is what
+    :func:`build_view` would write, unless the bot wrote into its own view
+    this hand (then it sees a wrong picture until the hand ends: its own
+    loss).  The engine never reads a view, and a seat never gets the
+    other's array, so nothing a bot writes into its view reaches the other
+    bot or the engine (``tests/engine/test_seat_views.py`` attacks this).
     """
     if views.shape[0] < VIEWS_SIZE:
         raise ValueError("play_hand: views needs VIEWS_SIZE slots (one view per seat)")
@@ -156,26 +152,11 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     view1 = views[V_SIZE : 2 * V_SIZE]
     build_view(st, rules, np.int64(0), view0)
     build_view(st, rules, np.int64(1), view1)
-    # Per seat: the pile length its view shows, and the lowest pile length
-    # since it was written (kept here, never read back from a view).
-    n = st[S_PILE_N]
-    shown0 = n
-    shown1 = n
-    low0 = n
-    low1 = n
+    n = st[S_PILE_N]  # the pile length both views show
     while st[S_PHASE] != PH_DONE:
         seat = st[S_CUR]
         phase = st[S_PHASE]
-        n = st[S_PILE_N]
-        if seat == 0:
-            view, low, shown = view0, low0, shown0
-            shown0 = n
-            low0 = n
-        else:
-            view, low, shown = view1, low1, shown1
-            shown1 = n
-            low1 = n
-        _refresh_view(st, seat, view, low, shown)
+        _refresh_view(st, seat, view0 if seat == 0 else view1)
         counters[C_SEAT] = seat
         counters[C_PHASE] = phase
         if seat == 0:
@@ -184,10 +165,15 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
             action = bot1[phase](view1, params1, mem1, rng1)
         if apply_action(st, rules, action) != 0:
             return n_log
-        # One action pops or pushes at most one pile card.
-        n = st[S_PILE_N]
-        low0 = min(low0, n)
-        low1 = min(low1, n)
+        # An action moves at most one pile card: a discard pushes one, a
+        # draw from the pile pops one.  Mirror it in both views' pile slots.
+        m = st[S_PILE_N]
+        if m != n:
+            top = min(m, n)  # the slot that changed
+            card = st[S_PILE + top] if m > n else -1
+            view0[V_PILE + top] = card
+            view1[V_PILE + top] = card
+            n = m
         if record_log:
             if n_log >= log.shape[0]:
                 return -1
