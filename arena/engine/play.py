@@ -156,12 +156,15 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     while st[S_PHASE] != PH_DONE:
         seat = st[S_CUR]
         phase = st[S_PHASE]
-        _refresh_view(st, seat, view0 if seat == 0 else view1)
         counters[C_SEAT] = seat
         counters[C_PHASE] = phase
+        # The seat as a constant in each branch: the slot numbers are then
+        # constants too, with no negative-index arithmetic.
         if seat == 0:
+            _refresh_view(st, 0, view0)
             action = bot0[phase](view0, params0, mem0, rng0)
         else:
+            _refresh_view(st, 1, view1)
             action = bot1[phase](view1, params1, mem1, rng1)
         if apply_action(st, rules, action) != 0:
             return n_log
