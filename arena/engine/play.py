@@ -32,36 +32,23 @@ from arena.engine.layout import (
     OUT_FORFEIT,
     PH_DONE,
     S_CUR,
-    S_DISCARDED,
     S_ERROR,
-    S_HAND,
     S_JUST_TAKEN,
     S_OUTCOME,
-    S_PASSED,
     S_PHASE,
     S_PILE,
     S_PILE_N,
     S_SIZE,
-    S_TAKEN,
-    S_TURN,
-    V_DECISION,
-    V_HAND,
     V_JUST_TAKEN,
-    V_MY_DISCARDED,
-    V_MY_PASSED,
-    V_MY_TAKEN,
-    V_OPP_DISCARDED,
-    V_OPP_PASSED,
-    V_OPP_TAKEN,
     V_PILE,
-    V_PILE_N,
     V_SIZE,
     V_STOCK_N,
     V_TOP,
-    V_TURN,
 )
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import (
+    VIEW_COPIES,
+    VIEW_MOVING,
     apply_action,
     begin_game,
     begin_hand,
@@ -97,30 +84,22 @@ _KERNEL_SIG = types.int64(
 
 @inline
 def _refresh_view(st, p, view) -> None:
-    """Rewrite the header slots of seat ``p``'s own view that a hand's actions change.
+    """Rewrite the header slots of the view of ``p``, the seat to act, that a hand's actions change.
 
     Its hand, the stock and pile counts, the top card, the card just taken,
-    what each player took, discarded and passed, the turn and the decision.
-    The slots fixed for the hand (scores, dealer, seat, hand number, limit,
-    multiplier, upcard, rules) were written by :func:`build_view` when the
-    hand began, and :func:`play_hand` writes the pile slots as the pile
-    changes.  Reads only ``st``, never the view.
+    what each player took, discarded and passed, the turn and the decision
+    (the same values as :func:`build_view`).  The slots fixed for the hand
+    (scores, dealer, seat, hand number, limit, multiplier, upcard, rules)
+    were written by :func:`build_view` when the hand began, and
+    :func:`play_hand` writes the pile slots as the pile changes.  Reads only
+    ``st``, never the view.
     """
-    o = 1 - p
+    for i in range(VIEW_MOVING):
+        view[VIEW_COPIES[i, 0]] = st[VIEW_COPIES[i, 1 + p]]
     n = st[S_PILE_N]
-    view[V_HAND] = st[S_HAND + p]
     view[V_STOCK_N] = stock_count(st)
-    view[V_PILE_N] = n
     view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
-    view[V_JUST_TAKEN] = st[S_JUST_TAKEN] if st[S_CUR] == p else -1
-    view[V_OPP_TAKEN] = st[S_TAKEN + o]
-    view[V_OPP_DISCARDED] = st[S_DISCARDED + o]
-    view[V_OPP_PASSED] = st[S_PASSED + o]
-    view[V_MY_TAKEN] = st[S_TAKEN + p]
-    view[V_MY_DISCARDED] = st[S_DISCARDED + p]
-    view[V_MY_PASSED] = st[S_PASSED + p]
-    view[V_TURN] = st[S_TURN]
-    view[V_DECISION] = st[S_PHASE]
+    view[V_JUST_TAKEN] = st[S_JUST_TAKEN]  # p is the seat to act
 
 
 @kernel
@@ -145,8 +124,6 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     other's array, so nothing a bot writes into its view reaches the other
     bot or the engine (``tests/engine/test_seat_views.py`` attacks this).
     """
-    if views.shape[0] < VIEWS_SIZE:
-        raise ValueError("play_hand: views needs VIEWS_SIZE slots (one view per seat)")
     record_log = log.shape[0] > 0
     view0 = views[:V_SIZE]
     view1 = views[V_SIZE : 2 * V_SIZE]
@@ -156,27 +133,26 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     while st[S_PHASE] != PH_DONE:
         seat = st[S_CUR]
         phase = st[S_PHASE]
+        _refresh_view(st, seat, view0 if seat == 0 else view1)
         counters[C_SEAT] = seat
         counters[C_PHASE] = phase
-        # The seat as a constant in each branch: the slot numbers are then
-        # constants too, with no negative-index arithmetic.
         if seat == 0:
-            _refresh_view(st, 0, view0)
             action = bot0[phase](view0, params0, mem0, rng0)
         else:
-            _refresh_view(st, 1, view1)
             action = bot1[phase](view1, params1, mem1, rng1)
         if apply_action(st, rules, action) != 0:
             return n_log
         # An action moves at most one pile card: a discard pushes one, a
         # draw from the pile pops one.  Mirror it in both views' pile slots.
         m = st[S_PILE_N]
-        if m != n:
-            top = min(m, n)  # the slot that changed
-            card = st[S_PILE + top] if m > n else -1
-            view0[V_PILE + top] = card
-            view1[V_PILE + top] = card
-            n = m
+        if m > n:
+            card = st[S_PILE + n]
+            view0[V_PILE + n] = card
+            view1[V_PILE + n] = card
+        elif m < n:
+            view0[V_PILE + m] = -1
+            view1[V_PILE + m] = -1
+        n = m
         if record_log:
             if n_log >= log.shape[0]:
                 return -1

@@ -195,34 +195,12 @@ def rand_float(rng):
 
 @kernel
 def shuffle(deck, rng):
-    """Fisher-Yates shuffle of ``deck`` in place.
-
-    The same draws as ``j = rand_below(rng, i + 1)`` at each step, with the
-    generator's four words held in locals for the whole loop and stored
-    back once: through the array, every step waited on the stores of the
-    step before (the compiler cannot tell ``deck`` and ``rng`` apart).
-    """
-    s0 = rng[0]
-    s1 = rng[1]
-    s2 = rng[2]
-    s3 = rng[3]
+    """Fisher-Yates shuffle of ``deck`` in place."""
     for i in range(deck.shape[0] - 1, 0, -1):
-        bits = _rotl(s1 * uint64(5), 7) * uint64(9)  # next_u64, step by step
-        t = s1 << uint64(17)
-        s2 ^= s0
-        s3 ^= s1
-        s1 ^= s2
-        s0 ^= s3
-        s2 ^= t
-        s3 = _rotl(s3, 45)
-        j = np.int64(((bits >> uint64(32)) * uint64(i + 1)) >> uint64(32))  # rand_below
-        c = deck[i]
+        j = rand_below(rng, i + 1)
+        t = deck[i]
         deck[i] = deck[j]
-        deck[j] = c
-    rng[0] = s0
-    rng[1] = s1
-    rng[2] = s2
-    rng[3] = s3
+        deck[j] = t
 
 
 def new_rng(seed: int) -> np.ndarray:

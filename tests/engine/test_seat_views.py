@@ -22,26 +22,52 @@ from arena.engine.layout import (
     G_SIZE,
     OUT_FORFEIT,
     PH_DONE,
+    R_SIZE,
     S_CUR,
+    S_DEALER,
+    S_DISCARDED,
     S_ERROR,
+    S_HAND,
+    S_HAND_NO,
+    S_JUST_TAKEN,
+    S_KNOCK_LIMIT,
+    S_MULT,
     S_OUTCOME,
+    S_PASSED,
     S_PHASE,
+    S_PILE,
+    S_PILE_N,
+    S_SCORE,
+    S_STOCK_POS,
+    S_TAKEN,
+    S_TURN,
+    S_UPCARD,
     V_DECISION,
     V_HAND,
+    V_HAND_NO,
+    V_IS_DEALER,
     V_JUST_TAKEN,
+    V_KNOCK_LIMIT,
+    V_MULT,
     V_MY_DISCARDED,
     V_MY_PASSED,
+    V_MY_SCORE,
     V_MY_TAKEN,
     V_OPP_DISCARDED,
     V_OPP_PASSED,
+    V_OPP_SCORE,
     V_OPP_TAKEN,
+    V_PILE,
     V_PILE_N,
+    V_RULES,
+    V_SEAT,
     V_SIZE,
     V_STOCK_N,
     V_TOP,
     V_TURN,
+    V_UPCARD,
 )
-from arena.engine.play import _PLAY_HAND_PY, C_SIZE, VIEWS_SIZE, kernel_work_space, play_games_kernel
+from arena.engine.play import C_SIZE, kernel_work_space, play_games_kernel
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, new_state
@@ -242,6 +268,73 @@ def _reference_game(seed, rules, bot0, bot1):
     return row, st, mem
 
 
+def _python_view(st, rules, p):
+    """What build_view must write, slot by slot in plain Python (the contract of docs/PROTOCOL.md)."""
+    o = 1 - p
+    n = int(st[S_PILE_N])
+    v = np.zeros(V_SIZE, dtype=np.int64)
+    v[V_HAND] = st[S_HAND + p]
+    v[V_STOCK_N] = 52 - st[S_STOCK_POS]
+    v[V_PILE_N] = n
+    v[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
+    v[V_JUST_TAKEN] = st[S_JUST_TAKEN] if st[S_CUR] == p else -1
+    v[V_OPP_TAKEN] = st[S_TAKEN + o]
+    v[V_OPP_DISCARDED] = st[S_DISCARDED + o]
+    v[V_OPP_PASSED] = st[S_PASSED + o]
+    v[V_MY_TAKEN] = st[S_TAKEN + p]
+    v[V_MY_DISCARDED] = st[S_DISCARDED + p]
+    v[V_MY_PASSED] = st[S_PASSED + p]
+    v[V_MY_SCORE] = st[S_SCORE + p]
+    v[V_OPP_SCORE] = st[S_SCORE + o]
+    v[V_KNOCK_LIMIT] = st[S_KNOCK_LIMIT]
+    v[V_MULT] = st[S_MULT]
+    v[V_IS_DEALER] = 1 if st[S_DEALER] == p else 0
+    v[V_TURN] = st[S_TURN]
+    v[V_HAND_NO] = st[S_HAND_NO]
+    v[V_SEAT] = p
+    v[V_DECISION] = st[S_PHASE]
+    v[V_UPCARD] = st[S_UPCARD]
+    v[V_RULES : V_RULES + R_SIZE] = rules
+    v[V_PILE : V_PILE + 52] = -1
+    v[V_PILE : V_PILE + n] = st[S_PILE : S_PILE + n]
+    return v
+
+
+@pytest.mark.parametrize("preset", ["standard", "oklahoma"])
+def test_build_view_writes_each_slot_from_the_table(bots, preset):
+    """build_view (a loop over VIEW_COPIES and a few special slots) against the
+    slot-by-slot definition, for both seats at every decision of many
+    games between the random-playing scribbler and Simple, stale garbage in
+    the view beforehand."""
+    rules = rules_array(load_rules(preset))
+    scr, rec = bots["scribbler"], bots["recorder"]
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    checked = 0
+    for seed in range(30):
+        bots_ = (scr, rec) if seed % 2 else (rec, scr)
+        mem = [np.zeros(b.memory_size) for b in bots_]
+        rng = [np.zeros(RNG_WORDS, dtype=np.uint64) for _ in bots_]
+        st = new_state()
+        row = np.zeros(G_SIZE, dtype=np.int64)
+        begin_game(st, rules, seed, rng[0], rng[1], mem[0], mem[1], row)
+        for _ in range(3):
+            begin_hand(st, rules, seed, np.zeros(RNG_WORDS, dtype=np.uint64))
+            while st[S_PHASE] != PH_DONE:
+                p = int(st[S_CUR])
+                for seat in (1 - p, p):
+                    view[:] = 7_777
+                    build_view(st, rules, seat, view)
+                    assert np.array_equal(view, _python_view(st, rules, seat)), (preset, seed, seat)
+                    checked += 1
+                assert (
+                    apply_action(st, rules, bots_[p].functions[int(st[S_PHASE])](view, bots_[p].params, mem[p], rng[p]))
+                    == 0
+                )
+            if end_hand(st, rules, row):
+                break
+    assert checked > 3_000
+
+
 def _views(memory, start, count):
     kept = min(count, RECORDS)
     return memory[start : start + kept * V_SIZE].reshape(kept, V_SIZE)
@@ -302,13 +395,3 @@ def test_a_bot_that_overwrites_its_view_changes_nothing_but_its_own_picture(bots
             checked += mine.shape[0]
     assert checked > 2_000
     assert stale > checked  # the poison did stay in the slots fixed for a hand: the attack was real
-
-
-def test_play_hand_refuses_views_without_a_slot_for_each_seat():
-    st = new_state()
-    rules = rules_array(load_rules("standard"))
-    with pytest.raises(ValueError, match="VIEWS_SIZE"):
-        _PLAY_HAND_PY(
-            st, rules, (), (), None, None, None, None, None, None, np.zeros(VIEWS_SIZE - 1, dtype=np.int64),
-            np.zeros(0, dtype=np.int64), 0, np.zeros(C_SIZE, dtype=np.int64),
-        )  # fmt: skip
