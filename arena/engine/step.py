@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine._jit import helper, inline, kernel
+from arena.engine._jit import helper, inline, kernel, stack_int64
 from arena.engine.cards import CARD_VALUES, NUM_RANKS, SPADES
 from arena.engine.layout import (
     ERR_BAD_CHOICE,
@@ -198,11 +198,16 @@ def deal_hand(st, rules, hand_seed, rng) -> None:
     ``rng`` is a scratch generator state (4 words).  Scores, the dealer and
     the hand number are kept; every per-hand slot is reset.
     """
-    deck = st[S_DECK : S_DECK + DECK_SIZE]
+    # Shuffled on the stack, then copied: the compiler then knows the deck
+    # and the generator apart and keeps the generator's words in registers
+    # (shuffling st's slots, it stored and reloaded them at every step).
+    deck = stack_int64(DECK_SIZE)
     for i in range(DECK_SIZE):
         deck[i] = i
     seed_rng(rng, hand_seed)
     shuffle(deck, rng)
+    for i in range(DECK_SIZE):
+        st[S_DECK + i] = deck[i]
     deal_from_deck(st, rules)
 
 
