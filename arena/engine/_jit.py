@@ -36,13 +36,20 @@ A kernel that needs a small work array takes it from :data:`stack_int64`
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import os
 from pathlib import Path
 from typing import Any
 
 import numba
 from numba.core import cgutils, types
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import register_pass
+from numba.core.typed_passes import NativeLowering
+from numba.core.typing.typeof import typeof_impl
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
@@ -84,6 +91,85 @@ def jit(*args, **kwargs):
 #: A kernel allocates nothing, so it needs no reference counting, and it is
 #: never passed to the engine as a bot's decision, so it needs no C wrapper.
 KERNEL_OPTIONS: dict[str, Any] = {**JIT_OPTIONS, "_nrt": False, "no_cfunc_wrapper": True}
+
+
+class _HelperLibrary(JITCodeLibrary):
+    """The code library of a helper: LLVM IR to link into callers, never machine code of its own.
+
+    numba finalizes every compiled function's library the same way: it links
+    in the callees' modules, runs LLVM's module passes (twice: a cheap round
+    for reference-count pruning, then the full O3 round) over the whole
+    linked module, and emits machine code for it.  A caller then links that
+    already-finished module into its own and does all of it again, so a
+    deep call chain is optimised and emitted once per level.  A helper is
+    only ever linked into callers (it has no wrapper that Python could
+    call), so its own module passes and machine code are thrown away: here
+    they are skipped, and the caller's single O3 round sees the helper's
+    function-optimised IR (numba runs the per-function passes on it as it
+    is lowered).  This was about a third of a cold start (measured in
+    ``docs/bench/PROFILE.md``, fourth pass).  The games are the same: the
+    golden records pin them.
+    """
+
+    def _optimize_final_module(self) -> None:
+        pass  # the caller optimises the linked module
+
+    def _finalize_final_module(self) -> None:
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        self._finalized = True  # not added to the execution engine: no machine code
+
+    def get_pointer_to_function(self, name: str) -> int:
+        self._ensure_finalized()
+        return 0  # no wrapper, no machine code: nothing to point at
+
+    @property
+    def codegen(self) -> Any:
+        return _HelperCodegen(self._codegen)
+
+
+class _HelperCodegen:
+    """The codegen as a helper's library shows it: no environment to store.
+
+    numba stores a compiled function's environment (a Python object for
+    object-mode fallbacks and exceptions with run-time arguments) into a
+    global of its machine code; a helper has no machine code, and as a
+    nopython function without reference counting it needs no environment.
+    """
+
+    def __init__(self, codegen: Any) -> None:
+        self._codegen = codegen
+
+    def set_env(self, env_name: str, env: Any) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._codegen, name)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _HelperLowering(NativeLowering):
+    """numba's lowering pass, into a :class:`_HelperLibrary`."""
+
+    _name = "gin_arena_helper_lowering"
+
+    def run_pass(self, state: Any) -> bool:
+        if state.library is None:
+            state.library = _HelperLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+            state.library.enable_object_caching()
+        return super().run_pass(state)
+
+
+class _HelperCompiler(CompilerBase):
+    """numba's nopython pipeline with :class:`_HelperLowering` for its lowering pass."""
+
+    def define_pipelines(self) -> list[Any]:
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.passes = [(_HelperLowering if p is NativeLowering else p, d) for p, d in pm.passes]
+        pm.finalize()
+        return [pm]
+
+
 #: A private helper: only ever called from compiled callers, which hold its code.
 HELPER_OPTIONS: dict[str, Any] = {
     "cache": False,
@@ -94,15 +180,65 @@ HELPER_OPTIONS: dict[str, Any] = {
 }
 
 
+class Kernel:
+    """A public kernel: compiled code calls it as a helper, Python as a kernel.
+
+    The engine's kernels call each other (the batch kernel calls
+    ``apply_action``, which calls ``deadwood_at_most``, ...), and the tests,
+    the step-by-step table and the tools call the same functions from
+    Python.  Called from compiled code, numba types this object as
+    ``inner``, a :func:`helper` compiled from the same function, so the
+    caller holds its code and no machine code, wrapper or cache entry of its
+    own is made (see :class:`_HelperLibrary`).  Called from Python, it runs
+    ``public``, a cached kernel compiled on the first such call only.  A
+    cold start to the first game therefore compiles each kernel once, as a
+    helper.
+    """
+
+    def __init__(self, fn: Any, options: dict[str, Any]) -> None:
+        self.public = numba.njit(**options)(fn)
+        self.inner = numba.njit(pipeline_class=_HelperCompiler, **HELPER_OPTIONS)(fn)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any) -> Any:
+        return self.public(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.public, name)  # py_func, signatures, overloads, inspect_*
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return (_kernel_named, (self.__module__, self.__qualname__))
+
+
+def _kernel_named(module: str, qualname: str) -> Kernel:
+    """Unpickle a :class:`Kernel` as the module's own object (like a function)."""
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@typeof_impl.register(Kernel)
+def _typeof_kernel(val: Kernel, c: Any) -> Any:
+    return typeof_impl(val.inner, c)
+
+
 def kernel(*args, **kwargs):
-    """:func:`jit` for a function that allocates no array (no reference counting)."""
+    """:func:`jit` for a function that allocates no array (no reference counting).
+
+    ``@kernel`` gives a :class:`Kernel` (a helper to compiled callers, a
+    cached kernel to Python); ``@kernel(signature)`` compiles an entry
+    point at once (the batch kernel), for Python callers only.
+    """
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return Kernel(args[0], KERNEL_OPTIONS)
     options = {**KERNEL_OPTIONS, **kwargs}
     return numba.njit(*args, **options)
 
 
 def helper(fn):
     """A private helper compiled into its compiled callers only (see the module docstring)."""
-    return numba.njit(**HELPER_OPTIONS)(fn)
+    return numba.njit(pipeline_class=_HelperCompiler, **HELPER_OPTIONS)(fn)
 
 
 def inline(fn):
