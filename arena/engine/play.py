@@ -163,7 +163,7 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
 
 @kernel(_KERNEL_SIG)
 def play_games_kernel(
-    seeds, rules, bot0, bot1, params0, params1, mem0, mem1, games, hands, log, counters, p0, p1, st, view, rng0, rng1,
+    seeds, rules, bot0, bot1, params0, params1, mem0, mem1, games, hands, log, counters, p0, p1, st, views, rng0, rng1,
     scratch,
 ):  # fmt: skip
     """Play games ``counters[C_NEXT_GAME]..`` of ``seeds``; return 0 when all are done.
@@ -195,7 +195,7 @@ def play_games_kernel(
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            n_l = play_hand(st, rules, bot0, bot1, p0, p1, mem0, mem1, rng0, rng1, view, log, n_l, counters)
+            n_l = play_hand(st, rules, bot0, bot1, p0, p1, mem0, mem1, rng0, rng1, views, log, n_l, counters)
             if n_l < 0:
                 return 1
             if st[S_ERROR] != 0:
@@ -266,7 +266,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     ``py_func``), so only this game-level bookkeeping mirrors the kernel.
     """
     st = np.zeros(S_SIZE, dtype=np.int64)
-    view = np.zeros(VIEWS_SIZE, dtype=np.int64)
+    views = np.zeros(VIEWS_SIZE, dtype=np.int64)
     rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
     rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
@@ -283,7 +283,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            n_l = _PLAY_HAND_PY(st, rules, f0, f1, p0, p1, mem0, mem1, rng0, rng1, view, log, n_l, counters)
+            n_l = _PLAY_HAND_PY(st, rules, f0, f1, p0, p1, mem0, mem1, rng0, rng1, views, log, n_l, counters)
             if n_l < 0:
                 return 1
             if st[S_ERROR] != 0:
