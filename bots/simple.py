@@ -19,7 +19,7 @@ its memory at offset ``base`` (``bots/TEMPLATE.py`` does).
 
 import numpy as np
 
-from arena.botkit.lib import least_deadwood_discard
+from arena.botkit.lib import bits_float, float_bits, least_deadwood_discard
 from arena.engine._jit import jit, kernel
 from arena.engine.cards import lsb
 from arena.engine.layout import V_HAND, V_HAND_NO, V_JUST_TAKEN, V_TOP
@@ -30,7 +30,8 @@ PARAMS: dict[str, float] = {}
 # --- the repeat guard: memory[base:base + REPEAT_SLOTS] ------------------------------
 # [base]          hand number + 1 the slots below belong to (0 = none yet)
 # [base + 1]      my hand before this turn's draw (a mask; exact in a float64)
-# [base + 2 + c]  mask of the cards d such that {c, d} was drawn/discarded this hand
+# [base + 2 + c]  mask of the cards d such that {c, d} was drawn/discarded this hand,
+#                 stored as the int64's bits (float_bits / bits_float), not as a float value
 REPEAT_SLOTS = 2 + 52
 MEMORY = REPEAT_SLOTS
 
@@ -80,7 +81,7 @@ def no_repeats(memory, base, drawn, allowed):
     """
     if drawn < 0:
         return allowed
-    fresh = allowed & ~np.int64(memory[base + 2 + drawn])
+    fresh = allowed & ~float_bits(memory[base + 2 + drawn])
     return fresh if fresh else allowed
 
 
@@ -88,8 +89,9 @@ def no_repeats(memory, base, drawn, allowed):
 def remember_pair(memory, base, drawn, card):
     """Record {drawn, card} as played this hand (call with the card discarded)."""
     if drawn >= 0 and card >= 0:
-        memory[base + 2 + drawn] = np.int64(memory[base + 2 + drawn]) | (np.int64(1) << card)
-        memory[base + 2 + card] = np.int64(memory[base + 2 + card]) | (np.int64(1) << drawn)
+        # The pair masks are the slots' bits, not float values: no conversions.
+        memory[base + 2 + drawn] = bits_float(float_bits(memory[base + 2 + drawn]) | (np.int64(1) << card))
+        memory[base + 2 + card] = bits_float(float_bits(memory[base + 2 + card]) | (np.int64(1) << drawn))
 
 
 # --- the five decisions ----------------------------------------------------------------

@@ -7,13 +7,46 @@ of a mask, random choices from the bot's own generator, and the usual
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numba.core import types
+from numba.extending import intrinsic
 
 from arena.engine._jit import jit, kernel
 from arena.engine.cards import lsb, popcount
 from arena.engine.layout import R_NO_RETAKE, V_HAND, V_JUST_TAKEN, V_OPP_TAKEN, V_PILE, V_PILE_N, V_RULES, V_TOP
 from arena.engine.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards, least_discards
 from arena.engine.rng import rand_below
+
+
+def _float_bits(typingctx, x):
+    """The 64 bits of a float64 as an int64 (no conversion: the same bits)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+
+    return types.int64(types.float64), codegen
+
+
+def _bits_float(typingctx, x):
+    """The float64 whose 64 bits are those of an int64 (the inverse of float_bits)."""
+    if x != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+
+    return types.float64(types.int64), codegen
+
+
+#: A 64-bit mask kept in a float64 memory slot as its bits, without the
+#: int/float conversions (a slot of 0.0 reads as mask 0).  Compiled code
+#: only (numba intrinsics: no compilation of their own, a bitcast each).
+float_bits: Any = intrinsic(_float_bits)
+bits_float: Any = intrinsic(_bits_float)
 
 
 @jit

@@ -75,14 +75,13 @@ from arena.engine.layout import (
     V_PILE_N,
     V_RULES,
     V_SEAT,
-    V_SIZE,
     V_STOCK_N,
     V_TOP,
     V_TURN,
     V_UPCARD,
 )
 from arena.engine.melds import deadwood
-from arena.engine.play import C_SIZE, play_hand
+from arena.engine.play import C_SIZE, VIEWS_SIZE, play_hand
 from arena.engine.rng import next_u64, rand_below, rand_float, shuffle
 
 
@@ -256,10 +255,10 @@ def play_out(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1):
     Returns the error code of an illegal rollout decision (0 normally); the
     outcome and points are then in ``st``.
     """
-    view = np.empty(V_SIZE, dtype=np.int64)
+    views = np.empty(VIEWS_SIZE, dtype=np.int64)
     log = np.empty(0, dtype=np.int64)
     counters = np.zeros(C_SIZE, dtype=np.int64)
-    play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, view, log, 0, counters)
+    play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, views, log, 0, counters)
     return st[S_ERROR]
 
 

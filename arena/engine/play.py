@@ -10,11 +10,12 @@ or the worker that plays it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import FunctionType
 
 import numpy as np
 from numba import types
 
-from arena.engine._jit import kernel
+from arena.engine._jit import inline, kernel
 from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot
 from arena.engine.layout import (
     ERROR_TEXT,
@@ -32,13 +33,31 @@ from arena.engine.layout import (
     PH_DONE,
     S_CUR,
     S_ERROR,
+    S_JUST_TAKEN,
     S_OUTCOME,
     S_PHASE,
+    S_PILE,
+    S_PILE_N,
     S_SIZE,
+    V_JUST_TAKEN,
+    V_PILE,
     V_SIZE,
+    V_STOCK_N,
+    V_TOP,
 )
 from arena.engine.rng import RNG_WORDS
-from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, write_hand_row
+from arena.engine.step import (
+    VIEW_COPIES,
+    VIEW_MOVING,
+    apply_action,
+    begin_game,
+    begin_hand,
+    build_view,
+    end_hand,
+    forfeit_game,
+    stock_count,
+    write_hand_row,
+)
 
 # counters[] slots shared by the kernel and its Python caller
 C_NEXT_GAME = 0  # first game not finished (the one in progress if a bot raised)
@@ -47,6 +66,9 @@ C_LOG = 2  # log entries written
 C_SEAT = 3  # seat being asked (to blame a bot that raised)
 C_PHASE = 4  # decision being asked
 C_SIZE = 5
+
+#: Slots of :func:`play_hand`'s ``views``: one view per seat.
+VIEWS_SIZE = 2 * V_SIZE
 
 ERR_RAISED = len(ERROR_TEXT)  # a bot raised an exception (game row G_ERROR)
 ERROR_MESSAGES = ERROR_TEXT + ("raised an exception",)
@@ -60,8 +82,28 @@ _KERNEL_SIG = types.int64(
 )
 
 
+@inline
+def _refresh_view(st, p, view) -> None:
+    """Rewrite the header slots of the view of ``p``, the seat to act, that a hand's actions change.
+
+    Its hand, the stock and pile counts, the top card, the card just taken,
+    what each player took, discarded and passed, the turn and the decision
+    (the same values as :func:`build_view`).  The slots fixed for the hand
+    (scores, dealer, seat, hand number, limit, multiplier, upcard, rules)
+    were written by :func:`build_view` when the hand began, and
+    :func:`play_hand` writes the pile slots as the pile changes.  Reads only
+    ``st``, never the view.
+    """
+    for i in range(VIEW_MOVING):
+        view[VIEW_COPIES[i, 0]] = st[VIEW_COPIES[i, 1 + p]]
+    n = st[S_PILE_N]
+    view[V_STOCK_N] = stock_count(st)
+    view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
+    view[V_JUST_TAKEN] = st[S_JUST_TAKEN]  # p is the seat to act
+
+
 @kernel
-def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, view, log, n_log, counters):
+def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, views, log, n_log, counters):
     """Ask the bots and apply their decisions until the hand in ``st`` is over.
 
     The one compiled decision loop: the batch kernel uses it for every hand
@@ -69,20 +111,48 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     (:mod:`arena.botkit.search`).  Logs each accepted decision at ``log[n_log...]``
     when ``log`` is not empty and returns the new log length, or -1 if the
     log is full.  An illegal decision stops the hand with ``st[S_ERROR]`` set.
+
+    ``views`` (``VIEWS_SIZE`` slots) holds one view per seat: seat 0's in
+    the first ``V_SIZE`` slots, seat 1's in the next.  Each is written whole
+    (:func:`build_view`) when the hand begins; then the pile slot an action
+    changes is written into both, and the header slots that move
+    (:func:`_refresh_view`) into a seat's view before each of its
+    decisions.  So at every decision the seat's view is what
+    :func:`build_view` would write, unless the bot wrote into its own view
+    this hand (then it sees a wrong picture until the hand ends: its own
+    loss).  The engine never reads a view, and a seat never gets the
+    other's array, so nothing a bot writes into its view reaches the other
+    bot or the engine (``tests/engine/test_seat_views.py`` attacks this).
     """
     record_log = log.shape[0] > 0
+    view0 = views[:V_SIZE]
+    view1 = views[V_SIZE : 2 * V_SIZE]
+    build_view(st, rules, np.int64(0), view0)
+    build_view(st, rules, np.int64(1), view1)
+    n = st[S_PILE_N]  # the pile length both views show
     while st[S_PHASE] != PH_DONE:
         seat = st[S_CUR]
         phase = st[S_PHASE]
-        build_view(st, rules, seat, view)
+        _refresh_view(st, seat, view0 if seat == 0 else view1)
         counters[C_SEAT] = seat
         counters[C_PHASE] = phase
         if seat == 0:
-            action = bot0[phase](view, params0, mem0, rng0)
+            action = bot0[phase](view0, params0, mem0, rng0)
         else:
-            action = bot1[phase](view, params1, mem1, rng1)
+            action = bot1[phase](view1, params1, mem1, rng1)
         if apply_action(st, rules, action) != 0:
             return n_log
+        # An action moves at most one pile card: a discard pushes one, a
+        # draw from the pile pops one.  Mirror it in both views' pile slots.
+        m = st[S_PILE_N]
+        if m > n:
+            card = st[S_PILE + n]
+            view0[V_PILE + n] = card
+            view1[V_PILE + n] = card
+        elif m < n:
+            view0[V_PILE + m] = -1
+            view1[V_PILE + m] = -1
+        n = m
         if record_log:
             if n_log >= log.shape[0]:
                 return -1
@@ -93,7 +163,7 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
 
 @kernel(_KERNEL_SIG)
 def play_games_kernel(
-    seeds, rules, bot0, bot1, params0, params1, mem0, mem1, games, hands, log, counters, p0, p1, st, view, rng0, rng1,
+    seeds, rules, bot0, bot1, params0, params1, mem0, mem1, games, hands, log, counters, p0, p1, st, views, rng0, rng1,
     scratch,
 ):  # fmt: skip
     """Play games ``counters[C_NEXT_GAME]..`` of ``seeds``; return 0 when all are done.
@@ -125,7 +195,7 @@ def play_games_kernel(
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            n_l = play_hand(st, rules, bot0, bot1, p0, p1, mem0, mem1, rng0, rng1, view, log, n_l, counters)
+            n_l = play_hand(st, rules, bot0, bot1, p0, p1, mem0, mem1, rng0, rng1, views, log, n_l, counters)
             if n_l < 0:
                 return 1
             if st[S_ERROR] != 0:
@@ -144,20 +214,28 @@ def play_games_kernel(
 
 
 def kernel_work_space(params0: np.ndarray, params1: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The work arrays :func:`play_games_kernel` takes last: p0, p1, st, view, rng0, rng1, scratch."""
+    """The work arrays :func:`play_games_kernel` takes last: p0, p1, st, views, rng0, rng1, scratch."""
     return (
         np.zeros(params0.shape[0], dtype=np.float64),
         np.zeros(params1.shape[0], dtype=np.float64),
         np.zeros(S_SIZE, dtype=np.int64),
-        np.zeros(V_SIZE, dtype=np.int64),
+        np.zeros(VIEWS_SIZE, dtype=np.int64),
         np.zeros(RNG_WORDS, dtype=np.uint64),
         np.zeros(RNG_WORDS, dtype=np.uint64),
         np.zeros(RNG_WORDS, dtype=np.uint64),
     )
 
 
-# play_hand as plain Python (it is a plain function already under NUMBA_DISABLE_JIT).
-_PLAY_HAND_PY = getattr(play_hand, "py_func", play_hand)
+def _plain(fn):
+    """A compiled function's Python code (itself under ``NUMBA_DISABLE_JIT``)."""
+    return getattr(fn, "py_func", fn)
+
+
+# play_hand as plain Python, calling _refresh_view as plain Python too: an
+# inline helper has no Python entry point (the kernels it calls have one).
+_PLAY_HAND_PY = FunctionType(
+    _plain(play_hand).__code__, {**_plain(play_hand).__globals__, "_refresh_view": _plain(_refresh_view)}, "play_hand"
+)
 
 
 class AnswerTypeError(TypeError):
@@ -188,7 +266,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     ``py_func``), so only this game-level bookkeeping mirrors the kernel.
     """
     st = np.zeros(S_SIZE, dtype=np.int64)
-    view = np.zeros(V_SIZE, dtype=np.int64)
+    views = np.zeros(VIEWS_SIZE, dtype=np.int64)
     rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
     rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
@@ -205,7 +283,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
         while True:
             begin_hand(st, rules, seed, scratch)
             log_start = n_l
-            n_l = _PLAY_HAND_PY(st, rules, f0, f1, p0, p1, mem0, mem1, rng0, rng1, view, log, n_l, counters)
+            n_l = _PLAY_HAND_PY(st, rules, f0, f1, p0, p1, mem0, mem1, rng0, rng1, views, log, n_l, counters)
             if n_l < 0:
                 return 1
             if st[S_ERROR] != 0:

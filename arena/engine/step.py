@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine._jit import helper, inline, kernel
+from arena.engine._jit import helper, inline, kernel, stack_int64
 from arena.engine.cards import CARD_VALUES, NUM_RANKS, SPADES
 from arena.engine.layout import (
     ERR_BAD_CHOICE,
@@ -198,11 +198,16 @@ def deal_hand(st, rules, hand_seed, rng) -> None:
     ``rng`` is a scratch generator state (4 words).  Scores, the dealer and
     the hand number are kept; every per-hand slot is reset.
     """
-    deck = st[S_DECK : S_DECK + DECK_SIZE]
+    # Shuffled on the stack, then copied: the compiler then knows the deck
+    # and the generator apart and keeps the generator's words in registers
+    # (shuffling st's slots, it stored and reloaded them at every step).
+    deck = stack_int64(DECK_SIZE)
     for i in range(DECK_SIZE):
         deck[i] = i
     seed_rng(rng, hand_seed)
     shuffle(deck, rng)
+    for i in range(DECK_SIZE):
+        st[S_DECK + i] = deck[i]
     deal_from_deck(st, rules)
 
 
@@ -430,6 +435,35 @@ def apply_action(st, rules, action) -> int:
     return ERR_NONE
 
 
+#: The view slots that are plain copies of a state slot: (view slot, state
+#: slot for seat 0, state slot for seat 1), one loop in build_view instead of
+#: a line each (each line costs compile time).  The first VIEW_MOVING rows
+#: are the slots a hand's actions change (arena.engine.play refreshes just
+#: those before each decision); the rest are fixed for the hand.
+VIEW_COPIES = np.array(
+    [
+        (V_HAND, S_HAND, S_HAND + 1),
+        (V_PILE_N, S_PILE_N, S_PILE_N),
+        (V_OPP_TAKEN, S_TAKEN + 1, S_TAKEN),
+        (V_OPP_DISCARDED, S_DISCARDED + 1, S_DISCARDED),
+        (V_OPP_PASSED, S_PASSED + 1, S_PASSED),
+        (V_MY_TAKEN, S_TAKEN, S_TAKEN + 1),
+        (V_MY_DISCARDED, S_DISCARDED, S_DISCARDED + 1),
+        (V_MY_PASSED, S_PASSED, S_PASSED + 1),
+        (V_TURN, S_TURN, S_TURN),
+        (V_DECISION, S_PHASE, S_PHASE),
+        (V_MY_SCORE, S_SCORE, S_SCORE + 1),
+        (V_OPP_SCORE, S_SCORE + 1, S_SCORE),
+        (V_KNOCK_LIMIT, S_KNOCK_LIMIT, S_KNOCK_LIMIT),
+        (V_MULT, S_MULT, S_MULT),
+        (V_HAND_NO, S_HAND_NO, S_HAND_NO),
+        (V_UPCARD, S_UPCARD, S_UPCARD),
+    ],
+    dtype=np.int64,
+)
+VIEW_MOVING = 10
+
+
 @kernel
 def build_view(st, rules, p, view) -> None:
     """Fill ``view`` with what seat ``p`` sees at the table, and nothing else.
@@ -438,29 +472,14 @@ def build_view(st, rules, p, view) -> None:
     from the pile, discarded or passed, the scores, the rules and this hand's
     knock limit.  The opponent's hand and the stock order are never copied.
     """
-    o = 1 - p
+    for i in range(VIEW_COPIES.shape[0]):
+        view[VIEW_COPIES[i, 0]] = st[VIEW_COPIES[i, 1 + p]]
     n = st[S_PILE_N]
-    view[V_HAND] = st[S_HAND + p]
     view[V_STOCK_N] = stock_count(st)
-    view[V_PILE_N] = n
     view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
     view[V_JUST_TAKEN] = st[S_JUST_TAKEN] if st[S_CUR] == p else -1
-    view[V_OPP_TAKEN] = st[S_TAKEN + o]
-    view[V_OPP_DISCARDED] = st[S_DISCARDED + o]
-    view[V_OPP_PASSED] = st[S_PASSED + o]
-    view[V_MY_TAKEN] = st[S_TAKEN + p]
-    view[V_MY_DISCARDED] = st[S_DISCARDED + p]
-    view[V_MY_PASSED] = st[S_PASSED + p]
-    view[V_MY_SCORE] = st[S_SCORE + p]
-    view[V_OPP_SCORE] = st[S_SCORE + o]
-    view[V_KNOCK_LIMIT] = st[S_KNOCK_LIMIT]
-    view[V_MULT] = st[S_MULT]
     view[V_IS_DEALER] = 1 if st[S_DEALER] == p else 0
-    view[V_TURN] = st[S_TURN]
-    view[V_HAND_NO] = st[S_HAND_NO]
     view[V_SEAT] = p
-    view[V_DECISION] = st[S_PHASE]
-    view[V_UPCARD] = st[S_UPCARD]
     for i in range(V_UPCARD + 1, V_RULES):  # spare slots: always 0
         view[i] = 0
     for i in range(R_SIZE):

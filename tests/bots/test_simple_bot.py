@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.botkit.lib import least_deadwood_discard
+from arena.botkit.lib import bits_float, float_bits, least_deadwood_discard
+from arena.engine._jit import jit
 from arena.engine.cards import mask_of, parse_card
 from arena.engine.layout import (
     G_CAPPED,
@@ -200,3 +201,31 @@ def test_least_deadwood_discard_gives_the_array_versions_card_value_and_random_d
         np.testing.assert_array_equal(r_new, r_old)  # one draw, as before
         several_tied += n_tied > 1
     assert several_tied > 1000  # the random tie-break is exercised, not only unique minima
+
+
+@jit
+def _round_trip(values, out_bits, out_back):
+    for i in range(values.shape[0]):
+        f = bits_float(values[i])
+        out_bits[i] = float_bits(f)
+        out_back[i] = f
+    return float_bits(0.0)
+
+
+def test_pair_masks_keep_their_bits_in_a_float_slot():
+    """float_bits / bits_float (the repeat guard's pair slots): any 64 bits
+    survive the round trip through a float64 slot, and a cleared slot (0.0)
+    is the empty mask."""
+    rng = np.random.default_rng(3)
+    values = np.concatenate(
+        [
+            rng.integers(-(2**63), 2**63 - 1, size=1000, dtype=np.int64),
+            (np.int64(1) << np.arange(63, dtype=np.int64)),
+            np.array([0, -1, (1 << 52) - 1], dtype=np.int64),
+        ]
+    )
+    bits = np.zeros_like(values)
+    back = np.zeros(values.shape[0])
+    assert _round_trip(values, bits, back) == 0
+    assert np.array_equal(bits, values)
+    assert np.array_equal(back.view(np.int64), values)  # the slot holds exactly those bits

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from arena.engine.layout import G_SIZE, S_DECK, S_SIZE
 from arena.engine.rng import (
@@ -11,8 +12,11 @@ from arena.engine.rng import (
     _unsplitmix64,
     bot_seed,
     mix_seed,
+    new_rng,
+    rand_below,
     seed_of_state,
     seed_rng,
+    shuffle,
     siphash24,
     siphash24_words,
     splitmix64,
@@ -108,3 +112,20 @@ def test_deals_are_unchanged_by_the_bot_seed_derivation():
 
 
 DEAL_2024 = [26, 32, 22, 3, 43, 8, 21, 1, 18, 14, 47, 36, 37, 35, 45, 10, 15, 39, 19, 13, 4]
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 10, 41, 52])
+def test_shuffle_makes_the_draws_of_rand_below_step_by_step(size):
+    """shuffle keeps the generator in locals: same permutation and same final
+    generator state as the plain Fisher-Yates loop over rand_below."""
+    for seed in range(200):
+        deck = np.arange(size, dtype=np.int64) * 3 + 1
+        rng = new_rng(seed)
+        want = deck.copy()
+        want_rng = rng.copy()
+        for i in range(size - 1, 0, -1):
+            j = int(rand_below(want_rng, i + 1))
+            want[i], want[j] = want[j], want[i]
+        shuffle(deck, rng)
+        assert np.array_equal(deck, want), (size, seed)
+        assert np.array_equal(rng, want_rng), (size, seed)
