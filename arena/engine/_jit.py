@@ -118,19 +118,26 @@ class _HelperLibrary(JITCodeLibrary):
     ``docs/bench/PROFILE.md``, fourth pass).  The games are the same: the
     golden records pin them.
 
-    The exception is a helper that reads its *environment* (the Python
-    objects numba keeps for a function: an ``objmode`` block, an exception
-    with run-time arguments).  numba stores the environment's address in a
-    global of the function's own machine code, and callers' linked copies
-    of the code resolve to that global, so such a helper is finished the
-    usual way (found by its IR loading the environment global).
+    The exception is a :func:`jit` function's helper that reads its
+    *environment* (the Python objects numba keeps for a function: an
+    ``objmode`` block, an exception with run-time arguments).  numba stores
+    the environment's address in a global of the function's own machine
+    code, and callers' linked copies of the code resolve to that global, so
+    such a helper is finished the usual way (found by its IR loading the
+    environment global).  The engine's kernels and helpers are never
+    checked: they allocate nothing and have no ``objmode``, and the one
+    environment read in their code is numba's fallback for calling a bot
+    decision that has no compiled address, which the engine never passes
+    (it would raise numba's "missing Environment" error, not crash).
     """
 
+    detect_environment = False  # check for an environment read (a jit function's helper)?
     _standalone: bool | None = None  # finished the usual way (it reads its environment)?
 
     def _is_standalone(self) -> bool:
         if self._standalone is None:
-            self._standalone = _READS_ENVIRONMENT.search(str(self._final_module)) is not None
+            reads = self.detect_environment and _READS_ENVIRONMENT.search(str(self._final_module)) is not None
+            self._standalone = bool(reads)
         return self._standalone
 
     def _optimize_final_module(self) -> None:
@@ -187,22 +194,38 @@ class _HelperLowering(NativeLowering):
     """numba's lowering pass, into a :class:`_HelperLibrary`."""
 
     _name = "gin_arena_helper_lowering"
+    detect_environment = False
 
     def run_pass(self, state: Any) -> bool:
         if state.library is None:
             state.library = _HelperLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+            state.library.detect_environment = self.detect_environment
             state.library.enable_object_caching()
         return super().run_pass(state)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _JitHelperLowering(_HelperLowering):
+    """:class:`_HelperLowering` for a :func:`jit` function's helper (checked for environment reads)."""
+
+    _name = "gin_arena_jit_helper_lowering"
+    detect_environment = True
 
 
 class _HelperCompiler(CompilerBase):
     """numba's nopython pipeline with :class:`_HelperLowering` for its lowering pass."""
 
+    lowering: type[NativeLowering] = _HelperLowering
+
     def define_pipelines(self) -> list[Any]:
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.passes = [(_HelperLowering if p is NativeLowering else p, d) for p, d in pm.passes]
+        pm.passes = [(self.lowering if p is NativeLowering else p, d) for p, d in pm.passes]
         pm.finalize()
         return [pm]
+
+
+class _JitHelperCompiler(_HelperCompiler):
+    lowering = _JitHelperLowering
 
 
 #: A private helper: only ever called from compiled callers, which hold its code.
@@ -244,7 +267,8 @@ class Dual:
             # compiled code; the caller then calls its C wrapper, which the
             # caller holds with the rest of the helper's code.
             inner["no_cfunc_wrapper"] = False
-        self.inner = numba.njit(pipeline_class=_HelperCompiler, **inner)(fn)
+        compiler = _JitHelperCompiler if options["_nrt"] else _HelperCompiler  # jit, or kernel
+        self.inner = numba.njit(pipeline_class=compiler, **inner)(fn)
         self.py_func = fn  # also under NUMBA_DISABLE_JIT, when both are the plain function
         functools.update_wrapper(self, fn)
 
