@@ -53,6 +53,10 @@ a hand or set of cards is an int64 bitmask (bit c = card c).
   V_UPCARD         the hand's first upcard
   V_RULES + R_*    the rules in force (R_GIN_BONUS, R_UNDERCUT_BONUS, ...)
 
+The view is yours to read.  Each seat has its own view, which the engine keeps
+up to date; writing into it spoils only your own picture of the table, until
+the hand ends.
+
 Handy kernels (all callable from compiled code)
 -----------------------------------------------
   arena.engine.melds:   deadwood(hand), best_discard(hand, exclude) -> (card, deadwood),

@@ -30,6 +30,13 @@ Three flavours, because numba's defaults cost time the engine does not need
   not compiled at all: numba copies its body into each caller, which saves a
   whole compilation per tiny function.  Neither can be called from Python.
 
+A helper's code library is LLVM IR only: no module passes and no machine
+code of its own, as its callers optimise and emit it (:class:`_HelperLibrary`).
+A :func:`jit` or :func:`kernel` function is a :class:`Dual`: compiled callers
+get its helper, Python gets numba's cached dispatcher, compiled on the first
+Python call.  So a cold start compiles each function once, into the batch
+kernel and the bots' decisions, which are the only machine code it makes.
+
 A kernel that needs a small work array takes it from :data:`stack_int64`
 (the machine stack), so it still allocates nothing.
 """
