@@ -77,8 +77,10 @@ Handy kernels (all callable from compiled code)
                  its repeat guard (note_hand, drawn_card, no_repeats, remember_pair)
                  is used by discard() below
 
-Debugging: ``NUMBA_DISABLE_JIT=1`` runs everything as plain Python, so
-``print`` and ``breakpoint()`` work inside the functions.
+Debugging: with ``PLAIN = True`` the decisions run as plain Python (same
+results), so ``print`` and ``breakpoint()`` work inside them when you play games
+in your own process: ``arena.engine.play.play_batch(load_bot("my_bot.py"), ...)``
+(the README's "Debugging" shows it).
 """
 
 import numpy as np
