@@ -130,30 +130,31 @@ class _HelperLibrary(JITCodeLibrary):
     ``objmode`` block, an exception with run-time arguments).  numba stores
     the environment's address in a global of the function's own machine
     code, and callers' linked copies of the code resolve to that global, so
-    such a helper is finished the usual way (found by its IR loading the
-    environment global).  The engine's kernels and helpers are never
-    checked: they allocate nothing and have no ``objmode``, and the one
-    environment read in their code is numba's fallback for calling a bot
+    such a helper is finished the usual way.  It is found by its own IR
+    (before the callees are linked in) loading the environment global.  The
+    engine's kernels and helpers (compiled without reference counting) are
+    never checked: they allocate nothing and have no ``objmode``, and the
+    one environment read in their code is numba's fallback for calling a bot
     decision that has no compiled address, which the engine never passes
     (it would raise numba's "missing Environment" error, not crash).
     """
 
     detect_environment = False  # check for an environment read (a jit function's helper)?
-    _standalone: bool | None = None  # finished the usual way (it reads its environment)?
+    _standalone = False  # finished the usual way (it reads its environment)?
 
-    def _is_standalone(self) -> bool:
-        if self._standalone is None:
-            reads = self.detect_environment and _READS_ENVIRONMENT.search(str(self._final_module)) is not None
-            self._standalone = bool(reads)
-        return self._standalone
+    def finalize(self) -> None:
+        # Before linking: only this function's own code, not its callees'.
+        if self.detect_environment:
+            self._standalone = _READS_ENVIRONMENT.search(str(self._final_module)) is not None
+        super().finalize()
 
     def _optimize_final_module(self) -> None:
-        if self._is_standalone():
+        if self._standalone:
             super()._optimize_final_module()
         # else the caller optimises the linked module
 
     def _finalize_final_module(self) -> None:
-        if self._is_standalone():
+        if self._standalone:
             super()._finalize_final_module()
             return
         self._finalize_dynamic_globals()
@@ -161,15 +162,15 @@ class _HelperLibrary(JITCodeLibrary):
         self._finalized = True  # not added to the execution engine: no machine code
 
     def get_pointer_to_function(self, name: str) -> int:
-        if self._is_standalone():
+        if self._standalone:
             return super().get_pointer_to_function(name)
         self._ensure_finalized()
         return 0  # no wrapper, no machine code: nothing to point at
 
     @property
     def codegen(self) -> Any:
-        # Before it is finished (while lowering) the module is not whole yet: the real codegen.
-        if self._finalized and not self._is_standalone():
+        # While lowering it is not yet known whether it stands alone: the real codegen.
+        if self._finalized and not self._standalone:
             return _HelperCodegen(self._codegen)
         return self._codegen
 
@@ -198,41 +199,31 @@ class _HelperCodegen:
 
 @register_pass(mutates_CFG=True, analysis_only=False)
 class _HelperLowering(NativeLowering):
-    """numba's lowering pass, into a :class:`_HelperLibrary`."""
+    """numba's lowering pass, into a :class:`_HelperLibrary`.
+
+    A helper with reference counting is a :func:`jit` function's, so it is
+    checked for environment reads; one without is a kernel's or an engine
+    helper's, which never reads it.
+    """
 
     _name = "gin_arena_helper_lowering"
-    detect_environment = False
 
     def run_pass(self, state: Any) -> bool:
         if state.library is None:
             state.library = _HelperLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
-            state.library.detect_environment = self.detect_environment
+            state.library.detect_environment = state.flags.nrt
             state.library.enable_object_caching()
         return super().run_pass(state)
-
-
-@register_pass(mutates_CFG=True, analysis_only=False)
-class _JitHelperLowering(_HelperLowering):
-    """:class:`_HelperLowering` for a :func:`jit` function's helper (checked for environment reads)."""
-
-    _name = "gin_arena_jit_helper_lowering"
-    detect_environment = True
 
 
 class _HelperCompiler(CompilerBase):
     """numba's nopython pipeline with :class:`_HelperLowering` for its lowering pass."""
 
-    lowering: type[NativeLowering] = _HelperLowering
-
     def define_pipelines(self) -> list[Any]:
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.passes = [(self.lowering if p is NativeLowering else p, d) for p, d in pm.passes]
+        pm.passes = [(_HelperLowering if p is NativeLowering else p, d) for p, d in pm.passes]
         pm.finalize()
         return [pm]
-
-
-class _JitHelperCompiler(_HelperCompiler):
-    lowering = _JitHelperLowering
 
 
 #: A private helper: only ever called from compiled callers, which hold its code.
@@ -243,6 +234,18 @@ HELPER_OPTIONS: dict[str, Any] = {
     "no_cpython_wrapper": True,
     "no_cfunc_wrapper": True,
 }
+
+
+def _helper_of(fn: Any, *, nrt: bool) -> Any:
+    """The helper dispatcher of ``fn``: an engine helper's (``nrt`` off) or a jit function's.
+
+    A jit function's helper has reference counting and keeps its C wrapper:
+    it may be passed as a first-class function value in compiled code, and
+    the caller then calls that wrapper, which it holds with the rest of the
+    helper's code.
+    """
+    options = {**HELPER_OPTIONS, "_nrt": True, "no_cfunc_wrapper": False} if nrt else HELPER_OPTIONS
+    return numba.njit(pipeline_class=_HelperCompiler, **options)(fn)
 
 
 class Dual:
@@ -268,14 +271,7 @@ class Dual:
 
     def __init__(self, fn: Any, options: dict[str, Any]) -> None:
         self.public = numba.njit(**options)(fn)
-        inner = {**HELPER_OPTIONS, "_nrt": options["_nrt"]}
-        if not options.get("no_cfunc_wrapper", False):
-            # A jit function may be passed as a first-class function value in
-            # compiled code; the caller then calls its C wrapper, which the
-            # caller holds with the rest of the helper's code.
-            inner["no_cfunc_wrapper"] = False
-        compiler = _JitHelperCompiler if options["_nrt"] else _HelperCompiler  # jit, or kernel
-        self.inner = numba.njit(pipeline_class=compiler, **inner)(fn)
+        self.inner = _helper_of(fn, nrt=options["_nrt"])
         self.py_func = fn  # also under NUMBA_DISABLE_JIT, when both are the plain function
         functools.update_wrapper(self, fn)
 
@@ -317,7 +313,7 @@ def kernel(*args, **kwargs):
 
 def helper(fn):
     """A private helper compiled into its compiled callers only (see the module docstring)."""
-    return numba.njit(pipeline_class=_HelperCompiler, **HELPER_OPTIONS)(fn)
+    return _helper_of(fn, nrt=False)
 
 
 def inline(fn):

@@ -10,12 +10,11 @@ or the worker that plays it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import FunctionType
 
 import numpy as np
 from numba import types
 
-from arena.engine._jit import inline, kernel
+from arena.engine._jit import kernel
 from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot
 from arena.engine.layout import (
     ERROR_TEXT,
@@ -33,29 +32,23 @@ from arena.engine.layout import (
     PH_DONE,
     S_CUR,
     S_ERROR,
-    S_JUST_TAKEN,
     S_OUTCOME,
     S_PHASE,
     S_PILE,
     S_PILE_N,
     S_SIZE,
-    V_JUST_TAKEN,
     V_PILE,
     V_SIZE,
-    V_STOCK_N,
-    V_TOP,
 )
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import (
-    VIEW_COPIES,
-    VIEW_MOVING,
     apply_action,
     begin_game,
     begin_hand,
     build_view,
     end_hand,
     forfeit_game,
-    stock_count,
+    refresh_view,
     write_hand_row,
 )
 
@@ -82,26 +75,6 @@ _KERNEL_SIG = types.int64(
 )
 
 
-@inline
-def _refresh_view(st, p, view) -> None:
-    """Rewrite the header slots of the view of ``p``, the seat to act, that a hand's actions change.
-
-    Its hand, the stock and pile counts, the top card, the card just taken,
-    what each player took, discarded and passed, the turn and the decision
-    (the same values as :func:`build_view`).  The slots fixed for the hand
-    (scores, dealer, seat, hand number, limit, multiplier, upcard, rules)
-    were written by :func:`build_view` when the hand began, and
-    :func:`play_hand` writes the pile slots as the pile changes.  Reads only
-    ``st``, never the view.
-    """
-    for i in range(VIEW_MOVING):
-        view[VIEW_COPIES[i, 0]] = st[VIEW_COPIES[i, 1 + p]]
-    n = st[S_PILE_N]
-    view[V_STOCK_N] = stock_count(st)
-    view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
-    view[V_JUST_TAKEN] = st[S_JUST_TAKEN]  # p is the seat to act
-
-
 @kernel
 def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, views, log, n_log, counters):
     """Ask the bots and apply their decisions until the hand in ``st`` is over.
@@ -116,7 +89,7 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     the first ``V_SIZE`` slots, seat 1's in the next.  Each is written whole
     (:func:`build_view`) when the hand begins; then the pile slot an action
     changes is written into both, and the header slots that move
-    (:func:`_refresh_view`) into a seat's view before each of its
+    (:func:`arena.engine.step.refresh_view`) into a seat's view before each of its
     decisions.  So at every decision the seat's view is what
     :func:`build_view` would write, unless the bot wrote into its own view
     this hand (then it sees a wrong picture until the hand ends: its own
@@ -133,7 +106,7 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
     while st[S_PHASE] != PH_DONE:
         seat = st[S_CUR]
         phase = st[S_PHASE]
-        _refresh_view(st, seat, view0 if seat == 0 else view1)
+        refresh_view(st, seat, view0 if seat == 0 else view1)
         counters[C_SEAT] = seat
         counters[C_PHASE] = phase
         if seat == 0:
@@ -226,16 +199,8 @@ def kernel_work_space(params0: np.ndarray, params1: np.ndarray) -> tuple[np.ndar
     )
 
 
-def _plain(fn):
-    """A compiled function's Python code (itself under ``NUMBA_DISABLE_JIT``)."""
-    return getattr(fn, "py_func", fn)
-
-
-# play_hand as plain Python, calling _refresh_view as plain Python too: an
-# inline helper has no Python entry point (the kernels it calls have one).
-_PLAY_HAND_PY = FunctionType(
-    _plain(play_hand).__code__, {**_plain(play_hand).__globals__, "_refresh_view": _plain(_refresh_view)}, "play_hand"
-)
+# play_hand as plain Python (it is a plain function already under NUMBA_DISABLE_JIT).
+_PLAY_HAND_PY = getattr(play_hand, "py_func", play_hand)
 
 
 class AnswerTypeError(TypeError):

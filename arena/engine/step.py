@@ -465,6 +465,25 @@ VIEW_MOVING = 10
 
 
 @kernel
+def refresh_view(st, p, view) -> None:
+    """Write the slots of seat ``p``'s view that a hand's actions change.
+
+    Its hand, the pile and stock counts, what each player took, discarded
+    and passed, the turn and the decision (the first ``VIEW_MOVING`` rows of
+    ``VIEW_COPIES``), the top card and the card just taken.  The rest is
+    fixed for the hand (:func:`build_view` writes it), except the pile,
+    which :func:`arena.engine.play.play_hand` mirrors card by card.  Reads
+    only ``st``, never the view.
+    """
+    for i in range(VIEW_MOVING):
+        view[VIEW_COPIES[i, 0]] = st[VIEW_COPIES[i, 1 + p]]
+    n = st[S_PILE_N]
+    view[V_STOCK_N] = stock_count(st)
+    view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
+    view[V_JUST_TAKEN] = st[S_JUST_TAKEN] if st[S_CUR] == p else -1
+
+
+@kernel
 def build_view(st, rules, p, view) -> None:
     """Fill ``view`` with what seat ``p`` sees at the table, and nothing else.
 
@@ -472,12 +491,10 @@ def build_view(st, rules, p, view) -> None:
     from the pile, discarded or passed, the scores, the rules and this hand's
     knock limit.  The opponent's hand and the stock order are never copied.
     """
-    for i in range(VIEW_COPIES.shape[0]):
+    refresh_view(st, p, view)
+    for i in range(VIEW_MOVING, VIEW_COPIES.shape[0]):
         view[VIEW_COPIES[i, 0]] = st[VIEW_COPIES[i, 1 + p]]
     n = st[S_PILE_N]
-    view[V_STOCK_N] = stock_count(st)
-    view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
-    view[V_JUST_TAKEN] = st[S_JUST_TAKEN] if st[S_CUR] == p else -1
     view[V_IS_DEALER] = 1 if st[S_DEALER] == p else 0
     view[V_SEAT] = p
     for i in range(V_UPCARD + 1, V_RULES):  # spare slots: always 0
