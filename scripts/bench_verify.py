@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import arena.run.store as store_module
-from arena.run.store import chunks, files, repair
 from arena.analysis.report import write_report
+from arena.run.store import chunks, files, repair
 
 _hash = files.sha256
 _spent = {"seconds": 0.0, "bytes": 0, "files": 0}

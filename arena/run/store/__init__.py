@@ -489,6 +489,14 @@ class RunStore:
         """Start the analysis table ``name`` (letters, digits, - and _), deleting an earlier one of that name."""
         _analysis.begin(self, name, info)
 
+    def drop_analysis(self, name: str) -> None:
+        """Delete the analysis table ``name`` if there is one."""
+        _analysis.drop(self, name)
+
+    def rename_analysis(self, name: str, new: str) -> None:
+        """Keep the analysis table ``name`` under the name ``new`` (replacing one of that name)."""
+        _analysis.rename(self, name, new)
+
     def put_analysis(self, name: str, part: int, table: pa.Table) -> None:
         """Store part ``part`` of the analysis table ``name`` (atomically, then its checked index line)."""
         _analysis.put_part(self, name, part, table)

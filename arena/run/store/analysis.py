@@ -3,11 +3,13 @@
 ``analysis/<name>/index.jsonl`` holds a header line (what was analysed, and
 how), then one checked line per part file written;
 ``analysis/<name>/<part>.parquet`` holds the part's rows.  Starting an
-analysis of a name replaces the previous one of that name.
+analysis of a name replaces the previous one of that name; :func:`rename`
+keeps one under another name.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -19,7 +21,7 @@ import pyarrow.parquet as pq
 
 from arena.run.store.chunks import parquet_bytes
 from arena.run.store.files import append_line, sha256
-from arena.run.store.format import INDEX, StoreError, log, now
+from arena.run.store.format import INDEX, StoreError, env_error, log, now
 from arena.run.store.index import format_line, parse_line
 
 if TYPE_CHECKING:
@@ -36,6 +38,28 @@ def begin(store: RunStore, name: str, info: dict[str, Any]) -> None:
     store._write_file(
         d / INDEX, format_line({"type": "analysis", "name": name, "info": info, "created": now()}).encode()
     )
+
+
+def drop(store: RunStore, name: str) -> None:
+    """Delete the analysis ``name`` if there is one."""
+    store._writable()
+    d = folder(store, name)
+    if d.exists():
+        shutil.rmtree(d)
+
+
+def rename(store: RunStore, name: str, new: str) -> None:
+    """Keep the analysis ``name`` under ``new`` (replacing one of that name), by one rename."""
+    store._writable()
+    src, dest = folder(store, name), folder(store, new)
+    if not (src / INDEX).is_file():
+        raise StoreError(f"{store.dir}: no analysis '{name}'")
+    try:
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(src, dest)
+    except OSError as exc:
+        raise env_error(exc, f"keep analysis '{name}' as '{new}'") from None
 
 
 def put_part(store: RunStore, name: str, part: int, table: pa.Table) -> None:
