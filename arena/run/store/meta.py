@@ -45,8 +45,31 @@ def rules(store: RunStore) -> Rules:
         raise StoreError(f"{store.dir}: {exc}") from None
 
 
+#: Manifest fields whose value is data, kept whole: ``current`` maps each current matchup to
+#: its SPRT limit, and a limit of None (every chunk counts) is what a repair must read back.
+DATA_FIELDS = ("current",)
+
+
+def without_empty(value: Any) -> Any:
+    """``value`` with every field that says nothing (None, "", [], {}) left out, at any depth.
+
+    Zeros and False stay: they say something.  :data:`DATA_FIELDS` are kept whole.
+    """
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            v = v if k in DATA_FIELDS else without_empty(v)
+            if k in DATA_FIELDS or not (v is None or v == "" or (isinstance(v, (list, tuple, dict)) and not v)):
+                out[k] = v
+        return out
+    if isinstance(value, (list, tuple)):
+        return [without_empty(v) for v in value]
+    return value
+
+
 def write_manifest(store: RunStore, manifest: dict[str, Any]) -> None:
-    store.write_text("manifest.json", json.dumps(manifest, indent=2, default=str))
+    """Write ``manifest.json`` (atomically), listing only the fields that hold something."""
+    store.write_text("manifest.json", json.dumps(without_empty(manifest), indent=2, default=str))
 
 
 def manifest(store: RunStore) -> dict[str, Any]:
