@@ -30,6 +30,7 @@ no process behind.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -42,7 +43,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -64,17 +65,8 @@ class ChunkFailure:
 Outcome = ChunkResult | ChunkFailure
 
 
-class Task(Protocol):
-    """What a schedule needs of a task it runs with its own ``play``: names for logs and Dask keys."""
-
-    @property
-    def label(self) -> str: ...
-
-    @property
-    def key(self) -> str: ...
-
-
-#: A schedule's work: a pure function of one task (by default, playing a chunk).
+#: A schedule's work: a pure function of one task (by default, playing a chunk).  Its tasks have a
+#: ``label`` (for log lines) and a ``key`` (for Dask), and may have a ``time_limit`` in seconds.
 Play = Callable[[Any], Any]
 
 
@@ -492,7 +484,7 @@ class DaskCluster:
     def results(self, tasks: Iterable[Any]) -> Iterator[Any]:
         from distributed import as_completed
 
-        queue = deque(tasks)
+        pending = iter(tasks)  # taken one at a time: only the window's tasks are ever in memory
         futures: dict[Any, Any] = {}
         ac = as_completed()
         address = self._address()
@@ -508,8 +500,8 @@ class DaskCluster:
             ac.add(f)
 
         try:
-            while queue and len(futures) < self.window:
-                submit(queue.popleft())
+            for t in itertools.islice(pending, self.window):
+                submit(t)
             for f in ac:
                 t = futures.pop(f)
                 try:
@@ -522,8 +514,9 @@ class DaskCluster:
                     yield res
                 finally:
                     f.release()
-                if queue:
-                    submit(queue.popleft())
+                nxt = next(pending, None)
+                if nxt is not None:
+                    submit(nxt)
         finally:
             for f in futures:
                 f.cancel()
