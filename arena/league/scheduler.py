@@ -3,7 +3,7 @@
 One loop, one thing at a time, every step recorded in the database before
 and after:
 
-1. a version in ``checking`` gets :func:`arena.external.check.check_bot`
+1. a version in ``checking`` gets :func:`arena.loading.check.check_bot`
    (handshake, each decision, ``check_games`` games against simple) in the
    sandbox; a FAIL refuses it with the failing lines as the reason; a pass
    makes it the bot's current version (the old one is ``retired``, its
@@ -93,7 +93,7 @@ class Scheduler:
         if not found:
             return False
         v = found[0]
-        from arena.external.check import check_bot
+        from arena.loading.check import check_bot
 
         log.info("checking %s", v["run_name"])
         from arena.external.limits import Limits
