@@ -388,16 +388,32 @@ def view_legal_answers(view) -> int:
 
 
 @inline
-def _why_illegal(st, action) -> int:
-    """The ``ERR_*`` code of an answer :func:`legal_answers` does not hold."""
-    phase = st[S_PHASE]
+def answer_error(phase, hand, just_taken, no_retake, pile_n, answer) -> int:
+    """``ERR_NONE`` when :func:`answer_mask` holds ``answer``, else the ``ERR_*`` saying why not."""
+    if 0 <= answer < DECK_SIZE and (answer_mask(phase, hand, just_taken, no_retake, pile_n) >> answer) & 1:
+        return ERR_NONE
     if phase == PH_DONE:
         return ERR_WRONG_PHASE
     if phase == PH_DISCARD:
-        if 0 <= action < DECK_SIZE and (st[S_HAND + st[S_CUR]] >> action) & 1:
+        if 0 <= answer < DECK_SIZE and (hand >> answer) & 1:
             return ERR_RETAKE
         return ERR_NOT_IN_HAND
     return ERR_BAD_CHOICE
+
+
+@kernel
+def illegal_reason(st, rules, answer) -> int:
+    """What :func:`apply_action` would say of ``answer`` now: ``ERR_NONE`` (legal) or an ``ERR_*``."""
+    p = st[S_CUR]
+    return answer_error(st[S_PHASE], st[S_HAND + p], st[S_JUST_TAKEN], rules[R_NO_RETAKE], st[S_PILE_N], answer)
+
+
+@kernel
+def view_illegal_reason(view, answer) -> int:
+    """:func:`illegal_reason` from a seat's view (the decision its view asks)."""
+    return answer_error(
+        view[V_DECISION], view[V_HAND], view[V_JUST_TAKEN], view[V_RULES + R_NO_RETAKE], view[V_PILE_N], answer
+    )
 
 
 @inline
@@ -423,9 +439,10 @@ def apply_action(st, rules, action) -> int:
     p = st[S_CUR]
     # Check first, in one place: one call of _reject with a variable code and
     # one of _showdown below keep numba from compiling a copy per constant.
-    # Legality is legal_answers' (the query callers use), not a copy of it.
-    if action < 0 or action >= DECK_SIZE or not (legal_answers(st, rules) >> action) & 1:
-        return _reject(st, _why_illegal(st, action), action)
+    # Legality is the query's (illegal_reason, legal_answers: one answer_mask), not a copy of it.
+    err = illegal_reason(st, rules, action)
+    if err != ERR_NONE:
+        return _reject(st, err, action)
     # Each inline helper below is written once (numba copies its body into
     # every call site, and each copy is typed and compiled again): the
     # branches set what to do, and it is done once at the end.
