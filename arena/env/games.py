@@ -414,7 +414,12 @@ class Games:
     def step(self, actions: Any) -> None:
         """Apply one action id per env; a bad one raises :class:`ValueError` and changes nothing."""
         arr = self.check_actions(actions)
-        bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
+        try:
+            bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
+        except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step
+            raise BotError(
+                f"opponent '{self.opponent.name}' raised {type(exc).__name__}: {exc}; reset() the env"
+            ) from exc
         if bad >= 0:
             raise self.illegal(int(bad), int(arr[bad]))
 
