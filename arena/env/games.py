@@ -295,7 +295,7 @@ def resolve_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
 
 
 def resolve_opponent(opponent: str | Bot) -> Bot:
-    """A compiled bot from any reference the arena accepts (a built-in name, a file, ``name:key=value``).
+    """A compiled bot from any reference the arena accepts (a built-in name, a bot file), or a loaded bot.
 
     The opponent plays inside the compiled step, so it must be a numba bot: an
     external (``cmd:``), sandboxed (``sandbox:``) or plain Python bot is refused
