@@ -4,8 +4,8 @@ Every import counts, function-local ones included, since a lazy import of an
 upper layer is still a dependency running the wrong way.  The layers, top
 (imported by all) to bottom (imports all):
 
-settings -> engine -> bots (arena.botkit, arena.external, bots/) -> loading -> run -> analysis -> league
--> interfaces (cli, web)
+settings -> engine -> bots (arena.botkit, arena.external, bots/) -> loading -> env -> run -> analysis
+-> league -> interfaces (cli, web)
 
 Packages of one rank may import each other only one way: two of them that
 import each other (a tie) are one tangled layer, and are refused too.
@@ -28,11 +28,12 @@ LAYERS: list[tuple[str, int]] = [
     ("arena.external", 2),
     ("bots", 2),
     ("arena.loading", 3),
-    ("arena.run", 4),
-    ("arena.analysis", 5),
-    ("arena.league", 6),
-    ("arena.cli", 7),
-    ("arena.web", 7),
+    ("arena.env", 4),
+    ("arena.run", 5),
+    ("arena.analysis", 6),
+    ("arena.league", 7),
+    ("arena.cli", 8),
+    ("arena.web", 8),
 ]
 
 
@@ -107,11 +108,12 @@ def ties(files: list[tuple[Path, str]]) -> list[str]:
 
 def test_rank_knows_the_layers():
     assert rank("arena.engine.step") == 1
-    assert rank("arena.run.store") == 4
-    assert rank("arena.run.store.repair") == 4
+    assert rank("arena.run.store") == 5
+    assert rank("arena.run.store.repair") == 5
     assert rank("bots.simple") == 2
     assert rank("arena.loading.load") == 3
-    assert rank("arena.cli.main") == 7
+    assert rank("arena.env.gym") == 4
+    assert rank("arena.cli.main") == 8
     assert rank("numpy") is None
 
 
