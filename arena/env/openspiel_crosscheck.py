@@ -47,6 +47,7 @@ import numpy as np
 import pyspiel
 
 from arena.engine import actions as ids
+from arena.engine.cards import NUM_RANKS
 from arena.engine.layout import (
     OUTCOME_NAMES,
     PH_DISCARD,
@@ -64,14 +65,13 @@ from arena.engine.layout import (
     S_OUTCOME,
     S_PHASE,
 )
+from arena.engine.melds import deadwood
 from arena.engine.rng import RNG_WORDS, STREAM_FIRST_DEALER, mix_seed
 from arena.engine.rules_array import rules_array
-from arena.settings.rules import Rules
-from arena.engine.melds import deadwood
 from arena.engine.step import DECK_SIZE, apply_action, begin_hand, new_state
-from arena.engine.cards import NUM_RANKS
 from arena.env import openspiel_game  # noqa: F401  (registers python_gin_arena)
 from arena.env.openspiel_game import DEALT, GAME_NAME, GinArenaState
+from arena.settings.rules import Rules
 
 #: Arena rules that agree with OpenSpiel's gin_rummy at its defaults (knock card 10, bonuses 25).
 AGREEING_RULES = {
@@ -164,7 +164,8 @@ class CrossCheck:
     ):
         self.knock_p = knock_p
         self.greedy = greedy
-        self.ga_game = pyspiel.load_game(GAME_NAME, {**AGREEING_RULES, **(rules or {}), "episode": "hand", "reward": "points"})
+        params = {**AGREEING_RULES, **(rules or {}), "episode": "hand", "reward": "points"}
+        self.ga_game = pyspiel.load_game(GAME_NAME, params)
         self.os_game = pyspiel.load_game("gin_rummy", os_params or {})
         self.melds = _Meldbook()
         self.tally = Tally()
@@ -192,7 +193,6 @@ class CrossCheck:
                 raise Mismatch(f"{where}: seat {seat} holds {mine} here, {sorted(hands[os_of[seat]])} in OpenSpiel")
 
     def _play(self, ga, os_, os_of, deck, nxt, rng) -> str:
-        r = ga._r
         step = 0
         while True:
             step += 1

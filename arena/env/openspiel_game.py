@@ -77,6 +77,7 @@ from arena.engine.layout import (
 )
 from arena.engine.rules_array import rules_array
 from arena.engine.step import DECK_SIZE, HAND_SIZE, apply_action, deal_from_deck, end_hand, new_state
+from arena.env.games import EPISODES, REWARDS
 from arena.settings.rules import Rules, load_rules
 
 GAME_NAME = "python_gin_arena"
@@ -84,8 +85,6 @@ NUM_PLAYERS = 2
 #: Cards dealt before play: ten to each seat and the upcard.
 DEALT = 2 * HAND_SIZE + 1
 #: Most cards a hand can end with (big gin: eleven).
-EPISODES = ("game", "hand")
-REWARDS = ("points", "win")
 #: The most deadwood ten cards can hold (K K Q Q J J T T 9 9), as OpenSpiel's gin_rummy has it.
 MAX_DEADWOOD = 98
 #: Most player decisions in one turn: draw, big gin?, discard, knock?.
@@ -132,6 +131,9 @@ class Setup:
     rules_array: np.ndarray
     episode: str
     reward: str
+
+    def __deepcopy__(self, memo: dict) -> Setup:
+        return self  # immutable, shared by every state of a game (OpenSpiel clones states by deepcopy)
 
     @classmethod
     def of(cls, params: dict[str, Any]) -> Setup:
@@ -206,6 +208,18 @@ class Record:
     phase: int = -1
 
 
+class Journal(list):
+    """A list of immutable entries (records, log lines), which a deepcopy of its state copies shallowly.
+
+    OpenSpiel clones a Python state with ``copy.deepcopy`` at every step of
+    a search or a check; copying each entry again would make a whole game's
+    clones quadratic in its length.
+    """
+
+    def __deepcopy__(self, memo: dict) -> Journal:
+        return Journal(self)
+
+
 class GinArenaState(pyspiel.State):
     """One episode: the engine's state array plus the chance bookkeeping around it."""
 
@@ -222,11 +236,11 @@ class GinArenaState(pyspiel.State):
         self._over = False
         self._returns = [0.0, 0.0]
         self._points = [0, 0]  # points over the episode
-        self.records: list[Record] = []
+        self.records: list[Record] = Journal()
         #: Per hand: (start index in records, showdown?, final hands) once it is over.
-        self.hands: list[tuple[int, bool, tuple[int, int]]] = []
+        self.hands: list[tuple[int, bool, tuple[int, int]]] = Journal()
         #: What each seat has seen, in order: (who sees it: -1 both, else the seat, text).
-        self._log: list[tuple[int, str]] = []
+        self._log: list[tuple[int, str]] = Journal()
         self._view = np.zeros(V_SIZE, dtype=np.int64)
 
     # --- whose turn ---------------------------------------------------------------

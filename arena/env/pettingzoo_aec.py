@@ -1,9 +1,11 @@
 """PettingZoo: Gin Arena as an AEC environment of two agents with action masks.
 
-``env(rules="standard", episode="game", reward="points")`` (or
-:class:`GinArenaAEC`) seats ``player_0`` and ``player_1`` at one table.  Each
-agent observes a dict: ``"observation"``, the engine's observation of its
-seat (``OBS_SIZE`` float32, built from its view alone), and ``"action_mask"``
+``env(rules="standard", episode="game", reward="win")`` (or
+:class:`GinArenaAEC`) seats ``player_0`` and ``player_1`` at one table
+(``rules``: a preset name or rules file, a :class:`~arena.settings.rules.Rules`
+or a mapping of settings, as the Gymnasium env takes them).  Each agent
+observes a dict: ``"observation"``, the engine's observation of its seat
+(``OBS_SIZE`` float32, built from its view alone), and ``"action_mask"``
 (``NUM_ACTIONS`` int8, 1 = legal), the ids of :mod:`arena.engine.actions`.
 
 * ``reset(seed=s)`` deals game ``s`` exactly as the arena deals it (first
@@ -21,6 +23,7 @@ seat (``OBS_SIZE`` float32, built from its view alone), and ``"action_mask"``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -48,11 +51,10 @@ from arena.engine.layout import (
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state
-from arena.settings.rules import Rules, load_rules
+from arena.env.games import EPISODES, REWARDS, resolve_rules
+from arena.settings.rules import Rules
 
 AGENTS = ("player_0", "player_1")
-EPISODES = ("game", "hand")
-REWARDS = ("points", "win")
 
 
 def env(**kwargs: Any) -> GinArenaAEC:
@@ -63,11 +65,11 @@ def env(**kwargs: Any) -> GinArenaAEC:
 class GinArenaAEC(AECEnv):
     """Two agents at one Gin Arena table; see the module docstring."""
 
-    metadata = {"render_modes": ["ansi"], "name": "gin_arena_v0", "is_parallelizable": False}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "name": "gin_arena_v0", "is_parallelizable": False}
 
     def __init__(
         self,
-        rules: str | Rules = "standard",
+        rules: str | Rules | Mapping[str, Any] = "standard",
         episode: str = "game",
         reward: str = "win",
         render_mode: str | None = None,
@@ -79,7 +81,7 @@ class GinArenaAEC(AECEnv):
             raise ValueError(f"reward: {reward!r} is not one of {', '.join(REWARDS)}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode: {render_mode!r} is not one of {', '.join(self.metadata['render_modes'])}")
-        self.rules = rules if isinstance(rules, Rules) else load_rules(rules)
+        self.rules = resolve_rules(rules)
         self.episode, self.reward, self.render_mode = episode, reward, render_mode
         self.possible_agents = list(AGENTS)
         self._r = rules_array(self.rules)

@@ -60,7 +60,7 @@ def test_hand_episodes_continue_the_game_until_it_is_over():
     rng = np.random.default_rng(0)
     hands = 0
     while True:
-        for agent in e.agent_iter():
+        for _agent in e.agent_iter():
             obs, _, term, trunc, _ = e.last()
             if term or trunc:
                 e.step(None)
