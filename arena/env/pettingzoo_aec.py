@@ -100,6 +100,11 @@ class GinArenaAEC(AECEnv):
         self.game_seed = -1
         self._game_on = False  # a game is under way whose next hand a hand episode's reset deals
 
+    @property
+    def game_running(self) -> bool:
+        """Whether a game is under way whose next hand a seedless ``reset()`` of a hand episode deals."""
+        return self._game_on
+
     def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
         return self._obs_space
 

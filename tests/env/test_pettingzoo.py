@@ -67,7 +67,7 @@ def test_hand_episodes_continue_the_game_until_it_is_over():
                 continue
             e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         hands += 1
-        if not e._game_on:
+        if not e.game_running:
             break
         e.reset()  # the next hand of the same game
     assert hands > 1
