@@ -30,6 +30,9 @@ design, the step is translated and checked, or the hand is counted apart:
   when both players in a row take the discard and throw it back
   (``os_repeat``) or at the 50th draw from the pile (``os_pile_cap``); the
   arena plays on.  Such hands are counted and not compared further.
+* **Oklahoma** (``rules={"oklahoma": True}, os_params={"oklahoma": True}``):
+  both take the knock limit from the upcard; a spade upcard doubles the
+  arena's points only, so its returns are compared to twice OpenSpiel's.
 * **Big gin**, which OpenSpiel lacks, is off; action ids 56+ mean different
   things in the two games (arena: big gin, play on; OpenSpiel: melds).
 
@@ -62,6 +65,7 @@ from arena.engine.layout import (
     S_KNOCK_SETS,
     S_KNOCKER,
     S_LAID_OFF,
+    S_MULT,
     S_OUTCOME,
     S_PHASE,
 )
@@ -318,7 +322,8 @@ class CrossCheck:
     @staticmethod
     def _same_returns(ga, os_, os_of, where) -> None:
         mine = ga.returns()
-        theirs = os_.returns()
+        # Oklahoma: a spade upcard doubles the arena's points, not OpenSpiel's.
+        theirs = [int(ga._st[S_MULT]) * x for x in os_.returns()]
         for seat in (0, 1):
             if mine[seat] != theirs[os_of[seat]]:
                 raise Mismatch(f"{where}: returns {mine} here (by seat), {theirs} in OpenSpiel (by player)")

@@ -27,6 +27,12 @@ def test_greedy_play_agrees_at_the_showdown():
     assert tally.kinds["knock"] > 50 and tally.kinds["undercut"] > 0
 
 
+def test_oklahoma_agrees_but_for_the_spade_doubling():
+    """The knock limit comes from the upcard in both (0 to 10 here, hand by hand)."""
+    tally = run(100, seed=4000, rules={"oklahoma": True}, os_params={"oklahoma": True}, knock_p=0.3, greedy=True)
+    assert tally.compared >= 90 and tally.kinds["knock"] > 20
+
+
 def test_rules_that_disagree_are_caught():
     # The arena's knock limit 9 against OpenSpiel's knock card 10: some hand must show it.
     with pytest.raises(Mismatch):
