@@ -25,6 +25,8 @@ from arena.env.openspiel_crosscheck import EXCLUDED, Mismatch, Tally, run
 
 
 def _report(name: str, tally: Tally, seconds: float) -> None:
+    if not tally.hands:
+        return
     kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(tally.kinds.items()))
     print(
         f"{name}: {tally.hands:,} hands, {tally.steps:,} steps, {tally.hands / seconds:.0f} hands/s\n"
