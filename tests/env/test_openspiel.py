@@ -1,0 +1,180 @@
+"""``python_gin_arena`` under OpenSpiel's own checks and algorithms.
+
+OpenSpiel's ``random_sim_test`` (with serialization), its MCTS and IS-MCTS
+bots through ``evaluate_bots``, and ``resample_from_infostate`` held to two
+properties: the seat cannot tell the resample from the state (same
+information state string and tensor, same legal actions), and the resample
+is drawn from what the seat saw alone (two states the seat cannot tell
+apart resample to the same state for the same sampler).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel")
+
+from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts  # noqa: E402
+from open_spiel.python.bots import uniform_random  # noqa: E402
+
+from arena.env import openspiel_game  # noqa: E402
+from arena.env.openspiel_game import GAME_NAME  # noqa: E402
+from arena.settings.rules import RulesError  # noqa: E402
+
+
+def _random_play(state, rng: np.random.Generator, actions: int) -> None:
+    """Apply ``actions`` random moves (chance by its odds, players uniformly), or stop at the end."""
+    for _ in range(actions):
+        if state.is_terminal():
+            return
+        if state.is_chance_node():
+            outcomes, probs = zip(*state.chance_outcomes())
+            state.apply_action(int(rng.choice(outcomes, p=probs)))
+        else:
+            state.apply_action(int(rng.choice(state.legal_actions())))
+
+
+def test_parameters_are_the_rules_keys_on_top_of_a_preset():
+    game = pyspiel.load_game(GAME_NAME, {"rules": "eaai", "knock_limit": 5, "episode": "hand", "reward": "points"})
+    setup = openspiel_game.Setup.of(dict(game.get_parameters()))
+    assert setup.rules.knock_limit == 5 and setup.rules.big_gin is False  # eaai's, with the override
+    assert (setup.episode, setup.reward) == ("hand", "points")
+    assert game.num_distinct_actions() == 58 and game.max_chance_outcomes() == 52
+    assert game.observation_tensor_size() == game.information_state_tensor_size() == 378
+
+
+@pytest.mark.parametrize(
+    "params, error, words",
+    [
+        ({"knock_limit": 11}, RulesError, "knock_limit = 11 is out of range"),
+        ({"rules": "no-such-preset"}, RulesError, "no-such-preset"),
+        ({"episode": "set"}, ValueError, "episode: 'set' is not one of game, hand"),
+        ({"reward": "money"}, ValueError, "reward: 'money'"),
+    ],
+)
+def test_bad_parameters_get_one_line(params, error, words):
+    with pytest.raises(error) as e:
+        pyspiel.load_game(GAME_NAME, params)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_unknown_parameter_is_refused_by_openspiel():
+    with pytest.raises(pyspiel.SpielError, match="Unknown parameter 'knock_limt'"):
+        pyspiel.load_game(GAME_NAME, {"knock_limt": 5})
+
+
+@pytest.mark.parametrize("params", [{"episode": "hand"}, {"episode": "hand", "rules": "oklahoma", "reward": "points"}])
+def test_openspiel_random_sim_test_passes(params):
+    """OpenSpiel's own API checker: random playouts, clones, serialization round trips, tensors.
+
+    On single hands: it checks every state of a playout against every earlier
+    one's strings, which a whole game's thousands of states make too slow
+    for the suite (whole games are played in the tests below)."""
+    pyspiel.random_sim_test(pyspiel.load_game(GAME_NAME, params), num_sims=2, serialize=True, verbose=False)
+
+
+def test_whole_game_reaches_the_target_and_pays_the_winner():
+    game = pyspiel.load_game(GAME_NAME, {"target": 25})
+    state = game.new_initial_state()
+    _random_play(state, np.random.default_rng(5), 100_000)
+    assert state.is_terminal()
+    assert sorted(state.returns()) == [-1.0, 1.0]
+    scores = [int(x) for x in str(state).split("scores ")[1].split(" ")[0].split("-")]
+    assert max(scores) >= 25 and int(np.argmax(state.returns())) == int(np.argmax(scores))
+    assert state.information_state_string(0).count("hand over") > 1  # several hands, one episode
+
+
+def test_illegal_action_raises_value_error_naming_the_legal_ones():
+    state = pyspiel.load_game(GAME_NAME).new_initial_state()
+    _random_play(state, np.random.default_rng(1), 22)  # dealer and deal: the upcard offer
+    assert state.legal_actions() == [52, 54]
+    with pytest.raises(ValueError, match=r"illegal action knock for player \d; legal: 52 \(take\), 54 \(pass\)"):
+        state.apply_action(55)
+    assert state.legal_actions() == [52, 54]  # nothing moved
+
+
+class _ISMCTS(ismcts.ISMCTSBot):
+    """OpenSpiel's IS-MCTS bot, which lacks the restart_at that evaluate_bots calls."""
+
+    def restart_at(self, state):
+        self.reset()
+
+
+def test_evaluate_bots_plays_mcts_and_ismcts_against_random():
+    """OpenSpiel's own algorithms play the game: MCTS and IS-MCTS (which resamples the unseen cards)."""
+    game = pyspiel.load_game(GAME_NAME, {"episode": "hand", "reward": "points"})
+    rs = np.random.RandomState(7)
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs)
+    for seat, searcher in enumerate(
+        [
+            mcts.MCTSBot(game, uct_c=2.0, max_simulations=3, evaluator=evaluator, random_state=rs, solve=False),
+            _ISMCTS(game, evaluator, uct_c=2.0, max_simulations=3, random_state=rs),
+        ]
+    ):
+        state = game.new_initial_state()
+        _random_play(state, np.random.default_rng(seat), 60)  # from mid-hand: short playouts
+        bots = [uniform_random.UniformRandomBot(1 - seat, rs)]
+        bots.insert(seat, searcher)
+        returns = evaluate_bots.evaluate_bots(state, bots, rs)
+        assert state.is_terminal() and returns[0] == -returns[1]
+
+
+def _positions(episode: str, seeds: range):
+    """Random mid-play states, some several hands into a game."""
+    game = pyspiel.load_game(GAME_NAME, {"episode": episode, "target": 30})
+    for s in seeds:
+        rng = np.random.default_rng(s)
+        state = game.new_initial_state()
+        _random_play(state, rng, int(rng.integers(25, 400)))
+        if not state.is_terminal():
+            yield state
+
+
+def test_resample_is_indistinguishable_to_the_seat():
+    checked = 0
+    for state in _positions("game", range(40)):
+        for p in (0, 1):
+            sampler = pyspiel.UniformProbabilitySampler(11 + p, 0.0, 1.0)
+            r = state.resample_from_infostate(p, sampler)
+            assert r.information_state_string(p) == state.information_state_string(p)
+            assert r.information_state_tensor(p) == state.information_state_tensor(p)
+            assert r.observation_string(p) == state.observation_string(p)
+            assert r.current_player() == state.current_player() or state.current_player() != p
+            if state.current_player() == p:
+                assert r.legal_actions() == state.legal_actions()
+            checked += 1
+    assert checked > 50
+
+
+def test_resample_reads_only_what_the_seat_has_seen():
+    """Two states the seat cannot tell apart resample alike, and the unseen cards do move.
+
+    The second true state is itself a resample of the first; both are then
+    resampled with the same sampler seed and must give the same history.  A
+    resample that kept any hidden card of its input (the opponent's hand,
+    the stock, which cards were dealt and which drawn) would differ here.
+    """
+    moved = 0
+    for state in _positions("game", range(40, 70)):
+        for p in (0, 1):
+            twin = state.resample_from_infostate(p, pyspiel.UniformProbabilitySampler(99, 0.0, 1.0))
+            assert twin.information_state_string(p) == state.information_state_string(p)
+            a = state.resample_from_infostate(p, pyspiel.UniformProbabilitySampler(5, 0.0, 1.0))
+            b = twin.resample_from_infostate(p, pyspiel.UniformProbabilitySampler(5, 0.0, 1.0))
+            assert a.history() == b.history()
+            moved += twin.history() != state.history()
+    assert moved > 30  # the resamples are not the state itself
+
+
+def test_resample_keeps_cards_the_opponent_took_from_the_pile():
+    game = pyspiel.load_game(GAME_NAME, {"episode": "hand"})
+    state = game.new_initial_state()
+    _random_play(state, np.random.default_rng(3), 21)  # dealer, 20 cards: the upcard is next
+    state.apply_action(state.chance_outcomes()[0][0])
+    taker = state.current_player()
+    upcard = state.information_state_string(taker).split("upcard ")[1].split("\n")[0]
+    state.apply_action(52)  # the non-dealer takes the upcard: now it is known to be in its hand
+    for seed in range(5):
+        r = state.resample_from_infostate(1 - taker, pyspiel.UniformProbabilitySampler(seed, 0.0, 1.0))
+        assert upcard in str(r).split("|")[taker]
