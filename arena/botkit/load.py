@@ -41,6 +41,10 @@ def load(ref: BotRef, limits: Limits | None = None, name: str | None = None) -> 
         bot = load_bot_file(ref.ref, name=name)
     elif ref.kind == "sandbox":
         bot = sandboxed_bot(ref.ref, limits or limits_for(ref), name=name)
+    elif ref.kind == "eaai":
+        from arena.external.eaai import eaai_bot
+
+        bot = eaai_bot(ref, limits or limits_for(ref), name=name)
     else:
         bot = external_bot(name, ref.argv, ref.cwd, limits or limits_for(ref))
     if ref.params:

@@ -370,6 +370,12 @@ def parse_hello(line: bytes) -> dict[str, Any]:
     description = value.get("description", "")
     if not isinstance(description, str):
         raise ProtocolError("bad handshake", "description must be a string")
+    wants = {}
+    for key in WANTS:
+        flag = value.get(key, False)
+        if not isinstance(flag, bool):
+            raise ProtocolError("bad handshake", f"{key} must be true or false, got {flag!r}")
+        wants[key] = flag
     params = value.get("params", {})
     if not isinstance(params, dict) or not all(
         isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -381,4 +387,63 @@ def parse_hello(line: bytes) -> dict[str, Any]:
         "protocol": version,
         "description": description.strip().splitlines()[0][:200] if description.strip() else "",
         "params": {k: float(v) for k, v in params.items()},
+        **wants,
     }
+
+
+# --- the end of a hand, and a knocker's own melds ------------------------------------------------
+
+#: What a bot may ask for in its hello: ``hand_over`` lines after each hand, the ``melds`` decision.
+WANTS = ("hand_over", "melds")
+
+
+def encode_hand_over(v: list[int], game: int, shown: dict[str, Any]) -> bytes:
+    """The ``hand_over`` line for seat view ``v`` (at the hand's end) and what the table shows.
+
+    The seat's final picture (its hand, the pile, the stock, what each player took, discarded
+    and passed) as in a ``decide`` line, then :func:`arena.engine.showdown.table_shows`.
+    """
+    msg: dict[str, Any] = {"type": "hand_over", "game": game, "seat": v[V_SEAT]}
+    msg["hand"] = _cards_of(v[V_HAND])
+    msg["pile"] = v[V_PILE : V_PILE + v[V_PILE_N]]
+    for k, i in _CARD_SETS:
+        msg[k] = _cards_of(v[i])
+    for k, i in _NUMBERS:
+        if k != "seat":
+            msg[k] = v[i]
+    msg.update(shown)
+    return (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+
+
+def _cards_of(mask: int) -> list[int]:
+    return [c for c in range(52) if (mask >> c) & 1]
+
+
+def parse_melds(line: bytes) -> list[list[int]] | None:
+    """The melds in an answer to the ``melds`` decision, or None for the automatic arrangement.
+
+    An answer is ``{"melds": [[0, 1, 2], [13, 26, 39]]}`` (card lists), or ``null``, ``-1`` or
+    ``{"melds": null}`` for the arena's own arrangement.  Whether the melds are legal is the
+    engine's call (:func:`arena.engine.showdown.check_declaration`).
+    """
+    value = _loads(line, "the answer to melds()")
+    if isinstance(value, dict):
+        if "error" in value:
+            raise ProtocolError("bot error", f"melds(): {str(value['error'])[:200]}")
+        if "melds" not in value:
+            raise ProtocolError("ill-typed answer", f'melds() answered an object without "melds": {_show(line)}')
+        value = value["melds"]
+    if value is None or (value == -1 and not isinstance(value, bool)):
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) > 11
+        or not all(
+            isinstance(m, list)
+            and len(m) <= 11
+            and all(isinstance(c, int) and not isinstance(c, bool) and -(2**31) <= c < 2**31 for c in m)
+            for m in value
+        )
+    ):
+        raise ProtocolError("ill-typed answer", f"melds() must answer a list of card lists: {_show(line)}")
+    return value
