@@ -94,6 +94,15 @@ def _command_of(
         return command, cwd, env, read_paths
     if ref.kind == "command":
         return ref.argv, ref.cwd, None, ()
+    if ref.kind == "eaai":
+        from arena.botkit.bot import BotError
+        from arena.external.eaai import eaai_command
+
+        try:
+            command, cwd = eaai_command(ref)
+        except BotError as exc:
+            raise ValueError(str(exc)) from None
+        return command, cwd, None, ()
     raise ValueError(f"'{ref.spec()}' is a built-in bot; check-bot checks 'cmd:<program>' or a bot file")
 
 

@@ -61,6 +61,7 @@ public final class EaaiAdapter {
     private boolean askedFinal; // getFinalMelds was asked after our last discard, and a knock may follow
     private String fault; // set when the player did something the kit forfeits; reported at the next decision
     private boolean inHand;
+    private int knockLimit = 10;
 
     private EaaiAdapter(Class<?> playerClass, PrintStream out) {
         this.playerClass = playerClass;
@@ -185,6 +186,7 @@ public final class EaaiAdapter {
         }
         if (fault != null)
             return "{\"error\":" + Json.quote(fault) + "}";
+        knockLimit = integer(msg, "knock_limit");
         int mySeat = integer(msg, "seat");
         int no = integer(msg, "hand_no");
         if (!inHand || no != handNo || mySeat != seat)
@@ -194,6 +196,8 @@ public final class EaaiAdapter {
             check(msg, mask(msg.get("hand")), integer(msg, "stock"));
         else
             catchUp(msg, false);
+        if (fault != null)
+            return "{\"error\":" + Json.quote(fault) + "}";
         switch (decision) {
             case "take_upcard":
             case "draw":
@@ -264,8 +268,14 @@ public final class EaaiAdapter {
     /** Report, in the kit's order, what happened since our last decision; then check the mirror. */
     private void catchUp(Map<String, Object> msg, boolean bigGin) throws OutOfStep {
         if (askedFinal && finalMelds != null) {
-            fault = "getFinalMelds returned melds although its deadwood is above the knock limit (the kit forfeits)";
-            throw new OutOfStep(fault);
+            // The arena offers a knock whenever the deadwood is within this hand's limit, so none
+            // was offered: past the kit's own limit of 10 that is a forfeit in the kit; under a
+            // lower limit the kit does not know (Oklahoma) the player simply plays on.
+            if (knockLimit >= 10) {
+                fault = "getFinalMelds returned melds although the deadwood is above the knock limit (the kit forfeits)";
+                return;
+            }
+            finalMelds = null;
         }
         askedFinal = false;
         long taken = mask(msg.get("opp_taken")), discarded = mask(msg.get("opp_discarded"));
@@ -347,6 +357,8 @@ public final class EaaiAdapter {
         int knocker = integer(msg, "knocker");
         catchUp(msg, outcome.equals("big_gin") && knocker != seat);
         inHand = false;
+        if (fault != null)
+            return;
         if (knocker >= 0) {
             ArrayList<ArrayList<Card>> knockMelds = new ArrayList<>();
             for (Object m : (List<Object>) msg.get("knocker_melds"))

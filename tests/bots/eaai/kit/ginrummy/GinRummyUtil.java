@@ -87,29 +87,38 @@ public class GinRummyUtil {
         ArrayList<ArrayList<ArrayList<Card>>> best = new ArrayList<>();
         if (melds.isEmpty())
             return best;
+        long[] masks = new long[melds.size()];
+        long meldable = 0;
+        for (int i = 0; i < masks.length; i++) {
+            masks[i] = cardsToBitstring(melds.get(i));
+            meldable |= masks[i];
+        }
         int[] bestDw = {Integer.MAX_VALUE};
-        search(melds, 0, 0L, new ArrayList<>(), cards, best, bestDw);
+        search(melds, masks, cardsToBitstring(cards), meldable, 0, new ArrayList<>(), best, bestDw);
         return best;
     }
 
-    private static void search(ArrayList<ArrayList<Card>> melds, int from, long used, ArrayList<ArrayList<Card>> chosen,
-                               ArrayList<Card> cards, ArrayList<ArrayList<ArrayList<Card>>> best, int[] bestDw) {
-        if (!chosen.isEmpty()) {
-            int dw = getDeadwoodPoints(chosen, cards);
-            if (dw < bestDw[0]) {
-                bestDw[0] = dw;
+    /** Each card that can meld, lowest first, is either deadwood or in one of its melds. */
+    private static void search(ArrayList<ArrayList<Card>> melds, long[] masks, long left, long meldable, int dw,
+                               ArrayList<ArrayList<Card>> chosen, ArrayList<ArrayList<ArrayList<Card>>> best, int[] bestDw) {
+        long open = left & meldable;
+        if (open == 0) {
+            int total = dw + getDeadwoodPoints(bitstringToCards(left));
+            if (total < bestDw[0]) {
+                bestDw[0] = total;
                 best.clear();
             }
-            if (dw == bestDw[0])
+            if (total == bestDw[0] && !chosen.isEmpty())
                 best.add(new ArrayList<>(chosen));
+            return;
         }
-        for (int i = from; i < melds.size(); i++) {
-            long m = cardsToBitstring(melds.get(i));
-            if ((m & used) != 0)
-                continue;
-            chosen.add(melds.get(i));
-            search(melds, i + 1, used | m, chosen, cards, best, bestDw);
-            chosen.remove(chosen.size() - 1);
-        }
+        int c = Long.numberOfTrailingZeros(open);
+        for (int i = 0; i < masks.length; i++)
+            if ((masks[i] >> c & 1) != 0 && (masks[i] & ~left) == 0) {
+                chosen.add(melds.get(i));
+                search(melds, masks, left & ~masks[i], meldable, dw, chosen, best, bestDw);
+                chosen.remove(chosen.size() - 1);
+            }
+        search(melds, masks, left & ~(1L << c), meldable, dw + getDeadwoodPoints(Card.getCard(c)), chosen, best, bestDw);
     }
 }
