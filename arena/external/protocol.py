@@ -276,9 +276,48 @@ def decode_decide(msg: dict[str, Any]) -> np.ndarray:
         v[V_DECISION] = _PHASE_OF[decision]
     pile = msg["pile"]
     v[V_PILE_N] = len(pile)
-    v[V_PILE:] = pile + [-1] * (52 - len(pile))
+    v[V_PILE : V_PILE + 52] = pile + [-1] * (52 - len(pile))
     v[V_RULES : V_RULES + R_SIZE] = _rules_list(msg["rules"])
     return np.array(v, dtype=np.int64)
+
+
+def shown_slots(msg: dict[str, Any]) -> dict[int, int]:
+    """The ``V_SHOWN*`` view slots a ``hand_over`` message describes, for its seat (the sandbox host).
+
+    The inverse of what :func:`arena.engine.step.keep_shown` and ``build_view`` show an
+    in-process bot, so a sandboxed bot file sees at its next decisions what it sees in-process.
+    """
+    from arena.engine import layout as lay
+
+    seat = msg["seat"]
+
+    def sets_runs(melds: list[list[int]]) -> tuple[int, int]:
+        sets = runs = 0
+        for m in melds:
+            if len({c % 13 for c in m}) == 1:
+                sets |= _mask(m)
+            else:
+                runs |= _mask(m)
+        return sets, runs
+
+    ks, kr = sets_runs(msg["knocker_melds"])
+    ds, dr = sets_runs(msg["defender_melds"])
+    return {
+        lay.V_SHOWN: msg["hand_no"] + 1,
+        lay.V_SHOWN_OUTCOME: lay.OUTCOME_NAMES.index(msg["outcome"]),
+        lay.V_SHOWN_KNOCKER: msg["knocker"],
+        lay.V_SHOWN_MY_HAND: _mask(msg["hands"][seat]),
+        lay.V_SHOWN_OPP_HAND: _mask(msg["hands"][1 - seat]),
+        lay.V_SHOWN_KNOCK_SETS: ks,
+        lay.V_SHOWN_KNOCK_RUNS: kr,
+        lay.V_SHOWN_LAID_OFF: _mask([x["card"] for x in msg["layoffs"]]),
+        lay.V_SHOWN_DEF_SETS: ds,
+        lay.V_SHOWN_DEF_RUNS: dr,
+        lay.V_SHOWN_MY_POINTS: msg["points"][seat],
+        lay.V_SHOWN_OPP_POINTS: msg["points"][1 - seat],
+        lay.V_SHOWN_MY_DEADWOOD: msg["deadwood"][seat],
+        lay.V_SHOWN_OPP_DEADWOOD: msg["deadwood"][1 - seat],
+    }
 
 
 # --- what a bot sends -------------------------------------------------------------------------

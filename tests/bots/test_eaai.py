@@ -433,3 +433,114 @@ def test_a_java_player_loads_its_table_from_the_file_beside_it_inside_the_wall(j
     log = drain_log(kit)
     close_bot(kit)
     assert rec.errors == [] and "loaded table: 2 lines, sum 15" in log
+
+
+# --- in-process bots: the last hand's end in the view -----------------------------------------------
+
+
+def test_each_view_shows_the_last_hands_end_and_nothing_of_the_hand_in_play():
+    """Games played step by step: at every decision of hand h, the V_SHOWN slots of each seat hold
+    what table_shows said when hand h-1 ended (both final hands, melds, layoffs, points), seat-
+    relative, and nothing before the first hand ends; a sandboxed file rebuilds the same slots
+    from its hand_over line (shown_slots)."""
+    from arena.engine.step import begin_game, build_view, end_hand
+    from arena.external.protocol import encode_hand_over, shown_slots
+
+    simple = load_bot("simple")
+    shown_slot_names = [n for n in dir(lay) if n.startswith("V_SHOWN")]
+    checked = 0
+    for seed in range(12):
+        st, r, row = new_game(EAAI, seed)
+        mem = [np.zeros(simple.memory_size) for _ in range(2)]
+        rng = [np.zeros(4, dtype=np.uint64) for _ in range(2)]
+        begin_game(st, r, seed, rng[0], rng[1], mem[0], mem[1], row)
+        expected = [dict.fromkeys((getattr(lay, n) for n in shown_slot_names), 0) for _ in range(2)]
+        view = np.zeros(lay.V_SIZE, dtype=np.int64)
+        while True:
+            begin_hand(st, r, seed, np.zeros(4, dtype=np.uint64))
+            while st[lay.S_PHASE] != lay.PH_DONE:
+                p = int(st[lay.S_CUR])
+                for seat in (0, 1):
+                    build_view(st, r, np.int64(seat), view)
+                    assert {k: int(view[k]) for k in expected[seat]} == expected[seat]
+                    checked += 1
+                build_view(st, r, np.int64(p), view)
+                assert (
+                    apply_action(st, r, simple.functions[int(st[lay.S_PHASE])](view, simple.params, mem[p], rng[p]))
+                    == 0
+                )
+            shown = table_shows(st)
+            for seat in (0, 1):
+                build_view(st, r, np.int64(seat), view)
+                line = json.loads(encode_hand_over(view.tolist(), 1, shown))
+                expected[seat] = shown_slots(line)
+                assert expected[seat][lay.V_SHOWN_OPP_HAND] == st[lay.S_HAND + 1 - seat]
+            if end_hand(st, r, row):
+                break
+    assert checked > 2000
+
+
+# --- the league: a jar or a zip of a class folder ------------------------------------------------------
+
+
+def _zip(entries: dict[str, bytes], links: tuple[str, ...] = ()) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+        for name in links:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o120777 << 16
+            z.writestr(info, "/etc/passwd")
+    return buf.getvalue()
+
+
+def test_a_league_upload_is_checked_like_any_other_before_it_is_unpacked(tmp_path):
+    from arena.league.db import LeagueError
+    from arena.league.eaai_upload import store_eaai_upload
+
+    good = {"players/P.class": b"\xca\xfe\xba\xbe"}
+    for data, why in (
+        (b"not a zip", "not a jar or a zip"),
+        (_zip({"../evil.class": b"x", **good}), "not a plain relative path"),
+        (_zip({"/abs/P.class": b"x", **good}), "not a plain relative path"),
+        (_zip(good, links=("players/link",)), "is a link"),
+        (_zip({"players/Q.class": b"x"}), "holds no players/P.class"),
+        (_zip({**good, "big.bin": bytes(200_000)}), "unpacks to more than"),
+        (bytes(3000), "the limit is 2000"),
+    ):
+        with pytest.raises(LeagueError, match=why):
+            store_eaai_upload(tmp_path, data, "players.P", 2000)
+    assert not (tmp_path / "bots").exists() or not any((tmp_path / "bots").rglob("*.class"))
+    spec, _ = store_eaai_upload(
+        tmp_path, _zip({"bin/players/P.class": b"\xca\xfe", "bin/table.txt": b"1"}), "players.P", 2000
+    )
+    ref = BotRef.parse(spec)
+    folder = Path(ref.player[0])
+    assert (
+        ref.player[1] == "players.P" and (folder / "players" / "P.class").is_file() and (folder / "table.txt").is_file()
+    )
+
+
+@needs_java
+def test_a_jar_uploaded_to_the_league_passes_its_check_and_is_queued(java, tmp_path):
+    from arena.league.config import LeagueConfig
+    from arena.league.core import League, User
+    from arena.league.scheduler import Scheduler
+
+    jar = _zip({str(p.relative_to(java)): p.read_bytes() for p in java.rglob("*.class")})
+    lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random", "simple"), check_games=2, extra_rounds=0))
+    (tmp_path / "lg").chmod(0o755)
+    tmp_path.chmod(0o755)
+    c = lg.db()
+    lg.add_user(c, "ann")
+    ann = User(c.execute("SELECT id FROM users WHERE name = 'ann'").fetchone()[0], "ann", False)
+    out = lg.submit(c, ann, "kit-simple", source=jar, eaai_class="players.KitSimplePlayer")
+    assert out["status"] == "checking"
+    assert Scheduler(lg, workers=1).check_next()
+    v = dict(c.execute("SELECT kind, status, reason FROM versions WHERE run_name = 'kit-simple-v1'").fetchone())
+    assert (v["kind"], v["status"], v["reason"]) == ("eaai", "playing", "")
+    assert "players.KitSimplePlayer" in lg.source(c, ann, "kit-simple", None)
