@@ -50,7 +50,7 @@ def serve(path: str, out, inp) -> int:
     from arena.botkit.bot import Bot, BotError, load_bot_file
     from arena.engine.layout import V_DECISION
     from arena.engine.rng import RNG_WORDS, seed_rng
-    from arena.external.protocol import PROTOCOL_VERSION, decode_decide, shown_slots
+    from arena.external.protocol import PROTOCOL_VERSION, decode_decide
 
     def send(obj) -> None:
         out.write((obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":"))) + "\n")
@@ -76,10 +76,8 @@ def serve(path: str, out, inp) -> int:
             "protocol": PROTOCOL_VERSION,
             "description": bot.description,
             "params": bot.param_dict(),
-            "hand_over": True,  # to show the bot the last hand's end in its view, as in-process
         }
     )
-    shown: dict[int, int] = {}
     functions = bot.functions
     memory = np.zeros(bot.memory_size, dtype=np.float64)
     rng = np.zeros(RNG_WORDS, dtype=np.uint64)
@@ -92,14 +90,10 @@ def serve(path: str, out, inp) -> int:
         kind = msg.get("type")
         if kind == "bye":
             break
-        if kind == "hand_over":
-            shown = shown_slots(msg)
-            continue
         if kind != "decide":
             send({"error": f"unknown message type {kind!r}"})
             continue
         if msg["new_game"]:
-            shown = {}
             memory[:] = 0.0
             seed_rng(rng, np.uint64(msg["seed"]))
             given = msg.get("params") or {}
@@ -113,8 +107,6 @@ def serve(path: str, out, inp) -> int:
                     send({"error": f"bad parameters: {exc}"})
                     continue
         view = decode_decide(msg)
-        for slot, value in shown.items():
-            view[slot] = value
         try:
             answer = functions[view[V_DECISION]](view, params.copy(), memory, rng)
         except Exception as exc:  # the bot's own error: resign this game with the reason

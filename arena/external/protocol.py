@@ -52,6 +52,20 @@ from arena.engine.layout import (
     V_PILE_N,
     V_RULES,
     V_SEAT,
+    V_SHOWN,
+    V_SHOWN_DEF_RUNS,
+    V_SHOWN_DEF_SETS,
+    V_SHOWN_KNOCK_RUNS,
+    V_SHOWN_KNOCK_SETS,
+    V_SHOWN_KNOCKER,
+    V_SHOWN_LAID_OFF,
+    V_SHOWN_MY_DEADWOOD,
+    V_SHOWN_MY_HAND,
+    V_SHOWN_MY_POINTS,
+    V_SHOWN_OPP_DEADWOOD,
+    V_SHOWN_OPP_HAND,
+    V_SHOWN_OPP_POINTS,
+    V_SHOWN_OUTCOME,
     V_SIZE,
     V_STOCK_N,
     V_TOP,
@@ -188,6 +202,7 @@ def _hand_fields(v: list[int]) -> str:
         v[V_IS_DEALER],
         v[V_UPCARD],
         *v[V_RULES : V_RULES + R_SIZE],
+        *v[V_SHOWN:V_SIZE],
     )
     text = _HAND_FIELDS.get(key)
     if text is None:
@@ -197,9 +212,43 @@ def _hand_fields(v: list[int]) -> str:
             f'"upcard":{v[V_UPCARD]},"my_score":{v[V_MY_SCORE]},"opp_score":{v[V_OPP_SCORE]},'
             f'"knock_limit":{v[V_KNOCK_LIMIT]},"multiplier":{v[V_MULT]},"seat":{v[V_SEAT]},'
             f'"hand_no":{v[V_HAND_NO]},"is_dealer":{"true" if v[V_IS_DEALER] else "false"},'
+            f"{_shown_json(v)}"
             f'"rules":{rules_json(tuple(v[V_RULES : V_RULES + R_SIZE]))}}}\n'
         )
     return text
+
+
+#: The ``shown`` object of a decide line: the ``V_SHOWN*`` slots (the last hand's end), by name.
+_SHOWN_NUMBERS = (
+    ("hand_no", V_SHOWN),
+    ("outcome", V_SHOWN_OUTCOME),
+    ("knocker", V_SHOWN_KNOCKER),
+    ("my_points", V_SHOWN_MY_POINTS),
+    ("opp_points", V_SHOWN_OPP_POINTS),
+    ("my_deadwood", V_SHOWN_MY_DEADWOOD),
+    ("opp_deadwood", V_SHOWN_OPP_DEADWOOD),
+)
+_SHOWN_CARDS = (
+    ("my_hand", V_SHOWN_MY_HAND),
+    ("opp_hand", V_SHOWN_OPP_HAND),
+    ("knock_sets", V_SHOWN_KNOCK_SETS),
+    ("knock_runs", V_SHOWN_KNOCK_RUNS),
+    ("laid_off", V_SHOWN_LAID_OFF),
+    ("def_sets", V_SHOWN_DEF_SETS),
+    ("def_runs", V_SHOWN_DEF_RUNS),
+)
+
+
+def _shown_json(v: list[int]) -> str:
+    """``"shown":{...},`` once a hand of the game has ended (the view's V_SHOWN slots), else nothing.
+
+    ``hand_no`` is the number of the hand shown (the slot holds it + 1).
+    """
+    if not v[V_SHOWN]:
+        return ""
+    parts = [f'"{k}":{v[i] - (1 if i == V_SHOWN else 0)}' for k, i in _SHOWN_NUMBERS]
+    parts += [f'"{k}":{cards_json(v[i])}' for k, i in _SHOWN_CARDS]
+    return '"shown":{' + ",".join(parts) + "},"
 
 
 def encode_decide(v: list[int], game: int, seed: int, new_game: bool, params: str | None = None) -> bytes:
@@ -278,46 +327,13 @@ def decode_decide(msg: dict[str, Any]) -> np.ndarray:
     v[V_PILE_N] = len(pile)
     v[V_PILE : V_PILE + 52] = pile + [-1] * (52 - len(pile))
     v[V_RULES : V_RULES + R_SIZE] = _rules_list(msg["rules"])
+    shown = msg.get("shown")
+    if shown:
+        for k, i in _SHOWN_NUMBERS:
+            v[i] = shown[k] + (1 if i == V_SHOWN else 0)
+        for k, i in _SHOWN_CARDS:
+            v[i] = _mask(shown[k])
     return np.array(v, dtype=np.int64)
-
-
-def shown_slots(msg: dict[str, Any]) -> dict[int, int]:
-    """The ``V_SHOWN*`` view slots a ``hand_over`` message describes, for its seat (the sandbox host).
-
-    The inverse of what :func:`arena.engine.step.keep_shown` and ``build_view`` show an
-    in-process bot, so a sandboxed bot file sees at its next decisions what it sees in-process.
-    """
-    from arena.engine import layout as lay
-
-    seat = msg["seat"]
-
-    def sets_runs(melds: list[list[int]]) -> tuple[int, int]:
-        sets = runs = 0
-        for m in melds:
-            if len({c % 13 for c in m}) == 1:
-                sets |= _mask(m)
-            else:
-                runs |= _mask(m)
-        return sets, runs
-
-    ks, kr = sets_runs(msg["knocker_melds"])
-    ds, dr = sets_runs(msg["defender_melds"])
-    return {
-        lay.V_SHOWN: msg["hand_no"] + 1,
-        lay.V_SHOWN_OUTCOME: lay.OUTCOME_NAMES.index(msg["outcome"]),
-        lay.V_SHOWN_KNOCKER: msg["knocker"],
-        lay.V_SHOWN_MY_HAND: _mask(msg["hands"][seat]),
-        lay.V_SHOWN_OPP_HAND: _mask(msg["hands"][1 - seat]),
-        lay.V_SHOWN_KNOCK_SETS: ks,
-        lay.V_SHOWN_KNOCK_RUNS: kr,
-        lay.V_SHOWN_LAID_OFF: _mask([x["card"] for x in msg["layoffs"]]),
-        lay.V_SHOWN_DEF_SETS: ds,
-        lay.V_SHOWN_DEF_RUNS: dr,
-        lay.V_SHOWN_MY_POINTS: msg["points"][seat],
-        lay.V_SHOWN_OPP_POINTS: msg["points"][1 - seat],
-        lay.V_SHOWN_MY_DEADWOOD: msg["deadwood"][seat],
-        lay.V_SHOWN_OPP_DEADWOOD: msg["deadwood"][1 - seat],
-    }
 
 
 # --- what a bot sends -------------------------------------------------------------------------

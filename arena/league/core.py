@@ -171,26 +171,13 @@ class League:
         name: str,
         source: bytes | None = None,
         command: str | None = None,
-        eaai_class: str | None = None,
     ) -> dict[str, Any]:
-        """Add a version of bot ``name`` (a Python file's bytes, or ``cmd:`` for organizers): status 'checking'.
-
-        With ``eaai_class``, ``source`` is an EAAI-kit player: a jar, or a zip of its class folder
-        (:mod:`arena.league.eaai_upload`), played as ``eaai:<its folder>:<eaai_class>``.
-        """
+        """Add a version of bot ``name`` (a Python file's bytes, or ``cmd:`` for organizers): status 'checking'."""
         check_name(name, "bot name")
         cfg = self.config
         if (source is None) == (command is None):
             raise LeagueError("send either a bot file (source) or a command, not both")
-        eaai_spec = None
-        if eaai_class is not None:
-            from arena.league.eaai_upload import store_eaai_upload
-
-            if source is None:
-                raise LeagueError("an EAAI player is uploaded as a jar or a zip (source)")
-            eaai_spec, _ = store_eaai_upload(self.dir, source, eaai_class, cfg.max_file_bytes)
-            kind, data = "eaai", source
-        elif command is not None:
+        if command is not None:
             if not user.organizer:
                 raise LeagueError("only an organizer may add a cmd: bot", 403)
             command = command.removeprefix(CMD_PREFIX).strip()
@@ -219,9 +206,7 @@ class League:
                 raise LeagueError(f"the file is not valid Python: {exc.msg} (line {exc.lineno})") from None
             kind, data = "file", source
         digest = hashlib.sha256(data).hexdigest()
-        if eaai_spec is not None:
-            spec = eaai_spec
-        elif kind == "file":  # each file in a folder of its own: a sandboxed bot's folder holds only itself
+        if kind == "file":  # each file in a folder of its own: a sandboxed bot's folder holds only itself
             rel = f"bots/{digest[:32]}/bot.py"
             path = self.dir / rel
             if not path.exists():
@@ -327,8 +312,6 @@ class League:
             return f"# built-in bot '{v['spec']}'\n"
         if v["kind"] == "cmd":
             return BotRef("command", v["spec"]).spec() + "\n"
-        if v["kind"] == "eaai":
-            return f"# EAAI-kit player {v['spec'].rpartition(':')[2]} (a Java archive, sha256 {v['sha256']})\n"
         try:
             return (self.dir / v["spec"]).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

@@ -259,20 +259,6 @@ class LeagueSite:
             raise LeagueError("source must be the bot file's text (a string)")
         if command is not None and not isinstance(command, str):
             raise LeagueError("command must be a string")
-        if data.get("eaai_class") is not None:  # an EAAI-kit player: its jar or zip, in base64
-            import base64
-            import binascii
-
-            cls, jar = data["eaai_class"], data.get("jar_base64")
-            if not isinstance(cls, str) or not isinstance(jar, str):
-                raise LeagueError("eaai_class and jar_base64 must be strings")
-            try:
-                raw = base64.b64decode(jar, validate=True)
-            except (binascii.Error, ValueError):
-                raise LeagueError("jar_base64 is not base64") from None
-            out = await self.db(self.league.submit, user, name, raw, None, cls)
-            out["page"] = f"/league/user/{quote(user.name)}"
-            return JSONResponse(out, status_code=202, headers=HEADERS)
         out = await self.db(
             self.league.submit, user, name, None if source is None else source.encode("utf-8", "surrogatepass"), command
         )

@@ -265,7 +265,14 @@ public final class EaaiAdapter {
         player.startGame(seat, starting, kitCards(h));
     }
 
-    /** Report, in the kit's order, what happened since our last decision; then check the mirror. */
+    /**
+     * Report, in the kit's order, what happened since our last decision; then check the mirror.
+     *
+     * Between two of our decisions either the opponent played one turn (a draw, from the stock
+     * or the top of the pile, then a discard, which tops the pile), or we drew (our hand grew by
+     * one card), or nothing moved.  Which one is read from the pile and the stock, not from the
+     * card sets (a card may be taken or discarded twice in a hand); the sets are checked after.
+     */
     private void catchUp(Map<String, Object> msg, boolean bigGin) throws OutOfStep {
         if (askedFinal && finalMelds != null) {
             // The arena offers a knock whenever the deadwood is within this hand's limit, so none
@@ -278,41 +285,11 @@ public final class EaaiAdapter {
             finalMelds = null;
         }
         askedFinal = false;
-        long taken = mask(msg.get("opp_taken")), discarded = mask(msg.get("opp_discarded"));
-        long newTaken = taken & ~oppTaken, newDiscarded = discarded & ~oppDiscarded;
         int opp = 1 - seat;
         int msgStock = integer(msg, "stock");
-        if (newDiscarded != 0) { // the opponent played a turn: a draw, then a discard
-            if (Long.bitCount(newDiscarded) != 1 || Long.bitCount(newTaken) > 1)
-                throw new OutOfStep("more than one opponent turn since our last decision");
-            if (newTaken != 0) {
-                int c = Long.numberOfTrailingZeros(newTaken);
-                if (pile.isEmpty() || pile.get(pile.size() - 1) != c)
-                    throw new OutOfStep("the opponent took " + c + ", which was not on top of the pile");
-                pile.remove(pile.size() - 1);
-                player.reportDraw(opp, kit(c));
-            } else {
-                stock--;
-                player.reportDraw(opp, null);
-            }
-            int d = Long.numberOfTrailingZeros(newDiscarded);
-            pile.add(d);
-            player.reportDiscard(opp, kit(d));
-            oppTaken = taken;
-            oppDiscarded = discarded;
-        } else if (bigGin) { // the opponent drew and declared big gin: a draw without a discard
-            if (newTaken != 0) {
-                int c = Long.numberOfTrailingZeros(newTaken);
-                pile.remove(pile.size() - 1);
-                player.reportDraw(opp, kit(c));
-            } else if (msgStock == stock - 1) {
-                stock--;
-                player.reportDraw(opp, null);
-            }
-            oppTaken = taken;
-        } else if (newTaken != 0) {
-            throw new OutOfStep("the opponent took a card without discarding");
-        }
+        List<Integer> table = new ArrayList<>();
+        for (Object o : (List<?>) msg.get("pile"))
+            table.add(((Long) o).intValue());
         long h = mask(msg.get("hand"));
         long mine = h & ~hand;
         if (mine != 0) { // our own draw (from the pile, the stock, or the stock after both passed)
@@ -328,6 +305,33 @@ public final class EaaiAdapter {
             }
             hand = h;
             player.reportDraw(seat, kit(c));
+        } else if (!(table.equals(pile) && msgStock == stock)) { // the opponent's turn
+            boolean fromStock = msgStock == stock - 1;
+            if (!fromStock && msgStock != stock)
+                throw new OutOfStep("the stock went from " + stock + " to " + msgStock + " cards in one turn");
+            if (!fromStock && pile.isEmpty())
+                throw new OutOfStep("the opponent drew from an empty pile");
+            List<Integer> after = new ArrayList<>(pile);
+            int taken = fromStock ? -1 : after.remove(after.size() - 1);
+            boolean discarded = !bigGin || table.size() > after.size();
+            if (discarded && !table.isEmpty())
+                after.add(table.get(table.size() - 1));
+            if (!after.equals(table) || (discarded && table.isEmpty()))
+                throw new OutOfStep("the pile is " + table + " after one opponent turn from " + pile);
+            if (fromStock) {
+                stock--;
+                player.reportDraw(opp, null);
+            } else {
+                oppTaken |= 1L << taken;
+                player.reportDraw(opp, kit(taken));
+            }
+            pile.clear();
+            pile.addAll(after);
+            if (discarded) {
+                int d = table.get(table.size() - 1);
+                oppDiscarded |= 1L << d;
+                player.reportDiscard(opp, kit(d));
+            }
         }
         check(msg, h, msgStock);
     }
