@@ -58,9 +58,10 @@ def java(tmp_path_factory):
         pytest.skip("javac not found")
     root = tmp_path_factory.mktemp("eaai")
     kit, players = root / "kit", root / "players"
-    subprocess.run(["javac", "-d", str(kit), *map(str, (HERE / "kit" / "ginrummy").glob("*.java"))], check=True)
-    sources = (HERE / "players" / "players").glob("*.java")
-    subprocess.run(["javac", "-cp", str(kit), "-d", str(players), *map(str, sources)], check=True)
+    sources = [*(HERE / "kit" / "ginrummy").glob("*.java"), *(HERE / "players" / "players").glob("*.java")]
+    subprocess.run(["javac", "-d", str(players), *map(str, sources)], check=True)  # one javac: ~1 s each
+    kit.mkdir()
+    (players / "ginrummy").rename(kit / "ginrummy")  # the kit apart from the players, as a user has them
     (players / "table.txt").write_text("1 2 3\n4 5\n")
     for p in [root, *root.rglob("*")]:  # the bots' user reads them when the tests run as root
         p.chmod(0o755 if p.is_dir() else 0o644)
@@ -107,14 +108,16 @@ def test_without_the_kit_an_eaai_player_fails_in_one_line_naming_the_option(monk
         kit_path()
 
 
-def test_the_cli_takes_the_kit_once_and_says_when_it_is_missing(tmp_path):
+def test_the_cli_takes_the_kit_once_and_check_bot_says_when_it_is_missing(tmp_path, monkeypatch):
+    from arena.external.check import check_bot
+
+    monkeypatch.delenv(KIT_ENV, raising=False)
+    report = check_bot(f"eaai:{tmp_path}:P", games=0, echo=None)
+    assert not report.passed and [x for x in report.lines if x[0] == "FAIL" and "--eaai-kit" in x[2]]
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    env.pop(KIT_ENV, None)
-    run = [sys.executable, "-m", "arena.cli"]
-    r = subprocess.run([*run, "check-bot", f"eaai:{tmp_path}:P"], capture_output=True, text=True, env=env)
-    assert r.returncode == 1 and [x for x in r.stdout.splitlines() if "FAIL" in x and "--eaai-kit" in x]
-    r = subprocess.run([*run, "--eaai-kit", str(tmp_path / "no"), "bots"], capture_output=True, text=True, env=env)
-    assert r.returncode == 2 and "error: --eaai-kit" in r.stderr
+    cmd = [sys.executable, "-m", "arena.cli", "--eaai-kit", str(tmp_path / "no"), "bots"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and r.stderr.strip() == f"error: --eaai-kit {tmp_path / 'no'}: no such jar or folder"
 
 
 # --- the adapter, against the table ---------------------------------------------------------------
@@ -144,7 +147,7 @@ def test_the_wrapped_players_picture_equals_the_arenas_view_at_every_decision(ja
     the arena booked.  Both seats, against simple and random, thousands of decisions."""
     compared = ends = 0
     # random takes and throws back the same cards again and again: a card taken or discarded twice
-    for seat, other, games in ((0, "simple", 10), (1, "simple", 10), (0, "random", 2), (1, "random", 2)):
+    for seat, other, games in ((0, "simple", 8), (1, "simple", 8), (0, "random", 1), (1, "random", 1)):
         kit = kit_bot(java, "PicturePlayer", log_bytes=1 << 26)
         views: list[np.ndarray] = []
         rec_bot = dataclasses.replace(kit, functions=tuple(_Recording(f, views) for f in kit.functions))
@@ -157,7 +160,7 @@ def test_the_wrapped_players_picture_equals_the_arenas_view_at_every_decision(ja
         pictures = [json.loads(x) for x in log.splitlines() if x.startswith('{"picture"')]
         decisions = [v for v in views if v[lay.V_DECISION] != lay.PH_KNOCK]
         asked = [p for p in pictures if p["picture"] != "end"]
-        assert len(asked) == len(decisions) > 50
+        assert len(asked) == len(decisions) > 30
         for p, v in zip(asked, decisions):
             assert p["picture"] == ("discard" if v[lay.V_DECISION] == lay.PH_DISCARD else "draw")
             assert _mask(p["hand"]) == v[lay.V_HAND]
@@ -181,23 +184,24 @@ def test_the_wrapped_players_picture_equals_the_arenas_view_at_every_decision(ja
             assert p["scores"] == [int(row[lay.H_SCORE]), int(row[lay.H_SCORE + 1])]
             assert all(len(h) in (10, 11) for h in p["hands"])
             ends += 1
-    assert compared > 2000 and ends > 100
+    assert compared > 2000 and ends > 60
 
 
 @needs_java
 @pytest.mark.slow
 def test_a_kit_style_simple_plays_gin_arenas_simple_about_evenly(java):
     """The same algorithm through the adapter wins about half its games under the eaai rules:
-    200 games (100 seeds, both seatings); the bounds are about 3 standard errors wide."""
+    120 games (60 seeds, both seatings); the bounds are about 3 standard errors wide (the 2,000-game
+    figure is scripts/bench_eaai.py's)."""
     kit = kit_bot(java, "KitSimplePlayer")
     simple = load_bot("simple")
-    seeds = np.arange(5000, 5100)
+    seeds = np.arange(5000, 5060)
     a = play_batch(kit, simple, R, seeds)
     b = play_batch(simple, kit, R, seeds)
     close_bot(kit)
     assert a.errors == [] and b.errors == []
     wins = int((a.games[:, lay.G_WINNER] == 0).sum() + (b.games[:, lay.G_WINNER] == 1).sum())
-    assert 0.39 <= wins / 200 <= 0.61, wins
+    assert 0.35 <= wins / 120 <= 0.65, wins
 
 
 @needs_java
@@ -207,7 +211,7 @@ def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded
     runs = []
     for _ in range(2):
         kit = kit_bot(java, "KitSimplePlayer")
-        runs.append(play_batch(kit, simple, R, np.arange(40, 48), record_hands=True, record_log=True))
+        runs.append(play_batch(kit, simple, R, np.arange(40, 45), record_hands=True, record_log=True))
         close_bot(kit)
     assert np.array_equal(runs[0].games, runs[1].games) and np.array_equal(runs[0].log, runs[1].log)
 
