@@ -50,11 +50,12 @@ class TableHooks(Protocol):
     as the ``table_hooks`` attribute of a bot's first decision function, and calls them after
     each hand: ``declared_melds`` gives the melds the seat declared with its knock (or None:
     the automatic arrangement), and ``hand_over`` tells the seat what the table shows (its
-    final view and :func:`arena.engine.showdown.table_shows`).  Compiled bots have none.
+    final view and :func:`arena.engine.showdown.table_shows`, with its memory and generator, whose
+    state says whether the game began before).  Compiled bots have none.
     """
 
     def declared_melds(self, seat: int) -> tuple[int, int] | None: ...
-    def hand_over(self, seat: int, view: np.ndarray, shown: dict) -> None: ...
+    def hand_over(self, seat: int, view: np.ndarray, shown: dict, memory: np.ndarray, rng: np.ndarray) -> None: ...
 
 
 def table_hooks(bot: PlayableBot) -> TableHooks | None:

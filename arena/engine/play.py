@@ -254,7 +254,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
             if n_l < 0:
                 return 1
             if (hooks[0] is not None or hooks[1] is not None) and st[S_ERROR] == 0:
-                _after_hand(st, rules, hooks)
+                _after_hand(st, rules, hooks, (mem0, mem1), (rng0, rng1))
             if st[S_ERROR] != 0:
                 forfeit_game(st, row)
             if record_hands:
@@ -270,7 +270,13 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     return 0
 
 
-def _after_hand(st: np.ndarray, rules: np.ndarray, hooks: tuple[TableHooks | None, TableHooks | None]) -> None:
+def _after_hand(
+    st: np.ndarray,
+    rules: np.ndarray,
+    hooks: tuple[TableHooks | None, TableHooks | None],
+    memories: tuple[np.ndarray, np.ndarray],
+    rngs: tuple[np.ndarray, np.ndarray],
+) -> None:
     """A plain bot's hooks after a hand: its declared melds scored, then what the table shows."""
     from arena.engine.showdown import declared_showdown, table_shows
 
@@ -285,7 +291,7 @@ def _after_hand(st: np.ndarray, rules: np.ndarray, hooks: tuple[TableHooks | Non
         if h is not None:
             view = np.zeros(V_SIZE, dtype=np.int64)
             build_view(st, rules, np.int64(seat), view)
-            h.hand_over(seat, view, shown)
+            h.hand_over(seat, view, shown, memories[seat], rngs[seat])
 
 
 class IllegalMoveError(RuntimeError):

@@ -210,32 +210,7 @@ class ExternalBot:
         what = DECISION_OF_PHASE[phase] + "()"
         new_game = memory[0] == 0.0
         if new_game:
-            memory[0] = 1.0
-            if self._pid != os.getpid():
-                self._after_fork()
-                s = self.seats[v[V_SEAT]]
-            if s.started_game and not s.failed_game:
-                self.crash_streak = 0  # this seat's last game ended without a crash
-            s.started_game, s.failed_game = True, False
-            if self.crash_streak >= self.limits.max_crashes:
-                s.failed_game = True
-                raise ExternalBotError(
-                    "crashed",
-                    f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
-                    f"or timeout (last: {self.last_crash})",
-                )
-            if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
-                s.proc.kill("exited between games")
-            if s.proc is None or not s.proc.alive:
-                try:
-                    self.start(v[V_SEAT])
-                except ExternalBotError as exc:
-                    self._crashed(s, exc)
-                    raise
-            s.seed = seed_of_state(rng)
-            self.games_started += 1
-            s.game = self.game_ids.get(s.seed, self.games_started)
-            s.game_time = 0.0
+            s = self._new_game(v[V_SEAT], memory, rng)
         proc = s.proc
         if proc is None or not proc.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
@@ -315,17 +290,60 @@ class ExternalBot:
         declared, s.declared = s.declared, None
         return declared
 
-    def hand_over(self, seat: int, view: np.ndarray, shown: dict) -> None:
-        """Tell the seat's program what the table shows (if it asked); a dead program is left alone."""
+    def hand_over(self, seat: int, view: np.ndarray, shown: dict, memory: np.ndarray, rng: np.ndarray) -> None:
+        """Tell the seat's program what the table shows (if it asked); a dead program is left alone.
+
+        A hand may end before the seat was asked anything (the other seat took the upcard and
+        knocked at once): in a game's first hand this line is then the game's first message.
+        """
         if not (self.hello or {}).get("hand_over"):
             return
+        new_game = bool(memory[0] == 0.0)
+        if new_game:
+            try:
+                self._new_game(seat, memory, rng)
+            except ExternalBotError:
+                memory[0] = 0.0  # its first decision tries again, and forfeits if it must
+                return
         s = self.seats[seat]
         if s.proc is None or not s.proc.alive or s.failed_game:
             return
+        line = encode_hand_over(view.tolist(), s.game, shown, s.seed, new_game)
         try:
-            s.proc.tell(encode_hand_over(view.tolist(), s.game, shown), self.limits.decision_s, "hand_over")
+            s.proc.tell(line, self.limits.decision_s, "hand_over")
         except ExternalBotError as exc:  # its next decision finds the process gone and forfeits then
             self._crashed(s, exc)
+
+    def _new_game(self, seat: int, memory: np.ndarray, rng: np.ndarray) -> _Seat:
+        """The first question (or hand_over line) of a game for ``seat``: (re)start its process if
+        need be, and take the game's bot seed from its generator, as the engine seeded it."""
+        memory[0] = 1.0
+        if self._pid != os.getpid():
+            self._after_fork()
+        s = self.seats[seat]
+        if s.started_game and not s.failed_game:
+            self.crash_streak = 0  # this seat's last game ended without a crash
+        s.started_game, s.failed_game = True, False
+        if self.crash_streak >= self.limits.max_crashes:
+            s.failed_game = True
+            raise ExternalBotError(
+                "crashed",
+                f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
+                f"or timeout (last: {self.last_crash})",
+            )
+        if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
+            s.proc.kill("exited between games")
+        if s.proc is None or not s.proc.alive:
+            try:
+                self.start(seat)
+            except ExternalBotError as exc:
+                self._crashed(s, exc)
+                raise
+        s.seed = seed_of_state(rng)
+        self.games_started += 1
+        s.game = self.game_ids.get(s.seed, self.games_started)
+        s.game_time = 0.0
+        return s
 
     def _crashed(self, s: _Seat, exc: Exception) -> None:
         """Count a game ended by a crash, a timeout or garbage (the process was killed), once per game."""

@@ -452,13 +452,15 @@ def parse_hello(line: bytes) -> dict[str, Any]:
 WANTS = ("hand_over", "melds")
 
 
-def encode_hand_over(v: list[int], game: int, shown: dict[str, Any]) -> bytes:
+def encode_hand_over(v: list[int], game: int, shown: dict[str, Any], seed: int = 0, new_game: bool = False) -> bytes:
     """The ``hand_over`` line for seat view ``v`` (at the hand's end) and what the table shows.
 
     The seat's final picture (its hand, the pile, the stock, what each player took, discarded
     and passed) as in a ``decide`` line, then :func:`arena.engine.showdown.table_shows`.
+    ``new_game``: no question of this game came before (the hand ended before the seat's turn).
     """
-    msg: dict[str, Any] = {"type": "hand_over", "game": game, "seat": v[V_SEAT]}
+    msg: dict[str, Any] = {"type": "hand_over", "game": game, "new_game": new_game, "seed": seed, "seat": v[V_SEAT]}
+    msg["is_dealer"] = bool(v[V_IS_DEALER])
     msg["hand"] = _cards_of(v[V_HAND])
     msg["pile"] = v[V_PILE : V_PILE + v[V_PILE_N]]
     for k, i in _CARD_SETS:

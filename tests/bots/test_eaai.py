@@ -135,6 +135,19 @@ class _Recording:
         return self.fn(view, params, memory, rng)
 
 
+def _log_until(bot, marker: str, count: int, wait: float = 20.0) -> str:
+    """The bot's log once ``count`` lines start with ``marker`` (a program writes its last lines
+    after its last answer, in its own time), or what came within ``wait`` seconds."""
+    import time
+
+    log, deadline = "", time.monotonic() + wait
+    while True:
+        log += drain_log(bot)
+        if sum(x.startswith(marker) for x in log.splitlines()) >= count or time.monotonic() > deadline:
+            return log
+        time.sleep(0.05)
+
+
 def _mask(kit_cards) -> int:
     return sum(1 << OURS[k] for k in kit_cards)
 
@@ -144,18 +157,19 @@ def test_the_wrapped_players_picture_equals_the_arenas_view_at_every_decision(ja
     """A kit player that rebuilds the table from its callbacks alone (PicturePlayer) sees, at each
     of its decisions, exactly the arena's view: hand, pile in order, stock, turn, seat, dealer,
     what each side took, discarded and passed, the scores; and at each hand's end the scores
-    the arena booked.  Both seats, against simple and random, thousands of decisions."""
-    compared = ends = 0
+    the arena booked, also of a hand that ended before its first turn (seed 309's).  Both seats,
+    against simple and random, thousands of decisions."""
+    compared = ends = unasked = 0
     # random takes and throws back the same cards again and again: a card taken or discarded twice
-    for seat, other, games in ((0, "simple", 8), (1, "simple", 8), (0, "random", 1), (1, "random", 1)):
+    for seat, other, games in ((0, "simple", 8), (1, "simple", 10), (0, "random", 1), (1, "random", 1)):
         kit = kit_bot(java, "PicturePlayer", log_bytes=1 << 26)
         views: list[np.ndarray] = []
         rec_bot = dataclasses.replace(kit, functions=tuple(_Recording(f, views) for f in kit.functions))
         opponent = load_bot(other)
         bots = (rec_bot, opponent) if seat == 0 else (opponent, rec_bot)
-        rec = play_batch(*bots, R, np.arange(100, 100 + games), record_hands=True)
-        close_bot(kit)  # the last hand_over's pictures are written before the program exits
-        log = drain_log(kit)
+        rec = play_batch(*bots, R, np.arange(300, 300 + games), record_hands=True)
+        log = _log_until(kit, '{"picture":"end"', len(rec.hands))
+        close_bot(kit)
         assert rec.errors == []
         pictures = [json.loads(x) for x in log.splitlines() if x.startswith('{"picture"')]
         decisions = [v for v in views if v[lay.V_DECISION] != lay.PH_KNOCK]
@@ -180,11 +194,14 @@ def test_the_wrapped_players_picture_equals_the_arenas_view_at_every_decision(ja
         hands = rec.hands
         end_pics = [p for p in pictures if p["picture"] == "end"]
         assert len(end_pics) == len(hands)  # every hand's end was shown (the last hand of each game too)
+        hand_nos = [int(v[lay.V_HAND_NO]) for v in decisions]
+        started = 1 + sum(a != b for a, b in zip(hand_nos, hand_nos[1:]))
+        unasked += len(end_pics) - started  # hands that ended before the player's first turn
         for p, row in zip(end_pics, hands):
             assert p["scores"] == [int(row[lay.H_SCORE]), int(row[lay.H_SCORE + 1])]
             assert all(len(h) in (10, 11) for h in p["hands"])
             ends += 1
-    assert compared > 2000 and ends > 60
+    assert compared > 2000 and ends > 60 and unasked >= 1
 
 
 @needs_java
@@ -293,8 +310,8 @@ def test_hand_over_tells_what_the_table_shows_and_declining_to_declare_changes_n
     for mode in ("plain", "auto"):
         bot = external_bot(None, [sys.executable, str(program), mode])
         games[mode] = play_batch(bot, simple, R, np.arange(8), record_hands=True, record_log=True)
-        close_bot(bot)  # the program has written every line once it exits
-        log = drain_log(bot)
+        log = _log_until(bot, "HAND_OVER", 0 if mode == "plain" else len(games[mode].hands))
+        close_bot(bot)
         lines = [json.loads(x.split(" ", 1)[1]) for x in log.splitlines() if x.startswith("HAND_OVER")]
         assert len(lines) == (0 if mode == "plain" else len(games[mode].hands))
     assert np.array_equal(games["plain"].games, games["auto"].games)

@@ -354,9 +354,16 @@ public final class EaaiAdapter {
     // --- the end of a hand ---------------------------------------------------------------------
 
     @SuppressWarnings("unchecked")
-    private void handOver(Map<String, Object> msg) throws OutOfStep {
-        if (player == null || !inHand)
+    private void handOver(Map<String, Object> msg) throws Exception {
+        if (Boolean.TRUE.equals(msg.get("new_game")))
+            newGame(((Long) msg.get("seed")).longValue());
+        if (player == null || fault != null)
             return;
+        int mySeat = integer(msg, "seat");
+        int no = integer(msg, "hand_no");
+        knockLimit = integer(msg, "knock_limit");
+        if (!inHand || no != handNo || mySeat != seat) // the hand ended before our first turn
+            startHand(msg, mySeat, no);
         String outcome = (String) msg.get("outcome");
         int knocker = integer(msg, "knocker");
         catchUp(msg, outcome.equals("big_gin") && knocker != seat);
