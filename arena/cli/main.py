@@ -62,8 +62,22 @@ def _arena(
     version: Annotated[
         bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    eaai_kit: Annotated[
+        Path | None,
+        typer.Option(
+            "--eaai-kit",
+            help="The EAAI Gin Rummy kit's jar or class folder, for eaai: players (or GIN_ARENA_EAAI_KIT).",
+        ),
+    ] = None,
 ) -> None:
-    pass
+    if eaai_kit is not None:
+        import os
+
+        from arena.external.eaai import KIT_ENV
+
+        if not eaai_kit.exists():
+            _fail(f"--eaai-kit {eaai_kit}: no such jar or folder")
+        os.environ[KIT_ENV] = str(eaai_kit.resolve())  # the run's worker processes inherit it
 
 
 def _check_plot_kind(kind: str) -> str:

@@ -43,6 +43,26 @@ PHASE_FUNCTION = {
 DEFAULT_MEMORY = 8
 
 
+class TableHooks(Protocol):
+    """What a plain bot may add to its five decisions (an external program does, when it asks).
+
+    The plain driver (:func:`arena.engine.play.play_batch` without the kernel) looks for them
+    as the ``table_hooks`` attribute of a bot's first decision function, and calls them after
+    each hand: ``declared_melds`` gives the melds the seat declared with its knock (or None:
+    the automatic arrangement), and ``hand_over`` tells the seat what the table shows (its
+    final view and :func:`arena.engine.showdown.table_shows`, with its memory and generator, whose
+    state says whether the game began before).  Compiled bots have none.
+    """
+
+    def declared_melds(self, seat: int) -> tuple[int, int] | None: ...
+    def hand_over(self, seat: int, view: np.ndarray, shown: dict, memory: np.ndarray, rng: np.ndarray) -> None: ...
+
+
+def table_hooks(bot: PlayableBot) -> TableHooks | None:
+    """The :class:`TableHooks` of a bot, or None."""
+    return getattr(bot.functions[0], "table_hooks", None) if bot.functions else None
+
+
 class PlayableBot(Protocol):
     """What the play drivers need of a loaded bot (``arena.botkit.bot.Bot`` is one)."""
 

@@ -87,7 +87,21 @@ S_UPCARD = 38
 S_NDISCARDS = 39  # S_NDISCARDS + p: discards by seat p this hand
 S_DECK = 44  # 52 cards in shuffled order: 10 each dealt, then the upcard, then stock
 S_PILE = S_DECK + 52  # discard pile, bottom first
-S_SIZE = S_PILE + 52
+# What the table showed at the end of the last finished hand (kept through the next deal;
+# end_hand writes it, build_view shows it): the hand number + 1 (0: no hand has ended yet), then
+# copies of the showdown slots, by seat where a slot is per seat.
+S_SHOWN = S_PILE + 52
+S_SHOWN_OUTCOME = S_SHOWN + 1
+S_SHOWN_KNOCKER = S_SHOWN + 2
+S_SHOWN_HAND = S_SHOWN + 3  # + p: seat p's final hand
+S_SHOWN_KNOCK_SETS = S_SHOWN + 5
+S_SHOWN_KNOCK_RUNS = S_SHOWN + 6
+S_SHOWN_LAID_OFF = S_SHOWN + 7
+S_SHOWN_DEF_SETS = S_SHOWN + 8
+S_SHOWN_DEF_RUNS = S_SHOWN + 9
+S_SHOWN_POINTS = S_SHOWN + 10  # + p
+S_SHOWN_DEADWOOD = S_SHOWN + 12  # + p
+S_SIZE = S_SHOWN + 14
 
 # --- errors -------------------------------------------------------------------
 ERR_NONE = 0
@@ -127,7 +141,24 @@ V_DECISION = 19  # which PH_* decision is being asked
 V_UPCARD = 20  # the hand's first upcard
 V_RULES = 24  # R_SIZE slots: the rules in force
 V_PILE = V_RULES + R_SIZE  # discard pile, bottom first (V_PILE_N entries)
-V_SIZE = V_PILE + 52
+# What the table showed at the end of the last finished hand of this game, as at a real table:
+# both final hands, the knocker's melds, the defender's layoffs and melds, points and deadwood.
+# Kept in the view through the whole next hand (so a bot sees it at its next decisions).
+V_SHOWN = V_PILE + 52  # hand number + 1 of the hand shown (0: no hand of this game has ended yet)
+V_SHOWN_OUTCOME = V_SHOWN + 1  # OUT_* of that hand
+V_SHOWN_KNOCKER = V_SHOWN + 2  # seat that knocked or went gin, -1 if none (dead, capped)
+V_SHOWN_MY_HAND = V_SHOWN + 3  # my final hand
+V_SHOWN_OPP_HAND = V_SHOWN + 4  # the opponent's final hand
+V_SHOWN_KNOCK_SETS = V_SHOWN + 5  # the knocker's set cards (mask)
+V_SHOWN_KNOCK_RUNS = V_SHOWN + 6  # the knocker's run cards (mask)
+V_SHOWN_LAID_OFF = V_SHOWN + 7  # cards the defender laid off
+V_SHOWN_DEF_SETS = V_SHOWN + 8  # the defender's own set cards
+V_SHOWN_DEF_RUNS = V_SHOWN + 9  # the defender's own run cards
+V_SHOWN_MY_POINTS = V_SHOWN + 10
+V_SHOWN_OPP_POINTS = V_SHOWN + 11
+V_SHOWN_MY_DEADWOOD = V_SHOWN + 12  # final deadwood (the defender's after layoffs)
+V_SHOWN_OPP_DEADWOOD = V_SHOWN + 13
+V_SIZE = V_SHOWN + 14
 
 # --- compact action log: one int64 per decision ------------------------------------
 # entry = seat * 1024 + kind * 64 + action  (action: 0/1, or a card 0..51)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import types
 
 from arena.engine._jit import kernel
-from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot
+from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot, TableHooks, table_hooks
 from arena.engine.layout import (
     ERROR_TEXT,
     G_ERROR,
@@ -32,6 +32,7 @@ from arena.engine.layout import (
     PH_DONE,
     S_CUR,
     S_ERROR,
+    S_KNOCKER,
     S_OUTCOME,
     S_PHASE,
     S_PILE,
@@ -237,6 +238,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
     f0 = tuple(_as_int(f) for f in bot0.functions)
     f1 = tuple(_as_int(f) for f in bot1.functions)
+    hooks = (table_hooks(bot0), table_hooks(bot1))
     record_hands = hands.shape[0] > 0
     for g in range(int(counters[C_NEXT_GAME]), seeds.shape[0]):
         n_h = int(counters[C_HANDS])
@@ -251,6 +253,8 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
             n_l = _PLAY_HAND_PY(st, rules, f0, f1, p0, p1, mem0, mem1, rng0, rng1, views, log, n_l, counters)
             if n_l < 0:
                 return 1
+            if (hooks[0] is not None or hooks[1] is not None) and st[S_ERROR] == 0:
+                _after_hand(st, rules, hooks, (mem0, mem1), (rng0, rng1))
             if st[S_ERROR] != 0:
                 forfeit_game(st, row)
             if record_hands:
@@ -264,6 +268,30 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
         counters[C_LOG] = n_l
         counters[C_NEXT_GAME] = g + 1
     return 0
+
+
+def _after_hand(
+    st: np.ndarray,
+    rules: np.ndarray,
+    hooks: tuple[TableHooks | None, TableHooks | None],
+    memories: tuple[np.ndarray, np.ndarray],
+    rngs: tuple[np.ndarray, np.ndarray],
+) -> None:
+    """A plain bot's hooks after a hand: its declared melds scored, then what the table shows."""
+    from arena.engine.showdown import declared_showdown, table_shows
+
+    knocker = int(st[S_KNOCKER])
+    hook = hooks[knocker] if knocker >= 0 else None
+    if hook is not None:
+        declared = hook.declared_melds(knocker)
+        if declared is not None:
+            declared_showdown(st, rules, *declared)
+    shown = table_shows(st)
+    for seat, h in enumerate(hooks):
+        if h is not None:
+            view = np.zeros(V_SIZE, dtype=np.int64)
+            build_view(st, rules, np.int64(seat), view)
+            h.hand_over(seat, view, shown, memories[seat], rngs[seat])
 
 
 class IllegalMoveError(RuntimeError):

@@ -286,3 +286,118 @@ def _split(sets_mask: int, runs_mask: int) -> list[list[int]]:
     from arena.engine.melds import melds_of
 
     return [_cards(m) for m in melds_of(sets_mask, runs_mask)]
+
+
+# --- a bot's own melds, and what the table shows at the end of a hand -------------------------
+
+
+def check_declaration(hand: int, melds: Iterable[Sequence[int]], limit: int, big_gin: bool = False) -> tuple[int, int]:
+    """``(sets, runs)`` of the melds a knocking bot declares for ``hand``, checked; raise if illegal.
+
+    The melds must be real melds of cards in the hand (:func:`meld_masks`) and leave deadwood
+    within ``limit`` (none for big gin).  The cards left out are deadwood even where they could
+    meld: a knocker may show fewer melds than it holds, to offer fewer layoffs.
+    """
+    sets, runs = meld_masks(int(hand), melds)
+    kdw = value(int(hand) & ~(sets | runs))
+    if big_gin and kdw:
+        raise ArrangementError(f"big gin needs all 11 cards in melds; the melds declared leave {kdw} deadwood")
+    if kdw > int(limit):
+        raise ArrangementError(f"the melds declared leave {kdw} deadwood, above this hand's knock limit {int(limit)}")
+    return sets, runs
+
+
+def declared_showdown(st: np.ndarray, rules: np.ndarray, knock_sets: int, knock_runs: int) -> None:
+    """Score again the knock that just ended the hand in ``st``, with the knocker's declared melds.
+
+    ``st`` is as :func:`apply_action` left it after the knock (``PH_DONE``, ``S_CUR`` the
+    knocker).  The defender lays off and melds at its best against the declared melds, exactly
+    as against the automatic ones, and the one scoring function scores it; so declaring the
+    automatic arrangement leaves ``st`` as it was (``tests/bots/test_eaai.py`` checks it).
+    Raises :class:`ArrangementError` (``st`` unchanged) if the melds are not a legal knock.
+    """
+    from arena.engine.layout import OUT_BIG_GIN, S_DEF_RUNS, S_DEF_SETS, S_LAID_OFF, S_OUTCOME, S_POINTS
+
+    k = int(st[S_CUR])
+    hk, hd = int(st[S_HAND + k]), int(st[S_HAND + 1 - k])
+    big_gin = int(st[S_OUTCOME]) == OUT_BIG_GIN
+    sets, runs = check_declaration(hk, _split(knock_sets, knock_runs), int(st[S_KNOCK_LIMIT]), big_gin)
+    kdw = value(hk & ~(sets | runs))
+    if kdw == 0:
+        dsets, druns, ddw = best_arrangement(hd, 0)
+        laid = 0
+    else:
+        from arena.engine.melds import defender_deadwood
+
+        ddw, laid, dsets, druns = defender_deadwood(hd, sets, runs)
+    for slot in (S_POINTS, S_POINTS + 1, S_LAID_OFF, S_DEF_SETS, S_DEF_RUNS):
+        st[slot] = 0
+    i64 = np.int64
+    score_showdown(st, rules, big_gin, i64(sets), i64(runs), i64(kdw), i64(dsets), i64(druns), i64(ddw), i64(laid))
+
+
+def layoff_steps(knock_melds: Sequence[int], laid: int) -> list[tuple[int, int]]:
+    """The defender's layoffs one by one: ``(card, meld mask before the card)``, chains in order.
+
+    Each laid-off card goes on the meld :func:`attach` shows it on; a card whose run end is
+    another laid-off card comes after that card.
+    """
+    final = attach(knock_melds, laid)
+    steps: list[tuple[int, int]] = []
+    for start, end in zip(knock_melds, final):
+        meld, left = int(start), _cards(int(end) & ~int(start))
+        while left:
+            ranks = {x % NUM_RANKS for x in _cards(meld)}
+            for c in left:
+                fits = len(ranks) == 1 or ((c % NUM_RANKS > 0 and (meld >> (c - 1)) & 1) or (meld >> (c + 1)) & 1)
+                if fits:
+                    steps.append((c, meld))
+                    meld |= 1 << c
+                    left.remove(c)
+                    break
+            else:  # pragma: no cover - attach only attaches cards that fit
+                raise AssertionError("a laid-off card fits no meld")
+    return steps
+
+
+def table_shows(st: np.ndarray) -> dict:
+    """What the table shows at the end of the hand in ``st``, for both seats alike.
+
+    ``outcome`` (an ``OUTCOME_NAMES`` name), ``knocker`` (-1 if none), the knocker's melds and
+    the defender's (card lists), the layoffs in order (card, and the meld as it was before),
+    both final hands, the deadwood and points of each seat and the scores after the hand.  As
+    at the kit's table, both hands are shown at every hand's end, dead hands included.
+    """
+    from arena.engine.layout import (
+        OUTCOME_NAMES,
+        S_DEADWOOD,
+        S_DEF_RUNS,
+        S_DEF_SETS,
+        S_HAND_NO,
+        S_KNOCK_RUNS,
+        S_KNOCK_SETS,
+        S_KNOCKER,
+        S_LAID_OFF,
+        S_OUTCOME,
+        S_POINTS,
+        S_SCORE,
+    )
+    from arena.engine.melds import melds_of
+
+    knocker = int(st[S_KNOCKER])
+    knock_melds = melds_of(int(st[S_KNOCK_SETS]), int(st[S_KNOCK_RUNS])) if knocker >= 0 else []
+    laid = int(st[S_LAID_OFF]) if knocker >= 0 else 0
+    return {
+        "hand_no": int(st[S_HAND_NO]),
+        "outcome": OUTCOME_NAMES[int(st[S_OUTCOME])],
+        "knocker": knocker,
+        "knocker_melds": [_cards(m) for m in knock_melds],
+        "defender_melds": [_cards(m) for m in melds_of(int(st[S_DEF_SETS]), int(st[S_DEF_RUNS]))]
+        if knocker >= 0
+        else [],
+        "layoffs": [{"card": c, "meld": _cards(m)} for c, m in layoff_steps(knock_melds, laid)],
+        "hands": [_cards(int(st[S_HAND + p])) for p in range(2)],
+        "deadwood": [int(st[S_DEADWOOD + p]) for p in range(2)],
+        "points": [int(st[S_POINTS + p]) for p in range(2)],
+        "scores": [int(st[S_SCORE + p] + st[S_POINTS + p]) for p in range(2)],
+    }

@@ -138,6 +138,17 @@ from arena.engine.layout import (
     S_PILE_N,
     S_POINTS,
     S_SCORE,
+    S_SHOWN,
+    S_SHOWN_DEADWOOD,
+    S_SHOWN_DEF_RUNS,
+    S_SHOWN_DEF_SETS,
+    S_SHOWN_HAND,
+    S_SHOWN_KNOCK_RUNS,
+    S_SHOWN_KNOCK_SETS,
+    S_SHOWN_KNOCKER,
+    S_SHOWN_LAID_OFF,
+    S_SHOWN_OUTCOME,
+    S_SHOWN_POINTS,
     S_SIZE,
     S_STOCK_POS,
     S_TAKEN,
@@ -163,6 +174,20 @@ from arena.engine.layout import (
     V_PILE_N,
     V_RULES,
     V_SEAT,
+    V_SHOWN,
+    V_SHOWN_DEF_RUNS,
+    V_SHOWN_DEF_SETS,
+    V_SHOWN_KNOCK_RUNS,
+    V_SHOWN_KNOCK_SETS,
+    V_SHOWN_KNOCKER,
+    V_SHOWN_LAID_OFF,
+    V_SHOWN_MY_DEADWOOD,
+    V_SHOWN_MY_HAND,
+    V_SHOWN_MY_POINTS,
+    V_SHOWN_OPP_DEADWOOD,
+    V_SHOWN_OPP_HAND,
+    V_SHOWN_OPP_POINTS,
+    V_SHOWN_OUTCOME,
     V_STOCK_N,
     V_TOP,
     V_TURN,
@@ -517,6 +542,21 @@ VIEW_COPIES = np.array(
         (V_MULT, S_MULT, S_MULT),
         (V_HAND_NO, S_HAND_NO, S_HAND_NO),
         (V_UPCARD, S_UPCARD, S_UPCARD),
+        # What the table showed at the end of the last hand (kept_shown writes these state slots).
+        (V_SHOWN, S_SHOWN, S_SHOWN),
+        (V_SHOWN_OUTCOME, S_SHOWN_OUTCOME, S_SHOWN_OUTCOME),
+        (V_SHOWN_KNOCKER, S_SHOWN_KNOCKER, S_SHOWN_KNOCKER),
+        (V_SHOWN_MY_HAND, S_SHOWN_HAND, S_SHOWN_HAND + 1),
+        (V_SHOWN_OPP_HAND, S_SHOWN_HAND + 1, S_SHOWN_HAND),
+        (V_SHOWN_KNOCK_SETS, S_SHOWN_KNOCK_SETS, S_SHOWN_KNOCK_SETS),
+        (V_SHOWN_KNOCK_RUNS, S_SHOWN_KNOCK_RUNS, S_SHOWN_KNOCK_RUNS),
+        (V_SHOWN_LAID_OFF, S_SHOWN_LAID_OFF, S_SHOWN_LAID_OFF),
+        (V_SHOWN_DEF_SETS, S_SHOWN_DEF_SETS, S_SHOWN_DEF_SETS),
+        (V_SHOWN_DEF_RUNS, S_SHOWN_DEF_RUNS, S_SHOWN_DEF_RUNS),
+        (V_SHOWN_MY_POINTS, S_SHOWN_POINTS, S_SHOWN_POINTS + 1),
+        (V_SHOWN_OPP_POINTS, S_SHOWN_POINTS + 1, S_SHOWN_POINTS),
+        (V_SHOWN_MY_DEADWOOD, S_SHOWN_DEADWOOD, S_SHOWN_DEADWOOD + 1),
+        (V_SHOWN_OPP_DEADWOOD, S_SHOWN_DEADWOOD + 1, S_SHOWN_DEADWOOD),
     ],
     dtype=np.int64,
 )
@@ -644,6 +684,40 @@ def write_hand_row(st, game_index, row, log_start, log_len) -> None:
         row[H_SCORE + p] = st[S_SCORE + p] + st[S_POINTS + p]
 
 
+#: What the table shows at a hand's end: (kept slot, showdown slot) pairs that keep_shown copies.
+_SHOWN_COPIES = np.array(
+    [
+        (S_SHOWN_OUTCOME, S_OUTCOME),
+        (S_SHOWN_KNOCKER, S_KNOCKER),
+        (S_SHOWN_HAND, S_HAND),
+        (S_SHOWN_HAND + 1, S_HAND + 1),
+        (S_SHOWN_KNOCK_SETS, S_KNOCK_SETS),
+        (S_SHOWN_KNOCK_RUNS, S_KNOCK_RUNS),
+        (S_SHOWN_LAID_OFF, S_LAID_OFF),
+        (S_SHOWN_DEF_SETS, S_DEF_SETS),
+        (S_SHOWN_DEF_RUNS, S_DEF_RUNS),
+        (S_SHOWN_POINTS, S_POINTS),
+        (S_SHOWN_POINTS + 1, S_POINTS + 1),
+        (S_SHOWN_DEADWOOD, S_DEADWOOD),
+        (S_SHOWN_DEADWOOD + 1, S_DEADWOOD + 1),
+    ],
+    dtype=np.int64,
+)
+
+
+@kernel
+def keep_shown(st) -> None:
+    """Keep what the table shows at the end of the hand in ``st`` for the bots' next views.
+
+    Both final hands are shown at every hand's end, dead and capped hands included, as the
+    EAAI kit shows them (``reportFinalHand``); the melds, layoffs, points and deadwood are
+    those of the showdown (zero without one).  Nothing here is seen before the hand is over.
+    """
+    st[S_SHOWN] = st[S_HAND_NO] + 1
+    for i in range(_SHOWN_COPIES.shape[0]):
+        st[_SHOWN_COPIES[i, 0]] = st[_SHOWN_COPIES[i, 1]]
+
+
 @kernel
 def end_hand(st, rules, game_row) -> bool:
     """Book a finished hand into the game; return True when the game is over.
@@ -652,6 +726,7 @@ def end_hand(st, rules, game_row) -> bool:
     and picks the next dealer: the same dealer after a dead or capped hand,
     otherwise by the ``next_dealer`` rule.
     """
+    keep_shown(st)
     out = st[S_OUTCOME]
     game_row[G_TURNS] += st[S_TURN]
     game_row[G_HANDS] += 1

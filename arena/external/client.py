@@ -34,11 +34,18 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.engine.layout import V_SEAT
+from arena.engine.layout import PH_KNOCK, V_HAND, V_KNOCK_LIMIT, V_SEAT
 from arena.engine.rng import seed_of_state
 from arena.external.limits import Limits
 from arena.external.process import BotProcess, ExternalBotError, LogBuffer, start_and_handshake
-from arena.external.protocol import DECISION_OF_PHASE, ProtocolError, encode_decide, parse_answer
+from arena.external.protocol import (
+    DECISION_OF_PHASE,
+    ProtocolError,
+    encode_decide,
+    encode_hand_over,
+    parse_answer,
+    parse_melds,
+)
 from arena.settings.botref import BotRef
 from arena.settings.config import START_SECONDS
 
@@ -59,7 +66,17 @@ def _close_all() -> None:
 class _Seat:
     """One seat's process and where its current game stands."""
 
-    __slots__ = ("proc", "game", "game_time", "seed", "failed_starts", "answered", "started_game", "failed_game")
+    __slots__ = (
+        "proc",
+        "game",
+        "game_time",
+        "seed",
+        "failed_starts",
+        "answered",
+        "started_game",
+        "failed_game",
+        "declared",
+    )
 
     def __init__(self) -> None:
         self.answered: set[int] = set()  # decisions this process has answered since it started
@@ -70,17 +87,21 @@ class _Seat:
         self.failed_starts = 0
         self.started_game = False  # a game has started on this seat (since the chunk began)
         self.failed_game = False  # the current game was ended by a crash, timeout or garbage
+        self.declared: tuple[int, int] | None = None  # (sets, runs) the bot declared with its knock
 
 
 class _Decision:
     """A decision function of an external bot (phase fixed); ``.external`` is its bot."""
 
-    __slots__ = ("external", "phase", "__name__")
+    __slots__ = ("external", "phase", "__name__", "table_hooks")
 
     def __init__(self, external: ExternalBot, phase: int):
         self.external = external
         self.phase = phase
         self.__name__ = DECISION_OF_PHASE[phase]
+        # The end-of-hand message and the knocker's melds, for a program that asked for them.
+        hello = external.hello or {}
+        self.table_hooks = external if hello.get("hand_over") or hello.get("melds") else None
 
     def __call__(self, view, params, memory, rng) -> int:
         return self.external.decide(self.phase, view, params, memory, rng)
@@ -189,32 +210,7 @@ class ExternalBot:
         what = DECISION_OF_PHASE[phase] + "()"
         new_game = memory[0] == 0.0
         if new_game:
-            memory[0] = 1.0
-            if self._pid != os.getpid():
-                self._after_fork()
-                s = self.seats[v[V_SEAT]]
-            if s.started_game and not s.failed_game:
-                self.crash_streak = 0  # this seat's last game ended without a crash
-            s.started_game, s.failed_game = True, False
-            if self.crash_streak >= self.limits.max_crashes:
-                s.failed_game = True
-                raise ExternalBotError(
-                    "crashed",
-                    f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
-                    f"or timeout (last: {self.last_crash})",
-                )
-            if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
-                s.proc.kill("exited between games")
-            if s.proc is None or not s.proc.alive:
-                try:
-                    self.start(v[V_SEAT])
-                except ExternalBotError as exc:
-                    self._crashed(s, exc)
-                    raise
-            s.seed = seed_of_state(rng)
-            self.games_started += 1
-            s.game = self.game_ids.get(s.seed, self.games_started)
-            s.game_time = 0.0
+            s = self._new_game(v[V_SEAT], memory, rng)
         proc = s.proc
         if proc is None or not proc.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
@@ -249,12 +245,105 @@ class ExternalBot:
                 self.times.append(dt)
         s.answered.add(phase)
         try:
-            return parse_answer(answer, DECISION_OF_PHASE[phase])
+            action = parse_answer(answer, DECISION_OF_PHASE[phase])
         except ProtocolError as exc:
             if exc.reason == "garbled answer":
                 proc.kill(exc.reason)  # out of step: start afresh next game
                 self._crashed(s, exc)
             raise ExternalBotError(exc.reason, exc.detail) from None
+        s.declared = None
+        if phase == PH_KNOCK and action == 1 and (self.hello or {}).get("melds"):
+            s.declared = self._ask_melds(s, proc, v, line, budget)
+        return action
+
+    def _ask_melds(self, s: _Seat, proc: BotProcess, v: list[int], knock_line: bytes, budget: float):
+        """After a knock: the melds the bot declares, checked by the engine (None: the arena's own)."""
+        from arena.engine.showdown import ArrangementError, check_declaration
+
+        line = knock_line.replace(b'"decision":"knock"', b'"decision":"melds"', 1)
+        t0 = time.perf_counter()
+        try:
+            answer = proc.request(line, budget, "melds()")
+        except ExternalBotError as exc:
+            self._crashed(s, exc)
+            raise
+        finally:
+            s.game_time += time.perf_counter() - t0
+        try:
+            melds = parse_melds(answer)
+        except ProtocolError as exc:
+            if exc.reason == "garbled answer":
+                proc.kill(exc.reason)
+                self._crashed(s, exc)
+            raise ExternalBotError(exc.reason, exc.detail) from None
+        if melds is None:
+            return None
+        try:
+            return check_declaration(v[V_HAND], melds, v[V_KNOCK_LIMIT])
+        except ArrangementError as exc:
+            raise ExternalBotError("illegal melds", f"melds(): {exc}") from None
+
+    # --- the table hooks (arena.engine.contract.TableHooks) ---------------------------------
+
+    def declared_melds(self, seat: int) -> tuple[int, int] | None:
+        s = self.seats[seat]
+        declared, s.declared = s.declared, None
+        return declared
+
+    def hand_over(self, seat: int, view: np.ndarray, shown: dict, memory: np.ndarray, rng: np.ndarray) -> None:
+        """Tell the seat's program what the table shows (if it asked); a dead program is left alone.
+
+        A hand may end before the seat was asked anything (the other seat took the upcard and
+        knocked at once): in a game's first hand this line is then the game's first message.
+        """
+        if not (self.hello or {}).get("hand_over"):
+            return
+        new_game = bool(memory[0] == 0.0)
+        if new_game:
+            try:
+                self._new_game(seat, memory, rng)
+            except ExternalBotError:
+                memory[0] = 0.0  # its first decision tries again, and forfeits if it must
+                return
+        s = self.seats[seat]
+        if s.proc is None or not s.proc.alive or s.failed_game:
+            return
+        line = encode_hand_over(view.tolist(), s.game, shown, s.seed, new_game)
+        try:
+            s.proc.tell(line, self.limits.decision_s, "hand_over")
+        except ExternalBotError as exc:  # its next decision finds the process gone and forfeits then
+            self._crashed(s, exc)
+
+    def _new_game(self, seat: int, memory: np.ndarray, rng: np.ndarray) -> _Seat:
+        """The first question (or hand_over line) of a game for ``seat``: (re)start its process if
+        need be, and take the game's bot seed from its generator, as the engine seeded it."""
+        memory[0] = 1.0
+        if self._pid != os.getpid():
+            self._after_fork()
+        s = self.seats[seat]
+        if s.started_game and not s.failed_game:
+            self.crash_streak = 0  # this seat's last game ended without a crash
+        s.started_game, s.failed_game = True, False
+        if self.crash_streak >= self.limits.max_crashes:
+            s.failed_game = True
+            raise ExternalBotError(
+                "crashed",
+                f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
+                f"or timeout (last: {self.last_crash})",
+            )
+        if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
+            s.proc.kill("exited between games")
+        if s.proc is None or not s.proc.alive:
+            try:
+                self.start(seat)
+            except ExternalBotError as exc:
+                self._crashed(s, exc)
+                raise
+        s.seed = seed_of_state(rng)
+        self.games_started += 1
+        s.game = self.game_ids.get(s.seed, self.games_started)
+        s.game_time = 0.0
+        return s
 
     def _crashed(self, s: _Seat, exc: Exception) -> None:
         """Count a game ended by a crash, a timeout or garbage (the process was killed), once per game."""
@@ -334,20 +423,29 @@ def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str,
     )
 
 
-def external_bot(name: str | None, command: list[str], cwd: str | None = None, limits: Limits | None = None):
+def external_bot(
+    name: str | None,
+    command: list[str],
+    cwd: str | None = None,
+    limits: Limits | None = None,
+    source: str | None = None,
+    source_hash: str | None = None,
+):
     """A :class:`arena.botkit.bot.Bot` playing through the program ``command`` (argv list).
 
     Starts the program once for the handshake (its name, unless ``name`` is
     given, and its parameters); raises :class:`arena.botkit.bot.BotError` if that
     fails.  All arguments are plain values, so a worker can rebuild the bot.
+    ``source`` and ``source_hash`` (default: the command and the hash of the files it
+    names) say what the bot is in results and errors (an ``eaai:`` player's spec).
     """
     command = list(command)
     ext = ExternalBot(command, cwd, limits)
     return _make_bot(
         ext,
         name,
-        BotRef("command", shlex.join(command)).spec(),
-        command_hash(command, cwd),
+        source or BotRef("command", shlex.join(command)).spec(),
+        source_hash or command_hash(command, cwd),
         f"external program: {shlex.join(command)}",
         "an external program (protocol over pipes)",
     )

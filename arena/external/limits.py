@@ -171,6 +171,13 @@ _X64_SELF_ONLY = {"kill": 62, "tkill": 200, "tgkill": 234, "prlimit64": 302}
 _IOCTL = 16
 _IOCTL_ALLOWED = (0x5401, 0x5413, 0x541B, 0x5421, 0x5450, 0x5451, 0x540F)  # TCGETS TIOCGWINSZ FIONREAD
 # FIONBIO FIONCLEX FIOCLEX TIOCGPGRP
+#: socketpair(AF_UNIX, ...) only: a pair of connected sockets inside the bot's own process, which
+#: reach nothing outside it (its own net and IPC namespaces, no path).  The JVM makes one when
+#: it first opens a file channel (``Files.*``, ``Scanner(File)``, ``FileInputStream.getChannel``:
+#: the pre-close descriptor of ``sun.nio.ch.FileDispatcherImpl``), so without it a Java bot
+#: cannot read the files beside it.
+_SOCKETPAIR = 53
+_AF_UNIX = 1
 #: With ``processes``: starting and waiting for processes.
 _X64_NEW_PROCESS = {"fork": 57, "vfork": 58}
 #: With ``file_writes``.
@@ -214,7 +221,7 @@ def build_filter(limits: Limits, pid: int) -> bytes:
     ``clone3`` answers ENOSYS so the C library falls back to ``clone``);
     ``open``/``openat`` without write flags (EACCES with them); signals and
     ``prlimit64`` aimed at the bot itself (``pid`` or 0); a few ``ioctl``
-    requests; and what ``processes``, ``file_writes`` and ``network`` add.
+    requests; ``socketpair`` of the ``AF_UNIX`` family; and what ``processes``, ``file_writes`` and ``network`` add.
     Everything else fails with EPERM: io_uring, the sigqueue calls,
     ptrace, process_vm_*, openat2, utime, xattr changes, unshare, mount,
     bpf, perf_event_open, keyctl, userfaultfd, memfd_create ...
@@ -270,6 +277,8 @@ def build_filter(limits: Limits, pid: int) -> bytes:
     for nr in _X64_SELF_ONLY.values():
         self_only(nr)
     one_of(_IOCTL, 1, _IOCTL_ALLOWED)
+    if not limits.network:
+        one_of(_SOCKETPAIR, 0, (_AF_UNIX,))
     if limits.file_writes:
         for nr in (_X64_OPEN, _X64_OPENAT, *_X64_FILE_CHANGE.values()):
             allow(nr)

@@ -259,6 +259,19 @@ class BotProcess:
             return buf[:-1].rstrip(b"\r")
         return self._read_rest(buf, deadline, timeout, what)
 
+    def tell(self, line: bytes, timeout: float, what: str) -> None:
+        """Send ``line``, which wants no answer (a ``hand_over``); raises like :meth:`request`."""
+        if not self.alive:
+            raise ExternalBotError("crashed", "the bot's process is not running")
+        try:
+            n = os.write(self._in, line)
+        except BlockingIOError:
+            n = 0
+        except (BrokenPipeError, ConnectionResetError):
+            self._crashed(what)
+        if n < len(line):
+            self._write_rest(memoryview(line)[n:], time.monotonic() + timeout, timeout, what)
+
     def _write_rest(self, view: memoryview, deadline: float, timeout: float, what: str) -> None:
         try:
             while view:

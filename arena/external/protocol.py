@@ -52,6 +52,20 @@ from arena.engine.layout import (
     V_PILE_N,
     V_RULES,
     V_SEAT,
+    V_SHOWN,
+    V_SHOWN_DEF_RUNS,
+    V_SHOWN_DEF_SETS,
+    V_SHOWN_KNOCK_RUNS,
+    V_SHOWN_KNOCK_SETS,
+    V_SHOWN_KNOCKER,
+    V_SHOWN_LAID_OFF,
+    V_SHOWN_MY_DEADWOOD,
+    V_SHOWN_MY_HAND,
+    V_SHOWN_MY_POINTS,
+    V_SHOWN_OPP_DEADWOOD,
+    V_SHOWN_OPP_HAND,
+    V_SHOWN_OPP_POINTS,
+    V_SHOWN_OUTCOME,
     V_SIZE,
     V_STOCK_N,
     V_TOP,
@@ -188,6 +202,7 @@ def _hand_fields(v: list[int]) -> str:
         v[V_IS_DEALER],
         v[V_UPCARD],
         *v[V_RULES : V_RULES + R_SIZE],
+        *v[V_SHOWN:V_SIZE],
     )
     text = _HAND_FIELDS.get(key)
     if text is None:
@@ -197,9 +212,43 @@ def _hand_fields(v: list[int]) -> str:
             f'"upcard":{v[V_UPCARD]},"my_score":{v[V_MY_SCORE]},"opp_score":{v[V_OPP_SCORE]},'
             f'"knock_limit":{v[V_KNOCK_LIMIT]},"multiplier":{v[V_MULT]},"seat":{v[V_SEAT]},'
             f'"hand_no":{v[V_HAND_NO]},"is_dealer":{"true" if v[V_IS_DEALER] else "false"},'
+            f"{_shown_json(v)}"
             f'"rules":{rules_json(tuple(v[V_RULES : V_RULES + R_SIZE]))}}}\n'
         )
     return text
+
+
+#: The ``shown`` object of a decide line: the ``V_SHOWN*`` slots (the last hand's end), by name.
+_SHOWN_NUMBERS = (
+    ("hand_no", V_SHOWN),
+    ("outcome", V_SHOWN_OUTCOME),
+    ("knocker", V_SHOWN_KNOCKER),
+    ("my_points", V_SHOWN_MY_POINTS),
+    ("opp_points", V_SHOWN_OPP_POINTS),
+    ("my_deadwood", V_SHOWN_MY_DEADWOOD),
+    ("opp_deadwood", V_SHOWN_OPP_DEADWOOD),
+)
+_SHOWN_CARDS = (
+    ("my_hand", V_SHOWN_MY_HAND),
+    ("opp_hand", V_SHOWN_OPP_HAND),
+    ("knock_sets", V_SHOWN_KNOCK_SETS),
+    ("knock_runs", V_SHOWN_KNOCK_RUNS),
+    ("laid_off", V_SHOWN_LAID_OFF),
+    ("def_sets", V_SHOWN_DEF_SETS),
+    ("def_runs", V_SHOWN_DEF_RUNS),
+)
+
+
+def _shown_json(v: list[int]) -> str:
+    """``"shown":{...},`` once a hand of the game has ended (the view's V_SHOWN slots), else nothing.
+
+    ``hand_no`` is the number of the hand shown (the slot holds it + 1).
+    """
+    if not v[V_SHOWN]:
+        return ""
+    parts = [f'"{k}":{v[i] - (1 if i == V_SHOWN else 0)}' for k, i in _SHOWN_NUMBERS]
+    parts += [f'"{k}":{cards_json(v[i])}' for k, i in _SHOWN_CARDS]
+    return '"shown":{' + ",".join(parts) + "},"
 
 
 def encode_decide(v: list[int], game: int, seed: int, new_game: bool, params: str | None = None) -> bytes:
@@ -276,8 +325,14 @@ def decode_decide(msg: dict[str, Any]) -> np.ndarray:
         v[V_DECISION] = _PHASE_OF[decision]
     pile = msg["pile"]
     v[V_PILE_N] = len(pile)
-    v[V_PILE:] = pile + [-1] * (52 - len(pile))
+    v[V_PILE : V_PILE + 52] = pile + [-1] * (52 - len(pile))
     v[V_RULES : V_RULES + R_SIZE] = _rules_list(msg["rules"])
+    shown = msg.get("shown")
+    if shown:
+        for k, i in _SHOWN_NUMBERS:
+            v[i] = shown[k] + (1 if i == V_SHOWN else 0)
+        for k, i in _SHOWN_CARDS:
+            v[i] = _mask(shown[k])
     return np.array(v, dtype=np.int64)
 
 
@@ -370,6 +425,12 @@ def parse_hello(line: bytes) -> dict[str, Any]:
     description = value.get("description", "")
     if not isinstance(description, str):
         raise ProtocolError("bad handshake", "description must be a string")
+    wants = {}
+    for key in WANTS:
+        flag = value.get(key, False)
+        if not isinstance(flag, bool):
+            raise ProtocolError("bad handshake", f"{key} must be true or false, got {flag!r}")
+        wants[key] = flag
     params = value.get("params", {})
     if not isinstance(params, dict) or not all(
         isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -381,4 +442,65 @@ def parse_hello(line: bytes) -> dict[str, Any]:
         "protocol": version,
         "description": description.strip().splitlines()[0][:200] if description.strip() else "",
         "params": {k: float(v) for k, v in params.items()},
+        **wants,
     }
+
+
+# --- the end of a hand, and a knocker's own melds ------------------------------------------------
+
+#: What a bot may ask for in its hello: ``hand_over`` lines after each hand, the ``melds`` decision.
+WANTS = ("hand_over", "melds")
+
+
+def encode_hand_over(v: list[int], game: int, shown: dict[str, Any], seed: int = 0, new_game: bool = False) -> bytes:
+    """The ``hand_over`` line for seat view ``v`` (at the hand's end) and what the table shows.
+
+    The seat's final picture (its hand, the pile, the stock, what each player took, discarded
+    and passed) as in a ``decide`` line, then :func:`arena.engine.showdown.table_shows`.
+    ``new_game``: no question of this game came before (the hand ended before the seat's turn).
+    """
+    msg: dict[str, Any] = {"type": "hand_over", "game": game, "new_game": new_game, "seed": seed, "seat": v[V_SEAT]}
+    msg["is_dealer"] = bool(v[V_IS_DEALER])
+    msg["hand"] = _cards_of(v[V_HAND])
+    msg["pile"] = v[V_PILE : V_PILE + v[V_PILE_N]]
+    for k, i in _CARD_SETS:
+        msg[k] = _cards_of(v[i])
+    for k, i in _NUMBERS:
+        if k != "seat":
+            msg[k] = v[i]
+    msg.update(shown)
+    return (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+
+
+def _cards_of(mask: int) -> list[int]:
+    return [c for c in range(52) if (mask >> c) & 1]
+
+
+def parse_melds(line: bytes) -> list[list[int]] | None:
+    """The melds in an answer to the ``melds`` decision, or None for the automatic arrangement.
+
+    An answer is ``{"melds": [[0, 1, 2], [13, 26, 39]]}`` (card lists), or ``null``, ``-1`` or
+    ``{"melds": null}`` for the arena's own arrangement.  Whether the melds are legal is the
+    engine's call (:func:`arena.engine.showdown.check_declaration`).
+    """
+    value = _loads(line, "the answer to melds()")
+    if isinstance(value, dict):
+        if "error" in value:
+            raise ProtocolError("bot error", f"melds(): {str(value['error'])[:200]}")
+        if "melds" not in value:
+            raise ProtocolError("ill-typed answer", f'melds() answered an object without "melds": {_show(line)}')
+        value = value["melds"]
+    if value is None or (value == -1 and not isinstance(value, bool)):
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) > 11
+        or not all(
+            isinstance(m, list)
+            and len(m) <= 11
+            and all(isinstance(c, int) and not isinstance(c, bool) and -(2**31) <= c < 2**31 for c in m)
+            for m in value
+        )
+    ):
+        raise ProtocolError("ill-typed answer", f"melds() must answer a list of card lists: {_show(line)}")
+    return value

@@ -96,6 +96,15 @@ def _command_of(
         return command, cwd, env, read_paths
     if ref.kind == "command":
         return ref.argv, ref.cwd, None, ()
+    if ref.kind == "eaai":
+        from arena.botkit.bot import BotError
+        from arena.external.eaai import eaai_command
+
+        try:
+            command, cwd = eaai_command(ref)
+        except BotError as exc:
+            raise ValueError(str(exc)) from None
+        return command, cwd, None, ()
     raise ValueError(f"'{ref.spec()}' is a built-in bot; check-bot checks 'cmd:<program>' or a bot file")
 
 
@@ -235,7 +244,7 @@ def check_bot(
         return report
     ext = ExternalBot(command, cwd, limits, env=env, record_times=True, read_paths=read_paths)
     try:
-        _check(report, ext, games, echo, load_bot, play_batch, Rules)
+        _check(report, ext, games, echo, load_bot, play_batch, Rules, probes=ref.kind != "eaai")
     finally:
         ext.close()
     if report.passed:
@@ -245,7 +254,11 @@ def check_bot(
     return report
 
 
-def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
+def _check(report, ext, games, echo, load_bot, play_batch, Rules, probes: bool = True) -> None:
+    """The check's steps; ``probes``: ask each kind of decision once on a sample view, out of any
+    game's sequence (not for an EAAI-kit player, whose adapter follows the table move by move and
+    rightly refuses a view that could not follow its last one: its decisions are checked in the
+    full games)."""
     limits = ext.limits
     t0 = time.perf_counter()
     try:
@@ -269,6 +282,9 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
     memory = np.zeros(1)
     values = np.array(list(hello["params"].values()), dtype=np.float64)
     asked = {}
+    if not probes:
+        report.add("PASS", "decisions", "asked in the games below only (an EAAI-kit player follows the table)", echo)
+        asked = dict.fromkeys(DECISIONS, True)
     for phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER, PH_DRAW, PH_BIG_GIN, PH_DISCARD, PH_KNOCK):
         name = DECISION_OF_PHASE[phase]
         if phase not in views or name in asked:

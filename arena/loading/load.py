@@ -50,12 +50,19 @@ def _command(ref: BotRef, limits: Limits | None, name: str | None) -> Bot:
     return external_bot(name, ref.argv, ref.cwd, limits or limits_for(ref))
 
 
+def _eaai(ref: BotRef, limits: Limits | None, name: str | None) -> Bot:
+    from arena.external.eaai import eaai_bot
+
+    return eaai_bot(ref, limits or limits_for(ref), name=name)
+
+
 #: One loader per kind of reference (:attr:`BotRef.kind`): ``(ref, limits, name) -> Bot``.
 #: A new kind of reference is one function here and one entry in this table.
 LOADERS: dict[str, Callable[[BotRef, Limits | None, str | None], Bot]] = {
     "builtin": _builtin,
     "file": _file,
     "sandbox": _sandbox,
+    "eaai": _eaai,
     "command": _command,
 }
 

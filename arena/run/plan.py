@@ -41,7 +41,9 @@ class BotSpec:
     worker checks its copy has the same hash), ``file`` (``source`` is the
     file's text), ``command`` (``ref`` is the command line of an external
     bot, run in ``cwd``; the program must exist where the chunk runs) or
-    ``sandbox`` (a bot file run in its own process; ``source`` is its text).
+    ``sandbox`` (a bot file run in its own process; ``source`` is its text) or ``eaai``
+    (an EAAI-kit player: ``ref`` is ``path:class``; the player and the kit must exist where
+    the chunk runs, the kit named by ``GIN_ARENA_EAAI_KIT`` there).
     ``limits``: the time and memory limits of bots in their own processes.
     """
 
@@ -65,13 +67,13 @@ class BotSpec:
         if ref is None:
             raise ValueError(f"bot '{bot.name}' was not loaded from a reference (use arena.loading.load.load)")
         params = tuple(bot.param_dict().items())
-        if ref.kind in ("command", "sandbox"):
+        if ref.kind in ("command", "sandbox", "eaai"):
             from arena.external import external_of
 
             ext = external_of(bot)
             limits = tuple(dataclasses.asdict(ext.limits).items()) if ext is not None else ()
-            if ref.kind == "command":
-                return cls(bot.name, "command", ref.ref, "", bot.source_hash, params, limits, ref.cwd or "")
+            if ref.kind in ("command", "eaai"):
+                return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, ref.cwd or "")
             return cls(bot.name, "sandbox", ref.ref, _read(ref.ref), bot.source_hash, params, limits)
         if ref.kind == "builtin":
             return cls(bot.name, "builtin", ref.ref, "", bot.source_hash, params)

@@ -231,7 +231,7 @@ def bots_allowance(task: ChunkTask) -> float:
     n = (task.pair_hi - task.pair_lo) * (2 if task.duplicate else 1)
     total = 0.0
     for spec in {task.bot_a.name: task.bot_a, task.bot_b.name: task.bot_b}.values():
-        if spec.kind in ("command", "sandbox"):
+        if spec.kind in ("command", "sandbox", "eaai"):
             lim = Limits(**dict(spec.limits))
             total += n * (lim.game_s + lim.start_s) + 6 * lim.start_s
     return total

@@ -103,6 +103,8 @@ def bot_from_spec(spec: BotSpec) -> Bot:
             bot = _file_bot(spec)
         elif spec.kind == "command":
             bot = load(BotRef("command", spec.ref, spec.cwd or None), Limits(**dict(spec.limits)), name=spec.name)
+        elif spec.kind == "eaai":
+            bot = load(BotRef("eaai", spec.ref), Limits(**dict(spec.limits)), name=spec.name)
         elif spec.kind == "sandbox":
             path = str(cached_bot_file(spec.source))
             bot = load(BotRef("sandbox", path), Limits(**dict(spec.limits)), name=spec.name)

@@ -10,6 +10,9 @@ spec                        kind        meaning
                                         slash means a path), loaded in-process
 ``sandbox:my_bot.py``        sandbox     a bot file run in its own walled process
 ``cmd:java -cp d Player``    command     any program speaking docs/PROTOCOL.md
+``eaai:p.jar:pkg.Player``    eaai        a player of the EAAI Gin Rummy kit (a jar
+                                        or a class folder, and its class), run
+                                        through the arena's adapter, walled
 ==========================  ==========  =========================================
 
 :meth:`BotRef.parse` is the one place these prefixes are read; everything
@@ -21,15 +24,18 @@ layer's job (:func:`arena.loading.load.load`).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-BotKind = Literal["builtin", "file", "sandbox", "command"]
+BotKind = Literal["builtin", "file", "sandbox", "command", "eaai"]
 
 CMD_PREFIX = "cmd:"
 SANDBOX_PREFIX = "sandbox:"
+EAAI_PREFIX = "eaai:"
+_JAVA_CLASS = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$")
 
 
 class BotRefError(ValueError):
@@ -56,6 +62,13 @@ class BotRef:
         if spec.startswith(CMD_PREFIX):
             command = split_command(spec[len(CMD_PREFIX) :], spec)
             return cls("command", shlex.join(command))
+        if spec.startswith(EAAI_PREFIX):
+            path, sep, name = spec[len(EAAI_PREFIX) :].strip().rpartition(":")
+            if not sep or not path or not name:
+                raise BotRefError(f"{spec}: write eaai:PLAYER.jar:CLASS or eaai:CLASS_FOLDER:CLASS")
+            if not _JAVA_CLASS.match(name):
+                raise BotRefError(f"{spec}: {name!r} is not a Java class name (e.g. com.example.MyPlayer)")
+            return cls("eaai", f"{_resolve(path, base_dir)}:{name}")
         if spec.startswith(SANDBOX_PREFIX):
             path = spec[len(SANDBOX_PREFIX) :].strip()
             if not path:
@@ -76,6 +89,12 @@ class BotRef:
         return shlex.split(self.ref)
 
     @property
+    def player(self) -> tuple[str, str]:
+        """The jar or class folder and the class name of an ``eaai`` ref."""
+        path, _, name = self.ref.rpartition(":")
+        return path, name
+
+    @property
     def in_process(self) -> bool:
         """Built-in and plain file bots run in the arena's process; the others in their own."""
         return self.kind in ("builtin", "file")
@@ -87,6 +106,8 @@ class BotRef:
             return self.ref.replace("_", "-")
         if self.kind == "command":
             return Path(self.argv[0]).name
+        if self.kind == "eaai":
+            return self.player[1].rsplit(".", 1)[-1]
         return Path(self.ref).stem
 
     def spec(self) -> str:
@@ -95,18 +116,24 @@ class BotRef:
             return CMD_PREFIX + self.ref
         if self.kind == "sandbox":
             return SANDBOX_PREFIX + self.ref
+        if self.kind == "eaai":
+            return EAAI_PREFIX + self.ref
         return self.display if self.kind == "builtin" else self.ref
 
     def absolute(self) -> BotRef:
         """The same ref with a file path made absolute (a saved config loads from anywhere)."""
         if self.kind in ("file", "sandbox"):
             return BotRef(self.kind, str(Path(self.ref).resolve()), self.cwd, self.params)
+        if self.kind == "eaai":
+            path, name = self.player
+            return BotRef(self.kind, f"{Path(path).resolve()}:{name}", self.cwd, self.params)
         return self
 
 
 def is_path(spec: str) -> bool:
     """A spec that names a file: a ``.py`` suffix or a slash (not a prefixed spec)."""
-    return not spec.startswith((CMD_PREFIX, SANDBOX_PREFIX)) and (spec.endswith(".py") or "/" in spec or "\\" in spec)
+    prefixed = spec.startswith((CMD_PREFIX, SANDBOX_PREFIX, EAAI_PREFIX))
+    return not prefixed and (spec.endswith(".py") or "/" in spec or "\\" in spec)
 
 
 def split_command(text: str, spec: str) -> list[str]:

@@ -143,7 +143,14 @@ def test_wrong_answers_raise_with_the_reason_first(line, reason, words):
 
 def test_handshake_is_checked():
     ok = parse_hello(b'{"name": "my-bot_2", "protocol": 1, "params": {"margin": 2}, "description": "x\\ny"}')
-    assert ok == {"name": "my-bot_2", "protocol": 1, "description": "x", "params": {"margin": 2.0}}
+    assert ok == {
+        "name": "my-bot_2",
+        "protocol": 1,
+        "description": "x",
+        "params": {"margin": 2.0},
+        "hand_over": False,
+        "melds": False,
+    }
     for line, words in [
         (b'{"name": "b", "protocol": 2}', "protocol 2"),
         (b'{"name": "b"}', "protocol None"),

@@ -17,6 +17,6 @@ def test_every_kind_of_reference_has_exactly_one_loader():
 
 
 def test_a_reference_of_a_kind_without_a_loader_is_one_line():
-    ref = dataclasses.replace(BotRef.parse("simple"), kind="eaai")  # type: ignore[arg-type]
-    with pytest.raises(BotError, match=r"^bot 'simple': no loader for references of kind 'eaai'$"):
+    ref = dataclasses.replace(BotRef.parse("simple"), kind="carrier-pigeon")  # type: ignore[arg-type]
+    with pytest.raises(BotError, match=r"^bot 'simple': no loader for references of kind 'carrier-pigeon'$"):
         load(ref)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import load_bot_source
+from arena.engine import layout as lay
 from arena.engine.layout import (
     G_SIZE,
     OUT_FORFEIT,
@@ -297,6 +298,17 @@ def _python_view(st, rules, p):
     v[V_RULES : V_RULES + R_SIZE] = rules
     v[V_PILE : V_PILE + 52] = -1
     v[V_PILE : V_PILE + n] = st[S_PILE : S_PILE + n]
+    # What the table showed at the end of the last hand, kept in the state since that hand ended.
+    v[lay.V_SHOWN] = st[lay.S_SHOWN]
+    v[lay.V_SHOWN_OUTCOME] = st[lay.S_SHOWN_OUTCOME]
+    v[lay.V_SHOWN_KNOCKER] = st[lay.S_SHOWN_KNOCKER]
+    v[lay.V_SHOWN_MY_HAND] = st[lay.S_SHOWN_HAND + p]
+    v[lay.V_SHOWN_OPP_HAND] = st[lay.S_SHOWN_HAND + o]
+    for name in ("KNOCK_SETS", "KNOCK_RUNS", "LAID_OFF", "DEF_SETS", "DEF_RUNS"):
+        v[getattr(lay, "V_SHOWN_" + name)] = st[getattr(lay, "S_SHOWN_" + name)]
+    for name in ("POINTS", "DEADWOOD"):
+        v[getattr(lay, f"V_SHOWN_MY_{name}")] = st[getattr(lay, f"S_SHOWN_{name}") + p]
+        v[getattr(lay, f"V_SHOWN_OPP_{name}")] = st[getattr(lay, f"S_SHOWN_{name}") + o]
     return v
 
 

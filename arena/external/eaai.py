@@ -1,0 +1,159 @@
+"""Players of the EAAI Gin Rummy kit as bots: ``eaai:player.jar:com.example.MyPlayer``.
+
+Students of Todd Neller's EAAI kit write a Java class implementing the kit's
+``ginrummy.GinRummyPlayer``.  Such a class plays here as it is: the arena's own
+adapter (``eaai_java/EaaiAdapter.java``, compiled once per kit with the JDK on
+the machine) speaks the external protocol (``docs/PROTOCOL.md``) and calls the
+player's methods in the kit's order.  It runs as a walled ``cmd:`` program, so
+it gets the same limits, logs and error reasons as any external bot.
+
+The kit itself is not part of Gin Arena (its repository carries no licence):
+the user names its jar or class folder once, with ``--eaai-kit PATH`` or the
+environment variable ``GIN_ARENA_EAAI_KIT`` (which ``--eaai-kit`` sets, so the
+workers of a run inherit it).  Everything here fails with one line naming
+what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+from arena.external.limits import Limits
+from arena.settings.botref import BotRef
+
+#: The environment variable that names the kit's jar or class folder.
+KIT_ENV = "GIN_ARENA_EAAI_KIT"
+ADAPTER_SOURCE = Path(__file__).resolve().parent / "eaai_java" / "EaaiAdapter.java"
+ADAPTER_CLASS = "ginarena.EaaiAdapter"
+#: The kit's classes the adapter compiles against.
+_KIT_CLASSES = ("ginrummy/GinRummyPlayer.class", "ginrummy/Card.class")
+#: The JVM's options: a heap of its own within the bot's address-space limit, and the two
+#: packages whose generators (Math.random, Collections.shuffle) the adapter seeds per game.
+JAVA_OPTIONS = (
+    "-Xmx256m",
+    "-Xss4m",
+    "-XX:+UseSerialGC",
+    "-XX:CompressedClassSpaceSize=64m",
+    "-XX:ReservedCodeCacheSize=64m",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+)
+
+
+def _error(text: str) -> Exception:
+    from arena.botkit.bot import BotError
+
+    return BotError(text)
+
+
+def kit_path() -> Path:
+    """The kit's jar or class folder (``GIN_ARENA_EAAI_KIT``), checked to hold the kit's interface."""
+    given = os.environ.get(KIT_ENV, "").strip()
+    if not given:
+        raise _error(
+            f"eaai players need the EAAI kit: give its jar or class folder with --eaai-kit PATH "
+            f"(or {KIT_ENV}=PATH); Gin Arena does not ship it"
+        )
+    path = Path(given).expanduser().resolve()
+    if not path.exists():
+        raise _error(f"the EAAI kit {path} ({KIT_ENV}) does not exist")
+    missing = [c for c in _KIT_CLASSES if c not in _entries(path)]
+    if missing:
+        raise _error(f"the EAAI kit {path} has no {missing[0]}: give the folder or jar of the kit's compiled classes")
+    return path
+
+
+def _entries(path: Path) -> set[str]:
+    """The file names inside a jar, or the class files under a folder (relative, with /)."""
+    if path.is_dir():
+        return {c for c in _KIT_CLASSES if (path / c).is_file()}
+    try:
+        with zipfile.ZipFile(path) as z:
+            return set(z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return set()
+
+
+def content_hash(path: Path) -> str:
+    """A hash of a jar's bytes, or of every file under a class folder (names and bytes)."""
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for p in sorted(path.rglob("*")):
+            if p.is_file():
+                digest.update(str(p.relative_to(path)).encode() + b"\0" + p.read_bytes())
+    else:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _java(tool: str) -> str:
+    found = shutil.which(tool)
+    if found is None:
+        raise _error(f"eaai players need a JDK: {tool} is not on PATH (apt-get install openjdk-17-jdk-headless)")
+    return found
+
+
+def adapter_classes(kit: Path) -> Path:
+    """The compiled adapter for ``kit``, compiled on first use into the bot cache (by hash)."""
+    from arena.botkit.bot import bot_cache_dir
+
+    source = ADAPTER_SOURCE.read_bytes()
+    key = hashlib.sha256(source + content_hash(kit).encode()).hexdigest()[:16]
+    folder = bot_cache_dir() / f"eaai-adapter-{key}"
+    if (folder / "ginarena" / "EaaiAdapter.class").is_file():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="eaai-adapter-", dir=folder.parent))
+    try:
+        r = subprocess.run(
+            [_java("javac"), "-nowarn", "-encoding", "UTF-8", "-cp", str(kit), "-d", str(work), str(ADAPTER_SOURCE)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or ["no message"])[0]
+            raise _error(f"the EAAI adapter does not compile against the kit {kit}: {why}")
+        for p in [work, *work.rglob("*")]:  # the bots' user reads it when the arena runs as root
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        try:
+            work.rename(folder)
+        except OSError:  # another process compiled it first
+            pass
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return folder
+
+
+def eaai_command(ref: BotRef) -> tuple[list[str], str]:
+    """(command, cwd) that play the kit player ``ref`` through the adapter."""
+    path, name = ref.player
+    player = Path(path).resolve()
+    if not player.exists():
+        raise _error(f"{ref.spec()}: {player} does not exist (a jar or a class folder)")
+    kit = kit_path()
+    adapter = adapter_classes(kit)
+    classpath = os.pathsep.join(str(p) for p in (adapter, kit, player))
+    command = [_java("java"), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS, name]
+    return command, str(player if player.is_dir() else player.parent)
+
+
+def eaai_bot(ref: BotRef, limits: Limits | None = None, name: str | None = None):
+    """A :class:`arena.botkit.bot.Bot` playing the kit player ``ref`` (a walled external program).
+
+    Its ``source`` is the ref's spec and its ``source_hash`` the hash of the player's jar or
+    class folder and of the kit, so a changed player is a new bot in the results.
+    """
+    from arena.external.client import external_bot
+
+    command, cwd = eaai_command(ref)
+    digest = hashlib.sha256(
+        (content_hash(Path(ref.player[0]).resolve()) + content_hash(kit_path()) + ref.player[1]).encode()
+    ).hexdigest()[:16]
+    return external_bot(name, command, cwd, limits, source=ref.spec(), source_hash=digest)

@@ -1,0 +1,605 @@
+package ginarena;
+
+import ginrummy.Card;
+import ginrummy.GinRummyPlayer;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.FileOutputStream;
+import java.io.FileDescriptor;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * Gin Arena's adapter for players written against the EAAI Gin Rummy kit.
+ *
+ * It speaks the arena's external-bot protocol (docs/PROTOCOL.md) on stdin and
+ * stdout and drives one class implementing the kit's ginrummy.GinRummyPlayer,
+ * calling its methods in the order the kit's own game calls them:
+ * startGame at each hand, willDrawFaceUpCard, reportDraw (the opponent's stock
+ * draws as null), getDiscard, reportDiscard, getFinalMelds after each of its
+ * discards (melds returned = a knock), and at the end of a hand
+ * reportFinalMelds, reportLayoff, reportFinalHand and reportScores.
+ *
+ * The arena never tells a player what the opponent did; the adapter works it
+ * out from two successive pictures of the table and checks, at every decision,
+ * that its own mirror of the table equals what the arena sends.  When they
+ * differ it resigns the game with the reason ("out of step"), so a fault of
+ * the adapter is never played on in silence.
+ *
+ * Cards: the arena numbers a card suit * 13 + rank with suits c d h s; the kit
+ * numbers it suit * 13 + rank with suits C H S D.  A new player object is made
+ * for every game and every java.util.Random it holds (its fields, its classes'
+ * static fields, Math.random's and Collections.shuffle's) is seeded from the
+ * game's seed, so the same seed replays the same game.
+ *
+ * Usage: java -cp adapter:kit:player ginarena.EaaiAdapter com.example.MyPlayer
+ */
+public final class EaaiAdapter {
+    /** The arena's suit (c d h s) of each kit suit (C H S D), and back. */
+    private static final int[] OUR_SUIT = {0, 2, 3, 1};
+    private static final int[] KIT_SUIT = {0, 3, 1, 2};
+
+    private final Class<?> playerClass;
+    private final PrintStream out;
+    private GinRummyPlayer player;
+
+    // The adapter's mirror of the table, for this seat and hand.
+    private int seat = -1, handNo = -1, stock;
+    private long hand, oppTaken, oppDiscarded;
+    private final List<Integer> pile = new ArrayList<>();
+    private ArrayList<ArrayList<Card>> finalMelds; // what getFinalMelds returned after our last discard
+    private boolean askedFinal; // getFinalMelds was asked after our last discard, and a knock may follow
+    private String fault; // set when the player did something the kit forfeits; reported at the next decision
+    private boolean inHand;
+    private int knockLimit = 10;
+
+    private EaaiAdapter(Class<?> playerClass, PrintStream out) {
+        this.playerClass = playerClass;
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        // stdout is the protocol's: the player's own prints go to stderr (the arena keeps them in its log).
+        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        if (args.length != 1) {
+            System.err.println("usage: java ginarena.EaaiAdapter PLAYER_CLASS");
+            System.exit(2);
+        }
+        String loadError = null;
+        Class<?> cls = null;
+        try {
+            cls = Class.forName(args[0]);
+            if (!GinRummyPlayer.class.isAssignableFrom(cls))
+                loadError = args[0] + " does not implement ginrummy.GinRummyPlayer";
+            else
+                cls.getDeclaredConstructor();
+        } catch (ClassNotFoundException e) {
+            loadError = "class " + args[0] + " not found on the class path";
+        } catch (NoSuchMethodException e) {
+            loadError = args[0] + " has no constructor without arguments";
+        } catch (Throwable e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            loadError = "loading " + args[0] + " failed: " + e.getClass().getName() + " (" + cause + ")";
+        }
+        EaaiAdapter adapter = new EaaiAdapter(cls, protocol);
+        String line;
+        while ((line = in.readLine()) != null) {
+            Map<String, Object> msg = Json.object(line);
+            String type = (String) msg.get("type");
+            if ("hello".equals(type)) {
+                if (loadError != null) {
+                    adapter.send("{\"error\":" + Json.quote(loadError) + "}");
+                    return;
+                }
+                adapter.send("{\"name\":" + Json.quote(botName(cls)) + ",\"protocol\":1,\"description\":"
+                        + Json.quote("EAAI kit player " + cls.getName()) + ",\"hand_over\":true,\"melds\":true}");
+            } else if ("decide".equals(type)) {
+                String answer;
+                try {
+                    answer = adapter.decide(msg);
+                } catch (OutOfStep e) {
+                    answer = "{\"error\":" + Json.quote("eaai adapter out of step with the table: " + e.getMessage()) + "}";
+                } catch (Throwable e) {
+                    answer = "{\"error\":" + Json.quote("the player raised " + e) + "}";
+                }
+                adapter.send(answer);
+            } else if ("hand_over".equals(type)) {
+                try {
+                    adapter.handOver(msg);
+                } catch (OutOfStep e) {
+                    adapter.fault = "eaai adapter out of step with the table: " + e.getMessage();
+                } catch (Throwable e) {
+                    adapter.fault = "the player raised " + e + " at the end of a hand";
+                }
+            } else if ("bye".equals(type)) {
+                return;
+            }
+        }
+    }
+
+    private void send(String s) {
+        out.print(s);
+        out.print('\n');
+        out.flush();
+    }
+
+    static String botName(Class<?> cls) {
+        String s = cls.getSimpleName().replaceAll("[^A-Za-z0-9_.+-]", "");
+        if (s.isEmpty() || !Character.isLetterOrDigit(s.charAt(0)))
+            s = "eaai-" + s;
+        return s.length() > 64 ? s.substring(0, 64) : s;
+    }
+
+    // --- cards -------------------------------------------------------------------------------
+
+    static Card kit(int ours) {
+        return Card.getCard(ours % 13, KIT_SUIT[ours / 13]);
+    }
+
+    static int ours(Card c) {
+        return OUR_SUIT[c.getSuit()] * 13 + c.getRank();
+    }
+
+    static Card[] kitCards(long mask) {
+        List<Card> out = new ArrayList<>();
+        for (int c = 0; c < 52; c++)
+            if ((mask >> c & 1) != 0)
+                out.add(kit(c));
+        return out.toArray(new Card[0]);
+    }
+
+    static ArrayList<Card> kitList(List<Object> ids) {
+        ArrayList<Card> out = new ArrayList<>();
+        for (Object o : ids)
+            out.add(kit(((Long) o).intValue()));
+        return out;
+    }
+
+    static long mask(Object list) {
+        long m = 0;
+        for (Object o : (List<?>) list)
+            m |= 1L << ((Long) o).intValue();
+        return m;
+    }
+
+    static int integer(Map<String, Object> msg, String key) {
+        return ((Long) msg.get(key)).intValue();
+    }
+
+    // --- decisions ---------------------------------------------------------------------------
+
+    private String decide(Map<String, Object> msg) throws Exception {
+        if (Boolean.TRUE.equals(msg.get("new_game"))) {
+            newGame(((Long) msg.get("seed")).longValue());
+        }
+        if (fault != null)
+            return "{\"error\":" + Json.quote(fault) + "}";
+        knockLimit = integer(msg, "knock_limit");
+        int mySeat = integer(msg, "seat");
+        int no = integer(msg, "hand_no");
+        if (!inHand || no != handNo || mySeat != seat)
+            startHand(msg, mySeat, no);
+        String decision = (String) msg.get("decision");
+        if (decision.equals("knock") || decision.equals("melds")) // right after our discard: nothing to report
+            check(msg, mask(msg.get("hand")), integer(msg, "stock"));
+        else
+            catchUp(msg, false);
+        if (fault != null)
+            return "{\"error\":" + Json.quote(fault) + "}";
+        switch (decision) {
+            case "take_upcard":
+            case "draw":
+                return player.willDrawFaceUpCard(kit(integer(msg, "top"))) ? "1" : "0";
+            case "big_gin":
+                return "0"; // the kit has no big gin: eleven melded cards still discard
+            case "discard": {
+                Card d = player.getDiscard();
+                if (d == null)
+                    return "{\"error\":\"getDiscard returned null\"}";
+                int c = ours(d);
+                if ((hand >> c & 1) == 0)
+                    return Integer.toString(c); // the arena rejects it and forfeits, as the kit does
+                hand &= ~(1L << c);
+                pile.add(c);
+                player.reportDiscard(seat, d);
+                finalMelds = player.getFinalMelds();
+                askedFinal = true;
+                return Integer.toString(c);
+            }
+            case "knock": {
+                askedFinal = false;
+                return finalMelds != null ? "1" : "0";
+            }
+            case "melds": {
+                StringBuilder b = new StringBuilder("[");
+                for (ArrayList<Card> meld : finalMelds) {
+                    if (b.length() > 1)
+                        b.append(',');
+                    b.append('[');
+                    for (int i = 0; i < meld.size(); i++)
+                        b.append(i > 0 ? "," : "").append(meld.get(i) == null ? -1 : ours(meld.get(i)));
+                    b.append(']');
+                }
+                finalMelds = null;
+                return "{\"melds\":" + b.append(']') + "}";
+            }
+            default:
+                throw new OutOfStep("unknown decision " + decision);
+        }
+    }
+
+    private void newGame(long seed) throws Exception {
+        player = (GinRummyPlayer) playerClass.getDeclaredConstructor().newInstance();
+        Seeder.seed(player, seed);
+        fault = null;
+        inHand = false;
+    }
+
+    private void startHand(Map<String, Object> msg, int mySeat, int no) throws OutOfStep {
+        long h = mask(msg.get("hand"));
+        if (Long.bitCount(h) != 10)
+            throw new OutOfStep("a hand begins with " + Long.bitCount(h) + " cards in our hand, not 10");
+        seat = mySeat;
+        handNo = no;
+        hand = h;
+        oppTaken = oppDiscarded = 0;
+        pile.clear();
+        pile.add(integer(msg, "upcard"));
+        stock = 31;
+        finalMelds = null;
+        askedFinal = false;
+        inHand = true;
+        int starting = Boolean.TRUE.equals(msg.get("is_dealer")) ? 1 - seat : seat;
+        player.startGame(seat, starting, kitCards(h));
+    }
+
+    /**
+     * Report, in the kit's order, what happened since our last decision; then check the mirror.
+     *
+     * Between two of our decisions either the opponent played one turn (a draw, from the stock
+     * or the top of the pile, then a discard, which tops the pile), or we drew (our hand grew by
+     * one card), or nothing moved.  Which one is read from the pile and the stock, not from the
+     * card sets (a card may be taken or discarded twice in a hand); the sets are checked after.
+     */
+    private void catchUp(Map<String, Object> msg, boolean bigGin) throws OutOfStep {
+        if (askedFinal && finalMelds != null) {
+            // The arena offers a knock whenever the deadwood is within this hand's limit, so none
+            // was offered: past the kit's own limit of 10 that is a forfeit in the kit; under a
+            // lower limit the kit does not know (Oklahoma) the player simply plays on.
+            if (knockLimit >= 10) {
+                fault = "getFinalMelds returned melds although the deadwood is above the knock limit (the kit forfeits)";
+                return;
+            }
+            finalMelds = null;
+        }
+        askedFinal = false;
+        int opp = 1 - seat;
+        int msgStock = integer(msg, "stock");
+        List<Integer> table = new ArrayList<>();
+        for (Object o : (List<?>) msg.get("pile"))
+            table.add(((Long) o).intValue());
+        long h = mask(msg.get("hand"));
+        long mine = h & ~hand;
+        if (mine != 0) { // our own draw (from the pile, the stock, or the stock after both passed)
+            if (Long.bitCount(mine) != 1 || (hand & ~h) != 0)
+                throw new OutOfStep("our hand changed by more than one drawn card");
+            int c = Long.numberOfTrailingZeros(mine);
+            if (integer(msg, "just_taken") == c) {
+                if (pile.isEmpty() || pile.get(pile.size() - 1) != c)
+                    throw new OutOfStep("we took " + c + ", which was not on top of the pile");
+                pile.remove(pile.size() - 1);
+            } else {
+                stock--;
+            }
+            hand = h;
+            player.reportDraw(seat, kit(c));
+        } else if (!(table.equals(pile) && msgStock == stock)) { // the opponent's turn
+            boolean fromStock = msgStock == stock - 1;
+            if (!fromStock && msgStock != stock)
+                throw new OutOfStep("the stock went from " + stock + " to " + msgStock + " cards in one turn");
+            if (!fromStock && pile.isEmpty())
+                throw new OutOfStep("the opponent drew from an empty pile");
+            List<Integer> after = new ArrayList<>(pile);
+            int taken = fromStock ? -1 : after.remove(after.size() - 1);
+            boolean discarded = !bigGin || table.size() > after.size();
+            if (discarded && !table.isEmpty())
+                after.add(table.get(table.size() - 1));
+            if (!after.equals(table) || (discarded && table.isEmpty()))
+                throw new OutOfStep("the pile is " + table + " after one opponent turn from " + pile);
+            if (fromStock) {
+                stock--;
+                player.reportDraw(opp, null);
+            } else {
+                oppTaken |= 1L << taken;
+                player.reportDraw(opp, kit(taken));
+            }
+            pile.clear();
+            pile.addAll(after);
+            if (discarded) {
+                int d = table.get(table.size() - 1);
+                oppDiscarded |= 1L << d;
+                player.reportDiscard(opp, kit(d));
+            }
+        }
+        check(msg, h, msgStock);
+    }
+
+    private void check(Map<String, Object> msg, long h, int msgStock) throws OutOfStep {
+        if (h != hand)
+            throw new OutOfStep("our hand is " + Long.toHexString(hand) + ", the table says " + Long.toHexString(h));
+        if (msgStock != stock)
+            throw new OutOfStep("the stock holds " + stock + " cards, the table says " + msgStock);
+        List<?> p = (List<?>) msg.get("pile");
+        boolean same = p.size() == pile.size();
+        for (int i = 0; same && i < p.size(); i++)
+            same = ((Long) p.get(i)).intValue() == pile.get(i);
+        if (!same)
+            throw new OutOfStep("the pile is " + pile + ", the table says " + p);
+        if (mask(msg.get("opp_taken")) != oppTaken || mask(msg.get("opp_discarded")) != oppDiscarded)
+            throw new OutOfStep("the opponent's takes or discards differ from the table's");
+    }
+
+    // --- the end of a hand ---------------------------------------------------------------------
+
+    @SuppressWarnings("unchecked")
+    private void handOver(Map<String, Object> msg) throws Exception {
+        if (Boolean.TRUE.equals(msg.get("new_game")))
+            newGame(((Long) msg.get("seed")).longValue());
+        if (player == null || fault != null)
+            return;
+        int mySeat = integer(msg, "seat");
+        int no = integer(msg, "hand_no");
+        knockLimit = integer(msg, "knock_limit");
+        if (!inHand || no != handNo || mySeat != seat) // the hand ended before our first turn
+            startHand(msg, mySeat, no);
+        String outcome = (String) msg.get("outcome");
+        int knocker = integer(msg, "knocker");
+        catchUp(msg, outcome.equals("big_gin") && knocker != seat);
+        inHand = false;
+        if (fault != null)
+            return;
+        if (knocker >= 0) {
+            ArrayList<ArrayList<Card>> knockMelds = new ArrayList<>();
+            for (Object m : (List<Object>) msg.get("knocker_melds"))
+                knockMelds.add(kitList((List<Object>) m));
+            player.reportFinalMelds(knocker, copy(knockMelds));
+            int defender = 1 - knocker;
+            if (defender == seat)
+                player.getFinalMelds(); // the kit asks the defender too; the arena lays out its best melds
+            ArrayList<ArrayList<Card>> defMelds = new ArrayList<>();
+            for (Object m : (List<Object>) msg.get("defender_melds"))
+                defMelds.add(kitList((List<Object>) m));
+            player.reportFinalMelds(defender, copy(defMelds));
+            for (Object o : (List<Object>) msg.get("layoffs")) {
+                Map<String, Object> lay = (Map<String, Object>) o;
+                player.reportLayoff(defender, kit(((Long) lay.get("card")).intValue()),
+                        kitList((List<Object>) lay.get("meld")));
+            }
+        }
+        List<Object> hands = (List<Object>) msg.get("hands");
+        for (int j = 0; j < 2; j++)
+            player.reportFinalHand(j, kitList((List<Object>) hands.get(j)));
+        List<Object> scores = (List<Object>) msg.get("scores");
+        player.reportScores(new int[] {((Long) scores.get(0)).intValue(), ((Long) scores.get(1)).intValue()});
+    }
+
+    private static ArrayList<ArrayList<Card>> copy(ArrayList<ArrayList<Card>> melds) {
+        ArrayList<ArrayList<Card>> out = new ArrayList<>();
+        for (ArrayList<Card> m : melds)
+            out.add(new ArrayList<>(m));
+        return out;
+    }
+
+    static final class OutOfStep extends Exception {
+        OutOfStep(String why) {
+            super(why);
+        }
+    }
+
+    // --- seeding the player's generators ----------------------------------------------------
+
+    static final class Seeder {
+        private long state;
+
+        private Seeder(long seed) {
+            state = seed;
+        }
+
+        private long next() { // splitmix64
+            long z = (state += 0x9E3779B97F4A7C15L);
+            z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+            z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+            return z ^ (z >>> 31);
+        }
+
+        static void seed(Object player, long seed) {
+            Seeder s = new Seeder(seed);
+            IdentityHashMap<Object, Boolean> seen = new IdentityHashMap<>();
+            for (Class<?> c = player.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+                for (Field f : c.getDeclaredFields()) {
+                    if (f.getType().isPrimitive())
+                        continue;
+                    try {
+                        f.setAccessible(true);
+                        Object v = f.get(Modifier.isStatic(f.getModifiers()) ? null : player);
+                        s.visit(v, seen, 2);
+                    } catch (Throwable e) {
+                        // a field the JVM will not open: nothing of ours to seed there
+                    }
+                }
+            }
+            s.jdk("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator", false);
+            s.jdk("java.util.Collections", "r", true);
+        }
+
+        private void visit(Object v, IdentityHashMap<Object, Boolean> seen, int depth) {
+            if (v == null || seen.put(v, Boolean.TRUE) != null)
+                return;
+            if (v instanceof Random) {
+                if (v.getClass() == Random.class) // never a SecureRandom: its setSeed adds entropy
+                    ((Random) v).setSeed(next());
+                return;
+            }
+            if (depth == 0 || v.getClass().getName().startsWith("java.") || v.getClass().isArray())
+                return;
+            for (Class<?> c = v.getClass(); c != null && c != Object.class; c = c.getSuperclass())
+                for (Field f : c.getDeclaredFields()) {
+                    if (f.getType().isPrimitive() || Modifier.isStatic(f.getModifiers()))
+                        continue;
+                    try {
+                        f.setAccessible(true);
+                        visit(f.get(v), seen, depth - 1);
+                    } catch (Throwable e) {
+                        // not ours to open
+                    }
+                }
+        }
+
+        private void jdk(String className, String field, boolean replace) {
+            try {
+                Field f = Class.forName(className).getDeclaredField(field);
+                f.setAccessible(true);
+                long seed = next();
+                if (replace)
+                    f.set(null, new Random(seed));
+                else
+                    ((Random) f.get(null)).setSeed(seed);
+            } catch (Throwable e) {
+                System.err.println("[eaai adapter] cannot seed " + className + "." + field + ": " + e);
+            }
+        }
+    }
+
+    // --- a small JSON reader (the arena's lines: objects, arrays, integers, strings, booleans) -------
+
+    static final class Json {
+        private final String s;
+        private int i;
+
+        private Json(String s) {
+            this.s = s;
+        }
+
+        @SuppressWarnings("unchecked")
+        static Map<String, Object> object(String line) {
+            Object v = new Json(line).value();
+            if (!(v instanceof Map))
+                throw new IllegalArgumentException("not a JSON object: " + line);
+            return (Map<String, Object>) v;
+        }
+
+        static String quote(String t) {
+            StringBuilder b = new StringBuilder("\"");
+            for (char c : t.toCharArray()) {
+                if (c == '"' || c == '\\')
+                    b.append('\\').append(c);
+                else if (c < 0x20)
+                    b.append(String.format("\\u%04x", (int) c));
+                else
+                    b.append(c);
+            }
+            return b.append('"').toString();
+        }
+
+        private void ws() {
+            while (i < s.length() && Character.isWhitespace(s.charAt(i)))
+                i++;
+        }
+
+        private Object value() {
+            ws();
+            char c = s.charAt(i);
+            if (c == '{') {
+                Map<String, Object> m = new LinkedHashMap<>();
+                i++;
+                ws();
+                if (s.charAt(i) == '}') {
+                    i++;
+                    return m;
+                }
+                while (true) {
+                    ws();
+                    String k = string();
+                    ws();
+                    i++; // ':'
+                    m.put(k, value());
+                    ws();
+                    if (s.charAt(i++) == '}')
+                        return m;
+                }
+            }
+            if (c == '[') {
+                List<Object> l = new ArrayList<>();
+                i++;
+                ws();
+                if (s.charAt(i) == ']') {
+                    i++;
+                    return l;
+                }
+                while (true) {
+                    l.add(value());
+                    ws();
+                    if (s.charAt(i++) == ']')
+                        return l;
+                }
+            }
+            if (c == '"')
+                return string();
+            if (s.startsWith("true", i)) {
+                i += 4;
+                return Boolean.TRUE;
+            }
+            if (s.startsWith("false", i)) {
+                i += 5;
+                return Boolean.FALSE;
+            }
+            if (s.startsWith("null", i)) {
+                i += 4;
+                return null;
+            }
+            int start = i;
+            while (i < s.length() && "+-0123456789.eE".indexOf(s.charAt(i)) >= 0)
+                i++;
+            String num = s.substring(start, i);
+            if (num.contains(".") || num.contains("e") || num.contains("E"))
+                return Double.valueOf(num);
+            return Long.valueOf(num);
+        }
+
+        private String string() {
+            StringBuilder b = new StringBuilder();
+            i++; // '"'
+            while (true) {
+                char c = s.charAt(i++);
+                if (c == '"')
+                    return b.toString();
+                if (c == '\\') {
+                    char e = s.charAt(i++);
+                    switch (e) {
+                        case 'n': b.append('\n'); break;
+                        case 't': b.append('\t'); break;
+                        case 'r': b.append('\r'); break;
+                        case 'b': b.append('\b'); break;
+                        case 'f': b.append('\f'); break;
+                        case 'u': b.append((char) Integer.parseInt(s.substring(i, i + 4), 16)); i += 4; break;
+                        default: b.append(e);
+                    }
+                } else {
+                    b.append(c);
+                }
+            }
+        }
+    }
+}

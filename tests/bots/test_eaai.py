@@ -1,0 +1,588 @@
+"""EAAI-kit players (``eaai:``), the end-of-hand message, declared melds, and Java reading its files.
+
+The kit itself is never used here: ``tests/bots/eaai/kit`` is a stand-in written for these
+tests (the kit's package, class and method names and signatures), and the players in
+``tests/bots/eaai/players`` are ours.  The Java is compiled once per test session (this
+file's module fixture; the suite runs whole files per worker).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.botkit.bot import BotError
+from arena.engine import layout as lay
+from arena.engine.melds import deadwood
+from arena.engine.play import play_batch
+from arena.engine.rules_array import rules_array
+from arena.engine.showdown import ArrangementError, check_declaration, declared_showdown, layoff_steps, table_shows
+from arena.engine.step import apply_action, begin_hand
+from arena.external.client import close_bot, drain_log, external_bot
+from arena.external.eaai import KIT_ENV, kit_path
+from arena.external.limits import Limits, build_filter, filter_allows
+from arena.external.protocol import ProtocolError, parse_hello, parse_melds
+from arena.external.wall import wall_problem
+from arena.loading.load import load, load_bot
+from arena.settings.botref import BotRef, BotRefError
+from arena.settings.rules import load_rules
+from tests.scripted import new_game, play_out
+
+HERE = Path(__file__).parent / "eaai"
+EAAI = load_rules("eaai")
+R = rules_array(EAAI)
+PROBLEM = wall_problem()
+needs_java = pytest.mark.skipif(
+    shutil.which("javac") is None or PROBLEM is not None,
+    reason=f"needs javac and the wall ({PROBLEM or 'no javac'})",
+)
+#: Our card number of each kit card number (kit suits C H S D, ours c d h s).
+OURS = [(0, 2, 3, 1)[k // 13] * 13 + k % 13 for k in range(52)]
+
+
+@pytest.fixture(scope="module")
+def java(tmp_path_factory):
+    """The stand-in kit and our players, compiled once; the kit set as the user would set it."""
+    if shutil.which("javac") is None:
+        if os.environ.get("CI") == "true":
+            raise AssertionError("CI must have javac")
+        pytest.skip("javac not found")
+    root = tmp_path_factory.mktemp("eaai")
+    kit, players = root / "kit", root / "players"
+    sources = [*(HERE / "kit" / "ginrummy").glob("*.java"), *(HERE / "players" / "players").glob("*.java")]
+    subprocess.run(["javac", "-d", str(players), *map(str, sources)], check=True)  # one javac: ~1 s each
+    kit.mkdir()
+    (players / "ginrummy").rename(kit / "ginrummy")  # the kit apart from the players, as a user has them
+    (players / "table.txt").write_text("1 2 3\n4 5\n")
+    for p in [root, *root.rglob("*")]:  # the bots' user reads them when the tests run as root
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    old = os.environ.get(KIT_ENV)
+    os.environ[KIT_ENV] = str(kit)
+    yield players
+    if old is None:
+        os.environ.pop(KIT_ENV, None)
+    else:
+        os.environ[KIT_ENV] = old
+
+
+def kit_bot(players: Path, cls: str, **limits):
+    return load(BotRef.parse(f"eaai:{players}:players.{cls}"), Limits(**limits) if limits else None)
+
+
+# --- the bot reference and the kit ----------------------------------------------------------------
+
+
+def test_an_eaai_spec_names_a_jar_or_folder_and_a_class(tmp_path):
+    ref = BotRef.parse("eaai:lib/player.jar:com.example.MyPlayer")
+    assert ref.kind == "eaai" and ref.player == ("lib/player.jar", "com.example.MyPlayer")
+    assert ref.display == "MyPlayer" and not ref.in_process
+    assert BotRef.parse(ref.spec()) == ref
+    (tmp_path / "p.jar").write_bytes(b"")
+    rel = BotRef.parse("eaai:p.jar:P", base_dir=tmp_path)
+    assert rel.player == (str(tmp_path / "p.jar"), "P")
+    assert BotRef.parse("eaai:C:/x.jar:a.B").player == ("C:/x.jar", "a.B")  # the class follows the last colon
+    for bad in ("eaai:player.jar", "eaai::P", "eaai:p.jar:", "eaai:p.jar:com..Bad", "eaai:p.jar:1x"):
+        with pytest.raises(BotRefError, match="eaai"):
+            BotRef.parse(bad)
+
+
+def test_without_the_kit_an_eaai_player_fails_in_one_line_naming_the_option(monkeypatch, tmp_path):
+    monkeypatch.delenv(KIT_ENV, raising=False)
+    with pytest.raises(BotError, match="--eaai-kit") as err:
+        load_bot(f"eaai:{tmp_path}:P")
+    assert "\n" not in str(err.value)
+    monkeypatch.setenv(KIT_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(BotError, match="does not exist"):
+        kit_path()
+    monkeypatch.setenv(KIT_ENV, str(tmp_path))
+    with pytest.raises(BotError, match="no ginrummy/GinRummyPlayer.class"):
+        kit_path()
+
+
+def test_the_cli_takes_the_kit_once_and_check_bot_says_when_it_is_missing(tmp_path, monkeypatch):
+    from arena.loading.check import check_bot
+
+    monkeypatch.delenv(KIT_ENV, raising=False)
+    report = check_bot(f"eaai:{tmp_path}:P", games=0, echo=None)
+    assert not report.passed and [x for x in report.lines if x[0] == "FAIL" and "--eaai-kit" in x[2]]
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    cmd = [sys.executable, "-m", "arena.cli", "--eaai-kit", str(tmp_path / "no"), "bots"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and r.stderr.strip() == f"error: --eaai-kit {tmp_path / 'no'}: no such jar or folder"
+
+
+# --- the adapter, against the table ---------------------------------------------------------------
+
+
+class _Recording:
+    """A decision function that keeps a copy of every view it is shown (and the hooks it had)."""
+
+    def __init__(self, fn, views):
+        self.fn, self.views = fn, views
+        self.table_hooks = getattr(fn, "table_hooks", None)
+
+    def __call__(self, view, params, memory, rng):
+        self.views.append(view.copy())
+        return self.fn(view, params, memory, rng)
+
+
+def _log_until(bot, marker: str, count: int, wait: float = 20.0) -> str:
+    """The bot's log once ``count`` lines start with ``marker`` (a program writes its last lines
+    after its last answer, in its own time), or what came within ``wait`` seconds."""
+    import time
+
+    log, deadline = "", time.monotonic() + wait
+    while True:
+        log += drain_log(bot)
+        if sum(x.startswith(marker) for x in log.splitlines()) >= count or time.monotonic() > deadline:
+            return log
+        time.sleep(0.05)
+
+
+def _mask(kit_cards) -> int:
+    return sum(1 << OURS[k] for k in kit_cards)
+
+
+@needs_java
+def test_the_wrapped_players_picture_equals_the_arenas_view_at_every_decision(java):
+    """A kit player that rebuilds the table from its callbacks alone (PicturePlayer) sees, at each
+    of its decisions, exactly the arena's view: hand, pile in order, stock, turn, seat, dealer,
+    what each side took, discarded and passed, the scores; and at each hand's end the scores
+    the arena booked, also of a hand that ended before its first turn (seed 309's).  Both seats,
+    against simple and random, thousands of decisions."""
+    compared = ends = unasked = 0
+    # random takes and throws back the same cards again and again: a card taken or discarded twice
+    for seat, other, games in ((0, "simple", 8), (1, "simple", 10), (0, "random", 1), (1, "random", 1)):
+        kit = kit_bot(java, "PicturePlayer", log_bytes=1 << 26)
+        views: list[np.ndarray] = []
+        rec_bot = dataclasses.replace(kit, functions=tuple(_Recording(f, views) for f in kit.functions))
+        opponent = load_bot(other)
+        bots = (rec_bot, opponent) if seat == 0 else (opponent, rec_bot)
+        rec = play_batch(*bots, R, np.arange(300, 300 + games), record_hands=True)
+        log = _log_until(kit, '{"picture":"end"', len(rec.hands))
+        close_bot(kit)
+        assert rec.errors == []
+        pictures = [json.loads(x) for x in log.splitlines() if x.startswith('{"picture"')]
+        decisions = [v for v in views if v[lay.V_DECISION] != lay.PH_KNOCK]
+        asked = [p for p in pictures if p["picture"] != "end"]
+        assert len(asked) == len(decisions) > 30
+        for p, v in zip(asked, decisions):
+            assert p["picture"] == ("discard" if v[lay.V_DECISION] == lay.PH_DISCARD else "draw")
+            assert _mask(p["hand"]) == v[lay.V_HAND]
+            assert [OURS[c] for c in p["pile"]] == v[lay.V_PILE : lay.V_PILE + v[lay.V_PILE_N]].tolist()
+            for key, slot in (
+                ("stock", lay.V_STOCK_N),
+                ("turn", lay.V_TURN),
+                ("seat", lay.V_SEAT),
+                ("is_dealer", lay.V_IS_DEALER),
+                ("my_score", lay.V_MY_SCORE),
+                ("opp_score", lay.V_OPP_SCORE),
+            ):
+                assert int(p[key]) == v[slot], key
+            for key in ("opp_taken", "opp_discarded", "opp_passed", "my_taken", "my_discarded", "my_passed"):
+                assert _mask(p[key]) == v[getattr(lay, "V_" + key.upper())], key
+            compared += 1
+        hands = rec.hands
+        end_pics = [p for p in pictures if p["picture"] == "end"]
+        assert len(end_pics) == len(hands)  # every hand's end was shown (the last hand of each game too)
+        hand_nos = [int(v[lay.V_HAND_NO]) for v in decisions]
+        started = 1 + sum(a != b for a, b in zip(hand_nos, hand_nos[1:]))
+        unasked += len(end_pics) - started  # hands that ended before the player's first turn
+        for p, row in zip(end_pics, hands):
+            assert p["scores"] == [int(row[lay.H_SCORE]), int(row[lay.H_SCORE + 1])]
+            assert all(len(h) in (10, 11) for h in p["hands"])
+            ends += 1
+    assert compared > 2000 and ends > 60 and unasked >= 1
+
+
+@needs_java
+@pytest.mark.slow
+def test_a_kit_style_simple_plays_gin_arenas_simple_about_evenly(java):
+    """The same algorithm through the adapter wins about half its games under the eaai rules:
+    120 games (60 seeds, both seatings); the bounds are about 3 standard errors wide (the 2,000-game
+    figure is scripts/bench_eaai.py's)."""
+    kit = kit_bot(java, "KitSimplePlayer")
+    simple = load_bot("simple")
+    seeds = np.arange(5000, 5060)
+    a = play_batch(kit, simple, R, seeds)
+    b = play_batch(simple, kit, R, seeds)
+    close_bot(kit)
+    assert a.errors == [] and b.errors == []
+    wins = int((a.games[:, lay.G_WINNER] == 0).sum() + (b.games[:, lay.G_WINNER] == 1).sum())
+    assert 0.35 <= wins / 120 <= 0.65, wins
+
+
+@needs_java
+def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded(java):
+    """Two fresh processes, same seeds: the same games (KitSimplePlayer breaks ties with its Random)."""
+    simple = load_bot("simple")
+    runs = []
+    for _ in range(2):
+        kit = kit_bot(java, "KitSimplePlayer")
+        runs.append(play_batch(kit, simple, R, np.arange(40, 45), record_hands=True, record_log=True))
+        close_bot(kit)
+    assert np.array_equal(runs[0].games, runs[1].games) and np.array_equal(runs[0].log, runs[1].log)
+
+
+@needs_java
+def test_an_adapter_out_of_step_with_the_table_resigns_with_the_reason(java):
+    """A table that could not have followed the last one (two opponent discards, nothing on the pile)."""
+    from arena.engine.step import build_view
+    from arena.external.client import external_of
+    from arena.external.protocol import encode_decide
+
+    kit = kit_bot(java, "KitSimplePlayer")
+    proc = external_of(kit).seats[0].proc
+    st, r, _ = new_game(EAAI, seed=3)
+    begin_hand(st, r, 3, np.zeros(4, dtype=np.uint64))
+    seat = int(st[lay.S_CUR])
+    view = np.zeros(lay.V_SIZE, dtype=np.int64)
+    build_view(st, r, np.int64(seat), view)
+    first = proc.request(encode_decide(view.tolist(), 1, 5, True, "{}"), 5.0, "take_upcard()")
+    assert first in (b"0", b"1")
+    bad = view.copy()
+    bad[lay.V_DECISION] = lay.PH_DRAW
+    others = [c for c in range(52) if not (int(view[lay.V_HAND]) >> c) & 1 and c != view[lay.V_UPCARD]]
+    bad[lay.V_OPP_DISCARDED] = (1 << others[0]) | (1 << others[1])
+    answer = json.loads(proc.request(encode_decide(bad.tolist(), 1, 5, False), 5.0, "draw()"))
+    assert answer["error"] == (
+        "eaai adapter out of step with the table: the opponent's takes or discards differ from the table's"
+    )
+    close_bot(kit)
+
+
+# --- the end of a hand and the knocker's melds, for any external program -------------------------------
+
+PROGRAM = textwrap.dedent(
+    """
+    import json, sys
+    mode = sys.argv[1]
+    values = [min(c % 13 + 1, 10) for c in range(52)]
+    for line in sys.stdin:
+        msg = json.loads(line)
+        kind = msg["type"]
+        if kind == "hello":
+            hello = {"name": "declarer", "protocol": 1}
+            if mode != "plain":
+                hello.update({"hand_over": True, "melds": True})
+            print(json.dumps(hello), flush=True)
+        elif kind == "hand_over":
+            print("HAND_OVER " + line.strip(), file=sys.stderr, flush=True)
+        elif kind == "bye":
+            break
+        elif msg["decision"] == "melds":
+            hand = msg["hand"]
+            print(json.dumps({"melds": [hand[:3]]} if mode == "illegal" else None), flush=True)
+        elif msg["decision"] == "discard":
+            ok = [c for c in msg["hand"] if c != msg["just_taken"]]
+            print(max(ok, key=lambda c: (values[c], c)), flush=True)
+        else:
+            print(1 if msg["decision"] == "knock" else 0, flush=True)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    path = tmp_path_factory.mktemp("declarer") / "declarer.py"
+    path.write_text(PROGRAM)
+    path.parent.chmod(0o755)
+    path.chmod(0o644)
+    return path
+
+
+@pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
+def test_hand_over_tells_what_the_table_shows_and_declining_to_declare_changes_nothing(program):
+    """A program that asks for hand_over lines and answers melds() with null plays exactly the games
+    of the same program that asks for nothing (the golden path); each hand_over line holds the
+    hand's outcome, both final hands, the knocker's melds within its hand, and the booked scores."""
+    simple = load_bot("simple")
+    games = {}
+    for mode in ("plain", "auto"):
+        bot = external_bot(None, [sys.executable, str(program), mode])
+        games[mode] = play_batch(bot, simple, R, np.arange(8), record_hands=True, record_log=True)
+        log = _log_until(bot, "HAND_OVER", 0 if mode == "plain" else len(games[mode].hands))
+        close_bot(bot)
+        lines = [json.loads(x.split(" ", 1)[1]) for x in log.splitlines() if x.startswith("HAND_OVER")]
+        assert len(lines) == (0 if mode == "plain" else len(games[mode].hands))
+    assert np.array_equal(games["plain"].games, games["auto"].games)
+    assert np.array_equal(games["plain"].hands, games["auto"].hands)
+    for msg, row in zip(lines, games["auto"].hands):
+        assert msg["outcome"] == lay.OUTCOME_NAMES[int(row[lay.H_OUTCOME])]
+        assert msg["knocker"] == int(row[lay.H_KNOCKER])
+        assert msg["scores"] == [int(row[lay.H_SCORE]), int(row[lay.H_SCORE + 1])]
+        assert sorted(msg["hand"]) == sorted(msg["hands"][msg["seat"]])
+        if msg["knocker"] >= 0:
+            held = set(msg["hands"][msg["knocker"]])
+            assert all(set(m) <= held for m in msg["knocker_melds"])
+            assert sum(len(x["meld"]) > 0 for x in msg["layoffs"]) == bin(int(row[lay.H_LAID_OFF])).count("1")
+
+
+@pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
+def test_an_illegal_declaration_forfeits_the_game_with_the_reason(program):
+    bot = external_bot(None, [sys.executable, str(program), "illegal"])
+    rec = play_batch(bot, load_bot("simple"), R, np.arange(4))
+    close_bot(bot)
+    knocked = [e for e in rec.errors if "knock()" in e]
+    assert knocked and all("illegal melds: melds(): " in e for e in knocked)
+    assert (rec.games[:, lay.G_FORFEIT] == 0).sum() == len(knocked)
+
+
+def test_the_handshake_flags_and_the_melds_answer_are_checked():
+    hello = parse_hello(b'{"name":"x","protocol":1}')
+    assert hello["hand_over"] is False and hello["melds"] is False
+    assert parse_hello(b'{"name":"x","protocol":1,"hand_over":true}')["hand_over"] is True
+    with pytest.raises(ProtocolError, match="bad handshake: melds must be true or false"):
+        parse_hello(b'{"name":"x","protocol":1,"melds":"yes"}')
+    assert parse_melds(b"null") is None and parse_melds(b"-1") is None and parse_melds(b'{"melds":null}') is None
+    assert parse_melds(b'{"melds":[[0,1,2]]}') == [[0, 1, 2]] and parse_melds(b"[[13,26,39]]") == [[13, 26, 39]]
+    for bad in (b"[[1.0,2,3]]", b'"x"', b"[[true,1,2]]", b'{"meld":[]}', b"[1,2,3]"):
+        with pytest.raises(ProtocolError, match="ill-typed answer"):
+            parse_melds(bad)
+
+
+# --- the engine's side of a declaration -------------------------------------------------------------
+
+
+def _knock_states(n: int):
+    """States at a knock decision from seeded hands played by least-deadwood discards."""
+
+    def discard(st):
+        hand = int(st[lay.S_HAND + int(st[lay.S_CUR])])
+        return min((c for c in range(52) if (hand >> c) & 1), key=lambda c: (deadwood(hand & ~(1 << c)), c))
+
+    out = []
+    seed = 0
+    while len(out) < n:
+        seed += 1
+        st, r, _ = new_game(EAAI, seed)
+        begin_hand(st, r, seed, np.zeros(4, dtype=np.uint64))
+        states = []
+
+        def knock(s, states=states):
+            states.append(s.copy())
+            return "knock"
+
+        play_out(
+            st, r, upcard=lambda s: "pass", draw=lambda s: "stock", discard=discard, knock=knock, big_gin=lambda s: 0
+        )
+        out += states
+    return out, r
+
+
+def test_declaring_the_automatic_melds_scores_exactly_the_automatic_showdown():
+    states, r = _knock_states(60)
+    changed = 0
+    for before in states:
+        auto = before.copy()
+        assert apply_action(auto, r, 1) == 0
+        again = auto.copy()
+        declared_showdown(again, r, int(auto[lay.S_KNOCK_SETS]), int(auto[lay.S_KNOCK_RUNS]))
+        assert np.array_equal(again, auto)
+        # Fewer melds (the last one left out) while within the limit: scored as declared.
+        k = int(auto[lay.S_CUR])
+        hand = int(auto[lay.S_HAND + k])
+        melds = [m for m in table_shows(auto)["knocker_melds"]]
+        fewer = melds[:-1]
+        try:
+            sets, runs = check_declaration(hand, fewer, int(auto[lay.S_KNOCK_LIMIT]))
+        except ArrangementError as exc:
+            assert "above this hand's knock limit" in str(exc)
+            continue
+        other = auto.copy()
+        declared_showdown(other, r, sets, runs)
+        assert other[lay.S_DEADWOOD + k] == deadwood(hand) + sum(min(c % 13 + 1, 10) for c in melds[-1])
+        assert other[lay.S_KNOCK_SETS] | other[lay.S_KNOCK_RUNS] == sets | runs
+        changed += 1
+    assert len(states) >= 60 and changed > 0
+
+
+def test_an_illegal_declaration_is_refused_with_the_reason_and_leaves_the_state_alone():
+    states, r = _knock_states(1)
+    auto = states[0].copy()
+    apply_action(auto, r, 1)
+    hand = int(auto[lay.S_HAND + int(auto[lay.S_CUR])])
+    outside = next(c for c in range(52) if not (hand >> c) & 1)
+    held = [c for c in range(52) if (hand >> c) & 1]
+    for melds, why in (
+        ([[outside, held[0], held[1]]], "is not in the hand"),
+        ([held[:2]], "a meld needs at least 3"),
+        ([], "above this hand's knock limit"),
+    ):
+        with pytest.raises(ArrangementError, match=why):
+            check_declaration(hand, melds, int(auto[lay.S_KNOCK_LIMIT]))
+    before = auto.copy()
+    with pytest.raises(ArrangementError):
+        declared_showdown(auto, r, 0, 0)
+    assert np.array_equal(auto, before)
+
+
+def test_layoffs_are_told_one_by_one_with_chains_in_order():
+    # 5c 6c 7c and three 9s; the defender lays off 4c, 3c (a chain) and 9s.
+    c = lambda r, s: 13 * s + r  # noqa: E731
+    run = (1 << c(4, 0)) | (1 << c(5, 0)) | (1 << c(6, 0))
+    nines = (1 << c(8, 0)) | (1 << c(8, 1)) | (1 << c(8, 2))
+    laid = (1 << c(3, 0)) | (1 << c(2, 0)) | (1 << c(8, 3))
+    steps = layoff_steps([nines, run], laid)
+    assert steps == [(c(8, 3), nines), (c(3, 0), run), (c(2, 0), run | (1 << c(3, 0)))]
+
+
+# --- the wall: a Java bot reads the files beside it ---------------------------------------------------
+
+
+def test_the_allow_list_gives_socketpair_for_af_unix_only():
+    prog = build_filter(Limits(), 2)
+    allow = 0x7FFF0000
+    assert filter_allows(prog, 53, (1, 1, 0)) == allow  # socketpair(AF_UNIX, SOCK_STREAM, 0)
+    for family in (2, 10, 16, 17):  # AF_INET, AF_INET6, AF_NETLINK, AF_PACKET
+        assert filter_allows(prog, 53, (family, 1, 0)) != allow
+    assert filter_allows(prog, 41, (1, 1, 0)) != allow  # socket() stays refused
+    assert filter_allows(prog, 42, (3, 0, 0)) != allow and filter_allows(prog, 49, (3, 0, 0)) != allow
+
+
+@needs_java
+def test_a_java_player_loads_its_table_from_the_file_beside_it_inside_the_wall(java):
+    """Files.readAllLines and Scanner(File) while its class loads (the JVM's file channel needs socketpair)."""
+    kit = kit_bot(java, "FileTablePlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(4))
+    log = drain_log(kit)
+    close_bot(kit)
+    assert rec.errors == [] and "loaded table: 2 lines, sum 15" in log
+
+
+# --- in-process bots: the last hand's end in the view -----------------------------------------------
+
+
+def _expected_shown(shown: dict, seat: int) -> dict[int, int]:
+    """The V_SHOWN* slots of ``seat`` for what table_shows said, written out slot by slot."""
+
+    def mask(cards) -> int:
+        return sum(1 << c for c in cards)
+
+    def split(melds) -> tuple[int, int]:
+        sets = mask(c for m in melds if len({x % 13 for x in m}) == 1 for c in m)
+        return sets, mask(c for m in melds for c in m) & ~sets
+
+    ks, kr = split(shown["knocker_melds"])
+    ds, dr = split(shown["defender_melds"])
+    o = 1 - seat
+    return {
+        lay.V_SHOWN: shown["hand_no"] + 1,
+        lay.V_SHOWN_OUTCOME: lay.OUTCOME_NAMES.index(shown["outcome"]),
+        lay.V_SHOWN_KNOCKER: shown["knocker"],
+        lay.V_SHOWN_MY_HAND: mask(shown["hands"][seat]),
+        lay.V_SHOWN_OPP_HAND: mask(shown["hands"][o]),
+        lay.V_SHOWN_KNOCK_SETS: ks,
+        lay.V_SHOWN_KNOCK_RUNS: kr,
+        lay.V_SHOWN_LAID_OFF: mask(x["card"] for x in shown["layoffs"]),
+        lay.V_SHOWN_DEF_SETS: ds,
+        lay.V_SHOWN_DEF_RUNS: dr,
+        lay.V_SHOWN_MY_POINTS: shown["points"][seat],
+        lay.V_SHOWN_OPP_POINTS: shown["points"][o],
+        lay.V_SHOWN_MY_DEADWOOD: shown["deadwood"][seat],
+        lay.V_SHOWN_OPP_DEADWOOD: shown["deadwood"][o],
+    }
+
+
+def test_each_view_shows_the_last_hands_end_and_nothing_of_the_hand_in_play():
+    """Games played step by step: at every decision of hand h, the V_SHOWN slots of each seat hold
+    what table_shows said when hand h-1 ended (both final hands, melds, layoffs, points), seat-
+    relative, and all zero before the first hand ends; and a decide line carries them whole."""
+    from arena.engine.step import begin_game, build_view, end_hand
+    from arena.external.protocol import decode_decide, encode_decide
+
+    simple = load_bot("simple")
+    slots = [getattr(lay, n) for n in dir(lay) if n.startswith("V_SHOWN")]
+    checked = shown_hands = 0
+    for seed in range(12):
+        st, r, row = new_game(EAAI, seed)
+        mem = [np.zeros(simple.memory_size) for _ in range(2)]
+        rng = [np.zeros(4, dtype=np.uint64) for _ in range(2)]
+        begin_game(st, r, seed, rng[0], rng[1], mem[0], mem[1], row)
+        expected = [dict.fromkeys(slots, 0) for _ in range(2)]
+        view = np.zeros(lay.V_SIZE, dtype=np.int64)
+        while True:
+            begin_hand(st, r, seed, np.zeros(4, dtype=np.uint64))
+            while st[lay.S_PHASE] != lay.PH_DONE:
+                p = int(st[lay.S_CUR])
+                for seat in (0, 1):
+                    build_view(st, r, np.int64(seat), view)
+                    assert {k: int(view[k]) for k in slots} == expected[seat]
+                    back = decode_decide(json.loads(encode_decide(view.tolist(), 1, 1, False)))
+                    assert back[lay.V_SHOWN : lay.V_SIZE].tolist() == view[lay.V_SHOWN : lay.V_SIZE].tolist()
+                    checked += 1
+                build_view(st, r, np.int64(p), view)
+                answer = simple.functions[int(st[lay.S_PHASE])](view, simple.params, mem[p], rng[p])
+                assert apply_action(st, r, answer) == 0
+            shown = table_shows(st)
+            expected = [_expected_shown(shown, seat) for seat in (0, 1)]
+            shown_hands += shown["knocker"] >= 0
+            if end_hand(st, r, row):
+                break
+    assert checked > 2000 and shown_hands > 20
+
+
+# --- the league: a jar or a zip of a class folder ------------------------------------------------------
+
+
+def _zip(entries: dict[str, bytes], links: tuple[str, ...] = ()) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+        for name in links:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o120777 << 16
+            z.writestr(info, "/etc/passwd")
+    return buf.getvalue()
+
+
+def test_a_league_upload_is_checked_like_any_other_before_it_is_unpacked(tmp_path):
+    from arena.league.db import LeagueError
+    from arena.league.eaai_upload import store_eaai_upload
+
+    good = {"players/P.class": b"\xca\xfe\xba\xbe"}
+    for data, why in (
+        (b"not a zip", "not a jar or a zip"),
+        (_zip({"../evil.class": b"x", **good}), "not a plain relative path"),
+        (_zip({"/abs/P.class": b"x", **good}), "not a plain relative path"),
+        (_zip(good, links=("players/link",)), "is a link"),
+        (_zip({"players/Q.class": b"x"}), "holds no players/P.class"),
+        (_zip({**good, "big.bin": bytes(200_000)}), "unpacks to more than"),
+        (bytes(3000), "the limit is 2000"),
+    ):
+        with pytest.raises(LeagueError, match=why):
+            store_eaai_upload(tmp_path, data, "players.P", 2000)
+    assert not (tmp_path / "bots").exists() or not any((tmp_path / "bots").rglob("*.class"))
+    spec, _ = store_eaai_upload(
+        tmp_path, _zip({"bin/players/P.class": b"\xca\xfe", "bin/table.txt": b"1"}), "players.P", 2000
+    )
+    ref = BotRef.parse(spec)
+    folder = Path(ref.player[0])
+    assert (
+        ref.player[1] == "players.P" and (folder / "players" / "P.class").is_file() and (folder / "table.txt").is_file()
+    )
+
+
+@needs_java
+def test_an_uploaded_jar_unpacks_to_a_player_that_passes_check_bot(java, tmp_path):
+    from arena.league.eaai_upload import store_eaai_upload
+    from arena.loading.check import check_bot
+
+    jar = _zip({str(p.relative_to(java)): p.read_bytes() for p in java.rglob("*.class")})
+    tmp_path.chmod(0o755)
+    spec, _ = store_eaai_upload(tmp_path, jar, "players.KitSimplePlayer", 200_000)
+    report = check_bot(spec, games=2, echo=None)
+    assert report.passed, report.lines
