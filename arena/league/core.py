@@ -59,8 +59,9 @@ def check_name(name: Any, what: str) -> str:
 
 
 #: Look-alike folding, applied after lower-casing: digits and letters that read alike in the fonts of a
-#: leaderboard (1, i and l; 0 and o; 5 and s), and _ and - (the built-in bots answer to either).
-_LOOKALIKE = str.maketrans({"1": "l", "i": "l", "0": "o", "5": "s", "_": "-"})
+#: leaderboard (1, i and l; 0 and o; 5 and s); _ and - are dropped (alice_bot, alice-bot and alicebot are
+#: one name to a reader, and the built-in bots answer to gin-chasing and gin_chasing alike).
+_LOOKALIKE = str.maketrans({"1": "l", "i": "l", "0": "o", "5": "s", "_": None, "-": None})
 
 
 def name_key(name: str) -> str:

@@ -446,10 +446,11 @@ def create_app(
     rule: BodyRule = play_rule
     if league is not None:
         from arena.league.core import League
-        from arena.league.web import LeagueSite
+        from arena.league.web import BoardAnswers, LeagueSite
 
         site = LeagueSite(League(league))
         api.router.routes.extend(site.routes())
+        api.add_middleware(BoardAnswers, site=site)  # the board's polls, before the router (inside Guard)
 
         def rule(path: str) -> tuple[bool, int]:
             # the league's paths: its own limits, forms allowed (they carry CSRF tokens); the rest: the play API's

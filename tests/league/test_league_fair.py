@@ -18,7 +18,7 @@ from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_
 HANGS = "import time\ntime.sleep(3600)\n" + SIMPLE_COPY
 #: A bot that fails at import: its check's FAIL line names the file.
 BREAKS = "import numpy as np\nraise RuntimeError('boom at import')\n"
-CHECK_SECONDS = 15
+CHECK_SECONDS = 30
 
 
 def status_of(server: Server, user: str) -> dict[str, str]:
