@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from arena.league.core import token_hash
-from arena.league.db import LeagueError, check_database
+from arena.league.db import LeagueError
 from tests.league.test_league_common import ARENA, ROOT, Server, add_user, arena, make_league, wait_for
 
 
@@ -106,6 +106,8 @@ def test_serve_refuses_each_kind_of_damage_in_one_line_naming_the_file_and_the_f
 
 
 def test_damage_while_serving_is_a_503_and_one_line_then_a_backup_restores_the_league(league):
+    from arena.league.db import check_database
+
     base, folder, token = league
     live = base / "live"
     shutil.copytree(folder, live)

@@ -14,7 +14,6 @@ import time
 
 import pytest
 
-from arena.league.core import name_key
 from arena.web.server import allowed_hosts
 from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_league
 
@@ -78,11 +77,15 @@ def test_look_alike_names_are_refused_and_the_hyphen_is_allowed(site):
     status, body = server.post_json("/api/users", {"name": "carol-ann"}, token=tokens["olga"])
     assert status == 201
     assert server.get("/api/bots/bob-bot")["owner"] == "bob"
+    from arena.league.core import name_key
+
     board = server.get("/api/leaderboard")
     assert len({name_key(e["bot"]) for e in board}) == len(board)
 
 
 def test_name_key_folds_case_and_the_look_alike_table():
+    from arena.league.core import name_key
+
     same = ("alicebot", "AliceBot", "aIicebot", "a1icebot", "ALICEBOT", "alice_bot", "Alice-Bot", "al1ce_b0t")
     assert {name_key(n) for n in same} == {"allcebot"}
     assert name_key("rnonte-carlo") == name_key("monte-carlo") == name_key("MONTE_CARL0")
