@@ -7,7 +7,6 @@ One ``arena league serve --no-play`` process on a real SQLite file for the whole
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -30,9 +29,12 @@ def site(tmp_path_factory):
         max_file_bytes=60_000,
         bytes_per_user=30_000,
     )
-    tokens = {n: add_user(folder, n) for n in ("alice", "bob", "carl", "dora", "erin")}
-    tokens["olga"] = add_user(folder, "olga", organizer=True)
+    tokens = {"olga": add_user(folder, "olga", organizer=True)}
     server = Server(folder, play=False)
+    for name in ("alice", "bob", "carl", "dora", "erin", "finn"):  # through the API: one process fewer each
+        status, body = server.post_json("/api/users", {"name": name}, token=tokens["olga"])
+        assert status == 201
+        tokens[name] = body["token"]
     yield server, tokens, folder
     server.stop()
 
@@ -141,26 +143,25 @@ def bot_files(folder: Path) -> tuple[int, int]:
 
 def test_refused_uploads_leave_no_file_and_a_quota_bounds_each_user(site):
     server, tokens, folder = site
-    erin = tokens["erin"]  # one submission this hour already (erinbot)
-    big = "# padding\n" * 2500 + SIMPLE_COPY  # ~26 kB: within the file limit, near the 30 kB quota
-    assert send(server, erin, "erin2", SIMPLE_COPY + "# 2\n")[0] == 202
+    finn = tokens["finn"]
+    big = "# padding\n" * 2500 + SIMPLE_COPY  # ~30 kB: within the file limit, past the quota beside two others
+    assert send(server, tokens["olga"], "olgabot", SIMPLE_COPY + "# olga\n")[0] == 202
+    assert send(server, finn, "finn1", SIMPLE_COPY + "# 1\n")[0] == 202
+    assert send(server, finn, "finn2", SIMPLE_COPY + "# 2\n")[0] == 202
     before = bot_files(folder)
-    attempts = [
-        ("dorabot", SIMPLE_COPY + "# not yours\n", 403),  # another user's bot
-        ("erin3", SIMPLE_COPY + "# a third\n", 409),  # a third active bot
-        ("erin2", big, 413),  # past the byte quota
-    ]
-    for name, source, status in attempts:
-        got, body = send(server, erin, name, source)
+    for name, status in (("olgabot", 403), ("finn3", 409)):  # another user's bot; a third active bot
+        got, body = send(server, finn, name, SIMPLE_COPY + f"# refused {name}\n")
         assert got == status, (name, got, body)
-    assert send(server, erin, "erin2", SIMPLE_COPY + "# 3\n")[0] == 202  # the third submission of the hour
+    assert bot_files(folder) == before  # the refused files never reached the disk
+    got, body = send(server, finn, "finn2", big)
+    assert got == 413 and "quota" in body["error"], body
+    assert send(server, finn, "finn2", SIMPLE_COPY + "# 3\n")[0] == 202  # the third submission of the hour
     after_ok = bot_files(folder)
     assert after_ok[0] == before[0] + 1
     for i in range(3):
-        got, body = send(server, erin, "erin2", SIMPLE_COPY + f"# {i} past the limit\n")
+        got, body = send(server, finn, "finn2", SIMPLE_COPY + f"# {i} past the limit\n")
         assert got == 429, body
     assert bot_files(folder) == after_ok  # no file and no byte from any refused upload
     status, body = send(server, tokens["olga"], "olgabot", big)  # organizers have no quota
     assert status == 202
-    info = json.loads(server.request("GET", "/api/users/erin")[2])
-    assert len(info["versions"]) == 3
+    assert len(server.get("/api/users/finn")["versions"]) == 3

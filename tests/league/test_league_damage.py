@@ -91,11 +91,14 @@ def test_serve_refuses_each_kind_of_damage_in_one_line_naming_the_file_and_the_f
             text=True,
             env=env,
         )
-    for kind, proc in procs.items():
-        try:
-            out, err = proc.communicate(timeout=120)
-        finally:
+    try:
+        answers = {kind: proc.communicate(timeout=120)[1] for kind, proc in procs.items()}
+    finally:
+        for proc in procs.values():
             proc.kill()
+            proc.wait()
+    for kind, proc in procs.items():
+        err = answers[kind]
         lines = err.strip().splitlines()
         assert proc.returncode == 2, (kind, err[-500:])
         assert len(lines) == 1 and lines[0].startswith("error: "), (kind, err)
