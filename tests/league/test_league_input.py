@@ -21,13 +21,13 @@ from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     folder = make_league(tmp_path_factory.mktemp("input") / "lg", submissions_per_hour=50, active_bots_per_user=20)
-    tokens = {
-        "alice": add_user(folder, "alice"),
-        "bob": add_user(folder, "bob"),
-        "olga": add_user(folder, "olga", True),
-    }
+    tokens = {"olga": add_user(folder, "olga", organizer=True)}
     (folder / "runs" / "r000").mkdir()  # an (empty) run folder, so the viewer's game id pattern is reached
     server = Server(folder, play=False)
+    for name in ("alice", "bob"):  # through the API: one process fewer each
+        status, body = server.post_json("/api/users", {"name": name}, token=tokens["olga"])
+        assert status == 201
+        tokens[name] = body["token"]
     yield server, tokens, folder
     server.stop()
 
