@@ -456,6 +456,15 @@ class Hosts(TrustedHostMiddleware):
         await super().__call__(scope, receive, named)
 
 
+def _fastapi(**kw: Any) -> FastAPI:
+    """FastAPI without its OpenTelemetry hooks where it has them: the arena exports no traces, and asking for
+    a tracer provider on every request costs more than answering a cached leaderboard."""
+    try:
+        return FastAPI(**kw, telemetry={"tracing": False, "metrics": False, "logs": False})
+    except TypeError:  # a FastAPI without telemetry
+        return FastAPI(**kw)
+
+
 def create_app(
     state: App,
     *,
@@ -469,7 +478,7 @@ def create_app(
     ``hosts``: the Host names answered (:func:`allowed_hosts`).  ``play``: serve the play page (``/play``,
     and ``/`` without a league) and its API (``/api/options``, ``new``, ``state``, ``act``, ``next``);
     without it those paths are 404s, as any other unknown path."""
-    api = FastAPI(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
+    api = _fastapi(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
     api.state.arena = state
     rule: BodyRule = play_rule
     if league is not None:
