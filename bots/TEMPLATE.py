@@ -80,7 +80,7 @@ Handy kernels (all callable from compiled code)
 Debugging: with ``PLAIN = True`` the decisions run as plain Python (same
 results), so ``print`` and ``breakpoint()`` work inside them when you play games
 in your own process: ``arena.engine.play.play_batch(load_bot("my_bot.py"), ...)``
-(the README's "Debugging" shows it).
+(docs/how-to/debug-a-bot.md shows it).
 """
 
 import numpy as np

@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena.botkit.bot import as_plain  # noqa: E402
-from arena.botkit.load import load_bot  # noqa: E402
 from arena.engine.layout import G_TURNS  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
+from arena.loading.load import load_bot  # noqa: E402
 from arena.settings.rules import load_rules  # noqa: E402
 
 BOTS = ("random", "simple", "early-knock", "gin-chasing", "discard-tracking")

@@ -47,12 +47,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena.botkit.bot import as_plain  # noqa: E402
-from arena.botkit.load import load_bot  # noqa: E402
 from arena.engine.layout import LOG_SEAT, V_DECISION, V_SEAT  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.external import ExternalBot, Limits, external_bot, external_of, sandboxed_bot  # noqa: E402
 from arena.external.wall import wall_problem  # noqa: E402
+from arena.loading.load import load_bot  # noqa: E402
 from arena.settings.rules import load_rules  # noqa: E402
 
 GOAL = 230.0  # games/s: the EAAI Java kit's Simple on one core (about 2,400 hands/s)

@@ -37,7 +37,6 @@ sys.path.insert(0, str(ROOT))
 
 from arena.botkit.bot import Bot  # noqa: E402
 from arena.botkit.lib import opponent_known, pile_cards  # noqa: E402
-from arena.botkit.load import load_bot  # noqa: E402
 from arena.botkit.search import sample_state_weighted  # noqa: E402
 from arena.engine.cards import popcount  # noqa: E402
 from arena.engine.contract import PHASE_FUNCTION  # noqa: E402
@@ -61,6 +60,7 @@ from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rng import RNG_WORDS, new_rng  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state  # noqa: E402
+from arena.loading.load import load_bot  # noqa: E402
 from arena.settings.rules import load_rules  # noqa: E402
 
 RULES = rules_array(load_rules("eaai"))

@@ -25,9 +25,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.botkit.load import load_bot  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
+from arena.loading.load import load_bot  # noqa: E402
 from arena.run.plan import pair_seeds  # noqa: E402
 from arena.run.runner import run_tournament  # noqa: E402
 from arena.settings.config import TournamentConfig  # noqa: E402

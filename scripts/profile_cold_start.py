@@ -109,9 +109,9 @@ numba_event.register("numba:compile", _Compiles())
 def main() -> None:
     import numpy as np
 
-    from arena.botkit.load import load_bot
     from arena.engine.play import play_batch
     from arena.engine.rules_array import rules_array
+    from arena.loading.load import load_bot
     from arena.settings.rules import load_rules
 
     imported = T()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from arena.botkit.bot import Bot
-from arena.botkit.load import load_bot
+from arena.loading.load import load_bot
 from tests.browser import chromium
 
 

@@ -33,7 +33,9 @@ Determinism: decision ``pos`` of game ``g`` draws its random numbers from
 ``mix_seed(mix_seed(seed, g), pos)`` only, so an analysis gives the same
 table for a seed on one worker, on many, or on Dask.  Work is split into
 tasks of a few games (:class:`AnalysisTask`, pure: everything it needs
-travels with it) and results are taken back in task order.
+travels with it), run by the run layer's executors
+(:mod:`arena.run.schedule`), and each task's rows are stored as the part
+its number names, whatever order the tasks finish in.
 
 A note on bias: the best option's mean is the largest of noisy means, so a
 decision whose options are truly equal still shows a small positive loss,
@@ -45,12 +47,12 @@ settle as samples grow.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-import multiprocessing
 import re
-import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +81,15 @@ from arena.engine.replay import ReplayError, begin_replay, decode, log_from_acti
 from arena.engine.rng import RNG_WORDS, mix_seed, seed_rng
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_hand, build_view, end_hand
+from arena.settings.analysis import TABLE, TABLE_PERFECT, AnalysisError, AnalysisSettings, load_settings
 
 __all__ = [
     "KINDS",
     "AnalysisError",
     "AnalysisSettings",
     "AnalysisTask",
+    "TABLE",
+    "TABLE_PERFECT",
     "GameJob",
     "analyse_game",
     "analyse_run",
@@ -104,72 +109,8 @@ KIND_OF_PHASE = {
     PH_DISCARD: "discard",
     PH_KNOCK: "knock",
 }
-#: The analysis table's name in the run store (a hindsight analysis is stored apart).
-TABLE = "decisions"
-TABLE_PERFECT = "decisions-perfect"
 #: Games per task: small enough to spread 200 games over workers, large enough to amortise a task.
 GAMES_PER_TASK = 4
-
-
-class AnalysisError(ValueError):
-    """An analysis that cannot be done as asked; the message is one line."""
-
-
-@dataclass(frozen=True)
-class AnalysisSettings:
-    """How decisions are graded (the ``[analysis]`` table of a TOML file; every key optional)."""
-
-    #: Deals sampled per decision; every legal option is rolled out on each.
-    samples: int = 128
-    #: Seeds every decision's deals (with the game id and the decision's place in the game).
-    seed: int = 1
-    #: Hindsight: roll every option out on the true deal instead of deals drawn from the view.
-    perfect: bool = False
-    #: A decision losing at least this many thousandths of a game is doubtful ...
-    doubtful: float = 20.0
-    #: ... and at least this many, a blunder.
-    blunder: float = 50.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.samples, bool) or not isinstance(self.samples, int) or not 2 <= self.samples <= 4096:
-            raise AnalysisError(f"analysis: samples = {self.samples!r} is not allowed (allowed: integer 2..4096)")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
-            raise AnalysisError(f"analysis: seed = {self.seed!r} is not allowed (allowed: integer 0..2**63-1)")
-        if not isinstance(self.perfect, bool):
-            raise AnalysisError(f"analysis: perfect = {self.perfect!r} is not allowed (allowed: true or false)")
-        for key in ("doubtful", "blunder"):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1000:
-                raise AnalysisError(f"analysis: {key} = {v!r} is not allowed (allowed: thousandths, above 0, <= 1000)")
-        if self.blunder < self.doubtful:
-            raise AnalysisError(f"analysis: blunder = {self.blunder} is below doubtful = {self.doubtful}")
-
-    @property
-    def table(self) -> str:
-        return TABLE_PERFECT if self.perfect else TABLE
-
-
-def load_settings(path: str | Path | None = None, **overrides: Any) -> AnalysisSettings:
-    """Settings from the ``[analysis]`` table of a TOML file (if given), then ``overrides`` (None = keep)."""
-    values: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        try:
-            doc = tomllib.loads(p.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise AnalysisError(f"cannot read {p}: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise AnalysisError(f"{p} is not valid TOML: {exc}") from None
-        table = doc.get("analysis", {})
-        if not isinstance(table, dict):
-            raise AnalysisError(f"{p}: [analysis] must be a table")
-        known = {f.name for f in fields(AnalysisSettings)}
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise AnalysisError(f"{p}: [analysis] has no key '{unknown[0]}' (keys: {', '.join(sorted(known))})")
-        values.update(table)
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return AnalysisSettings(**values)
 
 
 # --- one game -------------------------------------------------------------------------------
@@ -194,6 +135,15 @@ class AnalysisTask:
     rules: tuple[int, ...]
     settings: AnalysisSettings
     games: tuple[GameJob, ...]
+    part: int = 0  # its place in the analysis table: parts are stored by number, whatever order they finish in
+
+    @property
+    def label(self) -> str:
+        return f"games {self.games[0].game_id}..{self.games[-1].game_id}" if self.games else "no games"
+
+    @property
+    def key(self) -> str:
+        return f"analyse-{self.part:05d}"
 
 
 def _option_text(kind: str, option: int) -> str:
@@ -348,31 +298,31 @@ def run_task(task: AnalysisTask) -> pa.Table:
     return rows_table(rows)
 
 
-# --- executing tasks: inline, local processes, Dask ------------------------------------------
+def graded_part(task: AnalysisTask) -> tuple[int, pa.Table]:
+    """A task's part number and its table: what the run layer's executors run for ``arena analyze``."""
+    return task.part, run_task(task)
 
 
-def _results(tasks: Iterable[AnalysisTask], workers: int, client: Any) -> Iterator[pa.Table]:
-    """Each task's table, in task order, whatever runs them (so the output never depends on it)."""
+def _results(tasks: Iterable[AnalysisTask], workers: int, client: Any) -> Iterator[tuple[int, pa.Table]]:
+    """Each task's ``(part, table)``, as they finish, on the run layer's executors (:mod:`arena.run.schedule`).
+
+    The executor's order never shows: parts are stored by their number, and
+    read back in that order.  A task that fails (its worker died twice) is a
+    one-line :class:`AnalysisError`.
+    """
+    from arena.run.schedule import ChunkFailure, DaskCluster, Inline, LocalProcesses
+
+    executor: Inline | LocalProcesses | DaskCluster
     if client is not None:
-        from collections import deque
-
-        window: deque[Any] = deque()
-        limit = max(4, 3 * (sum(client.nthreads().values()) or 1))
-        it = iter(tasks)
-        for t in it:
-            window.append(client.submit(run_task, t, pure=False))
-            if len(window) >= limit:
-                yield window.popleft().result()
-        while window:
-            yield window.popleft().result()
-        return
-    if workers <= 1:
-        for t in tasks:
-            yield run_task(t)
-        return
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    with ctx.Pool(workers) as pool:
-        yield from pool.imap(run_task, tasks, chunksize=1)
+        executor = DaskCluster(client, play=graded_part)
+    elif workers <= 1:
+        executor = Inline(play=graded_part)
+    else:
+        executor = LocalProcesses(workers, play=graded_part)
+    for out in executor.results(tasks):
+        if isinstance(out, ChunkFailure):
+            raise AnalysisError(f"grading {out.task.label} failed: {out.reason}")
+        yield out
 
 
 # --- a run ----------------------------------------------------------------------------------
@@ -388,6 +338,7 @@ class AnalysisResult:
     decisions: int
     seconds: float
     bots: list[str] = field(default_factory=list)
+    earlier: str = ""  # what became of the analysis this one took the place of ("" when there was none)
 
 
 def run_rules(store: Any) -> np.ndarray:
@@ -453,13 +404,14 @@ def _bots_of(store: Any) -> list[str]:
 def _tasks(jobs: Iterable[GameJob], rules: np.ndarray, settings: AnalysisSettings) -> Iterator[AnalysisTask]:
     rules_t = tuple(int(x) for x in rules)
     batch: list[GameJob] = []
+    part = 0
     for j in jobs:
         batch.append(j)
         if len(batch) == GAMES_PER_TASK:
-            yield AnalysisTask(rules_t, settings, tuple(batch))
-            batch = []
+            yield AnalysisTask(rules_t, settings, tuple(batch), part)
+            batch, part = [], part + 1
     if batch:
-        yield AnalysisTask(rules_t, settings, tuple(batch))
+        yield AnalysisTask(rules_t, settings, tuple(batch), part)
 
 
 def analyse_run(
@@ -519,6 +471,7 @@ def analyse_run(
         except OSError as exc:
             raise AnalysisError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     start = time.monotonic()
+    earlier = ""
     planned = games or (1 if game is not None else 0)
     n_games = n_dec = 0
     shown: list[pa.Table] = []
@@ -526,12 +479,11 @@ def analyse_run(
     try:
         if store_result:
             writer = RunStore.open_for_writing(run, what="arena analyze")
-            writer.begin_analysis(
-                settings.table,
-                {**asdict(settings), "bot": bot, "opponent": opponent, "games": games, "game": game},
-            )
+            info = {**asdict(settings), "bot": bot, "opponent": opponent, "games": games, "game": game}
+            earlier = set_aside(writer, settings.table, info)
+            writer.begin_analysis(settings.table, info)
         jobs = game_jobs(store, bot, games, game, opponent)
-        for part, table in enumerate(_results(_tasks(jobs, rules, settings), workers, client)):
+        for part, table in _results(_tasks(jobs, rules, settings), workers, client):
             n_dec += table.num_rows
             n_games += len(set(table.column("game_id").to_pylist())) if table.num_rows else 0
             if writer is not None:
@@ -549,9 +501,52 @@ def analyse_run(
             own_client.close()
     if n_dec == 0:
         raise AnalysisError(f"{run}: no decision to grade (no stored game with an action log{_for(bot)})")
-    res = AnalysisResult(settings.table, settings, n_games, n_dec, time.monotonic() - start, [bot] if bot else known)
+    res = AnalysisResult(
+        settings.table, settings, n_games, n_dec, time.monotonic() - start, [bot] if bot else known, earlier
+    )
     frame = pa.concat_tables(shown).to_pandas() if shown else None
     return res, frame
+
+
+#: What makes two analyses the same one: a rerun of the same bot, opponent and settings replaces it.
+SAME_ANALYSIS = ("bot", "opponent", "samples", "seed", "perfect", "doubtful", "blunder")
+
+
+def kept_name(table: str, info: dict[str, Any]) -> str:
+    """The name an analysis is kept under once a later one of other bots or settings takes ``table``."""
+    who = re.sub(r"[^A-Za-z0-9_-]", "_", str(info.get("bot") or "all"))[:20]
+    key = json.dumps([info.get(k) for k in SAME_ANALYSIS], sort_keys=True, default=str)
+    return f"{table}-{who}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def _described(info: dict[str, Any]) -> str:
+    who = f"bot '{info['bot']}'" if info.get("bot") else "every bot"
+    vs = f" against '{info['opponent']}'" if info.get("opponent") else ""
+    return f"{who}{vs} at {info.get('samples')} samples, seed {info.get('seed')}"
+
+
+def set_aside(store: Any, table: str, info: dict[str, Any]) -> str:
+    """Make room for a new analysis ``table`` of ``info``; returns one line saying what became of the earlier one.
+
+    Analyses accumulate per bot and settings: the latest is ``table`` (what
+    the report and the viewer show), and an earlier one of other bots or
+    settings is kept under :func:`kept_name`.  An earlier one of the same bot
+    and settings is replaced, and the line says so.
+    """
+    from arena.run.store import StoreError
+
+    store.drop_analysis(kept_name(table, info))  # an older copy of this very analysis, kept when others came
+    if table not in store.analyses():
+        return ""
+    try:
+        old = store.analysis_info(table)
+    except StoreError:
+        return f"replaces the unreadable analysis '{table}'"
+    if kept_name(table, old) == kept_name(table, info):
+        return f"replaces the earlier analysis '{table}' of {_described(old)} (the same bot and settings)"
+    kept = kept_name(table, old)
+    store.rename_analysis(table, kept)
+    return f"the earlier analysis of {_described(old)} is kept as '{kept}'"
 
 
 def _for(bot: str | None) -> str:
@@ -759,45 +754,3 @@ def report_data(run_dir: str | Path, n_worst: int = 20) -> ReportData | None:
         f"Error rate per decision kind at {info['samples']} samples{label}, 95% interval",
     )
     return ReportData(table, info, rates, bad, plot)
-
-
-def viewer_data(run_dir: str | Path, game_id: int) -> dict[str, Any] | None:
-    """One game's grades for ``arena view``: per viewer step, and seat 0's equity curve (None: not analysed)."""
-    from arena.run.store import RunStore, StoreError
-
-    try:
-        found = game_decisions(run_dir, game_id)
-        if found is None:
-            return None
-        table, rows = found
-        info = RunStore(run_dir).analysis_info(table)
-    except StoreError:
-        return None
-    doubtful, blunder = float(info["doubtful"]), float(info["blunder"])
-    steps: dict[str, Any] = {}
-    curve = []
-    for r in rows.itertuples():
-        loss = 1000 * float(r.loss)
-        steps[str(int(r.view_step))] = {
-            "bot": str(r.bot),
-            "seat": int(r.seat),
-            "kind": str(r.kind),
-            "chosen": str(r.chosen_text),
-            "best": str(r.best_text),
-            "eq_chosen": round(float(r.eq_chosen), 4),
-            "eq_best": round(float(r.eq_best), 4),
-            "loss": round(loss, 1),
-            "se": round(1000 * float(r.loss_se), 1),
-            "mark": "blunder" if loss >= blunder else "doubtful" if loss >= doubtful else "",
-        }
-        eq0 = float(r.eq_chosen) if int(r.seat) == 0 else 1.0 - float(r.eq_chosen)
-        curve.append([int(r.view_step), round(eq0, 4)])
-    return {
-        "table": table,
-        "hindsight": bool(info.get("perfect")),
-        "samples": int(info["samples"]),
-        "doubtful": doubtful,
-        "blunder": blunder,
-        "steps": steps,
-        "curve": curve,
-    }

@@ -98,6 +98,17 @@ def plot(
     return path
 
 
+def figure(kind: str, games: pd.DataFrame | Summary, hands: pd.DataFrame | None = None, *, anchor: str | None = None):
+    """One figure of the run as a matplotlib ``Figure``, unsaved (for a notebook: it shows itself).
+
+    The same drawing as :func:`plot`, which saves it; close it with
+    ``matplotlib.pyplot.close(fig)`` when done.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown plot '{kind}' (kinds: {', '.join(KINDS)})")
+    return _DRAW[kind](st.summarize(games, hands), anchor=anchor)
+
+
 def _order(p: Summary, anchor: str | None = None) -> list[str]:
     """Bots best first (by rating, then win rate)."""
     bt = st.bradley_terry(p, anchor=anchor)

@@ -467,7 +467,7 @@ def list_bots(
 ) -> None:
     """List the built-in bots (and a config's variants, files and external bots) with their parameters."""
     from arena.botkit.bot import BUILTIN_BOTS
-    from arena.botkit.load import load_bot, load_bots
+    from arena.loading.load import load_bot, load_bots
 
     try:
         rows = []
@@ -555,7 +555,7 @@ def play(
     open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
 ) -> None:
     """Play Gin Rummy against a bot in your browser (a local web server on 127.0.0.1)."""
-    from arena.botkit.load import load_bot
+    from arena.loading.load import load_bot
     from arena.settings.rules import load_rules
     from arena.web.server import App, serve
     from arena.web.session import TARGETS
@@ -758,8 +758,8 @@ def check_bot(
     weak_sandbox: WeakSandbox = False,
 ) -> None:
     """Check an external bot: handshake, each kind of decision, full games, timing (exit 1 on FAIL)."""
-    from arena.external.check import check_bot as run_check
     from arena.external.limits import Limits
+    from arena.loading.check import check_bot as run_check
 
     try:
         # check_bot sets the start time by kind
@@ -838,6 +838,8 @@ def analyze(
         f"({res.decisions / max(res.seconds, 1e-9):.0f}/s) at {settings.samples} samples; "
         f"stored as analysis '{res.table}' in {run_dir}{hind}"
     )
+    if res.earlier:
+        typer.echo(f"analysis '{res.table}': {res.earlier}")
     typer.echo(dec.rates_text(rates))
     typer.echo(
         f"error x1000: mean loss per decision in thousandths of a game; doubtful >= {settings.doubtful:g}, "

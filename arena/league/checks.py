@@ -1,6 +1,6 @@
 """The checks of submitted bots: beside the games, each in a process of its own, fairly shared among users.
 
-A check (:func:`arena.external.check.check_bot`: handshake, each decision,
+A check (:func:`arena.loading.check.check_bot`: handshake, each decision,
 ``check_games`` games against simple, in the sandbox) runs in a child process
 (``python -m arena.league.checks DIR SPEC``), never in the scheduler's loop:
 
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     folder, spec = (argv if argv is not None else sys.argv[1:])[:2]
     league = League(folder)
     cfg = league.config
-    from arena.external.check import check_bot
+    from arena.loading.check import check_bot
     from arena.external.limits import Limits
 
     # The limits the bot will play under (the check sets the start time of its kind).

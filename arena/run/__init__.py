@@ -2,8 +2,10 @@
 
 * :mod:`arena.run.plan`     - matchups to chunks, seeds, ids; bots as content;
 * :mod:`arena.run.worker`   - a chunk task in, its tables out (touches no files);
+* :mod:`arena.run.schema`   - the stored columns; :mod:`arena.run.tables` - frames to tables of that schema;
 * :mod:`arena.run.schedule` - inline, local processes (with a watchdog), Dask;
-* :mod:`arena.run.store`    - the run folder: chunk files, index, checksums, lock, manifest;
+* :mod:`arena.run.store`    - the run folder (a package of its jobs; :class:`~arena.run.store.RunStore`);
+* :mod:`arena.run.replay`   - a stored game made ready to replay exactly, and its check;
 * :mod:`arena.run.runner`   - :func:`run_tournament`, which joins them.
 
 The runner's names are loaded on first use, so reading a run folder

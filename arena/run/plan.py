@@ -63,7 +63,7 @@ class BotSpec:
         """The spec of a loaded bot (its :class:`~arena.settings.botref.BotRef` says what kind)."""
         ref = bot.ref
         if ref is None:
-            raise ValueError(f"bot '{bot.name}' was not loaded from a reference (use arena.botkit.load.load)")
+            raise ValueError(f"bot '{bot.name}' was not loaded from a reference (use arena.loading.load.load)")
         params = tuple(bot.param_dict().items())
         if ref.kind in ("command", "sandbox"):
             from arena.external import external_of

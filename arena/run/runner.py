@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from arena.botkit.bot import Bot
-from arena.botkit.load import load_bots
 from arena.external import external_of
 from arena.external.wall import hide
+from arena.loading.load import load_bots
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
 from arena.run.progress import progress_bar
 from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses, SchedulerLost

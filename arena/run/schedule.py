@@ -2,7 +2,11 @@
 
 Every schedule has one method, ``results(tasks)``: a generator that plays
 the tasks and yields a :class:`~arena.run.worker.ChunkResult` or a
-:class:`ChunkFailure` for each, in the order they finish.  It keeps only a
+:class:`ChunkFailure` for each, in the order they finish.  A schedule made
+with ``play=f`` runs ``f(task)`` instead of playing chunks: any pure task
+with a ``label`` and a ``key`` (``arena analyze`` grades games this way),
+with the same pool, watchdog and Dask window, and no time limit unless the
+task has a ``time_limit``.  It keeps only a
 window of tasks in flight (so results never pile up in memory), and closing
 the generator - an SPRT stop, Ctrl-C, an error in the driver - stops every
 worker it started.
@@ -26,6 +30,7 @@ no process behind.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -36,7 +41,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,11 +58,16 @@ log = logging.getLogger("arena.schedule")
 class ChunkFailure:
     """A chunk that could not be played; ``reason`` is one line."""
 
-    task: ChunkTask
+    task: ChunkTask | Any  # the task of the schedule's ``play`` when it has one
     reason: str
 
 
 Outcome = ChunkResult | ChunkFailure
+
+
+#: A schedule's work: a pure function of one task (by default, playing a chunk).  Its tasks have a
+#: ``label`` (for log lines) and a ``key`` (for Dask), and may have a ``time_limit`` in seconds.
+Play = Callable[[Any], Any]
 
 
 class SchedulerLost(RuntimeError):
@@ -73,9 +83,16 @@ class Inline:
 
     workers = 1
 
-    def results(self, tasks: Iterable[ChunkTask]) -> Iterator[Outcome]:
+    def __init__(self, play: Play | None = None) -> None:
+        self.play = play
+
+    def results(self, tasks: Iterable[Any]) -> Iterator[Any]:
         from arena.run.worker import WorkerError
 
+        if self.play is not None:
+            for t in tasks:
+                yield self.play(t)
+            return
         for t in tasks:
             try:
                 yield play_chunk(t)
@@ -138,8 +155,8 @@ def _drain(scratch) -> str:
         return ""
 
 
-def _worker_main(conn, raw, parent_pid: int) -> None:
-    """A worker process: play the chunks the driver sends until it sends None."""
+def _worker_main(conn, raw, parent_pid: int, play: Play | None = None) -> None:
+    """A worker process: play the chunks (or run ``play`` on the tasks) the driver sends until it sends None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     _die_with_parent(parent_pid)
     from arena.run.store import close_inherited_locks
@@ -155,12 +172,15 @@ def _worker_main(conn, raw, parent_pid: int) -> None:
         if task is None:
             break
         try:
-            res = play_chunk(task, progress, catch_exits=True)
-            out = _drain(scratch)
-            if out:
-                key = f"{task.bot_a.name}--{task.bot_b.name}.stdout"
-                res.logs[key] = res.logs.get(key, f"--- {task.label}\n") + out
-            msg: tuple[str, Any] = ("ok", res)
+            if play is not None:
+                msg: tuple[str, Any] = ("ok", play(task))
+            else:
+                res = play_chunk(task, progress, catch_exits=True)
+                out = _drain(scratch)
+                if out:
+                    key = f"{task.bot_a.name}--{task.bot_b.name}.stdout"
+                    res.logs[key] = res.logs.get(key, f"--- {task.label}\n") + out
+                msg = ("ok", res)
         except BaseException as exc:  # noqa: BLE001 - anything a bot does must come back as a failure
             msg = ("error", f"{type(exc).__name__}: {exc}")
         try:
@@ -218,17 +238,17 @@ def bots_allowance(task: ChunkTask) -> float:
 
 
 class _Slot:
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, play: Play | None = None) -> None:
         self.raw = ctx.RawArray("q", P_SIZE)
         self.progress = np.frombuffer(self.raw, dtype=np.int64)
         here, there = ctx.Pipe()
         self.conn = here
         self.proc = ctx.Process(
-            target=_worker_main, args=(there, self.raw, os.getpid()), daemon=True, name="arena-worker"
+            target=_worker_main, args=(there, self.raw, os.getpid(), play), daemon=True, name="arena-worker"
         )
         self.proc.start()
         there.close()
-        self.task: ChunkTask | None = None
+        self.task: Any = None  # a ChunkTask, or the task of the schedule's play
         self.started = 0.0
         self.cpu0: float | None = None
         self.wall_limit = 0.0
@@ -236,14 +256,18 @@ class _Slot:
         self.stopped_since: float | None = None
         self.played = 0  # chunks given to this worker
 
-    def give(self, task: ChunkTask, retry: bool) -> bool:
+    def give(self, task: Any, retry: bool) -> bool:
         """Send the worker a chunk; False when it can't take it (it died while idle: the pipe is broken)."""
         self.progress[:] = -1
         self.task, self.retry, self.started = task, retry, time.monotonic()
         self.stopped_since = None
         self.cpu0 = _cpu_seconds(self.proc.pid) if self.proc.pid else None
         # Without a CPU clock (not Linux) the wall clock is the measure, as before.
-        self.wall_limit = task.time_limit * (WALL_FACTOR if self.cpu0 is not None else 1.0) + bots_allowance(task)
+        limit = getattr(task, "time_limit", None)
+        if limit is None:  # a task of the schedule's play with no limit of its own
+            self.wall_limit = float("inf")
+        else:
+            self.wall_limit = limit * (WALL_FACTOR if self.cpu0 is not None else 1.0) + bots_allowance(task)
         try:
             self.conn.send(task)
         except OSError:  # BrokenPipeError, ConnectionResetError: no reader at the other end
@@ -273,7 +297,7 @@ class _Slot:
     def over_limit(self, now: float) -> str:
         """Why this slot's chunk ran past its limits ("" if it did not), with what it was asking."""
         t = self.task
-        if t is None:
+        if t is None or getattr(t, "time_limit", None) is None:
             return ""
         wall = now - self.started
         if self.cpu0 is not None and self.proc.pid:
@@ -300,7 +324,7 @@ class _Slot:
         """`` while asking bot 'x' for d()`` when the worker is known to be asking a decision, else ""."""
         seat, phase, swap = (int(self.progress[i]) for i in (P_SEAT, P_PHASE, P_SWAP))
         t = self.task
-        if t is None or seat not in (0, 1) or swap not in (0, 1) or phase not in PHASE_FUNCTION:
+        if not isinstance(t, ChunkTask) or seat not in (0, 1) or swap not in (0, 1) or phase not in PHASE_FUNCTION:
             return ""
         bot = t.bot_a if (seat ^ swap) == 0 else t.bot_b
         return f" while asking bot '{bot.name}' for {PHASE_FUNCTION[phase]}()"
@@ -309,15 +333,16 @@ class _Slot:
 class LocalProcesses:
     """A pool of ``workers`` local processes with a watchdog (see the module doc)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, play: Play | None = None) -> None:
         self.workers = max(1, workers)
+        self.play = play
         methods = multiprocessing.get_all_start_methods()
         # fork: workers inherit the compiled kernels and the loaded bots.
         self.ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
-    def results(self, tasks: Iterable[ChunkTask]) -> Iterator[Outcome]:
-        queue: deque[tuple[ChunkTask, bool]] = deque((t, False) for t in tasks)
-        slots = [_Slot(self.ctx) for _ in range(min(self.workers, len(queue)) or 1)]
+    def results(self, tasks: Iterable[Any]) -> Iterator[Any]:
+        queue: deque[tuple[Any, bool]] = deque((t, False) for t in tasks)
+        slots = [_Slot(self.ctx, self.play) for _ in range(min(self.workers, len(queue)) or 1)]
         try:
             while True:
                 for i in range(len(slots)):
@@ -328,7 +353,7 @@ class LocalProcesses:
                             break
                         # It died while idle (a signal between chunks): a fresh worker takes the chunk.
                         how = s.end()
-                        slots[i] = _Slot(self.ctx)
+                        slots[i] = _Slot(self.ctx, self.play)
                         if s.played:
                             log.warning("a worker process died between chunks (%s); started another", how)
                             queue.appendleft((task, retry))
@@ -365,7 +390,7 @@ class LocalProcesses:
                         continue
                     # the process ended without an answer: it died
                     how = s.end()
-                    slots[slots.index(s)] = _Slot(self.ctx)
+                    slots[slots.index(s)] = _Slot(self.ctx, self.play)
                     if s.retry:
                         yield ChunkFailure(task, f"its worker process died twice ({how})")
                     else:
@@ -379,7 +404,7 @@ class LocalProcesses:
                         # Stopped, not slow: no bot's fault and no progress. A fresh worker plays the chunk.
                         task = s.task
                         s.kill()
-                        slots[slots.index(s)] = _Slot(self.ctx)
+                        slots[slots.index(s)] = _Slot(self.ctx, self.play)
                         why = f"stopped (SIGSTOP) for {STOPPED_GRACE:.0f} s"
                         if s.retry:
                             yield ChunkFailure(task, f"its worker process was {why}; the one before was lost too")
@@ -397,7 +422,7 @@ class LocalProcesses:
                     if s.task is not None and over:
                         task = s.task
                         s.kill()
-                        slots[slots.index(s)] = _Slot(self.ctx)
+                        slots[slots.index(s)] = _Slot(self.ctx, self.play)
                         yield ChunkFailure(task, over)
         finally:
             for s in slots:
@@ -434,8 +459,9 @@ class DaskCluster:
     flight at once, a few per worker thread, so results never pile up.
     """
 
-    def __init__(self, client: Any, window: int | None = None) -> None:
+    def __init__(self, client: Any, window: int | None = None, play: Play | None = None) -> None:
         self.client = client
+        self.play = play
         threads = sum(client.nthreads().values()) or 1
         self.workers = threads
         self.window = window or max(4, 3 * threads)
@@ -455,17 +481,17 @@ class DaskCluster:
         except AttributeError:
             return "?"
 
-    def results(self, tasks: Iterable[ChunkTask]) -> Iterator[Outcome]:
+    def results(self, tasks: Iterable[Any]) -> Iterator[Any]:
         from distributed import as_completed
 
-        queue = deque(tasks)
-        futures: dict[Any, ChunkTask] = {}
+        pending = iter(tasks)  # taken one at a time: only the window's tasks are ever in memory
+        futures: dict[Any, Any] = {}
         ac = as_completed()
         address = self._address()
 
-        def submit(t: ChunkTask) -> None:
+        def submit(t: Any) -> None:
             try:
-                f = self.client.submit(_dask_play, t, key=f"{t.key}-{self.token}", pure=False)
+                f = self.client.submit(self.play or _dask_play, t, key=f"{t.key}-{self.token}", pure=False)
             except Exception as exc:  # noqa: BLE001 - a closed client: the scheduler is gone
                 if self._lost(exc):
                     raise SchedulerLost(address) from None
@@ -474,8 +500,8 @@ class DaskCluster:
             ac.add(f)
 
         try:
-            while queue and len(futures) < self.window:
-                submit(queue.popleft())
+            for t in itertools.islice(pending, self.window):
+                submit(t)
             for f in ac:
                 t = futures.pop(f)
                 try:
@@ -488,8 +514,9 @@ class DaskCluster:
                     yield res
                 finally:
                     f.release()
-                if queue:
-                    submit(queue.popleft())
+                nxt = next(pending, None)
+                if nxt is not None:
+                    submit(nxt)
         finally:
             for f in futures:
                 f.cancel()

@@ -18,15 +18,15 @@ import pandas as pd
 import pyarrow as pa
 
 from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
-from arena.botkit.load import load
 from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
 from arena.engine.play import C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.limits import Limits
+from arena.loading.load import load
 from arena.run.plan import BotSpec, ChunkTask, pair_seeds
 from arena.run.schema import games_frame, hands_frame
-from arena.run.store import actions_table
+from arena.run.tables import actions_table
 from arena.settings.botref import BotRef
 
 # Slots of the progress array a worker shares with its driver (the watchdog
@@ -53,7 +53,7 @@ class ChunkResult:
     errors: list[str]
     logs: dict[str, str] = field(default_factory=dict)  # log name -> text the bots printed
     seconds: float = 0.0
-    actions: pa.Table | None = None  # each game's action log (store.ACTIONS_SCHEMA), when task.record_log
+    actions: pa.Table | None = None  # each game's action log (schema.ACTIONS_SCHEMA), when task.record_log
 
 
 def _game_logs(hands: np.ndarray, n_games: int) -> tuple[np.ndarray, np.ndarray]:

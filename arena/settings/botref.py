@@ -15,7 +15,7 @@ spec                        kind        meaning
 :meth:`BotRef.parse` is the one place these prefixes are read; everything
 else (config, worker, ``check-bot``, the web) takes a :class:`BotRef`.  It is
 plain data in the settings layer: loading the bot it names is the bots
-layer's job (:func:`arena.botkit.load.load`).
+layer's job (:func:`arena.loading.load.load`).
 """
 
 from __future__ import annotations

@@ -277,7 +277,7 @@ class TournamentConfig:
         Relative file paths and a command's ``cwd`` are taken from ``base_dir``
         (the config file's folder).  A spec that names no bot is a one-line
         ConfigError; loading the bots is the bots layer's job
-        (:func:`arena.botkit.load.load_bots`).
+        (:func:`arena.loading.load.load_bots`).
         """
         out: dict[str, BotRef] = {}
         for spec in self.all_bots():

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from arena.botkit.bot import Bot
-from arena.botkit.load import load_bot
 from arena.engine.cards import cards_of
 from arena.engine.layout import (
     ERROR_TEXT,
@@ -62,6 +61,7 @@ from arena.engine.showdown import (
 )
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state
 from arena.engine.table import Table
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules, RulesError, load_rules
 from arena.web.table import action_text, showdown, table_state
 

@@ -14,8 +14,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from arena.analysis.decisions import viewer_data
+from arena.run.replay import check_lines, stored_game
 from arena.run.store import StoreError
+from arena.web.decisions import viewer_data
 from arena.web.table import game_steps
 
 #: A league's run folder names: ``r000``, ``r001``, ... (``r1000`` once a league has played a thousand rounds).
@@ -27,8 +28,6 @@ CACHE = 8
 
 def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
     """A stored game as the viewer's JSON: names, steps, and whether the replay matches the stored rows."""
-    from arena.cli.show import check_lines, stored_game
-
     rec, rules, names, log, how = stored_game(Path(run_dir), game_id)
     ok, check = check_lines(rec, rules, log)
     g = rec.game

@@ -163,3 +163,34 @@ def test_opponent_restricts_the_games_to_one_matchup(run):
     assert set(df["bot"]) == {"gin-chasing"} and set(df["opponent"]) == {"simple"} and df["game_id"].nunique() == 1
     with pytest.raises(dec.AnalysisError, match="no bot 'monte-carlo'"):
         dec.analyse_run(run, SETTINGS, opponent="monte-carlo", games=1)
+
+
+def test_analyses_accumulate_per_bot_and_settings_and_a_rerun_says_what_it_replaces(run, tmp_path):
+    import shutil
+    from dataclasses import asdict
+
+    copy = tmp_path / "acc"
+    shutil.copytree(run, copy)
+    shutil.rmtree(copy / "analysis", ignore_errors=True)
+    first, _ = dec.analyse_run(copy, SETTINGS, bot="simple", games=1)
+    assert first.earlier == ""
+    kept_simple = dec.kept_name(dec.TABLE, {**asdict(SETTINGS), "bot": "simple", "opponent": None})
+    second, _ = dec.analyse_run(copy, SETTINGS, bot="gin-chasing", games=1)
+    assert second.earlier == f"the earlier analysis of bot 'simple' at 12 samples, seed 5 is kept as '{kept_simple}'"
+    assert RunStore(copy).analyses() == sorted([dec.TABLE, kept_simple])
+    assert set(frame(copy, kept_simple)["bot"]) == {"simple"} and set(frame(copy)["bot"]) == {"gin-chasing"}
+    third, _ = dec.analyse_run(copy, SETTINGS, bot="gin-chasing", games=2)
+    assert third.earlier == (
+        "replaces the earlier analysis 'decisions' of bot 'gin-chasing' at 12 samples, seed 5 "
+        "(the same bot and settings)"
+    )
+    assert RunStore(copy).analyses() == sorted([dec.TABLE, kept_simple]) and frame(copy)["game_id"].nunique() == 2
+    # simple again: gin-chasing's is kept, and simple's older copy gives way to the new one (no duplicate).
+    kept_gin = dec.kept_name(dec.TABLE, {**asdict(SETTINGS), "bot": "gin-chasing", "opponent": None})
+    r = CliRunner().invoke(
+        app, ["analyze", str(copy), "--bot", "simple", "--games", "1", "--samples", "12", "--seed", "5", "--quiet"]
+    )
+    assert r.exit_code == 0, r.output
+    assert f"is kept as '{kept_gin}'" in r.output
+    assert RunStore(copy).analyses() == sorted([dec.TABLE, kept_gin])
+    assert set(frame(copy)["bot"]) == {"simple"} and set(frame(copy, kept_gin)["bot"]) == {"gin-chasing"}

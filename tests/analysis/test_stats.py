@@ -33,8 +33,8 @@ def build_run(specs: dict[str, str], n_pairs: int, rules=None, record_hands: boo
     name plays the same bot under that name.  Pair k of a matchup is games
     2k (bot_a in seat 0) and 2k + 1 (seats swapped), same seed.
     """
-    from arena.botkit.load import load_bot
     from arena.engine.play import play_batch
+    from arena.loading.load import load_bot
     from arena.run.schema import games_frame, hands_frame
     from arena.settings.rules import Rules
 

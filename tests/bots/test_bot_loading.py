@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import BotError, load_bot_file
-from arena.botkit.load import load_bot
 from arena.engine.layout import G_HANDS
 from arena.engine.play import IllegalMoveError, play_batch, play_games_kernel
 from arena.engine.rules_array import rules_array
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules
 
 R = rules_array(Rules())

@@ -16,7 +16,7 @@ from arena.cli.main import app
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import external_bot, external_of
-from arena.external.check import check_bot
+from arena.loading.check import check_bot
 from arena.settings.rules import Rules, load_rules
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "external"

@@ -20,13 +20,13 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import BotError
-from arena.botkit.load import load_bot
 from arena.engine.layout import G_FORFEIT
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import ExternalBot, Limits, close_bot, drain_log, external_bot, external_of
 from arena.external.limits import build_filter, seccomp_available
 from arena.external.wall import wall_problem
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules
 
 R = rules_array(Rules())

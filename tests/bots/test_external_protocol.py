@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pytest
 
-from arena.botkit.load import load_bot
 from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
@@ -35,6 +34,7 @@ from arena.external.protocol import (
     parse_answer,
     parse_hello,
 )
+from arena.loading.load import load_bot
 from arena.settings.rules import load_rules
 
 

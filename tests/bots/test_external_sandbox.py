@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import BotError, bot_from_module, load_bot_file
-from arena.botkit.load import load_bot
 from arena.engine.layout import G_FORFEIT
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_of, sandboxed_bot
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules, load_rules
 
 R = rules_array(Rules())

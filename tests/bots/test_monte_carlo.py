@@ -7,7 +7,6 @@ import pytest
 
 from arena.botkit.bot import BotError
 from arena.botkit.lib import opponent_known, pile_cards
-from arena.botkit.load import load_bot
 from arena.botkit.search import rules_of, sample_state_weighted
 from arena.engine.cards import popcount
 from arena.engine.layout import (
@@ -31,6 +30,7 @@ from arena.engine.play import play_batch
 from arena.engine.rng import RNG_WORDS, new_rng
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.loading.load import load_bot
 from arena.settings.rules import load_rules
 from bots import monte_carlo as mc_module
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.botkit.load import load_bot
 from arena.botkit.search import opponent_known, play_out, rules_of, sample_state
 from arena.engine._jit import jit
 from arena.engine.cards import popcount
@@ -26,6 +25,7 @@ from arena.engine.layout import (
 from arena.engine.rng import new_rng
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules
 
 R = rules_array(Rules())

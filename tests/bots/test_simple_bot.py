@@ -130,8 +130,8 @@ def test_a_bot_reusing_the_guard_with_too_little_memory_gets_no_guard_and_no_str
 def test_no_simple_vs_simple_hand_reaches_the_turn_cap_under_eaai(tmp_path):
     """Whole games: the pre-guard Simple loops in a few hands per million; the guarded one never."""
     from arena.botkit.bot import load_bot_file
-    from arena.botkit.load import load_bot
     from arena.engine.play import play_batch
+    from arena.loading.load import load_bot
     from arena.settings.rules import load_rules
 
     old = tmp_path / "old_simple.py"

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import BotError, as_plain, load_bot_file
-from arena.botkit.load import load_bot
 from arena.engine.cards import mask_of, parse_card, parse_cards
 from arena.engine.layout import (
     G_DISCARDS,
@@ -48,6 +47,7 @@ from arena.engine.layout import (
 from arena.engine.play import play_batch
 from arena.engine.rng import new_rng
 from arena.engine.rules_array import rules_array
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules, load_rules
 
 STRATEGIES = ("early_knock", "gin_chasing", "discard_tracking")

@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import bot_cache_dir
-from arena.botkit.load import load_bot
 from arena.engine._jit import cache_dir
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
@@ -32,6 +31,7 @@ from arena.external import Limits, external_bot, external_of, sandboxed_bot
 from arena.external.limits import _RET_ALLOW, build_filter, filter_allows
 from arena.external.process import BotProcess, LogBuffer
 from arena.external.wall import DEFAULT_BOT_ID, PID_IN_WALL, python_paths, wall_problem
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules
 
 PROBLEM = wall_problem()
@@ -360,7 +360,7 @@ def test_the_weak_sandbox_is_chosen_only_explicitly():
 def test_check_bot_runs_the_bot_in_the_wall_and_lists_the_calls_the_sandbox_refused(tmp_path):
     import shutil
 
-    from arena.external.check import check_bot, refused_calls
+    from arena.loading.check import check_bot, refused_calls
 
     if shutil.which("strace") is None:
         if os.environ.get("CI") == "true":

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import BotError
-from arena.botkit.load import load, load_bot
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_bot, external_of, sandboxed_bot
-from arena.external.check import check_bot
 from arena.external.protocol import ProtocolError, parse_answer, parse_hello
 from arena.external.wall import wall_problem
+from arena.loading.check import check_bot
+from arena.loading.load import load, load_bot
 from arena.run.plan import BotSpec, plan_matchup
 from arena.run.schedule import LocalProcesses, _cpu_seconds, bots_allowance
 from arena.run.worker import play_chunk

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import as_plain
-from arena.botkit.load import load_bot
 from arena.engine._jit import jit
 from arena.engine.cards import popcount
 from arena.engine.layout import (
@@ -49,6 +48,7 @@ from arena.engine.replay import replay_game
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules
 
 STD = Rules()

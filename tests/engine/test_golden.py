@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.botkit.load import load_bot
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
+from arena.loading.load import load_bot
 from arena.settings.config import TournamentConfig
 from arena.settings.rules import load_rules
 

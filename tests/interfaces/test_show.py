@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from arena.botkit.load import load_bot
 from arena.cli.show import game_text
 from arena.engine.rules_array import rules_array
+from arena.loading.load import load_bot
 from arena.settings.rules import Rules
 
 

@@ -18,7 +18,7 @@ import pytest
 from arena.analysis.sprt import SprtGate
 from arena.analysis.stats import pair_summary
 from arena.analysis.summary import summarize_run
-from arena.botkit.load import load_bots
+from arena.loading.load import load_bots
 from arena.run import TournamentError, run_tournament
 from arena.run.schedule import Inline
 from arena.run.store import RunStore, StoreBusy, StoreError

@@ -55,7 +55,7 @@ def test_rules_and_sets_from_the_command_line_are_one_validation(tmp_path, valid
 
 
 def test_a_chunk_task_carries_the_validated_rules(tmp_path):
-    from arena.botkit.load import load_bots
+    from arena.loading.load import load_bots
     from arena.run.plan import BotSpec, plan_matchup
 
     cfg = _config(tmp_path, rule_sets={"knock_limit": 5})

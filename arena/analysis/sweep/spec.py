@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.botkit.load import load_bots
+from arena.loading.load import load_bots
 from arena.settings.config import ConfigError, config_from_dict
 
 __all__ = ["KEYS", "SweepError", "SweepSpec", "load_sweep"]

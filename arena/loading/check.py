@@ -138,8 +138,8 @@ def _check_refused(report, command, cwd, env, read_paths, limits, echo) -> None:
     """Play two games under strace and report the system calls the sandbox refused (a WARN line)."""
     import shutil
 
-    from arena.botkit.load import load_bot
     from arena.engine.play import play_batch
+    from arena.loading.load import load_bot
     from arena.settings.rules import Rules
 
     strace = shutil.which("strace")
@@ -171,8 +171,8 @@ def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
     """One real view per phase (seat 0), from games of simple vs simple, plus a big gin one."""
     import dataclasses
 
-    from arena.botkit.load import load_bot
     from arena.engine.play import play_batch
+    from arena.loading.load import load_bot
     from arena.settings.rules import Rules
 
     simple = load_bot("simple")
@@ -215,8 +215,8 @@ def check_bot(
     spec: str, games: int = 20, limits: Limits | None = None, echo: Callable[[str], None] | None = print
 ) -> CheckReport:
     """Run the check on ``cmd:...`` (or a bot file, run in the sandbox); lines are echoed as they come."""
-    from arena.botkit.load import limits_for, load_bot
     from arena.engine.play import play_batch
+    from arena.loading.load import limits_for, load_bot
     from arena.settings.rules import Rules
 
     report = CheckReport(spec)

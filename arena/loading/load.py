@@ -10,6 +10,7 @@ limits unless the caller gives others.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 from arena.botkit.bot import Bot, BotError, load_bot_file, load_builtin
@@ -29,20 +30,44 @@ def limits_for(ref: BotRef, base: Limits | None = None) -> Limits:
     return dataclasses.replace(base, start_s=start) if start is not None else base
 
 
+def _builtin(ref: BotRef, limits: Limits | None, name: str | None) -> Bot:
+    return load_builtin(ref.ref)
+
+
+def _file(ref: BotRef, limits: Limits | None, name: str | None) -> Bot:
+    return load_bot_file(ref.ref, name=name)
+
+
+def _sandbox(ref: BotRef, limits: Limits | None, name: str | None) -> Bot:
+    from arena.external import sandboxed_bot
+
+    return sandboxed_bot(ref.ref, limits or limits_for(ref), name=name)
+
+
+def _command(ref: BotRef, limits: Limits | None, name: str | None) -> Bot:
+    from arena.external import external_bot
+
+    return external_bot(name, ref.argv, ref.cwd, limits or limits_for(ref))
+
+
+#: One loader per kind of reference (:attr:`BotRef.kind`): ``(ref, limits, name) -> Bot``.
+#: A new kind of reference is one function here and one entry in this table.
+LOADERS: dict[str, Callable[[BotRef, Limits | None, str | None], Bot]] = {
+    "builtin": _builtin,
+    "file": _file,
+    "sandbox": _sandbox,
+    "command": _command,
+}
+
+
 def load(ref: BotRef, limits: Limits | None = None, name: str | None = None) -> Bot:
     """The bot ``ref`` names, under ``name`` (default: its own name), with its
     parameter overrides applied.  ``limits`` (default: :func:`limits_for` the
     ref) bind a bot in its own process.  Any failure is a one-line :class:`BotError`."""
-    from arena.external import external_bot, sandboxed_bot
-
-    if ref.kind == "builtin":
-        bot = load_builtin(ref.ref)
-    elif ref.kind == "file":
-        bot = load_bot_file(ref.ref, name=name)
-    elif ref.kind == "sandbox":
-        bot = sandboxed_bot(ref.ref, limits or limits_for(ref), name=name)
-    else:
-        bot = external_bot(name, ref.argv, ref.cwd, limits or limits_for(ref))
+    loader = LOADERS.get(ref.kind)
+    if loader is None:
+        raise BotError(f"bot '{ref.ref}': no loader for references of kind '{ref.kind}'")
+    bot = loader(ref, limits, name)
     if ref.params:
         bot = bot.with_params(name or bot.name, dict(ref.params))
     elif name is not None:

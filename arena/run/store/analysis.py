@@ -1,0 +1,132 @@
+"""Analysis tables (``arena analyze``) stored in a run folder.
+
+``analysis/<name>/index.jsonl`` holds a header line (what was analysed, and
+how), then one checked line per part file written;
+``analysis/<name>/<part>.parquet`` holds the part's rows.  Starting an
+analysis of a name replaces the previous one of that name; :func:`rename`
+keeps one under another name.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arena.run.store.chunks import parquet_bytes
+from arena.run.store.files import append_line, sha256
+from arena.run.store.format import INDEX, StoreError, env_error, log, now
+from arena.run.store.index import format_line, parse_line
+
+if TYPE_CHECKING:
+    from arena.run.store import RunStore
+
+
+def begin(store: RunStore, name: str, info: dict[str, Any]) -> None:
+    """Start the analysis table ``name`` (letters, digits, - and _), deleting an earlier one of that name."""
+    store._writable()
+    d = folder(store, name)
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    store._write_file(
+        d / INDEX, format_line({"type": "analysis", "name": name, "info": info, "created": now()}).encode()
+    )
+
+
+def drop(store: RunStore, name: str) -> None:
+    """Delete the analysis ``name`` if there is one."""
+    store._writable()
+    d = folder(store, name)
+    if d.exists():
+        shutil.rmtree(d)
+
+
+def rename(store: RunStore, name: str, new: str) -> None:
+    """Keep the analysis ``name`` under ``new`` (replacing one of that name), by one rename."""
+    store._writable()
+    src, dest = folder(store, name), folder(store, new)
+    if not (src / INDEX).is_file():
+        raise StoreError(f"{store.dir}: no analysis '{name}'")
+    try:
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(src, dest)
+    except OSError as exc:
+        raise env_error(exc, f"keep analysis '{name}' as '{new}'") from None
+
+
+def put_part(store: RunStore, name: str, part: int, table: pa.Table) -> None:
+    """Store part ``part`` of the analysis table ``name`` (atomically, then its checked index line)."""
+    store._writable()
+    d = folder(store, name)
+    if not (d / INDEX).is_file():
+        raise StoreError(f"{store.dir}: analysis '{name}' was not begun")
+    data = parquet_bytes(table)
+    rel = f"{int(part):05d}.parquet"
+    store._write_file(d / rel, data)
+    line = format_line({"type": "part", "part": int(part), "path": rel, "sha256": sha256(data), "bytes": len(data)})
+    append_line(d / INDEX, line)
+
+
+def stored_names(store: RunStore) -> list[str]:
+    """Names of the analysis tables stored in the folder."""
+    root = store.dir / "analysis"
+    return sorted(p.name for p in root.iterdir() if (p / INDEX).is_file()) if root.is_dir() else []
+
+
+def info(store: RunStore, name: str) -> dict[str, Any]:
+    """The header the analysis ``name`` was begun with (what was analysed, and how)."""
+    head, _ = read_index(store, name)
+    return head
+
+
+def read_parts(store: RunStore, name: str, columns: Sequence[str] | None = None) -> Iterator[pd.DataFrame]:
+    """The analysis table ``name`` part by part, each verified (a bad part is named in :attr:`problems`)."""
+    _, parts = read_index(store, name)
+    d = folder(store, name)
+    for rec in parts:
+        try:
+            data = (d / rec["path"]).read_bytes()
+        except OSError:
+            data = b""
+        if len(data) != rec["bytes"] or sha256(data) != rec["sha256"]:
+            line = f"{store.dir}: analysis '{name}' part {rec['part']}: missing or corrupted; left out"
+            if line not in store.problems:
+                store.problems.append(line)
+                log.warning("%s", line)
+            continue
+        yield pq.read_table(pa.BufferReader(data), columns=list(columns) if columns else None).to_pandas()
+
+
+def folder(store: RunStore, name: str) -> Path:
+    """The folder of the analysis ``name``; StoreError for a name that could leave ``analysis/``."""
+    if not isinstance(name, str) or not name or len(name) > 64 or not all(c.isalnum() or c in "-_" for c in name):
+        raise StoreError(f"analysis name {name!r} is not allowed (letters, digits, - and _)")
+    return store.dir / "analysis" / name
+
+
+def read_index(store: RunStore, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header of the analysis ``name`` and its part lines (the latest of each part), in part order."""
+    path = folder(store, name) / INDEX
+    if not path.is_file():
+        raise StoreError(f"{store.dir}: no analysis '{name}' (run arena analyze first)")
+    head: dict[str, Any] | None = None
+    parts: dict[int, dict[str, Any]] = {}
+    for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        rec = parse_line(text) if text.strip() else None
+        if rec is None:
+            continue
+        if rec.get("type") == "analysis" and head is None:
+            head = rec.get("info", {})
+        elif rec.get("type") == "part":
+            parts[int(rec["part"])] = rec
+    if head is None:
+        raise StoreError(f"{path}: no valid header line (corrupted)")
+    return head, [parts[k] for k in sorted(parts)]

@@ -1,0 +1,361 @@
+"""Chunk files: writing them, checking them, reading them back as tables.
+
+A chunk file is Parquet with page checksums that describes itself (its
+matchup, number and game-id range, under :data:`META_KEY`); its index line
+holds its SHA-256.  Nothing here reads a file's bytes as data before they
+hash to what the index says; a file that does not is named in one line,
+moved to ``quarantine/`` by :func:`verify`, or left out by the readers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arena.run.schema import ACTIONS_SCHEMA, GAMES_COLUMNS, GAMES_SCHEMA, HANDS_SCHEMA
+from arena.run.store.files import sha256
+from arena.run.store.format import KINDS, META_KEY, STORE_FORMAT, StoreError, say_once
+from arena.run.store.index import ChunkRecord, Matchup
+from arena.run.tables import COLUMNS, TableError, to_table
+
+if TYPE_CHECKING:
+    from arena.run.store import RunStore
+
+
+def parquet_bytes(table: pa.Table, meta: dict[str, Any] | None = None) -> bytes:
+    """Parquet bytes with page checksums, and ``meta`` (JSON) under :data:`META_KEY`."""
+    if meta is not None:
+        table = table.replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", write_page_checksum=True)
+    return buf.getvalue()
+
+
+def chunk_meta(data: bytes) -> dict[str, Any]:
+    """What a chunk file says of itself, after checking every page checksum and the game ids.
+
+    Raises StoreError (one line) when the bytes are not a whole, intact
+    chunk file of this store: not Parquet, a page that fails its CRC, no or
+    bad ``arena.chunk`` metadata, or rows that disagree with it.
+    """
+    try:
+        table = pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})") from None
+    raw = (table.schema.metadata or {}).get(META_KEY)
+    if raw is None:
+        raise StoreError("has no arena.chunk metadata (written by an older version?)")
+    try:
+        meta = json.loads(raw)
+        kind = meta["kind"]
+        lo, hi = (int(v) for v in meta["game_ids"])
+        rows = int(meta["games"] if kind in ("games", "actions") else meta["hands"])
+        for key in (
+            "matchup",
+            "matchup_no",
+            "bot_a",
+            "bot_b",
+            "identity",
+            "games_per_pair",
+            "chunks",
+            "chunk",
+        ):
+            meta[key]  # noqa: B018 - present, or KeyError
+    except (ValueError, KeyError, TypeError):
+        raise StoreError("its arena.chunk metadata is unreadable") from None
+    if kind not in KINDS or table.schema.names != list(COLUMNS[kind]):
+        raise StoreError(f"its columns are not those of a {kind} chunk")
+    if table.num_rows != rows:
+        raise StoreError(f"holds {table.num_rows} rows, its metadata says {rows}")
+    ids = table.column("game_id").to_numpy()
+    if len(ids) and (ids.min() < lo or ids.max() >= hi):
+        raise StoreError(f"holds game ids outside its range {lo}..{hi - 1}")
+    return meta
+
+
+@dataclass
+class StoredChunk:
+    """One verified chunk as tables."""
+
+    matchup: str
+    bot_a: str
+    bot_b: str
+    chunk: int
+    games: pd.DataFrame
+    hands: pd.DataFrame | None
+    actions: pd.DataFrame | None = None
+
+
+def put_chunk(
+    store: RunStore,
+    mid: str,
+    chunk: int,
+    games: pd.DataFrame,
+    hands: pd.DataFrame | None,
+    actions: pa.Table | None = None,
+) -> ChunkRecord:
+    """Store one chunk's tables (atomically, then its fsync'd index line).  Idempotent:
+    storing a chunk that is already stored and intact does nothing, so a
+    retried task never duplicates games.  ``actions`` is an
+    :data:`ACTIONS_SCHEMA` table (see :func:`actions_table`).  Each file
+    describes itself in its metadata (see :func:`chunk_meta`)."""
+    store._writable()
+    old = store.stored(mid, chunk)
+    if old is not None and intact(store, old):
+        return old
+    m = store.index().matchups.get(mid)
+    if m is None:
+        raise StoreError(f"{store.dir}: chunk {chunk} of an unregistered matchup {mid}")
+    lo, hi = m.no * m.games, (m.no + 1) * m.games
+    ids = games["game_id"].to_numpy() if len(games) else np.array([lo])
+    if ids.min() < lo or ids.max() >= hi:
+        raise StoreError(
+            f"{store.dir}: chunk {chunk} of {m.name} holds game ids {ids.min()}..{ids.max()}, "
+            f"outside its matchup's {lo}..{hi - 1}"
+        )
+    try:
+        parts: list[tuple[str, pa.Table]] = [("games", to_table(games, GAMES_SCHEMA, "games"))]
+        if hands is not None:
+            parts.append(("hands", to_table(hands, HANDS_SCHEMA, "hands")))
+    except TableError as exc:
+        raise StoreError(str(exc)) from None
+    if actions is not None:
+        if actions.schema.remove_metadata() != ACTIONS_SCHEMA:
+            raise StoreError(f"actions table does not match the stored schema ({actions.schema.names})")
+        parts.append(("actions", actions))
+    n_games = len(games)
+    n_hands = 0 if hands is None else len(hands)
+    meta = {
+        "store_format": STORE_FORMAT,
+        "matchup": mid,
+        "matchup_no": m.no,
+        "bot_a": m.bot_a,
+        "bot_b": m.bot_b,
+        "identity": m.identity,
+        "games_per_pair": m.games,
+        "chunks": m.chunks,
+        "chunk": chunk,
+        "game_ids": [lo, hi],
+        "games": n_games,
+        "hands": n_hands,
+        "files": [k for k, _ in parts],
+    }
+    files: dict[str, dict[str, Any]] = {}
+    for kind, table in parts:
+        data = parquet_bytes(table, {**meta, "kind": kind})
+        rel = f"{kind}/{mid}/{chunk:05d}.parquet"
+        store._write_file(store.dir / rel, data)
+        files[kind] = {"path": rel, "sha256": sha256(data), "bytes": len(data)}
+    rec = {
+        "type": "chunk",
+        "matchup": mid,
+        "no": m.no,
+        "chunk": chunk,
+        "games": n_games,
+        "hands": n_hands,
+        "ids": [lo, hi],
+        "files": files,
+    }
+    store._append(rec)
+    return ChunkRecord(mid, chunk, n_games, n_hands, files, (lo, hi))
+
+
+def intact(store: RunStore, rec: ChunkRecord) -> bool:
+    """Every file of the chunk hashes to what its line says."""
+    return all(read_verified(store, rec, kind) is not None for kind in rec.files)
+
+
+def verify(store: RunStore, matchup_ids: Sequence[str] | None = None) -> list[str]:
+    """Check every stored chunk (of these matchups) against its checksum.
+
+    A bad or missing file is named in one line (returned and logged),
+    moved to ``quarantine/`` and dropped from the index, so the next run
+    plays that chunk again.
+    """
+    store._writable()
+    bad = []
+    ids = set(matchup_ids) if matchup_ids is not None else None
+    for (mid, c), rec in list(store.index().chunks.items()):
+        if ids is not None and mid not in ids:
+            continue
+        for kind in rec.files:
+            problem = file_problem(store, rec, kind)
+            if problem:
+                m = store.index().matchups.get(mid)
+                moved = quarantine(store, rec, problem)
+                if rec.files[kind]["path"] in moved:
+                    done = "moved to quarantine/ and to be played again"
+                elif moved:
+                    done = f"its other file(s) moved to quarantine/ ({', '.join(moved)}); to be played again"
+                else:
+                    done = "to be played again"
+                line = f"chunk {c} of {m.name if m else mid}: {problem}; {done}"
+                store._append({"type": "drop", "matchup": mid, "chunk": c, "why": problem})
+                say_once(f"{store.dir}: {line}")
+                bad.append(line)
+                break
+    return bad
+
+
+def quarantine(store: RunStore, rec: ChunkRecord, why: str) -> list[str]:
+    """Move a chunk's files aside; returns the paths of those that were there to move."""
+    moved = []
+    for f in rec.files.values():
+        src = store.dir / f["path"]
+        if src.exists():
+            store._move_aside(src, why)
+            moved.append(f["path"])
+    return moved
+
+
+def file_problem(store: RunStore, rec: ChunkRecord, kind: str) -> str:
+    """What is wrong with a chunk's file of ``kind`` ("" when its bytes hash to its line), in words."""
+    f = rec.files[kind]
+    path = store.dir / f["path"]
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return f"{f['path']} is missing"
+    except OSError as exc:
+        return f"{f['path']} is unreadable ({exc.strerror})"
+    if len(data) == f["bytes"] and sha256(data) == f["sha256"]:
+        return ""
+    try:  # whole, but another chunk's file (swapped, copied over)?  Its own metadata says so.
+        meta = chunk_meta(data)
+    except StoreError:
+        meta = None
+    if meta is not None and (meta["matchup"], int(meta["chunk"]), meta["kind"]) != (rec.matchup, rec.chunk, kind):
+        other = f"chunk {meta['chunk']} of {meta['bot_a']} vs {meta['bot_b']}"
+        return f"{f['path']} is a whole file of another chunk ({other}, by its metadata: swapped?)"
+    if len(data) != f["bytes"]:
+        return f"{f['path']} is {len(data)} bytes, the index says {f['bytes']} (truncated?)"
+    return f"{f['path']} does not match its checksum (corrupted)"
+
+
+def read_verified(store: RunStore, rec: ChunkRecord, kind: str) -> bytes | None:
+    """The bytes of a chunk's file of ``kind``, or None unless they hash to what its line says."""
+    f = rec.files[kind]
+    try:
+        data = (store.dir / f["path"]).read_bytes()
+    except OSError:
+        return None
+    if len(data) != f["bytes"] or sha256(data) != f["sha256"]:
+        return None
+    return data
+
+
+def read_chunks(
+    store: RunStore,
+    games_columns: Sequence[str] | None = None,
+    hands: bool | Sequence[str] = False,
+    actions: bool = False,
+) -> Iterator[StoredChunk]:
+    """Every stored chunk of the current matchups, verified, in play order.
+
+    A chunk that fails its checksum is skipped, named in one log line and
+    in :attr:`problems`; its bytes are never parsed.
+    """
+    for m, rec in store._current_records():
+        g = read_table(store, m, rec, "games", games_columns)
+        if g is None:
+            continue
+        h = None
+        if hands is not False and "hands" in rec.files:
+            h = read_table(store, m, rec, "hands", None if hands is True else hands)
+            if h is None:
+                continue
+        a = None
+        if actions and "actions" in rec.files:
+            a = read_table(store, m, rec, "actions", None)
+            if a is None:
+                continue
+        yield StoredChunk(m.name, m.bot_a, m.bot_b, rec.chunk, g, h, a)
+
+
+def bad_chunk(store: RunStore, m: Matchup, rec: ChunkRecord, kind: str) -> None:
+    """Name a chunk left out of a read, once, in the log and in ``store.problems``."""
+    line = f"{store.dir}: chunk {rec.chunk} of {m.name}: {file_problem(store, rec, kind) or 'unreadable'}; left out"
+    if line not in store.problems:
+        store.problems.append(line)
+        say_once(line)
+
+
+def read_table(
+    store: RunStore, m: Matchup, rec: ChunkRecord, kind: str, columns: Sequence[str] | None
+) -> pd.DataFrame | None:
+    data = read_verified(store, rec, kind)
+    if data is None:
+        bad_chunk(store, m, rec, kind)
+        return None
+    cols = None if columns is None else [c for c in columns if c in COLUMNS[kind]]
+    return pq.read_table(pa.BufferReader(data), columns=cols).to_pandas()
+
+
+def read_games(store: RunStore, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """All games of the current matchups in one frame (for small runs and notebooks)."""
+    parts = [c.games for c in read_chunks(store, columns)]
+    if not parts:
+        return pd.DataFrame(columns=list(columns or GAMES_COLUMNS))
+    return concat(parts)
+
+
+def read_hands(store: RunStore, columns: Sequence[str] | None = None) -> pd.DataFrame | None:
+    """All hands of the current matchups in one frame, or None when none were recorded."""
+    parts = [
+        c.hands
+        for c in read_chunks(store, ["game_id"], hands=list(columns) if columns else True)
+        if c.hands is not None
+    ]
+    return concat(parts) if parts else None
+
+
+def dataset(store: RunStore, kind: str = "games") -> Any:
+    """A ``pyarrow.dataset`` of exactly the current chunk files of ``kind``, each verified now.
+
+    Superseded matchups, chunks past an SPRT stop, files without an index
+    line, quarantined and stray files are not in it; a file that fails its
+    checksum is left out and named in :attr:`problems`.  Files are
+    checked when this is called: take a new dataset after a run adds to
+    the folder.  DuckDB queries it directly (``duckdb.sql("... FROM ds")``).
+    """
+    import pyarrow.dataset as ds
+
+    if kind not in KINDS:
+        raise StoreError(f"no {kind!r} dataset (kinds: {', '.join(KINDS)})")
+    schema = {
+        "games": GAMES_SCHEMA,
+        "hands": HANDS_SCHEMA,
+        "actions": ACTIONS_SCHEMA,
+    }[kind]
+    paths = []
+    for m, rec in store._current_records():
+        if kind not in rec.files:
+            continue
+        if read_verified(store, rec, kind) is None:
+            bad_chunk(store, m, rec, kind)
+            continue
+        paths.append(str(store.dir / rec.files[kind]["path"]))
+    return ds.dataset(paths, schema=schema, format="parquet")
+
+
+def concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The parts in one frame; a categorical column stays categorical, its categories joined."""
+    from pandas.api.types import union_categoricals
+
+    out = pd.concat(parts, ignore_index=True)
+    for col in parts[0].columns:
+        if isinstance(parts[0][col].dtype, pd.CategoricalDtype):
+            out[col] = (
+                union_categoricals([p[col] for p in parts]).astype("category")
+                if all(isinstance(p[col].dtype, pd.CategoricalDtype) for p in parts)
+                else out[col]
+            )
+    return out

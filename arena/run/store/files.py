@@ -1,0 +1,164 @@
+"""Files of a run folder: whole writes, fsync'd appends, checksums, the lock, quarantine.
+
+Each write here is whole or absent after a crash: a file is written to a
+temp name, fsync'd and renamed (:func:`atomic_write`); a line is appended
+and fsync'd (:func:`append_line`).  A temp file a crash leaves is found by
+:func:`temp_files` and deleted by the next writer, which holds the folder's
+lock (:func:`take_lock`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+from arena.run.store.format import KINDS, LOCK, StoreBusy, env_error
+
+CHUNK_FILE = re.compile(r"^(\d{5})\.parquet$")
+TEMP_FILE = re.compile(r"^\..+\.tmp\d+$")
+
+# Locks held by this process, closed in forked worker processes so a worker
+# that outlives its driver for a moment does not keep the folder locked.
+_HELD_LOCKS: set[int] = set()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all (temp file, fsync, rename); StoreEnvError when refused.
+
+    A temp file a refused write leaves is deleted; one a crash leaves is
+    deleted by the next writer (:meth:`RunStore.open_for_writing`).
+    """
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise env_error(exc, f"write {path}") from None
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line and fsync it (OSError passes); a torn last line first gets its newline.
+
+    A line cut short by a crash must not swallow the next one: it stays a
+    bad line of its own, named by the reader.
+    """
+    torn = False
+    if path.exists() and path.stat().st_size:
+        with open(path, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            torn = f.read(1) != b"\n"
+    new = not path.exists()
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(("\n" if torn else "") + line)
+        f.flush()
+        os.fsync(f.fileno())
+    if new:
+        fsync_dir(path.parent)
+
+
+def take_lock(folder: Path, what: str) -> int:
+    """Hold ``folder``'s lock (its file names the holder); StoreBusy when another process holds it."""
+    path = folder / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise env_error(exc, f"lock {path}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        try:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+        finally:
+            os.close(fd)
+        if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            who = holder or "another process"
+            raise StoreBusy(f"{folder} is in use by {who}; wait for it to finish or use another --name") from None
+        raise env_error(exc, f"lock {path}") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} ({what})\n".encode(), 0)
+    except OSError:
+        pass  # the lock is held; naming the holder is a courtesy (a full disk may refuse it)
+    _HELD_LOCKS.add(fd)
+    return fd
+
+
+def release_lock(fd: int) -> None:
+    """Release a lock :func:`take_lock` took (also released by the OS if the process dies)."""
+    _HELD_LOCKS.discard(fd)
+    try:
+        os.ftruncate(fd, 0)
+    except OSError:
+        pass
+    os.close(fd)
+
+
+def close_inherited_locks() -> None:
+    for fd in list(_HELD_LOCKS):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD_LOCKS.clear()
+
+
+def temp_files(folder: Path) -> list[Path]:
+    """The temp files of writes cut short, in the folder and its chunk folders."""
+    out = [p for p in folder.iterdir() if TEMP_FILE.match(p.name)] if folder.is_dir() else []
+    for kind in KINDS:
+        base = folder / kind
+        if base.is_dir():
+            out += [p for p in base.rglob(".*.tmp*") if TEMP_FILE.match(p.name)]
+    return out
+
+
+def move_aside(folder: Path, src: Path, why: str, *, copy: bool = False) -> Path:
+    """Move (or copy) a file of the folder into ``quarantine/``, under a name saying what it was and when."""
+    q = folder / "quarantine"
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    rel = src.relative_to(folder)
+    chunk = CHUNK_FILE.match(rel.name)
+    if len(rel.parts) == 3 and rel.parts[0] in KINDS and chunk:
+        dest = q / f"{rel.parts[1]}-{chunk.group(1)}-{rel.parts[0]}-{stamp}.parquet"
+    else:
+        dest = q / f"{'-'.join(rel.parts)}-{stamp}"
+    try:
+        q.mkdir(exist_ok=True)
+        if copy:
+            shutil.copyfile(src, dest)
+        else:
+            os.replace(src, dest)
+    except OSError as exc:
+        raise env_error(exc, f"move {rel} to quarantine/ ({why})") from None
+    return dest

@@ -1,0 +1,98 @@
+"""Finding one stored game by its id.
+
+Game ids are ``matchup number * games_per_pair + index in the matchup``,
+so an id names its matchup without a scan, and the matchup's chunk id
+ranges name the one chunk to open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arena.run.store.chunks import file_problem, read_table, read_verified
+from arena.run.store.format import StoreError
+from arena.run.store.index import ChunkRecord, Matchup
+
+if TYPE_CHECKING:
+    from arena.run.store import RunStore
+
+
+@dataclass
+class GameRecord:
+    """One stored game: its row, its hands (or None) and its action log (or None)."""
+
+    game: pd.Series
+    hands: pd.DataFrame | None
+    actions: np.ndarray | None
+    matchup: Matchup
+
+
+def locate(store: RunStore, game_id: int) -> tuple[Matchup, list[ChunkRecord]]:
+    """The matchup of a game id and the stored chunks that may hold it (by their id ranges)."""
+    cfg_games = games_per_pair(store)
+    no, local = divmod(int(game_id), cfg_games)
+    idx = store.index()
+    m = idx.by_no(no) if game_id >= 0 else None
+    if m is None:
+        top = idx.next_no() * cfg_games - 1
+        raise StoreError(f"{store.dir}: no game {game_id} (ids run from 0 to {top})")
+    recs = [r for c in range(m.chunks) if (r := idx.chunks.get((m.id, c))) is not None]
+    per_chunk = -(-m.games // max(1, m.chunks))
+    exact = [r for r in recs if r.chunk == local // per_chunk]
+    if exact and exact[0].ids is not None:  # the chunk its number says, known to hold it
+        return m, exact
+    return m, recs
+
+
+def game(store: RunStore, game_id: int) -> pd.Series:
+    """One game's row, found through its matchup (game ids are matchup no * games + index)."""
+    m, recs = locate(store, game_id)
+    for rec in recs:
+        g = read_table(store, m, rec, "games", None)
+        if g is None:
+            continue
+        hit = g.loc[g["game_id"] == game_id]
+        if len(hit):
+            return hit.iloc[0]
+    local = int(game_id) - m.no * m.games
+    raise StoreError(f"{store.dir}: game {game_id} ({m.name}, game {local} of it) is not stored")
+
+
+def game_record(store: RunStore, game_id: int) -> GameRecord:
+    """One game's row, its hand rows and its action log (None where the run kept none)."""
+    row = game(store, game_id)
+    mu, recs = locate(store, game_id)
+    hands = actions = None
+    for rec in recs:
+        g = read_table(store, mu, rec, "games", ["game_id"])
+        if g is None or not (g["game_id"] == game_id).any():
+            continue
+        if "hands" in rec.files:
+            h = read_table(store, mu, rec, "hands", None)
+            if h is not None:
+                hands = h.loc[h["game_id"] == game_id].reset_index(drop=True)
+        if "actions" in rec.files:
+            data = read_verified(store, rec, "actions")
+            if data is None:
+                why = file_problem(store, rec, "actions") or "unreadable"
+                raise StoreError(f"{store.dir}: chunk {rec.chunk} of {mu.name}: {why}")
+            t = pq.read_table(pa.BufferReader(data))
+            ids = t.column("game_id").to_numpy()
+            hit = np.flatnonzero(ids == game_id)
+            if len(hit):
+                actions = np.frombuffer(t.column("actions")[int(hit[0])].as_py(), dtype=np.uint8).astype(np.int64)
+        break
+    return GameRecord(row, hands, actions, mu)
+
+
+def games_per_pair(store: RunStore) -> int:
+    ms = list(store.index().matchups.values())
+    if not ms:
+        raise StoreError(f"{store.dir}: no games stored")
+    return ms[0].games

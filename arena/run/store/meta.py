@@ -1,0 +1,139 @@
+"""Run metadata: the config and rules a folder was played by, its manifest, its secret seed, bot logs."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from arena.run.store.format import SECRET, StoreError, env_error
+from arena.settings.config import ConfigError, TournamentConfig, config_from_dict
+from arena.settings.rules import Rules, RulesError, load_rules
+
+if TYPE_CHECKING:
+    from arena.run.store import RunStore
+
+
+def config(store: RunStore) -> TournamentConfig:
+    """The config of the latest run on the folder (``config.toml``), with its
+    folder as ``results_dir``/``name`` so it continues this folder."""
+    import tomllib
+
+    text = store.read_text("config.toml")
+    if text is None:
+        raise StoreError(f"{store.dir}: not a run folder (no config.toml)")
+    try:
+        d = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StoreError(f"{store.dir / 'config.toml'}: not valid TOML: {exc}") from None
+    d.update(results_dir=str(store.dir.parent), name=store.dir.name)
+    try:
+        return config_from_dict(d, source=str(store.dir / "config.toml"))
+    except ConfigError as exc:
+        raise StoreError(str(exc)) from None
+
+
+def rules(store: RunStore) -> Rules:
+    """The resolved rules the folder's games were played by (``rules.toml``)."""
+    if not (store.dir / "rules.toml").is_file():
+        return config(store).resolved_rules()  # a folder from before rules.toml was kept
+    try:
+        return load_rules(store.dir / "rules.toml")
+    except RulesError as exc:
+        raise StoreError(f"{store.dir}: {exc}") from None
+
+
+#: Manifest fields whose value is data, kept whole: ``current`` maps each current matchup to
+#: its SPRT limit, and a limit of None (every chunk counts) is what a repair must read back.
+DATA_FIELDS = ("current",)
+
+
+def without_empty(value: Any) -> Any:
+    """``value`` with every field that says nothing (None, "", [], {}) left out, at any depth.
+
+    Zeros and False stay: they say something.  :data:`DATA_FIELDS` are kept whole.
+    """
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            v = v if k in DATA_FIELDS else without_empty(v)
+            if k in DATA_FIELDS or not (v is None or v == "" or (isinstance(v, (list, tuple, dict)) and not v)):
+                out[k] = v
+        return out
+    if isinstance(value, (list, tuple)):
+        return [without_empty(v) for v in value]
+    return value
+
+
+def write_manifest(store: RunStore, manifest: dict[str, Any]) -> None:
+    """Write ``manifest.json`` (atomically), listing only the fields that hold something."""
+    store.write_text("manifest.json", json.dumps(without_empty(manifest), indent=2, default=str))
+
+
+def manifest(store: RunStore) -> dict[str, Any]:
+    text = store.read_text("manifest.json")
+    if text is None:
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"(unreadable)": "manifest.json"}
+
+
+def meta(store: RunStore) -> dict[str, Any]:
+    """What a report shows beside the tables: name, config and rules text, manifest."""
+    out: dict[str, Any] = {"name": store.dir.resolve().name}
+    for key, fname in (("config", "config.toml"), ("rules", "rules.toml")):
+        t = store.read_text(fname)
+        if t is not None:
+            out[key] = t
+    m = manifest(store)
+    if m:
+        out["manifest"] = m
+    return out
+
+
+def secret_seed(store: RunStore) -> int:
+    """The folder's drawn seed for ``seed = "secret"`` (drawn on first use, then kept)."""
+    p = store.dir / SECRET
+    if p.exists():
+        try:
+            return int(p.read_text().strip())
+        except ValueError:
+            raise StoreError(f"{p} is unreadable; it holds the run's secret seed") from None
+    store._writable()
+    value = secrets.randbits(62)
+    store._write_file(p, f"{value}\n".encode())
+    os.chmod(p, 0o600)
+    return value
+
+
+def append_log(store: RunStore, name: str, text: str) -> None:
+    """Add bot output to ``logs/<name>.log``."""
+    if not text:
+        return
+    store._writable()
+    d = store.dir / "logs"
+    try:
+        d.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise env_error(exc, f"create {d}") from None
+    if d.is_symlink() or not d.is_dir():
+        raise StoreError(f"{d}: not a plain folder; refusing to write bot logs through it")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:120]
+    path = d / f"{safe}.log"
+    # Never follow a link: the arena may run as root, and a log is named after a bot.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(f"{path}: is a symbolic link; refusing to write a bot's log through it") from None
+        raise env_error(exc, f"write logs/{safe}.log") from None
+    try:
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+    except OSError as exc:
+        raise env_error(exc, f"write logs/{safe}.log") from None

@@ -1,0 +1,364 @@
+"""Checking and repairing a run folder (``arena fsck``): functions taking the store.
+
+The index is rebuilt from its checkpoint copy and from the chunk files,
+each of which describes itself and carries page checksums; the two kinds of
+line no chunk file can tell (``revive`` and ``limit``) come back from
+``manifest.json``.  :func:`scan` changes nothing and says what it found;
+:func:`check` applies it when asked to repair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.run.store.chunks import chunk_meta, file_problem
+from arena.run.store.files import CHUNK_FILE, TEMP_FILE, sha256
+from arena.run.store.format import CHECKPOINT, INDEX, KINDS, STORE_FORMAT, StoreError, env_error, now, say_once
+from arena.run.store.index import BadLine, Index, apply_records, format_line, read_lines
+
+if TYPE_CHECKING:
+    from arena.run.store import RunStore
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing :func:`check` found: what is wrong, and what is (or would be) done."""
+
+    what: str
+    done: str  # past tense: what repair did or does
+    would: str = ""  # what --repair would do, when the check only reads ("" = same as done)
+
+    def line(self, repaired: bool) -> str:
+        return f"{self.what}; {self.done if repaired or not self.would else self.would}"
+
+
+@dataclass
+class Scan:
+    records: list[dict[str, Any]]
+    findings: list[Finding]
+    quarantine: list[tuple[Path, str]]  # files to move aside
+    remove: list[Path]  # temp files to delete
+    rewrite: bool  # the index file must be rewritten
+
+
+def check(store: RunStore, *, repair: bool = False, verify: bool = True) -> list[str]:
+    """Check the folder: index lines, chunk files, checksums; one line per finding.
+
+    The index is rebuilt from its checkpoint copy and the chunk files
+    (each describes itself, and its page checksums prove its bytes
+    intact): a damaged or torn line, a lost index, a chunk written
+    without its line.  What can't be trusted - a file that fails its
+    checksum, a stray file - is moved to ``quarantine/``; temp files of
+    cut-short writes are deleted.  ``verify`` also hashes every indexed
+    file (what :meth:`verify` does).  Without ``repair`` nothing changes
+    and each line says what a repair would do.
+    """
+    if repair:
+        store._writable()
+    found = scan(store, verify_orphans=True)
+    lines = [f.line(repair) for f in found.findings]
+    if repair:
+        try:
+            for path in found.remove:
+                path.unlink(missing_ok=True)
+            for path, why in found.quarantine:
+                store._move_aside(path, why)
+            if found.rewrite:
+                old = store.dir / INDEX
+                if old.exists():
+                    store._move_aside(old, "damaged index", copy=True)
+                body = "".join(format_line(r) for r in found.records if r)
+                store._write_file(old, body.encode())
+                store._index = None
+                store.checkpoint()
+        except OSError as exc:
+            raise env_error(exc, f"repair {store.dir}") from None
+    store._index = None
+    store.findings = []
+    if not repair:
+        store._index = apply_records(found.records)
+    for line in lines:
+        say_once(f"{store.dir}: {line}")
+    if verify:
+        lines += store.verify() if repair else verify_lines(store)
+    return lines
+
+
+def verify_lines(store: RunStore) -> list[str]:
+    """One line per indexed chunk whose file fails its checksum, saying what --repair would do (changes nothing)."""
+    out = []
+    idx = store.index()
+    for (mid, c), rec in list(idx.chunks.items()):
+        for kind in rec.files:
+            problem = file_problem(store, rec, kind)
+            if problem:
+                m = idx.matchups.get(mid)
+                out.append(f"chunk {c} of {m.name if m else mid}: {problem}; --repair moves it to quarantine/")
+                say_once(f"{store.dir}: {out[-1]}")
+                break
+    return out
+
+
+def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
+    """What the index should say, from its file, its checkpoint and the chunk files (changes nothing)."""
+    findings: list[Finding] = []
+    quarantine: list[tuple[Path, str]] = []
+    lines = read_lines(store.dir / INDEX)
+    ck = read_lines(store.dir / CHECKPOINT) or []
+    ck_recs = [rec for rec, _ in ck]
+    aligned = lines is not None and all(
+        a == b for (a, _), b in zip(lines, ck_recs, strict=False) if a is not None and b is not None
+    )
+    records: list[dict[str, Any]] = []
+    rewrite = False
+    lost: list[BadLine] = []
+    if lines is None:
+        records = [r for r in ck_recs if r]
+        rewrite = True
+        src = f"its checkpoint copy ({len(records)} lines) and the chunk files" if ck else "the chunk files"
+        findings.append(
+            Finding(
+                f"{INDEX} is missing",
+                f"rebuilt from {src}",
+                f"--repair rebuilds it from {src}",
+            )
+        )
+    else:
+        for i, (rec, bad) in enumerate(lines):
+            if bad is None:
+                records.append(rec or {})
+                continue
+            rewrite = True
+            alt = ck_recs[i] if aligned and i < len(ck_recs) else None
+            if alt:
+                records.append(alt)
+                findings.append(
+                    Finding(
+                        f"{INDEX} line {bad.line}: {bad.describe()}",
+                        f"restored from {CHECKPOINT}",
+                        f"--repair restores it from {CHECKPOINT}",
+                    )
+                )
+            else:
+                lost.append(bad)
+        if aligned and len(ck_recs) > len(lines):
+            extra = [r for r in ck_recs[len(lines) :] if r]
+            if extra:
+                rewrite = True
+                records.extend(extra)
+                findings.append(
+                    Finding(
+                        f"{INDEX} is shorter than its checkpoint ({len(lines)} lines, not {len(ck_recs)})",
+                        f"its last {len(extra)} line(s) restored from {CHECKPOINT}",
+                        f"--repair restores {len(extra)} line(s) from {CHECKPOINT}",
+                    )
+                )
+    for bad in lost:
+        findings.append(
+            Finding(
+                f"{INDEX} line {bad.line}: {bad.describe()}",
+                "dropped (what it held is rebuilt from the chunk files where they survive)",
+                "--repair drops it (what it held is rebuilt from the chunk files where they survive)",
+            )
+        )
+    idx = apply_records(records)
+    recovered: dict[tuple[str, int], str] = {}
+    known: set[str] = set()  # matchups rebuilt from their chunk files
+    # Chunk files the index does not know (or knows from a lost line): rebuilt from their own metadata.
+    for kind in KINDS:
+        base = store.dir / kind
+        if not base.is_dir():
+            continue
+        for sub in sorted(base.iterdir()):
+            if not sub.is_dir():
+                if not TEMP_FILE.match(sub.name):
+                    quarantine.append((sub, f"{kind}/{sub.name}: not a chunk file"))
+                continue
+            for f in sorted(sub.iterdir()):
+                rel = f"{kind}/{sub.name}/{f.name}"
+                if TEMP_FILE.match(f.name):
+                    continue  # listed below
+                mt = CHUNK_FILE.match(f.name)
+                if mt is None or not f.is_file():
+                    quarantine.append((f, f"{rel}: not a chunk file"))
+                    continue
+                if kind != "games" or not verify_orphans:
+                    continue
+                key = (sub.name, int(mt.group(1)))
+                indexed = key in idx.chunks
+                if indexed and (key[0] in known or key[0] in idx.matchups):
+                    continue
+                got, why = recover_chunk(store, sub.name, key[1])
+                if got is None:
+                    if why and not indexed:
+                        quarantine.append((f, f"{rel}: {why}"))
+                    continue
+                mrec, crec = got
+                if mrec["id"] not in idx.matchups and mrec["id"] not in known:
+                    known.add(mrec["id"])
+                    pos = next(
+                        (
+                            i
+                            for i, r in enumerate(records)
+                            if r.get("type") == "matchup" and int(r.get("no", -1)) > mrec["no"]
+                        ),
+                        len(records),
+                    )
+                    records.insert(pos, mrec)
+                    rewrite = True
+                    findings.append(
+                        Finding(
+                            f"matchup {mrec['no']} ({mrec['bot_a']} vs {mrec['bot_b']}) has no index line",
+                            "its line rebuilt from its chunk files",
+                            "--repair rebuilds its line from its chunk files",
+                        )
+                    )
+                if not indexed:  # an indexed chunk keeps its line: its checksum is checked, not replaced
+                    records.append(crec)
+                    recovered[key] = rel
+                    rewrite = True
+    idx = apply_records(records)
+    if lost or lines is None:
+        records += state_from_manifest(store, idx, findings)
+        idx = apply_records(records)
+    if recovered:
+        findings.append(
+            Finding(
+                f"{len(recovered)} chunk file(s) have no index line ({', '.join(list(recovered.values())[:3])}"
+                f"{', ...' if len(recovered) > 3 else ''})",
+                "each passed its page checksums and metadata check; its line rebuilt",
+                "each passes its page checksums and metadata check; --repair rebuilds its line",
+            )
+        )
+    unknown = sorted({mid for mid, _ in idx.chunks if mid not in idx.matchups})
+    for mid in unknown:
+        n = sum(1 for k in idx.chunks if k[0] == mid)
+        findings.append(
+            Finding(
+                f"{n} chunk line(s) of matchup {mid}, whose matchup line is lost and whose files don't describe it",
+                "left out (a run of its bots plays it again)",
+            )
+        )
+    seen: dict[int, str] = {}
+    for m in idx.matchups.values():
+        if m.no in seen:
+            findings.append(
+                Finding(
+                    f"matchups {seen[m.no]} and {m.name} share number {m.no} (their game ids collide)",
+                    "left as is; replay one of them into a new folder",
+                )
+            )
+        seen.setdefault(m.no, m.name)
+    temps = store._temp_files()
+    if temps:
+        findings.append(
+            Finding(
+                f"{len(temps)} temp file(s) left by an interrupted write ({temps[0].relative_to(store.dir)})",
+                "deleted",
+                "--repair (or the next run) deletes them",
+            )
+        )
+    for _, why in quarantine:
+        findings.append(Finding(why, "moved to quarantine/", "--repair moves it to quarantine/"))
+    if rewrite and not any(r.get("type") == "store" for r in records):
+        records.insert(0, {"type": "store", "format": STORE_FORMAT, "created": now(), "rebuilt": True})
+    return Scan(records, findings, quarantine, temps, rewrite)
+
+
+def state_from_manifest(store: RunStore, idx: Index, findings: list[Finding]) -> list[dict[str, Any]]:
+    """The ``revive`` and ``limit`` lines an index that lost lines lacks, from the manifest's ``current``.
+
+    Only these two kinds of line can't be rebuilt from chunk files: which
+    of a pair's versions is current (a bot file changed, then changed
+    back: the older matchup is revived) and an SPRT stop's limit.  Lost,
+    the report would silently show the other version's games, or count
+    chunks past the stop.  The manifest, written by the run that wrote
+    those lines, names each current matchup and its limit.
+    """
+    state = store.manifest().get("current")
+    if not isinstance(state, dict):
+        return []
+    out: list[dict[str, Any]] = []
+    for mid, limit in state.items():
+        m = idx.matchups.get(mid)
+        if m is None or not (limit is None or isinstance(limit, int)):
+            continue
+        if m.superseded:
+            out.append({"type": "revive", "id": mid})
+            findings.append(
+                Finding(
+                    f"matchup {m.no} ({m.name}) is current in manifest.json, superseded in what is left of "
+                    f"{INDEX} (its revive line is lost)",
+                    "its revive line rebuilt from manifest.json",
+                    "--repair rebuilds its revive line from manifest.json",
+                )
+            )
+        if m.limit != limit:
+            out.append({"type": "limit", "matchup": mid, "chunks": limit})
+            counts = "every chunk" if limit is None else f"its first {limit} chunk(s)"
+            findings.append(
+                Finding(
+                    f"matchup {m.no} ({m.name}) counts {counts} in manifest.json, not in what is left of "
+                    f"{INDEX} (its limit line is lost)",
+                    "its limit line rebuilt from manifest.json",
+                    "--repair rebuilds its limit line from manifest.json",
+                )
+            )
+    return out
+
+
+def recover_chunk(store: RunStore, mid: str, chunk: int) -> tuple[tuple[dict[str, Any], dict[str, Any]] | None, str]:
+    """The matchup and chunk records of a chunk with no index line, from its files; or (None, why)."""
+    files: dict[str, dict[str, Any]] = {}
+    metas: dict[str, dict[str, Any]] = {}
+    for kind in KINDS:
+        rel = f"{kind}/{mid}/{chunk:05d}.parquet"
+        try:
+            data = (store.dir / rel).read_bytes()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return None, f"unreadable ({exc.strerror})"
+        try:
+            metas[kind] = chunk_meta(data)
+        except StoreError as exc:
+            return None, f"{rel} {exc}" if kind != "games" else str(exc)
+        files[kind] = {"path": rel, "sha256": sha256(data), "bytes": len(data)}
+    g = metas.get("games")
+    if g is None:
+        return None, ""
+    for kind, meta in metas.items():
+        if meta["matchup"] != mid or int(meta["chunk"]) != chunk or meta["kind"] != kind:
+            return (
+                None,
+                f"its metadata names another chunk ({meta['matchup']} chunk {meta['chunk']})",
+            )
+        if any(meta[k] != g[k] for k in ("matchup_no", "game_ids", "games")):
+            return None, f"its {kind} file disagrees with its games file"
+    expected = set(g.get("files", ["games"]))
+    if set(files) != expected:
+        missing = ", ".join(sorted(expected - set(files))) or "-"
+        return None, f"its other files are missing ({missing})"
+    mrec = {
+        "type": "matchup",
+        "id": mid,
+        "no": int(g["matchup_no"]),
+        "bot_a": g["bot_a"],
+        "bot_b": g["bot_b"],
+        "games": int(g["games_per_pair"]),
+        "chunks": int(g["chunks"]),
+        "identity": g["identity"],
+    }
+    crec = {
+        "type": "chunk",
+        "matchup": mid,
+        "no": int(g["matchup_no"]),
+        "chunk": chunk,
+        "games": int(g["games"]),
+        "hands": int(g["hands"]),
+        "ids": list(g["game_ids"]),
+        "files": files,
+    }
+    return (mrec, crec), ""
