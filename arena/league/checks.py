@@ -218,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     folder, spec = (argv if argv is not None else sys.argv[1:])[:2]
     league = League(folder)
     cfg = league.config
-    from arena.loading.check import check_bot
     from arena.external.limits import Limits
+    from arena.loading.check import check_bot
 
     # The limits the bot will play under (the check sets the start time of its kind).
     limits = Limits(**cfg.run_config(["random", "simple"], round_no=0, results_dir=".").bot_limits())
