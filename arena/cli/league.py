@@ -1,8 +1,10 @@
-"""``arena league init|add-user|serve``: the league's commands (a typer sub-app)."""
+"""``arena league init|add-user|revoke-user|rotate-token|backup|restore|serve``: the league's commands (a typer
+sub-app), and the token of ``arena submit FILE --to http://...`` (``ARENA_TOKEN``, ``--token-file``)."""
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -51,7 +53,9 @@ def init(
 @app.command("add-user")
 def add_user(
     folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder.")],
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The user's name (letters, digits, _).")],
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The user's name (a letter, then letters, digits, _ or -).")
+    ],
     organizer: Annotated[bool, typer.Option("--organizer", help="May add users, cmd: bots, publish sources.")] = False,
 ) -> None:
     """Add a user and print their token, once (only its hash is kept)."""
@@ -68,6 +72,78 @@ def add_user(
         _fail(str(exc))
     typer.echo(f"user '{name}'{' (organizer)' if organizer else ''} added; the token (shown only now):", err=True)
     typer.echo(token)
+
+
+def _with_league(folder: Path, what):  # noqa: ANN202 - returns what ``what`` returns
+    """``what(league, conn)`` on the league of ``folder``; a LeagueError is the command's one error line."""
+    from arena.league.core import League
+
+    try:
+        league = League(folder)
+        conn = league.db()
+        try:
+            return what(league, conn)
+        finally:
+            conn.close()
+    except LeagueError as exc:
+        _fail(str(exc))
+
+
+@app.command("revoke-user")
+def revoke_user(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The user to revoke.")],
+) -> None:
+    """End a user's access at once (token and every session) and withdraw their bots; their games stay."""
+    out = _with_league(folder, lambda lg, c: lg.revoke_user(c, name))
+    bots = ", ".join(out["withdrawn"]) or "none"
+    typer.echo(f"user '{name}' revoked: token and sessions ended; bots withdrawn: {bots}")
+
+
+@app.command("rotate-token")
+def rotate_token(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The user.")],
+) -> None:
+    """Give a user a new token and print it, once; the old token and their sessions end at once."""
+    token = _with_league(folder, lambda lg, c: lg.rotate_token(c, name))
+    typer.echo(f"user '{name}': a new token (shown only now); the old one no longer works:", err=True)
+    typer.echo(token)
+
+
+@app.command()
+def backup(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder.")],
+    out: Annotated[Path, typer.Argument(metavar="FILE", help="The backup file to write (must not exist).")],
+) -> None:
+    """Copy the league's database to FILE while the server runs (SQLite's online backup), checked."""
+    from arena.league.db import DB_NAME
+    from arena.league.db import backup as backup_db
+
+    try:
+        size = backup_db(folder / DB_NAME, out)
+    except LeagueError as exc:
+        _fail(str(exc))
+    typer.echo(f"backed up {folder / DB_NAME} to {out} ({size} bytes; checked)")
+
+
+@app.command()
+def restore(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder.")],
+    backup_file: Annotated[Path, typer.Argument(metavar="BACKUP", help="A file written by 'arena league backup'.")],
+) -> None:
+    """Put a backup in place of the league's database (checked first); stop the server first if the
+    database is damaged."""
+    from arena.league.db import DB_NAME
+    from arena.league.db import restore as restore_db
+
+    if not (folder / DB_NAME).exists() and not folder.is_dir():
+        _fail(f"{folder} is not a league folder")
+    try:
+        restore_db(folder / DB_NAME, backup_file)
+    except LeagueError as exc:
+        _fail(str(exc))
+    typer.echo(f"restored {folder / DB_NAME} from {backup_file}")
 
 
 def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -169,8 +245,11 @@ def serve(
         hosts = allowed_hosts(host, allowed_host or ())
     except ValueError as exc:
         _fail(str(exc))
+    from arena.league.db import DB_NAME, check_database
+
     try:
         league = League(folder)
+        check_database(league.dir / DB_NAME)  # a damaged file is refused here, never served
     except LeagueError as exc:
         _fail(str(exc))
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
@@ -207,15 +286,47 @@ def serve(
             child.stop()
 
 
-def submit_remote(file: str, url: str, token: str | None, name: str | None) -> None:
-    """``arena submit FILE --to http://HOST:PORT --token TOKEN [--name NAME]``."""
+#: The environment variable ``arena submit --to http://...`` reads the token from.
+TOKEN_ENV = "ARENA_TOKEN"
+
+
+def league_token(token: str | None, token_file: Path | None) -> str:
+    """The token to send: ``--token`` (warned about), else ``--token-file``, else ``$ARENA_TOKEN``."""
+    if token is not None and token_file is not None:
+        _fail("give --token or --token-file, not both")
+    if token is not None:
+        typer.echo(
+            "warning: --token puts your token in the process list (any local user can read it) and in your shell "
+            f"history; set {TOKEN_ENV} or use --token-file FILE instead",
+            err=True,
+        )
+        return token.strip()
+    if token_file is not None:
+        try:
+            text = token_file.read_text(encoding="utf-8")
+            mode = token_file.stat().st_mode
+        except (OSError, UnicodeDecodeError) as exc:
+            _fail(f"cannot read the token file {token_file}: {getattr(exc, 'strerror', None) or exc}")
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if len(lines) != 1:
+            _fail(f"the token file {token_file} must hold the token alone, on one line")
+        if mode & 0o077:
+            typer.echo(f"warning: {token_file} can be read by other users; chmod 600 it", err=True)
+        return lines[0]
+    value = os.environ.get(TOKEN_ENV, "").strip()
+    if not value:
+        _fail(f"--to http://... needs your league token: set {TOKEN_ENV} or give --token-file FILE")
+    return value
+
+
+def submit_remote(file: str, url: str, token: str | None, name: str | None, token_file: Path | None = None) -> None:
+    """``arena submit FILE --to http://HOST:PORT [--name NAME]``, the token from ``$ARENA_TOKEN`` or
+    ``--token-file`` (or ``--token``, with a warning)."""
     from arena.league.client import submit_to_server
 
-    if not token:
-        _fail("--to http://... needs --token TOKEN (from 'arena league add-user')")
-    assert token is not None
+    secret = league_token(token, token_file)
     try:
-        out = submit_to_server(file, url, token, name)
+        out = submit_to_server(file, url, secret, name)
     except LeagueError as exc:
         _fail(str(exc))
     typer.echo(

@@ -434,7 +434,14 @@ def submit(
     ] = False,
     workers: Annotated[int | None, typer.Option(help="Worker processes (0 = all cores).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or info logs.")] = False,
-    token: Annotated[str | None, typer.Option("--token", help="Your league token (with --to http://...).")] = None,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", help="Your league token (visible to other local users: prefer ARENA_TOKEN)."),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option("--token-file", help="A file holding your league token (default: $ARENA_TOKEN)."),
+    ] = None,
     name: Annotated[
         str | None, typer.Option("--name", help="The bot's name in the league (default: file name).")
     ] = None,
@@ -443,7 +450,7 @@ def submit(
     if dest.startswith(("http://", "https://")):
         from arena.cli.league import submit_remote
 
-        submit_remote(bot, dest, token, name)
+        submit_remote(bot, dest, token, name, token_file)
         return
     _setup_logging(quiet)
     to = Path(dest)

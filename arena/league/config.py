@@ -28,6 +28,9 @@ _INTS = {
     "max_file_bytes": (100, 5_000_000),
     "submissions_per_hour": (1, 10_000),
     "active_bots_per_user": (1, 1000),
+    "bytes_per_user": (1000, 10**10),
+    "check_seconds": (5, 3600),
+    "check_slots": (1, 64),
 }
 
 
@@ -56,6 +59,13 @@ class LeagueConfig:
     max_file_bytes: int = 200_000
     submissions_per_hour: int = 10
     active_bots_per_user: int = 3
+    #: Bytes of bot files a user may keep on the server, all versions together (organizers: no quota).
+    bytes_per_user: int = 2_000_000
+    #: Wall-clock seconds a submission's check may take in all (its sandbox start included, which may take
+    #: 120 s on a busy machine); past them it is refused and its processes killed.
+    check_seconds: int = 300
+    #: Checks run at once, beside the games; at most one per user, so one user's checks never fill them all.
+    check_slots: int = 2
 
     def __post_init__(self) -> None:
         for key, (lo, hi) in _INTS.items():

@@ -29,7 +29,12 @@ from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
 from arena.league.db import DB_NAME, LeagueError, connect, get_state, rows, transaction
 from arena.settings.botref import CMD_PREFIX, BotRef
 
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+#: A user or bot name: a letter, then letters, digits, _ or - (the built-in bots' own rule: gin-chasing);
+#: checked with ``fullmatch``, never ``match`` with ``$`` (which also matches before a final newline).
+NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
+NAME_RULE = "a letter, then letters, digits, _ or -; at most 32"
+#: A bot's versions are named NAME-vN in the run store, so a bot name must not end like one.
+VERSION_SUFFIX_RE = re.compile(r".*-v[0-9]+")
 #: Statuses of a version that hold (or will hold) a place on the leaderboard.
 ACTIVE = ("checking", "playing", "rated")
 SESSION_SECONDS = 7 * 24 * 3600
@@ -47,10 +52,51 @@ def token_hash(token: str) -> str:
 
 
 def check_name(name: Any, what: str) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         shown = repr(name)[:40]
-        raise LeagueError(f"{what} {shown} is not allowed (a letter, then letters, digits or _; at most 32)")
+        raise LeagueError(f"{what} {shown} is not allowed ({NAME_RULE})")
     return name
+
+
+#: Look-alike folding, applied after lower-casing: digits and letters that read alike in the fonts of a
+#: leaderboard (1, i and l; 0 and o; 5 and s); _ and - are dropped (alice_bot, alice-bot and alicebot are
+#: one name to a reader, and the built-in bots answer to gin-chasing and gin_chasing alike).
+_LOOKALIKE = str.maketrans({"1": "l", "i": "l", "0": "o", "5": "s", "_": None, "-": None})
+
+
+def name_key(name: str) -> str:
+    """The form two names that look alike share: ``AliceBot``, ``aIicebot`` and ``a1icebot`` all give the
+    key of ``alicebot``; a new name whose key is an existing name's is refused.
+
+    An ASCII folding of our own rather than Unicode's confusable skeleton (UTS #39): names are ASCII by
+    :data:`NAME_RE`, so the cross-script look-alikes the skeleton exists for (Cyrillic a for Latin a) cannot
+    be typed at all, while the skeleton keeps case apart and does not fold 'rn' with 'm' in lower case as
+    readers do; a table of five characters and two pairs is also one that a reader can check by eye.  It
+    errs towards refusing: 'bil' and 'bll' share a key, and the one who asks second picks another name."""
+    key = name.lower().replace("rn", "m").replace("vv", "w")
+    return key.translate(_LOOKALIKE)
+
+
+def _lookalike(conn: sqlite3.Connection, table: str, name: str) -> str | None:
+    """An existing name of ``table`` (users or bots) that looks like ``name`` but is not it."""
+    key = name_key(name)
+    for (other,) in conn.execute(f"SELECT name FROM {table}"):  # noqa: S608 - table is one of two constants
+        if other != name and name_key(other) == key:
+            return str(other)
+    return None
+
+
+#: An absolute path in a text (a traceback line, a command): shown by its last part alone.
+_ABS_PATH_RE = re.compile(r"(?<![\w.~-])/(?:[\w.+~-]+/)+([\w.+~-]+)")
+
+
+def public_text(text: str, names: dict[str, str] | None = None) -> str:
+    """``text`` with no server path in it, for a page or an API answer anyone may read: each path in
+    ``names`` becomes its name (a bot file: the bot's version name), any other absolute path its last part,
+    as the viewer shows a store error by the run's name."""
+    for path, name in sorted((names or {}).items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(path, name)
+    return _ABS_PATH_RE.sub(r"\1", text)
 
 
 @dataclass(frozen=True)
@@ -120,6 +166,9 @@ class League:
         with transaction(conn):
             if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
                 raise LeagueError(f"user '{name}' already exists", 409)
+            other = _lookalike(conn, "users", name)
+            if other is not None:
+                raise LeagueError(f"user name '{name}' looks like the existing user '{other}'; choose another", 409)
             conn.execute(
                 "INSERT INTO users(name, token_hash, organizer, created) VALUES (?, ?, ?, ?)",
                 (name, token_hash(token), int(organizer), now_iso()),
@@ -130,7 +179,9 @@ class League:
     def user_by_token(conn: sqlite3.Connection, token: str | None) -> User | None:
         if not token or len(token) > 200:
             return None
-        r = conn.execute("SELECT id, name, organizer FROM users WHERE token_hash = ?", (token_hash(token),)).fetchone()
+        r = conn.execute(
+            "SELECT id, name, organizer FROM users WHERE token_hash = ? AND revoked IS NULL", (token_hash(token),)
+        ).fetchone()
         return None if r is None else User(r["id"], r["name"], bool(r["organizer"]))
 
     @staticmethod
@@ -152,7 +203,7 @@ class League:
             return None
         r = conn.execute(
             "SELECT u.id, u.name, u.organizer, s.csrf FROM sessions s JOIN users u ON u.id = s.user_id"
-            " WHERE s.id_hash = ? AND s.expires > ?",
+            " WHERE s.id_hash = ? AND s.expires > ? AND u.revoked IS NULL",
             (token_hash(sid), time.time()),
         ).fetchone()
         return None if r is None else (User(r["id"], r["name"], bool(r["organizer"])), r["csrf"])
@@ -162,6 +213,44 @@ class League:
         if sid:
             with transaction(conn):
                 conn.execute("DELETE FROM sessions WHERE id_hash = ?", (token_hash(sid),))
+
+    @staticmethod
+    def _user_row(conn: sqlite3.Connection, name: Any) -> sqlite3.Row:
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+            raise LeagueError(f"user name {repr(name)[:40]} is not allowed ({NAME_RULE})")
+        u = conn.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone()
+        if u is None:
+            raise LeagueError(f"no user named '{name}'", 404)
+        return u
+
+    def rotate_token(self, conn: sqlite3.Connection, name: str) -> str:
+        """A new token for user ``name`` (returned once); the old one and every session of theirs end now."""
+        token = secrets.token_urlsafe(32)
+        with transaction(conn):
+            u = self._user_row(conn, name)
+            if u["revoked"] is not None:
+                raise LeagueError(f"user '{name}' is revoked", 409)
+            conn.execute("UPDATE users SET token_hash = ? WHERE id = ?", (token_hash(token), u["id"]))
+            conn.execute("DELETE FROM sessions WHERE user_id = ?", (u["id"],))
+        return token
+
+    def revoke_user(self, conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+        """End user ``name``'s access now: token and sessions, and withdraw their bots (versions and games
+        kept).  The row stays, so the name stays taken and their games keep their owner."""
+        with transaction(conn):
+            u = self._user_row(conn, name)
+            if u["revoked"] is not None:
+                raise LeagueError(f"user '{name}' is already revoked", 409)
+            # an unguessable hash no token has (a token's is 64 hex digits): the old token matches nothing
+            conn.execute(
+                "UPDATE users SET revoked = ?, token_hash = ? WHERE id = ?",
+                (now_iso(), f"revoked:{secrets.token_hex(16)}", u["id"]),
+            )
+            conn.execute("DELETE FROM sessions WHERE user_id = ?", (u["id"],))
+            bots = conn.execute("SELECT id, name FROM bots WHERE owner_id = ? AND withdrawn = 0", (u["id"],)).fetchall()
+            for b in bots:
+                _withdraw_bot(conn, b["id"])
+        return {"user": name, "revoked": True, "withdrawn": [b["name"] for b in bots]}
 
     # --- submissions ------------------------------------------------------------------
     def submit(
@@ -204,17 +293,13 @@ class League:
                 ast.parse(text)
             except SyntaxError as exc:
                 raise LeagueError(f"the file is not valid Python: {exc.msg} (line {exc.lineno})") from None
+            except (RecursionError, MemoryError):  # the parser's own limits: an expression nested thousands deep
+                raise LeagueError("the file nests an expression too deeply for Python's parser") from None
             kind, data = "file", source
         digest = hashlib.sha256(data).hexdigest()
-        if kind == "file":  # each file in a folder of its own: a sandboxed bot's folder holds only itself
-            rel = f"bots/{digest[:32]}/bot.py"
-            path = self.dir / rel
-            if not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                _atomic_write(path, data)
-            spec = rel
-        else:
-            spec = command  # type: ignore[assignment]
+        # Every check runs before anything touches the disk: a refused upload leaves no file behind.
+        spec = f"bots/{digest[:32]}/bot.py" if kind == "file" else command
+        assert spec is not None
         now = time.time()
         with transaction(conn):
             recent = conn.execute(
@@ -226,6 +311,11 @@ class League:
                 )
             bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
             if bot is None:
+                other = _lookalike(conn, "bots", name)
+                if other is not None:
+                    raise LeagueError(f"bot name '{name}' looks like the existing bot '{other}'; choose another", 409)
+                if VERSION_SUFFIX_RE.fullmatch(name):
+                    raise LeagueError(f"bot name '{name}' ends like a version (-v1, -v2...); choose another")
                 active = conn.execute(
                     "SELECT COUNT(DISTINCT b.id) FROM bots b JOIN versions v ON v.bot_id = b.id"
                     f" WHERE b.owner_id = ? AND b.withdrawn = 0 AND v.status IN {ACTIVE}",
@@ -237,15 +327,30 @@ class League:
                         "withdraw one or submit a new version of one",
                         409,
                     )
-                bot_id = conn.execute(
-                    "INSERT INTO bots(name, owner_id, created) VALUES (?, ?, ?)", (name, user.id, now_iso())
-                ).lastrowid
-                number = 1
             else:
                 if bot["owner_id"] is None:
                     raise LeagueError(f"bot '{name}' is a house bot", 403)
                 if bot["owner_id"] != user.id and not user.organizer:
                     raise LeagueError(f"bot '{name}' belongs to another user", 403)
+            if kind == "file" and not user.organizer:
+                held = conn.execute(
+                    "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(sha256 = ?), 0) FROM (SELECT DISTINCT sha256, size"
+                    " FROM versions WHERE submitted_by = ? AND kind = 'file')",
+                    (digest, user.id),
+                ).fetchone()
+                used, known = int(held[0]), bool(held[1])
+                if not known and used + len(data) > cfg.bytes_per_user:
+                    raise LeagueError(
+                        f"quota reached: your bot files take {used} bytes and this one {len(data)}; the quota is "
+                        f"{cfg.bytes_per_user} bytes per user (ask an organizer)",
+                        413,
+                    )
+            if bot is None:
+                bot_id = conn.execute(
+                    "INSERT INTO bots(name, owner_id, created) VALUES (?, ?, ?)", (name, user.id, now_iso())
+                ).lastrowid
+                number = 1
+            else:
                 bot_id = bot["id"]
                 number = conn.execute("SELECT MAX(number) FROM versions WHERE bot_id = ?", (bot_id,)).fetchone()[0] + 1
                 conn.execute("UPDATE bots SET withdrawn = 0 WHERE id = ?", (bot_id,))
@@ -255,6 +360,14 @@ class League:
                 " created, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?, 'checking', ?, ?, ?)",
                 (bot_id, number, kind, spec, run_name, digest, len(data), user.id, now_iso(), now),
             ).lastrowid
+            if kind == "file":  # written inside the transaction: a failed write stores no version
+                path = self.dir / spec
+                if not path.exists():  # each file in a folder of its own: a sandboxed bot's folder holds only it
+                    try:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        _atomic_write(path, data)
+                    except OSError as exc:
+                        raise LeagueError(f"the server cannot store the file: {exc.strerror or exc}", 507) from None
         return {"bot": name, "version": number, "id": vid, "status": "checking", "run_name": run_name}
 
     def _owned_bot(self, conn: sqlite3.Connection, user: User, name: str) -> sqlite3.Row:
@@ -271,16 +384,7 @@ class League:
         """Take a bot off the leaderboard; its versions and games are kept."""
         with transaction(conn):
             bot = self._owned_bot(conn, user, name)
-            conn.execute("UPDATE bots SET withdrawn = 1 WHERE id = ?", (bot["id"],))
-            conn.execute(
-                f"UPDATE versions SET status = 'withdrawn' WHERE bot_id = ? AND status IN {ACTIVE}", (bot["id"],)
-            )
-            conn.execute(
-                "UPDATE pairings SET state = 'cancelled' WHERE state = 'queued'"
-                " AND (a IN (SELECT id FROM versions WHERE bot_id = ?)"
-                " OR b IN (SELECT id FROM versions WHERE bot_id = ?))",
-                (bot["id"], bot["id"]),
-            )
+            _withdraw_bot(conn, bot["id"])
         return {"bot": name, "withdrawn": True}
 
     def publish(self, conn: sqlite3.Connection, user: User, name: str, published: bool) -> dict[str, Any]:
@@ -390,7 +494,7 @@ class League:
         }
 
     def user_info(self, conn: sqlite3.Connection, name: str) -> dict[str, Any]:
-        u = conn.execute("SELECT id, name, organizer FROM users WHERE name = ?", (name,)).fetchone()
+        u = conn.execute("SELECT id, name, organizer, revoked FROM users WHERE name = ?", (name,)).fetchone()
         if u is None:
             raise LeagueError(f"no user named '{name}'", 404)
         versions = rows(
@@ -402,7 +506,12 @@ class League:
         )
         for v in versions:
             v["current"] = bool(v["current"])
-        return {"user": u["name"], "organizer": bool(u["organizer"]), "versions": versions}
+        return {
+            "user": u["name"],
+            "organizer": bool(u["organizer"]),
+            "revoked": u["revoked"] is not None,
+            "versions": versions,
+        }
 
     @staticmethod
     def progress(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -421,6 +530,45 @@ class League:
             "games": sum(r["games"] for r in rows(conn, "SELECT games FROM pairings")),
             "updated": get_state(conn, "ratings_updated", ""),
         }
+
+
+def _withdraw_bot(conn: sqlite3.Connection, bot_id: int) -> None:
+    """Take a bot off the board (in the caller's transaction): its versions withdrawn, its queued pairings
+    cancelled; what it played stays."""
+    conn.execute("UPDATE bots SET withdrawn = 1 WHERE id = ?", (bot_id,))
+    conn.execute(f"UPDATE versions SET status = 'withdrawn' WHERE bot_id = ? AND status IN {ACTIVE}", (bot_id,))
+    conn.execute(
+        "UPDATE pairings SET state = 'cancelled' WHERE state = 'queued'"
+        " AND (a IN (SELECT id FROM versions WHERE bot_id = ?) OR b IN (SELECT id FROM versions WHERE bot_id = ?))",
+        (bot_id, bot_id),
+    )
+
+
+def sweep_files(league_dir: Path, conn: sqlite3.Connection, min_age: float = 600.0) -> list[str]:
+    """Remove the files under ``bots/`` that no version points to (left by a write whose transaction failed,
+    or by an older arena that wrote before it checked), older than ``min_age`` seconds so a submission whose
+    transaction is still open keeps its file.  Returns what was removed, relative to the league folder."""
+    keep = {r[0] for r in conn.execute("SELECT spec FROM versions WHERE kind = 'file'")}
+    removed: list[str] = []
+    root = league_dir / "bots"
+    now = time.time()
+    for folder in sorted(root.glob("*")):
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        files = list(folder.iterdir())
+        rels = {f"bots/{folder.name}/{f.name}" for f in files}
+        if rels & keep:
+            continue
+        try:
+            if any(now - f.lstat().st_mtime < min_age for f in files):
+                continue
+            for f in files:
+                f.unlink()
+            folder.rmdir()
+        except OSError:
+            continue
+        removed += sorted(rels)
+    return removed
 
 
 def _queue(conn: sqlite3.Connection, a: int, b: int, round_no: int, priority: int, target: int) -> None:

@@ -11,10 +11,22 @@ Every write goes through :func:`transaction` (``BEGIN IMMEDIATE`` ...
 a committed write survives a ``kill -9`` or a power cut, and a write cut
 short leaves nothing.  Connections are cheap; each request and the scheduler
 open their own.
+
+A damaged file is refused, never served: :func:`check_database` (run by
+``arena league serve`` before it starts) names the file and the damage in one
+line and says to restore a backup; :func:`backup` and :func:`restore` copy a
+live database page by page through SQLite's online backup API, so neither
+needs the server stopped.  :class:`Reconnecting` reopens a connection when the
+file changes under it (replaced, truncated, written over by something other
+than SQLite's own checkpoint... all change its inode, size or mtime), so a
+damage that happens while serving reaches every connection at once as a
+:class:`sqlite3.DatabaseError`, which the web side answers with a 503 and the
+scheduler waits out, instead of one connection's page cache hiding it.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +36,10 @@ from typing import Any
 from arena.league.migrations import MIGRATIONS
 
 DB_NAME = "league.db"
+#: The first 16 bytes of every SQLite 3 database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: What a refusal of a damaged database tells the organizer to do.
+RESTORE_HINT = "restore it from a backup (arena league restore DIR BACKUP; see docs/how-to/league-admin.md)"
 
 
 class LeagueError(ValueError):
@@ -49,6 +65,154 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout=30000")
     migrate(conn)
     return conn
+
+
+def check_database(path: str | Path) -> None:
+    """Refuse (:class:`LeagueError`, one line naming the file) a league database that cannot be served as is:
+    missing, empty, not SQLite, at a schema version this arena does not know, or failing
+    ``PRAGMA integrity_check``.
+
+    ``integrity_check`` rather than ``quick_check``: it also compares every index with its table, so it
+    catches a flipped byte inside a row (a name, a token hash) that the quicker check passes; on a league's
+    database (a few MB at most) it takes well under a second, once per start."""
+    p = Path(path)
+
+    def refuse(what: str) -> LeagueError:
+        return LeagueError(f"{p}: {what}; {RESTORE_HINT}")
+
+    try:
+        with open(p, "rb") as f:
+            head = f.read(100)
+    except FileNotFoundError:
+        raise LeagueError(f"no league database at {p} (run 'arena league init' first, or {RESTORE_HINT})") from None
+    except OSError as exc:
+        raise LeagueError(f"cannot read {p}: {exc.strerror or exc}") from None
+    if not head:
+        raise refuse("the league database is empty (0 bytes)")
+    if not head.startswith(SQLITE_HEADER) or len(head) < 100:
+        raise refuse("this is not an SQLite database (its header is damaged or it is another kind of file)")
+    try:
+        conn = sqlite3.connect(f"{p.absolute().as_uri()}?mode=rw", uri=True, isolation_level=None, timeout=30.0)
+    except sqlite3.Error as exc:
+        raise refuse(f"the league database cannot be opened ({exc})") from None
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if not 1 <= version <= len(MIGRATIONS):
+            raise refuse(
+                f"the league database is at schema version {version}; this arena knows versions 1..{len(MIGRATIONS)}"
+                + (" (upgrade gin-arena if the file is from a newer one)" if version > len(MIGRATIONS) else "")
+            )
+        problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)").fetchall()]
+        if problems != ["ok"]:
+            raise refuse(f"the league database fails SQLite's integrity check ({'; '.join(problems)[:200]})")
+    except sqlite3.DatabaseError as exc:
+        raise refuse(f"the league database is damaged ({exc})") from None
+    finally:
+        conn.close()
+
+
+def backup(path: str | Path, out: str | Path) -> int:
+    """Copy the live database ``path`` to a new file ``out`` with SQLite's online backup API (consistent even
+    while the server writes); the copy is checked before it is kept.  Returns its size in bytes."""
+    src, dst = Path(path), Path(out)
+    if dst.exists():
+        raise LeagueError(f"{dst} already exists; give a new file name for the backup")
+    check_database(src)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    try:
+        source = sqlite3.connect(src, timeout=30.0)
+        target = sqlite3.connect(tmp)
+        try:
+            source.backup(target)
+            target.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
+        finally:
+            target.close()
+            source.close()
+        check_database(tmp)
+        os.replace(tmp, dst)
+    except OSError as exc:
+        raise LeagueError(f"cannot write the backup {dst}: {exc.strerror or exc}") from None
+    except sqlite3.Error as exc:
+        raise LeagueError(f"cannot back up {src}: {exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dst.stat().st_size
+
+
+def restore(path: str | Path, backup_file: str | Path) -> None:
+    """Put the backup ``backup_file`` (checked first) in place of the database ``path``.
+
+    A sound live database is overwritten through the backup API, so connections that the server holds see
+    the restored pages at once; a damaged one (which SQLite may not even open) is replaced as a file, with
+    its ``-wal`` and ``-shm`` removed: then the server must be stopped first, as the docs say."""
+    live, bak = Path(path), Path(backup_file)
+    check_database(bak)
+    try:
+        check_database(live)
+        sound = True
+    except LeagueError:
+        sound = False
+    try:
+        if sound:
+            source = sqlite3.connect(bak)
+            target = sqlite3.connect(live, timeout=30.0)
+            try:
+                source.backup(target)
+            finally:
+                target.close()
+                source.close()
+            return
+        tmp = live.with_name(f".{live.name}.{os.getpid()}.tmp")
+        source = sqlite3.connect(bak)
+        target = sqlite3.connect(tmp)
+        try:
+            source.backup(target)
+        finally:
+            target.close()
+            source.close()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{live}{suffix}").unlink(missing_ok=True)
+        os.replace(tmp, live)
+    except OSError as exc:
+        raise LeagueError(f"cannot restore {live}: {exc.strerror or exc}") from None
+    except sqlite3.Error as exc:
+        raise LeagueError(f"cannot restore {live} from {bak}: {exc}") from None
+
+
+def file_key(path: str | Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime in ns) of a file; None when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class Reconnecting:
+    """One connection to a league database, reopened when the file changes under it (see the module's
+    docstring), and dropped after a :class:`sqlite3.DatabaseError` so the next use tries afresh."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.conn: sqlite3.Connection | None = None
+        self.key: tuple[int, int, int] | None = None
+
+    def get(self) -> sqlite3.Connection:
+        key = file_key(self.path)
+        if self.conn is not None and key != self.key:
+            self.drop()
+        if self.conn is None:
+            self.conn = connect(self.path)
+            self.key = key
+        return self.conn
+
+    def drop(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except sqlite3.Error:
+                pass
+        self.conn = None
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -72,4 +72,9 @@ MIGRATIONS: tuple[str, ...] = (
         value  TEXT NOT NULL
     );
     """,
+    # 2: revoked users: the row stays (their versions and games point to it, and the name stays taken so
+    # nobody else can take it over); the token hash is replaced and every session deleted.
+    """
+    ALTER TABLE users ADD COLUMN revoked TEXT;          -- when the user was revoked; NULL: active
+    """,
 )

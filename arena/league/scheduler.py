@@ -1,17 +1,20 @@
 """The league's background process: check submissions, play pairings, rate.
 
-One loop, one thing at a time, every step recorded in the database before
+One loop plays the games; a thread beside it runs the checks
+(:mod:`arena.league.checks`); every step is recorded in the database before
 and after:
 
-1. a version in ``checking`` gets :func:`arena.loading.check.check_bot`
-   (handshake, each decision, ``check_games`` games against simple) in the
-   sandbox; a FAIL refuses it with the failing lines as the reason; a pass
-   makes it the bot's current version (the old one is ``retired``, its
-   games kept) and queues its pairings against the field;
+1. a version in ``checking`` gets its check in a process of its own, with a
+   time limit, at most one per user at a time (so one user's bots cannot hold
+   the checks beyond their share); a FAIL refuses it with the failing lines as
+   the reason; a pass makes it the bot's current version (the old one is
+   ``retired``, its games kept) and queues its pairings against the field;
 2. the pairing in ``running`` (left by a crash) is resumed, else the queued
-   one of highest priority (new bots 100, house field 50, extra games 0) is
-   played by :func:`arena.run.run_tournament` on duplicate deals into the
-   run folder ``runs/rNNN`` of its round; the run store skips every chunk
+   one of highest priority (new bots 100, house field 50, extra games 0), and
+   among equals the one whose owner had the fewest pairings played in the
+   last hour (so two users' new bots take turns), is played by
+   :func:`arena.run.run_tournament` on duplicate deals into the run folder
+   ``runs/rNNN`` of its round; the run store skips every chunk
    already stored, so a ``kill -9`` at any moment loses at most the chunks
    in flight and never counts a game twice (games are always counted from
    the store, never added up in the database);
@@ -24,30 +27,38 @@ and after:
 
 ``python -m arena.league.scheduler DIR [--workers N | --scheduler tcp://...]``
 runs the loop; ``arena league serve`` starts it as a child process that
-dies with the server.
+dies with the server.  A database that cannot be read (damaged while serving)
+is one logged line, and the loop waits for it to be restored; it never exits
+in a loop of tracebacks.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import logging
 import math
 import os
 import sqlite3
 import sys
+import threading
 import time
 from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
 
-from arena.league.core import NEW_BOT_PRIORITY, League, _queue, now_iso
-from arena.league.db import rows, set_state, transaction
-from arena.settings.botref import BotRef
+from arena.league.checks import Checker, enter_version, version_spec
+from arena.league.core import League, _queue, now_iso, public_text, sweep_files
+from arena.league.db import Reconnecting, rows, set_state, transaction
 
 log = logging.getLogger("arena.league")
 
 RECENT_GAMES = 12
+
+
+#: Seconds between two sweeps of unreferenced bot files.
+SWEEP_EVERY = 600.0
 
 
 class Scheduler:
@@ -56,30 +67,82 @@ class Scheduler:
         self.cfg = league.config
         self.workers = workers
         self.scheduler = scheduler
-        self.conn = league.db()
+        self.db = Reconnecting(league.dir / "league.db")
+        self.conn = self.db.get()
 
     # --- the loop ---------------------------------------------------------------------
     def run_forever(self, idle_sleep: float = 1.0) -> None:
         parent = os.getppid()
-        self.refresh_ratings()
-        while True:
-            if os.getppid() != parent:  # the server died: stop (the next server resumes our work)
-                log.warning("league scheduler: the server is gone; stopping")
-                return
-            if not self.step():
-                time.sleep(idle_sleep)
+        stop = threading.Event()
+        checker = threading.Thread(target=self._check_loop, args=(stop, parent), name="league-checks", daemon=True)
+        checker.start()
+        down = _Outage("league scheduler")
+        swept = 0.0
+        try:
+            while True:
+                if os.getppid() != parent:  # the server died: stop (the next server resumes our work)
+                    log.warning("league scheduler: the server is gone; stopping")
+                    return
+                try:
+                    self.conn = self.db.get()
+                    if down.since is not None or not swept:
+                        self.refresh_ratings()
+                    if time.monotonic() - swept > SWEEP_EVERY:
+                        for rel in sweep_files(self.league.dir, self.conn):
+                            log.info("removed %s: no version points to it", rel)
+                        swept = time.monotonic()
+                    worked = self.step(checks=False)
+                    down.ok()
+                except sqlite3.DatabaseError as exc:
+                    self.db.drop()
+                    down.failed(exc)
+                    time.sleep(down.wait())
+                    continue
+                if not worked:
+                    time.sleep(idle_sleep)
+        finally:
+            stop.set()
+            checker.join(15)
 
-    def step(self) -> bool:
-        """Do the most urgent piece of work; False when there was none."""
-        return self.check_next() or self.play_next() or self.queue_extra()
+    def _check_loop(self, stop: threading.Event, parent: int) -> None:
+        """The checks, polled beside the games (their own thread and connection)."""
+        checker = Checker(self.league)
+        down = _Outage("league checks")
+        try:
+            while not stop.is_set() and os.getppid() == parent:
+                try:
+                    checker.poll()
+                    down.ok()
+                except sqlite3.DatabaseError as exc:
+                    checker.db.drop()
+                    down.failed(exc)
+                    stop.wait(down.wait())
+                    continue
+                stop.wait(0.3)
+        finally:
+            checker.stop()
+
+    def step(self, checks: bool = True) -> bool:
+        """Do the most urgent piece of work; False when there was none (``checks``: run a check here too)."""
+        return (checks and self.check_next()) or self.play_next() or self.queue_extra()
 
     # --- 1. checks --------------------------------------------------------------------
+    def check_next(self) -> bool:
+        """Run the waiting checks to their end in this call (the loop leaves them to its checker thread)."""
+        checker = Checker(self.league)
+        try:
+            checker.poll()
+            if not checker.busy():
+                return False
+            while checker.busy():
+                time.sleep(0.1)
+                checker.poll()
+        finally:
+            checker.stop()
+        return True
+
     def _spec(self, v: dict[str, Any] | sqlite3.Row) -> str:
-        if v["kind"] == "file":
-            return BotRef("sandbox", str(self.league.dir / v["spec"])).spec()
-        if v["kind"] == "cmd":
-            return BotRef("command", v["spec"]).spec()
-        return v["spec"]
+        return version_spec(self.league, v)
 
     def _variant(self, v: dict[str, Any]) -> dict[str, Any]:
         if v["kind"] == "cmd":
@@ -88,53 +151,9 @@ class Scheduler:
             return {"command": shlex.split(v["spec"])}
         return {"bot": self._spec(v)}
 
-    def check_next(self) -> bool:
-        found = rows(self.conn, "SELECT * FROM versions WHERE status = 'checking' ORDER BY id LIMIT 1")
-        if not found:
-            return False
-        v = found[0]
-        from arena.loading.check import check_bot
-
-        log.info("checking %s", v["run_name"])
-        from arena.external.limits import Limits
-
-        # The limits the bot will play under (the check sets the start time of its kind).
-        limits = Limits(**self.cfg.run_config(["random", "simple"], round_no=0, results_dir=".").bot_limits())
-        try:
-            report = check_bot(self._spec(v), games=self.cfg.check_games, limits=limits, echo=None)
-            fails = [f"{what}: {detail}" for status, what, detail in report.lines if status == "FAIL"]
-        except Exception as exc:  # a check that breaks refuses the bot; it must not stop the league
-            fails = [f"the check failed: {type(exc).__name__}: {exc}"]
-        reason = " | ".join(" ".join(f.split()) for f in fails)[:600]
-        with transaction(self.conn):
-            cur = self.conn.execute("SELECT status FROM versions WHERE id = ?", (v["id"],)).fetchone()
-            if cur is None or cur["status"] != "checking":  # withdrawn meanwhile
-                return True
-            if reason:
-                self.conn.execute("UPDATE versions SET status = 'refused', reason = ? WHERE id = ?", (reason, v["id"]))
-                log.info("refused %s: %s", v["run_name"], reason)
-                return True
-            self._enter(v)
-        log.info("%s passed its check", v["run_name"])
-        return True
-
     def _enter(self, v: dict[str, Any]) -> None:
         """Make a checked version its bot's current one and queue it against the field (in a transaction)."""
-        c = self.conn
-        bot = c.execute("SELECT * FROM bots WHERE id = ?", (v["bot_id"],)).fetchone()
-        old = bot["current_version"]
-        if old is not None and old != v["id"]:
-            c.execute("UPDATE versions SET status = 'retired' WHERE id = ? AND status IN ('playing', 'rated')", (old,))
-            c.execute("UPDATE pairings SET state = 'cancelled' WHERE state = 'queued' AND (a = ? OR b = ?)", (old, old))
-        c.execute("UPDATE bots SET current_version = ? WHERE id = ?", (v["id"], bot["id"]))
-        field = c.execute(
-            "SELECT v.id FROM bots b JOIN versions v ON v.id = b.current_version"
-            " WHERE b.withdrawn = 0 AND v.status IN ('playing', 'rated') AND b.id != ?",
-            (bot["id"],),
-        ).fetchall()
-        c.execute("UPDATE versions SET status = ? WHERE id = ?", ("playing" if field else "rated", v["id"]))
-        for r in field:
-            _queue(c, v["id"], r["id"], 0, NEW_BOT_PRIORITY, self.cfg.games_per_pairing)
+        enter_version(self.conn, v, self.cfg.games_per_pairing)
 
     # --- 2. pairings ------------------------------------------------------------------
     def play_next(self) -> bool:
@@ -146,10 +165,14 @@ class Scheduler:
                 " AND (a IN (SELECT id FROM versions WHERE status IN ('withdrawn', 'retired', 'refused'))"
                 " OR b IN (SELECT id FROM versions WHERE status IN ('withdrawn', 'retired', 'refused')))"
             )
+            hour_ago = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).isoformat(timespec="seconds")
             found = rows(
                 c,
-                "SELECT * FROM pairings WHERE state IN ('running', 'queued')"
-                " ORDER BY state = 'running' DESC, priority DESC, id LIMIT 1",
+                "SELECT p.* FROM pairings p JOIN versions va ON va.id = p.a WHERE p.state IN ('running', 'queued')"
+                " ORDER BY p.state = 'running' DESC, p.priority DESC, (SELECT COUNT(*) FROM pairings q"
+                " JOIN versions vq ON vq.id = q.a WHERE q.state = 'done' AND q.finished > ?"
+                " AND vq.submitted_by IS va.submitted_by), p.id LIMIT 1",
+                (hour_ago,),
             )
             if found:
                 p = found[0]
@@ -213,13 +236,18 @@ class Scheduler:
             return "", "running"
         except Exception as exc:  # a bot that no longer loads...: recorded, never fatal
             log.error("pairing %s vs %s: %s", va["run_name"], vb["run_name"], exc)
-            return " ".join(str(exc).split())[:600], "cancelled"
+            return self._public(str(exc), va, vb), "cancelled"
         text = res.status
         if res.stopped_early:
             text = f"SPRT: {res.stopped_early}"
         elif res.failed_chunks:
             text = f"incomplete: {res.failed_chunks[0]}"
-        return " ".join(text.split())[:600], "done"
+        return self._public(text, va, vb), "done"
+
+    def _public(self, text: str, *versions: dict[str, Any]) -> str:
+        paths = {str(self.league.dir / v["spec"]): f"{v['run_name']}.py" for v in versions if v["kind"] == "file"}
+        paths[str(self.league.dir)] = "the league folder"
+        return public_text(" ".join(text.split()), paths)[:600]
 
     def stored_games(self, round_no: int, a: str, b: str) -> int:
         """Games of matchup a vs b stored in runs/rNNN (an SPRT stop counts only its chunks)."""
@@ -301,6 +329,35 @@ class Scheduler:
             set_state(self.conn, "ratings_updated", now_iso())
 
 
+class _Outage:
+    """A database that cannot be used: one log line when it starts and one when it ends, and a wait that
+    grows from 1 s to 60 s between tries (no traceback, no restart loop)."""
+
+    def __init__(self, who: str):
+        self.who = who
+        self.since: float | None = None
+        self.tries = 0
+
+    def failed(self, exc: BaseException) -> None:
+        if self.since is None:
+            self.since = time.monotonic()
+            log.error(
+                "%s: the league database cannot be used (%s); waiting for it to be restored from a backup "
+                "(arena league restore)",
+                self.who,
+                " ".join(str(exc).split())[:200],
+            )
+        self.tries += 1
+
+    def wait(self) -> float:
+        return float(min(60, 2 ** min(self.tries, 6) / 2))
+
+    def ok(self) -> None:
+        if self.since is not None:
+            log.warning("%s: the league database reads again after %.0f s", self.who, time.monotonic() - self.since)
+        self.since, self.tries = None, 0
+
+
 def _num(x: Any) -> float | None:
     try:
         f = float(x)
@@ -343,7 +400,7 @@ def compute_stats(runs_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
                             "opponent": opp,
                             "result": won,
                             "score": f"{int(mine)}-{int(theirs)}",
-                            "error": str(row.error or "")[:200],
+                            "error": public_text(str(row.error or ""))[:200],
                         }
                     )
     if total.n_games == 0:
@@ -426,7 +483,17 @@ def main(argv: list[str] | None = None) -> int:
     except LeagueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    Scheduler(league, workers=args.workers, scheduler=args.scheduler).run_forever()
+    down, parent = _Outage("league scheduler"), os.getppid()
+    while True:
+        try:
+            sched = Scheduler(league, workers=args.workers, scheduler=args.scheduler)
+            break
+        except sqlite3.DatabaseError as exc:  # damaged after serve checked it: wait for a restore, quietly
+            down.failed(exc)
+            time.sleep(down.wait())
+            if os.getppid() != parent:
+                return 1
+    sched.run_forever()
     return 0
 
 

@@ -16,12 +16,20 @@ page as markup; the Content-Security-Policy allows only the league's own
 script and style.  The API takes ``Authorization: Bearer TOKEN``; pages use
 a session cookie (HttpOnly, SameSite=Strict, Secure under HTTPS) and every
 form carries a CSRF token.  Errors are one line (JSON ``{"error": ...}`` on
-the API), never a traceback.
+the API), never a traceback; a body nested too deeply to parse is a 400, and a
+database that cannot be read (damaged while serving) is one logged line and a
+503.
+
+The leaderboard and the progress line are computed when the database changes
+(``PRAGMA data_version``, read in microseconds, tells), not on each request:
+each answer is kept as its JSON bytes with an ETag, and a request that sends
+that ETag back gets a 304.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import hmac
 import json
 import logging
@@ -40,13 +48,14 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import BaseRoute, Route
 
 from arena.league.core import League, User
-from arena.league.db import LeagueError
+from arena.league.db import DB_NAME, LeagueError, Reconnecting
 
 log = logging.getLogger("arena.league.web")
 
 SESSION_COOKIE = "league_session"
 LOGIN_COOKIE = "league_login_csrf"
-PARAM_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+#: A name in a path (checked with ``fullmatch``: ``$`` would also pass a name with a final newline).
+PARAM_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 SMALL_BODY = 16_384
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -58,17 +67,59 @@ HEADERS = {
 
 
 class _Conns:
-    """One database connection per thread (the threadpool's threads are reused)."""
+    """One database connection per thread (the threadpool's threads are reused), reopened when the file
+    changes under it and dropped after a database error."""
 
     def __init__(self, league: League):
         self.league = league
         self.local = threading.local()
 
-    def get(self) -> sqlite3.Connection:
-        c = getattr(self.local, "conn", None)
-        if c is None:
-            c = self.local.conn = self.league.db()
-        return c
+    def holder(self) -> Reconnecting:
+        h = getattr(self.local, "holder", None)
+        if h is None:
+            h = self.local.holder = Reconnecting(self.league.dir / DB_NAME)
+        return h
+
+
+class _Cached:
+    """The leaderboard and progress answers, recomputed when the database has changed since (any
+    connection's commit moves ``PRAGMA data_version`` of this one), as JSON bytes with their ETags."""
+
+    def __init__(self, league: League):
+        self.league = league
+        self.poll = Reconnecting(league.dir / DB_NAME)  # the event loop's: data_version only
+        self.read = Reconnecting(league.dir / DB_NAME)  # a worker thread's, under the lock
+        self.lock = threading.Lock()
+        self.key: tuple[int, int] | None = None
+        self.answers: dict[str, tuple[bytes, str, Any]] = {}
+
+    async def get(self, what: str) -> tuple[bytes, str, Any]:
+        """(JSON bytes, ETag, value) of ``board`` or ``progress``, as of now."""
+        try:
+            conn = self.poll.get()
+            key = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
+        except sqlite3.DatabaseError:
+            self.poll.drop()
+            raise
+        if key != self.key:
+            await run_in_threadpool(self._refresh, key)
+        return self.answers[what]
+
+    def _refresh(self, key: tuple[int, int]) -> None:
+        with self.lock:
+            if key == self.key:
+                return
+            try:
+                c = self.read.get()
+                values = {"board": self.league.leaderboard(c), "progress": League.progress(c)}
+            except sqlite3.DatabaseError:
+                self.read.drop()
+                raise
+            answers = {}
+            for what, value in values.items():
+                body = json.dumps(value, separators=(",", ":")).encode()
+                answers[what] = (body, '"' + hashlib.sha256(body).hexdigest()[:24] + '"', value)
+            self.answers, self.key = answers, key
 
 
 def _one_line(text: str) -> str:
@@ -98,6 +149,17 @@ def _guard(api: bool) -> Callable[[Handler], Handler]:
                     status_code=exc.status,
                     headers=HEADERS,
                 )
+            except sqlite3.DatabaseError as exc:  # damaged while serving: one line in the log, a 503 to the client
+                log.error(
+                    "%s %s: the league database cannot be used (%s); restore it from a backup",
+                    request.method,
+                    request.url.path,
+                    _one_line(str(exc))[:200],
+                )
+                msg = "the league's database cannot be read just now; the organizer must restore it"
+                if api:
+                    return _api_error(503, msg)
+                return PlainTextResponse(msg, status_code=503, headers=HEADERS)
             except Exception:
                 log.exception("%s %s", request.method, request.url.path)
                 msg = "internal error (logged on the server)"
@@ -132,6 +194,8 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise LeagueError("the body is not valid JSON") from None
+    except (RecursionError, MemoryError):  # [[[[... thousands deep: the parser's limit, not the server's fault
+        raise LeagueError("the body's JSON is nested too deeply") from None
     if not isinstance(data, dict):
         raise LeagueError("the body must be a JSON object")
     return data
@@ -153,7 +217,7 @@ async def read_form(request: Request, limit: int) -> dict[str, str]:
 
 def _param(request: Request, key: str) -> str:
     value = request.path_params[key]
-    if not PARAM_RE.match(value):
+    if not PARAM_RE.fullmatch(value):
         raise LeagueError(f"{key} {value[:40]!r} is not a name (letters, digits, _ and -)", 400)
     return value
 
@@ -165,12 +229,46 @@ def _bearer(request: Request) -> str | None:
     return None
 
 
+class BoardAnswers:
+    """ASGI middleware: ``GET /api/leaderboard`` and ``/api/progress`` answered from :class:`_Cached` before
+    the router, the framework's exception layers and a Response object: every open board page polls both,
+    so they are most of a league's requests.  A database error falls through to the routes (their 503)."""
+
+    PATHS = {"/api/leaderboard": "board", "/api/progress": "progress"}
+
+    def __init__(self, app: Any, site: LeagueSite):
+        self.app, self.site = app, site
+        self.fixed = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k != "Cache-Control"]
+        self.fixed += [(b"cache-control", b"no-cache")]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        what = self.PATHS.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if what is None or scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        try:
+            body, etag, _ = await self.site.cached.get(what)
+        except sqlite3.DatabaseError:
+            await self.app(scope, receive, send)
+            return
+        headers = [*self.fixed, (b"etag", etag.encode())]
+        sent = next((v for k, v in scope["headers"] if k == b"if-none-match"), b"")
+        if etag.encode() in sent:
+            await send({"type": "http.response.start", "status": 304, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
 class LeagueSite:
     """The routes of one league folder."""
 
     def __init__(self, league: League):
         self.league = league
         self.conns = _Conns(league)
+        self.cached = _Cached(league)
         self.max_upload = 2 * league.config.max_file_bytes + 4096  # JSON escaping may double a file
         self.max_form = 3 * league.config.max_file_bytes + 4096  # %-encoding of a file
 
@@ -186,7 +284,12 @@ class LeagueSite:
 
     async def db(self, fn: Callable[..., Any], *args: Any) -> Any:
         def call() -> Any:
-            return fn(self.conns.get(), *args)
+            holder = self.conns.holder()
+            try:
+                return fn(holder.get(), *args)
+            except sqlite3.DatabaseError:
+                holder.drop()
+                raise
 
         return await run_in_threadpool(call)
 
@@ -220,11 +323,18 @@ class LeagueSite:
         return user
 
     # --- JSON API ---------------------------------------------------------------------
+    async def _cached(self, request: Request, what: str) -> Response:
+        body, etag, _ = await self.cached.get(what)
+        headers = {**HEADERS, "ETag": etag, "Cache-Control": "no-cache"}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type="application/json", headers=headers)
+
     async def api_leaderboard(self, request: Request) -> Response:
-        return JSONResponse(await self.db(self.league.leaderboard), headers=HEADERS)
+        return await self._cached(request, "board")
 
     async def api_progress(self, request: Request) -> Response:
-        return JSONResponse(await self.db(League.progress), headers=HEADERS)
+        return await self._cached(request, "progress")
 
     async def api_bot(self, request: Request) -> Response:
         return JSONResponse(await self.db(self.league.bot_info, _param(request, "name")), headers=HEADERS)
@@ -289,14 +399,31 @@ class LeagueSite:
         token = await self.db(self.league.add_user, data.get("name"), organizer)
         return JSONResponse({"user": data.get("name"), "token": token}, status_code=201, headers=HEADERS)
 
+    async def api_revoke(self, request: Request) -> Response:
+        user = await self.api_user(request, write=True)
+        name = _param(request, "name")
+        if not user.organizer:
+            raise LeagueError("only an organizer may revoke a user", 403)
+        if name == user.name:
+            raise LeagueError("you cannot revoke yourself here; another organizer or 'arena league revoke-user' can")
+        return JSONResponse(await self.db(self.league.revoke_user, name), headers=HEADERS)
+
+    async def api_rotate_token(self, request: Request) -> Response:
+        user = await self.api_user(request, write=True)
+        name = _param(request, "name")
+        if not user.organizer and name != user.name:
+            raise LeagueError("only an organizer may give another user a new token", 403)
+        token = await self.db(self.league.rotate_token, name)
+        return JSONResponse({"user": name, "token": token}, headers=HEADERS)
+
     # --- pages ------------------------------------------------------------------------
     async def _page(self, request: Request, title: str, body: str, status: int = 200, **extra: str) -> Response:
         s = await self.session(request)
         return HTMLResponse(_layout(title, body, s), status_code=status, headers={**HEADERS, **extra})
 
     async def page_leaderboard(self, request: Request) -> Response:
-        board = await self.db(self.league.leaderboard)
-        progress = await self.db(League.progress)
+        board = (await self.cached.get("board"))[2]
+        progress = (await self.cached.get("progress"))[2]
         body = (
             f"<h1>{escape(self.league.config.name)}: leaderboard</h1>"
             f"<p id=progress>{escape(_progress_line(progress))}</p>"
@@ -475,6 +602,8 @@ class LeagueSite:
             api("/api/submit", self.api_submit, ("POST",)),
             api("/api/users", self.api_add_user, ("POST",)),
             api("/api/users/{name}", self.api_user_info),
+            api("/api/users/{name}/revoke", self.api_revoke, ("POST",)),
+            api("/api/users/{name}/token", self.api_rotate_token, ("POST",)),
             api("/api/bots/{name}", self.api_bot),
             api("/api/bots/{name}/source", self.api_source),
             api("/api/bots/{name}/withdraw", self.api_withdraw, ("POST",)),
@@ -546,7 +675,7 @@ def _submit_form(csrf: str, max_bytes: int) -> str:
         f"At most {max_bytes} bytes. A new version of your bot replaces the old one on the board once it passes "
         "its check.</p><form method=post action='/league/submit' id=submit-form>"
         f"<input type=hidden name=csrf value='{escape(csrf)}'>"
-        "<p><label>Bot name <input name=name id=name required pattern='[A-Za-z][A-Za-z0-9_]{0,31}'></label></p>"
+        "<p><label>Bot name <input name=name id=name required pattern='[A-Za-z][A-Za-z0-9_\\-]{0,31}'></label></p>"
         "<p><label>File <input type=file id=file accept='.py'></label></p>"
         "<p><label>Source<br><textarea name=source id=source rows=16 cols=90 required></textarea></label></p>"
         "<button type=submit id=send>Submit</button></form>"
@@ -638,7 +767,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (file.files.length) {
       document.getElementById("source").value = await file.files[0].text();
       const name = document.getElementById("name");
-      if (!name.value) name.value = file.files[0].name.replace(/\.py$/, "").replace(/[^A-Za-z0-9_]/g, "_");
+      if (!name.value) name.value = file.files[0].name.replace(/\.py$/, "").replace(/[^A-Za-z0-9_-]/g, "_");
     }
   });
   if (document.getElementById("board")) setInterval(refreshBoard, 2000);

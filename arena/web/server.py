@@ -18,8 +18,13 @@ its upload limit on a submission, a small one on its forms), refuses a POST
 to the play API that is not ``application/json`` (415: a page elsewhere cannot
 post a "simple" text/plain form to this server, the CSRF route; the league's
 forms carry CSRF tokens instead), and marks every answer ``Cache-Control:
-no-store``.  The Host names the app answers to are the loopback names, plus
-``--host`` and ``--allowed-host`` for a league (:func:`allowed_hosts`).
+no-store``, ``X-Content-Type-Options: nosniff``, and a Content-Security-Policy
+where the route set none: the viewer's (its own scripts and styles, the inline
+ones by hash), and ``default-src 'none'`` for static files, errors and JSON.
+The Host names the app answers to are the loopback names, plus ``--host`` and
+``--allowed-host`` for a league (:func:`allowed_hosts`).  A client has
+:data:`HEADER_TIMEOUT` seconds to send a request's headers (408, then the
+connection is closed: slow-header clients cannot hold connections open).
 
 Endpoints (all JSON; errors are ``{"error": "..."}`` with a 4xx code and
 change nothing):
@@ -42,6 +47,8 @@ the play page and its endpoints out unless given ``--play-page`` (``create_app(p
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import re
 import socket
@@ -62,6 +69,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from arena.web.session import TARGETS, IllegalAction, PlaySession
 from arena.web.viewer import GameNotFound, Games
@@ -69,6 +77,8 @@ from arena.web.viewer import GameNotFound, Games
 MAX_BODY = 64 * 1024
 #: Seconds a client has to send its whole request body.
 BODY_TIMEOUT = 5.0
+#: Seconds a client has to send a request's line and headers, from the connection (or the last answer) on.
+HEADER_TIMEOUT = 5.0
 #: The listen backlog: 200 browsers' worth of concurrent connections queue instead of being reset.
 BACKLOG = 1024
 #: At most this many games are kept; the least recently used goes first.
@@ -78,7 +88,7 @@ SESSION_TTL = 6 * 3600
 #: Host names the server answers to (any port): a page on another name that resolves here is refused.
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 #: What ``--allowed-host`` takes: a name, ``*.name``, an IPv4 address, ``[IPv6]``, or ``*`` (any: no Host check).
-HOST_RE = re.compile(r"^(\*|(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])$")
+HOST_RE = re.compile(r"\*|(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\]")  # fullmatch
 #: Addresses that mean "every interface".
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 STATIC = Path(str(resources.files("arena.web") / "static"))
@@ -87,6 +97,98 @@ STATIC = Path(str(resources.files("arena.web") / "static"))
 def page_path(name: str) -> Path:
     """A file shipped with the package (``arena/web/static/``)."""
     return STATIC / name
+
+
+#: The Content-Security-Policy of answers that are not a page with scripts: static files, errors, JSON.
+STRICT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+#: Pages that set no policy of their own yet (their inline handlers would need one written for them).
+NO_CSP_PATHS = ("/", "/play")
+
+
+def _inline_hashes(html: str, tag: str) -> str:
+    """The CSP sources of a page's inline ``<script>``/``<style>`` blocks: ``'sha256-...'`` each."""
+    blocks = re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.S)
+    return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" for b in blocks)
+
+
+def view_csp() -> str:
+    """The viewer page's policy: its own scripts, styles and JSON, its inline blocks by hash; nothing else."""
+    html = page_path("view.html").read_text(encoding="utf-8")
+    return (
+        f"default-src 'none'; script-src 'self' {_inline_hashes(html, 'script')}; "
+        f"style-src 'self' {_inline_hashes(html, 'style')}; style-src-attr 'unsafe-inline'; img-src 'self' data:; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    )
+
+
+class _HeaderDeadline:
+    """A deadline for each request's headers, mixed into uvicorn's HTTP/1.1 protocols: a client that has not
+    sent them :data:`HEADER_TIMEOUT` seconds after connecting (or after its last answer) gets 408 and is
+    closed; one that sent nothing at all is closed quietly.  uvicorn's own keep-alive timeout stops at the
+    first byte a client sends, so without this a client that sends a header byte every few seconds holds a
+    connection for ever."""
+
+    _header_timer: asyncio.TimerHandle | None = None
+    _got_bytes = False
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        self._got_bytes = True
+        super().data_received(data)  # type: ignore[misc]
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # type: ignore[misc]
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+        super().connection_lost(exc)  # type: ignore[misc]
+
+    def _arm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+        self._got_bytes = False
+        self._header_timer = self.loop.call_later(HEADER_TIMEOUT, self._headers_late)  # type: ignore[attr-defined]
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        transport, cycle = self.transport, self.cycle  # type: ignore[attr-defined]
+        if transport.is_closing() or (cycle is not None and not cycle.response_complete):
+            return  # the connection is gone, or the headers came and the request is being answered
+        if getattr(self, "pipeline", None):
+            return  # httptools: a pipelined request whose headers came waits for the one before it
+        if not self._got_bytes:  # nothing sent since: an idle connection, closed quietly
+            transport.close()
+            return
+        line = f"the request headers did not arrive within {HEADER_TIMEOUT:g} s\n".encode()
+        transport.write(
+            b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+            b"content-length: %d\r\n\r\n%s" % (len(line), line)
+        )
+        transport.close()
+
+
+class _H11Deadline(_HeaderDeadline, H11Protocol):
+    """uvicorn's pure-Python HTTP/1.1 protocol (h11) with the header deadline."""
+
+
+def http_protocol() -> type[asyncio.Protocol]:
+    """The HTTP/1.1 protocol the server runs: uvicorn's httptools one when httptools is installed (the
+    ``league`` extra: its C parser answers a request in a fraction of h11's time), else h11's; both with
+    the header deadline."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return _H11Deadline
+
+    class _HttpToolsDeadline(_HeaderDeadline, HttpToolsProtocol):
+        """uvicorn's httptools protocol with the header deadline."""
+
+    return _HttpToolsDeadline
 
 
 class NewGame(BaseModel):
@@ -249,6 +351,7 @@ class Guard:
 
     def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule):
         self.app, self.timeout, self.rule = app, timeout, rule
+        self.view_csp = view_csp().encode()
 
     async def _reply(self, scope: Scope, send: Send, status: int, message: str) -> None:
         if scope["path"].startswith("/api/"):
@@ -264,11 +367,19 @@ class Guard:
             await self.app(scope, receive, send)
             return
 
+        path = scope["path"]
+
         async def no_store(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                if not any(k.lower() == b"cache-control" for k, _ in headers):
+                names = {k.lower() for k, _ in headers}
+                if b"cache-control" not in names:
                     headers.append((b"cache-control", b"no-store"))
+                if b"x-content-type-options" not in names:
+                    headers.append((b"x-content-type-options", b"nosniff"))
+                if b"content-security-policy" not in names and (path not in NO_CSP_PATHS or message["status"] >= 300):
+                    csp = self.view_csp if path == "/view" and message["status"] < 300 else STRICT_CSP.encode()
+                    headers.append((b"content-security-policy", csp))
                 message["headers"] = headers
             await send(message)
 
@@ -278,7 +389,7 @@ class Guard:
         json_only, limit = self.rule(scope["path"])
         ctype = dict(scope["headers"]).get(b"content-type", b"").split(b";")[0].strip().lower()
         if json_only and ctype != b"application/json":
-            await self._reply(scope, send, 415, "POST bodies must be JSON (Content-Type: application/json)")
+            await self._reply(scope, no_store, 415, "POST bodies must be JSON (Content-Type: application/json)")
             return
         chunks: list[bytes] = []
         size = 0
@@ -291,13 +402,13 @@ class Guard:
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > limit:
-                        await self._reply(scope, send, 413, f"request body too large (limit {limit} bytes)")
+                        await self._reply(scope, no_store, 413, f"request body too large (limit {limit} bytes)")
                         return
                     chunks.append(chunk)
                     if not message.get("more_body", False):
                         break
         except TimeoutError:
-            await self._reply(scope, send, 408, f"the request body did not arrive within {self.timeout:g} s")
+            await self._reply(scope, no_store, 408, f"the request body did not arrive within {self.timeout:g} s")
             return
         body = b"".join(chunks)
         sent = False
@@ -345,6 +456,15 @@ class Hosts(TrustedHostMiddleware):
         await super().__call__(scope, receive, named)
 
 
+def _fastapi(**kw: Any) -> FastAPI:
+    """FastAPI without its OpenTelemetry hooks where it has them: the arena exports no traces, and asking for
+    a tracer provider on every request costs more than answering a cached leaderboard."""
+    try:
+        return FastAPI(**kw, telemetry={"tracing": False, "metrics": False, "logs": False})
+    except TypeError:  # a FastAPI without telemetry
+        return FastAPI(**kw)
+
+
 def create_app(
     state: App,
     *,
@@ -358,15 +478,16 @@ def create_app(
     ``hosts``: the Host names answered (:func:`allowed_hosts`).  ``play``: serve the play page (``/play``,
     and ``/`` without a league) and its API (``/api/options``, ``new``, ``state``, ``act``, ``next``);
     without it those paths are 404s, as any other unknown path."""
-    api = FastAPI(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
+    api = _fastapi(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
     api.state.arena = state
     rule: BodyRule = play_rule
     if league is not None:
         from arena.league.core import League
-        from arena.league.web import LeagueSite
+        from arena.league.web import BoardAnswers, LeagueSite
 
         site = LeagueSite(League(league))
         api.router.routes.extend(site.routes())
+        api.add_middleware(BoardAnswers, site=site)  # the board's polls, before the router (inside Guard)
 
         def rule(path: str) -> tuple[bool, int]:
             # the league's paths: its own limits, forms allowed (they carry CSRF tokens); the rest: the play API's
@@ -458,7 +579,7 @@ def allowed_hosts(bind: str, extra: Sequence[str] = ()) -> list[str]:
     (``--allowed-host``: the name clients or a reverse proxy use).  Bound to every interface (0.0.0.0, ::),
     it also answers to this machine's own names and addresses.  ``*`` in ``extra``: any Host."""
     for name in extra:
-        if not HOST_RE.match(name):
+        if not HOST_RE.fullmatch(name):
             raise ValueError(
                 f"--allowed-host {name[:60]!r} is not a host name, *.domain, IPv4 address, [IPv6] address or *"
             )
@@ -516,6 +637,7 @@ class Server:
             lifespan="off",
             backlog=BACKLOG,
             timeout_keep_alive=5,
+            http=http_protocol(),
         )
         self.server = uvicorn.Server(config)
         self.thread: threading.Thread | None = None

@@ -20,8 +20,8 @@ from arena.web.decisions import viewer_data
 from arena.web.table import game_steps
 
 #: A league's run folder names: ``r000``, ``r001``, ... (``r1000`` once a league has played a thousand rounds).
-LEAGUE_RUN_RE = re.compile(r"^r\d{3,6}$")
-GAME_RE = re.compile(r"^\d{1,12}$")
+LEAGUE_RUN_RE = re.compile(r"r[0-9]{3,6}")  # fullmatch: "$" would also pass "r000\n"
+GAME_RE = re.compile(r"[0-9]{1,12}")
 #: Games kept replayed in memory (each a few hundred kB of JSON at most).
 CACHE = 8
 
@@ -86,7 +86,7 @@ class Games:
         if self.runs_root is not None:
             if run is None:
                 raise GameNotFound("name the game: /view?run=rNNN&game=ID", 400)
-            if not LEAGUE_RUN_RE.match(run):
+            if not LEAGUE_RUN_RE.fullmatch(run):
                 raise GameNotFound(f"run {run[:40]!r} is not a league run name (r000, r001, ...)", 400)
             path = self.runs_root / run
             if not path.is_dir():
@@ -104,7 +104,7 @@ class Games:
             if self.default is None:
                 raise GameNotFound("name the game: ?game=ID", 400)
             game_id = self.default
-        elif GAME_RE.match(game):
+        elif GAME_RE.fullmatch(game):
             game_id = int(game)
         else:
             raise GameNotFound(f"game {game[:40]!r} is not a game id (a whole number)", 400)

@@ -1,0 +1,167 @@
+"""Who may use a real league server, and what it costs them: revoking a user and rotating a token end their
+sessions at once; the token reaches ``arena submit`` through ``ARENA_TOKEN`` or a file, not the process list;
+refused uploads leave no file on the disk, and a byte quota bounds the ones accepted.
+
+One ``arena league serve --no-play`` process on a real SQLite file for the whole file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.league.test_league_common import ARENA, ROOT, SIMPLE_COPY, Server, add_user, arena, make_league
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    folder = make_league(
+        tmp_path_factory.mktemp("access") / "lg",
+        submissions_per_hour=3,
+        active_bots_per_user=2,
+        max_file_bytes=60_000,
+        bytes_per_user=30_000,
+    )
+    tokens = {"olga": add_user(folder, "olga", organizer=True)}
+    server = Server(folder, play=False)
+    for name in ("alice", "bob", "carl", "dora", "erin", "finn"):  # through the API: one process fewer each
+        status, body = server.post_json("/api/users", {"name": name}, token=tokens["olga"])
+        assert status == 201
+        tokens[name] = body["token"]
+    yield server, tokens, folder
+    server.stop()
+
+
+def login(server: Server, token: str) -> str:
+    """A session cookie from the login form."""
+    _, headers, _ = server.request("GET", "/league/login")
+    nonce = re.search(r"league_login_csrf=([^;]+)", headers["set-cookie"]).group(1)
+    status, headers, _ = server.request(
+        "POST",
+        "/league/login",
+        urlencode({"token": token, "csrf": nonce}).encode(),
+        headers={**FORM, "Cookie": f"league_login_csrf={nonce}"},
+    )
+    assert status == 303
+    return re.search(r"league_session=([^;]+)", headers["set-cookie"]).group(1)
+
+
+def me(server: Server, *, token: str | None = None, cookie: str | None = None) -> int:
+    headers = {"Cookie": f"league_session={cookie}"} if cookie else {}
+    return server.request("GET", "/api/me", token=token, headers=headers)[0]
+
+
+def send(server: Server, token: str, name: str, source: str = SIMPLE_COPY) -> tuple[int, dict]:
+    return server.post_json("/api/submit", {"name": name, "source": source}, token=token)
+
+
+def test_an_organizer_revokes_a_user_whose_token_and_sessions_end_at_once(site):
+    server, tokens, folder = site
+    cookie = login(server, tokens["alice"])
+    assert me(server, cookie=cookie) == 200
+    assert send(server, tokens["alice"], "alicebot")[0] == 202
+    status, body = server.post_json("/api/users/alice/revoke", {}, token=tokens["bob"])
+    assert status == 403  # a participant may not
+    status, body = server.post_json("/api/users/alice/revoke", {}, token=tokens["olga"])
+    assert status == 200 and body == {"user": "alice", "revoked": True, "withdrawn": ["alicebot"]}
+    assert me(server, token=tokens["alice"]) == 401 and me(server, cookie=cookie) == 401
+    status, _ = send(server, tokens["alice"], "alicebot")
+    assert status == 401
+    info = server.get("/api/bots/alicebot")  # withdrawn, its versions (and games) kept
+    assert info["withdrawn"] and [v["status"] for v in info["versions"]] == ["withdrawn"]
+    assert server.get("/api/users/alice")["revoked"] is True
+    status, body = server.post_json("/api/users", {"name": "alice"}, token=tokens["olga"])
+    assert status == 409  # the name stays taken: nobody can become "alice" now
+    status, body = server.post_json("/api/users/alice/revoke", {}, token=tokens["olga"])
+    assert status == 409
+
+
+def test_revoke_user_and_rotate_token_on_the_command_line(site):
+    server, tokens, folder = site
+    cookie = login(server, tokens["bob"])
+    out = arena("league", "rotate-token", str(folder), "bob")
+    new = out.stdout.strip()
+    assert len(new) >= 40 and new != tokens["bob"]
+    assert me(server, token=tokens["bob"]) == 401 and me(server, cookie=cookie) == 401
+    assert me(server, token=new) == 200
+    tokens["bob"] = new
+    # Through the API: an organizer for anyone, a participant for themself only.
+    status, body = server.post_json("/api/users/carl/token", {}, token=tokens["bob"])
+    assert status == 403
+    status, body = server.post_json("/api/users/bob/token", {}, token=tokens["bob"])
+    assert status == 200 and me(server, token=tokens["bob"]) == 401 and me(server, token=body["token"]) == 200
+    tokens["bob"] = body["token"]
+    cookie = login(server, tokens["carl"])
+    out = arena("league", "revoke-user", str(folder), "carl")
+    assert "revoked" in out.stdout
+    assert me(server, token=tokens["carl"]) == 401 and me(server, cookie=cookie) == 401
+    bad = arena("league", "revoke-user", str(folder), "nobody", check=False)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no user named 'nobody'")
+
+
+def _submit_cli(server: Server, file: Path, *args: str, env: dict[str, str] | None = None):
+    e = {k: v for k, v in os.environ.items() if k != "ARENA_TOKEN"}
+    e.update({"PYTHONPATH": str(ROOT), **(env or {})})
+    return subprocess.run(
+        [*ARENA, "submit", str(file), "--to", server.url, *args], capture_output=True, text=True, env=e, timeout=120
+    )
+
+
+def test_arena_submit_takes_the_token_from_arena_token_or_a_file_and_warns_about_token(site, tmp_path):
+    server, tokens, _ = site
+    bot = tmp_path / "dorabot.py"
+    bot.write_text(SIMPLE_COPY)
+    out = _submit_cli(server, bot, env={"ARENA_TOKEN": tokens["dora"]})
+    assert out.returncode == 0 and "submitted dorabot version 1" in out.stdout and "warning" not in out.stderr
+    secret = tmp_path / "token"
+    secret.write_text(tokens["dora"] + "\n")
+    secret.chmod(0o600)
+    out = _submit_cli(server, bot, "--token-file", str(secret))
+    assert out.returncode == 0 and "version 2" in out.stdout and out.stderr == ""
+    secret.chmod(0o644)
+    out = _submit_cli(server, bot, "--token-file", str(secret), "--name", "dorabot")
+    assert out.returncode == 0 and "can be read by other users" in out.stderr
+    out = _submit_cli(server, bot, "--token", tokens["erin"], "--name", "erinbot")
+    assert out.returncode == 0 and "process list" in out.stderr and "shell history" in out.stderr
+    out = _submit_cli(server, bot)
+    assert out.returncode == 2 and "ARENA_TOKEN" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    out = _submit_cli(server, bot, "--token-file", str(tmp_path / "missing"))
+    assert out.returncode == 2 and "cannot read the token file" in out.stderr
+
+
+def bot_files(folder: Path) -> tuple[int, int]:
+    files = [p for p in (folder / "bots").rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def test_refused_uploads_leave_no_file_and_a_quota_bounds_each_user(site):
+    server, tokens, folder = site
+    finn = tokens["finn"]
+    big = "# padding\n" * 2500 + SIMPLE_COPY  # ~30 kB: within the file limit, past the quota beside two others
+    assert send(server, tokens["olga"], "olgabot", SIMPLE_COPY + "# olga\n")[0] == 202
+    assert send(server, finn, "finn1", SIMPLE_COPY + "# 1\n")[0] == 202
+    assert send(server, finn, "finn2", SIMPLE_COPY + "# 2\n")[0] == 202
+    before = bot_files(folder)
+    for name, status in (("olgabot", 403), ("finn3", 409)):  # another user's bot; a third active bot
+        got, body = send(server, finn, name, SIMPLE_COPY + f"# refused {name}\n")
+        assert got == status, (name, got, body)
+    assert bot_files(folder) == before  # the refused files never reached the disk
+    got, body = send(server, finn, "finn2", big)
+    assert got == 413 and "quota" in body["error"], body
+    assert send(server, finn, "finn2", SIMPLE_COPY + "# 3\n")[0] == 202  # the third submission of the hour
+    after_ok = bot_files(folder)
+    assert after_ok[0] == before[0] + 1
+    for i in range(3):
+        got, body = send(server, finn, "finn2", SIMPLE_COPY + f"# {i} past the limit\n")
+        assert got == 429, body
+    assert bot_files(folder) == after_ok  # no file and no byte from any refused upload
+    status, body = send(server, tokens["olga"], "olgabot", big)  # organizers have no quota
+    assert status == 202
+    assert len(server.get("/api/users/finn")["versions"]) == 3

@@ -1,0 +1,153 @@
+"""A damaged ``league.db``: refused by ``arena league serve`` before it serves anything, a 503 (never a 500 or a
+crash loop) when the damage comes while it serves, and a backup taken while it runs that restores the league.
+
+Each kind of damage is done to a copy of one real league folder, as a full disk, a bad copy or a failing drive
+would: emptied, cut in half, its header overwritten, one byte of a row flipped, another file in its place, a
+schema version from elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.league.core import token_hash
+from arena.league.db import LeagueError
+from tests.league.test_league_common import ARENA, ROOT, Server, add_user, arena, make_league, wait_for
+
+
+def _empty(db: Path) -> None:
+    db.write_bytes(b"")
+
+
+def _half(db: Path) -> None:
+    with open(db, "r+b") as f:
+        f.truncate(db.stat().st_size // 2)
+
+
+def _header(db: Path) -> None:
+    with open(db, "r+b") as f:
+        f.write(b"\x00garbage header\x00")
+
+
+def _flipped(db: Path) -> None:
+    data = bytearray(db.read_bytes())
+    at = data.index(b"alice")  # one copy of the name (the table's row or the index's entry), not the other
+    data[at] ^= 0x20  # 'a' -> 'A'
+    db.write_bytes(bytes(data))
+
+
+def _not_sqlite(db: Path) -> None:
+    db.write_text("games_per_pairing = 20\n" * 100)
+
+
+def _schema(version: int):
+    def damage(db: Path) -> None:
+        c = sqlite3.connect(db)
+        c.execute(f"PRAGMA user_version = {version}")
+        c.close()
+
+    return damage
+
+
+DAMAGE = {
+    "empty": (_empty, "empty (0 bytes)"),
+    "half": (_half, ("damaged", "integrity check")),
+    "header": (_header, "not an SQLite database"),
+    "flipped": (_flipped, "integrity check"),
+    "not-sqlite": (_not_sqlite, "not an SQLite database"),
+    "newer-schema": (_schema(99), "schema version 99"),
+    "no-schema": (_schema(0), "schema version 0"),
+}
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory):
+    base = tmp_path_factory.mktemp("damage")
+    folder = make_league(base / "lg")
+    token = add_user(folder, "alice")
+    return base, folder, token
+
+
+def test_serve_refuses_each_kind_of_damage_in_one_line_naming_the_file_and_the_fix(league):
+    base, folder, _ = league
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = {}
+    for kind, (damage, _) in DAMAGE.items():
+        copy = base / f"copy-{kind}"
+        shutil.copytree(folder, copy)
+        damage(copy / "league.db")
+        procs[kind] = subprocess.Popen(
+            [*ARENA, "league", "serve", str(copy), "--port", "0", "--no-play"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+    try:
+        answers = {kind: proc.communicate(timeout=120)[1] for kind, proc in procs.items()}
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
+    for kind, proc in procs.items():
+        err = answers[kind]
+        lines = err.strip().splitlines()
+        assert proc.returncode == 2, (kind, err[-500:])
+        assert len(lines) == 1 and lines[0].startswith("error: "), (kind, err)
+        assert str(base / f"copy-{kind}" / "league.db") in lines[0] and "restore it from a backup" in lines[0], kind
+        words = DAMAGE[kind][1]
+        assert any(w in lines[0] for w in ((words,) if isinstance(words, str) else words)), (kind, lines[0])
+        assert "Gin Arena at" not in err  # nothing was served
+
+
+def test_damage_while_serving_is_a_503_and_one_line_then_a_backup_restores_the_league(league):
+    from arena.league.db import check_database
+
+    base, folder, token = league
+    live = base / "live"
+    shutil.copytree(folder, live)
+    server = Server(live, play=True)
+    try:
+        assert server.get("/api/me", token=token)["user"] == "alice"
+        backup = base / "live-backup.db"
+        out = arena("league", "backup", str(live), str(backup))
+        assert "checked" in out.stdout
+        again = arena("league", "backup", str(live), str(backup), check=False)
+        assert again.returncode == 2 and "already exists" in again.stderr
+        check_database(backup)  # a sound, self-contained SQLite file
+        assert not Path(f"{backup}-wal").exists()
+        time.sleep(1.5)  # the scheduler is at work (its first pairing)
+        _header(live / "league.db")  # the drive fails under the running server
+        for path in ("/api/bots/random", "/api/leaderboard", "/api/progress", "/league/"):
+            status, _, body = server.request("GET", path)
+            assert status == 503, (path, status, body[:200])
+            assert b"Traceback" not in body and len(body.decode().strip().splitlines()) == 1
+        status, _, body = server.request("GET", "/api/me", headers={"Authorization": f"Bearer {token}"})
+        assert status == 503 and "restore" in json.loads(body)["error"]
+        wait_for(lambda: "league scheduler: the league database cannot be used" in server.log_text(), 30, "the log")
+        time.sleep(3)
+        log = server.log_text()
+        assert "Traceback" not in log and "exited with code" not in log, log[-2000:]
+        assert log.count("league scheduler: the league database cannot be used") == 1  # once, not once a second
+    finally:
+        server.stop()
+    with pytest.raises(LeagueError, match="restore it from a backup"):
+        check_database(live / "league.db")
+    out = arena("league", "restore", str(live), str(backup))
+    assert "restored" in out.stdout
+    check_database(live / "league.db")
+    c = sqlite3.connect(live / "league.db")
+    assert c.execute("SELECT token_hash FROM users WHERE name = 'alice'").fetchone()[0] == token_hash(token)
+    c.close()
+    (base / "empty.db").write_bytes(b"")
+    bad = arena("league", "restore", str(live), str(base / "empty.db"), check=False)
+    assert bad.returncode == 2 and "empty" in bad.stderr  # a damaged backup is refused, the league kept
+    check_database(live / "league.db")

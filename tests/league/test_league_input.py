@@ -1,0 +1,178 @@
+"""What a participant can send a real league server, as an attacker would send it: look-alike names, names and
+path parts with a final newline, JSON and Python nested thousands deep, headers sent a byte at a time; and what
+every answer carries (CSP, nosniff) and how the board answers (an ETag, 304).
+
+One ``arena league serve --no-play`` process on a real SQLite file for the whole file.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import time
+
+import pytest
+
+from arena.web.server import allowed_hosts
+from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_league
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    folder = make_league(tmp_path_factory.mktemp("input") / "lg", submissions_per_hour=50, active_bots_per_user=20)
+    tokens = {"olga": add_user(folder, "olga", organizer=True)}
+    (folder / "runs" / "r000").mkdir()  # an (empty) run folder, so the viewer's game id pattern is reached
+    server = Server(folder, play=False)
+    for name in ("alice", "bob"):  # through the API: one process fewer each
+        status, body = server.post_json("/api/users", {"name": name}, token=tokens["olga"])
+        assert status == 201
+        tokens[name] = body["token"]
+    yield server, tokens, folder
+    server.stop()
+
+
+def send(server: Server, token: str, name: str, source: str = SIMPLE_COPY) -> tuple[int, dict]:
+    return server.post_json("/api/submit", {"name": name, "source": source}, token=token)
+
+
+def test_a_name_with_a_final_newline_is_refused_everywhere(site):
+    server, tokens, _ = site
+    assert send(server, tokens["alice"], "alicebot")[0] == 202
+    status, body = send(server, tokens["bob"], "alicebot\n")  # "$" matched before the newline: a second "alicebot"
+    assert status == 400 and "bot name" in body["error"]
+    status, body = server.post_json("/api/users", {"name": "alice\n"}, token=tokens["olga"])
+    assert status == 400 and "user name" in body["error"]
+    assert [e["bot"] for e in server.get("/api/users/bob")["versions"]] == []
+    # Path parts: a name with %0A is not a name (400), not a lookup that happens to miss (404).
+    for path in ("/api/bots/alicebot%0A", "/api/users/alice%0A", "/league/bot/alicebot%0A"):
+        status, _, _ = server.request("GET", path)
+        assert status == 400, path
+    # The viewer's run and game patterns.
+    status, _, body = server.request("GET", "/api/game?run=r000%0A&game=1")
+    assert status == 400 and "not a league run name" in json.loads(body)["error"]
+    status, _, body = server.request("GET", "/api/game?run=r000&game=1%0A")
+    assert status == 400 and "not a game id" in json.loads(body)["error"]
+    status, _, body = server.request("GET", "/api/game?run=r000&game=%D9%A3")  # an Arabic-Indic 3: not [0-9]
+    assert status == 400
+    with pytest.raises(ValueError, match="allowed-host"):
+        allowed_hosts("127.0.0.1", ["league.example.org\n"])
+
+
+def test_look_alike_names_are_refused_and_the_hyphen_is_allowed(site):
+    server, tokens, _ = site
+    for fake in ("AliceBot", "aIicebot", "a1icebot", "ALICEB0T", "alice_bot", "alice-bot"):
+        status, body = send(server, tokens["bob"], fake)
+        assert status == 409 and "looks like the existing bot 'alicebot'" in body["error"], fake
+    status, body = send(server, tokens["bob"], "Sim_ple")  # a house bot's name, cased and cut
+    assert status == 409 and "'simple'" in body["error"]
+    status, body = send(server, tokens["bob"], "simpIe")  # the house bot simple, with a capital I
+    assert status == 409 and "'simple'" in body["error"]
+    status, body = send(server, tokens["bob"], "bob-bot")  # built-in bots and users follow one rule
+    assert status == 202, body
+    status, body = send(server, tokens["bob"], "bob-bot-v2")  # would shadow bob-bot's version 2 in the store
+    assert status == 400 and "ends like a version" in body["error"]
+    status, body = server.post_json("/api/users", {"name": "AIice"}, token=tokens["olga"])
+    assert status == 409 and "looks like the existing user 'alice'" in body["error"]
+    status, body = server.post_json("/api/users", {"name": "carol-ann"}, token=tokens["olga"])
+    assert status == 201
+    assert server.get("/api/bots/bob-bot")["owner"] == "bob"
+    from arena.league.core import name_key
+
+    board = server.get("/api/leaderboard")
+    assert len({name_key(e["bot"]) for e in board}) == len(board)
+
+
+def test_name_key_folds_case_and_the_look_alike_table():
+    from arena.league.core import name_key
+
+    same = ("alicebot", "AliceBot", "aIicebot", "a1icebot", "ALICEBOT", "alice_bot", "Alice-Bot", "al1ce_b0t")
+    assert {name_key(n) for n in same} == {"allcebot"}
+    assert name_key("rnonte-carlo") == name_key("monte-carlo") == name_key("MONTE_CARL0")
+    assert name_key("wolf") == name_key("vvolf") and name_key("s1mple") == name_key("simple") == name_key("5imple")
+    assert name_key("alice") != name_key("alicia") and name_key("bob") != name_key("rob")
+
+
+@pytest.mark.parametrize("depth", [1000, 5000])
+def test_json_nested_thousands_deep_is_a_400(site, depth):
+    server, tokens, _ = site
+    body = ('{"name": "deep", "source": ' + "[" * depth + "]" * depth + "}").encode()
+    status, _, out = server.request(
+        "POST", "/api/submit", body, token=tokens["bob"], headers={"Content-Type": "application/json"}
+    )
+    assert status == 400 and "nested too deeply" in json.loads(out)["error"]
+    assert "Traceback" not in server.log_text()
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["x = " + "-" * 100_000 + "1\n", "x = a" + ".b" * 60_000 + "\n", "lambda:" * 5000 + "1\n", "not " * 5000 + "x\n"],
+    ids=["unary-minus", "attributes", "lambdas", "nots"],
+)
+def test_python_nested_too_deep_for_the_parser_is_a_400(site, source):
+    server, tokens, _ = site
+    status, out = send(server, tokens["bob"], "deep", source)
+    assert status == 400 and "nests an expression too deeply" in out["error"] and "\n" not in out["error"]
+    assert "Traceback" not in server.log_text()
+
+
+def test_every_answer_has_nosniff_and_a_policy_and_the_viewer_allows_only_its_own_scripts(site):
+    server, _, _ = site
+    for path in ("/view", "/static/cards.js", "/static/cards.css", "/no/such/page", "/league/nothing", "/api/nothing"):
+        status, headers, _ = server.request("GET", path)
+        h = {k.lower(): v for k, v in headers.items()}
+        assert h["x-content-type-options"] == "nosniff", path
+        assert (
+            "default-src 'none'" in h["content-security-policy"]
+            and "frame-ancestors 'none'" in h["content-security-policy"]
+        ), path
+    _, headers, page = server.request("GET", "/view")
+    csp = {k.lower(): v for k, v in headers.items()}["content-security-policy"]
+    assert "script-src 'self' 'sha256-" in csp and "unsafe-inline" not in csp.split("style-src-attr")[0]
+    import base64
+    import hashlib
+    import re
+
+    inline = re.findall(r"<script>(.*?)</script>", page.decode(), flags=re.S)
+    assert inline and all(
+        f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" in csp for b in inline
+    )
+
+
+def test_a_client_sending_headers_a_byte_at_a_time_is_cut_off(site):
+    server, _, _ = site
+    slow = socket.create_connection(("127.0.0.1", server.port))
+    idle = socket.create_connection(("127.0.0.1", server.port))
+    slow.settimeout(15)
+    t0 = time.monotonic()
+    slow.sendall(b"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    got = b""
+    while time.monotonic() - t0 < 14:  # one header byte a second: slower than any honest client
+        if select.select([slow], [], [], 1.0)[0]:
+            got = slow.recv(4096)
+            break
+        slow.sendall(b"X")
+    waited = time.monotonic() - t0
+    assert got.startswith(b"HTTP/1.1 408") and waited < 10, (got[:80], waited)
+    idle.settimeout(1)
+    assert idle.recv(100) == b""  # a connection that sent nothing is closed too, and quietly
+    slow.close()
+    idle.close()
+
+
+def test_the_board_answers_with_an_etag_and_304_until_it_changes(site):
+    server, tokens, _ = site
+    status, headers, body = server.request("GET", "/api/leaderboard")
+    etag = headers["etag"]
+    assert status == 200 and etag.startswith('"') and headers["cache-control"] == "no-cache"
+    status, headers2, body2 = server.request("GET", "/api/leaderboard", headers={"If-None-Match": etag})
+    assert status == 304 and body2 == b"" and headers2["etag"] == etag
+    board = json.loads(body)
+    assert board and {e["bot"] for e in board} >= {"random", "simple"}
+    # A change (an organizer withdraws a house bot) is on the board at the next request: a new ETag.
+    status, _ = server.post_json("/api/bots/random/withdraw", {}, token=tokens["olga"])
+    assert status == 200
+    status, headers3, body3 = server.request("GET", "/api/leaderboard", headers={"If-None-Match": etag})
+    assert status == 200 and headers3["etag"] != etag and "random" not in {e["bot"] for e in json.loads(body3)}
+    status, headers4, _ = server.request("GET", "/api/progress")
+    assert status == 200 and headers4["etag"]
