@@ -493,3 +493,29 @@ class DaskCluster:
         finally:
             for f in futures:
                 f.cancel()
+
+
+def map_in_order(fn: Any, tasks: Iterable[Any], *, workers: int = 1, client: Any = None) -> Iterator[Any]:
+    """``fn(task)`` for each task, yielded in task order, whoever runs them (so the output never depends on it).
+
+    For analysis passes over stored games (pure tasks that read nothing but
+    themselves): inline with ``workers <= 1``, a local pool of ``workers``
+    processes, or a Dask ``client``, with a bounded window of tasks in flight.
+    """
+    if client is not None:
+        window: deque[Any] = deque()
+        limit = max(4, 3 * (sum(client.nthreads().values()) or 1))
+        for t in tasks:
+            window.append(client.submit(fn, t, pure=False))
+            if len(window) >= limit:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+        return
+    if workers <= 1:
+        for t in tasks:
+            yield fn(t)
+        return
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ctx.Pool(workers) as pool:
+        yield from pool.imap(fn, tasks, chunksize=1)
