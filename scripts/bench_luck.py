@@ -5,6 +5,9 @@
              Monte Carlo (100 samples) vs simple, and simple vs simple; and
              whether each adjusted mean lies in the plain mean's 95% interval
              (``--games 1000000`` for the unbiasedness check at full size).
+``unbiased`` simple against simple in single games (no duplicate pairs, so
+             all the luck is there; truth 0.5 and 0 by symmetry): the
+             adjusted mean lies in the plain interval (``--games 1000000``).
 ``known``    simple against a copy of itself that forfeits 20% of its games
              at its first decision (``tests/analysis/blunder_bot.py``): true
              win rate 0.6 and margin 0 exactly; the coverage of the 95%
@@ -12,6 +15,7 @@
 
 Run: ``nice python scripts/bench_luck.py gain [--games 200000] [--mc-games 4000]``
      ``nice python scripts/bench_luck.py known [--games 200000]``
+     ``nice python scripts/bench_luck.py unbiased --games 1000000``
 """
 
 from __future__ import annotations
@@ -42,9 +46,10 @@ VARIANTS = {
 }
 
 
-def play(results: Path, a: str, b: str, games: int, seed: int, workers: int) -> Path:
+def play(results: Path, a: str, b: str, games: int, seed: int, workers: int, duplicate: bool = True) -> Path:
     cfg = TournamentConfig(
-        name=f"{a}-vs-{b}",
+        name=f"{a}-vs-{b}" + ("" if duplicate else "-single"),
+        duplicate=duplicate,
         format="gauntlet",
         candidate=a,
         bots=(b,),
@@ -78,9 +83,12 @@ def gain(args: argparse.Namespace) -> None:
         ("simple", "simple-b", args.games),
     ]
     rows = []
+    limits = []
     for a, b, n in matchups:
-        res = measure(play(base, a, b, n, 34, args.workers), args.workers)
+        run = play(base, a, b, n, 34, args.workers)
+        res = measure(run, args.workers)
         rows.append(res[res["bot"] == a].iloc[0])
+        limits.append((a, b, what_limits(run)))
     print(
         "\n| matchup | games | points/game plain (95% CI) | adjusted (95% CI) | ratio | "
         "win rate plain (95% CI) | adjusted (95% CI) | ratio | adjusted in plain CI |"
@@ -98,6 +106,25 @@ def gain(args: argparse.Namespace) -> None:
             f"{r['points_games_ratio']:.2f} | {ci('win', 'plain')} | {ci('win', 'adjusted')} | "
             f"{r['win_games_ratio']:.2f} | {'yes' if inside else 'NO'} |"
         )
+    print("\n# what limits it: variance ratios per single game (no pairing), and what pairing alone does")
+    for a, b, lim in limits:
+        print(f"{a} vs {b}: " + ", ".join(f"{k} {v:.3f}" for k, v in lim.items()))
+
+
+def what_limits(run: Path) -> dict[str, float]:
+    """Where the variance is: single games vs pairs, plain vs adjusted, and how much the deals' luck is."""
+    t = pd.concat(list(RunStore(run).analysis_parts(luck.TABLE)), ignore_index=True)
+    pairs = t.groupby("pair")[["margin", "win", "luck_points", "luck_win", "deal_points"]].mean()
+    out: dict[str, float] = {}
+    for what, lk in (("margin", "luck_points"), ("win", "luck_win")):
+        adj_g = t[what] - t[lk]
+        adj_p = pairs[what] - pairs[lk]
+        out[f"{what}_game_ratio"] = t[what].var() / adj_g.var()
+        out[f"{what}_pairing_plain"] = t[what].var() / (2 * pairs[what].var()) if pairs[what].var() > 0 else math.inf
+        out[f"{what}_pairing_adj"] = adj_g.var() / (2 * adj_p.var()) if adj_p.var() > 0 else math.inf
+        out[f"{what}_corr_pair"] = float(np.corrcoef(pairs[what], pairs[lk])[0, 1]) if pairs[what].var() > 0 else 0
+    out["deal_share_of_luck_var_per_game"] = t["deal_points"].var() / t["luck_points"].var()
+    return out
 
 
 def known(args: argparse.Namespace) -> None:
@@ -120,14 +147,31 @@ def known(args: argparse.Namespace) -> None:
             print(f"| {what} {tag} | {x.mean():.4f} +- {1.96 * se:.4f} | {cover:.3f} | {2 * h.mean():.4f} |")
 
 
+def unbiased(args: argparse.Namespace) -> None:
+    """Simple against itself in single games (no duplicate pairs), so the luck is all there: truth 0.5, 0."""
+    base = Path(tempfile.mkdtemp(prefix="bench-luck-unbiased-"))
+    run = play(base, "simple", "simple-b", args.games, 36, args.workers, duplicate=False)
+    res = measure(run, args.workers)
+    r = res[res["bot"] == "simple"].iloc[0]
+    print("\n| value | games | plain (95% CI) | adjusted (95% CI) | adjusted in plain CI | truth | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for what, true in (("points", 0.0), ("win", 0.5)):
+        p, lo, hi = r[f"{what}_plain"], r[f"{what}_plain_lo"], r[f"{what}_plain_hi"]
+        q, qlo, qhi = r[f"{what}_adjusted"], r[f"{what}_adjusted_lo"], r[f"{what}_adjusted_hi"]
+        print(
+            f"| {what} | {r['games']:,} | {p:+.4f} ({lo:+.4f}, {hi:+.4f}) | {q:+.4f} ({qlo:+.4f}, {qhi:+.4f}) | "
+            f"{'yes' if lo <= q <= hi else 'NO'} | {true} | {r[f'{what}_games_ratio']:.2f} |"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=("gain", "known"))
+    ap.add_argument("what", choices=("gain", "known", "unbiased"))
     ap.add_argument("--games", type=int, default=200000)
     ap.add_argument("--mc-games", type=int, default=4000)
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    gain(args) if args.what == "gain" else known(args)
+    {"gain": gain, "known": known, "unbiased": unbiased}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -123,13 +123,14 @@ def main() -> None:
         g = p @ LDW / 2.0  # a game's outcome distribution
         var_game = float(g[1] * 0.25 + g[2] * 1.0 - (g[1] * 0.5 + g[2]) ** 2)
         e = elo_of(min(max(mu, 1e-6), 1 - 1e-6))
+        predicted = f"{var_game / (2 * var_pair):.3f}" if var_pair > 0 else "inf (every pair split)"
         runs = [sequential(p, rng, e - 10.0, e) for _ in range(args.tests)]
         mp = np.mean([r["penta"][1] for r in runs])
         mt = np.mean([r["tri"][1] for r in runs])
         wrong_p = np.mean([r["penta"][0] == H0_ACCEPTED for r in runs])
         wrong_t = np.mean([r["tri"][0] == H0_ACCEPTED for r in runs])
         print(
-            f"| {a} vs {b} | {counts.sum():,} | {counts.tolist()} | {e:+.1f} | {var_game / (2 * var_pair):.3f} | "
+            f"| {a} vs {b} | {counts.sum():,} | {counts.tolist()} | {e:+.1f} | {predicted} | "
             f"{mp:,.0f} | {mt:,.0f} | {1 - mp / mt:.1%} | {wrong_p:.3f} / {wrong_t:.3f} |"
         )
         rows.append((a, b, p, e))

@@ -105,6 +105,9 @@ __all__ = [
     "luck_sums",
     "LuckSums",
     "luck_results",
+    "luck_per_bot",
+    "stored_luck_per_bot",
+    "viewer_data",
 ]
 
 #: The luck table's name in the run store.
@@ -565,19 +568,14 @@ class LuckSums:
 def luck_sums(parts: Iterable[pd.DataFrame]) -> dict[str, LuckSums]:
     """Per matchup, the sums of the per-pair means of plain and adjusted results (streamed part by part).
 
-    A pair whose games fall in two parts is held until both are read.
+    Each part is one stored chunk, and a chunk holds whole pairs (a single game is its own pair without
+    duplicate pairs), so a pair's games are always in one part.
     """
     out: dict[str, LuckSums] = {}
-    held = pd.DataFrame()
-    cols = ["matchup", "bot_a", "bot_b", "pair", "margin", "win", "luck_points", "luck_win", "hands"]
     for df in parts:
         if df.empty:
             continue
-        df = pd.concat([held, df[cols]], ignore_index=True) if len(held) else df[cols]
-        size = df.groupby(["matchup", "pair"])["pair"].transform("size")
-        held = df[size < 2]
-        whole = df[size >= 2]
-        for m, sub in whole.groupby("matchup", sort=False):
+        for m, sub in df.groupby("matchup", sort=False):
             s = out.setdefault(str(m), LuckSums(str(m), str(sub["bot_a"].iloc[0]), str(sub["bot_b"].iloc[0])))
             pairs = sub.groupby("pair")[["margin", "win", "luck_points", "luck_win"]].mean()
             s.add(pairs, len(sub), int(sub["hands"].sum()), float(sub["luck_points"].abs().sum()))
@@ -623,6 +621,54 @@ def luck_results(parts: Iterable[pd.DataFrame], conf: float = 0.95) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def luck_per_bot(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Per bot: its mean luck per game and per hand, in points and in chance of winning (streamed).
+
+    Positive: the cards favoured it.  Over many games this tends to zero for
+    every bot (luck has mean zero); over a few it says how much of a result
+    was the cards.
+    """
+    acc: dict[str, np.ndarray] = {}  # games, hands, luck points, luck win
+    for df in parts:
+        if df.empty:
+            continue
+        for side, sign in (("bot_a", 1.0), ("bot_b", -1.0)):
+            g = df.groupby(side)[["hands", "luck_points", "luck_win"]].agg(["sum", "size"])
+            for bot, r in g.iterrows():
+                a = acc.setdefault(str(bot), np.zeros(4))
+                a += [
+                    r[("hands", "size")],
+                    r[("hands", "sum")],
+                    sign * r[("luck_points", "sum")],
+                    sign * r[("luck_win", "sum")],
+                ]
+    rows = [
+        {
+            "bot": b,
+            "games": int(a[0]),
+            "hands": int(a[1]),
+            "luck_points_per_game": a[2] / a[0],
+            "luck_points_per_hand": a[2] / a[1],
+            "luck_win_per_game": a[3] / a[0],
+        }
+        for b, a in sorted(acc.items())
+    ]
+    return pd.DataFrame(rows)
+
+
+def stored_luck_per_bot(run_dir: str | Path) -> pd.DataFrame | None:
+    """:func:`luck_per_bot` of a run's stored luck table (None when there is none or it is not the shipped value's)."""
+    from arena.run.store import RunStore, StoreError
+
+    try:
+        store = RunStore(run_dir)
+        if TABLE not in store.analyses() or store.analysis_info(TABLE).get("value_sha256") != shipped_value().sha256:
+            return None
+        return luck_per_bot(store.analysis_parts(TABLE, ["bot_a", "bot_b", "hands", "luck_points", "luck_win"]))
+    except StoreError:
+        return None
+
+
 def stored_results(run_dir: str | Path, conf: float = 0.95) -> pd.DataFrame | None:
     """The luck-adjusted results of a run's stored luck table (None when there is none).
 
@@ -644,3 +690,56 @@ def stored_results(run_dir: str | Path, conf: float = 0.95) -> pd.DataFrame | No
         return luck_results(store.analysis_parts(TABLE), conf)
     except StoreError as exc:
         raise LuckError(str(exc)) from None
+
+
+#: A draw is marked very lucky (unlucky) in the viewer when it moved the drawer's chance of winning the game
+#: by at least this much up (down) against the average card it could have drawn.
+MARK_WIN = 0.05
+
+
+def viewer_data(run_dir: str | Path, game_id: int) -> dict[str, Any] | None:
+    """One game's chance events for ``arena view``: per viewer step, the luck of the draw shown there.
+
+    Computed from the stored log with the shipped value (no luck table needed); None when the game has
+    no action log.  Steps count as the viewer's: each hand's deal is a step, then one per answer, so the
+    state after answer ``pos`` of the ``d``-th hand is step ``pos + d``.
+    """
+    from arena.engine.rules_array import rules_array
+    from arena.run.store import RunStore, StoreError
+
+    try:
+        store = RunStore(run_dir)
+        rec = store.game_record(int(game_id))
+        rules = rules_array(store.rules())
+    except StoreError:
+        return None
+    if rec.actions is None:
+        return None
+    names = (str(rec.game["bot0"]), str(rec.game["bot1"]))
+    try:
+        ev, _ = game_luck(int(rec.game["seed"]), rules, np.asarray(rec.actions, dtype=np.int64))
+    except LuckError:
+        return None
+    steps: dict[str, Any] = {}
+    deals = 0
+    totals = [0.0, 0.0]
+    for row in ev:
+        seat = int(row[2])
+        sign = 1.0 if seat == 0 else -1.0
+        if row[1] == KIND_DEAL:
+            deals += 1
+        lp, lw = sign * float(row[8]), sign * float(row[9])
+        totals[0] += float(row[8])
+        totals[1] += float(row[9])
+        if row[1] != KIND_DRAW:
+            continue
+        mark = "very lucky" if lw >= MARK_WIN else "very unlucky" if lw <= -MARK_WIN else ""
+        steps[str(int(row[3]) + deals)] = {
+            "bot": names[seat],
+            "seat": seat,
+            "luck_points": round(lp, 2),
+            "luck_win": round(lw, 4),
+            "mark": mark,
+        }
+    return {"steps": steps, "mark_win": MARK_WIN, "seat0_luck_points": round(totals[0], 2),
+            "seat0_luck_win": round(totals[1], 4), "value": shipped_value().sha256[:12]}  # fmt: skip

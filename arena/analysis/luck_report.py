@@ -11,7 +11,7 @@ import pandas as pd
 from arena.analysis.luck import LuckError, stored_results
 from arena.analysis.render import Table, html_table, md_table
 
-__all__ = ["WHAT_IT_DOES", "luck_section", "results_table", "results_text"]
+__all__ = ["WHAT_IT_DOES", "luck_section", "results_table", "results_text", "per_bot_text"]
 
 #: The plain sentence the report and the command print with the results.
 WHAT_IT_DOES = (
@@ -79,6 +79,17 @@ def results_text(res: pd.DataFrame) -> str:
         "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, t.align, strict=True))
         for row in cells
     )
+
+
+def per_bot_text(per_bot: pd.DataFrame) -> str:
+    """Each bot's luck per game and per hand, as terminal lines."""
+    lines = [f"{'bot':<18} {'games':>8} {'hands':>9} {'luck pts/game':>13} {'pts/hand':>9} {'win chance/game':>15}"]
+    for r in per_bot.itertuples():
+        lines.append(
+            f"{str(r.bot)[:18]:<18} {r.games:>8,} {r.hands:>9,} {r.luck_points_per_game:>+13.2f} "
+            f"{r.luck_points_per_hand:>+9.2f} {100 * r.luck_win_per_game:>+14.2f}%"
+        )
+    return "\n".join(lines)
 
 
 def luck_section(run: Path) -> tuple[list[str], list[str]]:

@@ -836,6 +836,13 @@ def analyze(
         f"error x1000: mean loss per decision in thousandths of a game; doubtful >= {settings.doubtful:g}, "
         f"blunder >= {settings.blunder:g}. The report (arena report) shows the section."
     )
+    from arena.analysis.luck import stored_luck_per_bot
+    from arena.analysis.luck_report import per_bot_text
+
+    per_bot = stored_luck_per_bot(run_dir)
+    if per_bot is not None and not per_bot.empty:
+        typer.echo("Luck of the cards (arena luck), next to the errors above: + favoured the bot")
+        typer.echo(per_bot_text(per_bot))
 
 
 @app.command()
@@ -849,7 +856,7 @@ def luck(
 ) -> None:
     """Measure the luck of every draw and deal, and show results with the luck taken out (luck-adjusted)."""
     from arena.analysis import luck as lk
-    from arena.analysis.luck_report import WHAT_IT_DOES, results_text
+    from arena.analysis.luck_report import WHAT_IT_DOES, per_bot_text, results_text
     from arena.run.progress import Progress, progress_bar
 
     errors: tuple[type[Exception], ...] = (lk.LuckError, *_user_errors())
@@ -876,6 +883,9 @@ def luck(
     if res is not None and not res.empty:
         typer.echo(results_text(res))
     typer.echo(WHAT_IT_DOES)
+    per_bot = lk.stored_luck_per_bot(run_dir)
+    if per_bot is not None and not per_bot.empty:
+        typer.echo(per_bot_text(per_bot))
 
 
 from arena.cli.league import app as _league_app  # noqa: E402 - the league's commands: arena league ...

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.analysis.decisions import viewer_data
+from arena.analysis.luck import viewer_data as luck_viewer_data
 from arena.run.store import StoreError
 from arena.web.table import game_steps
 
@@ -46,6 +47,8 @@ def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
         "steps": game_steps(int(g["seed"]), rules, log, names),
         # arena analyze's grades of this game, per step, and its equity curve (None: not analysed)
         "analysis": viewer_data(run_dir, game_id),
+        # the luck of each stock draw, per step (arena luck's value function), marking very (un)lucky draws
+        "luck": luck_viewer_data(run_dir, game_id),
     }
 
 
