@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from arena.analysis.luck import LuckError, stored_results
 from arena.analysis.render import Table, html_table, md_table
 
 __all__ = ["WHAT_IT_DOES", "luck_section", "results_table", "results_text", "per_bot_text"]
@@ -94,6 +93,8 @@ def per_bot_text(per_bot: pd.DataFrame) -> str:
 
 def luck_section(run: Path) -> tuple[list[str], list[str]]:
     """The report's section (Markdown lines, HTML lines); empty when the run has no luck table."""
+    from arena.analysis.luck import LuckError, stored_results  # its kernels load only for a run that has one
+
     try:
         res = stored_results(run)
     except LuckError as exc:

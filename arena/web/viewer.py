@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from arena.analysis.decisions import viewer_data
-from arena.analysis.luck import viewer_data as luck_viewer_data
 from arena.run.store import StoreError
 from arena.web.table import game_steps
 
@@ -28,6 +27,7 @@ CACHE = 8
 
 def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
     """A stored game as the viewer's JSON: names, steps, and whether the replay matches the stored rows."""
+    from arena.analysis.luck import viewer_data as luck_viewer_data
     from arena.cli.show import check_lines, stored_game
 
     rec, rules, names, log, how = stored_game(Path(run_dir), game_id)
