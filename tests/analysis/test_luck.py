@@ -62,7 +62,7 @@ def _play(tmp: Path, name: str, a: str, b: str, games: int, seed: int, variants=
 def runs(tmp_path_factory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("luck")
     return {
-        "ek": _play(tmp, "ek", "simple", "early-knock", 2000, 11),
+        "ek": _play(tmp, "ek", "simple", "early-knock", 1000, 11),
         "blunder": _play(tmp, "blunder", "simple", "blunder", 4000, 12, {"blunder": {"bot": BLUNDER}}),
     }
 
@@ -169,7 +169,7 @@ def test_one_worker_two_workers_and_dask_measure_identically(runs):
         luck.analyse_luck(runs["ek"], client=client)
     pd.testing.assert_frame_equal(one, _table(runs["ek"]))
     games = pd.concat([c.games for c in RunStore(runs["ek"]).chunks(["game_id", "score0", "score1", "swap"])])
-    assert len(one) == len(games) == 2000 and set(one["game_id"]) == set(games["game_id"])
+    assert len(one) == len(games) == 1000 and set(one["game_id"]) == set(games["game_id"])
     # the margin is bot_a's final score minus bot_b's
     g = games.set_index("game_id").loc[one["game_id"]]
     sign = np.where(g["swap"].to_numpy() == 0, 1, -1)
@@ -177,7 +177,7 @@ def test_one_worker_two_workers_and_dask_measure_identically(runs):
 
 
 def test_the_adjusted_result_lies_in_the_plain_interval_and_is_narrower(runs):
-    """Smoke of the unbiasedness check (the 1,000,000-game version is scripts/bench_luck.py): on 1,000
+    """Smoke of the unbiasedness check (the 1,000,000-game version is scripts/bench_luck.py): on 500
     pairs the adjusted mean is inside the plain 95% interval, and its interval is narrower."""
     res = luck.luck_results(RunStore(runs["ek"]).analysis_parts(luck.TABLE))
     r = res[res["bot"] == "simple"].iloc[0]
@@ -251,15 +251,15 @@ def test_arena_luck_prints_plain_and_adjusted_results_and_the_report_shows_them(
 
     out = CliRunner().invoke(app, ["luck", str(runs["ek"]), "--quiet"])
     assert out.exit_code == 0, out.output
-    assert "luck of 2,000 games measured" in out.output and "takes out the luck of the cards" in out.output
+    assert "luck of 1,000 games measured" in out.output and "takes out the luck of the cards" in out.output
     lines = [line for line in out.output.splitlines() if line.startswith(("simple ", "early-knock "))]
-    results = [line for line in lines if " 1,000 " in line]  # per matchup and side: 1,000 pairs
-    per_bot = [line for line in lines if " 2,000 " in line]  # each bot's luck: 2,000 games
+    results = [line for line in lines if " 500 " in line]  # per matchup and side: 500 pairs
+    per_bot = [line for line in lines if " 1,000 " in line]  # each bot's luck: 1,000 games
     assert len(results) == 2 and len(per_bot) == 2, out.output
     md_lines, html_lines = luck_section(runs["ek"])  # what the report shows (arena.analysis.report calls it)
     md = "\n".join(md_lines)
     assert "## Luck-adjusted results" in md and "takes out the luck of the cards" in md
-    assert "| simple | early-knock | 1,000 |" in md and "<h2>Luck-adjusted results</h2>" in html_lines
+    assert "| simple | early-knock | 500 |" in md and "<h2>Luck-adjusted results</h2>" in html_lines
     # a run without action logs: one line, exit 2
     cfg = TournamentConfig(
         name="nolog", bots=("simple", "random"), games_per_pair=20, chunk_size=20, workers=1,
