@@ -310,16 +310,9 @@ def _results(tasks: Iterable[AnalysisTask], workers: int, client: Any) -> Iterat
     read back in that order.  A task that fails (its worker died twice) is a
     one-line :class:`AnalysisError`.
     """
-    from arena.run.schedule import ChunkFailure, DaskCluster, Inline, LocalProcesses
+    from arena.run.schedule import ChunkFailure, executor_for
 
-    executor: Inline | LocalProcesses | DaskCluster
-    if client is not None:
-        executor = DaskCluster(client, play=graded_part)
-    elif workers <= 1:
-        executor = Inline(play=graded_part)
-    else:
-        executor = LocalProcesses(workers, play=graded_part)
-    for out in executor.results(tasks):
+    for out in executor_for(graded_part, workers, client).results(tasks):
         if isinstance(out, ChunkFailure):
             raise AnalysisError(f"grading {out.task.label} failed: {out.reason}")
         yield out

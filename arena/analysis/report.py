@@ -32,6 +32,7 @@ import pandas as pd
 from arena.analysis import plots
 from arena.analysis import stats as st
 from arena.analysis import variance as var
+from arena.analysis.luck_report import luck_section
 from arena.analysis.render import (
     Bold,
     Table,
@@ -406,6 +407,8 @@ def _build(
         md += ["## Errors", ""] + [f"- {n:,} x {md_escape(e)}" for e, n in errs] + [""]
     dec_md, dec_html = _decisions_section(run)
     md += dec_md
+    luck_md, luck_html = luck_section(run)
+    md += luck_md
     md += ["## Methods", ""] + [f"- {m}" for m in METHODS] + [""]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
@@ -458,6 +461,7 @@ def _build(
             "<ul>" + "".join(f"<li>{n:,} &times; {html.escape(e)}</li>" for e, n in errs) + "</ul>",
         ]
     h += dec_html
+    h += luck_html
     h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in METHODS) + "</ul>"]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:

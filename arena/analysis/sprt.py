@@ -28,6 +28,23 @@ over the observed frequencies ``f_i`` of ``N`` pairs.  No draw model (and no
 draw Elo) is needed.  Counts of zero are replaced by 1e-3 as in fishtest, so
 the LLR is defined from the first pair.
 
+Models (the config's ``sequential`` and ``[sprt] elo``)
+-------------------------------------------------------
+``sequential = "pentanomial"`` (the default with duplicate pairs) counts
+pairs as above; ``"trinomial"`` counts each game on its own (losses, draws,
+wins: the only choice without duplicate pairs).  On duplicate pairs the
+trinomial test is still valid only when the two games of a pair are
+uncorrelated; they are negatively correlated here (the seat with the good
+cards wins each game), so it takes more games for the same error rates.
+
+``[sprt] elo = "logistic"`` (default) makes each hypothesis a logistic Elo,
+that is an expected score.  ``"normalized"`` makes it a normalized Elo, as
+fishtest's default: ``nElo = (score - 1/2) / sd * 800 / ln 10`` with ``sd``
+the standard deviation of one game's score (for pairs, ``sqrt 2`` times the
+pair score's), so a bound means the same effort whatever the draw rate or
+the pairs' correlation.  The maximum-likelihood distribution under
+``(mean - 1/2) / sd = t`` is found by :func:`_mle_t_log`.
+
 Bounds (Wald): stop and accept H1 when ``LLR >= log((1 - beta) / alpha)``,
 accept H0 when ``LLR <= log(beta / (1 - alpha))``, otherwise continue.  With
 alpha = beta = 0.05 the bounds are +-2.94.  Checking between chunks of games
@@ -57,19 +74,30 @@ if TYPE_CHECKING:
 
 PAIR_SCORES = np.array([0.0, 0.5, 1.0, 1.5, 2.0])  # bot A's points in a pair
 _A = PAIR_SCORES / 2.0  # the same, as a per-game score in [0, 1]
+_T = np.array([0.0, 0.5, 1.0])  # a single game: loss, draw, win
 H0_ACCEPTED = "H0 accepted"
 H1_ACCEPTED = "H1 accepted"
+#: Normalized Elo per unit of t-value (``(mean score - 1/2) / sd per game``): ``800 / ln 10``.
+NELO_PER_T = 800.0 / np.log(10.0)
+MODELS = ("pentanomial", "trinomial")
+ELO_MODELS = ("logistic", "normalized")
 
 __all__ = [
     "PAIR_SCORES",
     "H0_ACCEPTED",
     "H1_ACCEPTED",
+    "MODELS",
+    "ELO_MODELS",
+    "NELO_PER_T",
     "Sprt",
     "SprtGate",
     "sprt_bounds",
+    "llr",
     "llr_pentanomial",
+    "llr_trinomial",
     "llr_normal",
     "pentanomial",
+    "trinomial",
     "sprt_status",
 ]
 
@@ -91,13 +119,13 @@ def _regularize(counts: np.ndarray) -> np.ndarray:
     return c
 
 
-def _mle_log(freq: np.ndarray, s: float) -> np.ndarray:
-    """log p_i of the max-likelihood distribution over ``_A`` with mean ``s``.
+def _secular(freq: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``log p_i`` of ``p_i = f_i / (1 + lam d_i)``, ``lam`` solving ``sum_i f_i d_i / (1 + lam d_i) = 0``.
 
-    ``p_i = f_i / (1 + lam * (a_i - s))`` where ``lam`` solves
-    ``sum_i f_i (a_i - s) / (1 + lam (a_i - s)) = 0`` (a Lagrange multiplier).
+    The maximum of ``sum_i f_i log p_i`` over distributions with ``sum_i p_i d_i = 0``
+    (a Lagrange multiplier ``lam``; ``sum_i p_i = 1`` then holds by itself).
+    ``d`` must take both signs.
     """
-    d = _A - s
     lo, hi = -1.0 / d.max(), -1.0 / d.min()  # keep 1 + lam * d > 0
     eps = 1e-12 * (hi - lo)
 
@@ -108,21 +136,80 @@ def _mle_log(freq: np.ndarray, s: float) -> np.ndarray:
     return np.log(freq) - np.log1p(lam * d)
 
 
-def llr_pentanomial(counts: Iterable[float], elo0: float, elo1: float) -> float:
-    """Generalized log-likelihood ratio of H1 (``elo1``) over H0 (``elo0``) from pair counts.
+def _mle_log(freq: np.ndarray, s: float, support: np.ndarray = _A) -> np.ndarray:
+    """log p_i of the max-likelihood distribution over ``support`` with mean ``s``."""
+    return _secular(freq, support - s)
 
-    ``counts``: how many complete pairs bot A scored 0, 0.5, 1, 1.5, 2 points in.
+
+def _mle_t_log(freq: np.ndarray, t: float, support: np.ndarray, ref: float = 0.5) -> np.ndarray:
+    """log p_i of the max-likelihood distribution over ``support`` with ``(mean - ref) / sd = t``.
+
+    The constraint ``mu - ref - t sigma = 0`` is not linear in ``p``; at the
+    optimum its gradient in ``p_i`` is, up to a constant, ``u_i = (a_i - ref)
+    - t ((a_i - mu)^2 + sigma^2) / (2 sigma)``, and ``sum_i p_i u_i`` equals the
+    constraint itself.  So the optimum solves the linear problem of
+    :func:`_secular` with ``d = u`` evaluated at its own ``mu, sigma``: iterate
+    from the observed distribution until ``p`` stops moving.
+    """
+    p = freq.copy()
+    for _ in range(200):
+        mu = float(np.sum(p * support))
+        sigma = float(np.sqrt(max(np.sum(p * (support - mu) ** 2), 1e-300)))
+        u = (support - ref) - t * ((support - mu) ** 2 + sigma**2) / (2.0 * sigma)
+        logp = _secular(freq, u)
+        q = np.exp(logp)
+        if np.max(np.abs(q - p)) < 1e-13:
+            return logp
+        p = q
+    return logp
+
+
+def _counts(counts: Iterable[float], n: int) -> np.ndarray:
+    c = np.asarray(list(counts) if not isinstance(counts, np.ndarray) else counts, dtype=float)
+    if c.shape != (n,):
+        what = "5 entries (pairs scoring 0, 0.5, 1, 1.5, 2)" if n == 5 else "3 entries (losses, draws, wins)"
+        raise ValueError(f"{'pentanomial' if n == 5 else 'trinomial'} counts need {what}")
+    return c
+
+
+def llr(counts: Iterable[float], elo0: float, elo1: float, elo: str = "logistic") -> float:
+    """Generalized log-likelihood ratio of H1 (``elo1``) over H0 (``elo0``) from outcome counts.
+
+    ``counts``: 5 entries (pentanomial: pairs in which bot A scored 0, 0.5,
+    1, 1.5, 2 points) or 3 (trinomial: A's losses, draws, wins).  ``elo``:
+    ``"logistic"`` (each hypothesis fixes the expected score per game) or
+    ``"normalized"`` (each fixes the t-value ``(score - 1/2) / sd per game``
+    at ``nelo / NELO_PER_T``; a pair's sd is the per-game one over sqrt 2).
+    For each hypothesis the outcome probabilities are the maximum-likelihood
+    ones that meet it; ``LLR = N sum_i f_i log(p1_i / p0_i)``.
     """
     c = np.asarray(list(counts) if not isinstance(counts, np.ndarray) else counts, dtype=float)
-    if c.shape != (5,):
-        raise ValueError("pentanomial counts need 5 entries (pairs scoring 0, 0.5, 1, 1.5, 2)")
+    if c.shape not in ((5,), (3,)):
+        raise ValueError("counts need 5 entries (pentanomial pairs) or 3 (losses, draws, wins)")
+    if elo not in ELO_MODELS:
+        raise ValueError(f"elo = {elo!r}: allowed {', '.join(ELO_MODELS)}")
     if c.sum() <= 0:
         return 0.0
+    support = _A if c.shape == (5,) else _T
     c = _regularize(c)
     n = c.sum()
     freq = c / n
-    s0, s1 = _score(elo0), _score(elo1)
-    return float(n * np.sum(freq * (_mle_log(freq, s1) - _mle_log(freq, s0))))
+    if elo == "logistic":
+        lp0, lp1 = (_mle_log(freq, _score(e), support) for e in (elo0, elo1))
+    else:
+        scale = np.sqrt(2.0) if c.shape == (5,) else 1.0  # t of the pair score = sqrt 2 x t per game
+        lp0, lp1 = (_mle_t_log(freq, e / NELO_PER_T * scale, support) for e in (elo0, elo1))
+    return float(n * np.sum(freq * (lp1 - lp0)))
+
+
+def llr_pentanomial(counts: Iterable[float], elo0: float, elo1: float, elo: str = "logistic") -> float:
+    """:func:`llr` of pentanomial pair counts (pairs in which bot A scored 0, 0.5, 1, 1.5, 2 points)."""
+    return llr(_counts(counts, 5), elo0, elo1, elo)
+
+
+def llr_trinomial(counts: Iterable[float], elo0: float, elo1: float, elo: str = "logistic") -> float:
+    """:func:`llr` of trinomial game counts (bot A's losses, draws, wins), each game taken on its own."""
+    return llr(_counts(counts, 3), elo0, elo1, elo)
 
 
 def llr_normal(counts: Iterable[float], elo0: float, elo1: float) -> float:
@@ -155,22 +242,43 @@ class Sprt:
       The first decision reached sticks: later updates do not change it.
     """
 
-    def __init__(self, elo0: float = 0.0, elo1: float = 5.0, alpha: float = 0.05, beta: float = 0.05):
+    def __init__(
+        self,
+        elo0: float = 0.0,
+        elo1: float = 5.0,
+        alpha: float = 0.05,
+        beta: float = 0.05,
+        *,
+        model: str = "pentanomial",
+        elo: str = "logistic",
+    ):
         if not elo1 > elo0:
             raise ValueError(f"SPRT needs elo1 > elo0 (got elo0={elo0}, elo1={elo1})")
+        if model not in MODELS:
+            raise ValueError(f"SPRT model = {model!r}: allowed {', '.join(MODELS)}")
+        if elo not in ELO_MODELS:
+            raise ValueError(f"SPRT elo = {elo!r}: allowed {', '.join(ELO_MODELS)}")
         self.elo0, self.elo1 = float(elo0), float(elo1)
         self.alpha, self.beta = float(alpha), float(beta)
+        self.model, self.elo_model = model, elo
         self.bounds: tuple[float, float] = sprt_bounds(alpha, beta)
-        self.counts = np.zeros(5, dtype=np.int64)
+        self._support = _A if model == "pentanomial" else _T
+        self.counts = np.zeros(self._support.size, dtype=np.int64)
         self.llr = 0.0
         self.decision: str | None = None
 
     def update(
         self, pair_points: Iterable[float] | float | None = None, *, counts: Iterable[int] | None = None
     ) -> str | None:
-        """Add pairs (A's points per pair, in half points) and/or counts; return ``decision``."""
-        add = np.zeros(5, dtype=np.int64)
+        """Add pairs (A's points per pair, in half points) and/or counts; return ``decision``.
+
+        A trinomial test takes ``counts`` only (A's losses, draws, wins).
+        """
+        k_out = self._support.size
+        add = np.zeros(k_out, dtype=np.int64)
         if pair_points is not None:
+            if self.model != "pentanomial":
+                raise ValueError("a trinomial SPRT takes counts of losses, draws and wins, not pair points")
             x = np.atleast_1d(np.asarray(pair_points, dtype=float))
             k = np.rint(x * 2.0).astype(np.int64)
             if x.size and (np.any(np.abs(k - x * 2.0) > 1e-9) or k.min() < 0 or k.max() > 4):
@@ -178,11 +286,12 @@ class Sprt:
             add += np.bincount(k, minlength=5)
         if counts is not None:
             c = np.asarray(list(counts), dtype=np.int64)
-            if c.shape != (5,) or c.min() < 0:
-                raise ValueError("counts need 5 non-negative entries (pairs scoring 0, 0.5, 1, 1.5, 2)")
+            if c.shape != (k_out,) or c.min() < 0:
+                what = "5 non-negative entries (pairs scoring 0, 0.5, 1, 1.5, 2)"
+                raise ValueError(f"counts need {what if k_out == 5 else '3 non-negative entries (L, D, W)'}")
             add += c
         self.counts += add
-        self.llr = llr_pentanomial(self.counts, self.elo0, self.elo1)
+        self.llr = llr(self.counts, self.elo0, self.elo1, self.elo_model)
         if self.decision is None:
             if self.llr >= self.bounds[1]:
                 self.decision = H1_ACCEPTED
@@ -192,13 +301,19 @@ class Sprt:
 
     @property
     def pairs(self) -> int:
+        """Observations so far: pairs (pentanomial) or games (trinomial)."""
         return int(self.counts.sum())
+
+    @property
+    def games(self) -> int:
+        """Games the test has counted."""
+        return self.pairs * (2 if self.model == "pentanomial" else 1)
 
     @property
     def score(self) -> float:
         """A's mean score per game so far (nan before the first pair)."""
         n = self.counts.sum()
-        return float(np.sum(self.counts * _A) / n) if n else float("nan")
+        return float(np.sum(self.counts * self._support) / n) if n else float("nan")
 
     @property
     def elo(self) -> float:
@@ -211,18 +326,24 @@ class Sprt:
     def __repr__(self) -> str:
         lo, hi = self.bounds
         return (
-            f"Sprt(elo0={self.elo0:g}, elo1={self.elo1:g}, alpha={self.alpha:g}, beta={self.beta:g}: "
-            f"LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}), pairs {self.pairs} {self.counts.tolist()}, "
+            f"Sprt(elo0={self.elo0:g}, elo1={self.elo1:g}, alpha={self.alpha:g}, beta={self.beta:g}, "
+            f"{self.model}, {self.elo_model}: "
+            f"LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}), {self.counts.tolist()}, "
             f"{self.decision or 'continue'})"
         )
 
     def summary(self) -> str:
         """One line as chess testers print it."""
         lo, hi = self.bounds
+        unit = "nElo" if self.elo_model == "normalized" else "Elo"
+        seen = (
+            f"pairs {self.pairs}, penta {self.counts.tolist()}"
+            if self.model == "pentanomial"
+            else f"games {self.pairs}, LDW {self.counts.tolist()}"
+        )
         return (
-            f"SPRT [{self.elo0:g}, {self.elo1:g}] LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}); "
-            f"pairs {self.pairs}, penta {self.counts.tolist()}, Elo {self.elo:+.1f}: "
-            f"{self.decision or 'continue'}"
+            f"SPRT [{self.elo0:g}, {self.elo1:g}] {unit} LLR {self.llr:.2f} ({lo:.2f}, {hi:.2f}); "
+            f"{seen}, Elo {self.elo:+.1f}: {self.decision or 'continue'}"
         )
 
 
@@ -256,6 +377,25 @@ def pentanomial(games: pd.DataFrame, bot: str | None = None) -> np.ndarray:
     return np.bincount(agg["pts"].to_numpy(dtype=np.int64), minlength=5)[:5].astype(np.int64)
 
 
+def trinomial(games: pd.DataFrame, bot: str | None = None) -> np.ndarray:
+    """Counts of ``bot``'s losses, draws and wins over the games of one matchup, each taken on its own.
+
+    Games with an error and no winner are left out, as :func:`pentanomial` leaves their pairs out.
+    """
+    if len(games) == 0:
+        return np.zeros(3, dtype=np.int64)
+    a, b = str(games["bot_a"].iloc[0]), str(games["bot_b"].iloc[0])
+    bot = a if bot is None else bot
+    if bot not in (a, b):
+        raise ValueError(f"bot '{bot}' does not play in '{a} vs {b}'")
+    winner = games["winner"].astype(object).fillna("").astype(str).to_numpy()
+    keep = np.ones(len(games), dtype=bool)
+    if "error" in games.columns:
+        keep = ~((games["error"].astype(object).fillna("").astype(str).to_numpy() != "") & (winner == ""))
+    pts = np.where(winner == bot, 2, np.where(winner == "", 1, 0))[keep]
+    return np.bincount(pts, minlength=3)[:3].astype(np.int64)
+
+
 def sprt_status(
     games: pd.DataFrame,
     elo0: float = 0.0,
@@ -274,6 +414,9 @@ def sprt_status(
     return test
 
 
+_COUNTERS = {"pentanomial": pentanomial, "trinomial": trinomial}
+
+
 class SprtGate:
     """The SPRT of a one-matchup run, as the runner's stop rule: ``run_tournament(cfg, stop=SprtGate)``.
 
@@ -284,6 +427,7 @@ class SprtGate:
 
     def __init__(self, cfg: TournamentConfig) -> None:
         self.test = Sprt(**cfg.sprt_params())
+        self._count = _COUNTERS[self.test.model]
         self.pending: dict[int, np.ndarray] = {}
         self.next = 0
         self.used = 0
@@ -293,7 +437,7 @@ class SprtGate:
         return self.test.decision
 
     def add(self, chunk: int, games: pd.DataFrame) -> None:
-        self.pending[chunk] = pentanomial(games)
+        self.pending[chunk] = self._count(games)
 
     def advance(self) -> bool:
         """Feed every chunk now contiguous; True once the test is decided."""

@@ -859,6 +859,56 @@ def analyze(
         f"error x1000: mean loss per decision in thousandths of a game; doubtful >= {settings.doubtful:g}, "
         f"blunder >= {settings.blunder:g}. The report (arena report) shows the section."
     )
+    from arena.analysis.luck import stored_luck_per_bot
+    from arena.analysis.luck_report import per_bot_text
+
+    per_bot = stored_luck_per_bot(run_dir)
+    if per_bot is not None and not per_bot.empty:
+        typer.echo("Luck of the cards (arena luck), next to the errors above: + favoured the bot")
+        typer.echo(per_bot_text(per_bot))
+
+
+@app.command()
+def luck(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder (its games need stored action logs).")],
+    workers: Annotated[int, typer.Option("--workers", help="Worker processes.")] = 1,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Measure on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress line.")] = False,
+) -> None:
+    """Measure the luck of every draw and deal, and show results with the luck taken out (luck-adjusted)."""
+    from arena.analysis import luck as lk
+    from arena.analysis.luck_report import WHAT_IT_DOES, per_bot_text, results_text
+    from arena.run.progress import Progress, progress_bar
+
+    errors: tuple[type[Exception], ...] = (lk.LuckError, *_user_errors())
+    bars: list[Progress] = []
+
+    def show(done: int) -> None:
+        if not quiet:
+            if not bars:
+                bars.append(progress_bar("measured", "game", None))
+            bars[0].set(done, None)
+
+    try:
+        done = lk.analyse_luck(run_dir, workers=workers, scheduler=scheduler, progress=show)
+        res = lk.stored_results(run_dir)
+    except errors as exc:
+        _fail(str(exc))
+    finally:
+        for b in bars:
+            b.close()
+    typer.echo(
+        f"luck of {done.games:,} games measured in {done.seconds:.1f} s; stored as analysis '{done.table}' "
+        f"in {run_dir} (value {done.value[:12]})"
+    )
+    if res is not None and not res.empty:
+        typer.echo(results_text(res))
+    typer.echo(WHAT_IT_DOES)
+    per_bot = lk.stored_luck_per_bot(run_dir)
+    if per_bot is not None and not per_bot.empty:
+        typer.echo(per_bot_text(per_bot))
 
 
 from arena.cli.league import app as _league_app  # noqa: E402 - the league's commands: arena league ...

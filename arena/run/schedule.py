@@ -30,6 +30,7 @@ no process behind.
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import logging
 import multiprocessing
@@ -520,3 +521,55 @@ class DaskCluster:
         finally:
             for f in futures:
                 f.cancel()
+
+
+def executor_for(play: Play, workers: int = 1, client: Any = None) -> Inline | LocalProcesses | DaskCluster:
+    """The executor for a pass of pure tasks: Dask with a ``client``, inline with one worker, else local processes."""
+    if client is not None:
+        return DaskCluster(client, play=play)
+    if workers <= 1:
+        return Inline(play=play)
+    return LocalProcesses(workers, play=play)
+
+
+class TaskFailed(RuntimeError):
+    """A task of :func:`map_in_order` that could not be run (its worker died twice, or it raised); one line."""
+
+
+@dataclass(frozen=True)
+class _Numbered:
+    """A task with its place in the pass, and the ``label``/``key`` every executor logs and submits by."""
+
+    index: int
+    task: Any
+    label: str
+    key: str
+
+
+def _run_numbered(fn: Callable[[Any], Any], item: _Numbered) -> tuple[int, Any]:
+    return item.index, fn(item.task)
+
+
+def map_in_order(fn: Any, tasks: Iterable[Any], *, workers: int = 1, client: Any = None) -> Iterator[Any]:
+    """``fn(task)`` for each task, yielded in task order, whoever runs them (so the output never depends on it).
+
+    For analysis passes over stored games (pure tasks that read nothing but
+    themselves), on the same executors as the games (:func:`executor_for`:
+    the same pool, watchdog and Dask window).  Results that finish early wait
+    for the ones before them, so memory holds about one window of results.
+    A task that fails is one :class:`TaskFailed` line.
+    """
+    numbered = (
+        _Numbered(i, t, getattr(t, "label", f"task {i}"), f"{getattr(t, 'key', 'task')}-{i}")
+        for i, t in enumerate(tasks)
+    )
+    waiting: dict[int, Any] = {}
+    due = 0
+    for out in executor_for(functools.partial(_run_numbered, fn), workers, client).results(numbered):
+        if isinstance(out, ChunkFailure):
+            raise TaskFailed(f"{out.task.label} failed: {out.reason}")
+        index, value = out
+        waiting[index] = value
+        while due in waiting:
+            yield waiting.pop(due)
+            due += 1

@@ -52,12 +52,17 @@ KEYS = (
     "record_log",
     "results_dir",
     "sprt",
+    "sequential",
     "scheduler",
     "limits",
     "sandbox",
     "weak_sandbox",
 )
-SPRT_KEYS = ("elo0", "elo1", "alpha", "beta")
+SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "elo")
+#: How the SPRT counts its evidence: duplicate pairs as one outcome of five, or games as one of three.
+SEQUENTIAL = ("pentanomial", "trinomial")
+#: What the SPRT's bounds elo0 and elo1 are in: logistic Elo, or normalized Elo (fishtest's default).
+SPRT_ELO = ("logistic", "normalized")
 #: Time and memory limits, with their defaults and allowed ranges.  The
 #: decision/game/memory limits apply to bots in their own processes
 #: (external and sandboxed); the chunk limit to every chunk (a watchdog
@@ -128,7 +133,10 @@ class TournamentConfig:
     record_log: bool = True
     results_dir: str = "results"
     #: Early stop of a two-bot match: {elo0, elo1, alpha, beta}; empty = off.
-    sprt: Mapping[str, float] = field(default_factory=dict)
+    sprt: Mapping[str, float | str] = field(default_factory=dict)
+    #: The SPRT's unit of evidence: "pentanomial" (a duplicate pair is one of five outcomes; the
+    #: default with duplicate pairs) or "trinomial" (each game on its own; the only one without).
+    sequential: str = ""
     #: A Dask scheduler address (``tcp://host:8786``) to play the chunks on; empty = local processes.
     scheduler: str = ""
     #: Overrides of :data:`LIMITS` (time per decision, game and chunk; memory).
@@ -216,7 +224,10 @@ class TournamentConfig:
                 k = sorted(unknown)[0]
                 raise ConfigError(f"config: sprt has no key '{k}' ({_close(k, SPRT_KEYS)}keys: {', '.join(SPRT_KEYS)})")
             for k, v in self.sprt.items():
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+                if k == "elo":
+                    if v not in SPRT_ELO:
+                        raise bad("sprt.elo", v, ", ".join(f'"{e}"' for e in SPRT_ELO))
+                elif isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
                     raise bad(f"sprt.{k}", v, "a number")
             s = self.sprt_params()
             if not s["elo0"] < s["elo1"]:
@@ -224,6 +235,13 @@ class TournamentConfig:
             for k in ("alpha", "beta"):
                 if not 0.0 < s[k] < 0.5:
                     raise bad(f"sprt.{k}", s[k], "a number between 0 and 0.5, exclusive")
+        if self.sequential not in ("", *SEQUENTIAL):
+            raise bad("sequential", self.sequential, ", ".join(f'"{m}"' for m in SEQUENTIAL))
+        if self.sequential == "pentanomial" and not self.duplicate:
+            raise ConfigError(
+                'config: sequential = "pentanomial" needs duplicate = true (it scores seat-swapped pairs); '
+                'use "trinomial"'
+            )
         if not isinstance(self.scheduler, str) or (
             self.scheduler and "://" not in self.scheduler and ":" not in self.scheduler
         ):
@@ -254,9 +272,16 @@ class TournamentConfig:
         assert self.resolved is not None  # set by __post_init__
         return self.resolved
 
-    def sprt_params(self) -> dict[str, float]:
-        """The SPRT settings with defaults filled in (elo0 0, elo1 5, alpha = beta = 0.05)."""
-        return {"elo0": 0.0, "elo1": 5.0, "alpha": 0.05, "beta": 0.05, **{k: float(v) for k, v in self.sprt.items()}}
+    def sprt_params(self) -> dict[str, Any]:
+        """The SPRT settings with defaults filled in (elo0 0, elo1 5, alpha = beta = 0.05, logistic Elo).
+
+        ``model`` is the unit of evidence (:attr:`sequential`, resolved:
+        pentanomial with duplicate pairs, trinomial without).
+        """
+        out: dict[str, Any] = {"elo0": 0.0, "elo1": 5.0, "alpha": 0.05, "beta": 0.05, "elo": "logistic"}
+        out.update({k: (v if k == "elo" else float(v)) for k, v in self.sprt.items()})
+        out["model"] = self.sequential or ("pentanomial" if self.duplicate else "trinomial")
+        return out
 
     def limit(self, key: str) -> float:
         """One of :data:`LIMITS`, as configured or by default."""

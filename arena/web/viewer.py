@@ -28,6 +28,8 @@ CACHE = 8
 
 def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
     """A stored game as the viewer's JSON: names, steps, and whether the replay matches the stored rows."""
+    from arena.analysis.luck import viewer_data as luck_viewer_data
+
     rec, rules, names, log, how = stored_game(Path(run_dir), game_id)
     ok, check = check_lines(rec, rules, log)
     g = rec.game
@@ -45,6 +47,8 @@ def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
         "steps": game_steps(int(g["seed"]), rules, log, names),
         # arena analyze's grades of this game, per step, and its equity curve (None: not analysed)
         "analysis": viewer_data(run_dir, game_id),
+        # the luck of each stock draw, per step (arena luck's value function), marking very (un)lucky draws
+        "luck": luck_viewer_data(run_dir, game_id),
     }
 
 

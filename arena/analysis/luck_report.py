@@ -1,0 +1,111 @@
+"""Where the luck-adjusted results show: the report's section and the terminal table of ``arena luck``."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.analysis.render import Table, html_table, md_table
+
+__all__ = ["WHAT_IT_DOES", "luck_section", "results_table", "results_text", "per_bot_text"]
+
+#: The plain sentence the report and the command print with the results.
+WHAT_IT_DOES = (
+    "The luck-adjusted result takes out the luck of the cards: at every stock draw and every deal, the value of "
+    "the card that came is compared with the average value of the cards that could have come, and the sum of "
+    "those differences (the game's luck) is subtracted from the result. That luck averages to exactly zero, so "
+    "the adjusted result measures the same thing as the plain one, with less noise; 'x games' is how many times "
+    "more games the plain result needs for an interval as narrow. Intervals: 95%, over duplicate pairs."
+)
+
+
+def _ci(lo: float, hi: float, digits: int, pct: bool) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "-"
+    if pct:
+        return f"{100 * lo:.{digits}f}..{100 * hi:.{digits}f}%"
+    return f"{lo:+.{digits}f}..{hi:+.{digits}f}"
+
+
+def results_table(res: pd.DataFrame) -> Table:
+    """Per matchup and bot: points per game and win rate, plain and adjusted, with intervals and games ratios."""
+    head = [
+        "bot",
+        "opponent",
+        "pairs",
+        "points/game",
+        "95% CI",
+        "adjusted",
+        "95% CI",
+        "x games",
+        "win rate",
+        "95% CI",
+        "adjusted",
+        "95% CI",
+        "x games",
+    ]
+    rows = []
+    for r in res.itertuples():
+        rows.append(
+            [
+                r.bot,
+                r.opponent,
+                f"{r.pairs:,}",
+                f"{r.points_plain:+.2f}",
+                _ci(r.points_plain_lo, r.points_plain_hi, 2, False),
+                f"{r.points_adjusted:+.2f}",
+                _ci(r.points_adjusted_lo, r.points_adjusted_hi, 2, False),
+                f"{r.points_games_ratio:.2f}",
+                f"{100 * r.win_plain:.1f}%",
+                _ci(r.win_plain_lo, r.win_plain_hi, 1, True),
+                f"{100 * r.win_adjusted:.1f}%",
+                _ci(r.win_adjusted_lo, r.win_adjusted_hi, 1, True),
+                f"{r.win_games_ratio:.2f}",
+            ]
+        )
+    return Table(head, rows, "llrrrrrrrrrrr")
+
+
+def results_text(res: pd.DataFrame) -> str:
+    """The results as terminal lines (aligned columns)."""
+    t = results_table(res)
+    cells = [list(t.head)] + [[str(c) for c in row] for row in t.rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(t.head))]
+    return "\n".join(
+        "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, t.align, strict=True))
+        for row in cells
+    )
+
+
+def per_bot_text(per_bot: pd.DataFrame) -> str:
+    """Each bot's luck per game and per hand, as terminal lines."""
+    lines = [f"{'bot':<18} {'games':>8} {'hands':>9} {'luck pts/game':>13} {'pts/hand':>9} {'win chance/game':>15}"]
+    for r in per_bot.itertuples():
+        lines.append(
+            f"{str(r.bot)[:18]:<18} {r.games:>8,} {r.hands:>9,} {r.luck_points_per_game:>+13.2f} "
+            f"{r.luck_points_per_hand:>+9.2f} {100 * r.luck_win_per_game:>+14.2f}%"
+        )
+    return "\n".join(lines)
+
+
+def luck_section(run: Path) -> tuple[list[str], list[str]]:
+    """The report's section (Markdown lines, HTML lines); empty when the run has no luck table."""
+    from arena.analysis.luck import LuckError, stored_results  # its kernels load only for a run that has one
+
+    try:
+        res = stored_results(run)
+    except LuckError as exc:
+        note = f"The stored luck table is not shown: {exc}"
+        return ["## Luck-adjusted results", "", note, ""], [
+            "<h2>Luck-adjusted results</h2>",
+            f"<p>{html.escape(note)}</p>",
+        ]
+    if res is None or res.empty:
+        return [], []
+    t = results_table(res)
+    md = ["## Luck-adjusted results", "", WHAT_IT_DOES, "", md_table(t), ""]
+    h = ["<h2>Luck-adjusted results</h2>", f"<p>{html.escape(WHAT_IT_DOES)}</p>", html_table(t)]
+    return md, h
