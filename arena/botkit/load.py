@@ -2,7 +2,8 @@
 
 The one loader that the config, the worker, ``check-bot`` and the web call:
 built-in modules and plain files load in this process
-(:mod:`arena.botkit.bot`); ``sandbox`` and ``command`` refs start their own
+(:mod:`arena.botkit.bot`), and so do trained policies
+(:mod:`arena.botkit.policy`); ``sandbox`` and ``command`` refs start their own
 process through :mod:`arena.external`, with :func:`limits_for` as their
 limits unless the caller gives others.
 """
@@ -39,6 +40,10 @@ def load(ref: BotRef, limits: Limits | None = None, name: str | None = None) -> 
         bot = load_builtin(ref.ref)
     elif ref.kind == "file":
         bot = load_bot_file(ref.ref, name=name)
+    elif ref.kind == "policy":
+        from arena.botkit.policy import load_policy
+
+        bot = load_policy(ref.ref, name=name)
     elif ref.kind == "sandbox":
         bot = sandboxed_bot(ref.ref, limits or limits_for(ref), name=name)
     else:

@@ -41,7 +41,9 @@ class BotSpec:
     worker checks its copy has the same hash), ``file`` (``source`` is the
     file's text), ``command`` (``ref`` is the command line of an external
     bot, run in ``cwd``; the program must exist where the chunk runs) or
-    ``sandbox`` (a bot file run in its own process; ``source`` is its text).
+    ``sandbox`` (a bot file run in its own process; ``source`` is its text)
+    or ``policy`` (a policy file; ``source`` is its bytes in base64, from
+    :func:`arena.botkit.policy.policy_source`).
     ``limits``: the time and memory limits of bots in their own processes.
     """
 
@@ -75,6 +77,10 @@ class BotSpec:
             return cls(bot.name, "sandbox", ref.ref, _read(ref.ref), bot.source_hash, params, limits)
         if ref.kind == "builtin":
             return cls(bot.name, "builtin", ref.ref, "", bot.source_hash, params)
+        if ref.kind == "policy":
+            from arena.botkit.policy import policy_source
+
+            return cls(bot.name, "policy", ref.ref, policy_source(ref.ref), bot.source_hash, params)
         path = getattr(bot.module, "__file__", None) or ref.ref
         return cls(bot.name, "file", ref.ref, _read(path), bot.source_hash, params)
 
