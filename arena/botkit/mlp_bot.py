@@ -12,8 +12,9 @@ weights are data, not code.  The bot's ``params`` array carries where they
 are (:func:`mlp_params`: a tag, the address and length of the packed
 float32 weights, the activation, the layer widths), and the loader keeps the
 weight array alive with the bot (``Bot.keep``).  ``memory`` is the work
-space: the observation, the logits and two hidden layers (the engine zeroes
-it at each game start, and a decision writes each slot before reading it).
+space, read as float32: the observation, the logits and two hidden layers
+(the engine zeroes it at each game start, and a decision writes each slot
+before reading it).
 A params array without the tag (a bot whose parameters were replaced)
 answers -1, which the engine refuses: the game is forfeited, never read out
 of bounds.
@@ -84,9 +85,10 @@ def mlp_params(mlp: Mlp) -> tuple[np.ndarray, np.ndarray]:
 
 
 def memory_size(mlp: Mlp) -> int:
-    """Memory slots a decision works in: observation, logits, two of the widest hidden layers."""
+    """Memory slots (float64, each holding two float32) a decision works in: observation, logits,
+    two of the widest hidden layers."""
     hidden = max((int(w.shape[1]) for w in mlp.weights[:-1]), default=1)
-    return OBS_SIZE + NUM_ACTIONS + 2 * hidden
+    return (OBS_SIZE + NUM_ACTIONS + 2 * hidden + 1) // 2
 
 
 @jit
@@ -100,10 +102,17 @@ def mlp_answer(view, params, memory):
     widths = stack_int64(17)  # MAX_LAYERS + 1 (a literal: the stack array's size is fixed at compile time)
     for i in range(n_layers + 1):
         widths[i] = np.int64(params[P_WIDTHS + i])
+    hidden = np.int64(1)
+    for i in range(1, n_layers):
+        hidden = max(hidden, widths[i])
+    if 2 * memory.shape[0] < OBS_SIZE + NUM_ACTIONS + 2 * hidden:
+        return -1
     flat = floats_at(np.int64(params[P_ADDRESS]), np.int64(params[P_LENGTH]))
-    obs = memory[:OBS_SIZE]
-    logits = memory[OBS_SIZE : OBS_SIZE + NUM_ACTIONS]
-    work = memory[OBS_SIZE + NUM_ACTIONS :]
+    # The work space in float32, as the weights: half the memory traffic of float64, twice the vector width.
+    mem32 = floats_at(np.int64(memory.ctypes.data), 2 * memory.shape[0])
+    obs = mem32[:OBS_SIZE]
+    logits = mem32[OBS_SIZE : OBS_SIZE + NUM_ACTIONS]
+    work = mem32[OBS_SIZE + NUM_ACTIONS : OBS_SIZE + NUM_ACTIONS + 2 * hidden]
     observe_view(view, True, obs)
     mlp_logits(flat, widths[: n_layers + 1], np.int64(params[P_ACTIVATION]), obs, work, logits)
     ids = view_legal_actions(view)

@@ -48,7 +48,7 @@ from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, fill_mask, observe_view,
 from arena.engine.contract import PHASE_FUNCTION
 from arena.engine.layout import V_DECISION
 from arena.engine.lockstep import ANSWERS, RowRng, check_answer
-from arena.engine.mlp import MlpError, load_mlp
+from arena.engine.mlp import Mlp, MlpError, load_mlp
 from arena.engine.rng import next_u64
 from arena.settings.botref import POLICY_SUFFIXES, BotRef
 
@@ -245,3 +245,36 @@ def _one_at_a_time(act: Act) -> Callable[..., int]:
         return int(ANSWERS[phase, action]) if 0 <= action < NUM_ACTIONS else -1
 
     return decide
+
+
+def mlp_onnx(mlp: Mlp) -> bytes:
+    """The ONNX model of an MLP: input ``obs`` ``float32[n, d]``, output ``logits`` ``[n, A]``.
+
+    The same layers as :meth:`arena.engine.mlp.Mlp.logits` (MatMul, Add, Relu or Tanh), so an
+    ``.npz`` and its ``.onnx`` play the same games (``tests/bots/test_policy.py`` checks both).
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits = [], []
+    x = "obs"
+    last = len(mlp.weights) - 1
+    for i, (w, b) in enumerate(zip(mlp.weights, mlp.biases)):
+        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
+        nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"]))
+        y = "logits" if i == last else f"a{i}"
+        nodes.append(helper.make_node("Add", [f"m{i}", f"b{i}"], [y if i == last else f"z{i}"]))
+        if i < last:
+            nodes.append(helper.make_node("Relu" if mlp.activation == "relu" else "Tanh", [f"z{i}"], [y]))
+        x = y
+    graph = helper.make_graph(
+        nodes,
+        "gin_arena_mlp",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["n", mlp.obs_size])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", mlp.num_actions])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="gin-arena")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model.SerializeToString()

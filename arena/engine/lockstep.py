@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 from numba import types
+from numba.experimental.function_type import _get_wrapper_address
 
 from arena.engine._jit import kernel
 from arena.engine.actions import (
@@ -114,9 +115,29 @@ def _never(view, params, memory, rng):
     return -1
 
 
+class _Decision(types.WrapperAddressProtocol):
+    """A compiled decision passed by its address.
+
+    The kernel is called once per batch step, hundreds of times a batch;
+    unboxing a numba dispatcher as a first-class function looks up its
+    compile result each time (milliseconds for two bots' twelve functions),
+    an address is read at once.
+    """
+
+    def __init__(self, fn) -> None:
+        self.fn = fn  # keeps the compiled code alive
+        self.address = _get_wrapper_address(fn, BOT_SIGNATURE)
+
+    def __wrapper_address__(self) -> int:
+        return self.address
+
+    def signature(self):
+        return BOT_SIGNATURE
+
+
 _NEVER = numba.njit(BOT_SIGNATURE, cache=True)(_never)
 #: A bot tuple for a policy seat (the kernel needs six compiled decisions in every seat).
-NO_BOT = (_NEVER,) * 6
+NO_BOT = (_Decision(_NEVER),) * 6
 
 _I1 = types.int64[::1]
 _I2 = types.int64[:, ::1]
@@ -361,7 +382,7 @@ def play_lockstep(
     waiting = np.zeros(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.uint64)
     out = LockstepRecords(games, hands, log, counters=counters)
-    bots = (NO_BOT if act0 is not None else f0, NO_BOT if act1 is not None else f1)
+    bots = tuple(NO_BOT if act is not None else tuple(_Decision(fn) for fn in f) for act, f in ((act0, f0), (act1, f1)))
 
     def lose(g: int, seat: int, phase: int, text: str) -> None:
         row = games[g]
@@ -374,9 +395,12 @@ def play_lockstep(
         stage[g] = ST_DONE
         game_log_n[g] = hand_log_start[g]  # the unfinished hand's decisions are not kept, as in play_batch
 
+    # The compiled entry point of the one signature: the dispatcher would type both bot tuples
+    # on every call (a millisecond: first-class function types), for a signature that is fixed.
+    kernel_entry = lockstep_kernel.overloads[lockstep_kernel.signatures[0]].entry_point
     while True:
         try:
-            k = lockstep_kernel(
+            k = kernel_entry(
                 seeds, rules, bots[0], bots[1], seat_kind, par0, par1, work["p0"], work["p1"], work["mem0"],
                 work["mem1"], work["st"], work["views"], work["rng0"], work["rng1"], work["scratch"], stage, pile_n,
                 games, hands, log, log_game, game_log_n, hand_log_start, pending, counters, obs, mask, waiting, keys,
