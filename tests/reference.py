@@ -162,6 +162,73 @@ def defender_deadwood(defender: int, knocker_melds: list[int]) -> int:
     return search(tuple(sorted(knocker_melds)), defender)
 
 
+# --- legal actions and the observation, from the rules alone ----------------------------
+# Action ids: 0-51 discard, 52 take, 53 draw stock, 54 pass, 55 knock, 56 big gin, 57 play on.
+# Decisions: 0/1 upcard (non-dealer, dealer), 2 draw, 3 big gin, 4 discard, 5 knock, 6 hand over.
+
+
+def legal_action_ids(
+    decision: int, to_act: bool, hand: int, pile: list[int], just_taken: int, no_retake: bool
+) -> set[int]:
+    """The action ids the seat may take, written straight from RULES.md, one decision at a time."""
+    if not to_act or decision == 6:
+        return set()
+    if decision in (0, 1):  # the upcard offer: take it or pass
+        return {52, 54}
+    if decision == 2:  # draw: the stock, or the pile's top card when there is one
+        return {53, 52} if pile else {53}
+    if decision == 3:  # eleven cards all melded: declare big gin or play on
+        return {56, 57}
+    if decision == 5:  # deadwood within the limit after the discard: knock or play on
+        return {55, 57}
+    assert decision == 4
+    held = set(cards_in(hand))
+    if no_retake and just_taken >= 0:  # the card just taken from the pile may not go straight back
+        held.discard(just_taken)
+    return held
+
+
+def observation_py(
+    *,
+    hand: int,
+    pile: list[int],
+    opp_taken: int,
+    opp_discarded: int,
+    opp_passed: int,
+    just_taken: int,
+    stock: int,
+    scores: tuple[int, int],
+    target: int,
+    knock_limit: int,
+    doubled: bool,
+    dealer: bool,
+    turn: int,
+    turn_cap: int,
+    decision: int,
+) -> np.ndarray:
+    """The documented observation layout (``arena.engine.actions``), filled field by field."""
+    one_hot = [0.0] * 52
+    top = list(one_hot)
+    if pile:
+        top[pile[-1]] = 1.0
+    order = list(one_hot)
+    for i, c in enumerate(pile):
+        order[c] = (i + 1) / 52
+    just = list(one_hot)
+    if just_taken >= 0:
+        just[just_taken] = 1.0
+
+    def bits(mask: int) -> list[float]:
+        return [float((mask >> c) & 1) for c in range(52)]
+
+    asked = [0.0] * 7
+    asked[decision] = 1.0
+    out = bits(hand) + top + order + bits(opp_taken) + bits(opp_discarded) + bits(opp_passed) + just
+    out += [stock / 31, min(scores[0], target) / target, min(scores[1], target) / target, knock_limit / 10]
+    out += [float(doubled), float(dealer), min(turn, turn_cap) / turn_cap] + asked
+    return np.array(out, dtype=np.float32)
+
+
 def mlp_logits_reference(weights, biases, activation: str, obs: np.ndarray) -> np.ndarray:
     """An MLP's logits in float64, one output at a time: ``y_j = sum_i x_i w_ij + b_j``, then the activation.
 

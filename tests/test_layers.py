@@ -4,7 +4,7 @@ Every import counts, function-local ones included, since a lazy import of an
 upper layer is still a dependency running the wrong way.  The layers, top
 (imported by all) to bottom (imports all):
 
-settings -> engine -> bots (arena.botkit, arena.external, bots/) -> run -> analysis -> interfaces (cli, web)
+settings -> engine -> bots (arena.botkit, arena.external, bots/) -> env -> run -> analysis -> interfaces (cli, web)
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ LAYERS: list[tuple[str, int]] = [
     ("arena.botkit", 2),
     ("arena.external", 2),
     ("bots", 2),
-    ("arena.run", 3),
-    ("arena.analysis", 4),
-    ("arena.league", 5),
-    ("arena.cli", 6),
-    ("arena.web", 6),
+    ("arena.env", 3),
+    ("arena.run", 4),
+    ("arena.analysis", 5),
+    ("arena.league", 6),
+    ("arena.cli", 7),
+    ("arena.web", 7),
 ]
 
 
@@ -80,9 +81,10 @@ def upward_imports(path: Path, name: str | None = None) -> list[str]:
 
 def test_rank_knows_the_layers():
     assert rank("arena.engine.step") == 1
-    assert rank("arena.run.store") == 3
+    assert rank("arena.run.store") == 4
     assert rank("bots.simple") == 2
-    assert rank("arena.cli.main") == 6
+    assert rank("arena.env.gym") == 3
+    assert rank("arena.cli.main") == 7
     assert rank("numpy") is None
 
 

@@ -15,9 +15,20 @@ from numba.extending import intrinsic
 
 from arena.engine._jit import jit, kernel
 from arena.engine.cards import lsb, popcount
-from arena.engine.layout import R_NO_RETAKE, V_HAND, V_JUST_TAKEN, V_OPP_TAKEN, V_PILE, V_PILE_N, V_RULES, V_TOP
+from arena.engine.layout import (
+    PH_DISCARD,
+    R_NO_RETAKE,
+    V_HAND,
+    V_JUST_TAKEN,
+    V_OPP_TAKEN,
+    V_PILE,
+    V_PILE_N,
+    V_RULES,
+    V_TOP,
+)
 from arena.engine.melds import NO_CARD_DEADWOOD, best_discard, deadwood, deadwood_after_discards, least_discards
 from arena.engine.rng import rand_below
+from arena.engine.step import answer_mask
 
 
 def _float_bits(typingctx, x):
@@ -71,12 +82,8 @@ def random_card(mask, rng):
 
 @jit
 def discardable(view):
-    """The cards the rules let this player discard now (own hand, no retake)."""
-    hand = view[0]
-    taken = view[V_JUST_TAKEN]
-    if taken >= 0 and view[V_RULES + R_NO_RETAKE]:
-        hand &= ~(np.int64(1) << taken)
-    return hand
+    """The cards the rules let this player discard now (own hand, no retake): the engine's query."""
+    return answer_mask(PH_DISCARD, view[V_HAND], view[V_JUST_TAKEN], view[V_RULES + R_NO_RETAKE], view[V_PILE_N])
 
 
 @kernel  # allocates nothing: no reference counts on rng per discard

@@ -30,8 +30,6 @@ from arena.engine._jit import jit
 from arena.engine.cards import lsb, popcount
 from arena.engine.layout import (
     OUT_NONE,
-    PH_DISCARD,
-    PH_DRAW,
     R_SIZE,
     S_CUR,
     S_DEALER,
@@ -76,13 +74,13 @@ from arena.engine.layout import (
     V_RULES,
     V_SEAT,
     V_STOCK_N,
-    V_TOP,
     V_TURN,
     V_UPCARD,
 )
 from arena.engine.melds import deadwood
 from arena.engine.play import C_SIZE, VIEWS_SIZE, play_hand
 from arena.engine.rng import next_u64, rand_below, rand_float, shuffle
+from arena.engine.step import view_legal_answers
 
 
 @jit
@@ -269,24 +267,17 @@ def play_out(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1):
 def legal_options(view, options):
     """Fill ``options`` with every legal answer to the decision in ``view``; return how many.
 
-    A discard: every card the rules let this player throw (own hand, no
-    retake), lowest card first; the other decisions: 0 then 1 (a draw from
-    an empty pile only 0).  ``options`` needs 11 slots.
+    The engine's query (:func:`arena.engine.step.view_legal_answers`), lowest
+    answer first: a discard's cards, 0 then 1 for the other decisions.
+    ``options`` needs 11 slots.
     """
-    phase = view[V_DECISION]
-    if phase == PH_DISCARD:
-        m = discardable(view)
-        n = 0
-        while m:
-            options[n] = lsb(m)
-            m &= m - 1
-            n += 1
-        return n
-    options[0] = 0
-    if phase == PH_DRAW and view[V_TOP] < 0:
-        return 1
-    options[1] = 1
-    return 2
+    m = view_legal_answers(view)
+    n = 0
+    while m:
+        options[n] = lsb(m)
+        m &= m - 1
+        n += 1
+    return n
 
 
 @jit

@@ -1,4 +1,5 @@
-"""The engine layer: cards, array layouts, meld kernels, the step machine,
+"""The engine layer: cards, array layouts, meld kernels, the step machine and
+its legal-action query, the action ids and observation vector (`actions`),
 the play drivers, replay, seeded generators and the bot contract's types.
 It writes fixed-layout int64 rows; :mod:`arena.run.schema` names their columns.
 

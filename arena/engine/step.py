@@ -350,6 +350,72 @@ def score_showdown(st, rules, big_gin, ksets, kruns, kdw, dsets, druns, ddw, lai
     st[S_PHASE] = PH_DONE
 
 
+# --- legality: the one place that says which answers a decision takes ------------------
+
+
+@inline
+def answer_mask(phase, hand, just_taken, no_retake, pile_n) -> int:
+    """The legal answers to decision ``phase`` as a mask (bit ``a`` set: ``a`` is legal).
+
+    A discard takes a card of ``hand``, minus the card just taken from the
+    pile under the no-retake rule; the draw takes 0 (stock) or 1 (pile, when
+    it holds a card); the other decisions 0 (no) or 1 (yes); a finished hand
+    takes nothing.  Scalars in, so the state (:func:`legal_answers`) and a
+    seat's view (:func:`view_legal_answers`) ask the same rules.
+    """
+    if phase == PH_DONE:
+        return 0
+    if phase == PH_DISCARD:
+        if no_retake and just_taken >= 0:
+            return hand & ~(np.int64(1) << just_taken)
+        return hand
+    if phase == PH_DRAW and pile_n <= 0:
+        return 1
+    return 3
+
+
+@kernel
+def legal_answers(st, rules) -> int:
+    """The answers :func:`apply_action` accepts now from the seat to act, as a mask."""
+    p = st[S_CUR]
+    return answer_mask(st[S_PHASE], st[S_HAND + p], st[S_JUST_TAKEN], rules[R_NO_RETAKE], st[S_PILE_N])
+
+
+@kernel
+def view_legal_answers(view) -> int:
+    """:func:`legal_answers` from a seat's view (for the seat the view's decision asks)."""
+    return answer_mask(view[V_DECISION], view[V_HAND], view[V_JUST_TAKEN], view[V_RULES + R_NO_RETAKE], view[V_PILE_N])
+
+
+@inline
+def answer_error(phase, hand, just_taken, no_retake, pile_n, answer) -> int:
+    """``ERR_NONE`` when :func:`answer_mask` holds ``answer``, else the ``ERR_*`` saying why not."""
+    if 0 <= answer < DECK_SIZE and (answer_mask(phase, hand, just_taken, no_retake, pile_n) >> answer) & 1:
+        return ERR_NONE
+    if phase == PH_DONE:
+        return ERR_WRONG_PHASE
+    if phase == PH_DISCARD:
+        if 0 <= answer < DECK_SIZE and (hand >> answer) & 1:
+            return ERR_RETAKE
+        return ERR_NOT_IN_HAND
+    return ERR_BAD_CHOICE
+
+
+@kernel
+def illegal_reason(st, rules, answer) -> int:
+    """What :func:`apply_action` would say of ``answer`` now: ``ERR_NONE`` (legal) or an ``ERR_*``."""
+    p = st[S_CUR]
+    return answer_error(st[S_PHASE], st[S_HAND + p], st[S_JUST_TAKEN], rules[R_NO_RETAKE], st[S_PILE_N], answer)
+
+
+@kernel
+def view_illegal_reason(view, answer) -> int:
+    """:func:`illegal_reason` from a seat's view (the decision its view asks)."""
+    return answer_error(
+        view[V_DECISION], view[V_HAND], view[V_JUST_TAKEN], view[V_RULES + R_NO_RETAKE], view[V_PILE_N], answer
+    )
+
+
 @inline
 def _reject(st, err, action) -> int:
     st[S_ERROR] = err
@@ -364,7 +430,8 @@ def apply_action(st, rules, action) -> int:
     """Apply the decision ``action`` of the seat to act; return an ``ERR_*``.
 
     Yes/no decisions (upcard, big gin, knock) and the draw (0 stock, 1 pile)
-    take 0 or 1; a discard takes a card number.  An illegal action changes
+    take 0 or 1; a discard takes a card number (:func:`legal_answers` says
+    which).  An illegal action changes
     nothing but the ``S_ERROR*`` slots, which name the seat, decision and
     answer.
     """
@@ -372,16 +439,8 @@ def apply_action(st, rules, action) -> int:
     p = st[S_CUR]
     # Check first, in one place: one call of _reject with a variable code and
     # one of _showdown below keep numba from compiling a copy per constant.
-    err = ERR_NONE
-    if phase == PH_DONE:
-        err = ERR_WRONG_PHASE
-    elif phase == PH_DISCARD:
-        if action < 0 or action >= DECK_SIZE or not (st[S_HAND + p] >> action) & 1:
-            err = ERR_NOT_IN_HAND
-        elif rules[R_NO_RETAKE] and action == st[S_JUST_TAKEN]:
-            err = ERR_RETAKE
-    elif action != 0 and action != 1:
-        err = ERR_BAD_CHOICE
+    # Legality is the query's (illegal_reason, legal_answers: one answer_mask), not a copy of it.
+    err = illegal_reason(st, rules, action)
     if err != ERR_NONE:
         return _reject(st, err, action)
     # Each inline helper below is written once (numba copies its body into

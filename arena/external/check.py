@@ -29,6 +29,9 @@ import numpy as np
 
 from arena.engine.contract import DECISIONS
 from arena.engine.layout import (
+    ERR_NONE,
+    ERR_NOT_IN_HAND,
+    ERR_RETAKE,
     G_WINNER,
     PH_BIG_GIN,
     PH_DISCARD,
@@ -36,15 +39,14 @@ from arena.engine.layout import (
     PH_KNOCK,
     PH_UPCARD_DEALER,
     PH_UPCARD_NONDEALER,
-    R_NO_RETAKE,
     V_DECISION,
     V_HAND,
     V_JUST_TAKEN,
-    V_RULES,
     V_SEAT,
 )
 from arena.engine.rng import RNG_WORDS, seed_rng
 from arena.engine.rules_array import rules_array
+from arena.engine.step import view_illegal_reason
 from arena.external.client import ExternalBot, _make_bot, sandbox_setup
 from arena.external.limits import Limits
 from arena.external.process import ExternalBotError
@@ -199,16 +201,16 @@ def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
     return found
 
 
-def _legal(phase: int, view: np.ndarray, answer: int) -> str:
-    """'' if the answer is legal for the view, else why not."""
-    if phase != PH_DISCARD:
-        return "" if answer in (0, 1) else f"answered {answer}; must be 0 or 1"
-    hand = int(view[V_HAND])
-    if not 0 <= answer < 52 or not (hand >> answer) & 1:
+def _legal(view: np.ndarray, answer: int) -> str:
+    """'' if the answer is legal for the view's decision (the engine's query), else why not."""
+    err = int(view_illegal_reason(view, max(-1, min(int(answer), 64))))  # clamped: any int stays an int64
+    if err == ERR_NONE:
+        return ""
+    if err == ERR_NOT_IN_HAND:
         return f"answered {answer}, a card not in the hand"
-    if answer == int(view[V_JUST_TAKEN]) and view[V_RULES + R_NO_RETAKE]:
+    if err == ERR_RETAKE:
         return f"answered {answer}, the card just taken from the pile"
-    return ""
+    return f"answered {answer}; must be 0 or 1"
 
 
 def check_bot(
@@ -279,7 +281,7 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules) -> None:
             if not ext.seats[0].proc or not ext.seats[0].proc.alive:
                 memory[:] = 0.0  # the next question starts a new game on a fresh process
             continue
-        why = _legal(phase, views[phase], answer)
+        why = _legal(views[phase], answer)
         report.add("FAIL" if why else "PASS", name, why or f"answered {answer}", echo)
         asked[name] = not why
     for name in DECISIONS:

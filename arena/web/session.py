@@ -32,6 +32,7 @@ from arena.botkit.bot import Bot
 from arena.botkit.load import load_bot
 from arena.engine.cards import cards_of
 from arena.engine.layout import (
+    ERR_NOT_IN_HAND,
     ERROR_TEXT,
     G_SIZE,
     G_WINNER,
@@ -60,7 +61,16 @@ from arena.engine.showdown import (
     meld_masks,
     value,
 )
-from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state
+from arena.engine.step import (
+    apply_action,
+    begin_game,
+    begin_hand,
+    build_view,
+    end_hand,
+    illegal_reason,
+    legal_answers,
+    new_state,
+)
 from arena.engine.table import Table
 from arena.settings.rules import Rules, RulesError, load_rules
 from arena.web.table import action_text, showdown, table_state
@@ -309,8 +319,9 @@ class PlaySession:
                 raise IllegalAction("it is not your turn")
             if phase not in phases:
                 raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {NEEDED[phase]}")
-            if needs_card and not (self.table.hand(0) >> card) & 1:
-                raise IllegalAction("that card is not in your hand", 409)
+            if needs_card and (err := int(illegal_reason(self.st, self.rules, card))) != 0:
+                why = "that card is not in your hand" if err == ERR_NOT_IN_HAND else f"illegal move: {ERROR_TEXT[err]}"
+                raise IllegalAction(why, 409)
             if action == "knock" and phase == PH_DISCARD:
                 self._knock_with(card)
             elif action in ("knock", "big_gin"):
@@ -387,9 +398,17 @@ class PlaySession:
         if self.table.to_act != PERSON:
             return []
         phase = self.table.phase
-        out = [a for a, (phs, _) in ACTIONS.items() if phase in phs]
-        if phase == PH_DISCARD and not knock_discards(self.st, self.rules):
-            out.remove("knock")
+        legal = int(legal_answers(self.st, self.rules))  # the engine's query: what apply_action takes now
+        out = []
+        for a, (phs, answer) in ACTIONS.items():
+            if phase not in phs:
+                continue
+            if phase == PH_DISCARD:  # a card is the answer; a knock needs a discard that allows one
+                offered = bool(knock_discards(self.st, self.rules)) if a == "knock" else legal != 0
+            else:
+                offered = answer is not None and bool((legal >> answer) & 1)
+            if offered:
+                out.append(a)
         return out
 
     def view(self) -> dict[str, Any]:

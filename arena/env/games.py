@@ -1,0 +1,445 @@
+"""A batch of games against a compiled opponent, stepped by one compiled call.
+
+The core of every env in this layer: :class:`Games` holds ``n`` games as
+arrays (states, the opponent's parameters, memories and generators,
+the game rows and seeds) and two kernels move them: :func:`reset_games` and
+:func:`step_games`.  A step applies the agent's action in each game, lets
+the opponent (a numba bot: its five functions are called inside the kernel)
+play until the agent is asked again, books finished hands and games, starts
+the next episode where one ended (autoreset), and writes each game's
+observation and legal-action mask (:mod:`arena.engine.actions`).
+
+Everything the rules decide is the engine's: the actions go through
+:func:`~arena.engine.step.apply_action`, the games are begun and dealt by
+:func:`~arena.engine.step.begin_game` / :func:`~arena.engine.step.begin_hand`
+from the game's seed, and the opponent gets its generator and memory as in a
+tournament; so game ``s`` here is game ``s`` of the arena, the same deal, the
+same opponent's choices.
+
+Seeds: the first game of env ``i`` after ``reset(seed=s)`` is game seed
+``s + i``; a game that ends is followed by game :func:`next_seed` of its seed.
+
+Bad input is refused before anything moves: an illegal or out-of-range action,
+or an action array of the wrong shape or dtype, is one :class:`ValueError`
+naming the action, the env index and the legal actions; an unknown rules key or
+opponent gets the same one-line error as ``arena run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.experimental.function_type import _get_jit_address, _get_wrapper_address
+from numba.extending import intrinsic
+
+from arena.botkit.bot import Bot, BotError
+from arena.engine._jit import helper, kernel
+from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, action_name, answer_of_action, fill_mask, legal_ids, observe
+from arena.engine.contract import BOT_SIGNATURE, DecisionType
+from arena.engine.layout import (
+    G_SIZE,
+    G_WINNER,
+    OUT_FORFEIT,
+    PH_DONE,
+    S_CUR,
+    S_OUTCOME,
+    S_PHASE,
+    S_POINTS,
+    S_SIZE,
+    V_SIZE,
+)
+from arena.engine.rng import RNG_WORDS, mix_seed
+from arena.engine.rules_array import rules_array
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, hand_winner
+from arena.settings.rules import Rules, load_rules
+
+EPISODES = ("game", "hand")
+REWARDS = ("win", "points")
+#: The seed stream that chains a finished game's seed to the next game's.
+STREAM_NEXT_GAME = 8_000_000
+
+# Flags of the kernels' ``mode`` argument.
+MODE_HAND = 1  # an episode is one hand (else one game)
+MODE_POINTS = 2  # reward: the hand's points difference (else +1 / -1 / 0 for a win)
+MODE_PENALTY = 4  # an illegal action forfeits the game with reward ``penalty`` (else the step is refused)
+ILLEGAL = ("raise", "penalty")
+
+_I1 = types.int64[::1]
+_I2 = types.int64[:, ::1]
+_F2 = types.float64[:, ::1]
+_F3 = types.float64[:, :, ::1]
+_U2 = types.uint64[:, ::1]
+_U3 = types.uint64[:, :, ::1]
+_O2 = types.float32[:, ::1]
+_M2 = types.int8[:, ::1]
+_F1 = types.float64[::1]
+_B1 = types.boolean[::1]
+# rules, opponent's decision addresses, its params, seat, mode, states, a view (work space), opponent's params
+# per env, memories, generators, scratch, rows, seeds, obs, masks, ids, final obs, last game rows, games ended
+_COMMON = (
+    _I1,
+    _I2,
+    _F1,
+    types.int64,
+    types.int64,
+    _I2,
+    _I1,
+    _F2,
+    _F3,
+    _U3,
+    _U2,
+    _I2,
+    _I1,
+    _O2,
+    _M2,
+    _I1,
+    _O2,
+    _I2,
+    _I1,
+)
+
+
+def _decision_at(typingctx, c_addr, py_addr, jit_addr):
+    """A bot decision (a first-class function of the bot signature) from its three addresses.
+
+    What numba builds when a dispatcher is passed as a function argument
+    (the cfunc wrapper, the Python object, the compiled function), made from
+    addresses taken once (:func:`decision_addresses`): passing the bot's
+    dispatchers on every call would cost numba a few milliseconds of typing
+    per call, far more than the step itself.
+    """
+
+    def codegen(context, builder, signature, args):
+        fn = cgutils.create_struct_proxy(DecisionType)(context, builder)
+        ptr = context.get_value_type(types.voidptr)
+        fn.c_addr = builder.inttoptr(args[0], ptr)
+        fn.py_addr = builder.inttoptr(args[1], ptr)
+        fn.jit_addr = builder.inttoptr(args[2], ptr)
+        return fn._getvalue()
+
+    return DecisionType(types.int64, types.int64, types.int64), codegen
+
+
+decision_at: Any = intrinsic(_decision_at)
+
+
+def decision_addresses(bot: Bot) -> np.ndarray:
+    """``(6, 3)`` int64: per decision (``PH_*``) the addresses :func:`decision_at` takes.
+
+    The bot object must outlive every call that uses them (:class:`Games` holds it).
+    """
+    out = np.zeros((len(bot.functions), 3), dtype=np.int64)
+    for k, fn in enumerate(bot.functions):
+        out[k] = (_get_wrapper_address(fn, BOT_SIGNATURE), id(fn), _get_jit_address(fn, BOT_SIGNATURE))
+    if not out[:, 2].all():
+        raise BotError(f"opponent '{bot.name}': a decision function has no compiled code")
+    return out
+
+
+@kernel
+def next_seed(seed):
+    """The seed of the game an env plays after game ``seed`` (63 bits, never negative)."""
+    return np.int64(mix_seed(seed, np.int64(STREAM_NEXT_GAME)) >> np.uint64(1))
+
+
+@helper
+def _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds) -> None:
+    s = st[i]
+    begin_game(s, rules, seeds[i], rngs[i, 0], rngs[i, 1], mems[i, 0], mems[i, 1], rows[i])
+    for k in range(opp_params.shape[0]):  # a fresh copy per game, as in a tournament
+        opp_p[i, k] = opp_params[k]
+
+
+@helper
+def _advance(
+    i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final, last, ended
+):
+    """Play game ``i`` on until ``seat`` is asked; return ``(reward, done)``.
+
+    The opponent's decisions are its compiled functions, called here with its
+    view; an illegal one forfeits the game, as in a tournament.  A finished
+    hand is booked (:func:`~arena.engine.step.end_hand`) and its reward
+    counted.  When an episode ends, its last observation is written into
+    ``final``, the next episode begins (a new game, seed :func:`next_seed`, if
+    the game is over) and is played on to the agent's first decision, with
+    ``done`` True.
+    """
+    s = st[i]
+    other = 1 - seat
+    reward = 0.0
+    score = 0.0
+    done = False
+    while True:
+        if s[S_PHASE] == PH_DONE:
+            forfeit = s[S_OUTCOME] == OUT_FORFEIT
+            if mode & MODE_POINTS:
+                reward += s[S_POINTS + seat] - s[S_POINTS + other]
+            elif mode & MODE_HAND and not forfeit:
+                w = hand_winner(s)
+                reward += 1.0 if w == seat else (-1.0 if w == other else 0.0)
+            over = forfeit or end_hand(s, rules, rows[i])
+            if over and not (mode & MODE_POINTS) and (forfeit or not (mode & MODE_HAND)):
+                w = rows[i, G_WINNER]
+                reward += 1.0 if w == seat else (-1.0 if w == other else 0.0)
+            if (over or mode & MODE_HAND) and not done:
+                observe(s, rules, seat, view, final)
+                done = True
+                score = reward
+            if over:
+                for k in range(G_SIZE):
+                    last[i, k] = rows[i, k]
+                ended[i] += 1
+                seeds[i] = next_seed(seeds[i])
+                _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds)
+            begin_hand(s, rules, seeds[i], scratch[i])
+            continue
+        if s[S_CUR] == seat:
+            # After an episode ended, what the new one brought before the agent's first decision (only an
+            # opponent's forfeit can end it that soon) is no reward of the ended episode's last action.
+            return (score if done else reward), done
+        build_view(s, rules, other, view)
+        ph = s[S_PHASE]
+        decide = decision_at(opp[ph, 0], opp[ph, 1], opp[ph, 2])
+        answer = decide(view, opp_p[i], mems[i, other], rngs[i, other])
+        if apply_action(s, rules, answer) != 0:
+            forfeit_game(s, rows[i])
+
+
+@kernel(types.int64(*_COMMON))
+def reset_games(
+    rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids, final_obs,
+    last_rows, ended,
+):  # fmt: skip
+    """Begin game ``seeds[i]`` in every env and play it to the agent's first decision; return 0."""
+    for i in range(st.shape[0]):
+        final = final_obs[i]
+        _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds)
+        begin_hand(st[i], rules, seeds[i], scratch[i])
+        _advance(
+            i,
+            rules,
+            opp,
+            opp_params,
+            seat,
+            mode,
+            st,
+            view,
+            opp_p,
+            mems,
+            rngs,
+            scratch,
+            rows,
+            seeds,
+            final,
+            last_rows,
+            ended,
+        )
+        ids[i] = observe(st[i], rules, seat, view, obs[i])
+        fill_mask(ids[i], masks[i])
+    return 0
+
+
+@kernel(types.int64(_I1, *_COMMON, types.float64[::1], _B1, types.float64))
+def step_games(
+    actions, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids,
+    final_obs, last_rows, ended, rewards, done, penalty,
+):  # fmt: skip
+    """Apply ``actions[i]`` (an action id) in every env; return -1, or the first env whose action is illegal.
+
+    Nothing moves unless every action is legal, or (``MODE_PENALTY``) an
+    illegal action forfeits its game, as a bot's does in a tournament, with
+    reward ``penalty``.  A finished episode's last observation goes to
+    ``final_obs[i]`` (``done[i]`` set), and ``obs[i]`` is then the first
+    decision of the next episode (autoreset in the same step).
+    """
+    n = st.shape[0]
+    if not mode & MODE_PENALTY:
+        for i in range(n):
+            a = actions[i]
+            if a < 0 or a >= NUM_ACTIONS or not (ids[i] >> a) & 1:
+                return i
+    for i in range(n):
+        s = st[i]
+        a = actions[i]
+        legal = 0 <= a < NUM_ACTIONS and (ids[i] >> a) & 1
+        if legal:
+            apply_action(s, rules, answer_of_action(s[S_PHASE], a))
+        else:  # MODE_PENALTY: the engine refuses it (the error slots name it) and the game is forfeit
+            apply_action(s, rules, -1 if a < 0 or a >= NUM_ACTIONS else answer_of_action(s[S_PHASE], a))
+            forfeit_game(s, rows[i])
+        r, d = _advance(
+            i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final_obs[i],
+            last_rows, ended,
+        )  # fmt: skip
+        rewards[i] = r if legal else penalty
+        done[i] = d
+        ids[i] = observe(s, rules, seat, view, obs[i])
+        fill_mask(ids[i], masks[i])
+    return -1
+
+
+def resolve_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
+    """``rules`` as the arena reads them: a preset name or ``.toml`` path, a :class:`Rules`, or a mapping
+    of settings (``{"preset": "oklahoma", "knock_limit": 5}``).  A bad key or value is one-line
+    :class:`~arena.settings.rules.RulesError`, as in ``arena run``."""
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, Mapping):
+        settings = dict(rules)
+        return load_rules(str(settings.pop("preset", "standard")), settings)
+    return load_rules(rules)
+
+
+def resolve_opponent(opponent: str | Bot) -> Bot:
+    """A compiled bot from any reference the arena accepts (a built-in name, a file, ``name:key=value``).
+
+    The opponent plays inside the compiled step, so it must be a numba bot: an
+    external (``cmd:``), sandboxed (``sandbox:``) or plain Python bot is refused
+    with one :class:`~arena.botkit.bot.BotError` line.
+    """
+    from arena.botkit.load import load_bot
+
+    bot = load_bot(opponent) if isinstance(opponent, str) else opponent
+    if not bot.fast:
+        raise BotError(
+            f"opponent '{bot.name}' is not a compiled bot: the env plays its opponent inside one compiled "
+            "step, so it takes a built-in bot or a numba bot file (not cmd:, sandbox: or a PLAIN = True file)"
+        )
+    return bot
+
+
+class Games:
+    """``n`` games against one compiled opponent, the agent in seat ``seat``."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponent: str | Bot = "simple",
+        rules: str | Rules | Mapping[str, Any] = "standard",
+        *,
+        episode: str = "game",
+        reward: str = "win",
+        seat: int = 0,
+        illegal: str = "raise",
+        penalty: float = -1.0,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, not {num_envs!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, not {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
+        if isinstance(seat, bool) or seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, not {seat!r}")
+        if illegal not in ILLEGAL:
+            raise ValueError(f"illegal must be one of {', '.join(ILLEGAL)}, not {illegal!r}")
+        if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not np.isfinite(penalty):
+            raise ValueError(f"penalty must be a finite number, not {penalty!r}")
+        self.illegal_mode = illegal
+        self.penalty = float(penalty)
+        n = int(num_envs)
+        self.num_envs = n
+        self.rules = resolve_rules(rules)
+        self.rules_array = rules_array(self.rules)
+        self.opponent = resolve_opponent(opponent)
+        self.episode = episode
+        self.reward = reward
+        self.seat = int(seat)
+        self.mode = (
+            (MODE_HAND if episode == "hand" else 0)
+            | (MODE_POINTS if reward == "points" else 0)
+            | (MODE_PENALTY if illegal == "penalty" else 0)
+        )
+        bot = self.opponent
+        self.opp_params = np.ascontiguousarray(bot.params, dtype=np.float64)
+        self.opp_addresses = decision_addresses(bot)
+        self.st = np.zeros((n, S_SIZE), dtype=np.int64)
+        self.view = np.zeros(V_SIZE, dtype=np.int64)  # work space: each view is built whole where it is read
+        self.opp_p = np.zeros((n, self.opp_params.shape[0]), dtype=np.float64)
+        self.mems = np.zeros((n, 2, max(1, bot.memory_size)), dtype=np.float64)
+        self.rngs = np.zeros((n, 2, RNG_WORDS), dtype=np.uint64)
+        self.scratch = np.zeros((n, RNG_WORDS), dtype=np.uint64)
+        self.rows = np.zeros((n, G_SIZE), dtype=np.int64)
+        self.seeds = np.zeros(n, dtype=np.int64)
+        self.obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self.masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        self.ids = np.zeros(n, dtype=np.int64)
+        self.rewards = np.zeros(n, dtype=np.float64)
+        self.done = np.zeros(n, dtype=bool)
+        self.final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self.last_rows = np.zeros((n, G_SIZE), dtype=np.int64)
+        self.ended = np.zeros(n, dtype=np.int64)  # games finished per env (the step that ends one adds 1)
+
+    def _common(self) -> tuple[Any, ...]:
+        return (
+            self.rules_array,
+            self.opp_addresses,
+            self.opp_params,
+            self.seat,
+            self.mode,
+            self.st,
+            self.view,
+            self.opp_p,
+            self.mems,
+            self.rngs,
+            self.scratch,
+            self.rows,
+            self.seeds,
+            self.obs,
+            self.masks,
+            self.ids,
+            self.final_obs,
+            self.last_rows,
+            self.ended,
+        )
+
+    def reset(self, seeds: np.ndarray) -> None:
+        """Begin game ``seeds[i]`` in env ``i`` (seeds >= 0) and play to the agent's first decision."""
+        seeds = np.asarray(seeds)
+        if seeds.shape != (self.num_envs,) or seeds.dtype.kind not in "iu" or (seeds < 0).any():
+            raise ValueError(f"seeds must be {self.num_envs} integers >= 0")
+        self.seeds[:] = seeds
+        reset_games(*self._common())
+        self.rewards[:] = 0.0
+        self.done[:] = False
+
+    def next_game_seed(self, env: int) -> int:
+        """The seed of the game env ``env`` plays after the current one."""
+        return int(next_seed(int(self.seeds[env])))
+
+    def step(self, actions: Any) -> None:
+        """Apply one action id per env; a bad one raises :class:`ValueError` and changes nothing."""
+        arr = self.check_actions(actions)
+        bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
+        if bad >= 0:
+            raise self.illegal(int(bad), int(arr[bad]))
+
+    def check_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as an int64 array of ``num_envs`` ids, or a one-line :class:`ValueError`."""
+        arr = actions
+        if not isinstance(arr, np.ndarray):
+            if isinstance(arr, (bool, np.bool_)) or not isinstance(arr, (list, tuple, int, np.integer)):
+                raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), not {arr!r}")
+            arr = np.asarray(arr)
+        if arr.dtype.kind not in "iu" or arr.shape != (self.num_envs,):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), not {arr.dtype} of shape {arr.shape}"
+            )
+        if arr.dtype != np.int64 or not arr.flags.c_contiguous:
+            if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+                if not self.mode & MODE_PENALTY:
+                    i = int(np.argmax(arr))
+                    raise self.illegal(i, int(arr[i]))
+                arr = np.where(arr > np.iinfo(np.int64).max, 0, arr + 1).astype(np.int64) - 1  # too big: -1
+            arr = np.ascontiguousarray(arr, dtype=np.int64)
+        return arr
+
+    def illegal(self, env: int, action: int) -> ValueError:
+        """The one-line error of an action env ``env`` cannot take."""
+        legal = legal_ids(int(self.ids[env]))
+        words = ", ".join(f"{a} ({action_name(a)})" for a in legal)
+        return ValueError(f"env {env}: action {action_name(action)} is not legal now; legal actions: {words}")

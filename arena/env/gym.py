@@ -1,0 +1,224 @@
+"""Gymnasium envs: one game (:class:`GinEnv`, ``gymnasium.make("gin_arena/Gin-v0")``) and many
+(:class:`VectorGinEnv`, Gymnasium's ``VectorEnv``), both on :class:`arena.env.games.Games`.
+
+The agent sits in seat ``seat`` against ``opponent`` (any compiled bot reference the arena
+accepts: ``simple``, ``gin_chasing:knock_at=3``, ``my_bot.py``); ``rules`` is a preset, a rules
+file, a :class:`~arena.settings.rules.Rules` or a mapping of settings.  An episode is a whole
+game to the target (``episode="game"``) or one hand of it (``"hand"``: the next episode is the
+game's next hand).  ``reward="win"``: +1 / -1 / 0 for winning / losing / neither, at the end of
+the episode; ``"points"``: the points the agent scored in each finished hand minus the
+opponent's (an undercut or a gin against it counts negative).
+
+Observations are the engine's (:mod:`arena.engine.actions`): ``float32[378]``, with the
+legal-action mask (``int8[58]``) in ``info["action_mask"]`` and, with ``mask_in_obs=True``, a
+``Dict`` observation ``{"observation", "action_mask"}``.  An illegal action raises
+:class:`ValueError` and changes nothing (``illegal="raise"``, the default); with
+``illegal="penalty"`` it forfeits the game instead (recorded as the agent's forfeit, as a bot's
+illegal move is in a tournament) and ends the episode with reward ``penalty``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from arena.botkit.bot import Bot
+from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, action_name, legal_ids
+from arena.env.games import Games
+from arena.settings.rules import Rules
+
+#: The largest game seed (a non-negative int64).
+MAX_SEED = 2**63 - 1
+
+
+def _spaces(mask_in_obs: bool) -> tuple[spaces.Space[Any], spaces.Discrete]:
+    box = spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+    obs: spaces.Space[Any] = box
+    if mask_in_obs:
+        obs = spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
+    return obs, spaces.Discrete(NUM_ACTIONS)
+
+
+class GinEnv(gymnasium.Env[Any, np.int64]):
+    """One game of Gin Rummy against a compiled opponent (see the module docstring)."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(
+        self,
+        opponent: str | Bot = "simple",
+        rules: str | Rules | Mapping[str, Any] = "standard",
+        episode: str = "game",
+        reward: str = "win",
+        seat: int = 0,
+        mask_in_obs: bool = False,
+        illegal: str = "raise",
+        penalty: float = -1.0,
+        render_mode: None = None,
+    ) -> None:
+        if render_mode is not None:
+            raise ValueError(f"render_mode must be None (this env does not render), not {render_mode!r}")
+        self.games = Games(
+            1, opponent, rules, episode=episode, reward=reward, seat=seat, illegal=illegal, penalty=penalty
+        )
+        self.mask_in_obs = bool(mask_in_obs)
+        self.observation_space, self.action_space = _spaces(self.mask_in_obs)
+        self._action = np.zeros(1, dtype=np.int64)
+        self._started = False
+        self._ended = False
+
+    @property
+    def last_game_row(self) -> np.ndarray:
+        """The engine's game row (``G_*`` slots) of the last game that ended."""
+        return self.games.last_rows[0].copy()
+
+    @property
+    def game_seed(self) -> int:
+        """The seed of the game being played (the arena's game seed)."""
+        return int(self.games.seeds[0])
+
+    def _obs(self, row: np.ndarray, mask: np.ndarray) -> Any:
+        obs = row.copy()
+        if self.mask_in_obs:
+            return {"observation": obs, "action_mask": mask}
+        return obs
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Begin game ``seed`` (the arena's deal for that game seed); without a seed, the episode that follows
+        the last one (the game's next hand, or the next game), or a game seeded from ``np_random``."""
+        super().reset(seed=seed)
+        g = self.games
+        if seed is not None:
+            g.reset(np.array([seed], dtype=np.int64))
+        elif not self._ended:  # first episode, or one abandoned mid-way: a new game
+            fresh = int(self.np_random.integers(0, MAX_SEED)) if not self._started else None
+            g.reset(np.array([fresh if fresh is not None else g.next_game_seed(0)], dtype=np.int64))
+        # else: the step that ended the episode has already begun the next one (autoreset)
+        self._started = True
+        self._ended = False
+        mask = g.masks[0].copy()
+        return self._obs(g.obs[0], mask), {"action_mask": mask}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._started:
+            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        if self._ended:
+            raise gymnasium.error.ResetNeeded("the episode is over: call reset() before step()")
+        g = self.games
+        if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action must be an integer action id 0..{NUM_ACTIONS - 1}, not {action!r}")
+        a = int(action)
+        if not 0 <= a < NUM_ACTIONS:
+            if g.illegal_mode == "raise":
+                raise g.illegal(0, a)
+            a = -1  # out of range: forfeits under illegal="penalty"
+        self._action[0] = a
+        games_ended = int(g.ended[0])
+        g.step(self._action)
+        done = bool(g.done[0])
+        self._ended = done
+        mask = np.zeros(NUM_ACTIONS, np.int8) if done else g.masks[0].copy()  # nothing is legal once it ended
+        obs = self._obs(g.final_obs[0] if done else g.obs[0], mask)
+        info: dict[str, Any] = {"action_mask": mask}
+        if done:
+            info["game_over"] = int(g.ended[0]) > games_ended  # the game ended too (always, with episode="game")
+        return obs, float(g.rewards[0]), done, False, info
+
+    def legal_actions(self) -> list[int]:
+        """The action ids legal now."""
+        return legal_ids(int(self.games.ids[0]))
+
+    def describe(self, action: int) -> str:
+        """An action id in words (``discard 7c``, ``knock``)."""
+        return action_name(action)
+
+
+class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
+    """``num_envs`` games stepped by one compiled call (Gymnasium ``VectorEnv``, same-step autoreset).
+
+    ``step(actions)`` takes an int array of ``num_envs`` action ids and returns observations
+    ``[n, 378]``, rewards, terminated, truncated (never set: every game ends by the rules) and
+    ``info`` with ``action_mask`` ``[n, 58]``.  A game that ends is followed by the next at once:
+    its last observation is ``info["final_obs"][i]`` where ``info["_final_obs"][i]``.  ``copy=False``
+    returns the env's own buffers (overwritten by the next step), saving a copy per step.
+    """
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponent: str | Bot = "simple",
+        rules: str | Rules | Mapping[str, Any] = "standard",
+        episode: str = "game",
+        reward: str = "win",
+        seat: int = 0,
+        mask_in_obs: bool = False,
+        illegal: str = "raise",
+        penalty: float = -1.0,
+        copy: bool = True,
+        render_mode: None = None,
+    ) -> None:
+        if render_mode is not None:
+            raise ValueError(f"render_mode must be None (this env does not render), not {render_mode!r}")
+        self.games = Games(
+            num_envs, opponent, rules, episode=episode, reward=reward, seat=seat, illegal=illegal, penalty=penalty
+        )
+        self.num_envs = self.games.num_envs
+        self.mask_in_obs = bool(mask_in_obs)
+        self.copy = bool(copy)
+        self.single_observation_space, self.single_action_space = _spaces(self.mask_in_obs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.truncated = np.zeros(self.num_envs, dtype=bool)
+        self._started = False
+
+    def _out(self, a: np.ndarray) -> np.ndarray:
+        return a.copy() if self.copy else a
+
+    def _obs(self) -> Any:
+        g = self.games
+        if self.mask_in_obs:
+            return {"observation": self._out(g.obs), "action_mask": self._out(g.masks)}
+        return self._out(g.obs)
+
+    def reset(
+        self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Begin a game in every env: seeds ``seed + i`` (an int), one each (a sequence), or from ``np_random``."""
+        super().reset(seed=seed if isinstance(seed, int) or seed is None else None)
+        n = self.num_envs
+        if seed is None:
+            seeds = self.np_random.integers(0, MAX_SEED, size=n, dtype=np.int64)
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if not 0 <= int(seed) <= MAX_SEED - n:
+                raise ValueError(f"seed must be an integer 0..{MAX_SEED - n}, not {seed}")
+            seeds = np.arange(int(seed), int(seed) + n, dtype=np.int64)
+        else:
+            seeds = np.asarray(seed)
+            if seeds.shape != (n,) or seeds.dtype.kind not in "iu" or (seeds < 0).any():
+                raise ValueError(f"seed must be an int, None or {n} integers >= 0, not {seed!r}")
+        self.games.reset(seeds.astype(np.int64))
+        self._started = True
+        return self._obs(), {"action_mask": self._out(self.games.masks)}
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if not self._started:
+            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        g = self.games
+        games_ended = g.ended.copy()
+        g.step(actions)
+        info: dict[str, Any] = {"action_mask": self._out(g.masks)}
+        if g.done.any():
+            info["final_obs"] = self._out(g.final_obs)
+            info["_final_obs"] = g.done.copy()
+            info["game_over"] = g.ended > games_ended
+        return self._obs(), self._out(g.rewards), self._out(g.done), self.truncated.copy(), info

@@ -1,0 +1,278 @@
+"""The Gymnasium env and the vectorized env: the library's checker, the arena's games, bad input.
+
+The equivalence test plays a small arena run again through the env, seat by
+seat (the agent's actions are the decisions of the bot that sat there,
+asked with its own view, generator and memory) and must give that run's
+stored game rows exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium")
+
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+import arena.env  # noqa: E402,F401  (registers gin_arena/Gin-v0)
+from arena.botkit.bot import BotError  # noqa: E402
+from arena.botkit.load import load_bot  # noqa: E402
+from arena.engine.actions import A_PASS, A_TAKE, NUM_ACTIONS, OBS_SIZE, action_of_answer  # noqa: E402
+from arena.engine.layout import (  # noqa: E402
+    G_FORFEIT,
+    G_HANDS,
+    G_SCORE,
+    G_WINNER,
+    PH_DONE,
+    S_CUR,
+    S_DEALER,
+    S_DECK,
+    S_PHASE,
+    S_SIZE,
+    V_SIZE,
+)
+from arena.engine.rng import RNG_WORDS  # noqa: E402
+from arena.engine.step import begin_game, begin_hand, build_view  # noqa: E402
+from arena.env.gym import GinEnv, VectorGinEnv  # noqa: E402
+from arena.settings.config import TournamentConfig  # noqa: E402
+from arena.settings.rules import RulesError, load_rules  # noqa: E402
+
+RNG = np.random.default_rng(2024)
+
+
+def _random_legal(mask: np.ndarray, rng: np.random.Generator = RNG) -> int:
+    return int(rng.choice(np.flatnonzero(mask)))
+
+
+def test_gymnasium_checker_passes_through_make():
+    env = gymnasium.make("gin_arena/Gin-v0", opponent="simple", rules="standard", illegal="penalty")
+    check_env(env.unwrapped)
+    check_env(GinEnv(opponent="gin_chasing", rules="oklahoma", episode="hand", reward="points", illegal="penalty"))
+    check_env(GinEnv(mask_in_obs=True, illegal="penalty"))
+
+
+def test_reset_with_a_seed_deals_the_arenas_deal_for_that_seed():
+    env = GinEnv(opponent="simple")
+    for seed in (0, 7, 123456789, 2**62 + 5):
+        env.reset(seed=seed)
+        st = np.zeros(S_SIZE, dtype=np.int64)
+        rng = np.zeros(RNG_WORDS, dtype=np.uint64)
+        r = env.games.rules_array
+        begin_game(st, r, seed, rng.copy(), rng.copy(), np.zeros(1), np.zeros(1), np.zeros(64, dtype=np.int64))
+        begin_hand(st, r, seed, rng)
+        got = env.games.st[0]
+        assert np.array_equal(got[S_DECK : S_DECK + 52], st[S_DECK : S_DECK + 52]) and got[S_DEALER] == st[S_DEALER]
+        assert env.game_seed == seed
+
+
+def _agent_action(env: GinEnv, agent, params, view) -> int:
+    """The decision ``agent`` takes in the env's game, as an action id."""
+    g = env.games
+    st = g.st[0]
+    seat = g.seat
+    assert st[S_CUR] == seat and st[S_PHASE] != PH_DONE
+    build_view(st, g.rules_array, seat, view)
+    phase = int(st[S_PHASE])
+    answer = int(agent.functions[phase](view, params, g.mems[0, seat], g.rngs[0, seat]))
+    return int(action_of_answer(phase, answer))
+
+
+def test_the_env_driven_by_two_bots_reproduces_an_arena_runs_game_rows(tmp_path):
+    from arena.run import run_tournament
+    from arena.run.schedule import Inline
+    from arena.run.schema import GAMES, games_frame
+
+    cfg = TournamentConfig(
+        name="equiv",
+        bots=("simple", "gin-chasing"),
+        games_per_pair=8,
+        chunk_size=4,
+        seed=31,
+        results_dir=str(tmp_path),
+    )
+    games = run_tournament(cfg, progress=False, schedule=Inline()).games
+    assert len(games) == 8
+    engine_columns = [c.name for c in GAMES if c.slot is not None]
+    bots = {name: load_bot(name) for name in ("simple", "gin-chasing")}
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    envs = {}
+    for _, game in games.iterrows():
+        names = (str(game["bot0"]), str(game["bot1"]))
+        for seat in (0, 1):  # the agent in each seat in turn, the other bot as the opponent
+            key = (names[1 - seat], seat)
+            env = envs.setdefault(key, GinEnv(opponent=names[1 - seat], seat=seat))
+            agent = bots[names[seat]]
+            env.reset(seed=int(game["seed"]))
+            params = agent.params.copy()  # a fresh copy per game, as the arena gives
+            while True:
+                _, _, terminated, truncated, _ = env.step(_agent_action(env, agent, params, view))
+                assert not truncated
+                if terminated:
+                    break
+            row = games_frame(env.last_game_row[None, :], np.array([game["seed"]]))
+            for col in engine_columns:
+                assert row[col].iloc[0] == game[col], (names, seat, int(game["seed"]), col)
+
+
+def test_vector_env_steps_like_single_envs_across_autoresets():
+    n = 5
+    vec = VectorGinEnv(n, opponent="simple", episode="hand", reward="points")
+    singles = [GinEnv(opponent="simple", episode="hand", reward="points") for _ in range(n)]
+    obs, info = vec.reset(seed=40)
+    single = [e.reset(seed=40 + i) for i, e in enumerate(singles)]
+    assert vec.observation_space.shape == (n, OBS_SIZE) and info["action_mask"].shape == (n, NUM_ACTIONS)
+    ends = 0
+    for _ in range(600):
+        for i in range(n):
+            assert np.array_equal(obs[i], single[i][0]) and np.array_equal(
+                info["action_mask"][i], single[i][1]["action_mask"]
+            )
+        actions = np.array([_random_legal(info["action_mask"][i]) for i in range(n)])
+        obs, rew, term, trunc, info = vec.step(actions)
+        assert not trunc.any()
+        for i, e in enumerate(singles):
+            o, r, t, _, inf = e.step(int(actions[i]))
+            assert r == rew[i] and t == term[i]
+            if t:
+                ends += 1
+                assert info["_final_obs"][i] and np.array_equal(info["final_obs"][i], o)
+                single[i] = e.reset()
+            else:
+                single[i] = (o, inf)
+    assert ends >= 10
+
+
+def test_rewards_add_up_to_the_game():
+    """``points`` per hand sum to the final score difference; ``win`` is +1/-1 by the game's winner."""
+    points = GinEnv(opponent="simple", episode="hand", reward="points")
+    win = GinEnv(opponent="simple", episode="game", reward="win")
+    for seed in range(3):
+        _, info = points.reset(seed=seed)
+        total = 0.0
+        hands = 0
+        while True:
+            _, r, term, _, info = points.step(_random_legal(info["action_mask"]))
+            total += r
+            if term:
+                hands += 1
+                if info["game_over"]:
+                    break
+                _, info = points.reset()  # the game's next hand
+        row = points.last_game_row
+        assert hands == row[G_HANDS] > 1 and total == row[G_SCORE] - row[G_SCORE + 1]
+
+        _, info = win.reset(seed=seed)
+        while True:
+            _, r, term, _, info = win.step(_random_legal(info["action_mask"]))
+            if term:
+                break
+            assert r == 0.0
+        assert r == (1.0 if win.last_game_row[G_WINNER] == 0 else -1.0)
+
+
+def test_an_illegal_action_is_one_value_error_naming_it_and_changes_nothing():
+    env = GinEnv(opponent="simple")
+    obs, info = env.reset(seed=3)
+    before = env.games.st.copy()
+    legal = np.flatnonzero(info["action_mask"])
+    bad = next(a for a in range(NUM_ACTIONS) if a not in legal)
+    with pytest.raises(ValueError) as exc:
+        env.step(bad)
+    msg = str(exc.value)
+    assert "\n" not in msg and "env 0" in msg and all(f"{a} (" in msg for a in legal)
+    assert np.array_equal(env.games.st, before)
+    for wrong in (99, -1, 2.0, "52", True, np.array([52])):
+        with pytest.raises(ValueError):
+            env.step(wrong)
+    assert np.array_equal(env.games.st, before)
+    env.step(int(legal[0]))  # still playable
+
+
+def test_a_bad_action_array_names_the_env_and_moves_no_game():
+    vec = VectorGinEnv(4, opponent="simple")
+    _, info = vec.reset(seed=9)
+    before = vec.games.st.copy()
+    actions = np.array([_random_legal(m) for m in info["action_mask"]])
+    wrong = actions.copy()
+    wrong[2] = next(a for a in range(NUM_ACTIONS) if not info["action_mask"][2][a])
+    with pytest.raises(ValueError, match=r"^env 2: action .* is not legal now; legal actions: "):
+        vec.step(wrong)
+    for bad in (actions[:3], actions.astype(np.float64), actions.reshape(2, 2), actions.astype(bool), "x"):
+        with pytest.raises(ValueError, match="actions must be an integer array of shape"):
+            vec.step(bad)
+    with pytest.raises(ValueError, match="env 1: action 58 "):
+        vec.step(np.array([actions[0], 58, actions[2], actions[3]]))
+    assert np.array_equal(vec.games.st, before)
+    vec.step(actions.astype(np.int32))  # any integer dtype of the right shape
+
+
+def test_penalty_mode_forfeits_the_game_instead():
+    env = GinEnv(opponent="simple", illegal="penalty", penalty=-5.0)
+    _, info = env.reset(seed=4)
+    bad = next(a for a in range(NUM_ACTIONS) if not info["action_mask"][a])
+    _, r, term, _, info = env.step(bad)
+    assert term and r == -5.0 and env.last_game_row[G_FORFEIT] == 0 and env.last_game_row[G_WINNER] == 1
+    assert not info["action_mask"].any()
+    _, info = env.reset()
+    assert info["action_mask"].any()
+
+
+def test_unknown_opponent_or_rules_get_the_arenas_one_line_errors(tmp_path):
+    with pytest.raises(BotError) as ours:
+        GinEnv(opponent="simpel")
+    with pytest.raises(BotError) as arenas:
+        load_bot("simpel")
+    assert str(ours.value) == str(arenas.value) and "\n" not in str(ours.value)
+    with pytest.raises(RulesError) as ours_r:
+        GinEnv(rules={"preset": "standard", "knock_limt": 3})
+    with pytest.raises(RulesError) as arenas_r:
+        load_rules("standard", {"knock_limt": 3})
+    assert str(ours_r.value) == str(arenas_r.value)
+    with pytest.raises(RulesError):
+        GinEnv(rules="no_such_preset")
+    for kw in (
+        {"episode": "round"},
+        {"reward": "score"},
+        {"seat": 2},
+        {"illegal": "ignore"},
+        {"penalty": float("nan")},
+    ):
+        with pytest.raises(ValueError, match=next(iter(kw))):
+            GinEnv(**kw)
+    plain = tmp_path / "plain_bot.py"
+    plain.write_text(
+        "PLAIN = True\n"
+        "def take_upcard(view, params, memory, rng):\n    return 0\n"
+        "def draw(view, params, memory, rng):\n    return 0\n"
+        "def big_gin(view, params, memory, rng):\n    return 1\n"
+        "def discard(view, params, memory, rng):\n    return int(view[0] & -view[0]).bit_length() - 1\n"
+        "def knock(view, params, memory, rng):\n    return 1\n"
+    )
+    with pytest.raises(BotError, match="is not a compiled bot") as exc:
+        VectorGinEnv(2, opponent=str(plain))
+    assert "\n" not in str(exc.value)
+
+
+def test_a_users_numba_bot_file_plays_inside_the_step(tmp_path):
+    from pathlib import Path
+
+    import bots
+
+    source = (Path(bots.__file__).parent / "random.py").read_text()
+    mine = tmp_path / "my_random.py"
+    mine.write_text(source)
+    vec = VectorGinEnv(3, opponent=str(mine), rules={"preset": "standard", "knock_limit": 0})
+    _, info = vec.reset(seed=1)
+    for _ in range(300):
+        _, _, _, _, info = vec.step(np.array([_random_legal(m) for m in info["action_mask"]]))
+    assert vec.games.opponent.fast
+
+
+def test_the_first_decision_offers_the_upcard_or_the_draw():
+    env = GinEnv(opponent="simple")
+    seen = set()
+    for seed in range(30):
+        _, info = env.reset(seed=seed)
+        seen.add(tuple(np.flatnonzero(info["action_mask"])))
+    assert (A_TAKE, A_PASS) in seen and seen <= {(A_TAKE, A_PASS), (A_TAKE, 53)}
