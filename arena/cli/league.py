@@ -211,6 +211,10 @@ def submit_remote(file: str, url: str, token: str | None, name: str | None) -> N
     """``arena submit FILE --to http://HOST:PORT --token TOKEN [--name NAME]``."""
     from arena.league.client import submit_to_server
 
+    if file.startswith("policy:") or file.lower().endswith((".npz", ".onnx")):
+        from arena.league.core import POLICY_REFUSED
+
+        _fail(POLICY_REFUSED)
     if not token:
         _fail("--to http://... needs --token TOKEN (from 'arena league add-user')")
     assert token is not None

@@ -133,7 +133,7 @@ def test_an_mlp_file_round_trips_and_bad_files_are_one_line(tmp_path):
     save_mlp(buf, mlp)
     back = load_mlp(buf.getvalue())
     assert all(np.array_equal(a, b) for a, b in zip(back.weights + back.biases, mlp.weights + mlp.biases))
-    w0, b0, w1, b1 = mlp.weights[0], mlp.biases[0], mlp.weights[1], mlp.biases[1]
+    w0, b0, w1 = mlp.weights[0], mlp.biases[0], mlp.weights[1]
     cases = {
         "not npz": (b"garbage", "not an .npz file"),
         "no format": (dict(w0=w0, b0=b0), "not a gin-arena MLP file"),
