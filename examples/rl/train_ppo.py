@@ -137,7 +137,7 @@ def plot(curve: list[dict], out: Path, opponents: list[str]) -> None:
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--opponent", default="simple")
-    ap.add_argument("--minutes", type=float, default=55.0, help="wall-time budget of training")
+    ap.add_argument("--minutes", type=float, default=55.0, help="wall-time budget of training (evaluations apart)")
     ap.add_argument("--steps", type=int, default=0, help="stop after this many agent steps (0: the time budget)")
     ap.add_argument("--envs", type=int, default=256)
     ap.add_argument("--rollout", type=int, default=64, help="steps per env per update")
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     if args.smoke:
         args.opponent, args.hidden, args.envs, args.rollout = "random", [64, 64], 64, 32
-        args.minutes, args.eval_every, args.eval_pairs, args.minibatch = 1.0, 1_000_000, 200, 1024
+        args.minutes, args.eval_every, args.eval_pairs, args.minibatch = 1.0, 1_000_000, 100, 1024
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     out = Path(args.out)
@@ -176,11 +176,15 @@ def main(argv: list[str] | None = None) -> dict:
     buf_rew = torch.zeros((t_len, n))
     buf_done = torch.zeros((t_len, n))
 
+    eval_seconds = [0.0]
+
     def evaluate(steps: int) -> dict:
+        start = time.perf_counter()
         path = export(model, out)
-        row: dict = {"steps": steps, "seconds": round(time.perf_counter() - t0, 1)}
+        row: dict = {"steps": steps, "train_seconds": round(start - t0 - eval_seconds[0], 1)}
         for opp in opponents:
             row[opp], row[f"{opp}_ci"] = win_rate(path, opp, args.eval_pairs, rules)
+        eval_seconds[0] += time.perf_counter() - start
         print(json.dumps(row), flush=True)
         return row
 
@@ -188,7 +192,7 @@ def main(argv: list[str] | None = None) -> dict:
     curve = [evaluate(0)]
     steps = update = 0
     budget = args.minutes * 60
-    while time.perf_counter() - t0 < budget and (args.steps == 0 or steps < args.steps):
+    while time.perf_counter() - t0 - eval_seconds[0] < budget and (args.steps == 0 or steps < args.steps):
         for t in range(t_len):
             obs = torch.from_numpy(obs_np)
             mask = torch.from_numpy(mask_np)
@@ -235,7 +239,7 @@ def main(argv: list[str] | None = None) -> dict:
         update += 1
         if update % args.eval_every == 0:
             curve.append(evaluate(steps))
-    wall = time.perf_counter() - t0
+    wall = time.perf_counter() - t0 - eval_seconds[0]
     curve.append(evaluate(steps))
     plot(curve, out, opponents)
     with open(out / "curve.csv", "w") as f:
@@ -251,6 +255,7 @@ def main(argv: list[str] | None = None) -> dict:
         "steps": steps,
         "updates": update,
         "train_seconds": round(wall, 1),
+        "eval_seconds": round(eval_seconds[0], 1),
         "first": curve[0],
         "final": curve[-1],
         "torch": torch.__version__,
