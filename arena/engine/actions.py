@@ -20,6 +20,10 @@ id      name                   answers
 57      ``A_PLAY_ON``          do not knock / do not declare big gin
 ======  =====================  ==========================================
 
+Cards are the arena's numbers (``suit * 13 + rank``, suits ``c d h s``), the
+same as the observation's slots; OpenSpiel orders its suits ``s c d h``, so its
+discard id ``k`` is id ``(k + 39) % 52`` here (:mod:`arena.engine.cards`).
+
 The engine's knock is a yes/no question after a discard that leaves deadwood
 within the limit (OpenSpiel knocks before the discard): so declining a knock
 or a big gin is an action of its own, ``A_PLAY_ON``.

@@ -295,7 +295,7 @@ def resolve_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
 
 
 def resolve_opponent(opponent: str | Bot) -> Bot:
-    """A compiled bot from any reference the arena accepts (a built-in name, a file, ``name:key=value``).
+    """A compiled bot from any reference the arena accepts (a built-in name, a bot file), or a loaded bot.
 
     The opponent plays inside the compiled step, so it must be a numba bot: an
     external (``cmd:``), sandboxed (``sandbox:``) or plain Python bot is refused
@@ -414,7 +414,12 @@ class Games:
     def step(self, actions: Any) -> None:
         """Apply one action id per env; a bad one raises :class:`ValueError` and changes nothing."""
         arr = self.check_actions(actions)
-        bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
+        try:
+            bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
+        except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step
+            raise BotError(
+                f"opponent '{self.opponent.name}' raised {type(exc).__name__}: {exc}; reset() the env"
+            ) from exc
         if bad >= 0:
             raise self.illegal(int(bad), int(arr[bad]))
 

@@ -2,8 +2,9 @@
 (:class:`VectorGinEnv`, Gymnasium's ``VectorEnv``), both on :class:`arena.env.games.Games`.
 
 The agent sits in seat ``seat`` against ``opponent`` (any compiled bot reference the arena
-accepts: ``simple``, ``gin_chasing:knock_at=3``, ``my_bot.py``); ``rules`` is a preset, a rules
-file, a :class:`~arena.settings.rules.Rules` or a mapping of settings.  An episode is a whole
+accepts: ``simple``, ``gin-chasing``, ``my_bot.py``, or a loaded :class:`~arena.botkit.bot.Bot`);
+``rules`` is a preset, a rules file, a :class:`~arena.settings.rules.Rules` or a mapping of
+settings.  An episode is a whole
 game to the target (``episode="game"``) or one hand of it (``"hand"``: the next episode is the
 game's next hand).  ``reward="win"``: +1 / -1 / 0 for winning / losing / neither, at the end of
 the episode; ``"points"``: the points the agent scored in each finished hand minus the

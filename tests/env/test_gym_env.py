@@ -276,3 +276,35 @@ def test_the_first_decision_offers_the_upcard_or_the_draw():
         _, info = env.reset(seed=seed)
         seen.add(tuple(np.flatnonzero(info["action_mask"])))
     assert (A_TAKE, A_PASS) in seen and seen <= {(A_TAKE, A_PASS), (A_TAKE, 53)}
+
+
+def test_make_vec_builds_the_vectorized_env():
+    vec = gymnasium.make_vec("gin_arena/Gin-v0", num_envs=3, vectorization_mode="vector_entry_point", opponent="simple")
+    obs, info = vec.reset(seed=5)
+    assert isinstance(vec.unwrapped, VectorGinEnv) and obs.shape == (3, OBS_SIZE)
+    obs, *_ = vec.step(np.array([_random_legal(m) for m in info["action_mask"]]))
+    assert obs.shape == (3, OBS_SIZE)
+
+
+def test_an_opponent_that_raises_is_one_bot_error(tmp_path):
+    from pathlib import Path
+
+    import bots
+
+    source = (Path(bots.__file__).parent / "random.py").read_text()
+    angry = tmp_path / "angry.py"
+    angry.write_text(
+        source.replace(
+            "def discard(view, params, memory, rng):\n",
+            "def discard(view, params, memory, rng):\n    if view[0] != 0:\n        raise ValueError('no')\n",
+            1,
+        )
+    )
+    assert angry.read_text() != source
+    env = GinEnv(opponent=str(angry))
+    _, info = env.reset(seed=0)
+    with pytest.raises(BotError, match=r"^opponent 'angry' raised ValueError: no; reset\(\) the env$"):
+        for _ in range(50):
+            _, _, term, _, info = env.step(_random_legal(info["action_mask"]))
+            if term:
+                _, info = env.reset()
