@@ -268,3 +268,37 @@ def test_a_policy_travels_as_content_and_loads_to_the_same_bot(files, simple):
         assert np.array_equal(a.games, play_batch(orig, simple, RULES, SEEDS[:5]).games)
     with pytest.raises(BotError, match="not base64"):
         load_policy_source("@@@", "x.npz")
+
+
+def test_an_mlp_policy_is_the_compiled_opponent_of_the_vectorized_env(files):
+    from arena.env.gym import VectorGinEnv
+
+    env = VectorGinEnv(8, opponent=f"policy:{files['npz']}", episode="hand", reward="points")
+    _, info = env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(300):
+        mask = info["action_mask"].astype(bool)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        _, reward, done, _, info = env.step(actions)
+        ended += int(done.sum())
+        assert np.isfinite(reward).all()
+    assert ended > 8  # hands end: the opponent answered every decision legally inside the compiled step
+
+
+@pytest.mark.parametrize("form", ["onnx", "npz"])
+def test_a_policy_is_the_opponent_in_the_browser_game(files, form):
+    from arena.web.session import PlaySession
+
+    s = PlaySession.start(bot=f"policy:{files[form]}", seed=3)
+    moves = 0
+    for _ in range(30):
+        v = s.view()
+        if not v["allowed"]:
+            break
+        action = v["allowed"][0]
+        card = v["you"]["cards"][0]["id"] if action in ("discard", "knock") else None
+        s.act("discard" if action == "knock" else action, card)
+        moves += 1
+    events = s.view()["events"]
+    assert moves >= 10 and any(e.startswith("w discards") for e in events), events[-5:]
