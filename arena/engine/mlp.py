@@ -188,9 +188,10 @@ def mlp_logits(flat, widths, activation, x, work, out):
             else:
                 xi = work[half + i]
             if xi != 0.0:
-                row = off + i * n_out
+                w = flat[off + i * n_out : off + (i + 1) * n_out]  # input i's row: a vectorised axpy
+                yv = y[:n_out]
                 for j in range(n_out):
-                    y[j] += xi * flat[row + j]
+                    yv[j] += xi * w[j]
         if layer < n_layers - 1:
             if activation == 0:
                 for j in range(n_out):

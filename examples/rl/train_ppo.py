@@ -98,8 +98,10 @@ def win_rate(policy_file: Path, opponent: str, pairs: int, rules: np.ndarray) ->
     first = play_batch(bot, opp, rules, seeds).games[:, G_WINNER] == 0
     second = play_batch(opp, bot, rules, seeds).games[:, G_WINNER] == 1
     per_pair = (first.astype(float) + second) / 2
-    half = 1.96 * per_pair.std(ddof=1) / math.sqrt(pairs) if pairs > 1 else 1.0
-    return float(per_pair.mean()), float(half)
+    # The spread of the pair means, with one lost and one won pair added (as Agresti-Coull adds
+    # successes and failures), so that 0% or 100% of 200 pairs still gets an interval of some width.
+    spread = np.concatenate([per_pair, [0.0, 1.0]]).std(ddof=1)
+    return float(per_pair.mean()), float(1.96 * spread / math.sqrt(pairs))
 
 
 def export(model: ActorCritic, out: Path) -> Path:
