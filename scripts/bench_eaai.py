@@ -50,11 +50,11 @@ def main() -> int:
     kit, players = (Path(args.kit), Path(args.players)) if args.kit else _compile_stand_ins(work)
     os.environ["GIN_ARENA_EAAI_KIT"] = str(kit.resolve())
 
-    from arena.botkit.load import load, load_bot
     from arena.engine.layout import G_WINNER
     from arena.engine.play import play_batch
     from arena.engine.rules_array import rules_array
     from arena.external.client import close_bot, external_of
+    from arena.loading.load import load, load_bot
     from arena.settings.botref import BotRef
     from arena.settings.rules import load_rules
 

@@ -227,3 +227,22 @@ def observation_py(
     out += [stock / 31, min(scores[0], target) / target, min(scores[1], target) / target, knock_limit / 10]
     out += [float(doubled), float(dealer), min(turn, turn_cap) / turn_cap] + asked
     return np.array(out, dtype=np.float32)
+
+
+def mlp_logits_reference(weights, biases, activation: str, obs: np.ndarray) -> np.ndarray:
+    """An MLP's logits in float64, one output at a time: ``y_j = sum_i x_i w_ij + b_j``, then the activation.
+
+    Independent of :mod:`arena.engine.mlp` (no packing, no BLAS call order):
+    the cross-check of its compiled forward pass, its numpy forward pass and
+    the ONNX export.
+    """
+    x = np.asarray(obs, dtype=np.float64)
+    for k, (w, b) in enumerate(zip(weights, biases)):
+        w64 = np.asarray(w, dtype=np.float64)
+        y = np.empty((x.shape[0], w64.shape[1]))
+        for j in range(w64.shape[1]):
+            y[:, j] = (x * w64[:, j]).sum(axis=1) + float(b[j])
+        if k < len(weights) - 1:
+            y = np.maximum(y, 0.0) if activation == "relu" else np.tanh(y)
+        x = y
+    return x

@@ -73,6 +73,11 @@ class Bot:
     module: ModuleType | None = field(default=None, repr=False, compare=False)
     #: What the bot was loaded from (set by the loaders; None for a bot built from source text).
     ref: BotRef | None = field(default=None, compare=False)
+    #: A trained policy's batched decision ``act(obs, mask, rng)``, when the bot is one
+    #: (:mod:`arena.botkit.policy`); the engine then plays it in lockstep batches.
+    batch_act: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    #: What the bot's compiled code reads but does not own (a policy's weights), kept alive with it.
+    keep: Any = field(default=None, compare=False, repr=False)
 
     def param_dict(self) -> dict[str, float]:
         """The parameters by name, in their order."""
@@ -242,8 +247,8 @@ def _import_failure(exc: BaseException, path: Path) -> str:
     return f"{type(exc).__name__}: {exc}" + (f" (line {lines[-1]})" if lines else "")
 
 
-def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
-    """Load a bot from its source text, as module ``arena_bot_<hash>``.
+def import_source(text: str, source: str, prefix: str = "arena_bot") -> ModuleType:
+    """Import Python source text as module ``<prefix>_<hash>``, from a copy kept under its hash.
 
     The text is written once to :func:`bot_cache_dir` under a name made from
     its hash and imported from there, so (1) numba caches its functions
@@ -253,27 +258,35 @@ def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
     (2) the module name can't clash with a plain ``import`` of the file;
     (3) two versions of a file never mix; and (4) a worker on another
     machine loads exactly what the driver loaded, from the text alone.
+    Any failure is a one-line :class:`BotError` naming ``source``.
     """
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    mod_name = f"arena_bot_{digest}"
+    mod_name = f"{prefix}_{digest}"
     module = sys.modules.get(mod_name)
-    if module is None:
-        try:
-            path = cached_bot_file(text)
-        except OSError as exc:
-            raise BotError(f"{source}: cannot write the bot cache {bot_cache_dir()}: {exc.strerror or exc}") from None
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        if spec is None or spec.loader is None:
-            raise BotError(f"{source}: not a Python file")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # any import-time failure is the file's fault
-            del sys.modules[mod_name]
-            if isinstance(exc, SystemExit):
-                raise BotError(f"{source}: not a bot: importing it called sys.exit({exc.code!r})") from None
-            raise BotError(f"{source}: not a bot: importing it failed: {_import_failure(exc, path)}") from None
+    if module is not None:
+        return module
+    try:
+        path = cached_bot_file(text)
+    except OSError as exc:
+        raise BotError(f"{source}: cannot write the bot cache {bot_cache_dir()}: {exc.strerror or exc}") from None
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise BotError(f"{source}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # any import-time failure is the file's fault
+        del sys.modules[mod_name]
+        if isinstance(exc, SystemExit):
+            raise BotError(f"{source}: not a bot: importing it called sys.exit({exc.code!r})") from None
+        raise BotError(f"{source}: not a bot: importing it failed: {_import_failure(exc, path)}") from None
+    return module
+
+
+def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
+    """Load a bot from its source text, as module ``arena_bot_<hash>`` (:func:`import_source`)."""
+    module = import_source(text, source)
     stem = Path(source).stem
     return bot_from_module(module, name=name or getattr(module, "NAME", None) or stem, source=source)
 

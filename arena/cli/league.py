@@ -324,6 +324,10 @@ def submit_remote(file: str, url: str, token: str | None, name: str | None, toke
     ``--token-file`` (or ``--token``, with a warning)."""
     from arena.league.client import submit_to_server
 
+    if file.startswith("policy:") or file.lower().endswith((".npz", ".onnx")):
+        from arena.league.core import POLICY_REFUSED
+
+        _fail(POLICY_REFUSED)
     secret = league_token(token, token_file)
     try:
         out = submit_to_server(file, url, secret, name)

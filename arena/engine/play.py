@@ -41,6 +41,7 @@ from arena.engine.layout import (
     V_PILE,
     V_SIZE,
 )
+from arena.engine.lockstep import L_PHASE, L_SEAT, play_lockstep
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import (
     apply_action,
@@ -65,6 +66,7 @@ C_SIZE = 5
 VIEWS_SIZE = 2 * V_SIZE
 
 ERR_RAISED = len(ERROR_TEXT)  # a bot raised an exception (game row G_ERROR)
+assert (C_SEAT, C_PHASE) == (L_SEAT, L_PHASE)  # a watchdog reads both drivers' progress in the same slots
 ERROR_MESSAGES = ERROR_TEXT + ("raised an exception",)
 
 _I1 = types.int64[::1]
@@ -360,6 +362,23 @@ def play_batch(
     mem0 = np.zeros(bot0.memory_size, dtype=np.float64)
     mem1 = np.zeros(bot1.memory_size, dtype=np.float64)
     raised: dict[int, str] = {}  # game -> exception text of a bot that raised
+    act0, act1 = batch_act(bot0), batch_act(bot1)
+    if (act0 or act1) and (act0 or bot0.fast) and (act1 or bot1.fast):
+        # A batched policy against a compiled bot (or another policy): lockstep batches.
+        rec = play_lockstep(
+            (
+                (bot0.functions, bot0.params, bot0.memory_size, act0),
+                (bot1.functions, bot1.params, bot1.memory_size, act1),
+            ),
+            rules_array,
+            seeds,
+            record_hands=record_hands,
+            record_log=record_log,
+            caught=caught,
+            progress=counters,
+        )
+        details = {**rec.details, **rec.raised}
+        return _records(bot0, bot1, seeds, rec.games, rec.hands, rec.log, details, forfeit)
     fast = bot0.fast and bot1.fast
     work = kernel_work_space(bot0.params, bot1.params) if fast else ()
     while True:
@@ -403,10 +422,20 @@ def play_batch(
             hands = np.concatenate([hands, np.zeros_like(hands)])
         if record_log:
             log = np.concatenate([log, np.zeros_like(log)])
+    return _records(bot0, bot1, seeds, games, hands[: counters[C_HANDS]], log[: counters[C_LOG]], raised, forfeit)
+
+
+def _records(bot0, bot1, seeds, games, hands, log, details: dict[int, str], forfeit: bool) -> BatchRecords:
+    """The batch's records, with one message per forfeited game (or the first one raised)."""
     errors = []
     for lost in np.flatnonzero(games[:, G_FORFEIT] >= 0):
-        msg = forfeit_message((bot0, bot1), int(seeds[lost]), games[lost], raised.get(int(lost), ""))
+        msg = forfeit_message((bot0, bot1), int(seeds[lost]), games[lost], details.get(int(lost), ""))
         if not forfeit:
             raise IllegalMoveError(msg)
         errors.append(msg)
-    return BatchRecords(seeds, games, hands[: counters[C_HANDS]], log[: counters[C_LOG]], errors)
+    return BatchRecords(seeds, games, hands, log, errors)
+
+
+def batch_act(bot: PlayableBot):
+    """A bot's batched decision ``act(obs, mask, rng)`` if it is a batched policy, else None."""
+    return getattr(bot, "batch_act", None)

@@ -283,6 +283,7 @@ class League:
                 raise LeagueError(f"the file is {len(source)} bytes; the limit is {cfg.max_file_bytes}", 413)
             if not source.strip():
                 raise LeagueError("the file is empty")
+            refuse_policy(source)
             try:
                 text = source.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -586,3 +587,28 @@ def _atomic_write(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+#: Why the league takes no policy file: uploads run behind the wall, and a policy does not run there yet.
+POLICY_REFUSED = (
+    "the league does not take policy files (.npz, .onnx, or a module with act()) yet: uploads run "
+    "behind the wall, and policies do not; play it locally with --bot policy:FILE, or send a bot file"
+)
+
+
+def refuse_policy(source: bytes) -> None:
+    """A one-line :class:`LeagueError` if an upload is a trained policy rather than a bot file.
+
+    An ``.npz`` is a zip (``PK\\x03\\x04``); an ONNX model is a protobuf
+    whose first field is its IR version (byte ``0x08``) and is not text; a
+    policy module defines ``act`` and none of a bot's decisions.
+    """
+    if source.startswith(b"PK\x03\x04") or (source[:1] == b"\x08" and b"\x00" in source[:4096]):
+        raise LeagueError(POLICY_REFUSED)
+    try:
+        tree = ast.parse(source.decode("utf-8"))
+    except (UnicodeDecodeError, SyntaxError, ValueError):
+        return  # the usual checks name what is wrong
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if "act" in defined and not defined & {"take_upcard", "draw", "big_gin", "discard", "knock"}:
+        raise LeagueError(POLICY_REFUSED)

@@ -2,7 +2,8 @@
 
 The one loader that the config, the worker, ``check-bot`` and the web call:
 built-in modules and plain files load in this process
-(:mod:`arena.botkit.bot`); ``sandbox`` and ``command`` refs start their own
+(:mod:`arena.botkit.bot`), and so do trained policies
+(:mod:`arena.botkit.policy`); ``sandbox`` and ``command`` refs start their own
 process through :mod:`arena.external`, with :func:`limits_for` as their
 limits unless the caller gives others.
 """
@@ -56,6 +57,12 @@ def _eaai(ref: BotRef, limits: Limits | None, name: str | None) -> Bot:
     return eaai_bot(ref, limits or limits_for(ref), name=name)
 
 
+def _policy(ref: BotRef, limits: Limits | None, name: str | None) -> Bot:
+    from arena.botkit.policy import load_policy
+
+    return load_policy(ref.ref, name=name)
+
+
 #: One loader per kind of reference (:attr:`BotRef.kind`): ``(ref, limits, name) -> Bot``.
 #: A new kind of reference is one function here and one entry in this table.
 LOADERS: dict[str, Callable[[BotRef, Limits | None, str | None], Bot]] = {
@@ -63,6 +70,7 @@ LOADERS: dict[str, Callable[[BotRef, Limits | None, str | None], Bot]] = {
     "file": _file,
     "sandbox": _sandbox,
     "eaai": _eaai,
+    "policy": _policy,
     "command": _command,
 }
 

@@ -43,7 +43,8 @@ class BotSpec:
     bot, run in ``cwd``; the program must exist where the chunk runs) or
     ``sandbox`` (a bot file run in its own process; ``source`` is its text) or ``eaai``
     (an EAAI-kit player: ``ref`` is ``path:class``; the player and the kit must exist where
-    the chunk runs, the kit named by ``GIN_ARENA_EAAI_KIT`` there).
+    the chunk runs, the kit named by ``GIN_ARENA_EAAI_KIT`` there), or ``policy`` (a policy file; ``source`` is
+    its bytes in base64, from :func:`arena.botkit.policy.policy_source`).
     ``limits``: the time and memory limits of bots in their own processes.
     """
 
@@ -77,6 +78,10 @@ class BotSpec:
             return cls(bot.name, "sandbox", ref.ref, _read(ref.ref), bot.source_hash, params, limits)
         if ref.kind == "builtin":
             return cls(bot.name, "builtin", ref.ref, "", bot.source_hash, params)
+        if ref.kind == "policy":
+            from arena.botkit.policy import policy_source
+
+            return cls(bot.name, "policy", ref.ref, policy_source(ref.ref), bot.source_hash, params)
         path = getattr(bot.module, "__file__", None) or ref.ref
         return cls(bot.name, "file", ref.ref, _read(path), bot.source_hash, params)
 

@@ -313,6 +313,8 @@ def run_tournament(
     for b in bots.values():
         if b.fast:
             log.info("bot '%s': %s, from %s", b.name, b.path, b.source)
+        elif b.batch_act is not None:
+            log.info("bot '%s': a batched policy (lockstep batches against compiled bots), from %s", b.name, b.source)
         else:
             log.warning("bot '%s' runs on the plain Python path (slower): %s", b.name, b.plain_reason)
     specs = {key: BotSpec.of(b) for key, b in bots.items()}

@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
+from arena.botkit.policy import load_policy_source
 from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
 from arena.engine.play import C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.engine.rules_array import rules_array
@@ -105,6 +106,10 @@ def bot_from_spec(spec: BotSpec) -> Bot:
             bot = load(BotRef("command", spec.ref, spec.cwd or None), Limits(**dict(spec.limits)), name=spec.name)
         elif spec.kind == "eaai":
             bot = load(BotRef("eaai", spec.ref), Limits(**dict(spec.limits)), name=spec.name)
+        elif spec.kind == "policy":
+            bot = load_policy_source(spec.source, spec.ref, name=spec.name)
+            if bot.source_hash != spec.source_hash:
+                raise WorkerError(f"policy '{spec.name}': its bytes arrived damaged (hash {bot.source_hash})")
         elif spec.kind == "sandbox":
             path = str(cached_bot_file(spec.source))
             bot = load(BotRef("sandbox", path), Limits(**dict(spec.limits)), name=spec.name)

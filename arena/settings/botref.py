@@ -13,6 +13,9 @@ spec                        kind        meaning
 ``eaai:p.jar:pkg.Player``    eaai        a player of the EAAI Gin Rummy kit (a jar
                                         or a class folder, and its class), run
                                         through the arena's adapter, walled
+``policy:agent.py``          policy      a trained policy: a module with a batched
+``policy:model.onnx``                    ``act(obs, mask, rng)``, an ONNX model, or
+``policy:weights.npz``                   MLP weights (docs/how-to/policy-bots.md)
 ==========================  ==========  =========================================
 
 :meth:`BotRef.parse` is the one place these prefixes are read; everything
@@ -30,11 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-BotKind = Literal["builtin", "file", "sandbox", "command", "eaai"]
+BotKind = Literal["builtin", "file", "sandbox", "command", "eaai", "policy"]
 
 CMD_PREFIX = "cmd:"
 SANDBOX_PREFIX = "sandbox:"
 EAAI_PREFIX = "eaai:"
+POLICY_PREFIX = "policy:"
+#: The file forms of a policy, by suffix.
+POLICY_SUFFIXES = (".py", ".onnx", ".npz")
 _JAVA_CLASS = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$")
 
 
@@ -58,7 +64,9 @@ class BotRef:
         the file exists there (a config's folder), and ``sandbox`` runs a plain
         file spec in the sandbox (a config's ``sandbox = true``)."""
         if not isinstance(spec, str) or not spec.strip():
-            raise BotRefError(f"bot spec {spec!r} is empty (a built-in name, a .py path, sandbox:FILE or cmd:PROGRAM)")
+            raise BotRefError(
+                f"bot spec {spec!r} is empty (a built-in name, a .py path, sandbox:FILE, policy:FILE or cmd:PROGRAM)"
+            )
         if spec.startswith(CMD_PREFIX):
             command = split_command(spec[len(CMD_PREFIX) :], spec)
             return cls("command", shlex.join(command))
@@ -74,6 +82,16 @@ class BotRef:
             if not path:
                 raise BotRefError(f"{spec}: no file after '{SANDBOX_PREFIX}'")
             return cls("sandbox", _resolve(path, base_dir))
+        if spec.startswith(POLICY_PREFIX):
+            path = spec[len(POLICY_PREFIX) :].strip()
+            if not path:
+                raise BotRefError(f"{spec}: no file after '{POLICY_PREFIX}' (a .py module, an .onnx model or an .npz)")
+            if not path.lower().endswith(POLICY_SUFFIXES):
+                raise BotRefError(
+                    f"{spec}: a policy file ends in {', '.join(POLICY_SUFFIXES)} (a module with act(), "
+                    "an ONNX model, MLP weights)"
+                )
+            return cls("policy", _resolve(path, base_dir))
         if is_path(spec):
             return cls("sandbox" if sandbox else "file", _resolve(spec, base_dir))
         return cls("builtin", spec.replace("-", "_"))
@@ -96,8 +114,8 @@ class BotRef:
 
     @property
     def in_process(self) -> bool:
-        """Built-in and plain file bots run in the arena's process; the others in their own."""
-        return self.kind in ("builtin", "file")
+        """Built-in, plain file and policy bots run in the arena's process; the others in their own."""
+        return self.kind in ("builtin", "file", "policy")
 
     @property
     def display(self) -> str:
@@ -118,11 +136,13 @@ class BotRef:
             return SANDBOX_PREFIX + self.ref
         if self.kind == "eaai":
             return EAAI_PREFIX + self.ref
+        if self.kind == "policy":
+            return POLICY_PREFIX + self.ref
         return self.display if self.kind == "builtin" else self.ref
 
     def absolute(self) -> BotRef:
         """The same ref with a file path made absolute (a saved config loads from anywhere)."""
-        if self.kind in ("file", "sandbox"):
+        if self.kind in ("file", "sandbox", "policy"):
             return BotRef(self.kind, str(Path(self.ref).resolve()), self.cwd, self.params)
         if self.kind == "eaai":
             path, name = self.player
@@ -134,6 +154,9 @@ def is_path(spec: str) -> bool:
     """A spec that names a file: a ``.py`` suffix or a slash (not a prefixed spec)."""
     prefixed = spec.startswith((CMD_PREFIX, SANDBOX_PREFIX, EAAI_PREFIX))
     return not prefixed and (spec.endswith(".py") or "/" in spec or "\\" in spec)
+    if spec.startswith((CMD_PREFIX, SANDBOX_PREFIX, POLICY_PREFIX)):
+        return False
+    return spec.endswith(".py") or "/" in spec or "\\" in spec
 
 
 def split_command(text: str, spec: str) -> list[str]:

@@ -192,3 +192,25 @@ def test_a_good_bot_passes_its_check_and_is_queued_against_the_field(tmp_path):
     assert (v["status"], v["reason"]) == ("playing", "")
     n = c.execute("SELECT COUNT(*) FROM pairings WHERE a = ? AND priority = 100", (v["id"],)).fetchone()[0]
     assert n == 3  # against each house bot
+
+
+def test_a_policy_upload_is_refused_in_one_line_and_nothing_is_stored(tmp_path):
+    import io
+
+    from arena.botkit.policy import mlp_onnx
+    from arena.engine.mlp import random_mlp, save_mlp
+
+    lg = house_league(tmp_path)
+    c = lg.db()
+    lg.add_user(c, "ann")
+    ann = User(c.execute("SELECT id FROM users WHERE name = 'ann'").fetchone()[0], "ann", False)
+    mlp = random_mlp(8, 4, (4,))
+    npz = io.BytesIO()
+    save_mlp(npz, mlp)
+    module = b"import numpy as np\n\ndef act(obs, mask, rng):\n    return np.argmax(mask, axis=1)\n"
+    before = c.execute("SELECT COUNT(*) FROM versions").fetchone()[0]
+    for i, upload in enumerate((npz.getvalue(), mlp_onnx(mlp), module)):
+        with pytest.raises(LeagueError, match="does not take policy files") as err:
+            lg.submit(c, ann, f"pol{i}", source=upload)
+        assert "\n" not in str(err.value)
+    assert c.execute("SELECT COUNT(*) FROM versions").fetchone()[0] == before

@@ -203,3 +203,18 @@ def test_retry_scheduler_waits_for_a_new_scheduler_and_the_run_completes(tmp_pat
     assert "lost the Dask scheduler" in out.output  # said once, as a warning, while it waited
     expected = canonical(run_tournament(cfg(tmp_path, name="ref", games_per_pair=400), progress=False).games)
     assert canonical(RunStore(run_dir).games()).equals(expected)
+
+
+def test_a_policy_file_is_shipped_as_content_and_plays_the_same_games_on_dask(tmp_path, cluster):
+    from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
+    from arena.engine.mlp import random_mlp, save_mlp
+
+    _, client, _ = cluster
+    path = tmp_path / "private" / "w.npz"
+    path.parent.mkdir()
+    save_mlp(path, random_mlp(OBS_SIZE, NUM_ACTIONS, (16,), seed=2))
+    bots = ("random", f"policy:{path}")
+    local = run_tournament(cfg(tmp_path, name="pl", bots=bots, games_per_pair=40), progress=False)
+    remote = run_tournament(cfg(tmp_path, name="pr", bots=bots, games_per_pair=40), client=client, progress=False)
+    assert canonical(local.games).equals(canonical(remote.games))
+    assert set(local.games["bot_b"]) == {"w"} and (local.games["error"] == "").all()

@@ -1,0 +1,145 @@
+"""The compiled decisions of an MLP policy (``policy:weights.npz``): a numba bot like any other.
+
+Each decision builds the seat's observation from its view
+(:func:`arena.engine.actions.observe_view`), runs the MLP
+(:func:`arena.engine.mlp.mlp_logits`) and answers with the legal action of
+the largest logit.  So an MLP plays inside the compiled batch kernel, with
+no Python in the loop, against any bot, and as the opponent of the
+vectorized env.
+
+The five functions are compiled once (and cached) for every MLP: the
+weights are data, not code.  The bot's ``params`` array carries where they
+are (:func:`mlp_params`: a tag, the address and length of the packed
+float32 weights, the activation, the layer widths), and the loader keeps the
+weight array alive with the bot (``Bot.keep``).  ``memory`` is the work
+space, read as float32: the observation, the logits and two hidden layers
+(the engine zeroes it at each game start, and a decision writes each slot
+before reading it).
+A params array without the tag (a bot whose parameters were replaced)
+answers -1, which the engine refuses: the game is forfeited, never read out
+of bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
+
+from arena.engine._jit import jit, stack_int64
+from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, answer_of_action, observe_view, view_legal_actions
+from arena.engine.layout import V_DECISION
+from arena.engine.mlp import MAX_LAYERS, Mlp, mlp_logits
+
+# params slots
+P_TAG = 0
+P_ADDRESS = 1
+P_LENGTH = 2
+P_ACTIVATION = 3
+P_LAYERS = 4  # number of weight layers
+P_WIDTHS = 5  # P_WIDTHS + i: width i (input, hidden..., output)
+#: Marks a params array made by :func:`mlp_params` (exact in a float64).
+TAG = 7_346_201.0
+
+assert MAX_LAYERS + 1 == 17
+MEMORY = 1  # set per MLP by :func:`memory_size`; the loader overrides the module's default
+PLAIN = False
+
+
+def _floats_at(typingctx, address, length):
+    """A float32 array of ``length`` elements at memory ``address`` (no copy, not owned)."""
+    if not isinstance(address, types.Integer) or not isinstance(length, types.Integer):
+        return None
+    array_type = types.float32[::1]
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], context.get_value_type(types.float32).as_pointer())
+        itemsize = context.get_constant(types.intp, 4)
+        array = make_array(array_type)(context, builder)
+        n = builder.sext(args[1], cgutils.intp_t) if args[1].type.width < 64 else args[1]
+        populate_array(array, data=ptr, shape=[n], strides=[itemsize], itemsize=itemsize, meminfo=None)
+        return array._getvalue()
+
+    return array_type(address, length), codegen
+
+
+floats_at: Any = intrinsic(_floats_at)
+
+
+def mlp_params(mlp: Mlp) -> tuple[np.ndarray, np.ndarray]:
+    """``(params, flat)``: the params array naming the packed weights ``flat`` (keep it alive with the bot)."""
+    flat, widths, activation = mlp.packed()
+    params = np.zeros(P_WIDTHS + widths.shape[0], dtype=np.float64)
+    params[P_TAG] = TAG
+    params[P_ADDRESS] = float(flat.ctypes.data)  # an address < 2**53: exact in a float64
+    params[P_LENGTH] = flat.shape[0]
+    params[P_ACTIVATION] = activation
+    params[P_LAYERS] = widths.shape[0] - 1
+    params[P_WIDTHS:] = widths
+    assert int(params[P_ADDRESS]) == flat.ctypes.data
+    return params, flat
+
+
+def memory_size(mlp: Mlp) -> int:
+    """Memory slots (float64, each holding two float32) a decision works in: observation, logits,
+    two of the widest hidden layers."""
+    hidden = max((int(w.shape[1]) for w in mlp.weights[:-1]), default=1)
+    return (OBS_SIZE + NUM_ACTIONS + 2 * hidden + 1) // 2
+
+
+@jit
+def mlp_answer(view, params, memory):
+    """The engine's answer of the MLP that ``params`` names, for the decision in ``view``."""
+    if params.shape[0] < P_WIDTHS or params[P_TAG] != TAG:
+        return -1
+    n_layers = np.int64(params[P_LAYERS])
+    if n_layers < 1 or n_layers > MAX_LAYERS or params.shape[0] != P_WIDTHS + n_layers + 1:
+        return -1
+    widths = stack_int64(17)  # MAX_LAYERS + 1 (a literal: the stack array's size is fixed at compile time)
+    for i in range(n_layers + 1):
+        widths[i] = np.int64(params[P_WIDTHS + i])
+    hidden = np.int64(1)
+    for i in range(1, n_layers):
+        hidden = max(hidden, widths[i])
+    if 2 * memory.shape[0] < OBS_SIZE + NUM_ACTIONS + 2 * hidden:
+        return -1
+    flat = floats_at(np.int64(params[P_ADDRESS]), np.int64(params[P_LENGTH]))
+    # The work space in float32, as the weights: half the memory traffic of float64, twice the vector width.
+    mem32 = floats_at(np.int64(memory.ctypes.data), 2 * memory.shape[0])
+    obs = mem32[:OBS_SIZE]
+    logits = mem32[OBS_SIZE : OBS_SIZE + NUM_ACTIONS]
+    work = mem32[OBS_SIZE + NUM_ACTIONS : OBS_SIZE + NUM_ACTIONS + 2 * hidden]
+    observe_view(view, True, obs)
+    mlp_logits(flat, widths[: n_layers + 1], np.int64(params[P_ACTIVATION]), obs, work, logits)
+    ids = view_legal_actions(view)
+    best = -1
+    for a in range(NUM_ACTIONS):
+        if (ids >> a) & 1 and (best < 0 or logits[a] > logits[best]):
+            best = a
+    if best < 0:
+        return -1
+    return answer_of_action(view[V_DECISION], np.int64(best))
+
+
+def take_upcard(view, params, memory, rng):
+    return mlp_answer(view, params, memory)
+
+
+def draw(view, params, memory, rng):
+    return mlp_answer(view, params, memory)
+
+
+def big_gin(view, params, memory, rng):
+    return mlp_answer(view, params, memory)
+
+
+def discard(view, params, memory, rng):
+    return mlp_answer(view, params, memory)
+
+
+def knock(view, params, memory, rng):
+    return mlp_answer(view, params, memory)

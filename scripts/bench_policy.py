@@ -1,0 +1,105 @@
+"""Policy bots against Simple on one core: games/s of the three forms with the same 2x256 MLP.
+
+The forms, each playing the same seeds against ``simple``:
+
+* ``numba``: ``policy:w.npz``, the MLP compiled into the bot's decisions,
+  played inside the batch kernel;
+* ``numpy``: ``policy:agent.py``, a module whose ``act`` runs the same MLP
+  in numpy (BLAS), in lockstep batches;
+* ``onnx``: ``policy:w.onnx``, the same MLP exported to ONNX, run by
+  onnxruntime on one thread, in lockstep batches;
+
+and ``simple`` against ``simple`` for scale.  Each form is timed
+``--repeats`` times, interleaved (form by form within a round), after a
+warm-up that compiles everything; the table gives the median, and the
+check that the three forms played identical games.  Threads are pinned to
+one (OpenBLAS, OpenMP, onnxruntime) so "one core" holds.
+
+Run: ``nice python scripts/bench_policy.py [--games 2000] [--repeats 3] [--hidden 256 256]``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.botkit.policy import mlp_onnx  # noqa: E402
+from arena.engine.actions import NUM_ACTIONS, OBS_SIZE  # noqa: E402
+from arena.engine.mlp import random_mlp, save_mlp  # noqa: E402
+from arena.engine.play import play_batch  # noqa: E402
+from arena.engine.rules_array import rules_array  # noqa: E402
+from arena.loading.load import load_bot  # noqa: E402
+from arena.settings.rules import Rules  # noqa: E402
+
+AGENT = '''"""The bench's MLP in numpy: a policy module with a batched act()."""
+import numpy as np
+from arena.engine.mlp import load_mlp
+
+MLP = load_mlp({path!r})
+
+
+def act(obs, mask, rng):
+    return np.where(mask, MLP.logits(obs), -np.inf).argmax(axis=1)
+'''
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=2000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
+    args = ap.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-policy-"))
+    mlp = random_mlp(OBS_SIZE, NUM_ACTIONS, tuple(args.hidden), seed=1)
+    save_mlp(folder / "w.npz", mlp)
+    (folder / "w.onnx").write_bytes(mlp_onnx(mlp))
+    (folder / "agent.py").write_text(AGENT.format(path=str(folder / "w.npz")))
+    simple = load_bot("simple")
+    forms = {
+        "numba (npz)": load_bot(f"policy:{folder / 'w.npz'}"),
+        "numpy (act module)": load_bot(f"policy:{folder / 'agent.py'}"),
+        "onnx (onnxruntime)": load_bot(f"policy:{folder / 'w.onnx'}"),
+        "simple (no policy)": simple,
+    }
+    rules = rules_array(Rules())
+    seeds = np.arange(args.games, dtype=np.int64)
+    warm = seeds[:64]
+    records = {}
+    for bot in forms.values():
+        play_batch(bot, simple, rules, warm)
+    times: dict[str, list[float]] = {k: [] for k in forms}
+    for _ in range(args.repeats):
+        for key, bot in forms.items():
+            t0 = time.perf_counter()
+            records[key] = play_batch(bot, simple, rules, seeds)
+            times[key].append(time.perf_counter() - t0)
+    widths = "x".join(str(w) for w in mlp.widths)
+    print(f"MLP {widths} ({mlp.activation}); {args.games} games against simple, one core, median of {args.repeats}")
+    print(f"{'form':<22}{'games/s':>12}{'s/run':>10}  runs (s)")
+    for key, ts in times.items():
+        med = statistics.median(ts)
+        print(f"{key:<22}{args.games / med:>12,.0f}{med:>10.2f}  {', '.join(f'{t:.2f}' for t in ts)}")
+    base = records["numba (npz)"].games
+    for key in ("numpy (act module)", "onnx (onnxruntime)"):
+        same = (records[key].games == base).all(axis=1).mean()
+        print(f"games identical to numba's: {key}: {same:.1%}")
+    wins = (base[:, 2] == 0).mean()
+    print(f"(an untrained MLP: its win rate against simple is {wins:.1%})")
+
+
+if __name__ == "__main__":
+    main()
