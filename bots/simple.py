@@ -9,7 +9,7 @@ at the first chance; always declare big gin.
 The repeat guard is EAAI's ``drawDiscardBitstrings``: without it two Simple
 players can pass the same cards back and forth until the turn cap (a few
 hands in a million under the ``eaai`` rules, e.g. three 7s traded for 200
-turns; ``tests/test_simple_bot.py`` plays one such position).  Like EAAI's, a
+turns; ``tests/bots/test_simple_bot.py`` plays one such position).  Like EAAI's, a
 pair is unordered ({drawn, discarded}: drawing A and dropping B blocks a later
 draw of B and drop of A) and covers stock draws too.  Where EAAI would fail
 (every legal discard repeats a pair) this one falls back to the unguarded

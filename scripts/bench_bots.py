@@ -9,7 +9,7 @@ median of ``--repeats`` runs, and compared with simple vs simple: the time
 ratio is (seconds per game of the row) / (seconds per game of simple vs
 simple), so 2.0 means the matchup takes twice as long per game.  Games of
 stronger or more patient bots can be longer, and that is part of the cost.
-Target (issue): every numba strategy within 3x simple vs simple.
+Target: every numba strategy within 3x simple vs simple.
 
 Run: ``python scripts/bench_bots.py [--games 20000] [--plain-games 300]``.
 """

@@ -10,9 +10,8 @@ a filled one (warm), each in a fresh process.  Run::
 
 Targets: >= 200,000 hands/s Simple vs Simple, games only, on one core, and
 <= 15 s from process start to the first game with an empty numba cache
-(issues 12 and 23; issue 2 asked 100,000 hands/s); <= 50 ns and <= 100 ns
-for the two kernels and <= 3 s from start to first game with a warm cache
-(issue 2).
+(the first target was 100,000 hands/s); <= 50 ns and <= 100 ns
+for the two kernels and <= 3 s from start to first game with a warm cache.
 
 Every timed run is a fresh process (``python -c``), so ``--compare DIR``
 times another checkout (say main in a git worktree) the same way,

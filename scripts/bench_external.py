@@ -7,7 +7,7 @@ timed runs after a warm-up batch, the arena and the bot pinned to one CPU):
 * ``simple (plain Python, in-process)``: the engine's plain path, which
   external bots use too;
 * ``examples/external/simple_player.py``: Simple as an external Python
-  program (the issue's goal: at least the EAAI Java kit's ~230 games/s);
+  program (the goal: at least the EAAI Java kit's ~230 games/s);
 * ``SimplePlayer.java``: the same in Java 17 (if ``javac`` is on PATH);
 * ``sandbox:bots/simple.py``: the built-in file served by the sandbox host.
 

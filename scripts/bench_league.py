@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.league.test_league_common import Server, add_user, arena, free_port, wait_for  # noqa: E402
+from tests.league.server import Server, add_user, arena, free_port, wait_for  # noqa: E402
 
 HOUSE = ["random", "simple", "discard-tracking", "early-knock", "gin-chasing"]
 ROUNDS = 3

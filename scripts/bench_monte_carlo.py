@@ -1,6 +1,6 @@
 """Monte Carlo bot: its opponent model, its cost per decision, and its strength against compute.
 
-Subcommands (all under the ``eaai`` rules, the issue's yardstick):
+Subcommands (all under the ``eaai`` rules, the yardstick of the EAAI competition):
 
 ``model``   How well each opponent model guesses the opponent's hidden cards,
             on positions of gin-chasing (seat 0) against simple: mean hidden

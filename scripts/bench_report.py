@@ -15,7 +15,7 @@ Then runs write_report in a fresh Python process and prints its wall time,
 its CPU time (user + system: the fairer figure on a busy machine), the time
 of the streaming pass alone, and its peak resident memory (VmHWM of that
 process: the interpreter, pandas, matplotlib and the report itself).
-Targets (issue 8): 10,000,000 games with hands in at most 2 minutes and
+Targets: 10,000,000 games with hands in at most 2 minutes and
 1.5 GB.  With ``--keep DIR`` the run is built in DIR, or reused when DIR
 already holds a run of the same size.
 """

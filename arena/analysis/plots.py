@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 KINDS = ("heatmap", "ratings", "outcomes", "scores", "lengths", "convergence")
 DPI = 110
 
-__all__ = ["KINDS", "plot", "sweep_figures"]
+__all__ = ["KINDS", "axis_spans", "plot", "sweep_figures"]
 
 # Outcome mix: column of stats.outcome_mix -> (label, colour)
 _OUTCOME_STYLE = {
@@ -177,26 +177,101 @@ def _heatmap(p: Summary, anchor=None):
 # --- ratings ----------------------------------------------------------------------
 
 
+#: A gap between bots' rating intervals wider than this share of the whole range breaks the axis there.
+BREAK_SHARE = 0.3
+#: A panel of a broken axis takes at least this share of the width.
+MIN_PANEL_SHARE = 0.18
+
+
+def axis_spans(lo: np.ndarray, hi: np.ndarray, max_panels: int = 3) -> list[tuple[float, float]]:
+    """The x ranges of a broken axis for intervals ``lo..hi``: one range when nothing stands apart.
+
+    One weak bot far below the field (random at -1,645 when the others lie within 600 Elo of each
+    other) would squash the others into a sliver of a single axis.  The intervals are sorted and the
+    axis is broken at the widest gaps between them (at most ``max_panels - 1``) that are wider than
+    :data:`BREAK_SHARE` of the whole range; each panel spans its own bots with a margin.
+    """
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if not ok.any():
+        return [(-100.0, 100.0)]
+    order = np.argsort(lo[ok] + hi[ok], kind="stable")
+    lo, hi = lo[ok][order], hi[ok][order]
+    reach = np.maximum.accumulate(hi)  # the right end of everything up to here
+    gaps = lo[1:] - reach[:-1]
+    whole = float(reach[-1] - lo.min())
+    cuts = sorted(
+        (i for i in np.argsort(-gaps, kind="stable")[: max_panels - 1] if whole > 0 and gaps[i] > BREAK_SHARE * whole),
+    )
+    spans = []
+    start = 0
+    for i in [*cuts, len(lo) - 1]:
+        a, b = float(lo[start : i + 1].min()), float(reach[i])
+        pad = max(0.08 * (b - a), 15.0)
+        spans.append((a - pad, b + pad))
+        start = i + 1
+    return spans
+
+
 def _ratings(p: Summary, anchor=None):
     bt = st.bradley_terry(p, anchor=anchor).sort_values("elo")
     n = len(bt)
-    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.45 * n + 1.8)))
+    spans = axis_spans(bt["elo_ci_low"].to_numpy(), bt["elo_ci_high"].to_numpy())
+    widths = np.array([b - a for a, b in spans])
+    shares = np.maximum(widths / widths.sum(), MIN_PANEL_SHARE)
+    fig, axes = plt.subplots(
+        1,
+        len(spans),
+        sharey=True,
+        squeeze=False,
+        figsize=(8, max(3.0, 0.45 * n + 1.8)),
+        gridspec_kw={"width_ratios": shares},
+        layout="constrained" if len(spans) > 1 else None,
+    )
+    axs = list(axes[0])
     y = np.arange(n)
     err = np.vstack([bt["elo"] - bt["elo_ci_low"], bt["elo_ci_high"] - bt["elo"]])
-    ax.errorbar(bt["elo"], y, xerr=err, fmt="o", color="#1c7ed6", ecolor="#495057", capsize=4, ms=7)
-    for yi, (e, s) in enumerate(zip(bt["elo"], bt["elo_se"])):
-        ax.annotate(
-            f"{e:+.0f} ± {1.96 * s:.0f}", (e, yi), textcoords="offset points", xytext=(0, 9), ha="center", fontsize=9
-        )
-    ax.set_yticks(y, bt["bot"])
-    ax.axvline(0.0, color="#adb5bd", lw=1, ls="--")
+    for k, (ax, (a, b)) in enumerate(zip(axs, spans)):
+        ax.errorbar(bt["elo"], y, xerr=err, fmt="o", color="#1c7ed6", ecolor="#495057", capsize=4, ms=7)
+        for yi, (e, s) in enumerate(zip(bt["elo"], bt["elo_se"])):
+            if a <= e <= b:
+                ax.annotate(
+                    f"{e:+,.0f} ± {1.96 * s:,.0f}",
+                    (e, yi),
+                    textcoords="offset points",
+                    xytext=(0, 9),
+                    ha="center",
+                    fontsize=9,
+                )
+        if a <= 0.0 <= b:
+            ax.axvline(0.0, color="#adb5bd", lw=1, ls="--")
+        ax.set_xlim(a, b)
+        ax.margins(y=0.15)
+        ax.grid(axis="x", alpha=0.3)
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(max(2, int(8 * shares[k])), steps=[1, 2, 2.5, 5, 10]))
+        if k > 0:  # the break: no spine between two panels, a pair of slashes on each side of it
+            ax.spines["left"].set_visible(False)
+            ax.tick_params(axis="y", left=False)
+        if k < len(axs) - 1:
+            ax.spines["right"].set_visible(False)
+        slash = dict(marker=[(-0.5, -1), (0.5, 1)], markersize=10, linestyle="none", color="#495057", clip_on=False)
+        if k > 0:
+            ax.plot([0, 0], [0, 1], transform=ax.transAxes, **slash)
+        if k < len(axs) - 1:
+            ax.plot([1, 1], [0, 1], transform=ax.transAxes, **slash)
+    axs[0].set_yticks(y, bt["bot"])
     anchor_txt = f"anchor: {anchor} = 0" if anchor else "anchor: mean of all bots = 0"
-    ax.set_xlabel(f"Elo (Bradley-Terry MLE; {anchor_txt})")
-    ax.set_title("95% intervals: pair-clustered sandwich SE", fontsize=10)
-    ax.margins(y=0.15)
-    ax.grid(axis="x", alpha=0.3)
+    label = f"Elo (Bradley-Terry MLE; {anchor_txt})"
+    intervals = "95% intervals: pair-clustered sandwich SE"
     fig.suptitle("Ratings", fontsize=13, fontweight="bold")
-    fig.tight_layout()
+    if len(axs) == 1:
+        axs[0].set_xlabel(label)
+        axs[0].set_title(intervals, fontsize=10)
+        fig.tight_layout()
+    else:
+        fig.get_layout_engine().set(wspace=0.02)  # type: ignore[union-attr,call-arg]  # constrained, set above
+        fig.supxlabel(f"{label}\n{intervals}; the axis is broken (//) where bots lie far apart", fontsize=10)
     return fig
 
 

@@ -31,7 +31,6 @@ import pandas as pd
 
 from arena.analysis import plots
 from arena.analysis import stats as st
-from arena.analysis import variance as var
 from arena.analysis.luck_report import luck_section
 from arena.analysis.render import (
     Bold,
@@ -47,6 +46,7 @@ from arena.analysis.render import (
     md_text,
 )
 from arena.analysis.summary import Summary, summarize_run
+from arena.analysis.tally import Tally, tally_of
 from arena.run.store import RunStore, StoreError
 
 __all__ = ["ReportError", "load_summary", "write_report", "plot_run"]
@@ -545,7 +545,7 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#212529;overflow-wrap:anywhere}
 h1{border-bottom:2px solid #dee2e6;padding-bottom:.3em}h2{margin-top:1.8em;border-bottom:1px solid #e9ecef}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em;display:block;max-width:100%;overflow-x:auto}th,td{padding:.3em .6em;border-bottom:1px solid #dee2e6;text-align:left}
-th{background:#f1f3f5}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}tbody tr:hover{background:#f8f9fa}
+th{background:#f1f3f5}th,td{overflow-wrap:normal}td.r{white-space:nowrap}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}tbody tr:hover{background:#f8f9fa}
 figure{margin:1.2em 0}img{max-width:100%;height:auto}figcaption{color:#495057;font-style:italic}
 .lead{font-size:1.1em}.note{background:#fff9db;border-left:4px solid #fab005;padding:.5em 1em}
 pre{background:#f8f9fa;padding:.8em;overflow:auto;max-width:100%}
@@ -564,18 +564,14 @@ CV_TEXT = (
 )
 
 
-def _cv_table(run: Path, conf: float) -> Table | None:
-    """Raw and control-variate-adjusted margins per matchup (a second streamed pass; None when unavailable)."""
-    try:
-        sums = var.cv_sums(_open(run).chunks(var.GAME_COLS, hands=var.HAND_COLS))
-    except ValueError:  # the deals do not recompute (a run from an older engine): leave the section out
-        return None
-    if not sums:
+def _cv_table(tally: Tally, order: list[str], conf: float) -> Table | None:
+    """Raw and control-variate-adjusted margins per matchup, in play order (None when unavailable)."""
+    if not tally.cv:
         return None
     head = ["matchup", "margin/game", f"{conf:.0%} CI", "adjusted", f"{conf:.0%} CI", "VRF", "equivalent games"]
     rows = []
-    for m, cs in sums.items():
-        e = cs.estimate("margin", conf)
+    for m in sorted(tally.cv, key=lambda m: order.index(m) if m in order else len(order)):
+        e = tally.cv[m].estimate("margin", conf)
         rows.append(
             [
                 m,
@@ -591,12 +587,18 @@ def _cv_table(run: Path, conf: float) -> Table | None:
 
 
 def write_report(
-    run_dir: str | Path, *, anchor: str | None = None, conf: float = 0.95, progress: Progress | None = None
+    run_dir: str | Path,
+    *,
+    anchor: str | None = None,
+    conf: float = 0.95,
+    progress: Progress | None = None,
+    tally: Tally | None = None,
 ) -> dict[str, Path]:
     """Write report.md, report.html, leaderboard.csv, pairs.csv and plots/*.png into the run folder.
 
-    Reads the run through its store, one chunk at a time (memory does not
-    grow with the run), plus config.toml / rules.toml / manifest.json.
+    Reads the run through its store in one pass, one chunk at a time (memory does not grow with the
+    run), plus config.toml / rules.toml / manifest.json; or nothing but those when ``tally`` (a
+    :class:`~arena.analysis.tally.Tally` the run fed as it played) holds every chunk the store counts.
     ``anchor`` names the bot rated 0 (default: the mean of all bots is 0).
     ``progress(chunks done, chunks in all)`` is called as chunks are read.
     Returns the files written: keys ``report_md``, ``report_html``,
@@ -605,8 +607,19 @@ def write_report(
     is missing, not a run folder, or holds no games.
     """
     run = Path(run_dir)
-    summary, meta = load_summary(run, progress)
-    md, page, files = _build(run, summary, meta, anchor, conf, _cv_table(run, conf) if summary.has_hands else None)
+    store = _open(run)
+    try:
+        t, _ = tally_of(store, tally, progress)
+        meta = store.meta()
+        meta["problems"] = list(getattr(store, "problems", []))  # chunks left out: failed their checksum
+        order = [m.name for m in store.matchups()]
+    except StoreError as exc:
+        raise ReportError(f"run folder {run}: {exc}") from None
+    summary = t.summary
+    if summary.n_games == 0:
+        raise ReportError(f"run folder {run} holds no games (nothing to report)")
+    cv = _cv_table(t, order, conf) if summary.has_hands else None
+    md, page, files = _build(run, summary, meta, anchor, conf, cv)
     files["report_md"] = run / "report.md"
     files["report_md"].write_text(md, encoding="utf-8")
     files["report_html"] = run / "report.html"

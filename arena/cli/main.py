@@ -223,11 +223,9 @@ def _setup_logging(quiet: bool) -> None:
     logger._arena_configured = True  # type: ignore[attr-defined]
 
 
-def _print_tables(result) -> None:
+def _print_tables(result, summary) -> None:
     from arena.analysis.stats import bot_summary, pair_summary
-    from arena.analysis.summary import summarize_run
 
-    summary = summarize_run(result.store)
     pairs = pair_summary(result.store, summary)
     bots = bot_summary(result.store, summary)
     typer.echo("")
@@ -336,6 +334,7 @@ def _run(
 ) -> None:
     """Play, print the tables, write the report; exit 1 when chunks failed, 3 on the environment, 130 on a signal."""
     from arena.analysis.sprt import SprtGate
+    from arena.analysis.tally import Tally, tally_of
     from arena.run.runner import run_tournament
 
     run_dir = Path(cfg.results_dir) / cfg.name
@@ -350,6 +349,7 @@ def _run(
             pass
         for name in ("distributed.client", "distributed.batched"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
+    tally = Tally(hands=cfg.record_hands, cv=report)  # the tables and the report, summarised as chunks arrive
     try:
         with _Signals():
             result = run_tournament(
@@ -359,6 +359,7 @@ def _run(
                 stop=SprtGate if sprt else None,
                 fresh=fresh,
                 retry_scheduler=retry_scheduler,
+                sink=tally,
             )
     except KeyboardInterrupt as exc:
         how = getattr(exc, "signame", "SIGINT")
@@ -374,7 +375,9 @@ def _run(
             err=True,
         )
     if result.store.n_games():
-        _print_tables(result)
+        # One pass over the folder only when the run's own chunks are not all it counts (a resume...).
+        tally, _ = tally_of(result.store, tally, _report_bar(quiet), cv=report)
+        _print_tables(result, tally.summary)
     if result.sprt:
         typer.echo(f"\n{result.sprt}")
     if result.stopped_early:
@@ -383,7 +386,7 @@ def _run(
         from arena.analysis.report import write_report
 
         try:
-            paths = write_report(run_dir, progress=_report_bar(quiet))
+            paths = write_report(run_dir, progress=_report_bar(quiet), tally=tally)
         except OSError as exc:
             _fail(_os_error_line(exc, f"write the report in {run_dir}"), EXIT_ENV)
         typer.echo(f"\nreport: {paths.get('report_html', run_dir)}")

@@ -60,7 +60,8 @@ C_HANDS = 1  # hand rows written
 C_LOG = 2  # log entries written
 C_SEAT = 3  # seat being asked (to blame a bot that raised)
 C_PHASE = 4  # decision being asked
-C_SIZE = 5
+C_ASKED = 5  # decisions asked so far: a watchdog that sees it stand still knows a bot is stuck in one
+C_SIZE = 6
 
 #: Slots of :func:`play_hand`'s ``views``: one view per seat.
 VIEWS_SIZE = 2 * V_SIZE
@@ -112,6 +113,7 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
         refresh_view(st, seat, view0 if seat == 0 else view1)
         counters[C_SEAT] = seat
         counters[C_PHASE] = phase
+        counters[C_ASKED] += 1
         if seat == 0:
             action = bot0[phase](view0, params0, mem0, rng0)
         else:

@@ -2,15 +2,15 @@
 
 Bots never come here: their knocks go through :func:`arena.engine.step.apply_action`, whose
 showdown picks the knocker's least-deadwood arrangement and the defender's best layoffs and
-melds.  A person (``arena play``) chooses instead, as seed 003's manual describes: the knocker
-lays down melds of its choosing ("Polagam"), and the defender lays down its own melds and lays
-off deadwood on the knocker's melds, chains included, or passes ("Naprej").
+melds.  A person (``arena play``) chooses instead, as computer games of Gin let them: the knocker
+lays down melds of its choosing, and the defender lays down its own melds and lays
+off deadwood on the knocker's melds, chains included, or passes.
 
 Everything here checks what it is given against the hands in the state array and the rules,
 raises :class:`ArrangementError` (one line naming the culprit) for anything illegal, and only
 then writes the same ``S_*`` slots the automatic showdown writes.  When both sides choose what
 the automatic showdown would, :func:`lay_down` leaves the state exactly as ``apply_action``
-does (``tests/test_showdown.py`` checks that on many hands), so the two cannot drift apart on
+does (``tests/engine/test_showdown.py`` checks that on many hands), so the two cannot drift apart on
 scoring.  The choice may be worse than the best: it is scored as chosen.
 
 Not jitted: it runs once per human showdown.

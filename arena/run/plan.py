@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ import numpy as np
 from arena.botkit.bot import Bot
 from arena.engine._jit import jit
 from arena.engine.rng import mix_seed
+from arena.settings.config import LIMITS
 from arena.settings.rules import Rules
 
 STREAM_PAIRS = 7_000_000  # the run seed's stream for pair seeds (distinct from a game's own streams)
@@ -109,6 +111,8 @@ class ChunkTask:
     games_per_pair: int
     time_limit: float  # seconds the whole chunk may take before its worker is stopped
     record_log: bool = False  # also return each game's action log (with record_hands), for exact replays
+    # CPU seconds one decision of an in-process bot may take before its worker is stopped (0: no limit)
+    decision_limit: float = LIMITS["decision_seconds"][0]
 
     @property
     def n_games(self) -> int:
@@ -159,6 +163,17 @@ def matchup_id(
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def play_order(tasks: Sequence[ChunkTask]) -> list[ChunkTask]:
+    """The chunks to play, the matchups in turn: chunk 0 of every matchup, then chunk 1 of every one...
+
+    Matchups differ in cost per game (a game against a weak bot ends in a few hands), so in
+    this order each stretch of a run is a sample of all of them: the progress line's estimate of
+    the time left holds from the first round on, and a run stopped early holds some games of
+    every matchup.  Within a matchup the chunks keep their order (an SPRT reads them in it).
+    """
+    return sorted(tasks, key=lambda t: t.chunk)  # stable: the matchups keep their order within a round
+
+
 def chunk_time_limit(n_games: int, per_game: float, floor: float) -> float:
     """How long a chunk may run: generous per game, never below ``floor`` seconds.
 
@@ -183,11 +198,14 @@ def plan_matchup(
     per_game_seconds: float,
     chunk_floor_seconds: float,
     record_log: bool = False,
+    decision_seconds: float = LIMITS["decision_seconds"][0],
 ) -> tuple[str, list[ChunkTask]]:
     """The id and the chunks of one matchup.
 
     ``record_log`` is not part of the matchup's id: it changes what is kept,
-    not the games, so a folder may hold chunks with and without logs.
+    not the games, so a folder may hold chunks with and without logs; nor
+    is ``decision_seconds`` (the ``[limits]`` key), which only says when a
+    stuck bot is stopped.
     """
     mid = matchup_id(a, b, rules, seed, games, duplicate, chunk_size, record_hands)
     n_pairs = games // 2 if duplicate else games
@@ -212,6 +230,7 @@ def plan_matchup(
                 games,
                 chunk_time_limit(n, per_game_seconds, chunk_floor_seconds),
                 record_log and record_hands,
+                decision_seconds,
             )
         )
     return mid, tasks

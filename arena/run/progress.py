@@ -74,7 +74,14 @@ class LineProgress:
 
     A line when the count crosses another ``share`` of the total, or when ``every`` seconds have passed
     since the last line and the count moved; on :meth:`close`, the count if no line showed it yet.
-    ``clock``: seconds (tests pass their own)."""
+    ``clock``: seconds (tests pass their own).
+
+    The time left is the count left over the rate.  Work done by several workers at once starts
+    slow: each worker's first piece carries its start-up (a process forked, code compiled), and
+    they all arrive together.  After :meth:`warm_up` (``workers``), the rate that the time left
+    is estimated from is the rate since the ``workers``-th count arrived, when every worker
+    has begun its second piece; until then no time left is shown.
+    """
 
     def __init__(
         self,
@@ -95,6 +102,13 @@ class LineProgress:
         self.first, self.shown = done, done
         self.step = self._step(done)
         self.closed = False
+        self.warmup = 0  # counts that end the warm-up (0: none; the rate is measured from the start)
+        self.arrivals = 0  # times the count moved
+        self.since: tuple[float, int] | None = None  # (time, count) when the warm-up ended
+
+    def warm_up(self, workers: int) -> None:
+        """The first ``workers`` counts carry the start-up: estimate the time left from the rate after them."""
+        self.warmup = max(0, workers)
 
     def _step(self, done: int) -> int:
         return int(done / self.total / self.share + 1e-9) if self.total else 0
@@ -105,8 +119,12 @@ class LineProgress:
     def set(self, done: int, total: int | None = None) -> None:
         if total:
             self.total = total
-        self.done = done
         now = self.clock()
+        if done != self.done:
+            self.arrivals += 1
+            if self.arrivals == self.warmup:
+                self.since = (now, done)
+        self.done = done
         step = self._step(done)
         if step > self.step or (done != self.shown and now - self.last >= self.every):
             self.step = max(step, self.step)
@@ -123,10 +141,21 @@ class LineProgress:
         rate = (self.done - self.first) / seconds if seconds > 0 else 0.0
         if rate > 0:
             text += f", {rate:,.1f}/s" if rate < 10 else f", {rate:,.0f}/s"
-            if self.total and self.done < self.total:
-                text += f", about {_duration((self.total - self.done) / rate)} left"
+            left = self._left(now, rate)
+            if left is not None:
+                text += f", about {_duration(left)} left"
         print(text, file=self.stream, flush=True)
         self.last, self.shown = now, self.done
+
+    def _left(self, now: float, rate: float) -> float | None:
+        """Seconds left, or None when there is nothing left or no rate to tell it by yet."""
+        if not self.total or self.done >= self.total:
+            return None
+        if self.warmup:
+            if self.since is None or now <= self.since[0] or self.done <= self.since[1]:
+                return None  # still warming up
+            rate = (self.done - self.since[1]) / (now - self.since[0])
+        return (self.total - self.done) / rate
 
     def close(self) -> None:
         if not self.closed and self.done != self.shown:

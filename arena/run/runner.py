@@ -29,10 +29,10 @@ from arena.botkit.bot import Bot
 from arena.external import external_of
 from arena.external.wall import hide
 from arena.loading.load import load_bots
-from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup
+from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup, play_order
 from arena.run.progress import progress_bar
 from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses, SchedulerLost
-from arena.run.store import RunStore, StoreError
+from arena.run.store import RunStore, StoredChunk, StoreError
 from arena.settings.config import ConfigError, TournamentConfig, load_config
 from arena.settings.rules import Rules
 
@@ -109,6 +109,21 @@ class StopRule(Protocol):
 
     def summary(self) -> str:
         """One closing line for the manifest and the report."""
+
+
+class ChunkSink(Protocol):
+    """Takes in each chunk the run stores, as it arrives: ``run_tournament(sink=...)``.
+
+    The tables then need no second reading from the run folder: a
+    :class:`arena.analysis.tally.Tally` summarises the run this way for the
+    tables printed after it and its report.  Chunks come in the order they
+    finish; a chunk may come twice (a task retried); a chunk given here may
+    later stop counting (it failed the end-of-run check, or an SPRT stop
+    left it out), which the sink finds by asking the store.
+    """
+
+    def add(self, matchup_id: str, chunk: StoredChunk) -> None:
+        """One stored chunk of matchup ``matchup_id``."""
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -224,6 +239,13 @@ class _Bar:
             progress_bar("games", "game", total, done, unit_scale=True, smoothing=0.1) if progress is True else None
         )
 
+    def warm_up(self, workers: int) -> None:
+        """The first chunk of each of ``workers`` workers carries their start (forks, compiling): the
+        time left is estimated from the rate after them."""
+        warm = getattr(self.bar, "warm_up", None)
+        if warm is not None:
+            warm(workers)
+
     def update(self, n: int) -> None:
         self.done += n
         if self.bar is not None:
@@ -283,6 +305,7 @@ def run_tournament(
     fresh: bool = False,
     retry_scheduler: int = 0,
     retry_wait: float = 60.0,
+    sink: ChunkSink | None = None,
 ) -> TournamentResult:
     """Play (or continue) a tournament; every finished chunk is stored as it arrives.
 
@@ -297,7 +320,8 @@ def run_tournament(
     after the config and every bot have loaded and the lock is ours.
     Ctrl-C (KeyboardInterrupt) leaves every finished chunk stored.
     ``retry_scheduler``: when the Dask scheduler is lost, wait for it (up to
-    ``retry_wait`` seconds) this many times before giving up.
+    ``retry_wait`` seconds) this many times before giving up.  ``sink``: a
+    :class:`ChunkSink` given each chunk as it is stored.
 
     The run ends in one of these, recorded in the manifest's ``status``:
     ``complete``; ``failed`` (chunks failed, or a stored chunk changed on
@@ -364,6 +388,7 @@ def run_tournament(
                 per_game_seconds=cfg.limit("chunk_seconds_per_game"),
                 chunk_floor_seconds=cfg.limit("chunk_min_seconds"),
                 record_log=cfg.record_log,
+                decision_seconds=cfg.limit("decision_seconds"),
                 **common,
             )
             tasks.extend(ts)
@@ -371,7 +396,7 @@ def run_tournament(
         kept = [m.name for m in store.matchups() if m.id not in planned]
         if kept:
             log.info("kept %d stored matchup(s) that this config does not play: %s", len(kept), ", ".join(kept))
-        todo = [t for t in tasks if store.stored(t.matchup_id, t.chunk) is None]
+        todo = play_order([t for t in tasks if store.stored(t.matchup_id, t.chunk) is None])
         total = sum(t.n_games for t in tasks)
         for mid in planned:  # an earlier SPRT stop counts no more: this run plays (and shows) every chunk
             store.set_limit(mid, None)
@@ -395,13 +420,14 @@ def run_tournament(
         try:
             if gate is None or gate.decision is None:
                 sched, release = _schedule(cfg, client, schedule)
+                bar.warm_up(int(getattr(sched, "workers", 1)))
                 retries = max(0, retry_scheduler)
                 while True:
                     try:
-                        _play(store, sched, todo, failed, bar, gate)
+                        _play(store, sched, todo, failed, bar, gate, sink)
                         break
                     except SchedulerLost as lost:
-                        todo = [t for t in tasks if store.stored(t.matchup_id, t.chunk) is None]
+                        todo = play_order([t for t in tasks if store.stored(t.matchup_id, t.chunk) is None])
                         n_stored = len(tasks) - len(todo)
                         if retries <= 0:
                             raise RunEnvError(_lost_line(lost.address, n_stored, len(tasks), run_dir)) from None
@@ -469,7 +495,15 @@ def run_tournament(
         store.close()
 
 
-def _play(store: RunStore, sched: Any, todo: list[ChunkTask], failed: list[str], bar: _Bar, gate: Any) -> None:
+def _play(
+    store: RunStore,
+    sched: Any,
+    todo: list[ChunkTask],
+    failed: list[str],
+    bar: _Bar,
+    gate: Any,
+    sink: ChunkSink | None,
+) -> None:
     """Play ``todo`` on ``sched``, storing each chunk as it arrives (SchedulerLost passes through)."""
     outcomes = sched.results(todo)
     try:
@@ -482,6 +516,10 @@ def _play(store: RunStore, sched: Any, todo: list[ChunkTask], failed: list[str],
             store.put_chunk(t.matchup_id, t.chunk, out.games, out.hands, out.actions)
             for name, text in out.logs.items():
                 store.append_log(name, text)
+            if sink is not None:
+                sink.add(
+                    t.matchup_id, StoredChunk(t.matchup, t.bot_a.name, t.bot_b.name, t.chunk, out.games, out.hands)
+                )
             if out.errors:
                 log.warning("%s: %d forfeit(s); first: %s", t.label, len(out.errors), out.errors[0])
             bar.update(t.n_games)
@@ -553,6 +591,7 @@ def _stored_games(store: RunStore, t: ChunkTask):
 
 
 __all__ = [
+    "ChunkSink",
     "Interrupted",
     "RunEnvError",
     "StopRule",

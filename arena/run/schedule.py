@@ -50,7 +50,16 @@ import numpy as np
 
 from arena.engine.contract import PHASE_FUNCTION
 from arena.run.plan import ChunkTask
-from arena.run.worker import P_PHASE, P_SEAT, P_SIZE, P_SWAP, ChunkResult, play_chunk
+from arena.run.worker import (
+    P_ASKED,
+    P_COMPILING,
+    P_PHASE,
+    P_SEAT,
+    P_SIZE,
+    P_SWAP,
+    ChunkResult,
+    play_chunk,
+)
 
 log = logging.getLogger("arena.schedule")
 
@@ -165,6 +174,7 @@ def _worker_main(conn, raw, parent_pid: int, play: Play | None = None) -> None:
     close_inherited_locks()
     scratch = _capture_fd1()
     progress = np.frombuffer(raw, dtype=np.int64)
+    _count_compiles(progress)
     while True:
         try:
             task = conn.recv()
@@ -189,6 +199,26 @@ def _worker_main(conn, raw, parent_pid: int, play: Play | None = None) -> None:
         except (BrokenPipeError, OSError):
             break
     os._exit(0)
+
+
+def _count_compiles(progress: np.ndarray) -> None:
+    """Keep ``progress[P_COMPILING]`` at the number of numba compilations under way in this process.
+
+    A plain bot's first call of a compiled helper compiles it (or loads it from the cache) inside a
+    decision; the watchdog must not take those seconds for a stuck bot.  numba announces every use
+    of its compiler lock as a ``numba:compiler_lock`` event.
+    """
+    from numba.core import event
+
+    class Compiling(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            progress[P_COMPILING] += 1
+
+        def on_end(self, ev: event.Event) -> None:
+            progress[P_COMPILING] -= 1
+
+    progress[P_COMPILING] = 0
+    event.register("numba:compiler_lock", Compiling())
 
 
 #: A chunk may take this many times its time limit in wall-clock time (a loaded machine) while its
@@ -256,10 +286,14 @@ class _Slot:
         self.retry = False
         self.stopped_since: float | None = None
         self.played = 0  # chunks given to this worker
+        # the decision being watched: the worker's decision count, and its CPU time when the count last moved
+        self.asked = 0
+        self.asked_cpu = 0.0
 
     def give(self, task: Any, retry: bool) -> bool:
         """Send the worker a chunk; False when it can't take it (it died while idle: the pipe is broken)."""
-        self.progress[:] = -1
+        self.progress[:P_COMPILING] = -1  # the worker keeps its count of compilations
+        self.asked, self.asked_cpu = 0, 0.0
         self.task, self.retry, self.started = task, retry, time.monotonic()
         self.stopped_since = None
         self.cpu0 = _cpu_seconds(self.proc.pid) if self.proc.pid else None
@@ -304,10 +338,14 @@ class _Slot:
         if self.cpu0 is not None and self.proc.pid:
             cpu = _cpu_seconds(self.proc.pid)
             if cpu is not None and cpu - self.cpu0 > t.time_limit:
-                return f"timed out after {t.time_limit:.0f} s{self.asked()} (CPU time of its worker)"
+                return f"timed out after {t.time_limit:.0f} s{self.asking()} (CPU time of its worker)"
+            if cpu is not None:
+                stuck = self.stuck(cpu)
+                if stuck:
+                    return stuck
         if wall > self.wall_limit:
             return (
-                f"timed out after {self.wall_limit:.0f} s{self.asked()} (wall clock; the limit includes "
+                f"timed out after {self.wall_limit:.0f} s{self.asking()} (wall clock; the limit includes "
                 "the time its external bots may take within their own limits)"
             )
         return ""
@@ -321,14 +359,42 @@ class _Slot:
         self.proc.join(timeout=5)
         self.conn.close()
 
-    def asked(self) -> str:
-        """`` while asking bot 'x' for d()`` when the worker is known to be asking a decision, else ""."""
+    def stuck(self, cpu: float) -> str:
+        """Why the bot being asked counts as stuck ("" if it does not): the worker's decision count
+        stood still while the worker used ``task.decision_limit`` seconds of CPU, compilations left out.
+
+        An in-process bot's decision can't be interrupted (it may be compiled code), so its worker is
+        stopped; a bot in its own process waits without CPU here, and has its own limits.
+        """
+        t = self.task
+        asked = int(self.progress[P_ASKED])
+        if t is None or asked <= 0 or self.progress[P_COMPILING] > 0 or asked != self.asked:
+            self.asked, self.asked_cpu = asked, cpu  # a new decision (or none, or a compilation): watch anew
+            return ""
+        if t.decision_limit <= 0 or cpu - self.asked_cpu <= t.decision_limit:
+            return ""
+        who = self.bot_asked()
+        if who is None:
+            return ""
+        bot, fn = who
+        return (
+            f"bot '{bot}' was stuck in {fn}() for {cpu - self.asked_cpu:.0f} s of CPU time, over the "
+            f"{t.decision_limit:g} s one decision may take ([limits] decision_seconds); its worker was stopped"
+        )
+
+    def bot_asked(self) -> tuple[str, str] | None:
+        """``(bot name, decision function)`` the worker is known to be asking, else None."""
         seat, phase, swap = (int(self.progress[i]) for i in (P_SEAT, P_PHASE, P_SWAP))
         t = self.task
         if not isinstance(t, ChunkTask) or seat not in (0, 1) or swap not in (0, 1) or phase not in PHASE_FUNCTION:
-            return ""
+            return None
         bot = t.bot_a if (seat ^ swap) == 0 else t.bot_b
-        return f" while asking bot '{bot.name}' for {PHASE_FUNCTION[phase]}()"
+        return bot.name, PHASE_FUNCTION[phase]
+
+    def asking(self) -> str:
+        """`` while asking bot 'x' for d()`` when the worker is known to be asking a decision, else ""."""
+        who = self.bot_asked()
+        return "" if who is None else f" while asking bot '{who[0]}' for {who[1]}()"
 
 
 class LocalProcesses:

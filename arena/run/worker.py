@@ -20,7 +20,7 @@ import pyarrow as pa
 from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
 from arena.botkit.policy import load_policy_source
 from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
-from arena.engine.play import C_PHASE, C_SEAT, C_SIZE, play_batch
+from arena.engine.play import C_ASKED, C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.limits import Limits
@@ -31,11 +31,14 @@ from arena.run.tables import actions_table
 from arena.settings.botref import BotRef
 
 # Slots of the progress array a worker shares with its driver (the watchdog
-# reads them to name the bot that was being asked when a chunk timed out).
+# reads them to name the bot that was being asked when a chunk timed out, and
+# to see a bot stuck in one decision).
 P_SEAT = C_SEAT  # seat being asked (same slot as the engine's counters)
 P_PHASE = C_PHASE  # decision being asked
+P_ASKED = C_ASKED  # decisions asked in the part being played; 0 between parts (nothing is being asked)
 P_SWAP = C_SIZE  # which seat bot_a has in the part being played (0 or 1)
-P_SIZE = C_SIZE + 1
+P_COMPILING = C_SIZE + 1  # numba compilations (or cache loads) under way in the worker: not a stuck bot
+P_SIZE = C_SIZE + 2
 
 LOG_LIMIT = 64 * 1024  # bytes of bot output kept per chunk
 
@@ -193,6 +196,8 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
                 counters=counters,
                 catch_exits=catch_exits,
             )
+        if progress is not None:
+            progress[P_ASKED] = 0  # the part is over: what follows is the worker's, not a bot's decision
         g = games_frame(rec.games, s)
         g.insert(0, "pair", pairs)
         g.insert(1, "swap", np.int8(swap))

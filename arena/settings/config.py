@@ -65,9 +65,11 @@ SEQUENTIAL = ("pentanomial", "trinomial")
 SPRT_ELO = ("logistic", "normalized")
 #: Time and memory limits, with their defaults and allowed ranges.  The
 #: decision/game/memory limits apply to bots in their own processes
-#: (external and sandboxed); the chunk limit to every chunk (a watchdog
-#: stops a worker whose chunk runs longer: max(chunk_min_seconds,
-#: games * chunk_seconds_per_game)).
+#: (external and sandboxed); decision_seconds also to in-process bots, in
+#: CPU time of their worker process (a watchdog stops a worker whose bot
+#: answers nothing for that long, numba compiling left out); the chunk
+#: limit to every chunk (the watchdog stops a worker whose chunk runs
+#: longer: max(chunk_min_seconds, games * chunk_seconds_per_game)).
 #: Seconds a bot in its own process gets to start and answer the handshake, by
 #: kind: a command as docs/PROTOCOL.md says, a sandboxed file longer, since its
 #: host compiles the file with numba, cold.

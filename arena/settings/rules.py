@@ -159,40 +159,40 @@ class Rules:
 
     gin_bonus: int = field(default=25, metadata=_int(0, MAX_BONUS))
     """Bonus for going gin (on top of the defender's deadwood).  25 standard;
-    20 in some sources (seed 004)."""
+    20 in some sources."""
 
     big_gin: bool = field(default=True, metadata=_bool())
     """Whether a player whose 11 cards all form melds may declare big gin
-    instead of discarding.  On in seed 000; off in the EAAI 2021 competition
+    instead of discarding.  On in the usual rules; off in the EAAI 2021 competition
     rules (the ``eaai`` preset)."""
 
     big_gin_bonus: int = field(default=31, metadata=_int(0, MAX_BONUS))
-    """Bonus for big gin (on top of the defender's deadwood).  31 (seed 000).
+    """Bonus for big gin (on top of the defender's deadwood).  31, as in the usual rules.
     Unused when ``big_gin`` is off."""
 
     undercut_bonus: int = field(default=25, metadata=_int(0, MAX_BONUS))
-    """Bonus the defender scores for an undercut.  25 (seeds 000, 001);
-    20 (seed 003); 10 (seed 004)."""
+    """Bonus the defender scores for an undercut.  25 in the usual rules;
+    20 or 10 in some sources."""
 
     undercut_on_tie: bool = field(default=True, metadata=_bool())
-    """Whether equal deadwood is an undercut (defender scores).  Yes in seeds
-    000, 001, 004; off means a tie goes to the knocker."""
+    """Whether equal deadwood is an undercut (defender scores).  Yes in the
+    usual rules; off means a tie goes to the knocker."""
 
     target: int = field(default=100, metadata=_int(1, MAX_TARGET))
     """Game score that wins the game.  100 standard; 50 and 200 are offered
-    in seed 003; any number 1..10,000 is accepted."""
+    by some computer games; any number 1..10,000 is accepted."""
 
     next_dealer: str = field(default="alternate", metadata=_choice(*NEXT_DEALERS))
     """Who deals after a scored hand: ``"alternate"`` (the other player,
-    seed 001), ``"winner"`` (the hand's winner, seed 004) or ``"loser"``.
+    the usual rule), ``"winner"`` (the hand's winner, as in Hoyle) or ``"loser"``.
     After a dead hand the same dealer deals again in every case."""
 
     no_retake: bool = field(default=True, metadata=_bool())
     """Whether the card just taken from the discard pile may not be discarded
-    in the same turn.  On in seed 001; off allows it."""
+    in the same turn.  On in the usual rules; off allows it."""
 
     oklahoma: bool = field(default=False, metadata=_bool())
-    """Oklahoma gin (seeds 003, 004): each hand's knock limit is the first
+    """Oklahoma gin (a common variant): each hand's knock limit is the first
     upcard's value (face cards 10, an Ace means gin only), and a spade
     upcard doubles every point of that hand.  Off by default."""
 

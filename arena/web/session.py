@@ -9,7 +9,7 @@ the bot answers through its five functions with the view
 person's to take, or that the engine rejects, raises :class:`IllegalAction`
 and leaves the state as it was.
 
-Knocks follow seed 003's manual.  The person knocks from the discard phase
+Knocks go as in computer games of Gin.  The person knocks from the discard phase
 (``knock`` with the card to discard; the engine says which discards allow it,
 :func:`arena.engine.showdown.knock_discards`), then lays down melds of their
 own choosing (``lay_down``).  When the bot knocks, the person defends: lays

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from test_stats import build_run
@@ -182,3 +183,74 @@ def test_report_leaves_out_a_corrupted_chunk_and_says_so(tmp_path, run_tables):
     assert "failed their checksum" in md and chunk.name in md
     pairs = pd.read_csv(files["pairs"])
     assert pairs["games"].sum() == len(games) - 10  # the five pairs of that chunk are not counted
+
+
+# --- the ratings plot's broken axis and the tables' numbers -------------------------------------
+
+# The default round robin's ratings (Elo, 95% interval) from a real run: random far below the field.
+DEFAULT_RUN = {
+    "gin-chasing": (341, 392),
+    "knock5": (280, 332),
+    "early-knock": (231, 282),
+    "discard-tracking": (185, 236),
+    "simple": (147, 199),
+    "random": (-1439, -1185),
+}
+
+
+def test_a_bot_far_below_the_field_breaks_the_ratings_axis_so_the_field_keeps_its_width():
+    lo, hi = (np.array([v[i] for v in DEFAULT_RUN.values()], dtype=float) for i in (0, 1))
+    spans = plots.axis_spans(lo, hi)
+    assert len(spans) == 2
+    (a0, b0), (a1, b1) = spans
+    assert a0 < -1439 and -1185 < b0 < 147 and a1 < 147 and b1 > 392  # random alone, then the field
+    assert (392 - 147) / (b1 - a1) > 0.8  # the field spans most of its panel (was 5% of one axis)
+    # bots spread evenly, or a gap no wider than the bots' own spread: one axis, as before
+    assert len(plots.axis_spans(np.array([-300.0, -100, 100]), np.array([-200.0, 0, 200]))) == 1
+    assert len(plots.axis_spans(np.array([0.0, 700]), np.array([400.0, 1100]))) == 1
+    # one far above and one far below: three panels, in order
+    three = plots.axis_spans(np.array([-2000.0, 0, 10, 3000]), np.array([-1900.0, 50, 60, 3100]))
+    assert len(three) == 3 and three[0][1] < three[1][0] and three[1][1] < three[2][0]
+
+
+def test_the_ratings_figure_draws_every_bot_in_the_panel_of_its_span(run_tables):
+    """On a real run's summary (random far below simple), the figure's panels are the spans, and each
+    bot's point lies in exactly one of them."""
+    games, hands = run_tables
+    p = st.summarize(games, hands)
+    bt = st.bradley_terry(p)
+    spans = plots.axis_spans(bt["elo_ci_low"].to_numpy(), bt["elo_ci_high"].to_numpy())
+    fig = plots._ratings(p)
+    axes = fig.axes
+    assert [tuple(ax.get_xlim()) for ax in axes] == [pytest.approx(s) for s in spans]
+    for e in bt["elo"]:
+        assert sum(a <= e <= b for a, b in (ax.get_xlim() for ax in axes)) == 1, e
+
+
+def test_the_reports_numbers_stay_on_one_line_in_a_narrow_window(browser, run_tables):
+    """The page wraps text anywhere (long bot names), which once split numbers like 1,334:7,883
+    across lines; right-aligned cells now never wrap, in the report as in a sweep's report."""
+    from arena.analysis import report as rp
+    from arena.analysis.render import Table, html_page, html_table
+
+    ps = st.pair_stats(run_tables[0])
+    wide = Table(
+        ["matchup", "sweeps", "95% CI", "W-L-D"],
+        [["discard-tracking vs knock5", "1,334:7,883", "[-27.3, -24.0]", "1,343-2,657-0"]] * 3,
+        "lrrr",
+    )
+
+    def wrapped(css: str) -> list[str]:
+        page = browser.new_page(viewport={"width": 420, "height": 800})
+        page.set_content(html_page("t", [html_table(rp._pairs_table(ps)), html_table(wide)], css))
+        out = page.evaluate(
+            """() => [...document.querySelectorAll('td.r')].filter(td => {
+                const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length > 1
+            }).map(td => td.textContent)"""
+        )
+        page.close()
+        return out
+
+    assert wrapped(rp._CSS) == []
+    before = rp._CSS.replace("th,td{overflow-wrap:normal}", "").replace("td.r{white-space:nowrap}", "")
+    assert "1,334:7,883" in wrapped(before)  # the page's rules as they were split it (and the intervals)

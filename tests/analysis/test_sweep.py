@@ -1,4 +1,4 @@
-"""Parameter sweeps (arena/analysis/sweep.py): the file format, the runs, the tables, the report."""
+"""Parameter sweeps (arena/analysis/sweep/): the file format, the runs, the tables, the report."""
 
 from __future__ import annotations
 

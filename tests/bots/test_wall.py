@@ -1,4 +1,4 @@
-"""The wall: each attack of issue 17, tried as a hostile bot would, fails against a ``cmd:`` and a sandboxed bot.
+"""The wall: each attack of its threat model, tried as a hostile bot would, fails in a ``cmd:`` and a sandboxed bot.
 
 The attacker is one piece of Python (:data:`ATTACKS`): run as a ``cmd:``
 program it answers a request line with the result of each attempt; loaded
@@ -302,7 +302,7 @@ def test_a_java_bot_runs_inside_the_wall(tmp_path):
 
 @needs_wall
 def test_a_bot_cannot_read_the_seed_so_a_seed_cheat_plays_like_its_honest_twin(tmp_path, run_dir):
-    """The secret-seed cheat of the issue: it looks for seed.secret; inside the wall it finds nothing."""
+    """The secret-seed cheat: it looks for seed.secret; inside the wall it finds nothing."""
     body = textwrap.dedent(
         f"""
         import os, sys

@@ -12,7 +12,7 @@ makes them fail; a refactoring, a speed-up or a reformatting must not.
 
 Updating the pinned values ON PURPOSE (the change is meant to alter games):
 
-1. run ``python -m tests.test_golden`` from the checkout; it prints the
+1. run ``python -m tests.engine.test_golden`` from the checkout; it prints the
    current values in the form of ``PINNED_BATCHES`` and ``PINNED_RUN``;
 2. paste them below;
 3. say so in the commit message and in CHANGELOG.md: when the games change
@@ -43,7 +43,7 @@ PAIRINGS = (("simple", "gin_chasing"), ("random", "simple"))
 #: 300 fixed game seeds per preset and pairing (arbitrary, spread out).
 SEEDS = np.arange(300, dtype=np.int64) * 7_919 + 20_230
 
-# (preset, seat 0, seat 1) -> (hand rows, SHA-256 of the records), from ``python -m tests.test_golden``.
+# (preset, seat 0, seat 1) -> (hand rows, SHA-256 of the records), from ``python -m tests.engine.test_golden``.
 # random vs simple is the same under standard and eaai: eaai differs only in having no big gin, and
 # none of these games has one (simple vs gin_chasing has 12 under standard).
 PINNED_BATCHES: dict[tuple[str, str, str], tuple[int, str]] = {
@@ -55,7 +55,7 @@ PINNED_BATCHES: dict[tuple[str, str, str], tuple[int, str]] = {
     ("oklahoma", "random", "simple"): (649, "a88457ed173164f9047af62a8d347de659265c0c982e5aaf4ae76e6b319630fd"),
 }
 
-# table -> (rows, SHA-256 of the table sorted by game_id), from ``python -m tests.test_golden``
+# table -> (rows, SHA-256 of the table sorted by game_id), from ``python -m tests.engine.test_golden``
 PINNED_RUN: dict[str, tuple[int, str]] = {
     "games": (18, "bc18067f57ec960bebd4992be563f82dd4010abaf487d9f066d10c31192fd16e"),
     # Runs record each game's action log since c315c87: log_start/log_len are offsets, no longer -1/0.

@@ -68,7 +68,7 @@ def test_seed_of_state_inverts_seed_rng():
 
 
 def test_the_old_rng_inversion_no_longer_finds_the_game_seed():
-    """The cheat of issue 13: from its generator state, a bot computed the game seed.
+    """The old cheat: from its generator state, a bot computed the game seed.
 
     It still works on a mix_seed-seeded state (so the attack itself is right),
     and recovers nothing from the state begin_game now makes.

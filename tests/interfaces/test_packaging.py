@@ -76,8 +76,10 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path)
     python = venv / "bin" / "python"
     with_deps = os.environ.get("ARENA_TEST_NO_DEPS") != "1"
+    # --no-compile: no .pyc for the thousands of files of the dependencies (a third of the install's
+    # time); what the commands below import is compiled when they import it, as without pip's help.
     _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", str(wheel)]
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile", str(wheel)]
         + ([] if with_deps else ["--no-deps"]),
         cwd=tmp_path,
         env=clean,

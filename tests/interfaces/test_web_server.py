@@ -1,6 +1,6 @@
 """The web app's HTTP hardening, against a really started ``arena play`` process (uvicorn).
 
-Each test sends what a hostile or broken client would (issue 17, item 6) and checks that the
+Each test sends what a hostile or broken client would and checks that the
 answer is a 4xx, fast, and that the server goes on serving.
 """
 

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.league.test_league_common import ARENA, ROOT, SIMPLE_COPY, Server, add_user, arena, make_league
+from tests.league.server import ARENA, ROOT, SIMPLE_COPY, Server, add_user, arena, make_league
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, arena, make_league
+from tests.league.server import SIMPLE_COPY, Server, add_user, arena, make_league
 
 KEYS = {"bot", "owner", "version", "rating", "rating_low", "rating_high", "games", "win_rate", "forfeits"}
 

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_league
+from tests.league.server import SIMPLE_COPY, Server, add_user, make_league
 
 
 @pytest.mark.slow

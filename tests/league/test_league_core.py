@@ -179,7 +179,7 @@ def test_a_bot_that_fails_its_check_is_refused_with_the_reason(tmp_path):
 
 
 def test_a_good_bot_passes_its_check_and_is_queued_against_the_field(tmp_path):
-    from tests.league.test_league_common import SIMPLE_COPY
+    from tests.league.server import SIMPLE_COPY
 
     lg = house_league(tmp_path, check_games=2)
     c = lg.db()

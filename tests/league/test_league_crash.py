@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from tests.league.test_league_common import Server, make_league, wait_for
+from tests.league.server import Server, make_league, wait_for
 
 GAMES = 40_000
 

@@ -20,7 +20,7 @@ import pytest
 
 from arena.league.core import token_hash
 from arena.league.db import LeagueError
-from tests.league.test_league_common import ARENA, ROOT, Server, add_user, arena, make_league, wait_for
+from tests.league.server import ARENA, ROOT, Server, add_user, arena, make_league, wait_for
 
 
 def _empty(db: Path) -> None:

@@ -15,7 +15,7 @@ import threading
 import pytest
 
 from tests.dask_cluster import dask_cluster
-from tests.league.test_league_common import Server, add_user, make_league, wait_for
+from tests.league.server import Server, add_user, make_league, wait_for
 
 distributed = pytest.importorskip("distributed")
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_league, wait_for
+from tests.league.server import SIMPLE_COPY, Server, add_user, make_league, wait_for
 
 #: A bot that hangs before its handshake (the sandbox would wait 120 s for it).
 HANGS = "import time\ntime.sleep(3600)\n" + SIMPLE_COPY

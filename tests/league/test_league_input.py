@@ -15,7 +15,7 @@ import time
 import pytest
 
 from arena.web.server import allowed_hosts
-from tests.league.test_league_common import SIMPLE_COPY, Server, add_user, make_league
+from tests.league.server import SIMPLE_COPY, Server, add_user, make_league
 
 
 @pytest.fixture(scope="module")

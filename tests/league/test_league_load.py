@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.league.test_league_common import Server, make_league, wait_for
+from tests.league.server import Server, make_league, wait_for
 
 CLIENTS, REQUESTS = 50, 20
 PATHS = ("/api/leaderboard", "/league/", "/league/bot/simple", "/api/progress", "/api/bots/random")

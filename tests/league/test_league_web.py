@@ -16,8 +16,8 @@ from arena.league.core import League
 from arena.league.scheduler import Scheduler
 from arena.web.server import ALLOWED_HOSTS, App, Server, allowed_hosts
 from arena.web.viewer import Games
-from tests.league.test_league_common import Server as LeagueServer
-from tests.league.test_league_common import add_user, arena, make_league
+from tests.league.server import Server as LeagueServer
+from tests.league.server import add_user, arena, make_league
 
 
 @pytest.fixture(scope="module")

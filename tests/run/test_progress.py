@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from arena.run.progress import LineProgress, progress_bar
 
 
@@ -79,3 +81,71 @@ def test_a_terminal_gets_the_tqdm_bar_and_anything_else_lines():
     assert "\r" not in log.getvalue()
     assert log.getvalue().splitlines()[-1].startswith("report: 4/4 chunks (100%)")
     assert len(log.getvalue().splitlines()) == 4  # each quarter crosses a tenth
+
+
+def _timeline(order, workers: int, warmup_s: float) -> list[tuple[float, int]]:
+    """``(time, games)`` of each chunk's arrival when ``workers`` take the chunks of ``order`` in turn.
+
+    A chunk costs its games times its matchup's seconds per game; each worker's first chunk also
+    carries ``warmup_s`` (its process forked, the kernels loaded or compiled)."""
+    free = [0.0] * workers
+    done = []
+    for c in order:
+        w = min(range(workers), key=lambda i: free[i])
+        start = free[w] + (warmup_s if free[w] == 0.0 else 0.0)
+        free[w] = start + c.games * c.cost
+        done.append((free[w], c.games))
+    return sorted(done)
+
+
+def _estimates(arrivals, total: int, workers: int | None) -> list[tuple[int, float, float]]:
+    """``(percent, estimated seconds left, true seconds left)`` of each line that tells the time left."""
+    out, clock = io.StringIO(), Clock()
+    p = LineProgress("games", "game", total, stream=out, clock=clock)
+    if workers is not None:
+        p.warm_up(workers)
+    t0, end = clock.now, arrivals[-1][0]
+    rows, seen = [], 0
+    for t, n in arrivals:
+        clock.now = t0 + t
+        p.update(n)
+        lines = out.getvalue().splitlines()
+        for line in lines[seen:]:
+            if " left" in line:
+                left = line.split("about ")[1].removesuffix(" left").split()
+                secs = float(left[0]) * {"s": 1, "min": 60, "h": 3600}[left[1]]
+                rows.append((int(line.split("(")[1].split("%")[0]), secs, end - t))
+        seen = len(lines)
+    return rows
+
+
+@pytest.mark.parametrize("warmup_s,how", [(1.0, "hopeful"), (15.0, "gloomy")])
+def test_the_time_left_holds_on_a_round_robin_with_uneven_matchups_and_a_slow_start(warmup_s, how):
+    """A synthetic run shaped like the default round robin: 15 matchups of 10 chunks of 4,000
+    games, each matchup at its measured cost per game (7 us for random vs simple to 159 us for
+    gin-chasing vs discard-tracking: games against the weak bot end in a few hands), 2 workers
+    whose first chunk carries a start-up (short with a warm cache, long when the kernels compile).  Played matchup by
+    matchup and timed from the start, the line at 10% is far off: too hopeful (the fast
+    matchups come first) or too gloomy (the start-up counted as play).  In the runner's play
+    order (the matchups in turn), measured after the warm-up, every estimate shown is within a
+    third of the truth, from the first tenth on."""
+    from types import SimpleNamespace
+
+    from arena.run.plan import play_order
+
+    us_per_game = [7, 13, 44, 35, 17, 35, 83, 100, 35, 113, 122, 60, 159, 122, 123]  # configs/default.toml's order
+    chunks = [
+        SimpleNamespace(matchup_no=m, chunk=c, games=4000, cost=us * 1e-6)
+        for m, us in enumerate(us_per_game)
+        for c in range(10)
+    ]
+    total = sum(c.games for c in chunks)
+
+    old = _estimates(_timeline(chunks, 2, warmup_s), total, None)
+    pct, est, true = next(r for r in old if r[0] >= 10)
+    assert (est < 0.6 * true) if how == "hopeful" else (est > 1.5 * true), old
+
+    new = _estimates(_timeline(play_order(chunks), 2, warmup_s), total, 2)
+    assert set(range(10, 100, 10)) <= {r[0] for r in new}, new  # every tenth's line tells the time left
+    for pct, est, true in new:
+        assert abs(est - true) <= max(2.0, true / 3), (pct, est, true, new)

@@ -1,6 +1,6 @@
 """Shared helpers of the league tests: a real ``arena league serve`` process on a real SQLite file.
 
-(No tests here; the other ``tests/league/test_league_*.py`` files import these.)
+(Not a test file: the ``tests/league/test_league_*.py`` files import these.)
 """
 
 from __future__ import annotations
