@@ -283,7 +283,7 @@ class League:
                 raise LeagueError(f"the file is {len(source)} bytes; the limit is {cfg.max_file_bytes}", 413)
             if not source.strip():
                 raise LeagueError("the file is empty")
-            refuse_policy(source)
+            refuse_policy(source)  # a binary policy file, before it is read as text
             try:
                 text = source.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -291,11 +291,12 @@ class League:
             if "\x00" in text:
                 raise LeagueError("the file holds a NUL byte; send Python source text")
             try:
-                ast.parse(text)
+                tree = ast.parse(text)
             except SyntaxError as exc:
                 raise LeagueError(f"the file is not valid Python: {exc.msg} (line {exc.lineno})") from None
             except (RecursionError, MemoryError):  # the parser's own limits: an expression nested thousands deep
                 raise LeagueError("the file nests an expression too deeply for Python's parser") from None
+            refuse_policy(source, tree)  # a policy module (act, none of a bot's decisions)
             kind, data = "file", source
         digest = hashlib.sha256(data).hexdigest()
         # Every check runs before anything touches the disk: a refused upload leaves no file behind.
@@ -596,19 +597,18 @@ POLICY_REFUSED = (
 )
 
 
-def refuse_policy(source: bytes) -> None:
+def refuse_policy(source: bytes, tree: ast.Module | None = None) -> None:
     """A one-line :class:`LeagueError` if an upload is a trained policy rather than a bot file.
 
     An ``.npz`` is a zip (``PK\\x03\\x04``); an ONNX model is a protobuf
     whose first field is its IR version (byte ``0x08``) and is not text; a
-    policy module defines ``act`` and none of a bot's decisions.
+    policy module (``tree``, the upload already parsed: parsing happens once,
+    where its limits are caught) defines ``act`` and none of a bot's decisions.
     """
     if source.startswith(b"PK\x03\x04") or (source[:1] == b"\x08" and b"\x00" in source[:4096]):
         raise LeagueError(POLICY_REFUSED)
-    try:
-        tree = ast.parse(source.decode("utf-8"))
-    except (UnicodeDecodeError, SyntaxError, ValueError):
-        return  # the usual checks name what is wrong
+    if tree is None:
+        return
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if "act" in defined and not defined & {"take_upcard", "draw", "big_gin", "discard", "knock"}:
         raise LeagueError(POLICY_REFUSED)

@@ -245,8 +245,9 @@ def test_exits_exceptions_and_wrong_types_in_a_sandboxed_bot_forfeit_one_game(tm
     rec = play_batch(boxed, simple, R, np.arange(3))
     assert np.flatnonzero(rec.games[:, G_FORFEIT] >= 0).tolist() == [1]
     assert words in rec.errors[0], rec.errors[0]
-    assert "game 1" in external_of(boxed).drain_log()
-    external_of(boxed).close()
+    ext = external_of(boxed)
+    ext.close()  # the bot's stderr is read by a thread: after close every line it wrote is in the log
+    assert "game 1" in ext.drain_log()
 
 
 def test_a_file_that_is_not_a_bot_fails_to_load_with_the_reason(tmp_path):
