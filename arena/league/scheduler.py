@@ -468,12 +468,22 @@ def compute_stats(runs_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return ratings, pages
 
 
+#: How much lower the games' CPU priority is than the web server's (``nice`` steps).
+GAMES_NICE = 10
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m arena.league.scheduler")
     ap.add_argument("folder")
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--scheduler", default="")
+    ap.add_argument("--nice", type=int, default=GAMES_NICE, help="niceness of the games and checks (0: none)")
     args = ap.parse_args(argv)
+    if args.nice > 0 and hasattr(os, "nice"):
+        # The site answers people; the games can wait.  Every pairing's workers and every check
+        # are children of this process and inherit its niceness, so a board request never queues
+        # behind a core's worth of games (the server itself stays at its own priority).
+        os.nice(args.nice)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger("arena").setLevel(logging.INFO)
     from arena.league.db import LeagueError
