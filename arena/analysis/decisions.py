@@ -455,14 +455,14 @@ def analyse_run(
     rules = run_rules(store)
     own_client = None
     if client is None and scheduler:
+        from arena.run.schedule import DaskMissing, SchedulerUnreachable, connect_scheduler
+
         try:
-            from distributed import Client
-        except ImportError:
+            client = own_client = connect_scheduler(scheduler)
+        except DaskMissing:
             raise AnalysisError("--scheduler needs Dask: pip install 'gin-arena[dask]'") from None
-        try:
-            client = own_client = Client(scheduler, timeout="10s")
-        except OSError as exc:
-            raise AnalysisError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        except SchedulerUnreachable as exc:
+            raise AnalysisError(str(exc)) from None
     start = time.monotonic()
     earlier = ""
     planned = games or (1 if game is not None else 0)

@@ -505,14 +505,14 @@ def analyse_luck(
         raise LuckError(str(exc)) from None
     own = None
     if client is None and scheduler:
+        from arena.run.schedule import DaskMissing, SchedulerUnreachable, connect_scheduler
+
         try:
-            from distributed import Client
-        except ImportError:
+            client = own = connect_scheduler(scheduler)
+        except DaskMissing:
             raise LuckError("--scheduler needs Dask: pip install 'gin-arena[dask]'") from None
-        try:
-            client = own = Client(scheduler, timeout="10s")
-        except OSError as exc:
-            raise LuckError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        except SchedulerUnreachable as exc:
+            raise LuckError(str(exc)) from None
     start = time.monotonic()
     n = 0
     writer = None

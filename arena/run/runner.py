@@ -31,7 +31,15 @@ from arena.external.wall import hide
 from arena.loading.load import load_bots
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup, play_order
 from arena.run.progress import progress_bar
-from arena.run.schedule import ChunkFailure, DaskCluster, LocalProcesses, SchedulerLost
+from arena.run.schedule import (
+    ChunkFailure,
+    DaskCluster,
+    DaskMissing,
+    LocalProcesses,
+    SchedulerLost,
+    SchedulerUnreachable,
+    connect_scheduler,
+)
 from arena.run.store import RunStore, StoredChunk, StoreError
 from arena.settings.config import ConfigError, TournamentConfig, load_config
 from arena.settings.rules import Rules
@@ -265,22 +273,18 @@ def _schedule(cfg: TournamentConfig, client: Any, schedule: Any):
     if client is not None:
         return DaskCluster(client), lambda: None
     if cfg.scheduler:
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise TournamentError("scheduler = ... needs Dask: pip install 'gin-arena[dask]'") from None
         c = _connect(cfg.scheduler)
         return DaskCluster(c), c.close
     return LocalProcesses(cfg.workers or os.cpu_count() or 1), lambda: None
 
 
 def _connect(address: str, timeout: str = "10s") -> Any:
-    from distributed import Client
-
     try:
-        return Client(address, timeout=timeout)
-    except (OSError, TimeoutError) as exc:
-        raise RunEnvError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        return connect_scheduler(address, timeout)
+    except DaskMissing:
+        raise TournamentError("scheduler = ... needs Dask: pip install 'gin-arena[dask]'") from None
+    except SchedulerUnreachable as exc:
+        raise RunEnvError(str(exc)) from None
 
 
 def _lost_line(address: str, stored: int, total: int, run_dir: Path) -> str:

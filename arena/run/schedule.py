@@ -88,6 +88,31 @@ class SchedulerLost(RuntimeError):
         self.address = address
 
 
+class SchedulerUnreachable(RuntimeError):
+    """No client for a Dask scheduler's address: it did not answer (the message is one line)."""
+
+
+class DaskMissing(SchedulerUnreachable):
+    """A scheduler address was given, but Dask (``distributed``) is not installed."""
+
+
+def connect_scheduler(address: str, timeout: str = "10s") -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address``, for ``arena run``, ``analyze`` and ``luck``.
+
+    :class:`DaskMissing` without Dask, :class:`SchedulerUnreachable` (one line naming the
+    address) when the scheduler does not answer within ``timeout``; each caller words the
+    first for its own option and maps both to its own error.
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise DaskMissing("Dask is not installed: pip install 'gin-arena[dask]'") from None
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
 class Inline:
     """Play every chunk in this process, one after another (debugging, tests)."""
 

@@ -218,3 +218,29 @@ def test_a_policy_file_is_shipped_as_content_and_plays_the_same_games_on_dask(tm
     remote = run_tournament(cfg(tmp_path, name="pr", bots=bots, games_per_pair=40), client=client, progress=False)
     assert canonical(local.games).equals(canonical(remote.games))
     assert set(local.games["bot_b"]) == {"w"} and (local.games["error"] == "").all()
+
+
+def test_an_unreachable_scheduler_is_one_line_for_run_analyze_and_luck(tmp_path):
+    """run, analyze and luck connect through one function, and each says so in one line naming the address."""
+    from arena.analysis.decisions import AnalysisError, analyse_run
+    from arena.analysis.luck import LuckError, analyse_luck
+    from arena.run.schedule import SchedulerUnreachable, connect_scheduler
+    from arena.settings.analysis import AnalysisSettings
+
+    address = "tcp://127.0.0.1:9"  # the discard port: nothing answers there
+    with pytest.raises(SchedulerUnreachable, match=r"^cannot reach the Dask scheduler at tcp://127.0.0.1:9: "):
+        connect_scheduler(address, timeout="1s")
+    from arena.run.runner import run_tournament
+    from arena.settings.config import TournamentConfig
+
+    cfg = TournamentConfig(name="r", games_per_pair=4, chunk_size=4, workers=1, results_dir=str(tmp_path))
+    assert run_tournament(cfg, progress=False).status == "complete"
+    run = tmp_path / "r"
+    with pytest.raises(AnalysisError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        analyse_run(run, AnalysisSettings(samples=4), scheduler=address)
+    with pytest.raises(LuckError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        analyse_luck(run, scheduler=address)
+    from arena.run.runner import RunEnvError
+
+    with pytest.raises(RunEnvError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        run_tournament(cfg.replace(name="r2", scheduler=address), progress=False)
