@@ -234,17 +234,8 @@ class BotProcess:
         Raises :class:`ExternalBotError` (and kills the process) on a timeout,
         a crash, or an answer that is not exactly one line.
         """
-        if not self.alive:
-            raise ExternalBotError("crashed", "the bot's process is not running")
         deadline = time.monotonic() + timeout
-        try:
-            n = os.write(self._in, line)
-        except BlockingIOError:
-            n = 0
-        except (BrokenPipeError, ConnectionResetError):
-            self._crashed(what)
-        if n < len(line):
-            self._write_rest(memoryview(line)[n:], deadline, timeout, what)
+        self._send(line, deadline, timeout, what)
         # The usual case: one wait, one read, one whole line.
         if not self._poll_in.poll(self._ms_left(deadline)):
             self._timeout(timeout, what)
@@ -261,6 +252,10 @@ class BotProcess:
 
     def tell(self, line: bytes, timeout: float, what: str) -> None:
         """Send ``line``, which wants no answer (a ``hand_over``); raises like :meth:`request`."""
+        self._send(line, time.monotonic() + timeout, timeout, what)
+
+    def _send(self, line: bytes, deadline: float, timeout: float, what: str) -> None:
+        """Write all of ``line`` by ``deadline``: one write in the usual case, the rest as the pipe drains."""
         if not self.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
         try:
@@ -270,7 +265,7 @@ class BotProcess:
         except (BrokenPipeError, ConnectionResetError):
             self._crashed(what)
         if n < len(line):
-            self._write_rest(memoryview(line)[n:], time.monotonic() + timeout, timeout, what)
+            self._write_rest(memoryview(line)[n:], deadline, timeout, what)
 
     def _write_rest(self, view: memoryview, deadline: float, timeout: float, what: str) -> None:
         try:
