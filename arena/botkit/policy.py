@@ -79,13 +79,35 @@ def policy_source(path: str | Path) -> str:
     return base64.b64encode(read_policy_file(path)).decode("ascii")
 
 
-def load_policy_source(text: str, ref: str, name: str | None = None) -> Bot:
-    """The policy bot :func:`policy_source` describes (``ref``: the path it was read from, for its suffix)."""
+def cached_policy_file(text: str, ref: str) -> Path:
+    """A policy file rebuilt from :func:`policy_source` text, kept under its hash in the bot cache (written
+    on first use): where a worker puts a walled policy (``sandbox:model.onnx``) for the sandbox host to read."""
+    import os
+
+    from arena.botkit.bot import bot_cache_dir
+
+    data = _decode(text, ref)
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    folder = bot_cache_dir() / digest
+    path = folder / f"policy_{digest}{Path(ref).suffix.lower()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_bytes() != data:
+        tmp = folder / f".policy_{digest}.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return path
+
+
+def _decode(text: str, ref: str) -> bytes:
     try:
-        data = base64.b64decode(text.encode("ascii"), validate=True)
+        return base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError):
         raise BotError(f"{ref}: the policy's content is not base64") from None
-    return load_policy_bytes(data, ref, name)
+
+
+def load_policy_source(text: str, ref: str, name: str | None = None) -> Bot:
+    """The policy bot :func:`policy_source` describes (``ref``: the path it was read from, for its suffix)."""
+    return load_policy_bytes(_decode(text, ref), ref, name)
 
 
 def load_policy(path: str | Path, name: str | None = None) -> Bot:

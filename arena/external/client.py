@@ -46,7 +46,7 @@ from arena.external.protocol import (
     parse_answer,
     parse_melds,
 )
-from arena.settings.botref import BotRef
+from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
 from arena.settings.config import START_SECONDS
 
 MAX_FAILED_STARTS = 3
@@ -471,7 +471,7 @@ def sandbox_setup(
     from arena.engine._jit import cache_dir
 
     p = Path(path)
-    if p.suffix.lower() in (".onnx", ".npz"):  # a binary policy file: read by the host as it is, no copy
+    if p.suffix.lower() in BINARY_POLICY_SUFFIXES:  # a binary policy file: read by the host as it is, no copy
         from arena.botkit.policy import read_policy_file
 
         digest = hashlib.sha256(read_policy_file(p)).hexdigest()[:16]  # as arena.botkit.policy
@@ -509,7 +509,7 @@ def is_policy_file(path: str | os.PathLike) -> bool:
     from arena.settings.botref import is_policy_source
 
     suffix = Path(path).suffix.lower()
-    return suffix in (".onnx", ".npz") or (suffix == ".py" and is_policy_source(read_bot_file(Path(path))))
+    return suffix in BINARY_POLICY_SUFFIXES or (suffix == ".py" and is_policy_source(read_bot_file(Path(path))))
 
 
 def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: str | None = None):

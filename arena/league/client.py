@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.db import LeagueError
-from arena.settings.botref import CMD_PREFIX, POLICY_PREFIX
+from arena.settings.botref import BINARY_POLICY_SUFFIXES, CMD_PREFIX, POLICY_PREFIX
 
 
 def is_url(to: str) -> bool:
@@ -45,7 +45,7 @@ def submit_to_server(
     if file.startswith(CMD_PREFIX):
         payload: dict[str, Any] = {"command": file.removeprefix(CMD_PREFIX)}
         default = None
-    elif file.startswith(POLICY_PREFIX) or file.lower().endswith((".onnx", ".npz")):
+    elif file.startswith(POLICY_PREFIX) or file.lower().endswith(BINARY_POLICY_SUFFIXES):
         path = file.removeprefix(POLICY_PREFIX)
         form = Path(path).suffix.lower().lstrip(".")
         if form not in ("py", "onnx", "npz"):

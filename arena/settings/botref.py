@@ -42,6 +42,8 @@ EAAI_PREFIX = "eaai:"
 POLICY_PREFIX = "policy:"
 #: The file forms of a policy, by suffix.
 POLICY_SUFFIXES = (".py", ".onnx", ".npz")
+#: The policy forms that are bytes, not text (they travel to workers in base64).
+BINARY_POLICY_SUFFIXES = (".onnx", ".npz")
 _JAVA_CLASS = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$")
 
 

@@ -1,4 +1,5 @@
-"""Uploads that are not Python bot files: EAAI-kit players (a jar, or a zip of a class folder).
+"""Uploads that are not Python bot files: EAAI-kit players (a jar, or a zip of a class folder) and
+trained policies (a module with act(), an ONNX model, MLP weights).
 
 Against the real ``arena league serve`` process on a real SQLite file.  The EAAI kit is never
 used: ``tests/bots/eaai/kit`` is the stand-in written for the tests, named to the league with
@@ -16,6 +17,7 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from arena.external.eaai import adapter_classes
@@ -196,24 +198,19 @@ def test_an_archive_is_refused_before_anything_is_stored_and_counts_against_the_
 
 # --- through the real server: refused at once, refused by the check, or playing on the board -------------
 
+#: A policy module: a legal action drawn with the row's key.
+AGENT = b"""\"\"\"Random legal moves.\"\"\"
+import numpy as np
 
-@pytest.fixture(scope="module")
-def site(uploads):
-    folder = make_league(
-        uploads["root"] / "league",
-        games_per_pairing=2,
-        chunk_size=2,
-        check_games=2,
-        check_seconds=30,
-        check_slots=3,
-        eaai_kit=str(uploads["kit"]),
-        max_archive_bytes=200_000,
-    )
-    folder.chmod(0o755)
-    tokens = {u: add_user(folder, u) for u in ("alice", "bob", "carol", "dave")}
-    server = Server(folder)
-    yield server, tokens, folder
-    server.stop()
+
+def act(obs, mask, rng):
+    r = rng.random()
+    out = np.empty(len(mask), dtype=np.int64)
+    for i in range(len(mask)):
+        legal = np.flatnonzero(mask[i])
+        out[i] = legal[int(r[i] * len(legal))]
+    return out
+"""
 
 
 def _post_archive(server: Server, token: str, name: str, data: bytes, cls: str) -> tuple[int, dict]:
@@ -221,56 +218,189 @@ def _post_archive(server: Server, token: str, name: str, data: bytes, cls: str) 
     return server.post_json("/api/submit", body, token=token)
 
 
-def test_uploaded_players_are_checked_behind_the_wall_and_play_on_the_board(site, uploads, tmp_path):
-    server, tokens, folder = site
-    jar = tmp_path / "kitsimple.jar"
-    jar.write_bytes(uploads["jar"])
-    env_token = {"ARENA_TOKEN": tokens["alice"]}
-    old = {k: os.environ.get(k) for k in env_token}
-    os.environ.update(env_token)
+def _post_policy(server: Server, token: str, name: str, data: bytes, form: str) -> tuple[int, dict]:
+    body = {"name": name, "policy": base64.b64encode(data).decode(), "format": form}
+    return server.post_json("/api/submit", body, token=token)
+
+
+def _submit_cli(server: Server, token: str, *args: str) -> str:
+    env = {"ARENA_TOKEN": token}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
-        out = arena("submit", str(jar), "--to", server.url, "--class", "players.KitSimplePlayer", "--name", "kitjar")
+        return arena("submit", *args, "--to", server.url).stdout
     finally:
         for k, v in old.items():
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
-    assert "submitted kitjar version 1: checking" in out.stdout
-    status, ans = _post_archive(server, tokens["bob"], "kitzip", uploads["zip"], "players.KitSimplePlayer")
-    assert status == 202, ans
-    status, ans = _post_archive(server, tokens["carol"], "notplayer", uploads["jar"], "players.NotAPlayer")
-    assert status == 202, ans
-    status, ans = _post_archive(server, tokens["dave"], "hangs", uploads["jar"], "players.HangPlayer")
-    assert status == 202, ans
 
-    def versions() -> dict[str, dict]:
-        out = {}
-        for user in ("alice", "bob", "carol", "dave"):
-            for v in server.get(f"/api/users/{user}")["versions"]:
-                out[v["bot"]] = v
-        return out
 
-    done = wait_for(
-        lambda: (vs := versions()) and all(v["status"] != "checking" for v in vs.values()) and vs, 120, "the checks"
+@pytest.fixture(scope="module")
+def site(uploads):
+    """One league server; every upload is sent at once, so their checks and games overlap."""
+    from arena.botkit.policy import mlp_onnx
+    from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
+    from arena.engine.mlp import random_mlp, save_mlp
+
+    users = ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank")
+    folder = make_league(
+        uploads["root"] / "league",
+        games_per_pairing=2,
+        chunk_size=2,
+        check_games=2,
+        check_seconds=150,
+        check_slots=4,
+        house_bots=["random"],
+        eaai_kit=str(uploads["kit"]),
+        max_archive_bytes=200_000,
     )
+    folder.chmod(0o755)
+    tokens = {u: add_user(folder, u) for u in users}
+    server = Server(folder)
+    files = uploads["root"] / "files"
+    files.mkdir()
+    (files / "kitsimple.jar").write_bytes(uploads["jar"])
+    mlp = random_mlp(OBS_SIZE, NUM_ACTIONS, (16,), seed=3)
+    (files / "model.onnx").write_bytes(mlp_onnx(mlp))
+    npz = io.BytesIO()
+    save_mlp(npz, mlp)
+    sent = {
+        "kitjar": _submit_cli(
+            server,
+            tokens["alice"],
+            str(files / "kitsimple.jar"),
+            "--class",
+            "players.KitSimplePlayer",
+            "--name",
+            "kitjar",
+        ),
+        "kitzip": _post_archive(server, tokens["bob"], "kitzip", uploads["zip"], "players.KitSimplePlayer"),
+        "notplayer": _post_archive(server, tokens["carol"], "notplayer", uploads["jar"], "players.NotAPlayer"),
+        "hangs": _post_archive(server, tokens["dave"], "hangs", uploads["jar"], "players.HangPlayer"),
+        "polpy": _post_policy(server, tokens["erin"], "polpy", AGENT, "py"),
+        "polonnx": _submit_cli(server, tokens["frank"], f"policy:{files / 'model.onnx'}", "--name", "polonnx"),
+        "polnpz": _post_policy(server, tokens["gina"], "polnpz", npz.getvalue(), "npz"),
+        # a policy that reads the league's database at import: the wall shows it no such file
+        "snoop": _post_policy(
+            server,
+            tokens["hank"],
+            "snoop",
+            b"print(open(%r, 'rb').read(64))\n" % str(folder / "league.db") + AGENT,
+            "py",
+        ),
+    }
+    try:
+        yield server, tokens, folder, sent
+    finally:
+        server.stop()
+
+
+def _versions(server: Server) -> dict[str, dict]:
+    out = {}
+    for user in ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank"):
+        for v in server.get(f"/api/users/{user}")["versions"]:
+            out[v["bot"]] = v
+    return out
+
+
+def _checked(server: Server) -> dict[str, dict]:
+    def done() -> dict[str, dict] | None:
+        vs = _versions(server)
+        return vs if len(vs) == 8 and all(v["status"] != "checking" for v in vs.values()) else None
+
+    return wait_for(done, 300, "the checks")
+
+
+def _on_board(server: Server, bots: tuple[str, ...]) -> dict[str, dict]:
+    def board() -> dict[str, dict] | None:
+        rows = {e["bot"]: e for e in server.get("/api/leaderboard")}
+        return rows if all(rows.get(b, {}).get("games", 0) >= 2 for b in bots) else None
+
+    return wait_for(board, 240, f"games of {', '.join(bots)}")
+
+
+def test_uploaded_players_are_checked_behind_the_wall_and_play_on_the_board(site):
+    server, tokens, folder, sent = site
+    assert "submitted kitjar version 1: checking" in sent["kitjar"]
+    for b in ("kitzip", "notplayer", "hangs"):
+        assert sent[b][0] == 202, sent[b]
+    done = _checked(server)
     assert done["notplayer"]["status"] == "refused"
     assert "players.NotAPlayer does not implement ginrummy.GinRummyPlayer" in done["notplayer"]["reason"]
-    assert done["hangs"]["status"] == "refused" and "longer than 30 s" in done["hangs"]["reason"]
+    # refused by the start limit (30 s for a program to say hello), long before the check's own limit
+    assert done["hangs"]["status"] == "refused" and done["hangs"]["reason"].startswith("handshake: timeout")
     for v in done.values():
         assert str(folder) not in v["reason"]  # no server path in a public reason
     assert done["kitjar"]["status"] in ("playing", "rated") and done["kitzip"]["status"] in ("playing", "rated")
-
-    def board() -> dict[str, dict] | None:
-        rows = {e["bot"]: e for e in server.get("/api/leaderboard")}
-        ok = all(rows.get(b, {}).get("games", 0) >= 4 and rows[b]["status"] == "rated" for b in ("kitjar", "kitzip"))
-        return rows if ok else None
-
-    rows = wait_for(board, 120, "the uploaded players' games")
+    rows = _on_board(server, ("kitjar", "kitzip"))
     for b in ("kitjar", "kitzip"):
-        assert rows[b]["forfeits"] == 0 and rows[b]["rating"] is not None
+        assert rows[b]["forfeits"] == 0
     assert "notplayer" not in rows and "hangs" not in rows
-    assert (
-        "EAAI-kit player players.KitSimplePlayer"
-        in server.request("GET", "/api/bots/kitjar/source", token=tokens["alice"])[2].decode()
-    )
+    source = server.request("GET", "/api/bots/kitjar/source", token=tokens["alice"])[2].decode()
+    assert "EAAI-kit player players.KitSimplePlayer" in source
+
+
+def test_uploaded_policies_of_each_form_are_checked_and_play_on_the_board(site):
+    server, tokens, folder, sent = site
+    assert "submitted polonnx version 1: checking" in sent["polonnx"]
+    for b in ("polpy", "polnpz", "snoop"):
+        assert sent[b][0] == 202, sent[b]
+    done = _checked(server)
+    for b in ("polpy", "polonnx", "polnpz"):
+        assert done[b]["status"] in ("playing", "rated"), done[b]
+    snoop = done["snoop"]
+    assert snoop["status"] == "refused" and "FileNotFoundError" in snoop["reason"], snoop
+    assert str(folder) not in snoop["reason"] and "the league folder/league.db" in snoop["reason"]
+    rows = _on_board(server, ("polpy", "polonnx", "polnpz"))
+    for b in ("polpy", "polonnx", "polnpz"):
+        assert rows[b]["forfeits"] == 0
+    assert "snoop" not in rows
+    c = sqlite3.connect(folder / "league.db")
+    kinds = dict(c.execute("SELECT run_name, kind FROM versions WHERE run_name LIKE 'pol%'").fetchall())
+    c.close()
+    assert kinds == {"polpy-v1": "policy", "polonnx-v1": "policy", "polnpz-v1": "policy"}
+    assert server.request("GET", "/api/bots/polpy/source", token=tokens["erin"])[2] == AGENT
+
+
+def _npz(arrays: dict[str, np.ndarray], compressed: bool = False) -> bytes:
+    buf = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buf, **arrays)
+    return buf.getvalue()
+
+
+def _huge_shape_npz() -> bytes:
+    """A valid-looking w0 whose .npy header claims (4096, 4096) float32 (64 MiB) over 16 bytes of data."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        head = io.BytesIO()
+        np.lib.format.write_array_header_1_0(head, {"descr": "<f4", "fortran_order": False, "shape": (4096, 4096)})
+        z.writestr("w0.npy", head.getvalue() + bytes(16))
+        z.writestr("format.npy", _npy(np.array("gin-arena-mlp-1")))
+    return buf.getvalue()
+
+
+def _npy(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, a, allow_pickle=True)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda: _npz({"format": np.array("gin-arena-mlp-1"), "w0": np.array([{"x": 1}], dtype=object)}), "pickle"),
+        (_huge_shape_npz, "says it is (4096, 4096)"),
+        (lambda: _npz({"w0": np.zeros(5000, dtype=np.float32)}), "at most 4096"),
+        (lambda: _npz({"w0": np.zeros((4096, 4096), dtype=np.float32)}, compressed=True), "unpack to"),
+        (lambda: _npz({"evil": np.zeros(3, dtype=np.float32)}), "holds 'evil.npy'"),
+    ],
+    ids=["pickle-inside", "huge-shape", "too-wide", "zip-bomb", "stray-array"],
+)
+def test_a_malicious_npz_is_refused_at_upload_before_numpy_reads_it(site, make, why):
+    server, tokens, folder, _ = site
+    before = sorted(p.name for p in (folder / "bots").iterdir())
+    got, ans = _post_policy(server, tokens["gina"], "badnpz", make(), "npz")
+    assert got == 400 and why in ans["error"] and "\n" not in ans["error"], ans
+    assert sorted(p.name for p in (folder / "bots").iterdir()) == before
 
 
 @pytest.mark.parametrize(
@@ -284,7 +414,7 @@ def test_uploaded_players_are_checked_behind_the_wall_and_play_on_the_board(site
     ids=["path-traversal", "no-such-class", "zip-bomb", "too-big"],
 )
 def test_a_hostile_archive_is_refused_in_one_line_and_leaves_nothing(site, entries, status, why):
-    server, tokens, folder = site
+    server, tokens, folder, _ = site
     before = sorted(p.name for p in (folder / "bots").iterdir())
     got, ans = _post_archive(server, tokens["bob"], "hostile", _zip(entries), "players.KitSimplePlayer")
     assert got == status and why in ans["error"] and "\n" not in ans["error"], ans
