@@ -174,9 +174,10 @@ def _check_entry(z: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> None:
     if key in ("format", "activation"):
         if dtype.kind != "U" or shape != () or dtype.itemsize > 256:
             raise MlpError(f"{label}: {key} must be a short text")
-    elif dtype != np.dtype("<f4") or not 1 <= len(shape) <= 2 or not all(0 <= d <= MAX_WIDTH for d in shape):
+    elif dtype != np.dtype("<f4") or len(shape) != (2 if key[0] == "w" else 1) or max(shape) > MAX_WIDTH:
+        dims = "a 2-d" if key[0] == "w" else "a 1-d"
         raise MlpError(
-            f"{label}: {key} must be float32 of 1 or 2 dimensions of at most {MAX_WIDTH}; it is {dtype} {shape}"
+            f"{label}: {key} must be {dims} float32 array of at most {MAX_WIDTH} a side; it is {dtype} {shape}"
         )
     size = offset + math.prod(shape) * dtype.itemsize
     if info.file_size != size:
@@ -196,6 +197,8 @@ def load_mlp(source: str | Path | bytes, name: str = "", max_bytes: int = MAX_ML
             arrays = {k: data[k] for k in data.files}
     except FileNotFoundError:
         raise MlpError(f"{label}: no such file") from None
+    except MlpError:
+        raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise MlpError(f"{label}: not an .npz file of MLP weights ({type(exc).__name__}: {exc})") from None
     fmt = arrays.pop("format", None)

@@ -24,24 +24,11 @@ from arena.external.wall import wall_problem
 from arena.loading.load import load, load_bot
 from arena.settings.botref import BotRef
 from arena.settings.rules import Rules
+from tests.policy_files import AGENT
 
 PROBLEM = wall_problem()
 pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"needs the wall: {PROBLEM}")
 R = rules_array(Rules())
-
-#: A stochastic policy: a legal action drawn with the row's own key (so the seed fixes it).
-AGENT = '''
-"""Random legal moves from the row's key."""
-import numpy as np
-
-def act(obs, mask, rng):
-    r = rng.random()
-    out = np.empty(len(mask), dtype=np.int64)
-    for i in range(len(mask)):
-        legal = np.flatnonzero(mask[i])
-        out[i] = legal[int(r[i] * len(legal))]
-    return out
-'''
 
 
 def _policy(folder: Path, name: str, body: str) -> Path:

@@ -27,6 +27,7 @@ from arena.league.core import League, User
 from arena.league.db import LeagueError, _statements, check_database, connect, schema_version
 from arena.league.migrations import MIGRATIONS
 from tests.league.server import Server, add_user, arena, make_league, wait_for
+from tests.policy_files import AGENT as POLICY
 
 ROOT = Path(__file__).resolve().parents[2]
 EAAI_SOURCES = ROOT / "tests" / "bots" / "eaai"
@@ -198,19 +199,7 @@ def test_an_archive_is_refused_before_anything_is_stored_and_counts_against_the_
 
 # --- through the real server: refused at once, refused by the check, or playing on the board -------------
 
-#: A policy module: a legal action drawn with the row's key.
-AGENT = b"""\"\"\"Random legal moves.\"\"\"
-import numpy as np
-
-
-def act(obs, mask, rng):
-    r = rng.random()
-    out = np.empty(len(mask), dtype=np.int64)
-    for i in range(len(mask)):
-        legal = np.flatnonzero(mask[i])
-        out[i] = legal[int(r[i] * len(legal))]
-    return out
-"""
+AGENT = POLICY.encode()
 
 
 def _post_archive(server: Server, token: str, name: str, data: bytes, cls: str) -> tuple[int, dict]:
