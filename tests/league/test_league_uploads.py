@@ -409,3 +409,27 @@ def test_a_hostile_archive_is_refused_in_one_line_and_leaves_nothing(site, entri
     assert got == status and why in ans["error"] and "\n" not in ans["error"], ans
     assert sorted(p.name for p in (folder / "bots").iterdir()) == before
     assert not (folder.parent / "evil").exists()
+
+
+def test_the_sweep_removes_an_unreferenced_upload_folder_with_its_tree_and_keeps_every_referenced_one(
+    tmp_path, uploads
+):
+    from arena.league.core import sweep_files
+
+    lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random",), eaai_kit=str(uploads["kit"])))
+    conn = lg.db()
+    ann = _user(lg, conn, "ann")
+    kept = lg.submit(conn, ann, "kit", archive=uploads["jar"], class_name="players.KitSimplePlayer")
+    pol = lg.submit(conn, ann, "pol", policy=AGENT, policy_format="py")
+    orphan = lg.dir / "bots" / ("f" * 32) / "classes" / "players"
+    orphan.mkdir(parents=True)
+    (orphan / "P.class").write_bytes(b"\xca\xfe\xba\xbe")
+    old = 1_000_000_000
+    for p in [*(lg.dir / "bots").rglob("*"), *(lg.dir / "bots").glob("*")]:
+        os.utime(p, (old, old), follow_symlinks=False)
+    removed = sweep_files(lg.dir, conn)
+    assert removed == [f"bots/{'f' * 32}/classes/players/P.class"] and not orphan.exists()
+    for out in (kept, pol):
+        spec = conn.execute("SELECT spec FROM versions WHERE id = ?", (out["id"],)).fetchone()[0]
+        assert (lg.dir / spec.rpartition(":")[0] if ":" in spec else lg.dir / spec).exists()
+    conn.close()
