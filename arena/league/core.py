@@ -446,6 +446,8 @@ class League:
                 raise LeagueError(
                     "this league takes no EAAI-kit players: its organizer has not set eaai_kit in league.toml"
                 )
+            if not (self.dir / cfg.eaai_kit).exists():
+                raise LeagueError("the league's EAAI kit (eaai_kit) is missing on the server; ask an organizer", 503)
             checked = check_eaai_upload(archive, class_name or "", cfg.max_archive_bytes)
             return _Upload(
                 "eaai",

@@ -171,6 +171,12 @@ def test_an_archive_is_refused_before_anything_is_stored_and_counts_against_the_
     with pytest.raises(LeagueError, match="has not set eaai_kit"):
         plain.submit(conn, ann, "p", archive=uploads["jar"], class_name="players.KitSimplePlayer")
     conn.close()
+    gone = League.init(tmp_path / "gone", LeagueConfig(house_bots=("random",), eaai_kit="kit-not-here"))
+    conn = gone.db()
+    with pytest.raises(LeagueError, match="EAAI kit .* is missing on the server") as err:
+        gone.submit(conn, _user(gone, conn, "ann"), "p", archive=uploads["jar"], class_name="players.KitSimplePlayer")
+    assert err.value.status == 503
+    conn.close()
     jar = uploads["jar"]
     lg = League.init(
         tmp_path / "lg",
