@@ -9,13 +9,15 @@ The forms, each playing the same seeds against ``simple``:
 * ``onnx``: ``policy:w.onnx``, the same MLP exported to ONNX, run by
   onnxruntime on one thread, in lockstep batches;
 
-and ``simple`` against ``simple`` for scale.  Each form is timed
+and ``simple`` against ``simple`` for scale.  ``--walled`` adds ``sandbox:w.onnx``: the same
+model behind the wall (the sandbox host, one decision per protocol round trip), as a league plays
+an uploaded model.  Each form is timed
 ``--repeats`` times, interleaved (form by form within a round), after a
 warm-up that compiles everything; the table gives the median, and the
 check that the three forms played identical games.  Threads are pinned to
 one (OpenBLAS, OpenMP, onnxruntime) so "one core" holds.
 
-Run: ``nice python scripts/bench_policy.py [--games 2000] [--repeats 3] [--hidden 256 256]``.
+Run: ``nice python scripts/bench_policy.py [--games 2000] [--repeats 3] [--hidden 256 256] [--walled]``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from arena.engine.actions import NUM_ACTIONS, OBS_SIZE  # noqa: E402
 from arena.engine.mlp import random_mlp, save_mlp  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
-from arena.loading.load import load_bot  # noqa: E402
+from arena.external.client import close_bot  # noqa: E402
+from arena.loading.load import load, load_bot  # noqa: E402
+from arena.settings.botref import BotRef  # noqa: E402
 from arena.settings.rules import Rules  # noqa: E402
 
 AGENT = '''"""The bench's MLP in numpy: a policy module with a batched act()."""
@@ -62,6 +66,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
+    ap.add_argument("--walled", action="store_true", help="also the ONNX model behind the wall (sandbox:)")
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-policy-"))
     mlp = random_mlp(OBS_SIZE, NUM_ACTIONS, tuple(args.hidden), seed=1)
@@ -75,6 +80,10 @@ def main() -> None:
         "onnx (onnxruntime)": load_bot(f"policy:{folder / 'w.onnx'}"),
         "simple (no policy)": simple,
     }
+    if args.walled:
+        folder.chmod(0o755)  # the bots' user reads the model when the bench runs as root
+        (folder / "w.onnx").chmod(0o644)
+        forms["onnx walled (sandbox)"] = load(BotRef.parse(f"sandbox:{folder / 'w.onnx'}"))
     rules = rules_array(Rules())
     seeds = np.arange(args.games, dtype=np.int64)
     warm = seeds[:64]
@@ -94,7 +103,9 @@ def main() -> None:
         med = statistics.median(ts)
         print(f"{key:<22}{args.games / med:>12,.0f}{med:>10.2f}  {', '.join(f'{t:.2f}' for t in ts)}")
     base = records["numba (npz)"].games
-    for key in ("numpy (act module)", "onnx (onnxruntime)"):
+    for bot in forms.values():
+        close_bot(bot)
+    for key in [k for k in records if k.startswith(("numpy", "onnx"))]:
         same = (records[key].games == base).all(axis=1).mean()
         print(f"games identical to numba's: {key}: {same:.1%}")
     wins = (base[:, 2] == 0).mean()

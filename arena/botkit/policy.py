@@ -48,7 +48,7 @@ from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, fill_mask, observe_view,
 from arena.engine.contract import PHASE_FUNCTION
 from arena.engine.layout import V_DECISION
 from arena.engine.lockstep import ANSWERS, RowRng, check_answer
-from arena.engine.mlp import Mlp, MlpError, load_mlp
+from arena.engine.mlp import Mlp, MlpError, load_policy_mlp
 from arena.engine.rng import next_u64
 from arena.settings.botref import POLICY_SUFFIXES, BotRef
 
@@ -79,13 +79,35 @@ def policy_source(path: str | Path) -> str:
     return base64.b64encode(read_policy_file(path)).decode("ascii")
 
 
-def load_policy_source(text: str, ref: str, name: str | None = None) -> Bot:
-    """The policy bot :func:`policy_source` describes (``ref``: the path it was read from, for its suffix)."""
+def cached_policy_file(text: str, ref: str) -> Path:
+    """A policy file rebuilt from :func:`policy_source` text, kept under its hash in the bot cache (written
+    on first use): where a worker puts a walled policy (``sandbox:model.onnx``) for the sandbox host to read."""
+    import os
+
+    from arena.botkit.bot import bot_cache_dir
+
+    data = _decode(text, ref)
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    folder = bot_cache_dir() / digest
+    path = folder / f"policy_{digest}{Path(ref).suffix.lower()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_bytes() != data:
+        tmp = folder / f".policy_{digest}.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return path
+
+
+def _decode(text: str, ref: str) -> bytes:
     try:
-        data = base64.b64decode(text.encode("ascii"), validate=True)
+        return base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError):
         raise BotError(f"{ref}: the policy's content is not base64") from None
-    return load_policy_bytes(data, ref, name)
+
+
+def load_policy_source(text: str, ref: str, name: str | None = None) -> Bot:
+    """The policy bot :func:`policy_source` describes (``ref``: the path it was read from, for its suffix)."""
+    return load_policy_bytes(_decode(text, ref), ref, name)
 
 
 def load_policy(path: str | Path, name: str | None = None) -> Bot:
@@ -120,14 +142,9 @@ def load_policy_bytes(data: bytes, source: str, name: str | None = None) -> Bot:
 
 def _mlp_bot(data: bytes, source: str, label: str) -> Bot:
     try:
-        mlp = load_mlp(data, source)
+        mlp = load_policy_mlp(data, source)
     except MlpError as exc:
         raise BotError(str(exc)) from None
-    if mlp.obs_size != OBS_SIZE or mlp.num_actions != NUM_ACTIONS:
-        raise BotError(
-            f"{source}: the MLP maps {mlp.obs_size} inputs to {mlp.num_actions} outputs; a policy maps "
-            f"the observation ({OBS_SIZE}) to the action ids ({NUM_ACTIONS})"
-        )
     params, flat = mlp_params(mlp)
     bot = bot_from_module(mlp_bot, name=label, source=source)
     if not bot.fast:
@@ -245,6 +262,18 @@ def _one_at_a_time(act: Act) -> Callable[..., int]:
         return int(ANSWERS[phase, action]) if 0 <= action < NUM_ACTIONS else -1
 
     return decide
+
+
+def warm_up() -> None:
+    """Load the kernels a one-at-a-time decision calls (observation, mask, key), from numba's cache, now:
+    the sandbox host calls it before its handshake, so a walled policy's first decision pays no load."""
+    from arena.engine.layout import V_SIZE
+    from arena.engine.rng import RNG_WORDS
+
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    observe_view(view, True, np.zeros(OBS_SIZE, dtype=np.float32))
+    fill_mask(view_legal_actions(view), np.zeros(NUM_ACTIONS, dtype=np.uint8))
+    next_u64(np.zeros(RNG_WORDS, dtype=np.uint64))
 
 
 def mlp_onnx(mlp: Mlp) -> bytes:

@@ -319,18 +319,21 @@ def league_token(token: str | None, token_file: Path | None) -> str:
     return value
 
 
-def submit_remote(file: str, url: str, token: str | None, name: str | None, token_file: Path | None = None) -> None:
+def submit_remote(
+    file: str,
+    url: str,
+    token: str | None,
+    name: str | None,
+    token_file: Path | None = None,
+    class_name: str | None = None,
+) -> None:
     """``arena submit FILE --to http://HOST:PORT [--name NAME]``, the token from ``$ARENA_TOKEN`` or
     ``--token-file`` (or ``--token``, with a warning)."""
     from arena.league.client import submit_to_server
 
-    if file.startswith("policy:") or file.lower().endswith((".npz", ".onnx")):
-        from arena.league.core import POLICY_REFUSED
-
-        _fail(POLICY_REFUSED)
     secret = league_token(token, token_file)
     try:
-        out = submit_to_server(file, url, secret, name)
+        out = submit_to_server(file, url, secret, name, class_name=class_name)
     except LeagueError as exc:
         _fail(str(exc))
     typer.echo(

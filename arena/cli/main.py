@@ -430,7 +430,12 @@ def _report_bar(quiet: bool):
 
 @app.command()
 def submit(
-    bot: Annotated[str, typer.Argument(help="The bot to add: a .py file, a built-in name, or cmd:<program>.")],
+    bot: Annotated[
+        str,
+        typer.Argument(
+            help="The bot to add: a .py file, a built-in name, cmd:<program>, policy:<file>, or a .jar/.zip (--class)."
+        ),
+    ],
     dest: Annotated[str, typer.Option("--to", help="A run folder (results/default) or a league (http://HOST:PORT).")],
     sandbox: Annotated[
         bool, typer.Option("--sandbox", help="Run the bot file in its own process, with limits (for bots from others).")
@@ -448,13 +453,19 @@ def submit(
     name: Annotated[
         str | None, typer.Option("--name", help="The bot's name in the league (default: file name).")
     ] = None,
+    class_name: Annotated[
+        str | None,
+        typer.Option("--class", help="An EAAI-kit player's class, for a .jar or .zip sent to a league."),
+    ] = None,
 ) -> None:
     """Add a bot to a finished round-robin (plays only its new pairs), or upload it to a league server."""
     if dest.startswith(("http://", "https://")):
         from arena.cli.league import submit_remote
 
-        submit_remote(bot, dest, token, name, token_file)
+        submit_remote(bot, dest, token, name, token_file, class_name)
         return
+    if class_name is not None:
+        _fail("--class is for a .jar or .zip sent to a league; in a run folder name the player eaai:JAR:CLASS")
     _setup_logging(quiet)
     to = Path(dest)
     try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,15 +121,84 @@ def save_mlp(path: str | Path | io.BytesIO, mlp: Mlp) -> None:
     np.savez(path, **arrays)  # type: ignore[arg-type]  # numpy's stubs want str keys passed as **kwds
 
 
-def load_mlp(source: str | Path | bytes, name: str = "") -> Mlp:
-    """An MLP from an ``.npz`` file (a path or its bytes), checked; a bad file is one :class:`MlpError` line."""
+#: Most bytes the arrays of an MLP file may unpack to (16 layers of 4096 x 4096 float32 would be 1 GiB).
+MAX_MLP_BYTES = 256 * 1024 * 1024
+#: The array names an MLP file may hold (``w<i>``, ``b<i>``, ``format``, ``activation``).
+_ARRAY_NAME = re.compile(r"(format|activation|[wb](?:0|[1-9][0-9]?))\.npy")
+
+
+def check_npz(raw: io.BytesIO | Path | str, label: str, max_bytes: int = MAX_MLP_BYTES) -> None:
+    """Refuse, before numpy reads a single array, an ``.npz`` that is not plainly an MLP file's arrays.
+
+    Read from the zip's headers and each array's ``.npy`` header alone: at most ``2 * MAX_LAYERS + 2``
+    entries, named as the format names them; float32 weights and biases of at most two dimensions of
+    at most :data:`MAX_WIDTH`; ``format`` and ``activation`` short strings; no object array (numpy
+    stores those as a pickle); each entry exactly as long as its header says its array is, and all of
+    them at most ``max_bytes``.  So a header claiming a huge shape, a zip bomb, or a pickle costs no
+    memory and runs nothing: :func:`load_mlp` calls this first.
+    """
+    try:
+        with zipfile.ZipFile(raw) as z:
+            infos = z.infolist()
+            if not 1 <= len(infos) <= 2 * MAX_LAYERS + 2:
+                raise MlpError(f"{label}: {len(infos)} arrays; an MLP file holds at most {2 * MAX_LAYERS + 2}")
+            total = sum(i.file_size for i in infos)
+            if total > max_bytes:
+                raise MlpError(f"{label}: the arrays unpack to {total} bytes; the limit is {max_bytes}")
+            for info in infos:
+                _check_entry(z, info, label)
+    except FileNotFoundError:
+        raise
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
+        if isinstance(exc, MlpError):
+            raise
+        raise MlpError(f"{label}: not an .npz file of MLP weights ({type(exc).__name__}: {exc})") from None
+
+
+def _check_entry(z: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> None:
+    match = _ARRAY_NAME.fullmatch(info.filename)
+    if match is None:
+        raise MlpError(f"{label}: holds {info.filename[:60]!r}; an MLP file holds w<i>, b<i>, format, activation")
+    key = match.group(1)
+    with z.open(info) as f:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise MlpError(f"{label}: {key} is in .npy format version {version}; 1.0 or 2.0 expected")
+        offset = f.tell()
+    if dtype.hasobject:
+        raise MlpError(f"{label}: {key} is an object array (a pickle); an MLP file holds numbers and text only")
+    if key in ("format", "activation"):
+        if dtype.kind != "U" or shape != () or dtype.itemsize > 256:
+            raise MlpError(f"{label}: {key} must be a short text")
+    elif dtype != np.dtype("<f4") or len(shape) != (2 if key[0] == "w" else 1) or max(shape) > MAX_WIDTH:
+        dims = "a 2-d" if key[0] == "w" else "a 1-d"
+        raise MlpError(
+            f"{label}: {key} must be {dims} float32 array of at most {MAX_WIDTH} a side; it is {dtype} {shape}"
+        )
+    size = offset + math.prod(shape) * dtype.itemsize
+    if info.file_size != size:
+        raise MlpError(f"{label}: {key} says it is {shape} {dtype} but its entry holds {info.file_size - offset} bytes")
+
+
+def load_mlp(source: str | Path | bytes, name: str = "", max_bytes: int = MAX_MLP_BYTES) -> Mlp:
+    """An MLP from an ``.npz`` file (a path or its bytes), checked (:func:`check_npz` first, then every
+    array); a bad file is one :class:`MlpError` line."""
     label = name or (str(source) if not isinstance(source, bytes) else "mlp")
     try:
         raw = io.BytesIO(source) if isinstance(source, bytes) else source
+        check_npz(raw, label, max_bytes)
+        if isinstance(raw, io.BytesIO):
+            raw.seek(0)
         with np.load(raw, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except FileNotFoundError:
         raise MlpError(f"{label}: no such file") from None
+    except MlpError:
+        raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise MlpError(f"{label}: not an .npz file of MLP weights ({type(exc).__name__}: {exc})") from None
     fmt = arrays.pop("format", None)
@@ -144,6 +214,20 @@ def load_mlp(source: str | Path | bytes, name: str = "") -> Mlp:
     biases = tuple(arrays[f"b{i}"] for i in range(n))
     check_layers(weights, biases, str(act), label)
     return Mlp(weights, biases, str(act))
+
+
+def load_policy_mlp(source: str | Path | bytes, name: str = "", max_bytes: int = MAX_MLP_BYTES) -> Mlp:
+    """:func:`load_mlp`, and one :class:`MlpError` line unless the MLP maps the observation to the action
+    ids (a policy's shape)."""
+    from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
+
+    mlp = load_mlp(source, name, max_bytes)
+    if mlp.obs_size != OBS_SIZE or mlp.num_actions != NUM_ACTIONS:
+        raise MlpError(
+            f"{name or 'mlp'}: the MLP maps {mlp.obs_size} inputs to {mlp.num_actions} outputs; a policy maps "
+            f"the observation ({OBS_SIZE}) to the action ids ({NUM_ACTIONS})"
+        )
+    return mlp
 
 
 def random_mlp(obs_size: int, num_actions: int, hidden: tuple[int, ...] = (256, 256), seed: int = 0) -> Mlp:

@@ -46,7 +46,7 @@ from arena.external.protocol import (
     parse_answer,
     parse_melds,
 )
-from arena.settings.botref import BotRef
+from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
 from arena.settings.config import START_SECONDS
 
 MAX_FAILED_STARTS = 3
@@ -120,6 +120,7 @@ class ExternalBot:
         first_answer_s: float = 0.0,
         read_paths: tuple[str, ...] = (),
         tracer: tuple[str, ...] = (),
+        one_function: bool = False,
     ):
         if not command or not all(isinstance(a, str) for a in command):
             raise ValueError("an external bot's command is a non-empty list of strings")
@@ -133,6 +134,9 @@ class ExternalBot:
         # decision, and the sandbox can't save numba's cache: that first answer of each
         # kind per process may take this long (the start limit), later ones decision_s.
         self.first_answer_s = float(first_answer_s)
+        # A policy answers every kind of decision with one function (its act): only its very first answer
+        # may take first_answer_s.
+        self.one_function = one_function
         self.log = LogBuffer(self.limits.log_bytes)
         self.hello: dict | None = None
         self.param_names: tuple[str, ...] = ()
@@ -221,7 +225,7 @@ class ExternalBot:
         limits = self.limits
         left = limits.game_s - s.game_time
         budget = min(limits.decision_s, left)
-        first = phase not in s.answered and budget < self.first_answer_s
+        first = (not s.answered if self.one_function else phase not in s.answered) and budget < self.first_answer_s
         if first:
             budget = self.first_answer_s
         t0 = time.perf_counter()
@@ -467,14 +471,19 @@ def sandbox_setup(
     from arena.engine._jit import cache_dir
 
     p = Path(path)
-    text = read_bot_file(p)
-    # load_bot_file imports a copy kept under the text's hash; the host may not
-    # write files, so the copy is made here, by the arena (as an in-process load would).
-    try:
-        cached_bot_file(text)
-    except OSError as exc:
-        raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
+    if p.suffix.lower() in BINARY_POLICY_SUFFIXES:  # a binary policy file: read by the host as it is, no copy
+        from arena.botkit.policy import read_policy_file
+
+        digest = hashlib.sha256(read_policy_file(p)).hexdigest()[:16]  # as arena.botkit.policy
+    else:
+        text = read_bot_file(p)
+        # load_bot_file (and a policy module's load) imports a copy kept under the text's hash; the host may
+        # not write files, so the copy is made here, by the arena (as an in-process load would).
+        try:
+            cached_bot_file(text)
+        except OSError as exc:
+            raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
     root = str(Path(__file__).resolve().parents[2])
     if (limits or Limits()).sandbox == "wall":
         from arena.external.wall import host_paths
@@ -493,6 +502,16 @@ def sandbox_setup(
     return host_command(p), str(p.resolve().parent), env, digest, ()
 
 
+def is_policy_file(path: str | os.PathLike) -> bool:
+    """A file the sandbox host serves as a trained policy: an ``.onnx`` or ``.npz``, or a module that
+    defines ``act`` and none of a bot's decisions."""
+    from arena.botkit.bot import read_bot_file
+    from arena.settings.botref import is_policy_source
+
+    suffix = Path(path).suffix.lower()
+    return suffix in BINARY_POLICY_SUFFIXES or (suffix == ".py" and is_policy_source(read_bot_file(Path(path))))
+
+
 def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: str | None = None):
     """A bot file played in its own process (the sandbox host) through the protocol.
 
@@ -504,7 +523,15 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     """
     limits = limits or Limits(start_s=START_SECONDS["sandbox"])
     command, cwd, env, digest, read_paths = sandbox_setup(path, limits)
-    ext = ExternalBot(command, cwd, limits, env=env, first_answer_s=limits.start_s, read_paths=read_paths)
+    ext = ExternalBot(
+        command,
+        cwd,
+        limits,
+        env=env,
+        first_answer_s=limits.start_s,
+        read_paths=read_paths,
+        one_function=is_policy_file(path),
+    )
     return _make_bot(
         ext,
         name,

@@ -1,6 +1,6 @@
 """The sandbox host: serve one bot file over the external-bot protocol.
 
-    python -m arena.external.host path/to/bot.py
+    python -m arena.external.host path/to/bot.py   (or a policy: agent.py, model.onnx, weights.npz)
 
 It loads the file as :func:`arena.botkit.bot.load_bot_file` does (compiled with
 numba where possible) and answers each ``decide`` line by rebuilding the
@@ -47,7 +47,7 @@ def _patch_numba_cache() -> None:
 def serve(path: str, out, inp) -> int:
     import numpy as np
 
-    from arena.botkit.bot import Bot, BotError, load_bot_file
+    from arena.botkit.bot import Bot, BotError
     from arena.engine.layout import V_DECISION
     from arena.engine.rng import RNG_WORDS, seed_rng
     from arena.external.protocol import PROTOCOL_VERSION, decode_decide
@@ -57,7 +57,7 @@ def serve(path: str, out, inp) -> int:
         out.flush()
 
     try:
-        loaded: Bot | str = load_bot_file(path)
+        loaded: Bot | str = _load(path)
     except BotError as exc:
         loaded = str(exc)
     except (SystemExit, KeyboardInterrupt) as exc:  # the file's own sys.exit() at import: not a bot
@@ -97,7 +97,10 @@ def serve(path: str, out, inp) -> int:
             memory[:] = 0.0
             seed_rng(rng, np.uint64(msg["seed"]))
             given = msg.get("params") or {}
-            params = np.array([float(given.get(n, d)) for n, d in zip(names, bot.params.tolist())], dtype=np.float64)
+            if names:  # a compiled MLP policy's params are its weights, which no game overrides
+                params = np.array(
+                    [float(given.get(n, d)) for n, d in zip(names, bot.params.tolist())], dtype=np.float64
+                )
             key = tuple(params.tolist())
             if validate is not None and key not in valid:
                 try:
@@ -121,6 +124,21 @@ def serve(path: str, out, inp) -> int:
             continue
         send(str(int(answer)))
     return 0
+
+
+def _load(path: str):
+    """The bot a file holds: a bot file, or a trained policy (an ``.onnx`` model, MLP weights, or a module
+    defining ``act`` and none of a bot's decisions) answered one decision at a time, each drawing its
+    key from the seat's generator as the lockstep driver does, so it plays the games it plays in-process."""
+    from arena.botkit.bot import load_bot_file
+    from arena.botkit.policy import load_policy, warm_up
+    from arena.external.client import is_policy_file
+
+    if is_policy_file(path):
+        bot = load_policy(path)
+        warm_up()
+        return bot
+    return load_bot_file(path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from arena.league.core import NEW_BOT_PRIORITY, League, _queue, public_text
@@ -46,12 +47,41 @@ RESULT = "RESULT "
 
 
 def version_spec(league: League, v: dict[str, Any] | sqlite3.Row) -> str:
-    """The bot spec a version plays under: its file in the sandbox, its command, or the built-in's name."""
+    """The bot spec a version plays under: its file in the sandbox, its command, its EAAI-kit player's class
+    folder and class (walled, through the adapter), or the built-in's name."""
     if v["kind"] == "file":
         return BotRef("sandbox", str(league.dir / v["spec"])).spec()
     if v["kind"] == "cmd":
         return BotRef("command", v["spec"]).spec()
+    if v["kind"] == "eaai":
+        folder, _, cls = str(v["spec"]).rpartition(":")
+        return BotRef("eaai", f"{league.dir / folder}:{cls}").spec()
+    if v["kind"] == "policy":
+        # MLP weights (data, read strictly) play compiled in the arena's process; code plays walled.
+        walled = not str(v["spec"]).endswith(".npz")
+        return BotRef("sandbox" if walled else "policy", str(league.dir / v["spec"])).spec()
     return str(v["spec"])
+
+
+def public_names(league: League, *versions: dict[str, Any] | sqlite3.Row) -> dict[str, str]:
+    """The server paths a version's messages may hold, and the names shown for them instead."""
+    paths = {}
+    for v in versions:
+        if v["kind"] in ("file", "policy"):
+            paths[str(league.dir / v["spec"])] = v["run_name"] + Path(v["spec"]).suffix
+        elif v["kind"] == "eaai":
+            paths[str(league.dir / str(v["spec"]).rpartition(":")[0])] = v["run_name"]
+    paths[str(league.dir)] = "the league folder"
+    return paths
+
+
+def use_eaai_kit(league: League) -> None:
+    """Name the league's EAAI kit (``eaai_kit``, relative to the league folder) to this process and the
+    checks and games it starts, as ``--eaai-kit`` does for a run."""
+    if league.config.eaai_kit:
+        from arena.external.eaai import KIT_ENV
+
+        os.environ[KIT_ENV] = str((league.dir / league.config.eaai_kit).resolve())
 
 
 def enter_version(conn: sqlite3.Connection, v: dict[str, Any], games_per_pairing: int) -> None:
@@ -147,10 +177,7 @@ class Checker:
         self.running[v["id"]] = _Running(v, proc, out, time.monotonic())
 
     def _finish(self, conn: sqlite3.Connection, v: dict[str, Any], fails: list[str]) -> None:
-        paths = {}
-        if v["kind"] == "file":
-            paths[str(self.league.dir / v["spec"])] = f"{v['run_name']}.py"
-        paths[str(self.league.dir)] = "the league folder"
+        paths = public_names(self.league, v)
         reason = public_text(" | ".join(" ".join(f.split()) for f in fails), paths)[:600]
         with transaction(conn):
             cur = conn.execute("SELECT status FROM versions WHERE id = ?", (v["id"],)).fetchone()
@@ -212,20 +239,49 @@ def _fails_of(out: IO[bytes], code: int) -> list[str]:
     return [f"the check failed (exit code {code}): {last.strip()[:300]}"]
 
 
+def check_in_process(spec: str, games: int) -> list[str]:
+    """The check of a version that plays in the arena's process (MLP weights): it loads (every array
+    checked again: stored bytes are not trusted) and plays ``games`` games against simple, each seat in
+    turn, without a forfeit.  The FAIL lines, as :func:`arena.loading.check.check_bot` gives them."""
+    import numpy as np
+
+    from arena.botkit.bot import BotError
+    from arena.engine.play import play_batch
+    from arena.engine.rules_array import rules_array
+    from arena.loading.load import load_bot
+    from arena.settings.rules import Rules
+
+    try:
+        bot = load_bot(spec)
+    except BotError as exc:
+        return [f"load: {exc}"]
+    simple = load_bot("simple")
+    seeds = np.arange(games // 2 + 1, dtype=np.int64)
+    for pair in ((bot, simple), (simple, bot)):
+        rec = play_batch(*pair, rules_array(Rules()), seeds)
+        if rec.errors:  # one message per forfeited game
+            return [f"games: {rec.errors[0]}"]
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m arena.league.checks DIR SPEC``: check one bot under the league's limits; the last line is
     ``RESULT {"fails": [...]}``."""
     folder, spec = (argv if argv is not None else sys.argv[1:])[:2]
     league = League(folder)
     cfg = league.config
+    use_eaai_kit(league)
     from arena.external.limits import Limits
     from arena.loading.check import check_bot
 
     # The limits the bot will play under (the check sets the start time of its kind).
     limits = Limits(**cfg.run_config(["random", "simple"], round_no=0, results_dir=".").bot_limits())
     try:
-        report = check_bot(spec, games=cfg.check_games, limits=limits, echo=None)
-        fails = [f"{what}: {detail}" for status, what, detail in report.lines if status == "FAIL"]
+        if BotRef.parse(spec).in_process:
+            fails = check_in_process(spec, cfg.check_games)
+        else:
+            report = check_bot(spec, games=cfg.check_games, limits=limits, echo=None)
+            fails = [f"{what}: {detail}" for status, what, detail in report.lines if status == "FAIL"]
     except Exception as exc:  # a check that breaks refuses the bot
         fails = [f"the check failed: {type(exc).__name__}: {exc}"]
     print(RESULT + json.dumps({"fails": fails}), flush=True)

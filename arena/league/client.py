@@ -1,7 +1,9 @@
-"""``arena submit FILE --to http://HOST:PORT --token TOKEN``: upload a bot to a league server."""
+"""``arena submit FILE --to http://HOST:PORT``: upload a bot (a Python file, a command, an EAAI-kit
+player's jar or zip with ``--class``, or a trained policy ``policy:FILE``) to a league server."""
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.error
 import urllib.request
@@ -9,24 +11,55 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.db import LeagueError
-from arena.settings.botref import CMD_PREFIX
+from arena.settings.botref import BINARY_POLICY_SUFFIXES, CMD_PREFIX, POLICY_PREFIX
 
 
 def is_url(to: str) -> bool:
     return to.startswith(("http://", "https://"))
 
 
-def submit_to_server(file: str, url: str, token: str, name: str | None = None, timeout: float = 60.0) -> dict[str, Any]:
-    """Upload ``file`` (a Python bot file, or ``cmd:...`` for organizers); the server's answer."""
+#: The file names of an EAAI-kit player's upload: a jar, or a zip of its class folder.
+ARCHIVE_SUFFIXES = (".jar", ".zip")
+
+
+def _read(file: str) -> bytes:
+    try:
+        return Path(file).read_bytes()
+    except OSError as exc:
+        raise LeagueError(f"cannot read {file}: {exc.strerror or exc}") from None
+
+
+def submit_to_server(
+    file: str,
+    url: str,
+    token: str,
+    name: str | None = None,
+    timeout: float = 60.0,
+    class_name: str | None = None,
+) -> dict[str, Any]:
+    """Upload ``file`` (a Python bot file, ``cmd:...`` for organizers, or an EAAI-kit player's jar or zip
+    with ``class_name``); the server's answer."""
+    is_archive = file.lower().endswith(ARCHIVE_SUFFIXES)
+    if class_name is not None and not is_archive:
+        raise LeagueError(f"--class names the player class of a .jar or .zip; {file} is neither")
     if file.startswith(CMD_PREFIX):
         payload: dict[str, Any] = {"command": file.removeprefix(CMD_PREFIX)}
         default = None
+    elif file.startswith(POLICY_PREFIX) or file.lower().endswith(BINARY_POLICY_SUFFIXES):
+        path = file.removeprefix(POLICY_PREFIX)
+        form = Path(path).suffix.lower().lstrip(".")
+        if form not in ("py", "onnx", "npz"):
+            raise LeagueError(f"{file}: a policy file ends in .py, .onnx or .npz")
+        payload = {"policy": base64.b64encode(_read(path)).decode("ascii"), "format": form}
+        default = Path(path).stem
+    elif is_archive:
+        if not class_name:
+            raise LeagueError(f"{file}: an EAAI-kit player needs --class (its GinRummyPlayer, e.g. com.example.P)")
+        payload = {"archive": base64.b64encode(_read(file)).decode("ascii"), "class": class_name}
+        default = class_name.rsplit(".", 1)[-1]
     else:
         p = Path(file)
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise LeagueError(f"cannot read {file}: {exc.strerror or exc}") from None
+        data = _read(file)
         try:
             payload = {"source": data.decode("utf-8")}
         except UnicodeDecodeError:

@@ -26,6 +26,7 @@ _INTS = {
     "check_games": (0, 200),
     "extra_rounds": (0, 100),
     "max_file_bytes": (100, 5_000_000),
+    "max_archive_bytes": (1000, 100_000_000),
     "submissions_per_hour": (1, 10_000),
     "active_bots_per_user": (1, 1000),
     "bytes_per_user": (1000, 10**10),
@@ -57,6 +58,11 @@ class LeagueConfig:
     #: Limits of the bots' processes: as a tournament config's [limits] (decision_seconds, memory_mb...).
     bot_limits: Mapping[str, float] = field(default_factory=dict)
     max_file_bytes: int = 200_000
+    #: Largest upload that is not Python text: a jar or zip of an EAAI-kit player, an ONNX or .npz policy.
+    max_archive_bytes: int = 2_000_000
+    #: The EAAI kit's jar or class folder (relative: to the league folder), for uploaded EAAI-kit players;
+    #: empty: the league takes none.  The kit is not part of Gin Arena: the organizer supplies it.
+    eaai_kit: str = ""
     submissions_per_hour: int = 10
     active_bots_per_user: int = 3
     #: Bytes of bot files a user may keep on the server, all versions together (organizers: no quota).
@@ -77,6 +83,8 @@ class LeagueConfig:
                 raise LeagueError(f"{CONFIG_NAME}: {key} = {getattr(self, key)} must be even (duplicate deals)")
         if not isinstance(self.name, str) or not self.name.strip():
             raise LeagueError(f"{CONFIG_NAME}: name = {self.name!r} is not allowed (allowed: non-empty text)")
+        if not isinstance(self.eaai_kit, str) or "\n" in self.eaai_kit:
+            raise LeagueError(f"{CONFIG_NAME}: eaai_kit = {self.eaai_kit!r} is not allowed (allowed: a path)")
         hb = self.house_bots
         if isinstance(hb, str) or not isinstance(hb, (list, tuple)) or not all(isinstance(b, str) and b for b in hb):
             raise LeagueError(f"{CONFIG_NAME}: house_bots = {hb!r} is not allowed (allowed: a list of built-in bots)")

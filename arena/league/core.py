@@ -19,15 +19,17 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
 from arena.league.db import DB_NAME, LeagueError, connect, get_state, rows, transaction
-from arena.settings.botref import CMD_PREFIX, BotRef
+from arena.settings.botref import CMD_PREFIX, BotRef, is_policy_tree
 
 #: A user or bot name: a letter, then letters, digits, _ or - (the built-in bots' own rule: gin-chasing);
 #: checked with ``fullmatch``, never ``match`` with ``$`` (which also matches before a final newline).
@@ -97,6 +99,67 @@ def public_text(text: str, names: dict[str, str] | None = None) -> str:
     for path, name in sorted((names or {}).items(), key=lambda kv: -len(kv[0])):
         text = text.replace(path, name)
     return _ABS_PATH_RE.sub(r"\1", text)
+
+
+#: The kinds of version whose bytes the league keeps (and counts against the uploader's quota).
+UPLOADS = ("file", "eaai", "policy")
+#: The forms of an uploaded policy, named by their file suffix.
+POLICY_FORMS = ("py", "onnx", "npz")
+#: An .npz's arrays may unpack to at most this many times the upload's size (np.savez stores them as
+#: they are; a zip bomb of zeros compresses thousands of times).
+NPZ_UNPACKED_FACTOR = 20
+#: Why a binary policy file sent as a bot file's source is refused.
+POLICY_AS_SOURCE = (
+    "this is a policy file (.npz or .onnx), not a bot file's text: send it as a policy "
+    "(arena submit policy:FILE --to ...)"
+)
+
+
+def _python_tree(data: bytes, limit: int) -> ast.Module:
+    """Python source bytes parsed, or a one-line :class:`LeagueError` (size, text, NUL, syntax)."""
+    if len(data) > limit:
+        raise LeagueError(f"the file is {len(data)} bytes; the limit is {limit}", 413)
+    if not data.strip():
+        raise LeagueError("the file is empty")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LeagueError(f"the file is not UTF-8 text (byte {exc.start})") from None
+    if "\x00" in text:
+        raise LeagueError("the file holds a NUL byte; send Python source text")
+    try:
+        return ast.parse(text)
+    except SyntaxError as exc:
+        raise LeagueError(f"the file is not valid Python: {exc.msg} (line {exc.lineno})") from None
+    except (RecursionError, MemoryError):  # the parser's own limits: an expression nested thousands deep
+        raise LeagueError("the file nests an expression too deeply for Python's parser") from None
+
+
+@dataclass(frozen=True)
+class _Upload:
+    """A checked submission: its kind, bytes, spec (as stored), the bytes it takes on the server, and how
+    it is written under the league folder (called inside the submission's transaction)."""
+
+    kind: str
+    data: bytes
+    spec: str
+    size: int = -1
+    write: Callable[[Path], object] = lambda folder: None
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            object.__setattr__(self, "size", len(self.data))
+
+
+def _store_file(path: Path, data: bytes) -> None:
+    """A bot file in a folder of its own (a sandboxed bot's folder holds only it), once."""
+    if path.exists():
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, data)
+    except OSError as exc:
+        raise LeagueError(f"the server cannot store the file: {exc.strerror or exc}", 507) from None
 
 
 @dataclass(frozen=True)
@@ -260,48 +323,37 @@ class League:
         name: str,
         source: bytes | None = None,
         command: str | None = None,
+        *,
+        archive: bytes | None = None,
+        class_name: str | None = None,
+        policy: bytes | None = None,
+        policy_format: str | None = None,
     ) -> dict[str, Any]:
-        """Add a version of bot ``name`` (a Python file's bytes, or ``cmd:`` for organizers): status 'checking'."""
+        """Add a version of bot ``name``: status 'checking'.
+
+        One of: ``source``, a Python bot file's bytes (or a policy module's: a top-level ``act`` and none
+        of a bot's decisions); ``command``, a ``cmd:`` program (organizers only); ``archive`` and
+        ``class_name``, an EAAI-kit player (a jar or a zip of its class folder, and the class that
+        implements ``ginrummy.GinRummyPlayer``; the league's ``eaai_kit`` must be set); ``policy`` and
+        ``policy_format`` (``py``, ``onnx`` or ``npz``), a trained policy.
+        """
         check_name(name, "bot name")
         cfg = self.config
-        if (source is None) == (command is None):
-            raise LeagueError("send either a bot file (source) or a command, not both")
-        if command is not None:
-            if not user.organizer:
-                raise LeagueError("only an organizer may add a cmd: bot", 403)
-            command = command.removeprefix(CMD_PREFIX).strip()
-            try:
-                argv = shlex.split(command)
-            except ValueError as exc:
-                raise LeagueError(f"cannot split the command: {exc}") from None
-            if not argv or len(command) > 2000:
-                raise LeagueError("the command is empty or longer than 2000 characters")
-            kind, data = "cmd", command.encode()
+        given = [x is not None for x in (source, command, archive, policy)]
+        if sum(given) != 1:
+            raise LeagueError(
+                "send one of: a bot file (source), a command, a jar or zip (archive) and its class, or a policy"
+            )
+        if class_name is not None and archive is None:
+            raise LeagueError("a class name goes with an EAAI-kit player's jar or zip (archive)")
+        if policy_format is not None and policy is None:
+            raise LeagueError("a policy format goes with a policy file (policy)")
+        if policy is not None:
+            upload = self._check_policy(policy, policy_format)
         else:
-            assert source is not None
-            if len(source) > cfg.max_file_bytes:
-                raise LeagueError(f"the file is {len(source)} bytes; the limit is {cfg.max_file_bytes}", 413)
-            if not source.strip():
-                raise LeagueError("the file is empty")
-            refuse_policy(source)  # a binary policy file, before it is read as text
-            try:
-                text = source.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise LeagueError(f"the file is not UTF-8 text (byte {exc.start})") from None
-            if "\x00" in text:
-                raise LeagueError("the file holds a NUL byte; send Python source text")
-            try:
-                tree = ast.parse(text)
-            except SyntaxError as exc:
-                raise LeagueError(f"the file is not valid Python: {exc.msg} (line {exc.lineno})") from None
-            except (RecursionError, MemoryError):  # the parser's own limits: an expression nested thousands deep
-                raise LeagueError("the file nests an expression too deeply for Python's parser") from None
-            refuse_policy(source, tree)  # a policy module (act, none of a bot's decisions)
-            kind, data = "file", source
+            upload = self._check_upload(user, source, command, archive, class_name)
+        kind, data, spec, size = upload.kind, upload.data, upload.spec, upload.size
         digest = hashlib.sha256(data).hexdigest()
-        # Every check runs before anything touches the disk: a refused upload leaves no file behind.
-        spec = f"bots/{digest[:32]}/bot.py" if kind == "file" else command
-        assert spec is not None
         now = time.time()
         with transaction(conn):
             recent = conn.execute(
@@ -334,16 +386,16 @@ class League:
                     raise LeagueError(f"bot '{name}' is a house bot", 403)
                 if bot["owner_id"] != user.id and not user.organizer:
                     raise LeagueError(f"bot '{name}' belongs to another user", 403)
-            if kind == "file" and not user.organizer:
+            if kind in UPLOADS and not user.organizer:
                 held = conn.execute(
                     "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(sha256 = ?), 0) FROM (SELECT DISTINCT sha256, size"
-                    " FROM versions WHERE submitted_by = ? AND kind = 'file')",
+                    f" FROM versions WHERE submitted_by = ? AND kind IN {UPLOADS})",
                     (digest, user.id),
                 ).fetchone()
                 used, known = int(held[0]), bool(held[1])
-                if not known and used + len(data) > cfg.bytes_per_user:
+                if not known and used + size > cfg.bytes_per_user:
                     raise LeagueError(
-                        f"quota reached: your bot files take {used} bytes and this one {len(data)}; the quota is "
+                        f"quota reached: your uploads take {used} bytes and this one {size}; the quota is "
                         f"{cfg.bytes_per_user} bytes per user (ask an organizer)",
                         413,
                     )
@@ -360,17 +412,89 @@ class League:
             vid = conn.execute(
                 "INSERT INTO versions(bot_id, number, kind, spec, run_name, sha256, size, status, submitted_by,"
                 " created, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?, 'checking', ?, ?, ?)",
-                (bot_id, number, kind, spec, run_name, digest, len(data), user.id, now_iso(), now),
+                (bot_id, number, kind, spec, run_name, digest, size, user.id, now_iso(), now),
             ).lastrowid
-            if kind == "file":  # written inside the transaction: a failed write stores no version
-                path = self.dir / spec
-                if not path.exists():  # each file in a folder of its own: a sandboxed bot's folder holds only it
-                    try:
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        _atomic_write(path, data)
-                    except OSError as exc:
-                        raise LeagueError(f"the server cannot store the file: {exc.strerror or exc}", 507) from None
+            upload.write(self.dir)  # inside the transaction: a failed write stores no version
         return {"bot": name, "version": number, "id": vid, "status": "checking", "run_name": run_name}
+
+    def _check_upload(
+        self,
+        user: User,
+        source: bytes | None,
+        command: str | None,
+        archive: bytes | None,
+        class_name: str | None,
+    ) -> _Upload:
+        """Every check of a submission that needs neither the database nor the disk: a refused upload
+        leaves no file behind and takes no transaction."""
+        cfg = self.config
+        if command is not None:
+            if not user.organizer:
+                raise LeagueError("only an organizer may add a cmd: bot", 403)
+            command = command.removeprefix(CMD_PREFIX).strip()
+            try:
+                argv = shlex.split(command)
+            except ValueError as exc:
+                raise LeagueError(f"cannot split the command: {exc}") from None
+            if not argv or len(command) > 2000:
+                raise LeagueError("the command is empty or longer than 2000 characters")
+            return _Upload("cmd", command.encode(), command)
+        if archive is not None:
+            from arena.league.eaai_upload import check_eaai_upload, unpack_eaai_upload
+
+            if not cfg.eaai_kit:
+                raise LeagueError(
+                    "this league takes no EAAI-kit players: its organizer has not set eaai_kit in league.toml"
+                )
+            if not (self.dir / cfg.eaai_kit).exists():
+                raise LeagueError("the league's EAAI kit (eaai_kit) is missing on the server; ask an organizer", 503)
+            checked = check_eaai_upload(archive, class_name or "", cfg.max_archive_bytes)
+            return _Upload(
+                "eaai",
+                archive,
+                f"{checked.folder}:{checked.class_name}",
+                max(len(archive), checked.unpacked),
+                lambda folder: unpack_eaai_upload(folder, archive, checked),
+            )
+        assert source is not None
+        if source.startswith(b"PK\x03\x04") or (source[:1] == b"\x08" and b"\x00" in source[:4096]):
+            raise LeagueError(POLICY_AS_SOURCE)  # before it is read as text
+        tree = _python_tree(source, cfg.max_file_bytes)
+        if is_policy_tree(tree):  # a policy module (act, none of a bot's decisions)
+            return self._check_policy(source, "py")
+        spec = f"bots/{hashlib.sha256(source).hexdigest()[:32]}/bot.py"
+        return _Upload("file", source, spec, write=lambda folder: _store_file(folder / spec, source))
+
+    def _check_policy(self, data: bytes, form: str | None) -> _Upload:
+        """A policy's checks that need neither the database nor the disk.
+
+        A module or an ONNX model is code: it is parsed (the module) or sniffed (the model) here and
+        runs only behind the wall, in the check and in its games.  MLP weights are data: they are read
+        here as strictly as the format allows (:func:`arena.engine.mlp.check_npz`: names, dtypes,
+        shapes, sizes, no pickle, finite) and play in the arena's process, compiled, like a built-in."""
+        cfg = self.config
+        if form not in POLICY_FORMS:
+            raise LeagueError(f"policy format {str(form)[:20]!r} is not one of {', '.join(POLICY_FORMS)}")
+        limit = cfg.max_file_bytes if form == "py" else cfg.max_archive_bytes
+        if len(data) > limit:
+            raise LeagueError(f"the policy file is {len(data)} bytes; the limit is {limit}", 413)
+        if form == "py":
+            if not is_policy_tree(_python_tree(data, limit)):
+                raise LeagueError(
+                    "the module is not a policy: a policy defines act(obs, mask, rng) and none of a bot's decisions"
+                )
+        elif form == "onnx":
+            if data[:1] != b"\x08":
+                raise LeagueError("the file is not an ONNX model (a model begins with its IR version)")
+        else:
+            from arena.engine.mlp import MlpError, load_policy_mlp
+
+            try:
+                load_policy_mlp(data, "the .npz", max_bytes=NPZ_UNPACKED_FACTOR * len(data))
+            except MlpError as exc:
+                raise LeagueError(str(exc)) from None
+        spec = f"bots/{hashlib.sha256(data).hexdigest()[:32]}/policy.{form}"
+        return _Upload("policy", data, spec, write=lambda folder: _store_file(folder / spec, data))
 
     def _owned_bot(self, conn: sqlite3.Connection, user: User, name: str) -> sqlite3.Row:
         bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
@@ -418,6 +542,10 @@ class League:
             return f"# built-in bot '{v['spec']}'\n"
         if v["kind"] == "cmd":
             return BotRef("command", v["spec"]).spec() + "\n"
+        if v["kind"] == "eaai":
+            return f"# EAAI-kit player {v['spec'].rpartition(':')[2]}: a jar or zip (sha256 {v['sha256']})\n"
+        if v["kind"] == "policy" and not v["spec"].endswith(".py"):
+            return f"# trained policy: {Path(v['spec']).suffix[1:]} file of {v['size']} bytes (sha256 {v['sha256']})\n"
         try:
             return (self.dir / v["spec"]).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -546,30 +674,31 @@ def _withdraw_bot(conn: sqlite3.Connection, bot_id: int) -> None:
     )
 
 
+def upload_folder(spec: str) -> str:
+    """The folder of an uploaded version under the league folder (``bots/<hash>``), from its spec."""
+    return "/".join(spec.split("/")[:2])
+
+
 def sweep_files(league_dir: Path, conn: sqlite3.Connection, min_age: float = 600.0) -> list[str]:
-    """Remove the files under ``bots/`` that no version points to (left by a write whose transaction failed,
+    """Remove the folders under ``bots/`` that no version points to (left by a write whose transaction failed,
     or by an older arena that wrote before it checked), older than ``min_age`` seconds so a submission whose
-    transaction is still open keeps its file.  Returns what was removed, relative to the league folder."""
-    keep = {r[0] for r in conn.execute("SELECT spec FROM versions WHERE kind = 'file'")}
+    transaction is still open keeps its files.  Returns the files removed, relative to the league folder."""
+    keep = {upload_folder(r[0]) for r in conn.execute(f"SELECT spec FROM versions WHERE kind IN {UPLOADS}")}
     removed: list[str] = []
     root = league_dir / "bots"
     now = time.time()
     for folder in sorted(root.glob("*")):
-        if not folder.is_dir() or folder.is_symlink():
-            continue
-        files = list(folder.iterdir())
-        rels = {f"bots/{folder.name}/{f.name}" for f in files}
-        if rels & keep:
+        if not folder.is_dir() or folder.is_symlink() or f"bots/{folder.name}" in keep:
             continue
         try:
-            if any(now - f.lstat().st_mtime < min_age for f in files):
+            paths = [folder, *folder.rglob("*")]
+            if any(now - p.lstat().st_mtime < min_age for p in paths):
                 continue
-            for f in files:
-                f.unlink()
-            folder.rmdir()
+            files = sorted(str(p.relative_to(league_dir)) for p in paths if not p.is_dir())
+            shutil.rmtree(folder)
         except OSError:
             continue
-        removed += sorted(rels)
+        removed += files
     return removed
 
 
@@ -588,27 +717,3 @@ def _atomic_write(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-
-
-#: Why the league takes no policy file: uploads run behind the wall, and a policy does not run there yet.
-POLICY_REFUSED = (
-    "the league does not take policy files (.npz, .onnx, or a module with act()) yet: uploads run "
-    "behind the wall, and policies do not; play it locally with --bot policy:FILE, or send a bot file"
-)
-
-
-def refuse_policy(source: bytes, tree: ast.Module | None = None) -> None:
-    """A one-line :class:`LeagueError` if an upload is a trained policy rather than a bot file.
-
-    An ``.npz`` is a zip (``PK\\x03\\x04``); an ONNX model is a protobuf
-    whose first field is its IR version (byte ``0x08``) and is not text; a
-    policy module (``tree``, the upload already parsed: parsing happens once,
-    where its limits are caught) defines ``act`` and none of a bot's decisions.
-    """
-    if source.startswith(b"PK\x03\x04") or (source[:1] == b"\x08" and b"\x00" in source[:4096]):
-        raise LeagueError(POLICY_REFUSED)
-    if tree is None:
-        return
-    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if "act" in defined and not defined & {"take_upcard", "draw", "big_gin", "discard", "knock"}:
-        raise LeagueError(POLICY_REFUSED)

@@ -227,19 +227,35 @@ def migrate(conn: sqlite3.Connection) -> int:
             f"the league database is at schema version {version}, newer than this arena knows "
             f"({len(MIGRATIONS)}); upgrade gin-arena"
         )
-    for n in range(version, len(MIGRATIONS)):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if schema_version(conn) != n:  # another connection migrated meanwhile
+    if version == len(MIGRATIONS):
+        return version
+    # Foreign keys off while the steps run (a PRAGMA that is a no-op inside a transaction, so set here): a
+    # step that rebuilds a table drops the old one while rows of other tables still point to its ids.
+    keys_on = bool(conn.execute("PRAGMA foreign_keys").fetchone()[0])
+    conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        for n in range(version, len(MIGRATIONS)):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if schema_version(conn) != n:  # another connection migrated meanwhile
+                    conn.execute("ROLLBACK")
+                    continue
+                for statement in _statements(MIGRATIONS[n]):
+                    conn.execute(statement)
+                broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise LeagueError(
+                        f"schema step {n + 1} would leave {len(broken)} row(s) pointing nowhere "
+                        f"(first: table {broken[0][0]}, row {broken[0][1]}); {RESTORE_HINT}"
+                    )
+                conn.execute(f"PRAGMA user_version = {n + 1}")
+                conn.execute("COMMIT")
+            except BaseException:
                 conn.execute("ROLLBACK")
-                continue
-            for statement in _statements(MIGRATIONS[n]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {n + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+                raise
+    finally:
+        if keys_on:
+            conn.execute("PRAGMA foreign_keys=ON")
     return schema_version(conn)
 
 

@@ -8,6 +8,9 @@ the first entry past it, measured as it is written, whatever the header claims),
 the class to play.  A zip of a class folder may hold the folder itself (``bin/com/x/P.class``):
 the root is then that folder.  It is unpacked into its own folder (read-only files, readable
 by the bots' user) named by its hash, and played as ``eaai:<folder>:<class>``.
+
+:func:`check_eaai_upload` makes every check that needs no disk, so the league refuses a bad upload
+before its transaction; :func:`unpack_eaai_upload` writes it, inside the transaction.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from arena.league.db import LeagueError
@@ -43,40 +48,87 @@ def _names(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     return infos
 
 
+@dataclass(frozen=True)
+class CheckedArchive:
+    """An upload that passed every check made without touching the disk."""
+
+    class_name: str
+    #: The folder inside the archive that holds the class's package (``""``: the archive's top).
+    root: str
+    #: Bytes the files under ``root`` unpack to, as their headers declare: what the player takes on disk,
+    #: and the quota's measure (a header that lies is caught while unpacking: no file gets more bytes).
+    unpacked: int
+    sha256: str
+
+    @property
+    def folder(self) -> str:
+        """Where it is unpacked, relative to the league folder."""
+        return f"bots/{self.sha256[:32]}/classes"
+
+
+def check_eaai_upload(data: bytes, class_name: str, max_bytes: int) -> CheckedArchive:
+    """Every check of an uploaded player that needs no disk (size, class name, entries, the class, the
+    declared unpacked size); a one-line :class:`LeagueError` for the first that fails."""
+    if len(data) > max_bytes:
+        raise LeagueError(f"the archive is {len(data)} bytes; the limit is {max_bytes}", 413)
+    if not isinstance(class_name, str) or not class_name:
+        raise LeagueError("an EAAI-kit player needs its class name (e.g. com.example.MyPlayer)")
+    try:
+        BotRef.parse(f"{EAAI_PREFIX}x.jar:{class_name}")
+    except BotRefError:
+        raise LeagueError(f"{class_name[:80]!r} is not a Java class name (e.g. com.example.MyPlayer)") from None
+    try:
+        z = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, EOFError):
+        raise LeagueError("the upload is not a jar or a zip archive") from None
+    with z:
+        infos = _names(z)
+        want = class_name.replace(".", "/") + ".class"
+        roots = [i.filename[: -len(want)] for i in infos if i.filename == want or i.filename.endswith("/" + want)]
+        if not roots:
+            raise LeagueError(f"the archive holds no {want}")
+        root = min(roots, key=len)
+        unpacked = sum(i.file_size for i in infos if i.filename.startswith(root) and not i.is_dir())
+    budget = _budget(data)
+    if unpacked > budget:
+        raise LeagueError(f"the archive unpacks to more than {budget} bytes ({UNPACKED_FACTOR} times its size)")
+    return CheckedArchive(class_name, root, unpacked, hashlib.sha256(data).hexdigest())
+
+
+def _budget(data: bytes) -> int:
+    return UNPACKED_FACTOR * max(len(data), 1)
+
+
+def unpack_eaai_upload(folder: Path, data: bytes, checked: CheckedArchive) -> Path:
+    """Unpack a checked upload into ``folder / checked.folder`` (once: an upload already there is kept);
+    the unpacked folder.  Nothing is left behind when it fails (:class:`LeagueError`)."""
+    dest = folder / checked.folder
+    if dest.is_dir():
+        return dest
+    made = not dest.parent.exists()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="upload-", dir=dest.parent))
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            _unpack(z, _names(z), checked.root, work, budget=_budget(data))
+        os.replace(work, dest)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise LeagueError(f"the archive cannot be unpacked: {exc}") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if made and not dest.exists():
+            shutil.rmtree(dest.parent, ignore_errors=True)
+    return dest
+
+
 def store_eaai_upload(folder: Path, data: bytes, class_name: str, max_bytes: int) -> tuple[str, str]:
     """Check and unpack an uploaded player under ``folder``; returns (its spec, the upload's sha256).
 
     Raises :class:`LeagueError` (one line) for anything refused.
     """
-    if len(data) > max_bytes:
-        raise LeagueError(f"the archive is {len(data)} bytes; the limit is {max_bytes}", 413)
-    try:
-        BotRef.parse(f"{EAAI_PREFIX}x.jar:{class_name}")
-    except BotRefError:
-        raise LeagueError(f"{class_name!r} is not a Java class name (e.g. com.example.MyPlayer)") from None
-    try:
-        z = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError):
-        raise LeagueError("the upload is not a jar or a zip archive") from None
-    with z:
-        infos = _names(z)
-        want = class_name.replace(".", "/") + ".class"
-        names = {i.filename for i in infos}
-        roots = [n[: -len(want)] for n in names if n == want or n.endswith("/" + want)]
-        if not roots:
-            raise LeagueError(f"the archive holds no {want}")
-        root = min(roots, key=len)
-        digest = hashlib.sha256(data).hexdigest()
-        dest = folder / "bots" / digest[:32] / "classes"
-        if not dest.is_dir():
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            work = Path(tempfile.mkdtemp(prefix="upload-", dir=dest.parent))
-            try:
-                _unpack(z, infos, root, work, budget=UNPACKED_FACTOR * max(len(data), 1))
-                os.replace(work, dest)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-    return f"{EAAI_PREFIX}{dest.resolve()}:{class_name}", digest
+    checked = check_eaai_upload(data, class_name, max_bytes)
+    dest = unpack_eaai_upload(folder, data, checked)
+    return f"{EAAI_PREFIX}{dest.resolve()}:{class_name}", checked.sha256
 
 
 def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], root: str, work: Path, budget: int) -> None:

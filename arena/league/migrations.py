@@ -4,6 +4,13 @@ The database's ``PRAGMA user_version`` is the number of steps applied.
 :func:`arena.league.db.migrate` applies the missing ones in order, each in
 its own transaction, so a database is always at one version.  A step is
 never edited once released: a change of schema is a new step at the end.
+
+A step that changes a CHECK constraint rebuilds the table the way SQLite
+documents (``ALTER TABLE``, "making other kinds of table schema changes"):
+create the new table, copy the rows, drop the old one, rename the new one,
+make its indexes again.  :func:`arena.league.db.migrate` runs every step with
+foreign keys off (so dropping a table that other rows point to deletes
+nothing) and runs ``PRAGMA foreign_key_check`` before it commits.
 """
 
 from __future__ import annotations
@@ -76,5 +83,35 @@ MIGRATIONS: tuple[str, ...] = (
     # nobody else can take it over); the token hash is replaced and every session deleted.
     """
     ALTER TABLE users ADD COLUMN revoked TEXT;          -- when the user was revoked; NULL: active
+    """,
+    # 3: uploaded EAAI-kit players ('eaai': spec is "bots/<hash>/classes:<class>") and trained policies
+    # ('policy': spec is the policy file under bots/<hash>/) as kinds of version: the CHECK of versions.kind
+    # changes, so the table is rebuilt and its rows copied as they are.
+    """
+    CREATE TABLE versions_new (
+        id           INTEGER PRIMARY KEY,
+        bot_id       INTEGER NOT NULL REFERENCES bots(id),
+        number       INTEGER NOT NULL,
+        kind         TEXT NOT NULL CHECK (kind IN ('file', 'cmd', 'builtin', 'eaai', 'policy')),
+        spec         TEXT NOT NULL,                 -- file, eaai, policy: under the league folder; cmd: command
+        run_name     TEXT NOT NULL UNIQUE,
+        sha256       TEXT NOT NULL,
+        size         INTEGER NOT NULL,              -- bytes the upload takes on the server (the quota's unit)
+        status       TEXT NOT NULL
+                     CHECK (status IN ('checking', 'playing', 'rated', 'refused', 'retired', 'withdrawn')),
+        reason       TEXT NOT NULL DEFAULT '',
+        submitted_by INTEGER REFERENCES users(id),
+        created      TEXT NOT NULL,
+        created_ts   REAL NOT NULL,
+        UNIQUE (bot_id, number)
+    );
+    INSERT INTO versions_new (id, bot_id, number, kind, spec, run_name, sha256, size, status, reason, submitted_by,
+                              created, created_ts)
+        SELECT id, bot_id, number, kind, spec, run_name, sha256, size, status, reason, submitted_by, created,
+               created_ts FROM versions;
+    DROP TABLE versions;
+    ALTER TABLE versions_new RENAME TO versions;
+    CREATE INDEX versions_by_status ON versions(status);
+    CREATE INDEX versions_by_submitter ON versions(submitted_by, created_ts);
     """,
 )

@@ -48,7 +48,7 @@ from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
 
-from arena.league.checks import Checker, enter_version, version_spec
+from arena.league.checks import Checker, enter_version, public_names, use_eaai_kit, version_spec
 from arena.league.core import League, _queue, now_iso, public_text, sweep_files
 from arena.league.db import Reconnecting, rows, set_state, transaction
 
@@ -69,6 +69,7 @@ class Scheduler:
         self.scheduler = scheduler
         self.db = Reconnecting(league.dir / "league.db")
         self.conn = self.db.get()
+        use_eaai_kit(league)  # the checks and the pairings' workers inherit it
 
     # --- the loop ---------------------------------------------------------------------
     def run_forever(self, idle_sleep: float = 1.0) -> None:
@@ -245,9 +246,7 @@ class Scheduler:
         return self._public(text, va, vb), "done"
 
     def _public(self, text: str, *versions: dict[str, Any]) -> str:
-        paths = {str(self.league.dir / v["spec"]): f"{v['run_name']}.py" for v in versions if v["kind"] == "file"}
-        paths[str(self.league.dir)] = "the league folder"
-        return public_text(" ".join(text.split()), paths)[:600]
+        return public_text(" ".join(text.split()), public_names(self.league, *versions))[:600]
 
     def stored_games(self, round_no: int, a: str, b: str) -> int:
         """Games of matchup a vs b stored in runs/rNNN (an SPRT stop counts only its chunks)."""

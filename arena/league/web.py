@@ -28,6 +28,8 @@ that ETag back gets a 304.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import hashlib
 import hmac
@@ -215,6 +217,19 @@ async def read_form(request: Request, limit: int) -> dict[str, str]:
     return {k: v[0] for k, v in fields.items()}
 
 
+def _base64_field(data: dict[str, Any], key: str) -> bytes | None:
+    """A binary upload sent in a JSON field as base64 text (None when absent)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise LeagueError(f"{key} must be the file's bytes in base64 (a string)")
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        raise LeagueError(f"{key} is not base64") from None
+
+
 def _param(request: Request, key: str) -> str:
     value = request.path_params[key]
     if not PARAM_RE.fullmatch(value):
@@ -269,7 +284,9 @@ class LeagueSite:
         self.league = league
         self.conns = _Conns(league)
         self.cached = _Cached(league)
-        self.max_upload = 2 * league.config.max_file_bytes + 4096  # JSON escaping may double a file
+        cfg = league.config
+        # JSON escaping may double a file; base64 makes an archive 4/3 its size
+        self.max_upload = max(2 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
         self.max_form = 3 * league.config.max_file_bytes + 4096  # %-encoding of a file
 
     def body_limit(self, path: str) -> int | None:
@@ -363,14 +380,32 @@ class LeagueSite:
     async def api_submit(self, request: Request) -> Response:
         user = await self.api_user(request, write=True)
         data = await read_json(request, self.max_upload)
-        name = data.get("name")
+        name: Any = data.get("name")  # checked by submit (check_name)
         source, command = data.get("source"), data.get("command")
         if source is not None and not isinstance(source, str):
             raise LeagueError("source must be the bot file's text (a string)")
         if command is not None and not isinstance(command, str):
             raise LeagueError("command must be a string")
+        archive = _base64_field(data, "archive")
+        class_name = data.get("class")
+        if class_name is not None and not isinstance(class_name, str):
+            raise LeagueError("class must be a Java class name (a string)")
+        policy = _base64_field(data, "policy")
+        policy_format = data.get("format")
+        if policy_format is not None and not isinstance(policy_format, str):
+            raise LeagueError("format must be a policy file's suffix (py, onnx or npz)")
         out = await self.db(
-            self.league.submit, user, name, None if source is None else source.encode("utf-8", "surrogatepass"), command
+            lambda conn: self.league.submit(
+                conn,
+                user,
+                name,
+                None if source is None else source.encode("utf-8", "surrogatepass"),
+                command,
+                archive=archive,
+                class_name=class_name,
+                policy=policy,
+                policy_format=policy_format,
+            )
         )
         out["page"] = f"/league/user/{quote(user.name)}"
         return JSONResponse(out, status_code=202, headers=HEADERS)

@@ -22,13 +22,16 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from arena.botkit.bot import Bot
+from arena.botkit.policy import policy_source
 from arena.engine._jit import jit
 from arena.engine.rng import mix_seed
+from arena.settings.botref import BINARY_POLICY_SUFFIXES
 from arena.settings.config import LIMITS
 from arena.settings.rules import Rules
 
@@ -77,12 +80,14 @@ class BotSpec:
             limits = tuple(dataclasses.asdict(ext.limits).items()) if ext is not None else ()
             if ref.kind in ("command", "eaai"):
                 return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, ref.cwd or "")
-            return cls(bot.name, "sandbox", ref.ref, _read(ref.ref), bot.source_hash, params, limits)
+            if Path(ref.ref).suffix.lower() in BINARY_POLICY_SUFFIXES:  # a walled ONNX model: its bytes
+                source = policy_source(ref.ref)
+            else:
+                source = _read(ref.ref)
+            return cls(bot.name, "sandbox", ref.ref, source, bot.source_hash, params, limits)
         if ref.kind == "builtin":
             return cls(bot.name, "builtin", ref.ref, "", bot.source_hash, params)
         if ref.kind == "policy":
-            from arena.botkit.policy import policy_source
-
             return cls(bot.name, "policy", ref.ref, policy_source(ref.ref), bot.source_hash, params)
         path = getattr(bot.module, "__file__", None) or ref.ref
         return cls(bot.name, "file", ref.ref, _read(path), bot.source_hash, params)

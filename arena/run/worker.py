@@ -12,13 +12,14 @@ import contextlib
 import dataclasses
 import io
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
-from arena.botkit.policy import load_policy_source
+from arena.botkit.policy import cached_policy_file, load_policy_source
 from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
 from arena.engine.play import C_ASKED, C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.engine.rules_array import rules_array
@@ -28,7 +29,7 @@ from arena.loading.load import load
 from arena.run.plan import BotSpec, ChunkTask, pair_seeds
 from arena.run.schema import games_frame, hands_frame
 from arena.run.tables import actions_table
-from arena.settings.botref import BotRef
+from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
 
 # Slots of the progress array a worker shares with its driver (the watchdog
 # reads them to name the bot that was being asked when a chunk timed out, and
@@ -114,7 +115,10 @@ def bot_from_spec(spec: BotSpec) -> Bot:
             if bot.source_hash != spec.source_hash:
                 raise WorkerError(f"policy '{spec.name}': its bytes arrived damaged (hash {bot.source_hash})")
         elif spec.kind == "sandbox":
-            path = str(cached_bot_file(spec.source))
+            if Path(spec.ref).suffix.lower() in BINARY_POLICY_SUFFIXES:
+                path = str(cached_policy_file(spec.source, spec.ref))
+            else:
+                path = str(cached_bot_file(spec.source))
             bot = load(BotRef("sandbox", path), Limits(**dict(spec.limits)), name=spec.name)
         else:
             raise WorkerError(f"bot '{spec.name}': unknown kind '{spec.kind}'")

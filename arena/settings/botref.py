@@ -8,7 +8,8 @@ spec                        kind        meaning
 ``simple``, ``early-knock``  builtin     a module of the ``bots`` package
 ``my_bot.py``, ``a/b``       file        a ``.py`` file (a ``.py`` suffix or a
                                         slash means a path), loaded in-process
-``sandbox:my_bot.py``        sandbox     a bot file run in its own walled process
+``sandbox:my_bot.py``        sandbox     a bot file (or a ``.py`` or ``.onnx`` policy)
+                                        run in its own walled process
 ``cmd:java -cp d Player``    command     any program speaking docs/PROTOCOL.md
 ``eaai:p.jar:pkg.Player``    eaai        a player of the EAAI Gin Rummy kit (a jar
                                         or a class folder, and its class), run
@@ -41,6 +42,8 @@ EAAI_PREFIX = "eaai:"
 POLICY_PREFIX = "policy:"
 #: The file forms of a policy, by suffix.
 POLICY_SUFFIXES = (".py", ".onnx", ".npz")
+#: The policy forms that are bytes, not text (they travel to workers in base64).
+BINARY_POLICY_SUFFIXES = (".onnx", ".npz")
 _JAVA_CLASS = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$")
 
 
@@ -148,6 +151,30 @@ class BotRef:
             path, name = self.player
             return BotRef(self.kind, f"{Path(path).resolve()}:{name}", self.cwd, self.params)
         return self
+
+
+#: The decisions a bot file defines (``bots/TEMPLATE.py``); a policy module defines ``act`` and none of them.
+BOT_DECISIONS = frozenset({"take_upcard", "draw", "big_gin", "discard", "knock"})
+
+
+def is_policy_source(text: str) -> bool:
+    """True when Python source ``text`` is a policy module (a top-level ``act``, none of a bot's
+    decisions) rather than a bot file; False for a bot file or text that does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return is_policy_tree(tree)
+
+
+def is_policy_tree(tree) -> bool:
+    """:func:`is_policy_source` on source already parsed (an ``ast.Module``)."""
+    import ast
+
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return "act" in defined and not defined & BOT_DECISIONS
 
 
 def is_path(spec: str) -> bool:

@@ -175,12 +175,12 @@ def test_organizer_endpoints_refuse_participants(site):
         (b"\xff\xfe{}", "application/json", 400, "not valid JSON"),
         (json.dumps({"name": "a b", "source": "x = 1"}).encode(), "application/json", 400, "bot name"),
         (json.dumps({"name": "ok", "source": 5}).encode(), "application/json", 400, "string"),
-        (json.dumps({"name": "ok"}).encode(), "application/json", 400, "either"),
+        (json.dumps({"name": "ok"}).encode(), "application/json", 400, "send one of"),
         (json.dumps({"name": "ok", "source": "def f(:\n"}).encode(), "application/json", 400, "not valid Python"),
         (json.dumps({"name": "ok", "source": "x = 1\x00"}).encode(), "application/json", 400, "NUL"),
         (json.dumps({"name": "ok", "source": "   "}).encode(), "application/json", 400, "empty"),
         (json.dumps({"name": "ok", "source": "#" * 70_000}).encode(), "application/json", 413, "limit"),
-        (b"x" * 300_000, "application/json", 413, "limit"),
+        (b"x" * 3_000_000, "application/json", 413, "limit"),  # past the body limit a 2 MB archive needs in base64
     ],
 )
 def test_submit_refuses_bad_bodies(site, body, ctype, status, words):

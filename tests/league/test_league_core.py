@@ -194,7 +194,9 @@ def test_a_good_bot_passes_its_check_and_is_queued_against_the_field(tmp_path):
     assert n == 3  # against each house bot
 
 
-def test_a_policy_upload_is_refused_in_one_line_and_nothing_is_stored(tmp_path):
+def test_a_policy_sent_as_a_bot_file_is_taken_as_a_policy_or_refused_in_one_line(tmp_path):
+    """A module with act() sent as source becomes a policy version; an .npz or .onnx sent as source text is
+    refused (it goes in the policy field), and nothing is stored for it."""
     import io
 
     from arena.botkit.policy import mlp_onnx
@@ -207,10 +209,13 @@ def test_a_policy_upload_is_refused_in_one_line_and_nothing_is_stored(tmp_path):
     mlp = random_mlp(8, 4, (4,))
     npz = io.BytesIO()
     save_mlp(npz, mlp)
-    module = b"import numpy as np\n\ndef act(obs, mask, rng):\n    return np.argmax(mask, axis=1)\n"
     before = c.execute("SELECT COUNT(*) FROM versions").fetchone()[0]
-    for i, upload in enumerate((npz.getvalue(), mlp_onnx(mlp), module)):
-        with pytest.raises(LeagueError, match="does not take policy files") as err:
+    for i, upload in enumerate((npz.getvalue(), mlp_onnx(mlp))):
+        with pytest.raises(LeagueError, match="this is a policy file") as err:
             lg.submit(c, ann, f"pol{i}", source=upload)
         assert "\n" not in str(err.value)
     assert c.execute("SELECT COUNT(*) FROM versions").fetchone()[0] == before
+    module = b"import numpy as np\n\ndef act(obs, mask, rng):\n    return np.argmax(mask, axis=1)\n"
+    out = lg.submit(c, ann, "mod", source=module)
+    v = c.execute("SELECT kind, spec FROM versions WHERE id = ?", (out["id"],)).fetchone()
+    assert v["kind"] == "policy" and v["spec"].endswith("/policy.py") and (lg.dir / v["spec"]).read_bytes() == module

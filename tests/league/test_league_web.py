@@ -128,7 +128,8 @@ def test_guard_rules_by_path_keep_the_league_forms_and_uploads(played):
     big = json.dumps({"name": "big", "source": "#" * 100_000}).encode()
     status, _, body, _ = call(srv, "POST", "/api/submit", big, {"Content-Type": "application/json"})
     assert status == 401 and "log in" in error(body)
-    limit = 2 * lg.config.max_file_bytes + 4096
+    cfg = lg.config  # a bot file JSON-escaped, or an archive or policy file in base64
+    limit = max(2 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
     huge = b"x" * (limit + 1)
     status, _, body, _ = call(srv, "POST", "/api/submit", huge, {"Content-Type": "application/json"})
     assert status == 413 and str(limit) in error(body)

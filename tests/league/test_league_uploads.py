@@ -1,0 +1,441 @@
+"""Uploads that are not Python bot files: EAAI-kit players (a jar, or a zip of a class folder) and
+trained policies (a module with act(), an ONNX model, MLP weights).
+
+Against the real ``arena league serve`` process on a real SQLite file.  The EAAI kit is never
+used: ``tests/bots/eaai/kit`` is the stand-in written for the tests, named to the league with
+``eaai_kit`` in its league.toml, as an organizer names the real one.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import shutil
+import sqlite3
+import subprocess
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.external.eaai import adapter_classes
+from arena.external.wall import wall_problem
+from arena.league.config import LeagueConfig
+from arena.league.core import League, User
+from arena.league.db import LeagueError, _statements, check_database, connect, schema_version
+from arena.league.migrations import MIGRATIONS
+from tests.league.server import Server, add_user, arena, make_league, wait_for
+from tests.policy_files import AGENT as POLICY
+
+ROOT = Path(__file__).resolve().parents[2]
+EAAI_SOURCES = ROOT / "tests" / "bots" / "eaai"
+PROBLEM = wall_problem()
+
+#: Not a GinRummyPlayer; and a player whose class never finishes loading.
+ATTACKERS = {
+    "players/NotAPlayer.java": "package players;\npublic class NotAPlayer { public NotAPlayer() {} }\n",
+    "players/HangPlayer.java": (
+        "package players;\npublic class HangPlayer extends KitSimplePlayer {\n"
+        "    static { try { Thread.sleep(3_600_000L); } catch (InterruptedException e) { } }\n}\n"
+    ),
+}
+
+
+# --- the schema step that lets versions be EAAI-kit players and policies --------------------------------
+
+
+def _version_2_league(path: Path) -> None:
+    """A league.db as the schema of the two first steps made it, with a user, bots, versions and pairings."""
+    raw = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:2]:
+        for statement in _statements(step):
+            raw.execute(statement)
+    raw.execute("PRAGMA user_version = 2")
+    raw.execute("INSERT INTO users(name, token_hash, organizer, created) VALUES ('ann', 'h1', 0, 't')")
+    for i, (name, owner) in enumerate((("simple", None), ("annbot", 1)), start=1):
+        raw.execute("INSERT INTO bots(name, owner_id, created) VALUES (?, ?, 't')", (name, owner))
+        raw.execute(
+            "INSERT INTO versions(bot_id, number, kind, spec, run_name, sha256, size, status, reason, submitted_by,"
+            " created, created_ts) VALUES (?, 1, ?, ?, ?, ?, ?, 'rated', ?, ?, 't', ?)",
+            (i, "builtin" if owner is None else "file", name, f"{name}-v1", "ab" * i, 10 * i, f"r{i}", owner, 1.5 * i),
+        )
+        raw.execute("UPDATE bots SET current_version = ? WHERE id = ?", (i, i))
+    raw.execute(
+        "INSERT INTO pairings(a, b, round, priority, state, target, created) VALUES (1, 2, 0, 50, 'done', 20, 't')"
+    )
+    raw.close()
+
+
+def _dump(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
+    return {
+        t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")]
+        for t in ("users", "bots", "versions", "pairings")
+    }  # noqa: S608
+
+
+def test_the_third_schema_step_rebuilds_versions_and_keeps_every_row_of_a_version_2_league(tmp_path):
+    db = tmp_path / "league.db"
+    _version_2_league(db)
+    raw = sqlite3.connect(db)
+    before = _dump(raw)
+    raw.close()
+    conn = connect(db)  # migrates
+    assert schema_version(conn) == len(MIGRATIONS) >= 3
+    assert _dump(conn) == before
+    assert (
+        conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        and conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    )
+    indexes = {
+        r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'versions'")
+    }
+    assert {"versions_by_status", "versions_by_submitter"} <= indexes
+    # the other tables still point to versions (a rename of the old table would have moved their references)
+    assert "REFERENCES versions(id)" in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'bots'").fetchone()[0]
+    insert = (
+        "INSERT INTO versions(bot_id, number, kind, spec, run_name, sha256, size, status, created, created_ts)"
+        " VALUES (2, ?, ?, 'x', ?, '', 0, 'checking', 't', 0)"
+    )
+    conn.execute(insert, (2, "eaai", "annbot-v2"))
+    conn.execute(insert, (3, "policy", "annbot-v3"))
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        conn.execute(insert, (4, "wasm", "annbot-v4"))
+    with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+        conn.execute("UPDATE bots SET current_version = 99 WHERE id = 1")
+    conn.close()
+    check_database(db)
+
+
+# --- the stand-in kit and the players, compiled once ----------------------------------------------------
+
+
+def _zip(entries: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def _lying_bomb() -> bytes:
+    """A zip whose one entry says it holds 100 bytes and unpacks to 4 MB of zeros (both headers patched)."""
+    data = bytearray(_zip({"players/KitSimplePlayer.class": bytes(4 << 20)}))
+    real = (4 << 20).to_bytes(4, "little")
+    fake = (100).to_bytes(4, "little")
+    assert data.count(real) == 2  # the local header's and the central directory's uncompressed size
+    return bytes(data.replace(real, fake))
+
+
+@pytest.fixture(scope="module")
+def uploads(tmp_path_factory):
+    if shutil.which("javac") is None or PROBLEM is not None:
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"CI must have javac and the wall ({PROBLEM or 'no javac'})")
+        pytest.skip(f"needs javac and the wall ({PROBLEM or 'no javac'})")
+    root = tmp_path_factory.mktemp("uploads")
+    src, kit, classes = root / "src", root / "kit", root / "classes"
+    for rel, text in ATTACKERS.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    sources = [
+        *(EAAI_SOURCES / "kit" / "ginrummy").glob("*.java"),
+        EAAI_SOURCES / "players" / "players" / "KitSimplePlayer.java",
+        *(src / "players").glob("*.java"),
+    ]
+    subprocess.run(["javac", "-nowarn", "-d", str(classes), *map(str, sources)], check=True, capture_output=True)
+    kit.mkdir()
+    (classes / "ginrummy").rename(kit / "ginrummy")  # the kit apart from the players, as the organizer has it
+    player = {str(p.relative_to(classes)): p.read_bytes() for p in classes.rglob("*.class")}
+    for p in [root, *root.rglob("*")]:  # the bots' user reads the kit when the tests run as root
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    adapter_classes(kit)  # compiled once here, so no check's time limit pays for javac
+    return {
+        "kit": kit,
+        "jar": _zip({"META-INF/MANIFEST.MF": b"Manifest-Version: 1.0\n", **player}),
+        "zip": _zip({f"bin/{k}": v for k, v in player.items()}),  # a zip of the class folder itself
+        "root": root,
+    }
+
+
+def _user(league: League, conn: sqlite3.Connection, name: str) -> User:
+    league.add_user(conn, name)
+    return User(conn.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()[0], name, False)
+
+
+def test_an_archive_is_refused_before_anything_is_stored_and_counts_against_the_quota(tmp_path, uploads):
+    plain = League.init(tmp_path / "nokit", LeagueConfig(house_bots=("random",)))
+    conn = plain.db()
+    ann = _user(plain, conn, "ann")
+    with pytest.raises(LeagueError, match="has not set eaai_kit"):
+        plain.submit(conn, ann, "p", archive=uploads["jar"], class_name="players.KitSimplePlayer")
+    conn.close()
+    gone = League.init(tmp_path / "gone", LeagueConfig(house_bots=("random",), eaai_kit="kit-not-here"))
+    conn = gone.db()
+    with pytest.raises(LeagueError, match="EAAI kit .* is missing on the server") as err:
+        gone.submit(conn, _user(gone, conn, "ann"), "p", archive=uploads["jar"], class_name="players.KitSimplePlayer")
+    assert err.value.status == 503
+    conn.close()
+    jar = uploads["jar"]
+    lg = League.init(
+        tmp_path / "lg",
+        LeagueConfig(house_bots=("random",), eaai_kit=str(uploads["kit"]), bytes_per_user=2 * len(jar) + 500),
+    )
+    conn = lg.db()
+    bob = _user(lg, conn, "bob")
+    with pytest.raises(LeagueError, match="cannot be unpacked"):
+        lg.submit(conn, bob, "bomb", archive=_lying_bomb(), class_name="players.KitSimplePlayer")
+    with pytest.raises(LeagueError, match="needs its class name"):
+        lg.submit(conn, bob, "p", archive=jar)
+    with pytest.raises(LeagueError, match="goes with"):
+        lg.submit(conn, bob, "p", source=b"x = 1\n", class_name="players.KitSimplePlayer")
+    assert conn.execute("SELECT COUNT(*) FROM versions WHERE kind = 'eaai'").fetchone()[0] == 0
+    assert not [p for p in (lg.dir / "bots").rglob("*")]  # nothing unpacked, no empty folder left
+    out = lg.submit(conn, bob, "kit-a", archive=jar, class_name="players.KitSimplePlayer")
+    v = conn.execute("SELECT kind, spec, size FROM versions WHERE id = ?", (out["id"],)).fetchone()
+    assert v["kind"] == "eaai" and v["spec"].endswith(":players.KitSimplePlayer") and v["size"] >= len(jar)
+    assert (lg.dir / v["spec"].rpartition(":")[0] / "players" / "KitSimplePlayer.class").is_file()
+    lg.submit(conn, bob, "kit-a", archive=jar, class_name="players.KitSimplePlayer")  # the same bytes: no more quota
+    with pytest.raises(LeagueError, match="quota reached: your uploads take") as err:
+        lg.submit(conn, bob, "kit-b", archive=uploads["zip"], class_name="players.KitSimplePlayer")
+    assert err.value.status == 413
+    conn.close()
+
+
+# --- through the real server: refused at once, refused by the check, or playing on the board -------------
+
+AGENT = POLICY.encode()
+
+
+def _post_archive(server: Server, token: str, name: str, data: bytes, cls: str) -> tuple[int, dict]:
+    body = {"name": name, "archive": base64.b64encode(data).decode(), "class": cls}
+    return server.post_json("/api/submit", body, token=token)
+
+
+def _post_policy(server: Server, token: str, name: str, data: bytes, form: str) -> tuple[int, dict]:
+    body = {"name": name, "policy": base64.b64encode(data).decode(), "format": form}
+    return server.post_json("/api/submit", body, token=token)
+
+
+def _submit_cli(server: Server, token: str, *args: str) -> str:
+    env = {"ARENA_TOKEN": token}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return arena("submit", *args, "--to", server.url).stdout
+    finally:
+        for k, v in old.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+
+
+@pytest.fixture(scope="module")
+def site(uploads):
+    """One league server; every upload is sent at once, so their checks and games overlap."""
+    from arena.botkit.policy import mlp_onnx
+    from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
+    from arena.engine.mlp import random_mlp, save_mlp
+
+    users = ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank")
+    folder = make_league(
+        uploads["root"] / "league",
+        games_per_pairing=2,
+        chunk_size=2,
+        check_games=2,
+        check_seconds=150,
+        check_slots=4,
+        house_bots=["random"],
+        eaai_kit=str(uploads["kit"]),
+        max_archive_bytes=200_000,
+    )
+    folder.chmod(0o755)
+    tokens = {u: add_user(folder, u) for u in users}
+    server = Server(folder)
+    files = uploads["root"] / "files"
+    files.mkdir()
+    (files / "kitsimple.jar").write_bytes(uploads["jar"])
+    mlp = random_mlp(OBS_SIZE, NUM_ACTIONS, (16,), seed=3)
+    (files / "model.onnx").write_bytes(mlp_onnx(mlp))
+    npz = io.BytesIO()
+    save_mlp(npz, mlp)
+    sent = {
+        "kitjar": _submit_cli(
+            server,
+            tokens["alice"],
+            str(files / "kitsimple.jar"),
+            "--class",
+            "players.KitSimplePlayer",
+            "--name",
+            "kitjar",
+        ),
+        "kitzip": _post_archive(server, tokens["bob"], "kitzip", uploads["zip"], "players.KitSimplePlayer"),
+        "notplayer": _post_archive(server, tokens["carol"], "notplayer", uploads["jar"], "players.NotAPlayer"),
+        "hangs": _post_archive(server, tokens["dave"], "hangs", uploads["jar"], "players.HangPlayer"),
+        "polpy": _post_policy(server, tokens["erin"], "polpy", AGENT, "py"),
+        "polonnx": _submit_cli(server, tokens["frank"], f"policy:{files / 'model.onnx'}", "--name", "polonnx"),
+        "polnpz": _post_policy(server, tokens["gina"], "polnpz", npz.getvalue(), "npz"),
+        # a policy that reads the league's database at import: the wall shows it no such file
+        "snoop": _post_policy(
+            server,
+            tokens["hank"],
+            "snoop",
+            b"print(open(%r, 'rb').read(64))\n" % str(folder / "league.db") + AGENT,
+            "py",
+        ),
+    }
+    try:
+        yield server, tokens, folder, sent
+    finally:
+        server.stop()
+
+
+def _versions(server: Server) -> dict[str, dict]:
+    out = {}
+    for user in ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank"):
+        for v in server.get(f"/api/users/{user}")["versions"]:
+            out[v["bot"]] = v
+    return out
+
+
+def _checked(server: Server) -> dict[str, dict]:
+    def done() -> dict[str, dict] | None:
+        vs = _versions(server)
+        return vs if len(vs) == 8 and all(v["status"] != "checking" for v in vs.values()) else None
+
+    return wait_for(done, 300, "the checks")
+
+
+def _on_board(server: Server, bots: tuple[str, ...]) -> dict[str, dict]:
+    def board() -> dict[str, dict] | None:
+        rows = {e["bot"]: e for e in server.get("/api/leaderboard")}
+        return rows if all(rows.get(b, {}).get("games", 0) >= 2 for b in bots) else None
+
+    return wait_for(board, 240, f"games of {', '.join(bots)}")
+
+
+def test_uploaded_players_are_checked_behind_the_wall_and_play_on_the_board(site):
+    server, tokens, folder, sent = site
+    assert "submitted kitjar version 1: checking" in sent["kitjar"]
+    for b in ("kitzip", "notplayer", "hangs"):
+        assert sent[b][0] == 202, sent[b]
+    done = _checked(server)
+    assert done["notplayer"]["status"] == "refused"
+    assert "players.NotAPlayer does not implement ginrummy.GinRummyPlayer" in done["notplayer"]["reason"]
+    # refused by the start limit (30 s for a program to say hello), long before the check's own limit
+    assert done["hangs"]["status"] == "refused" and done["hangs"]["reason"].startswith("handshake: timeout")
+    for v in done.values():
+        assert str(folder) not in v["reason"]  # no server path in a public reason
+    assert done["kitjar"]["status"] in ("playing", "rated") and done["kitzip"]["status"] in ("playing", "rated")
+    rows = _on_board(server, ("kitjar", "kitzip"))
+    for b in ("kitjar", "kitzip"):
+        assert rows[b]["forfeits"] == 0
+    assert "notplayer" not in rows and "hangs" not in rows
+    source = server.request("GET", "/api/bots/kitjar/source", token=tokens["alice"])[2].decode()
+    assert "EAAI-kit player players.KitSimplePlayer" in source
+
+
+def test_uploaded_policies_of_each_form_are_checked_and_play_on_the_board(site):
+    server, tokens, folder, sent = site
+    assert "submitted polonnx version 1: checking" in sent["polonnx"]
+    for b in ("polpy", "polnpz", "snoop"):
+        assert sent[b][0] == 202, sent[b]
+    done = _checked(server)
+    for b in ("polpy", "polonnx", "polnpz"):
+        assert done[b]["status"] in ("playing", "rated"), done[b]
+    snoop = done["snoop"]
+    assert snoop["status"] == "refused" and "FileNotFoundError" in snoop["reason"], snoop
+    assert str(folder) not in snoop["reason"] and "the league folder/league.db" in snoop["reason"]
+    rows = _on_board(server, ("polpy", "polonnx", "polnpz"))
+    for b in ("polpy", "polonnx", "polnpz"):
+        assert rows[b]["forfeits"] == 0
+    assert "snoop" not in rows
+    c = sqlite3.connect(folder / "league.db")
+    kinds = dict(c.execute("SELECT run_name, kind FROM versions WHERE run_name LIKE 'pol%'").fetchall())
+    c.close()
+    assert kinds == {"polpy-v1": "policy", "polonnx-v1": "policy", "polnpz-v1": "policy"}
+    assert server.request("GET", "/api/bots/polpy/source", token=tokens["erin"])[2] == AGENT
+
+
+def _npz(arrays: dict[str, np.ndarray], compressed: bool = False) -> bytes:
+    buf = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buf, **arrays)
+    return buf.getvalue()
+
+
+def _huge_shape_npz() -> bytes:
+    """A valid-looking w0 whose .npy header claims (4096, 4096) float32 (64 MiB) over 16 bytes of data."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        head = io.BytesIO()
+        np.lib.format.write_array_header_1_0(head, {"descr": "<f4", "fortran_order": False, "shape": (4096, 4096)})
+        z.writestr("w0.npy", head.getvalue() + bytes(16))
+        z.writestr("format.npy", _npy(np.array("gin-arena-mlp-1")))
+    return buf.getvalue()
+
+
+def _npy(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, a, allow_pickle=True)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda: _npz({"format": np.array("gin-arena-mlp-1"), "w0": np.array([{"x": 1}], dtype=object)}), "pickle"),
+        (_huge_shape_npz, "says it is (4096, 4096)"),
+        (lambda: _npz({"w0": np.zeros(5000, dtype=np.float32)}), "at most 4096"),
+        (lambda: _npz({"w0": np.zeros((4096, 4096), dtype=np.float32)}, compressed=True), "unpack to"),
+        (lambda: _npz({"evil": np.zeros(3, dtype=np.float32)}), "holds 'evil.npy'"),
+    ],
+    ids=["pickle-inside", "huge-shape", "too-wide", "zip-bomb", "stray-array"],
+)
+def test_a_malicious_npz_is_refused_at_upload_before_numpy_reads_it(site, make, why):
+    server, tokens, folder, _ = site
+    before = sorted(p.name for p in (folder / "bots").iterdir())
+    got, ans = _post_policy(server, tokens["gina"], "badnpz", make(), "npz")
+    assert got == 400 and why in ans["error"] and "\n" not in ans["error"], ans
+    assert sorted(p.name for p in (folder / "bots").iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    ("entries", "status", "why"),
+    [
+        ({"../../evil/players/KitSimplePlayer.class": b"\xca\xfe\xba\xbe"}, 400, "not a plain relative path"),
+        ({"players/Other.class": b"\xca\xfe\xba\xbe"}, 400, "holds no players/KitSimplePlayer.class"),
+        ({"players/KitSimplePlayer.class": bytes(150_000)}, 400, "unpacks to more than"),  # a zip bomb
+        ({"players/KitSimplePlayer.class": os.urandom(210_000)}, 413, "the limit is 200000"),
+    ],
+    ids=["path-traversal", "no-such-class", "zip-bomb", "too-big"],
+)
+def test_a_hostile_archive_is_refused_in_one_line_and_leaves_nothing(site, entries, status, why):
+    server, tokens, folder, _ = site
+    before = sorted(p.name for p in (folder / "bots").iterdir())
+    got, ans = _post_archive(server, tokens["bob"], "hostile", _zip(entries), "players.KitSimplePlayer")
+    assert got == status and why in ans["error"] and "\n" not in ans["error"], ans
+    assert sorted(p.name for p in (folder / "bots").iterdir()) == before
+    assert not (folder.parent / "evil").exists()
+
+
+def test_the_sweep_removes_an_unreferenced_upload_folder_with_its_tree_and_keeps_every_referenced_one(
+    tmp_path, uploads
+):
+    from arena.league.core import sweep_files
+
+    lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random",), eaai_kit=str(uploads["kit"])))
+    conn = lg.db()
+    ann = _user(lg, conn, "ann")
+    kept = lg.submit(conn, ann, "kit", archive=uploads["jar"], class_name="players.KitSimplePlayer")
+    pol = lg.submit(conn, ann, "pol", policy=AGENT, policy_format="py")
+    orphan = lg.dir / "bots" / ("f" * 32) / "classes" / "players"
+    orphan.mkdir(parents=True)
+    (orphan / "P.class").write_bytes(b"\xca\xfe\xba\xbe")
+    old = 1_000_000_000
+    for p in [*(lg.dir / "bots").rglob("*"), *(lg.dir / "bots").glob("*")]:
+        os.utime(p, (old, old), follow_symlinks=False)
+    removed = sweep_files(lg.dir, conn)
+    assert removed == [f"bots/{'f' * 32}/classes/players/P.class"] and not orphan.exists()
+    for out in (kept, pol):
+        spec = conn.execute("SELECT spec FROM versions WHERE id = ?", (out["id"],)).fetchone()[0]
+        assert (lg.dir / spec.rpartition(":")[0] if ":" in spec else lg.dir / spec).exists()
+    conn.close()
