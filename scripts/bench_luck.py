@@ -8,14 +8,27 @@
 ``unbiased`` simple against simple in single games (no duplicate pairs, so
              all the luck is there; truth 0.5 and 0 by symmetry): the
              adjusted mean lies in the plain interval (``--games 1000000``).
+             With ``--duplicate``: gin-chasing against early-knock in
+             duplicate pairs (no symmetry, the truth unknown): the adjusted
+             mean lies in the plain interval, and the mean luck per pair is
+             zero within its own, much narrower, interval.
 ``known``    simple against a copy of itself that forfeits 20% of its games
              at its first decision (``tests/analysis/blunder_bot.py``): true
              win rate 0.6 and margin 0 exactly; the coverage of the 95%
-             intervals over blocks of 100 pairs, plain and adjusted.
+             intervals over blocks of 25 to 200 pairs, plain and adjusted,
+             with the binomial standard deviation of each coverage, the
+             blocks' design effect (spread of the block means over what
+             their intervals assume: 1 for independent pairs) and the
+             coverage the same t interval has on blocks resampled
+             independently from the run's own pairs (the interval method
+             alone, without any dependence between pairs).
+
+``--results DIR`` keeps the runs there, and a run already in ``DIR`` (with
+its luck table) is read again instead of played.
 
 Run: ``nice python scripts/bench_luck.py gain [--games 200000] [--mc-games 4000]``
      ``nice python scripts/bench_luck.py known [--games 200000]``
-     ``nice python scripts/bench_luck.py unbiased --games 1000000``
+     ``nice python scripts/bench_luck.py unbiased --games 1000000 [--duplicate]``
 """
 
 from __future__ import annotations
@@ -47,6 +60,7 @@ VARIANTS = {
 
 
 def play(results: Path, a: str, b: str, games: int, seed: int, workers: int, duplicate: bool = True) -> Path:
+    """Play the matchup into ``results`` (or reuse the complete run of the same config found there)."""
     cfg = TournamentConfig(
         name=f"{a}-vs-{b}" + ("" if duplicate else "-single"),
         duplicate=duplicate,
@@ -62,21 +76,46 @@ def play(results: Path, a: str, b: str, games: int, seed: int, workers: int, dup
         record_log=True,
         results_dir=str(results),
     )
+    run = results / cfg.name
+    if _complete(run, cfg):
+        print(f"# {a} vs {b}: the run in {run} is reused", flush=True)
+        return run
     t = time.time()
     run_tournament(cfg, progress=False)
     print(f"# played {a} vs {b}: {games:,} games in {time.time() - t:.0f} s", flush=True)
-    return results / cfg.name
+    return run
+
+
+def _complete(run: Path, cfg: TournamentConfig) -> bool:
+    if not (run / "config.toml").exists():
+        return False
+    store = RunStore(run)
+    key = ("seed", "games_per_pair", "duplicate", "candidate", "bots", "variants", "rules")
+    old = store.config()
+    same = all(getattr(old, k) == getattr(cfg, k) for k in key)
+    return same and sum(len(c.games) for c in store.chunks(["game_id"])) == cfg.games_per_pair
 
 
 def measure(run: Path, workers: int) -> pd.DataFrame:
-    t = time.time()
-    done = luck.analyse_luck(run, workers=workers)
-    print(f"# luck of {done.games:,} games in {time.time() - t:.0f} s ({done.games / (time.time() - t):,.0f} games/s)")
+    store = RunStore(run)
+    if luck.TABLE in store.analyses() and store.analysis_info(luck.TABLE).get("value_sha256") == (
+        luck.shipped_value().sha256
+    ):
+        print(f"# the luck table of {run} is reused", flush=True)
+    else:
+        t = time.time()
+        done = luck.analyse_luck(run, workers=workers)
+        rate = done.games / (time.time() - t)
+        print(f"# luck of {done.games:,} games in {time.time() - t:.0f} s ({rate:,.0f} games/s)", flush=True)
     return luck.luck_results(RunStore(run).analysis_parts(luck.TABLE))
 
 
+def _base(args: argparse.Namespace, prefix: str) -> Path:
+    return Path(args.results) if args.results else Path(tempfile.mkdtemp(prefix=prefix))
+
+
 def gain(args: argparse.Namespace) -> None:
-    base = Path(tempfile.mkdtemp(prefix="bench-luck-"))
+    base = _base(args, "bench-luck-")
     matchups = [
         ("gin-chasing", "early-knock", args.games),
         ("mc-fast", "simple", args.mc_games),
@@ -127,40 +166,104 @@ def what_limits(run: Path) -> dict[str, float]:
     return out
 
 
+def coverage(x: np.ndarray, truth: float, block: int, conf: float = 0.95) -> tuple[float, int]:
+    """Share of the consecutive blocks of ``block`` pairs whose t interval covers ``truth``, and the blocks."""
+    n = len(x) // block
+    b = np.asarray(x[: n * block], dtype=float).reshape(n, block)
+    h = sps.t.ppf(0.5 + conf / 2, block - 1) * b.std(axis=1, ddof=1) / math.sqrt(block)
+    return float(np.mean(np.abs(b.mean(axis=1) - truth) <= h)), n
+
+
+def design_effect(x: np.ndarray, block: int) -> tuple[float, float]:
+    """Variance of the block means over the mean within-block variance / ``block``, and its chi-square p-value.
+
+    1 when the pairs are independent (what every interval assumes); above 1 when pairs near each other
+    are alike.  The p-value is the chance of a value at least this large from independent normal pairs.
+    """
+    n = len(x) // block
+    b = np.asarray(x[: n * block], dtype=float).reshape(n, block)
+    d = float(b.mean(axis=1).var(ddof=1) / (b.var(axis=1, ddof=1).mean() / block))
+    return d, float(sps.chi2.sf(d * (n - 1), n - 1))
+
+
+def resampled_coverage(x: np.ndarray, block: int, blocks: int, seed: int, conf: float = 0.95) -> float:
+    """Coverage of the t interval on ``blocks`` blocks drawn independently from the pairs ``x`` (truth: x's mean).
+
+    The interval method alone: no dependence between pairs, the very distribution of the pairs' values.
+    """
+    x = np.asarray(x, dtype=float)
+    s = x[np.random.default_rng(seed).integers(0, len(x), size=(blocks, block))]
+    h = sps.t.ppf(0.5 + conf / 2, block - 1) * s.std(axis=1, ddof=1) / math.sqrt(block)
+    return float(np.mean(np.abs(s.mean(axis=1) - x.mean()) <= h))
+
+
 def known(args: argparse.Namespace) -> None:
-    base = Path(tempfile.mkdtemp(prefix="bench-luck-known-"))
-    run = play(base, "simple", "blunder", args.games, 35, args.workers)
-    luck.analyse_luck(run, workers=args.workers)
+    base = _base(args, "bench-luck-known-")
+    run = play(base, "simple", "blunder", args.games, args.seed or 38, args.workers)
+    measure(run, args.workers)
     t = pd.concat(list(RunStore(run).analysis_parts(luck.TABLE)), ignore_index=True)
-    pairs = t.groupby("pair")[["margin", "win", "luck_points", "luck_win"]].mean()
-    block = np.arange(len(pairs)) // 100
-    q = sps.t.ppf(0.975, 99)
-    print(f"\n{len(pairs):,} pairs in {block.max() + 1} blocks of 100; truth: win rate 0.6, margin 0")
-    print("| value | estimate | coverage of the 95% intervals | mean interval width |")
-    print("|---|---|---|---|")
+    pairs = t.groupby("pair")[["margin", "win", "luck_points", "luck_win"]].mean().sort_index()
+    sizes = (25, 50, 100, 200)
+    print(f"\n{len(pairs):,} pairs; truth: win rate 0.6, margin 0; 95% t intervals over blocks of consecutive pairs")
+    print(
+        "| value | estimate (95%) | z vs truth | "
+        + " | ".join(f"coverage, {b} pairs (blocks)" for b in sizes)
+        + " | design effect, 100 pairs (p) | coverage of resampled blocks of 100 |"
+    )
+    print("|---|---|---|" + "---|" * len(sizes) + "---|---|")
     for what, lk, true in (("win", "luck_win", 0.6), ("margin", "luck_points", 0.0)):
         for tag, x in (("plain", pairs[what]), ("adjusted", pairs[what] - pairs[lk])):
-            g = x.groupby(block)
-            h = q * g.std(ddof=1) / np.sqrt(g.size())
-            cover = float(((g.mean() - true).abs() <= h).mean())
-            se = x.std(ddof=1) / math.sqrt(len(x))
-            print(f"| {what} {tag} | {x.mean():.4f} +- {1.96 * se:.4f} | {cover:.3f} | {2 * h.mean():.4f} |")
+            v = x.to_numpy(float)
+            se = v.std(ddof=1) / math.sqrt(len(v))
+            cells = []
+            for b in sizes:
+                c, n = coverage(v, true, b)
+                cells.append(f"{c:.3f} ({n:,}; sd {math.sqrt(0.95 * 0.05 / n):.3f})")
+            d, p = design_effect(v, 100)
+            boot = resampled_coverage(v, 100, 20000, 1)
+            print(
+                f"| {what} {tag} | {v.mean():.4f} +- {1.96 * se:.4f} | {(v.mean() - true) / se:+.2f} | "
+                + " | ".join(cells)
+                + f" | {d:.3f} ({p:.2f}) | {boot:.3f} |"
+            )
 
 
 def unbiased(args: argparse.Namespace) -> None:
-    """Simple against itself in single games (no duplicate pairs), so the luck is all there: truth 0.5, 0."""
-    base = Path(tempfile.mkdtemp(prefix="bench-luck-unbiased-"))
-    run = play(base, "simple", "simple-b", args.games, 36, args.workers, duplicate=False)
+    """The adjusted mean inside the plain interval, at full size.
+
+    Single games of simple against simple (no duplicate pairs, so the luck is all there: truth 0.5, 0), or
+    with ``--duplicate`` gin-chasing against early-knock in duplicate pairs (the truth unknown; the mean
+    luck per pair must then be zero within its own interval, a sharper check than the plain interval).
+    """
+    base = _base(args, "bench-luck-unbiased-")
+    if args.duplicate:
+        a, b, seed, truth = "gin-chasing", "early-knock", args.seed or 37, {"points": None, "win": None}
+    else:
+        a, b, seed, truth = "simple", "simple-b", args.seed or 36, {"points": 0.0, "win": 0.5}
+    run = play(base, a, b, args.games, seed, args.workers, duplicate=args.duplicate)
     res = measure(run, args.workers)
-    r = res[res["bot"] == "simple"].iloc[0]
-    print("\n| value | games | plain (95% CI) | adjusted (95% CI) | adjusted in plain CI | truth | ratio |")
+    r = res[res["bot"] == a].iloc[0]
+    print(f"\n{a} vs {b}, {'duplicate pairs' if args.duplicate else 'single games'}, seed {seed}")
+    print("| value | games | plain (95% CI) | adjusted (95% CI) | adjusted in plain CI | truth | ratio |")
     print("|---|---|---|---|---|---|---|")
-    for what, true in (("points", 0.0), ("win", 0.5)):
+    for what, true in truth.items():
         p, lo, hi = r[f"{what}_plain"], r[f"{what}_plain_lo"], r[f"{what}_plain_hi"]
         q, qlo, qhi = r[f"{what}_adjusted"], r[f"{what}_adjusted_lo"], r[f"{what}_adjusted_hi"]
         print(
             f"| {what} | {r['games']:,} | {p:+.4f} ({lo:+.4f}, {hi:+.4f}) | {q:+.4f} ({qlo:+.4f}, {qhi:+.4f}) | "
-            f"{'yes' if lo <= q <= hi else 'NO'} | {true} | {r[f'{what}_games_ratio']:.2f} |"
+            f"{'yes' if lo <= q <= hi else 'NO'} | {'unknown' if true is None else true} | "
+            f"{r[f'{what}_games_ratio']:.2f} |"
+        )
+    t = pd.concat(list(RunStore(run).analysis_parts(luck.TABLE, ["pair", "luck_points", "luck_win"])))
+    pairs = t.groupby("pair")[["luck_points", "luck_win"]].mean()
+    print("\n| mean luck per pair | pairs | mean (95% CI) | z |")
+    print("|---|---|---|---|")
+    for col in ("luck_points", "luck_win"):
+        x = pairs[col].to_numpy(float)
+        se = x.std(ddof=1) / math.sqrt(len(x))
+        print(
+            f"| {col} | {len(x):,} | {x.mean():+.5f} ({x.mean() - 1.96 * se:+.5f}, {x.mean() + 1.96 * se:+.5f}) | "
+            f"{x.mean() / se:+.2f} |"
         )
 
 
@@ -170,6 +273,9 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=200000)
     ap.add_argument("--mc-games", type=int, default=4000)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0, help="the run's seed (default: the command's own)")
+    ap.add_argument("--duplicate", action="store_true", help="unbiased: gin-chasing vs early-knock in duplicate pairs")
+    ap.add_argument("--results", default="", help="keep the runs in this folder (and reuse those found there)")
     args = ap.parse_args()
     {"gain": gain, "known": known, "unbiased": unbiased}[args.what](args)
 

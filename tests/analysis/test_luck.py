@@ -215,6 +215,43 @@ def test_a_planted_blunder_of_known_cost_is_recovered_at_the_nominal_coverage(ru
         assert adj.var() < pairs[what].var()  # and it helps
 
 
+def test_arena_analyze_prints_each_bots_luck_per_game_and_per_hand_under_its_error_rates(runs):
+    """After ``arena luck``, ``arena analyze`` prints, under the error-rate table, each bot's luck per game and
+    per hand (points) and per game (chance of winning), each bot in its own sign; with a luck table of
+    another value function it prints none."""
+    from typer.testing import CliRunner
+
+    from arena.cli import app
+
+    run = runs["ek"]
+    luck.analyse_luck(run)
+    args = ["analyze", str(run), "--games", "1", "--samples", "4", "--quiet"]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    rates = next(i for i, line in enumerate(lines) if line.startswith("bot ") and "error x1000" in line)
+    head = lines.index("Luck of the cards (arena luck), next to the errors above: + favoured the bot")
+    assert rates < head and "luck pts/game" in lines[head + 1] and "pts/hand" in lines[head + 1]
+    rows = {line.split()[0]: line.split() for line in lines[head + 2 : head + 4]}
+    assert set(rows) == {"simple", "early-knock"}
+    t = _table(run)
+    for bot in ("simple", "early-knock"):
+        sign = np.where(t["bot_a"] == bot, 1.0, -1.0)  # every game has this bot on one side
+        games, hands = len(t), int(t["hands"].sum())
+        _, g, h, per_game, per_hand, win = rows[bot]
+        assert (int(g.replace(",", "")), int(h.replace(",", ""))) == (games, hands)
+        assert float(per_game) == pytest.approx((sign * t["luck_points"]).sum() / games, abs=0.006)
+        assert float(per_hand) == pytest.approx((sign * t["luck_points"]).sum() / hands, abs=0.006)
+        assert float(win.rstrip("%")) == pytest.approx(100 * (sign * t["luck_win"]).sum() / games, abs=0.006)
+    assert float(rows["simple"][3]) == pytest.approx(-float(rows["early-knock"][3]), abs=0.011)
+    w = RunStore.open_for_writing(run, what="test")
+    w.begin_analysis(luck.TABLE, {"value_sha256": "0" * 64})
+    w.close()
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and "error x1000" in again.output and "Luck of the cards" not in again.output
+    luck.analyse_luck(run)  # as the other tests expect it
+
+
 # --- the value function is fixed ------------------------------------------------------------------------
 
 
