@@ -229,39 +229,6 @@ def _bearer(request: Request) -> str | None:
     return None
 
 
-class BoardAnswers:
-    """ASGI middleware: ``GET /api/leaderboard`` and ``/api/progress`` answered from :class:`_Cached` before
-    the router, the framework's exception layers and a Response object: every open board page polls both,
-    so they are most of a league's requests.  A database error falls through to the routes (their 503)."""
-
-    PATHS = {"/api/leaderboard": "board", "/api/progress": "progress"}
-
-    def __init__(self, app: Any, site: LeagueSite):
-        self.app, self.site = app, site
-        self.fixed = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k != "Cache-Control"]
-        self.fixed += [(b"cache-control", b"no-cache")]
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        what = self.PATHS.get(scope.get("path", "")) if scope["type"] == "http" else None
-        if what is None or scope["method"] != "GET":
-            await self.app(scope, receive, send)
-            return
-        try:
-            body, etag, _ = await self.site.cached.get(what)
-        except sqlite3.DatabaseError:
-            await self.app(scope, receive, send)
-            return
-        headers = [*self.fixed, (b"etag", etag.encode())]
-        sent = next((v for k, v in scope["headers"] if k == b"if-none-match"), b"")
-        if etag.encode() in sent:
-            await send({"type": "http.response.start", "status": 304, "headers": headers})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-
 class LeagueSite:
     """The routes of one league folder."""
 

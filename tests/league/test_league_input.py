@@ -23,7 +23,7 @@ def site(tmp_path_factory):
     folder = make_league(tmp_path_factory.mktemp("input") / "lg", submissions_per_hour=50, active_bots_per_user=20)
     tokens = {"olga": add_user(folder, "olga", organizer=True)}
     (folder / "runs" / "r000").mkdir()  # an (empty) run folder, so the viewer's game id pattern is reached
-    server = Server(folder, play=False)
+    server = Server(folder, play=False, extra=["--allowed-host", "*.example.org"])
     for name in ("alice", "bob"):  # through the API: one process fewer each
         status, body = server.post_json("/api/users", {"name": name}, token=tokens["olga"])
         assert status == 201
@@ -176,3 +176,53 @@ def test_the_board_answers_with_an_etag_and_304_until_it_changes(site):
     assert status == 200 and headers3["etag"] != etag and "random" not in {e["bot"] for e in json.loads(body3)}
     status, headers4, _ = server.request("GET", "/api/progress")
     assert status == 200 and headers4["etag"]
+
+
+def test_the_boards_fast_path_answers_as_the_apps_own_route_header_for_header(site):
+    """A Host named exactly gets the board's polls from the fast path before the framework; a Host allowed
+    only by the ``*.example.org`` pattern goes through the app's Host check and its route.  Both give the
+    same status, body and headers (the date aside), for the full answer and for the 304."""
+    server, _, _ = site
+
+    def answer(path: str, host: str | None, etag: str | None = None) -> tuple[int, dict, bytes]:
+        h = {} if host is None else {"Host": host}
+        if etag:
+            h["If-None-Match"] = etag
+        status, headers, body = server.request("GET", path, headers=h)
+        return status, {k.lower(): v for k, v in headers.items() if k.lower() != "date"}, body
+
+    for path in ("/api/leaderboard", "/api/progress"):
+        fast, routed = answer(path, None), answer(path, "board.example.org")
+        assert fast[0] == routed[0] == 200 and fast == routed, (path, fast[1], routed[1])
+        etag = fast[1]["etag"]
+        fast, routed = answer(path, None, etag), answer(path, "board.example.org", etag)
+        assert fast[0] == routed[0] == 304 and fast == routed, (path, fast[1], routed[1])
+    status, _, body = server.request("GET", "/api/leaderboard", headers={"Host": "evil.test"})
+    assert status == 400 and b"evil.test" in body  # the app's Host check still refuses a foreign Host
+
+
+def test_keep_alive_polls_of_the_board_do_not_wait_for_a_delayed_ack(site):
+    """uvicorn writes an answer's headers and its body separately.  With Nagle's algorithm on (asyncio leaves
+    it on for the connections of a listening socket made with proto 0, as the server's is), the body waits
+    for the client's delayed ACK of the headers: 40 ms or more per poll on a kept-alive connection.  Ten polls
+    in a row on one connection take a millisecond or two each without it."""
+    import statistics
+
+    server, _, _ = site
+    times = []
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        req = f"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+        for _ in range(11):
+            t0 = time.perf_counter()
+            s.sendall(req)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += s.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = int(next(h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:"))[15:])
+            while len(body) < length:
+                body += s.recv(65536)
+            times.append(time.perf_counter() - t0)
+            assert head.startswith(b"HTTP/1.1 200") and json.loads(body)
+    assert statistics.median(times[1:]) < 0.035, [f"{1000 * t:.1f} ms" for t in times]
