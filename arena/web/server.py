@@ -19,8 +19,9 @@ to the play API that is not ``application/json`` (415: a page elsewhere cannot
 post a "simple" text/plain form to this server, the CSRF route; the league's
 forms carry CSRF tokens instead), and marks every answer ``Cache-Control:
 no-store``, ``X-Content-Type-Options: nosniff``, and a Content-Security-Policy
-where the route set none: the viewer's (its own scripts and styles, the inline
-ones by hash), and ``default-src 'none'`` for static files, errors and JSON.
+where the route set none: the viewer's and the play page's (their own scripts
+and styles, the inline ones by hash: no inline handlers, no other site), and
+``default-src 'none'`` for static files, errors and JSON.
 The Host names the app answers to are the loopback names, plus ``--host`` and
 ``--allowed-host`` for a league (:func:`allowed_hosts`).  A client has
 :data:`HEADER_TIMEOUT` seconds to send a request's headers (408, then the
@@ -102,8 +103,6 @@ def page_path(name: str) -> Path:
 
 #: The Content-Security-Policy of answers that are not a page with scripts: static files, errors, JSON.
 STRICT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-#: Pages that set no policy of their own yet (their inline handlers would need one written for them).
-NO_CSP_PATHS = ("/", "/play")
 
 
 def _inline_hashes(html: str, tag: str) -> str:
@@ -112,14 +111,27 @@ def _inline_hashes(html: str, tag: str) -> str:
     return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" for b in blocks)
 
 
-def view_csp() -> str:
-    """The viewer page's policy: its own scripts, styles and JSON, its inline blocks by hash; nothing else."""
-    html = page_path("view.html").read_text(encoding="utf-8")
+def page_csp(name: str, *, style_attributes: bool = False) -> str:
+    """The policy of the page ``name`` (a file of ``static/``): its own scripts, styles, images and JSON, its
+    inline blocks by hash; nothing else (no inline handlers, no other site, no frames, no forms).
+    ``style_attributes``: also ``style="..."`` attributes in its markup (the viewer's)."""
+    html = page_path(name).read_text(encoding="utf-8")
+    attrs = " style-src-attr 'unsafe-inline';" if style_attributes else ""
     return (
         f"default-src 'none'; script-src 'self' {_inline_hashes(html, 'script')}; "
-        f"style-src 'self' {_inline_hashes(html, 'style')}; style-src-attr 'unsafe-inline'; img-src 'self' data:; "
+        f"style-src 'self' {_inline_hashes(html, 'style')};{attrs} img-src 'self' data:; "
         "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
     )
+
+
+def view_csp() -> str:
+    """The viewer page's policy (:func:`page_csp`; its markup has ``style`` attributes)."""
+    return page_csp("view.html", style_attributes=True)
+
+
+def play_csp() -> str:
+    """The play page's policy (:func:`page_csp`)."""
+    return page_csp("play.html")
 
 
 def _no_delay(transport: asyncio.BaseTransport) -> None:
@@ -367,7 +379,9 @@ class Guard:
 
     def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule):
         self.app, self.timeout, self.rule = app, timeout, rule
-        self.view_csp = view_csp().encode()
+        play = play_csp().encode()
+        #: the pages' own policies, for their 2xx answers (``/`` is the play page, or a redirect to the league)
+        self.page_csp = {"/view": view_csp().encode(), "/play": play, "/": play}
 
     async def _reply(self, scope: Scope, send: Send, status: int, message: str) -> None:
         if scope["path"].startswith("/api/"):
@@ -393,9 +407,9 @@ class Guard:
                     headers.append((b"cache-control", b"no-store"))
                 if b"x-content-type-options" not in names:
                     headers.append((b"x-content-type-options", b"nosniff"))
-                if b"content-security-policy" not in names and (path not in NO_CSP_PATHS or message["status"] >= 300):
-                    csp = self.view_csp if path == "/view" and message["status"] < 300 else STRICT_CSP.encode()
-                    headers.append((b"content-security-policy", csp))
+                if b"content-security-policy" not in names:
+                    page = self.page_csp.get(path) if message["status"] < 300 else None
+                    headers.append((b"content-security-policy", page or STRICT_CSP.encode()))
                 message["headers"] = headers
             await send(message)
 

@@ -23,7 +23,7 @@ def site(tmp_path_factory):
     folder = make_league(tmp_path_factory.mktemp("input") / "lg", submissions_per_hour=50, active_bots_per_user=20)
     tokens = {"olga": add_user(folder, "olga", organizer=True)}
     (folder / "runs" / "r000").mkdir()  # an (empty) run folder, so the viewer's game id pattern is reached
-    server = Server(folder, play=False, extra=["--allowed-host", "*.example.org"])
+    server = Server(folder, play=False, play_page=True, extra=["--allowed-host", "*.example.org"])
     for name in ("alice", "bob"):  # through the API: one process fewer each
         status, body = server.post_json("/api/users", {"name": name}, token=tokens["olga"])
         assert status == 201
@@ -116,27 +116,56 @@ def test_python_nested_too_deep_for_the_parser_is_a_400(site, source):
     assert "Traceback" not in server.log_text()
 
 
-def test_every_answer_has_nosniff_and_a_policy_and_the_viewer_allows_only_its_own_scripts(site):
-    server, _, _ = site
-    for path in ("/view", "/static/cards.js", "/static/cards.css", "/no/such/page", "/league/nothing", "/api/nothing"):
-        status, headers, _ = server.request("GET", path)
-        h = {k.lower(): v for k, v in headers.items()}
-        assert h["x-content-type-options"] == "nosniff", path
-        assert (
-            "default-src 'none'" in h["content-security-policy"]
-            and "frame-ancestors 'none'" in h["content-security-policy"]
-        ), path
-    _, headers, page = server.request("GET", "/view")
-    csp = {k.lower(): v for k, v in headers.items()}["content-security-policy"]
-    assert "script-src 'self' 'sha256-" in csp and "unsafe-inline" not in csp.split("style-src-attr")[0]
+def _every_request(folder) -> list[tuple[str, str]]:
+    """(method, path) for every route of the app ``arena league serve --play-page`` runs, each with every
+    method (the others' 405s too), path parameters filled with a house bot's or a user's name; every file
+    of the static mount; and paths no route has."""
+    from starlette.routing import Mount, Route
+
+    from arena.web.server import STATIC, App, create_app
+
+    app = create_app(App(), league=folder, play=True)
+    out = [("GET", "/no/such/page"), ("GET", "/league/nothing"), ("GET", "/api/nothing"), ("POST", "/nowhere")]
+    for route in app.routes:
+        if isinstance(route, Mount):
+            out += [("GET", f"{route.path}/{f.relative_to(STATIC)}") for f in sorted(STATIC.rglob("*")) if f.is_file()]
+        elif isinstance(route, Route):
+            path = route.path.replace("{name}", "olga" if route.path.startswith("/api/users/") else "simple")
+            out += [(m, path) for m in ("GET", "POST")]
+    assert len(out) > 60 and ("GET", "/play") in out and ("GET", "/") in out
+    return out
+
+
+def test_every_answer_of_every_route_has_nosniff_and_a_policy_and_pages_allow_only_their_own_scripts(site):
+    """Every route of the real server, every method, every static file: each answer carries nosniff and a
+    Content-Security-Policy that forbids frames; an HTML page's policy allows scripts and styles from the
+    site and its own inline blocks by hash, never 'unsafe-inline' scripts (POSTs send a JSON array: refused
+    by every route before it does anything)."""
     import base64
     import hashlib
     import re
 
-    inline = re.findall(r"<script>(.*?)</script>", page.decode(), flags=re.S)
-    assert inline and all(
-        f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" in csp for b in inline
-    )
+    server, _, folder = site
+    pages = 0
+    for method, path in _every_request(folder):
+        body = b"[]" if method == "POST" else None
+        status, headers, out = server.request(method, path, body, headers={"Content-Type": "application/json"})
+        h = {k.lower(): v for k, v in headers.items()}
+        assert h.get("x-content-type-options") == "nosniff", (method, path, status)
+        csp = h.get("content-security-policy", "")
+        assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp, (method, path, status, csp)
+        if status == 200 and h.get("content-type", "").startswith("text/html") and "script-src" in csp:
+            pages += 1  # (a page fetched as a static file gets default-src 'none' alone: it runs nothing)
+            scripts = csp.split("script-src")[1].split(";")[0]
+            assert "'self'" in scripts and "unsafe" not in scripts, (path, csp)
+            for tag in ("script", "style"):
+                for block in re.findall(rf"<{tag}>(.*?)</{tag}>", out.decode(), flags=re.S):
+                    digest = base64.b64encode(hashlib.sha256(block.encode()).digest()).decode()
+                    assert f"'sha256-{digest}'" in csp, (path, tag)
+    assert pages >= 6  # the play page, the viewer, the league's pages
+    _, headers, _ = server.request("GET", "/play")
+    play = {k.lower(): v for k, v in headers.items()}["content-security-policy"]
+    assert "unsafe-inline" not in play and "form-action 'none'" in play  # no inline handlers, no style attributes
 
 
 def test_a_client_sending_headers_a_byte_at_a_time_is_cut_off(site):
