@@ -7,6 +7,12 @@ FastAPI's error layer, the Host check's ``Headers`` object, the body guard's wra
 :class:`BoardFastPath` wraps the whole app (uvicorn calls it first) and answers those two paths itself with
 headers built once, so a poll costs the HTTP parsing, one ``PRAGMA data_version`` and two ``send`` calls.
 
+With uvicorn's httptools protocol the server goes one step further (:func:`arena.web.server.http_protocol`):
+the protocol asks :meth:`BoardFastPath.whole_answer` as soon as a request's headers are parsed, and writes the
+whole answer (headers and body in one write) without making an ASGI scope or task, when the cached answer is
+still fresh; when it is not (the database changed: the answer must be computed again, in a worker thread), the
+request takes the ASGI way through :meth:`BoardFastPath.__call__`.
+
 It answers only what the app would answer the same way; everything else goes to the app unchanged:
 
 - only ``GET`` of exactly those two paths (a ``HEAD``, a ``POST``: the app's routes and their 405);
@@ -29,6 +35,7 @@ from arena.league.web import HEADERS
 
 #: The paths answered here, and which cached answer each is.
 PATHS = {"/api/leaderboard": "board", "/api/progress": "progress"}
+PATHS_BYTES = {k.encode(): v for k, v in PATHS.items()}
 #: At most this many distinct Host values are remembered (a client inventing Hosts gets no memory from it).
 HOST_MEMORY = 64
 _PORT = re.compile(rb":[0-9]{1,5}")
@@ -63,6 +70,37 @@ class BoardFastPath:
             if len(self.known) < HOST_MEMORY:
                 self.known[raw] = ok
         return ok
+
+    def whole_answer(self, method: bytes, url: bytes, headers: list, first: list) -> bytes | None:
+        """The whole HTTP/1.1 answer (status line, ``first`` headers then the board's, body) to a request the
+        HTTP protocol has just parsed, when it is a poll answered here and the cached answer is fresh, so the
+        protocol writes it at once without an ASGI cycle; None: let the request take its ASGI way (this
+        class's :meth:`__call__` first).  ``url``: the request target as sent (a query string declines)."""
+        what = PATHS_BYTES.get(url) if method == b"GET" else None
+        if what is None:
+            return None
+        host, sent, hosts = b"", b"", 0
+        for k, v in headers:
+            if k == b"host":
+                host, hosts = v, hosts + 1
+            elif k == b"if-none-match":
+                sent = v
+        if hosts != 1 or not self.host_ok(host):
+            return None
+        answer = self.cached.fresh(what)
+        if answer is None:
+            return None
+        body, etag, _ = answer
+        not_modified, full = self._headers(what, body, etag)
+        if sent and etag.encode() in sent:
+            status, rows, body = b"HTTP/1.1 304 Not Modified\r\n", not_modified, b""
+        else:
+            status, rows = b"HTTP/1.1 200 OK\r\n", full
+        out = [status]
+        for k, v in (*first, *rows):
+            out += (k, b": ", v, b"\r\n")
+        out += (b"\r\n", body)
+        return b"".join(out)
 
     def _headers(self, what: str, body: bytes, etag: str) -> tuple[list, list]:
         made = self.made.get(what)

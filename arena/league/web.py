@@ -37,6 +37,7 @@ import re
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from html import escape
 from typing import Any
@@ -93,16 +94,39 @@ class _Cached:
         self.key: tuple[int, int] | None = None
         self.answers: dict[str, tuple[bytes, str, Any]] = {}
 
-    async def get(self, what: str) -> tuple[bytes, str, Any]:
-        """(JSON bytes, ETag, value) of ``board`` or ``progress``, as of now."""
+    def _key(self) -> tuple[int, int]:
         try:
             conn = self.poll.get()
-            key = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
+            return id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.DatabaseError:
             self.poll.drop()
             raise
+
+    async def get(self, what: str) -> tuple[bytes, str, Any]:
+        """(JSON bytes, ETag, value) of ``board`` or ``progress``, as of now."""
+        key = self._key()
         if key != self.key:
             await run_in_threadpool(self._refresh, key)
+        return self.answers[what]
+
+    #: Seconds :meth:`fresh` trusts its last look at the database (a look is a ``stat`` and a query: under
+    #: a storm of polls, one look a millisecond rather than one a request).  This server's own database calls
+    #: end the trust at once (:meth:`LeagueSite.db`); another process's commit shows within this time.
+    TRUST = 0.001
+    looked = 0.0
+
+    def fresh(self, what: str) -> tuple[bytes, str, Any] | None:
+        """The answer of :meth:`get` if the database has not changed since it was computed, without waiting;
+        None when it must be computed again (or the database cannot be read)."""
+        now = time.monotonic()
+        if now - self.looked > self.TRUST:
+            try:
+                key = self._key()
+            except sqlite3.DatabaseError:
+                return None
+            if key != self.key:
+                return None
+            self.looked = now
         return self.answers[what]
 
     def _refresh(self, key: tuple[int, int]) -> None:
@@ -258,7 +282,10 @@ class LeagueSite:
                 holder.drop()
                 raise
 
-        return await run_in_threadpool(call)
+        try:
+            return await run_in_threadpool(call)
+        finally:
+            self.cached.looked = 0.0  # it may have written: the board's next answer looks again
 
     # --- who is asking ----------------------------------------------------------------
     async def session(self, request: Request) -> tuple[User, str] | None:

@@ -204,17 +204,51 @@ class _H11Deadline(_HeaderDeadline, H11Protocol):
     """uvicorn's pure-Python HTTP/1.1 protocol (h11) with the header deadline."""
 
 
-def http_protocol() -> type[asyncio.Protocol]:
+#: A whole answer written by the HTTP protocol itself: (method, target, headers, uvicorn's own headers) to the
+#: answer's bytes, or None for the request's ASGI way (:meth:`arena.league.board_asgi.BoardFastPath.whole_answer`).
+WholeAnswer = Callable[[bytes, bytes, list, list], "bytes | None"]
+
+
+def http_protocol(whole_answer: WholeAnswer | None = None) -> type[asyncio.Protocol]:
     """The HTTP/1.1 protocol the server runs: uvicorn's httptools one when httptools is installed (the
     ``league`` extra: its C parser answers a request in a fraction of h11's time), else h11's; both with
-    the header deadline."""
+    the header deadline.
+
+    ``whole_answer`` (httptools only): asked first about each request whose headers are in, when no earlier
+    request of the connection is still being answered; an answer it gives is written at once, in one write,
+    and the request never becomes an ASGI task (the board's polls: no scope, no task, no two writes)."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return _H11Deadline
 
     class _HttpToolsDeadline(_HeaderDeadline, HttpToolsProtocol):
-        """uvicorn's httptools protocol with the header deadline."""
+        """uvicorn's httptools protocol with the header deadline, and the whole answers."""
+
+        _answered = False  # the message being parsed was answered by whole_answer
+
+        def on_headers_complete(self) -> None:
+            self._answered = False
+            if whole_answer is not None and not self.pipeline and (self.cycle is None or self.cycle.response_complete):
+                parser = self.parser
+                if parser.get_http_version() == "1.1" and parser.should_keep_alive() and not parser.should_upgrade():
+                    data = whole_answer(parser.get_method(), self.url, self.headers, self.server_state.default_headers)
+                    if data is not None:
+                        self._answered = True
+                        self.transport.write(data)
+                        return
+            super().on_headers_complete()
+
+        def on_body(self, body: bytes) -> None:
+            if not self._answered:
+                super().on_body(body)
+
+        def on_message_complete(self) -> None:
+            if self._answered:  # as a cycle ends: the keep-alive timer, the next header deadline
+                self._answered = False
+                self.on_response_complete()
+                return
+            super().on_message_complete()
 
     return _HttpToolsDeadline
 
@@ -673,13 +707,14 @@ class Server:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
         self.sock.listen(BACKLOG)
+        asgi = asgi_app(create_app(app, league=league, hosts=hosts, play=play))
         config = uvicorn.Config(
-            asgi_app(create_app(app, league=league, hosts=hosts, play=play)),
+            asgi,
             log_level="warning",
             lifespan="off",
             backlog=BACKLOG,
             timeout_keep_alive=5,
-            http=http_protocol(),
+            http=http_protocol(getattr(asgi, "whole_answer", None)),
             access_log=False,  # never shown at log level warning, yet its arguments are built per answer
         )
         self.server = uvicorn.Server(config)

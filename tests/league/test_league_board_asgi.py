@@ -1,8 +1,8 @@
 """The board's fast path (:mod:`arena.league.board_asgi`) answers only what the app would answer the same way.
 
-Driven as uvicorn drives it (an ASGI scope, ``receive`` and ``send``), over a stand-in app that records each
-request it is handed and a stand-in cache; that the answers equal the app's own, header for header, is
-checked against a real server in ``test_league_input.py``.
+Driven as uvicorn drives it (an ASGI scope, ``receive`` and ``send``; or the HTTP protocol's whole answer),
+over a stand-in app that records each request it is handed and a stand-in cache; that the answers equal the
+app's own, header for header, is checked against a real server in ``test_league_input.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ class Cache:
         if self.broken:
             raise sqlite3.DatabaseError("database disk image is malformed")
         return (BODY if what == "board" else b"{}"), ETAG, None
+
+    def fresh(self, what: str):
+        return None if self.broken else ((BODY if what == "board" else b"{}"), ETAG, None)
 
 
 class App:
@@ -109,3 +112,39 @@ def test_any_host_when_the_league_allows_any_and_hosts_are_remembered_boundedly(
     for i in range(500):  # a client inventing Host names gets no memory out of the server
         call(layer, headers=[("host", f"h{i}.test")])
     assert len(layer.known) <= 64 and len(app.seen) == 500
+
+
+DEFAULT = [(b"server", b"uvicorn"), (b"date", b"Wed, 02 Dec 2026 06:00:00 GMT")]
+
+
+def test_the_protocols_whole_answer_is_the_asgi_answer_in_one_piece():
+    layer, app, _ = make()
+    data = layer.whole_answer(b"GET", b"/api/leaderboard", [(b"host", b"127.0.0.1:8780")], DEFAULT)
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"HTTP/1.1 200 OK" and lines[1:3] == [b"server: uvicorn", DEFAULT[1][0] + b": " + DEFAULT[1][1]]
+    start, _ = call(layer, headers=[("host", "127.0.0.1")])
+    assert lines[3:] == [k + b": " + v for k, v in start["headers"]] and body == BODY
+    revalidate = [(b"host", b"localhost"), (b"if-none-match", ETAG.encode())]
+    data = layer.whole_answer(b"GET", b"/api/progress", revalidate, [])
+    assert data.startswith(b"HTTP/1.1 304 Not Modified\r\n") and data.endswith(b"\r\n\r\n")
+    assert app.seen == []
+
+
+def test_the_whole_answer_declines_what_is_not_a_fresh_poll_of_an_exact_host():
+    layer, _, cache = make()
+    ok = [(b"host", b"127.0.0.1")]
+    for method, url, headers in [
+        (b"HEAD", b"/api/leaderboard", ok),
+        (b"POST", b"/api/leaderboard", ok),
+        (b"GET", b"/api/leaderboard?x=1", ok),
+        (b"GET", b"http://127.0.0.1/api/leaderboard", ok),
+        (b"GET", b"/league/", ok),
+        (b"GET", b"/api/leaderboard", []),
+        (b"GET", b"/api/leaderboard", [(b"host", b"board.example.org")]),
+        (b"GET", b"/api/leaderboard", [(b"host", b"127.0.0.1"), (b"host", b"127.0.0.1")]),
+    ]:
+        assert layer.whole_answer(method, url, headers, DEFAULT) is None, (method, url, headers)
+    assert layer.whole_answer(b"GET", b"/api/leaderboard", ok, DEFAULT) is not None
+    cache.broken = True  # stale or unreadable: the ASGI way (which computes it again, or answers 503)
+    assert layer.whole_answer(b"GET", b"/api/leaderboard", ok, DEFAULT) is None

@@ -255,3 +255,33 @@ def test_keep_alive_polls_of_the_board_do_not_wait_for_a_delayed_ack(site):
             times.append(time.perf_counter() - t0)
             assert head.startswith(b"HTTP/1.1 200") and json.loads(body)
     assert statistics.median(times[1:]) < 0.035, [f"{1000 * t:.1f} ms" for t in times]
+
+
+def test_pipelined_requests_are_answered_in_order_around_the_boards_fast_answers(site):
+    """The HTTP protocol writes a fresh poll's answer as soon as its headers are in, but only when no earlier
+    request of the connection is still being answered: three requests sent in one piece (a poll, a bot page's
+    JSON that takes the framework's way, a poll revalidating) come back in order."""
+    server, _, _ = site
+    etag = server.request("GET", "/api/leaderboard")[1]["etag"]
+    host = f"Host: 127.0.0.1:{server.port}\r\n"
+    reqs = [
+        f"GET /api/leaderboard HTTP/1.1\r\n{host}\r\n",
+        f"GET /api/bots/simple HTTP/1.1\r\n{host}\r\n",
+        f"GET /api/leaderboard HTTP/1.1\r\n{host}If-None-Match: {etag}\r\n\r\n",
+    ]
+    answers = []
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall("".join(reqs).encode())
+        data = b""
+        while len(answers) < 3:
+            while b"\r\n\r\n" not in data:
+                data += s.recv(65536)
+            head, _, data = data.partition(b"\r\n\r\n")
+            lengths = [int(h[15:]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")]
+            while len(data) < (lengths[0] if lengths else 0):
+                data += s.recv(65536)
+            n = lengths[0] if lengths else 0
+            answers.append((int(head[9:12]), data[:n]))
+            data = data[n:]
+    assert [a[0] for a in answers] == [200, 200, 304]
+    assert isinstance(json.loads(answers[0][1]), list) and json.loads(answers[1][1])["bot"] == "simple"
