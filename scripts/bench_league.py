@@ -1,16 +1,20 @@
 """Benchmark the league: leaderboard latency under 200 concurrent clients while games run, and upload -> rated.
 
-    python scripts/bench_league.py [--clients 200] [--requests 20] [--compare /work/main] [--load-only]
+    python scripts/bench_league.py [--clients 200] [--requests 20] [--rounds 5] [--compare DIR] [--load-only]
                                    [--games 2000] [--workers 2]
 
 1. Load (always): a league of two house bots whose one pairing (1,000,000 games) keeps a worker busy is
-   served by ``arena league serve --workers 1``; ``--clients`` keep-alive connections each send
-   ``--requests`` ``GET /api/leaderboard`` back to back (an asyncio client, one connection per client, so
-   the client costs little next to the server), first plain (the full JSON), then revalidating with the
-   ETag of the first answer (a polling browser's request).  With ``--compare DIR``, a second league made
-   and served by the code in DIR (``PYTHONPATH=DIR``, e.g. the main branch's checkout) takes the same load,
-   the two interleaved round by round (A B A B ...), both playing their games all along: the figures come
-   from one run, side by side.  Prints p50/p95 per server and kind.
+   served by ``arena league serve --workers 1`` (the load starts once the pairing has stored its first
+   chunk: the worker is playing, not compiling); ``--clients`` keep-alive connections each send
+   ``--requests`` ``GET /api/leaderboard`` back to back, one request in flight per connection (200 in
+   flight at once), first plain (the full JSON), then revalidating with the ETag of the first answer (a
+   polling browser's request).  The client is one thread on one epoll set over raw sockets, timing each
+   request with ``perf_counter_ns``; its own CPU per request is printed beside the server's, since both
+   share the machine's cores.  With ``--compare DIR``, a second league made and served by the code in DIR
+   (``PYTHONPATH=DIR``, e.g. an older checkout) takes the same load, the two interleaved round by round
+   (A B A B ...), both playing their games all along: the figures come from one run, side by side.
+   Prints, per server and kind, the medians over ``--rounds`` rounds of each round's p50 and p95, each
+   round's p95, the CPU per request of the server and of the client, and the games' CPU meanwhile.
 2. Upload -> rated (unless ``--load-only``): a 6-bot field (five house bots and one sandboxed submission),
    then a candidate (a copy of bots/simple.py) uploaded with ``arena submit FILE --to http://...`` (the
    token in ``ARENA_TOKEN``) and timed to checked and to rated, with ``--games`` games against the field.

@@ -81,6 +81,9 @@ MAX_BODY = 64 * 1024
 BODY_TIMEOUT = 5.0
 #: Seconds a client has to send a request's line and headers, from the connection (or the last answer) on.
 HEADER_TIMEOUT = 5.0
+#: At most this many requests of one connection wait behind the one being answered (HTTP pipelining);
+#: a client that sends more without reading its answers is cut off (httptools' protocol).
+MAX_PIPELINE = 32
 #: The listen backlog: 200 browsers' worth of concurrent connections queue instead of being reset.
 BACKLOG = 1024
 #: At most this many games are kept; the least recently used goes first.
@@ -229,7 +232,19 @@ def http_protocol(whole_answer: WholeAnswer | None = None) -> type[asyncio.Proto
 
         def on_headers_complete(self) -> None:
             self._answered = False
-            if whole_answer is not None and not self.pipeline and (self.cycle is None or self.cycle.response_complete):
+            if self.transport.is_closing():
+                return  # cut off below: the rest of what it sent is not answered
+            if len(self.pipeline) >= MAX_PIPELINE:
+                # uvicorn queues every pipelined request it parses (a scope, a task's worth each) while the
+                # one before is answered: a client that sends requests and reads no answers would fill the
+                # memory at thirty times the rate it sends.  Browsers never pipeline; this is cut off.
+                self.transport.close()
+                return
+            # Only with nothing before it in flight (answers stay in order) and the client reading its answers
+            # (else the ASGI way, which waits for the client and stops reading its requests meanwhile: a
+            # client pipelining polls it never reads cannot make the server buffer their answers).
+            idle = not self.pipeline and (self.cycle is None or self.cycle.response_complete)
+            if whole_answer is not None and idle and not self.flow.write_paused:
                 parser = self.parser
                 if parser.get_http_version() == "1.1" and parser.should_keep_alive() and not parser.should_upgrade():
                     data = whole_answer(parser.get_method(), self.url, self.headers, self.server_state.default_headers)

@@ -285,3 +285,39 @@ def test_pipelined_requests_are_answered_in_order_around_the_boards_fast_answers
             data = data[n:]
     assert [a[0] for a in answers] == [200, 200, 304]
     assert isinstance(json.loads(answers[0][1]), list) and json.loads(answers[1][1])["bot"] == "simple"
+
+
+def test_a_client_pipelining_polls_it_never_reads_is_held_back_not_buffered_for(site):
+    """Each poll is 60 bytes in and an answer ten times that out, and each request uvicorn queues behind
+    another takes more still.  A client that pipelines polls and reads nothing finds the server stops
+    answering them once the answers back up, queues at most a few dozen behind, then stops reading (or cuts
+    it off): the server's memory grows by a few megabytes, not by tens of times what the client sent."""
+    from pathlib import Path
+
+    server, _, _ = site
+
+    def rss() -> int:
+        status = Path(f"/proc/{server.proc.pid}/status").read_text()
+        return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) * 1024
+
+    poll = f"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    chunk = poll * 2000  # 120 kB
+    sent, before = 0, rss()
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    try:
+        s.setblocking(False)
+        deadline = time.monotonic() + 10
+        while sent < 20_000_000 and time.monotonic() < deadline:
+            if not select.select([], [s], [], 2.0)[1]:
+                break  # the server stopped reading: held back
+            try:
+                sent += s.send(chunk)
+            except BlockingIOError:
+                continue
+            except OSError:  # cut off
+                break
+        grown = rss() - before
+    finally:
+        s.close()
+    assert sent > 2_000_000 and grown < 60_000_000, f"sent {sent / 1e6:.0f} MB, the server grew {grown / 1e6:.0f} MB"
+    assert server.get("/api/leaderboard")  # and it serves on
