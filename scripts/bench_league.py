@@ -236,12 +236,12 @@ def bench_load(args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, fl
             acc[2] += games
             acc[3] += wall
 
-        for _ in range(args.rounds):  # interleaved: A B A B ..., every server's games running throughout
+        for i in range(args.rounds):  # interleaved: A B A B ..., every server's games running throughout
             for s in servers:
-                measure(s, "full", None)
-                tag = etag_of(s.url)
-                if tag:  # revalidation: what a polling page sends once it has the board
-                    measure(s, "etag", tag)
+                tag = etag_of(s.url)  # revalidation: what a polling page sends once it has the board
+                kinds = [("full", None)] + ([("etag", tag)] if tag else [])
+                for kind, sent in kinds if i % 2 == 0 else kinds[::-1]:  # neither kind always comes first
+                    measure(s, kind, sent)
         for s in servers:
             if not s.progress()["running"]:
                 print(f"warning: the {s.label} server's pairing ended during the load (figures partly idle)")
