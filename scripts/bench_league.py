@@ -1,16 +1,20 @@
 """Benchmark the league: leaderboard latency under 200 concurrent clients while games run, and upload -> rated.
 
-    python scripts/bench_league.py [--clients 200] [--requests 20] [--compare /work/main] [--load-only]
+    python scripts/bench_league.py [--clients 200] [--requests 20] [--rounds 5] [--compare DIR] [--load-only]
                                    [--games 2000] [--workers 2]
 
 1. Load (always): a league of two house bots whose one pairing (1,000,000 games) keeps a worker busy is
-   served by ``arena league serve --workers 1``; ``--clients`` keep-alive connections each send
-   ``--requests`` ``GET /api/leaderboard`` back to back (an asyncio client, one connection per client, so
-   the client costs little next to the server), first plain (the full JSON), then revalidating with the
-   ETag of the first answer (a polling browser's request).  With ``--compare DIR``, a second league made
-   and served by the code in DIR (``PYTHONPATH=DIR``, e.g. the main branch's checkout) takes the same load,
-   the two interleaved round by round (A B A B ...), both playing their games all along: the figures come
-   from one run, side by side.  Prints p50/p95 per server and kind.
+   served by ``arena league serve --workers 1`` (the load starts once the pairing has stored its first
+   chunk: the worker is playing, not compiling); ``--clients`` keep-alive connections each send
+   ``--requests`` ``GET /api/leaderboard`` back to back, one request in flight per connection (200 in
+   flight at once), first plain (the full JSON), then revalidating with the ETag of the first answer (a
+   polling browser's request).  The client is one thread on one epoll set over raw sockets, timing each
+   request with ``perf_counter_ns``; its own CPU per request is printed beside the server's, since both
+   share the machine's cores.  With ``--compare DIR``, a second league made and served by the code in DIR
+   (``PYTHONPATH=DIR``, e.g. an older checkout) takes the same load, the two interleaved round by round
+   (A B A B ...), both playing their games all along: the figures come from one run, side by side.
+   Prints, per server and kind, the medians over ``--rounds`` rounds of each round's p50 and p95, each
+   round's p95, the CPU per request of the server and of the client, and the games' CPU meanwhile.
 2. Upload -> rated (unless ``--load-only``): a 6-bot field (five house bots and one sandboxed submission),
    then a candidate (a copy of bots/simple.py) uploaded with ``arena submit FILE --to http://...`` (the
    token in ``ARENA_TOKEN``) and timed to checked and to rated, with ``--games`` games against the field.
@@ -21,11 +25,13 @@ Prints one line per figure; the last line sums them up.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
+import re
+import select
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -40,7 +46,6 @@ sys.path.insert(0, str(ROOT))
 from tests.league.server import Server, add_user, arena, free_port, wait_for  # noqa: E402
 
 HOUSE = ["random", "simple", "discard-tracking", "early-knock", "gin-chasing"]
-ROUNDS = 3
 
 
 class Served:
@@ -66,7 +71,13 @@ class Served:
             cwd=code,
         )
         wait_for(self._up, 180, f"the {label} server", step=0.3)
-        wait_for(lambda: self.progress()["running"], 300, f"the {label} server's games to start", step=0.3)
+        # a first chunk stored: the kernels are compiled and the worker is playing, not compiling
+        wait_for(
+            lambda: any(r["games"] > 0 for r in self.progress()["running"]),
+            600,
+            f"the {label} server's games to start",
+            step=0.5,
+        )
 
     def _up(self) -> bool:
         try:
@@ -77,8 +88,23 @@ class Served:
 
     def cpu(self) -> float:
         """CPU seconds the server process (the web side; the scheduler is a child of its own) has used."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return _cpu_of(self.proc.pid)
+
+    def games_cpu(self) -> float:
+        """CPU seconds the server's children (the scheduler, its workers and checks) have used, all told."""
+        children: dict[int, list[int]] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        total, todo = 0.0, list(children.get(self.proc.pid, []))
+        while todo:
+            pid = todo.pop()
+            total += _cpu_of(pid)
+            todo += children.get(pid, [])
+        return total
 
     def progress(self) -> dict:
         with urllib.request.urlopen(self.url + "/api/progress", timeout=10) as r:
@@ -96,40 +122,88 @@ class Served:
         self.log.close()
 
 
-async def _client(port: int, n: int, etag: str | None, out: list[float], bad: list[int]) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user and system) process ``pid`` has used; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+_LENGTH = re.compile(rb"\r\ncontent-length: *([0-9]+)", re.IGNORECASE)
+
+
+def load(port: int, clients: int, requests: int, etag: str | None = None) -> tuple[list[float], float]:
+    """(per-request seconds, client CPU seconds) of ``clients`` keep-alive connections x ``requests``
+    ``GET /api/leaderboard`` each, all in flight at once: every connection sends its next request as soon as
+    it has read the whole answer to the last (one request in flight per connection, no pipelining).
+
+    One thread, one epoll set for all the connections, raw sockets, each answer parsed only as far as its
+    status and Content-Length: the client's own CPU per request (returned, to print beside the server's)
+    stays well below the server's, since both share the machine's cores."""
     extra = f"If-None-Match: {etag}\r\n" if etag else ""
     req = f"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n".encode()
-    try:
-        for _ in range(n):
-            t0 = time.perf_counter()
-            writer.write(req)
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            if length:
-                await reader.readexactly(length)
-            out.append(time.perf_counter() - t0)
-            if status not in (200, 304):
-                bad.append(status)
-    finally:
-        writer.close()
-
-
-def load(port: int, clients: int, requests: int, etag: str | None = None) -> list[float]:
-    """Per-request seconds of ``clients`` connections x ``requests`` GET /api/leaderboard, all at once."""
-    out: list[float] = []
+    socks: dict[int, socket.socket] = {}
+    for _ in range(clients):  # all connected before the clock starts
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.setblocking(False)
+        socks[s.fileno()] = s
+    bufs = {fd: b"" for fd in socks}
+    need = dict.fromkeys(socks, -1)  # the answer's whole length once its head is in; -1 before
+    left = dict.fromkeys(socks, requests)
+    t0: dict[int, int] = {}
+    out: list[int] = []
     bad: list[int] = []
-
-    async def main() -> None:
-        await asyncio.gather(*(_client(port, requests, etag, out, bad) for _ in range(clients)))
-
-    asyncio.run(main())
+    ep = select.epoll()
+    clock = time.perf_counter_ns
+    cpu0 = time.process_time()
+    try:
+        for fd, s in socks.items():
+            ep.register(fd, select.EPOLLIN)
+            t0[fd] = clock()
+            s.send(req)
+        active = len(socks)
+        while active:
+            events = ep.poll(60)
+            if not events:
+                raise TimeoutError(f"no answer for 60 s ({active} connections waiting)")
+            for fd, _ in events:
+                chunk = socks[fd].recv(1 << 20)
+                if not chunk:
+                    raise ConnectionError("the server closed a keep-alive connection")
+                buf = bufs[fd] + chunk
+                n = need[fd]
+                if n < 0:
+                    end = buf.find(b"\r\n\r\n")
+                    if end < 0:
+                        bufs[fd] = buf
+                        continue
+                    if buf[9:12] not in (b"200", b"304"):
+                        bad.append(int(buf[9:12]))
+                    m = _LENGTH.search(buf, 0, end)
+                    n = need[fd] = end + 4 + (int(m[1]) if m else 0)
+                if len(buf) < n:
+                    bufs[fd] = buf
+                    continue
+                now = clock()
+                out.append(now - t0[fd])
+                bufs[fd], need[fd] = b"", -1
+                left[fd] -= 1
+                if left[fd]:
+                    t0[fd] = now
+                    socks[fd].send(req)
+                else:
+                    ep.unregister(fd)
+                    active -= 1
+        cpu = time.process_time() - cpu0
+    finally:
+        ep.close()
+        for s in socks.values():
+            s.close()
     assert not bad, f"{len(bad)} answers were not 200/304: {bad[:5]}"
-    return out
+    return [t / 1e9 for t in out], cpu
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -146,21 +220,28 @@ def bench_load(args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, fl
     servers = [Served(ROOT, tmp / "this", "this tree")]
     if args.compare:
         servers.append(Served(args.compare.resolve(), tmp / "compare", str(args.compare)))
+    # per (server, kind): each round's latencies, and the server's and the client's CPU seconds in all
+    rounds: dict[tuple[str, str], list[list[float]]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}
     try:
-        times: dict[tuple[str, str], list[float]] = {}
-        cpu: dict[tuple[str, str], float] = {}
 
         def measure(s: Served, kind: str, tag: str | None) -> None:
-            c0 = s.cpu()
-            times.setdefault((s.label, kind), []).extend(load(s.port, args.clients, args.requests, tag))
-            cpu[(s.label, kind)] = cpu.get((s.label, kind), 0.0) + s.cpu() - c0
+            c0, g0, t0 = s.cpu(), s.games_cpu(), time.perf_counter()
+            xs, client = load(s.port, args.clients, args.requests, tag)
+            server, games, wall = s.cpu() - c0, s.games_cpu() - g0, time.perf_counter() - t0
+            rounds.setdefault((s.label, kind), []).append(xs)
+            acc = cpu.setdefault((s.label, kind), [0.0, 0.0, 0.0, 0.0])
+            acc[0] += server
+            acc[1] += client
+            acc[2] += games
+            acc[3] += wall
 
-        for _ in range(ROUNDS):  # interleaved: A B A B ..., every server's games running throughout
+        for i in range(args.rounds):  # interleaved: A B A B ..., every server's games running throughout
             for s in servers:
-                measure(s, "full", None)
-                tag = etag_of(s.url)
-                if tag:  # revalidation: what a polling page sends once it has the board
-                    measure(s, "etag", tag)
+                tag = etag_of(s.url)  # revalidation: what a polling page sends once it has the board
+                kinds = [("full", None)] + ([("etag", tag)] if tag else [])
+                for kind, sent in kinds if i % 2 == 0 else kinds[::-1]:  # neither kind always comes first
+                    measure(s, kind, sent)
         for s in servers:
             if not s.progress()["running"]:
                 print(f"warning: the {s.label} server's pairing ended during the load (figures partly idle)")
@@ -168,14 +249,20 @@ def bench_load(args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, fl
         for s in servers:
             s.stop()
     out = {}
-    for (label, kind), xs in times.items():
-        p50, p95 = statistics.median(xs), percentile(xs, 0.95)
+    for (label, kind), per_round in rounds.items():
+        p50 = statistics.median(statistics.median(xs) for xs in per_round)
+        p95s = [percentile(xs, 0.95) for xs in per_round]
+        p95 = statistics.median(p95s)
+        n = sum(len(xs) for xs in per_round)
+        server, client, games, wall = cpu[(label, kind)]
         out[f"{label} {kind}"] = (p50, p95)
         print(
             f"load: {label}: GET /api/leaderboard ({'If-None-Match' if kind == 'etag' else 'full answer'}), "
-            f"{args.clients} concurrent clients x {args.requests} x {ROUNDS} rounds while games run: "
-            f"p50 {1000 * p50:.1f} ms, p95 {1000 * p95:.1f} ms ({len(xs)} requests); server CPU "
-            f"{1e6 * cpu[(label, kind)] / len(xs):.0f} us per request"
+            f"{args.clients} concurrent x {args.requests} requests, {len(per_round)} rounds, games running: "
+            f"median over rounds p50 {1000 * p50:.1f} ms, p95 {1000 * p95:.1f} ms "
+            f"(rounds' p95 {', '.join(f'{1000 * x:.1f}' for x in p95s)}); CPU per request: server "
+            f"{1e6 * server / n:.0f} us, client {1e6 * client / n:.0f} us; the games meanwhile used "
+            f"{100 * games / wall:.0f}% of a core"
         )
     return out
 
@@ -252,6 +339,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=200, help="concurrent keep-alive clients of the load")
     ap.add_argument("--requests", type=int, default=20, help="requests per client and round")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of the load per server and kind")
     ap.add_argument("--compare", type=Path, default=None, help="also load a server run from this checkout")
     ap.add_argument("--load-only", action="store_true", help="measure the load only, not upload -> rated")
     ap.add_argument("--games", type=int, default=2000, help="games of the candidate against the field, in all")

@@ -3,6 +3,7 @@ sub-app), and the token of ``arena submit FILE --to http://...`` (``ARENA_TOKEN`
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -132,15 +133,19 @@ def restore(
     folder: Annotated[Path, typer.Argument(metavar="DIR", help="The league folder.")],
     backup_file: Annotated[Path, typer.Argument(metavar="BACKUP", help="A file written by 'arena league backup'.")],
 ) -> None:
-    """Put a backup in place of the league's database (checked first); stop the server first if the
-    database is damaged."""
+    """Put a backup in place of the league's database (checked first); refused while a server runs on the
+    folder: stop it first."""
     from arena.league.db import DB_NAME
     from arena.league.db import restore as restore_db
+    from arena.league.serving import FolderBusy, holding
 
     if not (folder / DB_NAME).exists() and not folder.is_dir():
         _fail(f"{folder} is not a league folder")
     try:
-        restore_db(folder / DB_NAME, backup_file)
+        with holding(folder, "arena league restore"):
+            restore_db(folder / DB_NAME, backup_file)
+    except FolderBusy as exc:
+        _fail(f"{exc}: stop that server first, then restore (it would go on with the database it has open)")
     except LeagueError as exc:
         _fail(str(exc))
     typer.echo(f"restored {folder / DB_NAME} from {backup_file}")
@@ -252,6 +257,15 @@ def serve(
         check_database(league.dir / DB_NAME)  # a damaged file is refused here, never served
     except LeagueError as exc:
         _fail(str(exc))
+    from arena.league.serving import FolderBusy, holding
+
+    held = contextlib.ExitStack()  # the folder's lock, held while this server runs
+    try:
+        held.enter_context(holding(league.dir, "arena league serve"))
+    except FolderBusy as exc:
+        _fail(f"{exc}: one server per league folder")
+    except LeagueError as exc:
+        _fail(str(exc))
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     child = None
     if play:
@@ -284,6 +298,7 @@ def serve(
     finally:
         if child is not None:
             child.stop()
+        held.close()
 
 
 #: The environment variable ``arena submit --to http://...`` reads the token from.

@@ -83,7 +83,8 @@ DECISION_OF_PHASE = PHASE_FUNCTION
 #: Longest line accepted from a bot (an answer is a few bytes; a hello a few hundred).
 MAX_LINE = 64 * 1024
 MAX_NAME = 64
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]*$")
+#: A bot's name in its handshake, checked with ``fullmatch`` (``$`` would also pass a name with a final newline).
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*")
 
 CARD_NAMES = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(52))
 
@@ -417,7 +418,7 @@ def parse_hello(line: bytes) -> dict[str, Any]:
             "bad handshake", f"the bot speaks protocol {version!r}; this arena speaks {PROTOCOL_VERSION}"
         )
     name = value.get("name")
-    if not isinstance(name, str) or not name or len(name) > MAX_NAME or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not name or len(name) > MAX_NAME or not _NAME_RE.fullmatch(name):
         raise ProtocolError(
             "bad handshake",
             f"name must be 1-{MAX_NAME} letters, digits or _ . + - (starting with a letter or digit), got {name!r}",

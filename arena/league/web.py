@@ -39,6 +39,7 @@ import re
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from html import escape
 from typing import Any
@@ -95,16 +96,39 @@ class _Cached:
         self.key: tuple[int, int] | None = None
         self.answers: dict[str, tuple[bytes, str, Any]] = {}
 
-    async def get(self, what: str) -> tuple[bytes, str, Any]:
-        """(JSON bytes, ETag, value) of ``board`` or ``progress``, as of now."""
+    def _key(self) -> tuple[int, int]:
         try:
             conn = self.poll.get()
-            key = (id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0]))
+            return id(conn), int(conn.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.DatabaseError:
             self.poll.drop()
             raise
+
+    async def get(self, what: str) -> tuple[bytes, str, Any]:
+        """(JSON bytes, ETag, value) of ``board`` or ``progress``, as of now."""
+        key = self._key()
         if key != self.key:
             await run_in_threadpool(self._refresh, key)
+        return self.answers[what]
+
+    #: Seconds :meth:`fresh` trusts its last look at the database (a look is a ``stat`` and a query: under
+    #: a storm of polls, one look a millisecond rather than one a request).  This server's own database calls
+    #: end the trust at once (:meth:`LeagueSite.db`); another process's commit shows within this time.
+    TRUST = 0.001
+    looked = 0.0
+
+    def fresh(self, what: str) -> tuple[bytes, str, Any] | None:
+        """The answer of :meth:`get` if the database has not changed since it was computed, without waiting;
+        None when it must be computed again (or the database cannot be read)."""
+        now = time.monotonic()
+        if now - self.looked > self.TRUST:
+            try:
+                key = self._key()
+            except sqlite3.DatabaseError:
+                return None
+            if key != self.key:
+                return None
+            self.looked = now
         return self.answers[what]
 
     def _refresh(self, key: tuple[int, int]) -> None:
@@ -244,39 +268,6 @@ def _bearer(request: Request) -> str | None:
     return None
 
 
-class BoardAnswers:
-    """ASGI middleware: ``GET /api/leaderboard`` and ``/api/progress`` answered from :class:`_Cached` before
-    the router, the framework's exception layers and a Response object: every open board page polls both,
-    so they are most of a league's requests.  A database error falls through to the routes (their 503)."""
-
-    PATHS = {"/api/leaderboard": "board", "/api/progress": "progress"}
-
-    def __init__(self, app: Any, site: LeagueSite):
-        self.app, self.site = app, site
-        self.fixed = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k != "Cache-Control"]
-        self.fixed += [(b"cache-control", b"no-cache")]
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        what = self.PATHS.get(scope.get("path", "")) if scope["type"] == "http" else None
-        if what is None or scope["method"] != "GET":
-            await self.app(scope, receive, send)
-            return
-        try:
-            body, etag, _ = await self.site.cached.get(what)
-        except sqlite3.DatabaseError:
-            await self.app(scope, receive, send)
-            return
-        headers = [*self.fixed, (b"etag", etag.encode())]
-        sent = next((v for k, v in scope["headers"] if k == b"if-none-match"), b"")
-        if etag.encode() in sent:
-            await send({"type": "http.response.start", "status": 304, "headers": headers})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-
 class LeagueSite:
     """The routes of one league folder."""
 
@@ -308,7 +299,10 @@ class LeagueSite:
                 holder.drop()
                 raise
 
-        return await run_in_threadpool(call)
+        try:
+            return await run_in_threadpool(call)
+        finally:
+            self.cached.looked = 0.0  # it may have written: the board's next answer looks again
 
     # --- who is asking ----------------------------------------------------------------
     async def session(self, request: Request) -> tuple[User, str] | None:

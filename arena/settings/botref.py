@@ -44,7 +44,8 @@ POLICY_PREFIX = "policy:"
 POLICY_SUFFIXES = (".py", ".onnx", ".npz")
 #: The policy forms that are bytes, not text (they travel to workers in base64).
 BINARY_POLICY_SUFFIXES = (".onnx", ".npz")
-_JAVA_CLASS = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$")
+#: A Java class name, checked with ``fullmatch`` (``$`` would also pass a name with a final newline).
+_JAVA_CLASS = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 
 
 class BotRefError(ValueError):
@@ -77,7 +78,7 @@ class BotRef:
             path, sep, name = spec[len(EAAI_PREFIX) :].strip().rpartition(":")
             if not sep or not path or not name:
                 raise BotRefError(f"{spec}: write eaai:PLAYER.jar:CLASS or eaai:CLASS_FOLDER:CLASS")
-            if not _JAVA_CLASS.match(name):
+            if not _JAVA_CLASS.fullmatch(name):
                 raise BotRefError(f"{spec}: {name!r} is not a Java class name (e.g. com.example.MyPlayer)")
             return cls("eaai", f"{_resolve(path, base_dir)}:{name}")
         if spec.startswith(SANDBOX_PREFIX):

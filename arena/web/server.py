@@ -19,8 +19,9 @@ to the play API that is not ``application/json`` (415: a page elsewhere cannot
 post a "simple" text/plain form to this server, the CSRF route; the league's
 forms carry CSRF tokens instead), and marks every answer ``Cache-Control:
 no-store``, ``X-Content-Type-Options: nosniff``, and a Content-Security-Policy
-where the route set none: the viewer's (its own scripts and styles, the inline
-ones by hash), and ``default-src 'none'`` for static files, errors and JSON.
+where the route set none: the viewer's and the play page's (their own scripts
+and styles, the inline ones by hash: no inline handlers, no other site), and
+``default-src 'none'`` for static files, errors and JSON.
 The Host names the app answers to are the loopback names, plus ``--host`` and
 ``--allowed-host`` for a league (:func:`allowed_hosts`).  A client has
 :data:`HEADER_TIMEOUT` seconds to send a request's headers (408, then the
@@ -48,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 import hashlib
 import json
 import re
@@ -79,6 +81,9 @@ MAX_BODY = 64 * 1024
 BODY_TIMEOUT = 5.0
 #: Seconds a client has to send a request's line and headers, from the connection (or the last answer) on.
 HEADER_TIMEOUT = 5.0
+#: At most this many requests of one connection wait behind the one being answered (HTTP pipelining);
+#: a client that sends more without reading its answers is cut off (httptools' protocol).
+MAX_PIPELINE = 32
 #: The listen backlog: 200 browsers' worth of concurrent connections queue instead of being reset.
 BACKLOG = 1024
 #: At most this many games are kept; the least recently used goes first.
@@ -101,8 +106,6 @@ def page_path(name: str) -> Path:
 
 #: The Content-Security-Policy of answers that are not a page with scripts: static files, errors, JSON.
 STRICT_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-#: Pages that set no policy of their own yet (their inline handlers would need one written for them).
-NO_CSP_PATHS = ("/", "/play")
 
 
 def _inline_hashes(html: str, tag: str) -> str:
@@ -111,14 +114,41 @@ def _inline_hashes(html: str, tag: str) -> str:
     return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" for b in blocks)
 
 
-def view_csp() -> str:
-    """The viewer page's policy: its own scripts, styles and JSON, its inline blocks by hash; nothing else."""
-    html = page_path("view.html").read_text(encoding="utf-8")
+def page_csp(name: str, *, style_attributes: bool = False) -> str:
+    """The policy of the page ``name`` (a file of ``static/``): its own scripts, styles, images and JSON, its
+    inline blocks by hash; nothing else (no inline handlers, no other site, no frames, no forms).
+    ``style_attributes``: also ``style="..."`` attributes in its markup (the viewer's)."""
+    html = page_path(name).read_text(encoding="utf-8")
+    attrs = " style-src-attr 'unsafe-inline';" if style_attributes else ""
     return (
         f"default-src 'none'; script-src 'self' {_inline_hashes(html, 'script')}; "
-        f"style-src 'self' {_inline_hashes(html, 'style')}; style-src-attr 'unsafe-inline'; img-src 'self' data:; "
+        f"style-src 'self' {_inline_hashes(html, 'style')};{attrs} img-src 'self' data:; "
         "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
     )
+
+
+def view_csp() -> str:
+    """The viewer page's policy (:func:`page_csp`; its markup has ``style`` attributes)."""
+    return page_csp("view.html", style_attributes=True)
+
+
+def play_csp() -> str:
+    """The play page's policy (:func:`page_csp`)."""
+    return page_csp("play.html")
+
+
+def _no_delay(transport: asyncio.BaseTransport) -> None:
+    """Turn Nagle's algorithm off on a client's connection.  asyncio does so only for sockets whose ``proto``
+    is ``IPPROTO_TCP``, and a listening socket made with ``socket.socket(AF_INET, SOCK_STREAM)`` (as
+    :class:`Server` makes, to bind before uvicorn starts) hands its connections ``proto`` 0.  With Nagle on,
+    an answer written as two segments (uvicorn writes the headers, then the body) waits for the client's
+    delayed ACK of the first: 40 ms per keep-alive request."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:  # the client is gone already
+            pass
 
 
 class _HeaderDeadline:
@@ -132,6 +162,7 @@ class _HeaderDeadline:
     _got_bytes = False
 
     def connection_made(self, transport) -> None:
+        _no_delay(transport)
         super().connection_made(transport)  # type: ignore[misc]
         self._arm()
 
@@ -176,17 +207,63 @@ class _H11Deadline(_HeaderDeadline, H11Protocol):
     """uvicorn's pure-Python HTTP/1.1 protocol (h11) with the header deadline."""
 
 
-def http_protocol() -> type[asyncio.Protocol]:
+#: A whole answer written by the HTTP protocol itself: (method, target, headers, uvicorn's own headers) to the
+#: answer's bytes, or None for the request's ASGI way (:meth:`arena.league.board_asgi.BoardFastPath.whole_answer`).
+WholeAnswer = Callable[[bytes, bytes, list, list], "bytes | None"]
+
+
+def http_protocol(whole_answer: WholeAnswer | None = None) -> type[asyncio.Protocol]:
     """The HTTP/1.1 protocol the server runs: uvicorn's httptools one when httptools is installed (the
     ``league`` extra: its C parser answers a request in a fraction of h11's time), else h11's; both with
-    the header deadline."""
+    the header deadline.
+
+    ``whole_answer`` (httptools only): asked first about each request whose headers are in, when no earlier
+    request of the connection is still being answered; an answer it gives is written at once, in one write,
+    and the request never becomes an ASGI task (the board's polls: no scope, no task, no two writes)."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return _H11Deadline
 
     class _HttpToolsDeadline(_HeaderDeadline, HttpToolsProtocol):
-        """uvicorn's httptools protocol with the header deadline."""
+        """uvicorn's httptools protocol with the header deadline, and the whole answers."""
+
+        _answered = False  # the message being parsed was answered by whole_answer
+
+        def on_headers_complete(self) -> None:
+            self._answered = False
+            if self.transport.is_closing():
+                return  # cut off below: the rest of what it sent is not answered
+            if len(self.pipeline) >= MAX_PIPELINE:
+                # uvicorn queues every pipelined request it parses (a scope, a task's worth each) while the
+                # one before is answered: a client that sends requests and reads no answers would fill the
+                # memory at thirty times the rate it sends.  Browsers never pipeline; this is cut off.
+                self.transport.close()
+                return
+            # Only with nothing before it in flight (answers stay in order) and the client reading its answers
+            # (else the ASGI way, which waits for the client and stops reading its requests meanwhile: a
+            # client pipelining polls it never reads cannot make the server buffer their answers).
+            idle = not self.pipeline and (self.cycle is None or self.cycle.response_complete)
+            if whole_answer is not None and idle and not self.flow.write_paused:
+                parser = self.parser
+                if parser.get_http_version() == "1.1" and parser.should_keep_alive() and not parser.should_upgrade():
+                    data = whole_answer(parser.get_method(), self.url, self.headers, self.server_state.default_headers)
+                    if data is not None:
+                        self._answered = True
+                        self.transport.write(data)
+                        return
+            super().on_headers_complete()
+
+        def on_body(self, body: bytes) -> None:
+            if not self._answered:
+                super().on_body(body)
+
+        def on_message_complete(self) -> None:
+            if self._answered:  # as a cycle ends: the keep-alive timer, the next header deadline
+                self._answered = False
+                self.on_response_complete()
+                return
+            super().on_message_complete()
 
     return _HttpToolsDeadline
 
@@ -351,7 +428,9 @@ class Guard:
 
     def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule):
         self.app, self.timeout, self.rule = app, timeout, rule
-        self.view_csp = view_csp().encode()
+        play = play_csp().encode()
+        #: the pages' own policies, for their 2xx answers (``/`` is the play page, or a redirect to the league)
+        self.page_csp = {"/view": view_csp().encode(), "/play": play, "/": play}
 
     async def _reply(self, scope: Scope, send: Send, status: int, message: str) -> None:
         if scope["path"].startswith("/api/"):
@@ -377,9 +456,9 @@ class Guard:
                     headers.append((b"cache-control", b"no-store"))
                 if b"x-content-type-options" not in names:
                     headers.append((b"x-content-type-options", b"nosniff"))
-                if b"content-security-policy" not in names and (path not in NO_CSP_PATHS or message["status"] >= 300):
-                    csp = self.view_csp if path == "/view" and message["status"] < 300 else STRICT_CSP.encode()
-                    headers.append((b"content-security-policy", csp))
+                if b"content-security-policy" not in names:
+                    page = self.page_csp.get(path) if message["status"] < 300 else None
+                    headers.append((b"content-security-policy", page or STRICT_CSP.encode()))
                 message["headers"] = headers
             await send(message)
 
@@ -483,11 +562,11 @@ def create_app(
     rule: BodyRule = play_rule
     if league is not None:
         from arena.league.core import League
-        from arena.league.web import BoardAnswers, LeagueSite
+        from arena.league.web import LeagueSite
 
         site = LeagueSite(League(league))
         api.router.routes.extend(site.routes())
-        api.add_middleware(BoardAnswers, site=site)  # the board's polls, before the router (inside Guard)
+        api.state.league_site = site  # for asgi_app: the board's polls answered before the framework
 
         def rule(path: str) -> tuple[bool, int]:
             # the league's paths: its own limits, forms allowed (they carry CSRF tokens); the rest: the play API's
@@ -536,7 +615,19 @@ def create_app(
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
     api.add_middleware(Guard, rule=rule)
     api.add_middleware(Hosts, allowed_hosts=list(hosts))
+    api.state.hosts = list(hosts)
     return api
+
+
+def asgi_app(api: FastAPI) -> ASGIApp:
+    """What uvicorn runs: the app of :func:`create_app`; for a league, behind the board's fast path
+    (:mod:`arena.league.board_asgi`: the board's polls answered before the framework sees them)."""
+    site = getattr(api.state, "league_site", None)
+    if site is None:
+        return api
+    from arena.league.board_asgi import BoardFastPath
+
+    return BoardFastPath(api, site.cached, api.state.hosts)
 
 
 def _play_routes(api: FastAPI, state: App, *, home: bool) -> None:
@@ -631,13 +722,15 @@ class Server:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
         self.sock.listen(BACKLOG)
+        asgi = asgi_app(create_app(app, league=league, hosts=hosts, play=play))
         config = uvicorn.Config(
-            create_app(app, league=league, hosts=hosts, play=play),
+            asgi,
             log_level="warning",
             lifespan="off",
             backlog=BACKLOG,
             timeout_keep_alive=5,
-            http=http_protocol(),
+            http=http_protocol(getattr(asgi, "whole_answer", None)),
+            access_log=False,  # never shown at log level warning, yet its arguments are built per answer
         )
         self.server = uvicorn.Server(config)
         self.thread: threading.Thread | None = None
@@ -699,6 +792,11 @@ def serve(
         import webbrowser
 
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    # Everything imported and built so far (the app, the libraries: a few hundred thousand objects) lives as
+    # long as the server: out of the collector's sight, a full collection no longer stalls every request in
+    # flight for tens of milliseconds.
+    gc.collect()
+    gc.freeze()
     try:
         server.run()
     except KeyboardInterrupt:

@@ -93,6 +93,11 @@ def test_an_eaai_spec_names_a_jar_or_folder_and_a_class(tmp_path):
     for bad in ("eaai:player.jar", "eaai::P", "eaai:p.jar:", "eaai:p.jar:com..Bad", "eaai:p.jar:1x"):
         with pytest.raises(BotRefError, match="eaai"):
             BotRef.parse(bad)
+    # the class name is matched whole: a final newline is no part of a Java name (the spec's own is stripped)
+    from arena.settings.botref import _JAVA_CLASS
+
+    assert _JAVA_CLASS.fullmatch("com.example.P") and not _JAVA_CLASS.fullmatch("com.example.P\n")
+    assert BotRef.parse("eaai:p.jar:com.example.P\n").player[1] == "com.example.P"
 
 
 def test_without_the_kit_an_eaai_player_fails_in_one_line_naming_the_option(monkeypatch, tmp_path):

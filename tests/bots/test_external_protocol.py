@@ -156,6 +156,7 @@ def test_handshake_is_checked():
         (b'{"name": "b"}', "protocol None"),
         (b'{"name": "", "protocol": 1}', "name must be"),
         (b'{"name": "a b", "protocol": 1}', "name must be"),
+        (b'{"name": "b\\n", "protocol": 1}', "name must be"),  # matched whole: no final newline
         (b'{"name": "' + b"x" * 65 + b'", "protocol": 1}', "name must be"),
         (b'{"name": "b", "protocol": 1, "params": {"k": "high"}}', "params must be"),
         (b'{"name": "b", "protocol": true}', "protocol True"),

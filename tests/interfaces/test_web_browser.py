@@ -251,6 +251,33 @@ def test_a_reload_resumes_the_game(browser, srv):
         ctx.close()
 
 
+def test_the_play_page_runs_whole_under_its_content_security_policy(browser, srv):
+    """The page comes with a policy that allows only its own scripts and styles (the inline blocks by hash),
+    and nothing it does trips it: the start screen, the advanced panel, a second language, a game's first
+    moves and a reload (a violation would also leave the page dead: the tests above drive it throughout)."""
+    ctx, page = _page(browser)
+    ctx.add_init_script(
+        "window.__csp = []; document.addEventListener('securitypolicyviolation', "
+        "e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
+    try:
+        answer = page.goto(srv.url)
+        csp = answer.headers["content-security-policy"]
+        assert "script-src 'self' 'sha256-" in csp and "unsafe-inline" not in csp
+        page.wait_for_selector("#preset option", state="attached")
+        page.click("#advanced summary")
+        page.select_option("#lang", "sl")
+        page.wait_for_function("() => document.documentElement.lang === 'sl'")
+        page.click("#go")
+        page.wait_for_selector("#table:not(.hidden)")
+        page.wait_for_selector("#you-hand .card")
+        page.reload()
+        page.wait_for_selector("#you-hand .card")
+        assert page.evaluate("window.__csp") == []
+    finally:
+        ctx.close()
+
+
 def test_rules_from_a_file_are_the_default_variant(browser, tmp_path):
     f = tmp_path / "seed003.toml"
     f.write_text('preset = "oklahoma"\nundercut_bonus = 20\nundercut_on_tie = false\n')

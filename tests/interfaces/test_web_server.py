@@ -200,3 +200,40 @@ def test_sessions_are_bounded_in_number_and_in_time():
     with pytest.raises(Exception, match="no game yet"):
         sessions.get(games[2].id)  # idle past the limit: gone
     assert len(sessions) == 0 and app.session is None
+
+
+def test_connections_of_a_listening_socket_made_by_hand_get_nagle_turned_off():
+    """asyncio turns Nagle's algorithm off only for sockets whose ``proto`` is ``IPPROTO_TCP``; the server binds
+    its listening socket itself (``socket.socket(AF_INET, SOCK_STREAM)``: proto 0), so each connection's
+    protocol turns it off (``_no_delay``), or an answer written in two parts waits for a delayed ACK (the
+    league's keep-alive test measures that end to end)."""
+    import asyncio
+
+    from arena.web.server import _no_delay
+
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.bind(("127.0.0.1", 0))
+    listening.listen(8)
+
+    async def accepted() -> tuple[int, int]:
+        loop = asyncio.get_running_loop()
+        made: asyncio.Future = loop.create_future()
+
+        class Protocol(asyncio.Protocol):
+            def connection_made(self, transport) -> None:
+                made.set_result(transport)
+
+        server = await loop.create_server(Protocol, sock=listening)
+        client = socket.create_connection(listening.getsockname())
+        try:
+            transport = await asyncio.wait_for(made, 10)
+            sock = transport.get_extra_info("socket")
+            before = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            _no_delay(transport)
+            return before, sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        finally:
+            client.close()
+            server.close()
+
+    before, after = asyncio.run(accepted())
+    assert before == 0 and after != 0

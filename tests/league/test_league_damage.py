@@ -151,3 +151,39 @@ def test_damage_while_serving_is_a_503_and_one_line_then_a_backup_restores_the_l
     bad = arena("league", "restore", str(live), str(base / "empty.db"), check=False)
     assert bad.returncode == 2 and "empty" in bad.stderr  # a damaged backup is refused, the league kept
     check_database(live / "league.db")
+
+
+def test_restore_is_refused_while_a_server_runs_on_the_folder_and_so_is_a_second_server(league):
+    """A restore under a running server would be undone by it (its connections and scheduler go on with the
+    file they have open): refused in one line naming the server's pid, exit 2, the database untouched.  A
+    second server on the folder is refused too.  Once the server is gone, even by kill -9, the restore runs."""
+    from tests.league.server import free_port
+
+    base, folder, token = league
+    live = base / "busy"
+    shutil.copytree(folder, live)
+    backup = base / "busy-backup.db"
+    arena("league", "backup", str(live), str(backup))
+    server = Server(live, play=False)
+    try:
+        status, body = server.post_json("/api/submit", {"name": "later", "source": "x = 1\n"}, token=token)
+        assert status == 202, body  # something the backup does not have
+        before = (live / "league.db").read_bytes()
+        out = arena("league", "restore", str(live), str(backup), check=False)
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and len(lines) == 1, out.stderr
+        assert lines[0].startswith("error: ") and f"pid {server.proc.pid} (arena league serve)" in lines[0]
+        assert "stop that server first" in lines[0]
+        assert (live / "league.db").read_bytes() == before
+        second = arena("league", "serve", str(live), "--port", str(free_port()), "--no-play", check=False)
+        assert second.returncode == 2 and "one server per league folder" in second.stderr, second.stderr
+        assert "Gin Arena at" not in second.stderr
+        assert [v["bot"] for v in server.get("/api/users/alice")["versions"]] == ["later"]  # it serves on
+        server.kill9()
+    finally:
+        server.stop()
+    out = arena("league", "restore", str(live), str(backup))
+    assert "restored" in out.stdout
+    c = sqlite3.connect(live / "league.db")
+    assert c.execute("SELECT COUNT(*) FROM bots WHERE name = 'later'").fetchone()[0] == 0
+    c.close()

@@ -23,7 +23,7 @@ def site(tmp_path_factory):
     folder = make_league(tmp_path_factory.mktemp("input") / "lg", submissions_per_hour=50, active_bots_per_user=20)
     tokens = {"olga": add_user(folder, "olga", organizer=True)}
     (folder / "runs" / "r000").mkdir()  # an (empty) run folder, so the viewer's game id pattern is reached
-    server = Server(folder, play=False)
+    server = Server(folder, play=False, play_page=True, extra=["--allowed-host", "*.example.org"])
     for name in ("alice", "bob"):  # through the API: one process fewer each
         status, body = server.post_json("/api/users", {"name": name}, token=tokens["olga"])
         assert status == 201
@@ -116,27 +116,56 @@ def test_python_nested_too_deep_for_the_parser_is_a_400(site, source):
     assert "Traceback" not in server.log_text()
 
 
-def test_every_answer_has_nosniff_and_a_policy_and_the_viewer_allows_only_its_own_scripts(site):
-    server, _, _ = site
-    for path in ("/view", "/static/cards.js", "/static/cards.css", "/no/such/page", "/league/nothing", "/api/nothing"):
-        status, headers, _ = server.request("GET", path)
-        h = {k.lower(): v for k, v in headers.items()}
-        assert h["x-content-type-options"] == "nosniff", path
-        assert (
-            "default-src 'none'" in h["content-security-policy"]
-            and "frame-ancestors 'none'" in h["content-security-policy"]
-        ), path
-    _, headers, page = server.request("GET", "/view")
-    csp = {k.lower(): v for k, v in headers.items()}["content-security-policy"]
-    assert "script-src 'self' 'sha256-" in csp and "unsafe-inline" not in csp.split("style-src-attr")[0]
+def _every_request(folder) -> list[tuple[str, str]]:
+    """(method, path) for every route of the app ``arena league serve --play-page`` runs, each with every
+    method (the others' 405s too), path parameters filled with a house bot's or a user's name; every file
+    of the static mount; and paths no route has."""
+    from starlette.routing import Mount, Route
+
+    from arena.web.server import STATIC, App, create_app
+
+    app = create_app(App(), league=folder, play=True)
+    out = [("GET", "/no/such/page"), ("GET", "/league/nothing"), ("GET", "/api/nothing"), ("POST", "/nowhere")]
+    for route in app.routes:
+        if isinstance(route, Mount):
+            out += [("GET", f"{route.path}/{f.relative_to(STATIC)}") for f in sorted(STATIC.rglob("*")) if f.is_file()]
+        elif isinstance(route, Route):
+            path = route.path.replace("{name}", "olga" if route.path.startswith("/api/users/") else "simple")
+            out += [(m, path) for m in ("GET", "POST")]
+    assert len(out) > 60 and ("GET", "/play") in out and ("GET", "/") in out
+    return out
+
+
+def test_every_answer_of_every_route_has_nosniff_and_a_policy_and_pages_allow_only_their_own_scripts(site):
+    """Every route of the real server, every method, every static file: each answer carries nosniff and a
+    Content-Security-Policy that forbids frames; an HTML page's policy allows scripts and styles from the
+    site and its own inline blocks by hash, never 'unsafe-inline' scripts (POSTs send a JSON array: refused
+    by every route before it does anything)."""
     import base64
     import hashlib
     import re
 
-    inline = re.findall(r"<script>(.*?)</script>", page.decode(), flags=re.S)
-    assert inline and all(
-        f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" in csp for b in inline
-    )
+    server, _, folder = site
+    pages = 0
+    for method, path in _every_request(folder):
+        body = b"[]" if method == "POST" else None
+        status, headers, out = server.request(method, path, body, headers={"Content-Type": "application/json"})
+        h = {k.lower(): v for k, v in headers.items()}
+        assert h.get("x-content-type-options") == "nosniff", (method, path, status)
+        csp = h.get("content-security-policy", "")
+        assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp, (method, path, status, csp)
+        if status == 200 and h.get("content-type", "").startswith("text/html") and "script-src" in csp:
+            pages += 1  # (a page fetched as a static file gets default-src 'none' alone: it runs nothing)
+            scripts = csp.split("script-src")[1].split(";")[0]
+            assert "'self'" in scripts and "unsafe" not in scripts, (path, csp)
+            for tag in ("script", "style"):
+                for block in re.findall(rf"<{tag}>(.*?)</{tag}>", out.decode(), flags=re.S):
+                    digest = base64.b64encode(hashlib.sha256(block.encode()).digest()).decode()
+                    assert f"'sha256-{digest}'" in csp, (path, tag)
+    assert pages >= 6  # the play page, the viewer, the league's pages
+    _, headers, _ = server.request("GET", "/play")
+    play = {k.lower(): v for k, v in headers.items()}["content-security-policy"]
+    assert "unsafe-inline" not in play and "form-action 'none'" in play  # no inline handlers, no style attributes
 
 
 def test_a_client_sending_headers_a_byte_at_a_time_is_cut_off(site):
@@ -176,3 +205,119 @@ def test_the_board_answers_with_an_etag_and_304_until_it_changes(site):
     assert status == 200 and headers3["etag"] != etag and "random" not in {e["bot"] for e in json.loads(body3)}
     status, headers4, _ = server.request("GET", "/api/progress")
     assert status == 200 and headers4["etag"]
+
+
+def test_the_boards_fast_path_answers_as_the_apps_own_route_header_for_header(site):
+    """A Host named exactly gets the board's polls from the fast path before the framework; a Host allowed
+    only by the ``*.example.org`` pattern goes through the app's Host check and its route.  Both give the
+    same status, body and headers (the date aside), for the full answer and for the 304."""
+    server, _, _ = site
+
+    def answer(path: str, host: str | None, etag: str | None = None) -> tuple[int, dict, bytes]:
+        h = {} if host is None else {"Host": host}
+        if etag:
+            h["If-None-Match"] = etag
+        status, headers, body = server.request("GET", path, headers=h)
+        return status, {k.lower(): v for k, v in headers.items() if k.lower() != "date"}, body
+
+    for path in ("/api/leaderboard", "/api/progress"):
+        fast, routed = answer(path, None), answer(path, "board.example.org")
+        assert fast[0] == routed[0] == 200 and fast == routed, (path, fast[1], routed[1])
+        etag = fast[1]["etag"]
+        fast, routed = answer(path, None, etag), answer(path, "board.example.org", etag)
+        assert fast[0] == routed[0] == 304 and fast == routed, (path, fast[1], routed[1])
+    status, _, body = server.request("GET", "/api/leaderboard", headers={"Host": "evil.test"})
+    assert status == 400 and b"evil.test" in body  # the app's Host check still refuses a foreign Host
+
+
+def test_keep_alive_polls_of_the_board_do_not_wait_for_a_delayed_ack(site):
+    """uvicorn writes an answer's headers and its body separately.  With Nagle's algorithm on (asyncio leaves
+    it on for the connections of a listening socket made with proto 0, as the server's is), the body waits
+    for the client's delayed ACK of the headers: 40 ms or more per poll on a kept-alive connection.  Ten polls
+    in a row on one connection take a millisecond or two each without it."""
+    import statistics
+
+    server, _, _ = site
+    times = []
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        req = f"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+        for _ in range(11):
+            t0 = time.perf_counter()
+            s.sendall(req)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += s.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = int(next(h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:"))[15:])
+            while len(body) < length:
+                body += s.recv(65536)
+            times.append(time.perf_counter() - t0)
+            assert head.startswith(b"HTTP/1.1 200") and json.loads(body)
+    assert statistics.median(times[1:]) < 0.035, [f"{1000 * t:.1f} ms" for t in times]
+
+
+def test_pipelined_requests_are_answered_in_order_around_the_boards_fast_answers(site):
+    """The HTTP protocol writes a fresh poll's answer as soon as its headers are in, but only when no earlier
+    request of the connection is still being answered: three requests sent in one piece (a poll, a bot page's
+    JSON that takes the framework's way, a poll revalidating) come back in order."""
+    server, _, _ = site
+    etag = server.request("GET", "/api/leaderboard")[1]["etag"]
+    host = f"Host: 127.0.0.1:{server.port}\r\n"
+    reqs = [
+        f"GET /api/leaderboard HTTP/1.1\r\n{host}\r\n",
+        f"GET /api/bots/simple HTTP/1.1\r\n{host}\r\n",
+        f"GET /api/leaderboard HTTP/1.1\r\n{host}If-None-Match: {etag}\r\n\r\n",
+    ]
+    answers = []
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall("".join(reqs).encode())
+        data = b""
+        while len(answers) < 3:
+            while b"\r\n\r\n" not in data:
+                data += s.recv(65536)
+            head, _, data = data.partition(b"\r\n\r\n")
+            lengths = [int(h[15:]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")]
+            while len(data) < (lengths[0] if lengths else 0):
+                data += s.recv(65536)
+            n = lengths[0] if lengths else 0
+            answers.append((int(head[9:12]), data[:n]))
+            data = data[n:]
+    assert [a[0] for a in answers] == [200, 200, 304]
+    assert isinstance(json.loads(answers[0][1]), list) and json.loads(answers[1][1])["bot"] == "simple"
+
+
+def test_a_client_pipelining_polls_it_never_reads_is_held_back_not_buffered_for(site):
+    """Each poll is 60 bytes in and an answer ten times that out, and each request uvicorn queues behind
+    another takes more still.  A client that pipelines polls and reads nothing finds the server stops
+    answering them once the answers back up, queues at most a few dozen behind, then stops reading (or cuts
+    it off): the server's memory grows by a few megabytes, not by tens of times what the client sent."""
+    from pathlib import Path
+
+    server, _, _ = site
+
+    def rss() -> int:
+        status = Path(f"/proc/{server.proc.pid}/status").read_text()
+        return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) * 1024
+
+    poll = f"GET /api/leaderboard HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    chunk = poll * 2000  # 120 kB
+    sent, before = 0, rss()
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    try:
+        s.setblocking(False)
+        deadline = time.monotonic() + 10
+        while sent < 20_000_000 and time.monotonic() < deadline:
+            if not select.select([], [s], [], 2.0)[1]:
+                break  # the server stopped reading: held back
+            try:
+                sent += s.send(chunk)
+            except BlockingIOError:
+                continue
+            except OSError:  # cut off
+                break
+        grown = rss() - before
+    finally:
+        s.close()
+    assert sent > 2_000_000 and grown < 60_000_000, f"sent {sent / 1e6:.0f} MB, the server grew {grown / 1e6:.0f} MB"
+    assert server.get("/api/leaderboard")  # and it serves on

@@ -340,3 +340,22 @@ def test_a_lost_limit_line_is_rebuilt_from_the_manifest(run_dir, reference):
         assert any("its limit line rebuilt from manifest.json" in line for line in w.check(repair=True))
     assert RunStore(run_dir).check() == [] and same(RunStore(run_dir).games(), want)
     assert same(RunStore(run_dir).games(), ref[ref["game_id"].isin(want["game_id"])])
+
+
+def test_a_file_name_ending_in_a_newline_is_neither_a_chunk_nor_a_temp_file(run_dir):
+    """Chunk and temp file names are matched whole: ``00001.parquet\\n`` is no chunk of the run, and
+    ``.00001.parquet.tmp7\\n`` no temp file of a cut-short write (which a repair would delete unasked);
+    fsck names both as files that do not belong, and the same names without the newline still count."""
+    from arena.run.store.files import temp_files
+
+    folder = next(p for p in sorted((run_dir / "games").iterdir()) if p.is_dir())
+    chunk = next(p for p in sorted(folder.iterdir()) if p.name.endswith(".parquet"))
+    (folder / "00077.parquet\n").write_bytes(chunk.read_bytes())
+    (folder / ".00077.parquet.tmp7\n").write_bytes(b"half a chunk")
+    (folder / ".00078.parquet.tmp7").write_bytes(b"half a chunk")  # a real temp file, for contrast
+    temps = [p.name for p in temp_files(run_dir)]
+    assert temps == [".00078.parquet.tmp7"], temps
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1, found.output
+    for name in ("00077.parquet\n", ".00077.parquet.tmp7\n"):
+        assert f"games/{folder.name}/{name}: not a chunk file" in found.output, found.output

@@ -20,8 +20,10 @@ from pathlib import Path
 
 from arena.run.store.format import KINDS, LOCK, StoreBusy, env_error
 
-CHUNK_FILE = re.compile(r"^(\d{5})\.parquet$")
-TEMP_FILE = re.compile(r"^\..+\.tmp\d+$")
+#: A chunk file's name and a temp file's, both checked with ``fullmatch``: ``$`` would also pass a name
+#: ending in a newline (``00001.parquet\n`` taken for a chunk, ``.x.tmp1\n`` deleted as a temp file).
+CHUNK_FILE = re.compile(r"(\d{5})\.parquet")
+TEMP_FILE = re.compile(r"\..+\.tmp\d+")
 
 # Locks held by this process, closed in forked worker processes so a worker
 # that outlives its driver for a moment does not keep the folder locked.
@@ -135,11 +137,11 @@ def close_inherited_locks() -> None:
 
 def temp_files(folder: Path) -> list[Path]:
     """The temp files of writes cut short, in the folder and its chunk folders."""
-    out = [p for p in folder.iterdir() if TEMP_FILE.match(p.name)] if folder.is_dir() else []
+    out = [p for p in folder.iterdir() if TEMP_FILE.fullmatch(p.name)] if folder.is_dir() else []
     for kind in KINDS:
         base = folder / kind
         if base.is_dir():
-            out += [p for p in base.rglob(".*.tmp*") if TEMP_FILE.match(p.name)]
+            out += [p for p in base.rglob(".*.tmp*") if TEMP_FILE.fullmatch(p.name)]
     return out
 
 
@@ -148,7 +150,7 @@ def move_aside(folder: Path, src: Path, why: str, *, copy: bool = False) -> Path
     q = folder / "quarantine"
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     rel = src.relative_to(folder)
-    chunk = CHUNK_FILE.match(rel.name)
+    chunk = CHUNK_FILE.fullmatch(rel.name)
     if len(rel.parts) == 3 and rel.parts[0] in KINDS and chunk:
         dest = q / f"{rel.parts[1]}-{chunk.group(1)}-{rel.parts[0]}-{stamp}.parquet"
     else:

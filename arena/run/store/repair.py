@@ -173,14 +173,14 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
             continue
         for sub in sorted(base.iterdir()):
             if not sub.is_dir():
-                if not TEMP_FILE.match(sub.name):
+                if not TEMP_FILE.fullmatch(sub.name):
                     quarantine.append((sub, f"{kind}/{sub.name}: not a chunk file"))
                 continue
             for f in sorted(sub.iterdir()):
                 rel = f"{kind}/{sub.name}/{f.name}"
-                if TEMP_FILE.match(f.name):
+                if TEMP_FILE.fullmatch(f.name):
                     continue  # listed below
-                mt = CHUNK_FILE.match(f.name)
+                mt = CHUNK_FILE.fullmatch(f.name)
                 if mt is None or not f.is_file():
                     quarantine.append((f, f"{rel}: not a chunk file"))
                     continue
