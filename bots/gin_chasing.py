@@ -125,23 +125,34 @@ def discard_score(hand, card, left, unseen, lookahead, middle):
 
 
 @jit
-def discard(view, params, memory, rng):
+def discard_scores(view, params, scores):
+    """Fill ``scores[c]`` with the cost of discarding card ``c`` (:func:`discard_score`) for every
+    card the bot considers, infinity for the rest; the bot discards the cheapest (the lowest card on a
+    tie).  ``examples/rl/train_learned.py`` teaches a network from these costs."""
     hand = view[V_HAND]
-    allowed = discardable(view)
     out = np.empty(52, dtype=np.int64)
     least = discard_options(view, out)
     unseen = unseen_cards(view)
-    best_card = -1
-    best_score = 1e18
-    m = allowed
-    while m:  # the cards this player may discard, lowest first
+    for c in range(52):
+        scores[c] = np.inf
+    m = discardable(view)
+    while m:  # the cards this player may discard
         c = lsb(m)
         m &= m - 1
         if out[c] <= least + params[_SLACK]:
-            score = discard_score(hand, c, out[c], unseen, params[_LOOKAHEAD], params[_MIDDLE])
-            if score < best_score:
-                best_score = score
-                best_card = c
+            scores[c] = discard_score(hand, c, out[c], unseen, params[_LOOKAHEAD], params[_MIDDLE])
+
+
+@jit
+def discard(view, params, memory, rng):
+    scores = np.empty(52, dtype=np.float64)
+    discard_scores(view, params, scores)
+    best_card = -1
+    best_score = 1e18
+    for c in range(52):  # lowest first: a tie keeps the lower card
+        if scores[c] < best_score:
+            best_score = scores[c]
+            best_card = c
     return best_card
 
 

@@ -17,7 +17,15 @@ warm-up that compiles everything; the table gives the median, and the
 check that the three forms played identical games.  Threads are pinned to
 one (OpenBLAS, OpenMP, onnxruntime) so "one core" holds.
 
-Run: ``nice python scripts/bench_policy.py [--games 2000] [--repeats 3] [--hidden 256 256] [--walled]``.
+It also counts the policy's decisions per game and its multiply-adds per
+decision (dense, and with the zero inputs the compiled form skips), and
+prints what a goal in games/s asks of one core in FLOP/s.  ``--weights``
+plays a trained MLP (``bots/learned.npz``: realistic games, as long as a
+good player's) instead of an untrained one (which loses quickly, so its
+games are short).
+
+Run: ``nice python scripts/bench_policy.py [--games 2000] [--repeats 3] [--hidden 256 256]
+[--weights FILE] [--walled]``.
 """
 
 from __future__ import annotations
@@ -41,7 +49,8 @@ sys.path.insert(0, str(ROOT))
 
 from arena.botkit.policy import mlp_onnx  # noqa: E402
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE  # noqa: E402
-from arena.engine.mlp import random_mlp, save_mlp  # noqa: E402
+from arena.engine.layout import LOG_SEAT  # noqa: E402
+from arena.engine.mlp import load_mlp, random_mlp, save_mlp  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.external.client import close_bot  # noqa: E402
@@ -67,9 +76,14 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
     ap.add_argument("--walled", action="store_true", help="also the ONNX model behind the wall (sandbox:)")
+    ap.add_argument("--weights", help="a trained MLP (.npz) instead of an untrained one of --hidden")
+    ap.add_argument("--goal", type=float, default=20_000, help="games/s whose FLOP/s cost is printed")
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-policy-"))
-    mlp = random_mlp(OBS_SIZE, NUM_ACTIONS, tuple(args.hidden), seed=1)
+    if args.weights:
+        mlp = load_mlp(args.weights)
+    else:
+        mlp = random_mlp(OBS_SIZE, NUM_ACTIONS, tuple(args.hidden), seed=1)
     save_mlp(folder / "w.npz", mlp)
     (folder / "w.onnx").write_bytes(mlp_onnx(mlp))
     (folder / "agent.py").write_text(AGENT.format(path=str(folder / "w.npz")))
@@ -109,7 +123,24 @@ def main() -> None:
         same = (records[key].games == base).all(axis=1).mean()
         print(f"games identical to numba's: {key}: {same:.1%}")
     wins = (base[:, 2] == 0).mean()
-    print(f"(an untrained MLP: its win rate against simple is {wins:.1%})")
+    what = "this MLP" if args.weights else "an untrained MLP"
+    print(f"({what}: its win rate against simple is {wins:.1%})")
+    cost(mlp, forms["numba (npz)"], simple, rules, seeds, times, args.goal)
+
+
+def cost(mlp, bot, simple, rules, seeds, times, goal: float) -> None:
+    """Decisions per game, multiply-adds per decision, and the FLOP/s each form reached and the goal needs."""
+    rec = play_batch(bot, simple, rules, seeds, record_log=True)
+    decisions = float((rec.log // LOG_SEAT == 0).sum()) / len(seeds)
+    dense = sum(int(w.shape[0]) * int(w.shape[1]) for w in mlp.weights)
+    first = int(mlp.weights[0].shape[1])
+    print(f"policy decisions per game: {decisions:.1f}; multiply-adds per decision: {dense:,} dense")
+    for key in ("numba (npz)", "numpy (act module)", "onnx (onnxruntime)"):
+        rate = len(seeds) / statistics.median(times[key])
+        print(f"  {key:<22} {rate * decisions * dense * 2 / 1e9:6.1f} GFLOP/s (dense MLP work per second of play)")
+    need = goal * decisions * dense * 2 / 1e9
+    print(f"{goal:,.0f} games/s needs {need:,.0f} GFLOP/s of MLP work alone (dense; the first layer is")
+    print(f"  {mlp.weights[0].shape[0]}x{first} of it, and most observation entries are 0)")
 
 
 if __name__ == "__main__":

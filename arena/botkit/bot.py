@@ -49,7 +49,16 @@ from arena.settings.botref import BotRef
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
 
-BUILTIN_BOTS = ("random", "simple", "discard_tracking", "early_knock", "gin_chasing", "monte_carlo", "analyzer")
+BUILTIN_BOTS = (
+    "random",
+    "simple",
+    "discard_tracking",
+    "early_knock",
+    "gin_chasing",
+    "learned",
+    "monte_carlo",
+    "analyzer",
+)
 
 
 class BotError(ValueError):
@@ -322,5 +331,9 @@ def load_builtin(key: str) -> Bot:
         raise BotError(
             f"built-in bot '{key.replace('_', '-')}' failed to import: {type(exc).__name__}: {exc}"
         ) from None
-    bot = bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")
-    return dataclasses.replace(bot, ref=BotRef("builtin", key))
+    make_bot = getattr(module, "make_bot", None)
+    if make_bot is not None:  # a built-in that is data, not code (the learned policy's weights)
+        bot = dataclasses.replace(make_bot(), description=_first_line(module.__doc__) or "(no description)")
+    else:
+        bot = bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")
+    return dataclasses.replace(bot, name=key.replace("_", "-"), ref=BotRef("builtin", key))

@@ -112,7 +112,13 @@ def export(model: ActorCritic, out: Path) -> Path:
     return path
 
 
-def plot(curve: list[dict], out: Path, opponents: list[str]) -> None:
+def plot(
+    curve: list[dict],
+    out: Path,
+    opponents: list[str],
+    title: str = "PPO policy: greedy win rate (95% pair-clustered interval)",
+    xlabel: str = "agent steps (decisions) trained",
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -126,14 +132,23 @@ def plot(curve: list[dict], out: Path, opponents: list[str]) -> None:
         ax.plot(steps, rate, marker="o", label=f"against {opp}")
         ax.fill_between(steps, rate - half, rate + half, alpha=0.2)
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("agent steps (decisions) trained")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("win rate, whole games to 100")
     ax.set_ylim(0, 1)
-    ax.set_title("PPO policy: greedy win rate (95% pair-clustered interval)")
+    ax.set_title(title)
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "curve.png", dpi=110)
     plt.close(fig)
+
+
+def write_curve(curve: list[dict], out: Path) -> None:
+    """The learning curve's rows as ``OUT/curve.csv``."""
+    with open(out / "curve.csv", "w") as f:
+        keys = list(curve[0])
+        f.write(",".join(keys) + "\n")
+        for row in curve:
+            f.write(",".join(str(row[k]) for k in keys) + "\n")
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -244,11 +259,7 @@ def main(argv: list[str] | None = None) -> dict:
     wall = time.perf_counter() - t0 - eval_seconds[0]
     curve.append(evaluate(steps))
     plot(curve, out, opponents)
-    with open(out / "curve.csv", "w") as f:
-        keys = list(curve[0])
-        f.write(",".join(keys) + "\n")
-        for row in curve:
-            f.write(",".join(str(row[k]) for k in keys) + "\n")
+    write_curve(curve, out)
     summary = {
         "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
         "seed": args.seed,

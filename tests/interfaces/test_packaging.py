@@ -67,6 +67,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
     for toml in [*(ROOT / "arena" / "presets").glob("*.toml"), *(ROOT / "arena" / "configs").glob("*.toml")]:
         assert toml.relative_to(ROOT).as_posix() in names
     assert any(n.endswith("licenses/LICENSE") for n in names)
+    assert "bots/learned.npz" in names  # the learned bot's weights: package data, loaded by bots/learned.py
 
     t = time.perf_counter()
     # pip must not see the checkout: a PYTHONPATH naming it (as a worktree's
@@ -113,9 +114,11 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
         for line in _run([arena, "rules", "eaai"], cwd=work, env=env).splitlines()
     )
 
-    (work / "tiny.toml").write_text('name = "tiny"\nbots = ["random", "simple"]\nseed = 3\nrules = "eaai"\n')
+    # learned: a built-in whose weights are package data, found in the installed wheel.
+    (work / "tiny.toml").write_text('name = "tiny"\nbots = ["random", "simple", "learned"]\nseed = 3\nrules = "eaai"\n')
     out = _run([arena, "run", "tiny.toml", "--games", "20", "--workers", "1", "--quiet"], cwd=work, env=env)
     assert _games_played(out) == 20
+    assert any(line.startswith("simple vs learned") and line.split()[3] == "20" for line in out.splitlines()), out
     assert (work / "results" / "tiny" / "report.html").is_file()
     # A shipped example by name, from a folder without configs/.
     out = _run([arena, "run", "quick", "--games", "20", "--workers", "1", "--quiet", "--no-report"], cwd=work, env=env)
