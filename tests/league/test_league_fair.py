@@ -38,7 +38,8 @@ def test_hanging_checks_of_one_user_hold_one_slot_for_check_seconds_while_others
     orphan = folder / "bots" / ("f" * 32)
     orphan.mkdir()
     (orphan / "bot.py").write_text(SIMPLE_COPY)
-    os.utime(orphan / "bot.py", (time.time() - 7200, time.time() - 7200))  # left by a failed upload long ago
+    for path in (orphan / "bot.py", orphan):  # left by a failed upload long ago: the folder is as old as its file
+        os.utime(path, (time.time() - 7200, time.time() - 7200))
     server = Server(folder, play=True)
     try:
         for name in ("hang1", "hang2", "hang3"):  # first in the queue
