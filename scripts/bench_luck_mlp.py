@@ -362,10 +362,11 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--results", default="", help="keep the runs in this folder (and reuse those found there)")
+    ap.add_argument("--single", action="store_true", help="test on single games, not duplicate pairs")
     ap.add_argument("--weights", default="", help="reuse (or save) the trained weights in this .npz")
     args = ap.parse_args()
     base = bench_luck._base(args, "bench-luck-mlp-")
-    test_run = bench_luck.play(base / "test", args.a, args.b, args.games, 34, args.workers)
+    test_run = bench_luck.play(base / "test", args.a, args.b, args.games, 34, args.workers, not args.single)
     t = time.time()
     bench_luck.measure(test_run, args.workers)
     t_table = time.time() - t
