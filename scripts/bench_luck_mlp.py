@@ -371,7 +371,8 @@ def main() -> None:
     bench_luck.measure(test_run, args.workers)
     t_table = time.time() - t
     wpath = Path(args.weights) if args.weights else None
-    if wpath is not None and wpath.exists():
+    reused = wpath is not None and wpath.exists()
+    if wpath is not None and reused:
         with np.load(wpath) as z:
             weights = tuple(z[f"a{i}"] for i in range(6))
         print(f"# weights reused from {wpath}")
@@ -398,8 +399,9 @@ def main() -> None:
     tab = pd.concat(list(store.analysis_parts(luck.TABLE))).merge(lk, on="game_id")
     p = tab.groupby("pair")[["margin", "win", "luck_points", "luck_win", "deal_points", "deal_win", "mlp_points",
                              "mlp_win", "mlp_win_hands"]].mean()  # fmt: skip
-    print(f"\n{args.a} vs {args.b}: MLP {NF}-{args.hidden}-{args.hidden}-6 fitted on {args.fit_games:,} games "
-          f"(seed {args.fit_seed}), tested on {len(tab):,} games, {len(p):,} pairs (seed 34)")  # fmt: skip
+    made = f"from {wpath}" if reused else f"fitted on {args.fit_games:,} games of it (seed {args.fit_seed})"
+    print(f"\n{args.a} vs {args.b}: MLP {NF}-{weights[0].shape[1]}-{weights[2].shape[1]}-6 {made}, "
+          f"tested on {len(tab):,} games, {len(p):,} pairs (seed 34)")  # fmt: skip
     print(
         "| value at the draws (deals: the shipped table) | points ratio (95% bootstrap) | win ratio (95%) | "
         "corr with pair result, points | mean draw luck per pair, points (95%) | win (95%) | luck pass, s/game |"
