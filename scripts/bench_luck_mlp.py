@@ -24,7 +24,8 @@ points and win variance ratios (plain / adjusted) of the shipped table and of
 the MLP, each with a 95% bootstrap interval over pairs, the mean luck per
 pair with its interval (unbiasedness), and the seconds of each luck pass.
 
-Run: ``nice python scripts/bench_luck_mlp.py --a gin-chasing --b early-knock --fit-games 16000 --games 4000``
+Run: ``nice python scripts/bench_luck_mlp.py --fit-games 30000 --games 4000 --epochs 4``
+     ``nice python scripts/bench_luck_mlp.py --a mc-fast --b simple --games 400 --weights W.npz`` (W from a run above)
 """
 
 from __future__ import annotations
