@@ -22,7 +22,7 @@ adjusted result stays unbiased.  The deals keep the shipped table's term.
 Printed: on the test pairs (seed 34, as in ``bench_luck.py gain``), the
 points and win variance ratios (plain / adjusted) of the shipped table and of
 the MLP, each with a 95% bootstrap interval over pairs, the mean luck per
-pair with its interval (unbiasedness), and the seconds of each luck pass.
+pair with its interval (unbiasedness), and the seconds per game of each luck kernel.
 
 Run: ``nice python scripts/bench_luck_mlp.py --fit-games 30000 --games 4000 --epochs 4``
      ``nice python scripts/bench_luck_mlp.py --a mc-fast --b simple --games 400 --weights W.npz`` (W from a run above)
