@@ -49,7 +49,16 @@ from arena.settings.botref import BotRef
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
 
-BUILTIN_BOTS = ("random", "simple", "discard_tracking", "early_knock", "gin_chasing", "monte_carlo", "analyzer")
+BUILTIN_BOTS = (
+    "random",
+    "simple",
+    "discard_tracking",
+    "early_knock",
+    "gin_chasing",
+    "marjj_style",
+    "monte_carlo",
+    "analyzer",
+)
 
 
 class BotError(ValueError):
