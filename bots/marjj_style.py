@@ -84,6 +84,8 @@ MEMORY = REPEAT_SLOTS
 ) = range(9)
 #: Cards in the opponent's hand between turns.
 _OPP_HAND = 10
+#: The defaults as an array, for bots that use its rules (``bots/monte_carlo.py``).
+DEFAULTS = np.array(list(PARAMS.values()), dtype=np.float64)
 
 
 def validate_params(d: dict) -> None:
@@ -138,10 +140,15 @@ def my_turns(view):
 
 
 @jit
-def discard(view, params, memory, rng):
+def discard_scores(view, params, allowed, score):
+    """Fill ``score[c]`` with the cost of discarding card ``c`` of ``allowed`` (lower is better; 1e18
+    for cards more than ``slack`` points above the least deadwood) and return the best card, -1 if none.
+
+    The cost: the deadwood left, plus ``lookahead`` times the change one more
+    draw is expected to make, plus the danger term (see the module doc).
+    ``bots/monte_carlo.py`` ranks its candidate discards with it.
+    """
     hand = view[V_HAND]
-    drawn = drawn_card(view, memory, 0)
-    allowed = no_repeats(memory, 0, drawn, discardable(view))
     out = np.empty(52, dtype=np.int64)
     least = discard_options(view, out)
     known = opponent_known(view)
@@ -151,35 +158,47 @@ def discard(view, params, memory, rng):
     n_known = popcount(known)
     base = (_OPP_HAND - n_known) / n_unseen if n_unseen > 0 and n_known < _OPP_HAND else 0.0
     danger = params[_DANGER] * (1.0 + params[_DANGER_GROWTH] * my_turns(view))
+    score[:] = 1e18
     best_card = -1
-    best_score = 1e18
     m = allowed
     while m:  # the cards this player may discard, lowest first
         c = lsb(m)
         m &= m - 1
         if out[c] > least + params[_SLACK]:
             continue
-        score = float(out[c])
+        s = float(out[c])
         if params[_LOOKAHEAD] > 0:
             after = mean_deadwood_after_draw(hand & ~(np.int64(1) << c), unseen)
-            score += params[_LOOKAHEAD] * (after - out[c])
+            s += params[_LOOKAHEAD] * (after - out[c])
         if danger > 0:
-            score += danger * danger_of(
-                c, known, unseen, let_go, base, params[_BOOST], params[_DECLINE], params[_LOW_TILT]
-            )
-        score -= 0.001 * (c % 13)  # ties: shed the higher card
-        if score < best_score:
-            best_score = score
+            s += danger * danger_of(c, known, unseen, let_go, base, params[_BOOST], params[_DECLINE], params[_LOW_TILT])
+        s -= 0.001 * (c % 13)  # ties: shed the higher card
+        score[c] = s
+        if best_card < 0 or s < score[best_card]:
             best_card = c
+    return best_card
+
+
+@jit
+def discard(view, params, memory, rng):
+    drawn = drawn_card(view, memory, 0)
+    allowed = no_repeats(memory, 0, drawn, discardable(view))
+    best_card = discard_scores(view, params, allowed, np.empty(52))
     if best_card < 0:  # the repeat guard left only cards far above the least deadwood
-        best_card, _ = least_deadwood_discard(hand, allowed, rng)
+        best_card, _ = least_deadwood_discard(view[V_HAND], allowed, rng)
     remember_pair(memory, 0, drawn, best_card)
     return best_card
 
 
 @jit
-def knock(view, params, memory, rng):
+def wants_knock(view, params):
+    """Its knock rule: a gin always, otherwise only in its first ``knock_turns`` turns within ``knock_at``."""
     dw = deadwood(view[V_HAND])
     if dw == 0:
-        return 1  # gin
-    return 1 if my_turns(view) <= params[_KNOCK_TURNS] and dw <= params[_KNOCK_AT] else 0
+        return True
+    return my_turns(view) <= params[_KNOCK_TURNS] and dw <= params[_KNOCK_AT]
+
+
+@jit
+def knock(view, params, memory, rng):
+    return 1 if wants_knock(view, params) else 0

@@ -200,3 +200,58 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
 def test_out_of_range_parameters_are_refused_naming_the_parameter(mc, key, value):
     with pytest.raises(BotError, match=key):
         mc.with_params("bad", {key: value})
+
+
+@pytest.mark.parametrize(
+    "key, value", [("learn", 0.5), ("chase_prior", 1.0), ("quiet_learned", 0.0), ("rollout_take", 2)]
+)
+def test_out_of_range_learning_parameters_are_refused_naming_the_parameter(mc, key, value):
+    with pytest.raises(BotError, match=key):
+        mc.with_params("bad", {key: value})
+
+
+def _showdown_view(knocker: int, opp_hand: str, outcome: int = 0, hand_no: int = 1, stock: int = 20) -> np.ndarray:
+    """The first view of a hand after one whose showdown showed ``opp_hand`` (I am seat 0)."""
+    from arena.engine.cards import mask_of
+    from arena.engine.layout import V_KNOCK_LIMIT, V_SHOWN, V_SHOWN_KNOCKER, V_SHOWN_OPP_HAND, V_SHOWN_OUTCOME
+
+    v = np.zeros(V_SIZE, dtype=np.int64)
+    v[V_SEAT] = 0
+    v[V_KNOCK_LIMIT] = 10
+    v[V_STOCK_N] = stock
+    v[V_SHOWN] = hand_no
+    v[V_SHOWN_KNOCKER] = knocker
+    v[V_SHOWN_OUTCOME] = outcome
+    v[V_SHOWN_OPP_HAND] = mask_of(opp_hand)
+    return v
+
+
+def test_a_showdown_teaches_whether_the_opponent_knocks_at_once_or_chases_gin(mc):
+    mem = np.zeros(mc.memory_size)
+    prior = mc_module.chase_chance(mc.params, mem)
+    mem[mc_module.M_STOCK] = 20  # the stock at my last decision of the hand shown: the schedule allows gin only
+    # It knocked with 6 deadwood while the stock was long: a gin chaser would not have.
+    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), mc.params, mem)
+    eager = mc_module.chase_chance(mc.params, mem)
+    assert eager < prior / 5
+    # The same showdown seen again (the slots stay until the next hand ends) teaches nothing more.
+    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), mc.params, mem)
+    assert mc_module.chase_chance(mc.params, mem) == eager
+    # I knocked and its final hand had 4 deadwood: it declined a knock, twice: it chases gin.
+    for hand_no in (2, 3):
+        mem[mc_module.M_STOCK] = 20
+        mc_module.observe_showdown(_showdown_view(0, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 4s", hand_no=hand_no), mc.params, mem)
+    assert mc_module.chase_chance(mc.params, mem) > 1 - (1 - prior) / 5
+    # A gin, or a hand it could not have knocked with, says nothing.
+    before = mc_module.chase_chance(mc.params, mem)
+    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h Th", hand_no=4), mc.params, mem)
+    mc_module.observe_showdown(_showdown_view(0, "Ac 2c 3c 4d 5d 6d 7h 8h Ks Qs", hand_no=5), mc.params, mem)
+    assert mc_module.chase_chance(mc.params, mem) == before
+    assert mem[mc_module.M_STOCK] == 20  # and every decision notes the stock for the next showdown
+
+
+def test_a_late_knock_within_the_schedule_is_no_evidence(mc):
+    mem = np.zeros(mc.memory_size)
+    mem[mc_module.M_STOCK] = 3  # stock nearly out: the schedule allows 10
+    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), mc.params, mem)
+    assert mem[mc_module.M_LOGODDS] == 0
