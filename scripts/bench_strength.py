@@ -175,10 +175,13 @@ def main() -> None:
     opponents = [o for o in args.opponents.split(",") if o and o != args.candidate]
     load = os.getloadavg()
     print(f"{args.candidate} under '{args.rules}' rules, seed {args.seed}, {args.pairs} duplicate pairs per opponent")
+    if not opponents:
+        print("(no opponents: timing only)")
     print(f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
-    print()
-    print("| opponent | games | win rate | 95% CI (pair-clustered) |")
-    print("|---|---:|---:|---|")
+    if opponents:
+        print()
+        print("| opponent | games | win rate | 95% CI (pair-clustered) |")
+        print("|---|---:|---:|---|")
     for opp in opponents:
         r = match(args.candidate, opp, args.rules, args.seed, args.pairs, args.workers)
         print(

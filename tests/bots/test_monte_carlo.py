@@ -29,7 +29,7 @@ from arena.engine.layout import (
 from arena.engine.play import play_batch
 from arena.engine.rng import RNG_WORDS, new_rng
 from arena.engine.rules_array import rules_array
-from arena.engine.step import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state
 from arena.loading.load import load_bot
 from arena.settings.rules import load_rules
 from bots import monte_carlo as mc_module
@@ -255,3 +255,45 @@ def test_a_late_knock_within_the_schedule_is_no_evidence(mc):
     mem[mc_module.M_STOCK] = 3  # stock nearly out: the schedule allows 10
     mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), mc.params, mem)
     assert mem[mc_module.M_LOGODDS] == 0
+
+
+def _learned_chance(mc_bot, opponent: str, seed: int) -> float:
+    """monte-carlo's learned chance that ``opponent`` chases gin after one whole game, it in seat 0."""
+    bots = (mc_bot, load_bot(opponent))
+    mems = [np.zeros(b.memory_size) for b in bots]
+    rngs = [new_rng(seed + 1), new_rng(seed + 2)]
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    st = new_state()
+    row = np.zeros(G_SIZE, dtype=np.int64)
+    begin_game(st, EAAI, seed, rngs[0], rngs[1], mems[0], mems[1], row)
+    while True:
+        begin_hand(st, EAAI, seed, np.zeros(RNG_WORDS, dtype=np.uint64))
+        while st[S_PHASE] != PH_DONE:
+            p = int(st[S_CUR])
+            build_view(st, EAAI, p, view)
+            b = bots[p]
+            apply_action(st, EAAI, int(b.functions[st[S_PHASE]](view, b.params, mems[p], rngs[p])))
+        if end_hand(st, EAAI, row):
+            break
+    # The last hand's showdown is read at the next decision: show it one.
+    build_view(st, EAAI, 0, view)
+    mc_module.observe_showdown(view, mc_bot.params, mems[0])
+    return float(mc_module.chase_chance(mc_bot.params, mems[0]))
+
+
+def test_over_a_game_it_learns_that_simple_knocks_at_once_and_gin_chasing_does_not(mc_quick):
+    """Simple always knocks when it may, so its showdowns can only say "knocks at once"; gin-chasing
+    knocks by the schedule the bot assumes and declines other knocks.  One game each, fixed seeds."""
+    prior = float(mc_quick.param_dict()["chase_prior"])
+    assert _learned_chance(mc_quick, "simple", 41) < prior / 10
+    assert _learned_chance(mc_quick, "gin-chasing", 41) > 1 - (1 - prior) / 10
+
+
+def test_with_marjj_styles_defaults_it_plays_legal_games_that_replay(mc_quick):
+    variant = mc_quick.with_params("mc-marjj", {"heuristic": 1})
+    opp = load_bot("marjj-style")
+    seeds = np.arange(700, 712)
+    a = play_batch(variant, opp, EAAI, seeds, forfeit=False)  # raises on an illegal decision
+    b = play_batch(variant, opp, EAAI, seeds, forfeit=False)
+    assert np.array_equal(a.games, b.games)
+    assert not np.array_equal(a.games, play_batch(mc_quick, opp, EAAI, seeds, forfeit=False).games)
