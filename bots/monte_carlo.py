@@ -45,6 +45,21 @@ The parts, in the order a decision uses them:
    the points are worth at this score.  ``game_value = 0`` scores the plain
    point difference instead.
 
+4. **What the showdowns teach** (:func:`observe_showdown`, ``learn``).  At
+   the end of each hand the table shows the opponent's final hand, its hand
+   after its last discard.  A hand within the knock limit that did not knock
+   says "not a knock-at-once player"; a knock with more deadwood than the
+   schedule allows says "not a gin chaser".  The odds between the two types
+   are kept in memory for the rest of the game, and each sampled deal draws
+   the opponent's type by them: a gin chaser knocks by the schedule in the
+   rollouts and takes a pile card that lowers its deadwood; a knock-at-once
+   player is dealt a hand it could not have knocked with (``quiet_learned``).
+   Worth about 6 points against marjj-style (which knocks early, then chases
+   gin), nothing measurable against simple or gin-chasing.
+
+``heuristic = 1`` (off) makes marjj-style's choices (``bots/marjj_style.py``)
+the defaults the search must beat, in place of gin-chasing's.
+
 What is searched: the pile card against the stock when the pile card lowers
 the deadwood (otherwise the stock); the ``candidates`` best discards by
 gin-chasing's score, within ``gap`` points of its best; knocking against
