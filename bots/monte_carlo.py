@@ -57,8 +57,13 @@ The parts, in the order a decision uses them:
    Worth about 6 points against marjj-style (which knocks early, then chases
    gin), nothing measurable against simple or gin-chasing.
 
-``heuristic = 1`` (off) makes marjj-style's choices (``bots/marjj_style.py``)
-the defaults the search must beat, in place of gin-chasing's.
+``heuristic = 1`` (the default) makes marjj-style's choices
+(``bots/marjj_style.py``: take only a melding card that lowers deadwood, its
+discard score with the danger term, knock only in the first turns) the
+defaults the search must beat; ``heuristic = 0`` uses gin-chasing's, as the
+rest of this docstring says.  On 2,000-game duplicate runs marjj-style's
+defaults won 65.8% against gin-chasing and 58.0% against marjj-style (seed
+3030), gin-chasing's 62.2% and 56.5% (seed 2026).
 
 What is searched: the pile card against the stock when the pile card lowers
 the deadwood (otherwise the stock); the ``candidates`` best discards by
@@ -137,7 +142,7 @@ PARAMS: dict[str, float] = {
     "chase_prior": 0.5,  # .. the chance it chases gin before any showdown
     "quiet_learned": 0.2,  # .. quiet_weight of a sampled deal whose opponent knocks at once
     "rollout_take": 0.0,  # my rollout draws: 0 take a pile card only if it melds, 1 if it lowers the deadwood
-    "heuristic": 0.0,  # the default choices the search must beat: 0 gin-chasing's, 1 marjj-style's
+    "heuristic": 1.0,  # the default choices the search must beat: 0 gin-chasing's, 1 marjj-style's
 }
 # Simple's repeat guard keeps two bots from trading the same cards all hand;
 # then the opponent model learned from showdowns (see observe_showdown).
