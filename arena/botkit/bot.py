@@ -56,6 +56,7 @@ BUILTIN_BOTS = (
     "early_knock",
     "gin_chasing",
     "learned",
+    "marjj_style",
     "monte_carlo",
     "analyzer",
 )

@@ -29,7 +29,7 @@ from arena.engine.layout import (
 from arena.engine.play import play_batch
 from arena.engine.rng import RNG_WORDS, new_rng
 from arena.engine.rules_array import rules_array
-from arena.engine.step import apply_action, begin_game, begin_hand, build_view, new_state
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state
 from arena.loading.load import load_bot
 from arena.settings.rules import load_rules
 from bots import monte_carlo as mc_module
@@ -158,8 +158,8 @@ def test_hand_value_reads_the_rollouts_points_for_the_right_seat():
     assert mc_module.hand_value(st, 0, 100, 100, False) == -30.0
 
 
-def test_the_search_sometimes_overrules_gin_chasing_and_usually_agrees(mc):
-    gin_chasing = load_bot("gin-chasing")
+def test_the_search_sometimes_overrules_its_heuristic_and_usually_agrees(mc):
+    base = load_bot("marjj-style" if mc.param_dict()["heuristic"] else "gin-chasing")
     mem = np.zeros(mc.memory_size)
     rng = new_rng(3)
     agree = differ = 0
@@ -167,7 +167,7 @@ def test_the_search_sometimes_overrules_gin_chasing_and_usually_agrees(mc):
         if view[19] != PH_DISCARD:  # V_DECISION
             continue
         mine = int(mc.functions[PH_DISCARD](view, mc.params, mem, rng))
-        theirs = int(gin_chasing.functions[PH_DISCARD](view, gin_chasing.params, np.zeros(1), rng))
+        theirs = int(base.functions[PH_DISCARD](view, base.params, np.zeros(base.memory_size), rng))
         agree += mine == theirs
         differ += mine != theirs
     assert differ > 0.03 * (agree + differ)  # the search changes real decisions ..
@@ -200,3 +200,93 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
 def test_out_of_range_parameters_are_refused_naming_the_parameter(mc, key, value):
     with pytest.raises(BotError, match=key):
         mc.with_params("bad", {key: value})
+
+
+@pytest.mark.parametrize(
+    "key, value", [("learn", 0.5), ("chase_prior", 1.0), ("quiet_learned", 0.0), ("rollout_take", 2)]
+)
+def test_out_of_range_learning_parameters_are_refused_naming_the_parameter(mc, key, value):
+    with pytest.raises(BotError, match=key):
+        mc.with_params("bad", {key: value})
+
+
+def _showdown_view(knocker: int, opp_hand: str, outcome: int = 0, hand_no: int = 1, stock: int = 20) -> np.ndarray:
+    """The first view of a hand after one whose showdown showed ``opp_hand`` (I am seat 0)."""
+    from arena.engine.cards import mask_of
+    from arena.engine.layout import V_KNOCK_LIMIT, V_SHOWN, V_SHOWN_KNOCKER, V_SHOWN_OPP_HAND, V_SHOWN_OUTCOME
+
+    v = np.zeros(V_SIZE, dtype=np.int64)
+    v[V_SEAT] = 0
+    v[V_KNOCK_LIMIT] = 10
+    v[V_STOCK_N] = stock
+    v[V_SHOWN] = hand_no
+    v[V_SHOWN_KNOCKER] = knocker
+    v[V_SHOWN_OUTCOME] = outcome
+    v[V_SHOWN_OPP_HAND] = mask_of(opp_hand)
+    return v
+
+
+def test_a_showdown_teaches_whether_the_opponent_knocks_at_once_or_chases_gin(mc):
+    mem = np.zeros(mc.memory_size)
+    prior = mc_module.chase_chance(mc.params, mem)
+    mem[mc_module.M_STOCK] = 20  # the stock at my last decision of the hand shown: the schedule allows gin only
+    # It knocked with 6 deadwood while the stock was long: a gin chaser would not have.
+    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), mc.params, mem)
+    eager = mc_module.chase_chance(mc.params, mem)
+    assert eager < prior / 5
+    # The same showdown seen again (the slots stay until the next hand ends) teaches nothing more.
+    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), mc.params, mem)
+    assert mc_module.chase_chance(mc.params, mem) == eager
+    # I knocked and its final hand had 4 deadwood: it declined a knock, twice: it chases gin.
+    for hand_no in (2, 3):
+        mem[mc_module.M_STOCK] = 20
+        mc_module.observe_showdown(_showdown_view(0, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 4s", hand_no=hand_no), mc.params, mem)
+    assert mc_module.chase_chance(mc.params, mem) > 1 - (1 - prior) / 5
+    # A gin, or a hand it could not have knocked with, says nothing.
+    before = mc_module.chase_chance(mc.params, mem)
+    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h Th", hand_no=4), mc.params, mem)
+    mc_module.observe_showdown(_showdown_view(0, "Ac 2c 3c 4d 5d 6d 7h 8h Ks Qs", hand_no=5), mc.params, mem)
+    assert mc_module.chase_chance(mc.params, mem) == before
+    assert mem[mc_module.M_STOCK] == 20  # and every decision notes the stock for the next showdown
+
+
+def test_a_late_knock_within_the_schedule_is_no_evidence(mc):
+    mem = np.zeros(mc.memory_size)
+    mem[mc_module.M_STOCK] = 3  # stock nearly out: the schedule allows 10
+    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), mc.params, mem)
+    assert mem[mc_module.M_LOGODDS] == 0
+
+
+def _learned_chance(mc_bot, opponent: str, seed: int) -> float:
+    """monte-carlo's learned chance that ``opponent`` chases gin after one whole game, it in seat 0."""
+    bots = (mc_bot, load_bot(opponent))
+    mems = [np.zeros(b.memory_size) for b in bots]
+    rngs = [new_rng(seed + 1), new_rng(seed + 2)]
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    st = new_state()
+    row = np.zeros(G_SIZE, dtype=np.int64)
+    begin_game(st, EAAI, seed, rngs[0], rngs[1], mems[0], mems[1], row)
+    while True:
+        begin_hand(st, EAAI, seed, np.zeros(RNG_WORDS, dtype=np.uint64))
+        while st[S_PHASE] != PH_DONE:
+            p = int(st[S_CUR])
+            build_view(st, EAAI, p, view)
+            b = bots[p]
+            apply_action(st, EAAI, int(b.functions[st[S_PHASE]](view, b.params, mems[p], rngs[p])))
+        if end_hand(st, EAAI, row):
+            break
+    # The last hand's showdown is read at the next decision: show it one.
+    build_view(st, EAAI, 0, view)
+    mc_module.observe_showdown(view, mc_bot.params, mems[0])
+    return float(mc_module.chase_chance(mc_bot.params, mems[0]))
+
+
+def test_over_a_game_it_learns_that_simple_knocks_at_once_and_gin_chasing_does_not(mc_quick):
+    """Simple always knocks when it may, so its showdowns can only say "knocks at once"; gin-chasing
+    knocks by the schedule the bot assumes and declines other knocks.  A short game may show
+    nothing telling, so four games each (fixed seeds): every one moves the right way or not at all."""
+    prior = float(mc_quick.param_dict()["chase_prior"])
+    vs_simple = [_learned_chance(mc_quick, "simple", seed) for seed in range(41, 45)]
+    vs_chaser = [_learned_chance(mc_quick, "gin-chasing", seed) for seed in range(41, 45)]
+    assert max(vs_simple) <= prior and sum(c < prior / 10 for c in vs_simple) >= 3, vs_simple
+    assert min(vs_chaser) >= prior and sum(c > 1 - (1 - prior) / 10 for c in vs_chaser) >= 2, vs_chaser

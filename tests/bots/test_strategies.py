@@ -50,7 +50,7 @@ from arena.engine.rules_array import rules_array
 from arena.loading.load import load_bot
 from arena.settings.rules import Rules, load_rules
 
-STRATEGIES = ("early_knock", "gin_chasing", "discard_tracking")
+STRATEGIES = ("early_knock", "gin_chasing", "discard_tracking", "marjj_style")
 STD = rules_array(Rules())
 N_VS_SIMPLE = 10_000  # seeds per strategy vs simple (x2 seats = 20,000 games)
 N_VS_RANDOM = 2_000  # seeds vs random (x2 seats)
@@ -310,6 +310,11 @@ def test_discard_tracking_danger_param_lowers_pickups(bots):
         ("discard_tracking", {"boost": 0.5}, "boost"),
         ("discard_tracking", {"danger": -3}, "danger"),
         ("discard_tracking", {"knock_at": 12}, "knock_at"),
+        ("marjj_style", {"knock_turns": -1}, "knock_turns"),
+        ("marjj_style", {"knock_at": 11}, "knock_at"),
+        ("marjj_style", {"danger_growth": -1}, "danger_growth"),
+        ("marjj_style", {"lookahead": 4}, "lookahead"),
+        ("marjj_style", {"decline": 2}, "decline"),
     ],
 )
 def test_validate_params_rejects_bad_values(bots, name, overrides, words):

@@ -1,0 +1,204 @@
+"""Strength table: one bot against a field on duplicate deals, with pair-clustered intervals and its time per decision.
+
+Every opponent plays ``--pairs`` duplicate pairs with the candidate: deal
+``s_i`` (the seeds ``arena run`` gives pairs of a run seeded ``--seed``)
+once with the candidate in seat 0, once in seat 1.  A pair scores its
+wins (a draw counts one half) over its two games, and the interval of the
+win rate is the pair-clustered t interval of ``arena report``
+(:func:`arena.analysis.stats.ratio_ci_moments`), so the luck the two games
+of a pair share is accounted for.  Games are played by the compiled kernel
+(:func:`arena.engine.play.play_batch`), split in chunks over ``--workers``
+processes.
+
+Time per decision: the candidate plays ``--time-games`` duplicate pairs
+against ``simple`` in this process, one decision at a time, each of its
+decisions timed alone (wall clock, so time it on a quiet machine; the load
+average is printed).  The table gives the median, the mean and the 99th
+percentile, and the most decision time it spent in one game (the EAAI
+budget is 30 s a game).
+
+A bot is a built-in or file name, optionally with parameters:
+``monte-carlo:samples=1000,candidates=4``.
+
+Run: ``python scripts/bench_strength.py --candidate marjj-style --pairs 1000``
+(``--opponents`` defaults to every built-in bot and ``knock5``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.analysis.stats import ratio_ci_moments  # noqa: E402
+from arena.botkit.bot import Bot  # noqa: E402
+from arena.engine.layout import G_SIZE, G_WINNER, PH_DONE, S_CUR, S_PHASE, V_SIZE  # noqa: E402
+from arena.engine.play import play_batch  # noqa: E402
+from arena.engine.rng import RNG_WORDS, new_rng  # noqa: E402
+from arena.engine.rules_array import rules_array  # noqa: E402
+from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state  # noqa: E402
+from arena.loading.load import load_bot  # noqa: E402
+from arena.run.plan import pair_seeds  # noqa: E402
+from arena.settings.rules import load_rules  # noqa: E402
+
+#: The field: every built-in bot, and the default round-robin's knock5 (early-knock at 5).
+FIELD = (
+    "random",
+    "simple",
+    "discard-tracking",
+    "early-knock",
+    "early-knock:knock_at=5",
+    "gin-chasing",
+    "marjj-style",
+    "monte-carlo",
+    "analyzer",
+)
+#: Pairs per chunk of work.
+CHUNK = 50
+
+
+def make_bot(spec: str) -> Bot:
+    """A bot from ``name`` or ``name:key=value,key=value``."""
+    name, _, rest = spec.partition(":")
+    bot = load_bot(name)
+    if not rest:
+        return bot
+    overrides = {}
+    for item in rest.split(","):
+        key, _, value = item.partition("=")
+        overrides[key.strip()] = float(value)
+    return bot.with_params(spec, overrides)
+
+
+def label(spec: str) -> str:
+    return "knock5" if spec == "early-knock:knock_at=5" else spec
+
+
+def play_pairs(job: tuple[str, str, str, np.ndarray]) -> np.ndarray:
+    """Per pair: the candidate's score (wins + draws / 2) over its two games."""
+    cand_spec, opp_spec, rules_name, seeds = job
+    cand, opp = make_bot(cand_spec), make_bot(opp_spec)
+    rules = rules_array(load_rules(rules_name))
+    as0 = play_batch(cand, opp, rules, seeds).games[:, G_WINNER]
+    as1 = play_batch(opp, cand, rules, seeds).games[:, G_WINNER]
+    score = np.zeros(len(seeds))
+    for winners, seat in ((as0, 0), (as1, 1)):  # (numpy adds boolean arrays as "or": count in floats)
+        score += (winners == seat).astype(float) + 0.5 * (winners == -1).astype(float)
+    return score
+
+
+def match(cand: str, opp: str, rules: str, seed: int, pairs: int, workers: int) -> dict:
+    seeds = pair_seeds(seed, 0, pairs)
+    jobs = [(cand, opp, rules, seeds[i : i + CHUNK]) for i in range(0, pairs, CHUNK)]
+    t0 = time.perf_counter()
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            parts = list(pool.map(play_pairs, jobs))
+    else:
+        parts = [play_pairs(j) for j in jobs]
+    s = np.concatenate(parts)
+    n = np.full(s.shape, 2.0)
+    r = ratio_ci_moments(len(s), n.sum(), s.sum(), (s * s).sum(), (s * n).sum(), (n * n).sum(), clip=(0.0, 1.0))
+    return {
+        "opponent": label(opp),
+        "games": int(n.sum()),
+        "win": float(r["est"]),
+        "lo": float(r["lo"]),
+        "hi": float(r["hi"]),
+        "secs": time.perf_counter() - t0,
+    }
+
+
+def decision_times(cand_spec: str, rules_name: str, pairs: int, seed: int) -> dict:
+    """Every decision of the candidate against simple, timed alone, and its decision time per game."""
+    bot, simple = make_bot(cand_spec), load_bot("simple")
+    rules = rules_array(load_rules(rules_name))
+    play_batch(bot, simple, rules, np.arange(2))  # compile and warm up
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    times: list[float] = []
+    per_game: list[float] = []
+    for g, game_seed in enumerate(pair_seeds(seed, 0, pairs).tolist()):
+        for seat in (0, 1):
+            bots = (bot, simple) if seat == 0 else (simple, bot)
+            mems = [np.zeros(b.memory_size) for b in bots]
+            rngs = [new_rng(2 * g + 1), new_rng(2 * g + 2)]
+            st = new_state()
+            row = np.zeros(G_SIZE, dtype=np.int64)
+            begin_game(st, rules, game_seed, rngs[0], rngs[1], mems[0], mems[1], row)
+            spent = 0.0
+            while True:
+                begin_hand(st, rules, game_seed, np.zeros(RNG_WORDS, dtype=np.uint64))
+                while st[S_PHASE] != PH_DONE:
+                    p = int(st[S_CUR])
+                    phase = int(st[S_PHASE])
+                    build_view(st, rules, p, view)
+                    b = bots[p]
+                    t = time.perf_counter()
+                    action = b.functions[phase](view, b.params, mems[p], rngs[p])
+                    if p == seat:
+                        dt = time.perf_counter() - t
+                        times.append(dt)
+                        spent += dt
+                    apply_action(st, rules, int(action))
+                if end_hand(st, rules, row):
+                    break
+            per_game.append(spent)
+    ms = 1000 * np.array(times)
+    return {
+        "median_ms": float(np.median(ms)),
+        "mean_ms": float(ms.mean()),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "decisions": len(times),
+        "max_game_s": float(max(per_game)),
+        "games": len(per_game),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--candidate", required=True, help="bot to measure (name or name:key=value,..)")
+    ap.add_argument("--opponents", default=",".join(FIELD), help="comma-separated bots (default: the field)")
+    ap.add_argument("--pairs", type=int, default=1000, help="duplicate pairs per opponent (2 games each)")
+    ap.add_argument("--seed", type=int, default=1, help="run seed of the deals")
+    ap.add_argument("--rules", default="eaai")
+    ap.add_argument("--workers", type=int, default=1, help="processes playing chunks of pairs")
+    ap.add_argument("--time-pairs", type=int, default=20, help="pairs against simple to time decisions (0: skip)")
+    args = ap.parse_args()
+    opponents = [o for o in args.opponents.split(",") if o and o != args.candidate]
+    load = os.getloadavg()
+    print(f"{args.candidate} under '{args.rules}' rules, seed {args.seed}, {args.pairs} duplicate pairs per opponent")
+    if not opponents:
+        print("(no opponents: timing only)")
+    print(f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
+    if opponents:
+        print()
+        print("| opponent | games | win rate | 95% CI (pair-clustered) |")
+        print("|---|---:|---:|---|")
+    for opp in opponents:
+        r = match(args.candidate, opp, args.rules, args.seed, args.pairs, args.workers)
+        print(
+            f"| {r['opponent']} | {r['games']:,} | {r['win']:.1%} | [{r['lo']:.1%}, {r['hi']:.1%}] |"
+            f"  <!-- {r['secs']:.0f} s -->",
+            flush=True,
+        )
+    if args.time_pairs:
+        t = decision_times(args.candidate, args.rules, args.time_pairs, args.seed + 1)
+        load = os.getloadavg()
+        print()
+        print(
+            f"time per decision against simple ({t['decisions']:,} decisions, {t['games']} games, one core, "
+            f"load {load[0]:.2f}): median {t['median_ms']:.3f} ms, mean {t['mean_ms']:.3f} ms, "
+            f"p99 {t['p99_ms']:.3f} ms; most in one game {t['max_game_s']:.2f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
