@@ -150,7 +150,7 @@ def test_rerun_with_other_rules_is_refused_without_touching_results(config, tmp_
 def test_bots_lists_builtins_with_parameters():
     out = invoke("bots", "--config", str(ROOT / "configs" / "default.toml"))
     assert out.exit_code == 0
-    for name in ("random", "simple", "early-knock", "gin-chasing", "discard-tracking", "knock5"):
+    for name in ("random", "simple", "early-knock", "gin-chasing", "discard-tracking", "marjj-style", "knock5"):
         assert name in out.output
     assert "knock_at=5" in out.output
 
