@@ -8,7 +8,8 @@ and plays the legal action with the largest logit, so it is deterministic.
 
 It was distilled from the ``gin-chasing`` heuristic by imitation learning
 (behaviour cloning, then DAgger rounds in which the network plays and
-gin-chasing labels the positions it reaches), against ``simple``:
+gin-chasing labels the positions it reaches), in games against a mix of
+bots (``simple``, the early knockers, ``gin-chasing``, ``discard-tracking``):
 ``examples/rl/train_learned.py`` retrains it with one command, and
 ``docs/how-to/policy-bots.md`` says with which seed, how many samples and
 how long it took, and how it does against the other bots.

@@ -6,11 +6,15 @@ teacher: the built-in ``gin-chasing`` bot, a heuristic that wins about 75% of
 whole games against ``simple``.  Its decisions are a function of the seat's
 view alone (no memory, no randomness), so it can label any state:
 
-1. **Behaviour cloning.**  ``--envs`` games per seat against ``simple`` on
-   :class:`arena.env.games.Games` (one compiled step per batch); the teacher
-   plays, and every decision of the agent's seat with more than one legal
-   action is kept: the observation, the legal-action mask and the teacher's
-   action id (:func:`teacher_actions`, a compiled call per batch).
+1. **Behaviour cloning.**  ``--envs`` games per opponent and seat on
+   :class:`arena.env.games.Games` (one compiled step per batch), against a
+   mix of opponents (``--opponents``: by default ``simple``, the early
+   knockers ``early-knock`` and ``knock5``, ``gin-chasing`` and
+   ``discard-tracking``, so the data holds the positions fast knockers
+   make, not only ``simple``'s); the teacher plays, and every decision of the
+   agent's seat with more than one legal action is kept: the observation,
+   the legal-action mask and the teacher's action id
+   (:func:`teacher_actions`, a compiled call per batch).
 2. **DAgger.**  Then ``--rounds`` rounds in which the *student* plays (its
    greedy action) and the teacher still labels every state it reaches, so
    the student learns what to do in the positions its own mistakes lead to;
@@ -55,6 +59,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_ppo import mlp_net, plot, win_rate, write_curve  # noqa: E402  (the sibling example)
 
+from arena.botkit.bot import Bot  # noqa: E402
 from arena.engine._jit import jit  # noqa: E402
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, action_of_answer  # noqa: E402
 from arena.engine.layout import (  # noqa: E402
@@ -121,13 +126,28 @@ def soft_targets(labels: np.ndarray, costs: np.ndarray, temperature: float) -> n
     return target
 
 
-class Collector:
-    """Games against ``simple`` in both seats, and the teacher's labels of the agent's decisions."""
+OPPONENTS = ("simple", "early-knock", "knock5", "gin-chasing", "discard-tracking")
 
-    def __init__(self, envs: int, seed: int, temperature: float = 0.0) -> None:
-        self.sides = [Games(envs, "simple", seat=s) for s in (0, 1)]
-        for s, g in enumerate(self.sides):
-            g.reset(np.arange(envs, dtype=np.int64) + seed * 10_000_019 + s * 1_000_003)
+
+def opponent_bot(name: str) -> Bot:
+    """A compiled opponent: a built-in bot, or ``knock5`` (early-knock knocking at 5 or less, as in
+    the default round-robin)."""
+    from arena.loading.load import load_bot
+
+    if name == "knock5":
+        return load_bot("early-knock").with_params("knock5", {"knock_at": 5.0})
+    return load_bot(name)
+
+
+class Collector:
+    """Games against each opponent in both seats, and the teacher's labels of the agent's decisions."""
+
+    def __init__(
+        self, envs: int, seed: int, temperature: float = 0.0, opponents: tuple[str, ...] = ("simple",)
+    ) -> None:
+        self.sides = [Games(envs, opponent_bot(o), seat=s) for o in opponents for s in (0, 1)]
+        for k, g in enumerate(self.sides):
+            g.reset(np.arange(envs, dtype=np.int64) + seed * 10_000_019 + k * 1_000_003)
         self.view = np.zeros(V_SIZE, dtype=np.int64)
         self.memory = np.zeros(1, dtype=np.float64)
         self.rng = np.zeros(RNG_WORDS, dtype=np.uint64)
@@ -192,9 +212,9 @@ def train(net: nn.Sequential, opt: torch.optim.Optimizer, data: tuple, epochs: i
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--envs", type=int, default=256, help="games per seat played side by side")
-    ap.add_argument("--steps", type=int, default=600, help="decisions per env and seat in each round")
-    ap.add_argument("--rounds", type=int, default=4, help="DAgger rounds after behaviour cloning")
+    ap.add_argument("--envs", type=int, default=48, help="games per opponent and seat played side by side")
+    ap.add_argument("--steps", type=int, default=500, help="decisions per env and seat in each round")
+    ap.add_argument("--rounds", type=int, default=6, help="DAgger rounds after behaviour cloning")
     ap.add_argument("--epochs", type=int, default=2, help="passes over the data set after each round")
     ap.add_argument("--hidden", type=int, nargs="+", default=[384, 384, 256])
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -202,11 +222,12 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--temperature", type=float, default=0.5, help="of the discards' soft targets (0: one-hot)")
     ap.add_argument("--eval-pairs", type=int, default=200)
+    ap.add_argument("--opponents", nargs="+", default=list(OPPONENTS), help="the games' opponents, in equal numbers")
     ap.add_argument("--out", default="runs/learned")
     ap.add_argument("--smoke", action="store_true", help="a two-minute version: fewer games, a 64x64 net")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.envs, args.steps, args.rounds, args.epochs, args.hidden, args.eval_pairs = 128, 200, 1, 2, [64, 64], 100
+        args.envs, args.steps, args.rounds, args.epochs, args.hidden, args.eval_pairs = 26, 200, 1, 2, [64, 64], 100
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed)
@@ -218,7 +239,7 @@ def main(argv: list[str] | None = None) -> dict:
     rules = rules_array(Rules())
     net = mlp_net([OBS_SIZE, *args.hidden, NUM_ACTIONS])
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
-    collector = Collector(args.envs, args.seed, args.temperature)
+    collector = Collector(args.envs, args.seed, args.temperature, tuple(args.opponents))
     data: list[np.ndarray] = []
     curve: list[dict] = []
     t0 = time.perf_counter()
@@ -262,6 +283,7 @@ def main(argv: list[str] | None = None) -> dict:
         "samples": curve[-1]["steps"],
         "games_played": collector.games_done,
         "rounds": args.rounds,
+        "opponents": args.opponents,
         "epochs": args.epochs,
         "train_seconds": round(wall, 1),
         "eval_seconds": round(eval_seconds, 1),
