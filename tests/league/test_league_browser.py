@@ -10,11 +10,29 @@ both): the viewer shows the game the link names, a game of this bot.  The browse
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tests.league.server import SIMPLE_COPY, Server, add_user, make_league
+
+
+def _watched_page(browser) -> tuple[Any, list[str]]:
+    """A new page, and the list its script errors go to."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return page, errors
+
+
+def _login(page, server: Server, token: str, user: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(server.url + "/league/login")
+    page.fill("#token", token)
+    page.click("#login")
+    expect(page).to_have_url(re.compile(rf"/league/user/{user}$"))
 
 
 @pytest.mark.slow
@@ -29,13 +47,8 @@ def test_login_submit_checked_rated_and_game_link(tmp_path, browser):
     bot_file.write_text(SIMPLE_COPY)
     server = Server(folder, play=True, workers=1)
     try:
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(server.url + "/league/login")
-        page.fill("#token", token)
-        page.click("#login")
-        expect(page).to_have_url(re.compile(r"/league/user/alice$"))
+        page, errors = _watched_page(browser)
+        _login(page, server, token, "alice")
         cookies = {c["name"]: c for c in page.context.cookies()}
         assert cookies["league_session"]["httpOnly"] and cookies["league_session"]["sameSite"] == "Strict"
 
@@ -77,15 +90,6 @@ def test_login_submit_checked_rated_and_game_link(tmp_path, browser):
         server.stop()
 
 
-def _login(page, server: Server, token: str, user: str) -> None:
-    from playwright.sync_api import expect
-
-    page.goto(server.url + "/league/login")
-    page.fill("#token", token)
-    page.click("#login")
-    expect(page).to_have_url(re.compile(rf"/league/user/{user}$"))
-
-
 @pytest.mark.slow
 def test_a_policy_and_a_bot_uploaded_as_files_through_the_page_pass_their_checks_with_or_without_script(
     tmp_path, browser
@@ -97,15 +101,12 @@ def test_a_policy_and_a_bot_uploaded_as_files_through_the_page_pass_their_checks
 
     folder = make_league(tmp_path / "lg", games_per_pairing=4, chunk_size=2, check_games=2, extra_rounds=0)
     token = add_user(folder, "pat")
-    weights = tmp_path / "mlp-weights.npz"
-    save_mlp(weights, random_mlp(OBS_SIZE, NUM_ACTIONS, (16,), seed=7))
-    bot_file = tmp_path / "filebot.py"
-    bot_file.write_text(SIMPLE_COPY)
     server = Server(folder, play=True, workers=1)
     try:
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        weights, bot_file = tmp_path / "mlp-weights.npz", tmp_path / "filebot.py"
+        save_mlp(weights, random_mlp(OBS_SIZE, NUM_ACTIONS, (16,), seed=7))
+        bot_file.write_text(SIMPLE_COPY)
+        page, errors = _watched_page(browser)
         _login(page, server, token, "pat")
         for path, name in ((weights, "mlp-weights"), (bot_file, "filebot")):
             page.goto(server.url + "/league/submit")
