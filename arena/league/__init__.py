@@ -8,6 +8,9 @@
 * :mod:`arena.league.scheduler`  - the background process: pairings through the runner, ratings;
 * :mod:`arena.league.web`        - Starlette routes: pages and the JSON API (included in the one web app,
   :mod:`arena.web.server`);
+* :mod:`arena.league.forms`      - request bodies, read under a byte cap, then parsed: JSON, urlencoded and
+  multipart forms (the submit page's file);
+* :mod:`arena.league.file_kinds` - an upload's kind told by its file name's suffix (the page and the client);
 * :mod:`arena.league.client`     - ``arena submit FILE --to http://...``.
 
 The commands ``arena league init|add-user|revoke-user|rotate-token|backup|restore|serve`` are in

@@ -11,15 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.db import LeagueError
-from arena.settings.botref import BINARY_POLICY_SUFFIXES, CMD_PREFIX, POLICY_PREFIX
+from arena.league.file_kinds import file_kind, policy_format
+from arena.settings.botref import CMD_PREFIX, POLICY_PREFIX
 
 
 def is_url(to: str) -> bool:
     return to.startswith(("http://", "https://"))
-
-
-#: The file names of an EAAI-kit player's upload: a jar, or a zip of its class folder.
-ARCHIVE_SUFFIXES = (".jar", ".zip")
 
 
 def _read(file: str) -> bytes:
@@ -39,15 +36,16 @@ def submit_to_server(
 ) -> dict[str, Any]:
     """Upload ``file`` (a Python bot file, ``cmd:...`` for organizers, or an EAAI-kit player's jar or zip
     with ``class_name``); the server's answer."""
-    is_archive = file.lower().endswith(ARCHIVE_SUFFIXES)
+    kind = None if file.startswith(CMD_PREFIX) else file_kind(file.removeprefix(POLICY_PREFIX))
+    is_archive = kind == "archive"
     if class_name is not None and not is_archive:
         raise LeagueError(f"--class names the player class of a .jar or .zip; {file} is neither")
     if file.startswith(CMD_PREFIX):
         payload: dict[str, Any] = {"command": file.removeprefix(CMD_PREFIX)}
         default = None
-    elif file.startswith(POLICY_PREFIX) or file.lower().endswith(BINARY_POLICY_SUFFIXES):
+    elif file.startswith(POLICY_PREFIX) or kind == "policy":
         path = file.removeprefix(POLICY_PREFIX)
-        form = Path(path).suffix.lower().lstrip(".")
+        form = policy_format(path)
         if form not in ("py", "onnx", "npz"):
             raise LeagueError(f"{file}: a policy file ends in .py, .onnx or .npz")
         payload = {"policy": base64.b64encode(_read(path)).decode("ascii"), "format": form}

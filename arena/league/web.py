@@ -43,7 +43,7 @@ import time
 from collections.abc import Awaitable, Callable
 from html import escape
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -52,6 +52,8 @@ from starlette.routing import BaseRoute, Route
 
 from arena.league.core import League, User
 from arena.league.db import DB_NAME, LeagueError, Reconnecting
+from arena.league.file_kinds import PAGE_SUFFIXES, file_kind, policy_format
+from arena.league.forms import FilePart, read_file_form, read_form, read_json
 
 log = logging.getLogger("arena.league.web")
 
@@ -198,49 +200,6 @@ def _guard(api: bool) -> Callable[[Handler], Handler]:
     return wrap
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, refused with 413 past ``limit`` bytes (announced or not)."""
-    length = request.headers.get("content-length")
-    if length is not None:
-        if not length.isdigit():
-            raise LeagueError("bad Content-Length header")
-        if int(length) > limit:
-            raise LeagueError(f"the request body is over the {limit}-byte limit", 413)
-    buf = bytearray()
-    async for chunk in request.stream():
-        buf += chunk
-        if len(buf) > limit:
-            raise LeagueError(f"the request body is over the {limit}-byte limit", 413)
-    return bytes(buf)
-
-
-async def read_json(request: Request, limit: int) -> dict[str, Any]:
-    body = await read_body(request, limit)
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise LeagueError("the body is not valid JSON") from None
-    except (RecursionError, MemoryError):  # [[[[... thousands deep: the parser's limit, not the server's fault
-        raise LeagueError("the body's JSON is nested too deeply") from None
-    if not isinstance(data, dict):
-        raise LeagueError("the body must be a JSON object")
-    return data
-
-
-async def read_form(request: Request, limit: int) -> dict[str, str]:
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "application/x-www-form-urlencoded":
-        raise LeagueError("send the form as application/x-www-form-urlencoded", 415)
-    body = await read_body(request, limit)
-    try:
-        fields = parse_qs(
-            body.decode("ascii"), keep_blank_values=True, strict_parsing=False, max_num_fields=20, errors="strict"
-        )
-    except (UnicodeDecodeError, ValueError):
-        raise LeagueError("the form is garbled") from None
-    return {k: v[0] for k, v in fields.items()}
-
-
 def _base64_field(data: dict[str, Any], key: str) -> bytes | None:
     """A binary upload sent in a JSON field as base64 text (None when absent)."""
     value = data.get(key)
@@ -278,7 +237,11 @@ class LeagueSite:
         cfg = league.config
         # JSON escaping may double a file; base64 makes an archive 4/3 its size
         self.max_upload = max(2 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
-        self.max_form = 3 * league.config.max_file_bytes + 4096  # %-encoding of a file
+        # The submit page: pasted source %-encoded (3 bytes a byte), or a file as it is beside that text
+        self.max_form = max(3 * cfg.max_file_bytes, max(cfg.max_file_bytes, cfg.max_archive_bytes) + cfg.max_file_bytes)
+        self.max_form += 16_384  # the other fields, the parts' headers
+        #: The submit form's text fields and their byte limits (a browser sends a textarea's lines as CRLF).
+        self.form_text = {"csrf": 200, "name": 200, "class": 400, "source": 2 * cfg.max_file_bytes}
 
     def body_limit(self, path: str) -> int | None:
         """The byte limit of a POST body to ``path``; None: not a league path."""
@@ -578,20 +541,27 @@ class LeagueSite:
         s = await self.session(request)
         if s is None:
             return RedirectResponse("/league/login", status_code=303, headers=HEADERS)
-        return await self._page(request, "Submit", _submit_form(s[1], self.league.config.max_file_bytes))
+        return await self._page(request, "Submit", self._submit_form(s[1]))
 
     async def submit(self, request: Request) -> Response:
-        form = await read_form(request, self.max_form)
-        user = await self.form_user(request, form)
+        if await self.session(request) is None:  # before the body is parsed: a stranger's upload is not read
+            raise LeagueError("log in first", 401)
+        fields, files = await read_file_form(request, self.max_form, text=self.form_text, files=frozenset({"file"}))
+        user = await self.form_user(request, fields)
         try:
-            await self.db(self.league.submit, user, form.get("name", ""), form.get("source", "").encode())
+            upload = _page_upload(fields, files.get("file"))
+            await self.db(lambda conn: self.league.submit(conn, user, fields.get("name", ""), **upload))
         except LeagueError as exc:
             s = await self.session(request)
-            body = f"<p class=error id=error>{escape(_one_line(str(exc)))}</p>" + _submit_form(
-                s[1] if s else "", self.league.config.max_file_bytes
+            body = f"<p class=error id=error>{escape(_one_line(str(exc)))}</p>" + self._submit_form(
+                s[1] if s else "", fields
             )
             return await self._page(request, "Submit", body, status=exc.status)
         return RedirectResponse(f"/league/user/{quote(user.name)}", status_code=303, headers=HEADERS)
+
+    def _submit_form(self, csrf: str, fields: dict[str, str] | None = None) -> str:
+        cfg = self.league.config
+        return _submit_form(csrf, cfg.max_file_bytes, cfg.max_archive_bytes, bool(cfg.eaai_kit), fields or {})
 
     async def withdraw(self, request: Request) -> Response:
         form = await read_form(request, SMALL_BODY)
@@ -698,15 +668,52 @@ def _bars(values: dict[str, Any], share: bool = True) -> str:
     return "".join(out)
 
 
-def _submit_form(csrf: str, max_bytes: int) -> str:
+def _page_upload(fields: dict[str, str], upload: FilePart | None) -> dict[str, Any]:
+    """:meth:`League.submit`'s arguments for what the submit page sent: a file, whose suffix tells which
+    of the API's fields its bytes fill (the league's checks then hold them to it), or pasted source."""
+    source = fields.get("source", "").replace("\r\n", "\n")  # the browser's CRLF lines back to the file's
+    class_name = fields.get("class", "").strip() or None
+    if upload is None:
+        if not source.strip():
+            raise LeagueError("choose a file, or paste a Python bot's source")
+        return {"source": source.encode("utf-8", "surrogatepass"), "class_name": class_name}
+    if source.strip():
+        raise LeagueError("send a file or pasted source, not both")
+    kind = file_kind(upload.filename)
+    if kind is None:
+        raise LeagueError(f"the file {upload.filename[:80]!r} is not one of {', '.join(PAGE_SUFFIXES)}", 415)
+    if kind == "archive":
+        return {"archive": upload.data, "class_name": class_name}
+    if kind == "policy":
+        return {"policy": upload.data, "policy_format": policy_format(upload.filename), "class_name": class_name}
+    return {"source": upload.data, "class_name": class_name}
+
+
+def _submit_form(csrf: str, max_bytes: int, max_archive: int, eaai: bool, fields: dict[str, str]) -> str:
+    """The submit form: a file (multipart: it goes as its bytes, as the API takes it) or pasted source.
+    Plain HTML: it works without the page's script, which only fills the bot's name from the file's."""
+    kinds = [".py", ".onnx", ".npz", *([".jar", ".zip"] if eaai else [])]
+    java = (
+        "<p><label>Java class (for a .jar or .zip) <input name=class id=class size=40 "
+        f"placeholder='com.example.MyPlayer' value='{escape(fields.get('class', ''))}'></label></p>"
+        if eaai
+        else ""
+    )
     return (
-        "<h1>Submit a bot</h1><p>A Python bot file (see bots/TEMPLATE.py), played in the sandbox. "
-        f"At most {max_bytes} bytes. A new version of your bot replaces the old one on the board once it passes "
-        "its check.</p><form method=post action='/league/submit' id=submit-form>"
+        "<h1>Submit a bot</h1><p>A Python bot file (see bots/TEMPLATE.py) or a policy module (a top-level "
+        "<code>act</code>), played in the sandbox, at most "
+        f"{max_bytes} bytes; trained MLP weights (.npz) or an ONNX model (.onnx)"
+        + (", or an EAAI-kit player (a .jar, or a .zip of its class folder, and its class)" if eaai else "")
+        + f", at most {max_archive} bytes. A new version of your bot replaces the old one on the board once it "
+        "passes its check.</p>"
+        "<form method=post action='/league/submit' enctype='multipart/form-data' id=submit-form>"
         f"<input type=hidden name=csrf value='{escape(csrf)}'>"
-        "<p><label>Bot name <input name=name id=name required pattern='[A-Za-z][A-Za-z0-9_\\-]{0,31}'></label></p>"
-        "<p><label>File <input type=file id=file accept='.py'></label></p>"
-        "<p><label>Source<br><textarea name=source id=source rows=16 cols=90 required></textarea></label></p>"
+        "<p><label>Bot name <input name=name id=name required pattern='[A-Za-z][A-Za-z0-9_\\-]{0,31}' "
+        f"value='{escape(fields.get('name', ''))}'></label></p>"
+        f"<p><label>File <input type=file name=file id=file accept='{','.join(kinds)}'></label></p>"
+        + java
+        + "<p><label>or paste a Python bot's source<br><textarea name=source id=source rows=16 cols=90>"
+        f"{escape(fields.get('source', ''))}</textarea></label></p>"
         "<button type=submit id=send>Submit</button></form>"
     )
 
@@ -792,12 +799,10 @@ async function refreshUser() {
 }
 document.addEventListener("DOMContentLoaded", () => {
   const file = document.getElementById("file");
-  if (file) file.addEventListener("change", async () => {
-    if (file.files.length) {
-      document.getElementById("source").value = await file.files[0].text();
-      const name = document.getElementById("name");
-      if (!name.value) name.value = file.files[0].name.replace(/\.py$/, "").replace(/[^A-Za-z0-9_-]/g, "_");
-    }
+  if (file) file.addEventListener("change", () => {
+    const name = document.getElementById("name");
+    if (file.files.length && !name.value)
+      name.value = file.files[0].name.replace(/\.[A-Za-z]+$/, "").replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 32);
   });
   if (document.getElementById("board")) setInterval(refreshBoard, 2000);
   if (document.getElementById("versions")) setInterval(refreshUser, 2000);

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,6 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMPLE_COPY = (ROOT / "bots" / "simple.py").read_text()
@@ -165,3 +167,31 @@ def wait_for(predicate, timeout: float, what: str, step: float = 0.5) -> Any:
             return value
         time.sleep(step)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def set_cookie(headers: dict[str, str], name: str) -> tuple[str, str]:
+    """(value, the whole header) of the Set-Cookie header for cookie ``name``."""
+    for key, value in headers.items():
+        if key.lower() == "set-cookie" and value.startswith(name + "="):
+            return value.split(";")[0].split("=", 1)[1], value
+    raise AssertionError(f"no {name} cookie in {headers}")
+
+
+def login(server: Server, token: str) -> tuple[str, str]:
+    """(session cookie, CSRF token of the pages) after the login form."""
+    status, headers, body = server.request("GET", "/league/login")
+    nonce, _ = set_cookie(headers, "league_login_csrf")
+    assert f"value='{nonce}'" in body.decode()
+    status, headers, body = server.request(
+        "POST",
+        "/league/login",
+        urlencode({"token": token, "csrf": nonce}).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"league_login_csrf={nonce}"},
+    )
+    assert status == 303, body
+    sid, raw = set_cookie(headers, "league_session")
+    flags = raw.lower()
+    assert "httponly" in flags and "samesite=strict" in flags and "path=/" in flags
+    page = server.request("GET", "/league/submit", headers={"Cookie": f"league_session={sid}"})[2].decode()
+    csrf = re.search(r"name=csrf value='([^']+)'", page).group(1)
+    return sid, csrf

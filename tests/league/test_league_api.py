@@ -8,13 +8,12 @@ bad request must get a 4xx with a one-line message and never a traceback.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from urllib.parse import urlencode
 
 import pytest
 
-from tests.league.server import SIMPLE_COPY, Server, add_user, arena, make_league
+from tests.league.server import SIMPLE_COPY, Server, add_user, arena, login, make_league, set_cookie
 
 KEYS = {"bot", "owner", "version", "rating", "rating_low", "rating_high", "games", "win_rate", "forfeits"}
 
@@ -243,38 +242,11 @@ def test_limits_per_hour_and_active_bots(tmp_path):
         server.stop()
 
 
-def _cookie(headers: dict[str, str], name: str) -> tuple[str, str]:
-    for key, value in headers.items():
-        if key.lower() == "set-cookie" and value.startswith(name + "="):
-            return value.split(";")[0].split("=", 1)[1], value
-    raise AssertionError(f"no {name} cookie in {headers}")
-
-
-def _login(server: Server, token: str) -> tuple[str, str]:
-    """(session cookie, CSRF token of the pages) after the login form."""
-    status, headers, body = server.request("GET", "/league/login")
-    nonce, _ = _cookie(headers, "league_login_csrf")
-    assert f"value='{nonce}'" in body.decode()
-    status, headers, body = server.request(
-        "POST",
-        "/league/login",
-        urlencode({"token": token, "csrf": nonce}).encode(),
-        headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"league_login_csrf={nonce}"},
-    )
-    assert status == 303, body
-    sid, raw = _cookie(headers, "league_session")
-    flags = raw.lower()
-    assert "httponly" in flags and "samesite=strict" in flags and "path=/" in flags
-    page = server.request("GET", "/league/submit", headers={"Cookie": f"league_session={sid}"})[2].decode()
-    csrf = re.search(r"name=csrf value='([^']+)'", page).group(1)
-    return sid, csrf
-
-
 def test_login_session_and_csrf(site):
     server, tokens, _ = site
     form = {"Content-Type": "application/x-www-form-urlencoded"}
     status, headers, body = server.request("GET", "/league/login")
-    nonce, _ = _cookie(headers, "league_login_csrf")
+    nonce, _ = set_cookie(headers, "league_login_csrf")
     # No CSRF cookie, or a wrong one: 403; a bad token: 401.
     status, _, body = server.request(
         "POST", "/league/login", urlencode({"token": tokens["bob"], "csrf": nonce}).encode(), headers=form
@@ -291,7 +263,7 @@ def test_login_session_and_csrf(site):
     assert status in (400, 403)
     status, _, body = server.request("POST", "/league/login", b"token=x", headers={"Content-Type": "text/plain"})
     assert status == 415
-    sid, csrf = _login(server, tokens["bob"])
+    sid, csrf = login(server, tokens["bob"])
     cookie = {"Cookie": f"league_session={sid}"}
     # The submit form without its CSRF token: 403; with it: 303 to the user page.
     status, _, body = server.request(

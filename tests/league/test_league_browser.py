@@ -10,11 +10,29 @@ both): the viewer shows the game the link names, a game of this bot.  The browse
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tests.league.server import SIMPLE_COPY, Server, add_user, make_league
+
+
+def _watched_page(browser) -> tuple[Any, list[str]]:
+    """A new page, and the list its script errors go to."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return page, errors
+
+
+def _login(page, server: Server, token: str, user: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(server.url + "/league/login")
+    page.fill("#token", token)
+    page.click("#login")
+    expect(page).to_have_url(re.compile(rf"/league/user/{user}$"))
 
 
 @pytest.mark.slow
@@ -29,20 +47,15 @@ def test_login_submit_checked_rated_and_game_link(tmp_path, browser):
     bot_file.write_text(SIMPLE_COPY)
     server = Server(folder, play=True, workers=1)
     try:
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(server.url + "/league/login")
-        page.fill("#token", token)
-        page.click("#login")
-        expect(page).to_have_url(re.compile(r"/league/user/alice$"))
+        page, errors = _watched_page(browser)
+        _login(page, server, token, "alice")
         cookies = {c["name"]: c for c in page.context.cookies()}
         assert cookies["league_session"]["httpOnly"] and cookies["league_session"]["sameSite"] == "Strict"
 
         page.goto(server.url + "/league/submit")
         page.set_input_files("#file", str(bot_file))
         expect(page.locator("#name")).to_have_value("pagebot")  # filled from the file's name
-        expect(page.locator("#source")).to_have_value(re.compile("SimpleGinRummyPlayer"))
+        expect(page.locator("#source")).to_have_value("")  # the file goes as a file, not pasted
         page.click("#send")
         expect(page).to_have_url(re.compile(r"/league/user/alice$"))
         status = page.locator("#versions td.status").first
@@ -73,5 +86,66 @@ def test_login_submit_checked_rated_and_game_link(tmp_path, browser):
         page.keyboard.press("End")
         expect(page.locator("#pos")).to_have_text(re.compile(r"step (\d+) of \1$"))
         assert not errors, errors
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_a_policy_and_a_bot_uploaded_as_files_through_the_page_pass_their_checks_with_or_without_script(
+    tmp_path, browser
+):
+    from playwright.sync_api import expect
+
+    from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
+    from arena.engine.mlp import random_mlp, save_mlp
+
+    folder = make_league(tmp_path / "lg", games_per_pairing=4, chunk_size=2, check_games=2, extra_rounds=0)
+    token = add_user(folder, "pat")
+    server = Server(folder, play=True, workers=1)
+    try:
+        weights, bot_file = tmp_path / "mlp-weights.npz", tmp_path / "filebot.py"
+        save_mlp(weights, random_mlp(OBS_SIZE, NUM_ACTIONS, (16,), seed=7))
+        bot_file.write_text(SIMPLE_COPY)
+        page, errors = _watched_page(browser)
+        _login(page, server, token, "pat")
+        for path, name in ((weights, "mlp-weights"), (bot_file, "filebot")):
+            page.goto(server.url + "/league/submit")
+            if name == "mlp-weights":
+                page.screenshot(path=str(tmp_path / "submit.png"), full_page=True)
+            page.set_input_files("#file", str(path))
+            expect(page.locator("#name")).to_have_value(name)  # the script fills it from the file's name
+            page.click("#send")
+            expect(page).to_have_url(re.compile(r"/league/user/pat$"))
+            expect(page.locator("#versions tr", has_text=name)).to_have_count(1)
+        for name in ("mlp-weights", "filebot"):
+            status = page.locator("#versions tr", has_text=name).locator("td.status")
+            expect(status).to_have_text(re.compile("playing|rated"), timeout=420_000)  # checked
+        page.goto(server.url + "/league/bot/mlp-weights")
+        expect(page.locator("main h1")).to_have_text("mlp-weights")
+        expect(page.locator("main")).to_contain_text("owner pat")
+        assert not errors, errors
+
+        # Without the page's script: the same form, the name typed, the file posted as a file.
+        bare = browser.new_context(java_script_enabled=False)
+        nojs = bare.new_page()
+        _login(nojs, server, token, "pat")
+        nojs.goto(server.url + "/league/submit")
+        nojs.fill("#name", "bare-bot")
+        nojs.set_input_files("#file", str(bot_file))
+        nojs.click("#send")
+        expect(nojs).to_have_url(re.compile(r"/league/user/pat$"))
+        expect(nojs.locator("#versions tr", has_text="bare-bot")).to_have_count(1)
+        nojs.goto(server.url + "/league/bot/bare-bot")
+        expect(nojs.locator("main h1")).to_have_text("bare-bot")
+        # a refusal comes back as the page again, its one line on top
+        nojs.goto(server.url + "/league/submit")
+        nojs.fill("#name", "bad-npz")
+        bad = tmp_path / "bad.npz"
+        bad.write_bytes(b"not a zip")
+        nojs.set_input_files("#file", str(bad))
+        nojs.click("#send")
+        expect(nojs.locator("#error")).to_contain_text("npz")
+        expect(nojs.locator("#name")).to_have_value("bad-npz")
+        bare.close()
     finally:
         server.stop()

@@ -11,27 +11,20 @@ from __future__ import annotations
 import base64
 import io
 import os
-import shutil
 import sqlite3
-import subprocess
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from arena.external.eaai import adapter_classes
-from arena.external.wall import wall_problem
 from arena.league.config import LeagueConfig
 from arena.league.core import League, User
 from arena.league.db import LeagueError, _statements, check_database, connect, schema_version
 from arena.league.migrations import MIGRATIONS
+from tests.league.eaai_kit import build_kit, zip_bytes
 from tests.league.server import Server, add_user, arena, make_league, wait_for
 from tests.policy_files import AGENT as POLICY
-
-ROOT = Path(__file__).resolve().parents[2]
-EAAI_SOURCES = ROOT / "tests" / "bots" / "eaai"
-PROBLEM = wall_problem()
 
 #: Not a GinRummyPlayer; and a player whose class never finishes loading.
 ATTACKERS = {
@@ -111,17 +104,9 @@ def test_the_third_schema_step_rebuilds_versions_and_keeps_every_row_of_a_versio
 # --- the stand-in kit and the players, compiled once ----------------------------------------------------
 
 
-def _zip(entries: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in entries.items():
-            z.writestr(name, data)
-    return buf.getvalue()
-
-
 def _lying_bomb() -> bytes:
     """A zip whose one entry says it holds 100 bytes and unpacks to 4 MB of zeros (both headers patched)."""
-    data = bytearray(_zip({"players/KitSimplePlayer.class": bytes(4 << 20)}))
+    data = bytearray(zip_bytes({"players/KitSimplePlayer.class": bytes(4 << 20)}))
     real = (4 << 20).to_bytes(4, "little")
     fake = (100).to_bytes(4, "little")
     assert data.count(real) == 2  # the local header's and the central directory's uncompressed size
@@ -130,33 +115,7 @@ def _lying_bomb() -> bytes:
 
 @pytest.fixture(scope="module")
 def uploads(tmp_path_factory):
-    if shutil.which("javac") is None or PROBLEM is not None:
-        if os.environ.get("CI") == "true":
-            raise AssertionError(f"CI must have javac and the wall ({PROBLEM or 'no javac'})")
-        pytest.skip(f"needs javac and the wall ({PROBLEM or 'no javac'})")
-    root = tmp_path_factory.mktemp("uploads")
-    src, kit, classes = root / "src", root / "kit", root / "classes"
-    for rel, text in ATTACKERS.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(text)
-    sources = [
-        *(EAAI_SOURCES / "kit" / "ginrummy").glob("*.java"),
-        EAAI_SOURCES / "players" / "players" / "KitSimplePlayer.java",
-        *(src / "players").glob("*.java"),
-    ]
-    subprocess.run(["javac", "-nowarn", "-d", str(classes), *map(str, sources)], check=True, capture_output=True)
-    kit.mkdir()
-    (classes / "ginrummy").rename(kit / "ginrummy")  # the kit apart from the players, as the organizer has it
-    player = {str(p.relative_to(classes)): p.read_bytes() for p in classes.rglob("*.class")}
-    for p in [root, *root.rglob("*")]:  # the bots' user reads the kit when the tests run as root
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    adapter_classes(kit)  # compiled once here, so no check's time limit pays for javac
-    return {
-        "kit": kit,
-        "jar": _zip({"META-INF/MANIFEST.MF": b"Manifest-Version: 1.0\n", **player}),
-        "zip": _zip({f"bin/{k}": v for k, v in player.items()}),  # a zip of the class folder itself
-        "root": root,
-    }
+    return build_kit(tmp_path_factory.mktemp("uploads"), ATTACKERS)
 
 
 def _user(league: League, conn: sqlite3.Connection, name: str) -> User:
@@ -411,7 +370,7 @@ def test_a_malicious_npz_is_refused_at_upload_before_numpy_reads_it(site, make, 
 def test_a_hostile_archive_is_refused_in_one_line_and_leaves_nothing(site, entries, status, why):
     server, tokens, folder, _ = site
     before = sorted(p.name for p in (folder / "bots").iterdir())
-    got, ans = _post_archive(server, tokens["bob"], "hostile", _zip(entries), "players.KitSimplePlayer")
+    got, ans = _post_archive(server, tokens["bob"], "hostile", zip_bytes(entries), "players.KitSimplePlayer")
     assert got == status and why in ans["error"] and "\n" not in ans["error"], ans
     assert sorted(p.name for p in (folder / "bots").iterdir()) == before
     assert not (folder.parent / "evil").exists()
