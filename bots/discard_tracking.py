@@ -77,14 +77,22 @@ def validate_params(d: dict) -> None:
     for key in ("danger", "slack", "lookahead"):
         if d[key] < 0:
             raise ValueError(f"{key} = {d[key]} must be >= 0")
-    if not 1 <= d["boost"] <= 10:
-        raise ValueError(f"boost = {d['boost']} must be between 1 and 10 (a factor on a probability)")
-    if not 0 <= d["decline"] <= 1:
-        raise ValueError(f"decline = {d['decline']} must be between 0 and 1 (a factor on a probability)")
     if not 0 <= d["knock_at"] <= 10:
         raise ValueError(f"knock_at = {d['knock_at']} must be between 0 and 10 (deadwood points)")
     if d["lookahead"] > 3:
         raise ValueError(f"lookahead = {d['lookahead']} must be at most 3")
+    validate_model_params(d)
+
+
+def validate_model_params(d: dict) -> None:
+    """Raise ValueError naming the first of the opponent model's ``boost``, ``decline``, ``low_tilt`` out of range.
+
+    Every bot that scores discards by :func:`danger_of` (``bots/marjj_style.py`` too) checks them here.
+    """
+    if not 1 <= d["boost"] <= 10:
+        raise ValueError(f"boost = {d['boost']} must be between 1 and 10 (a factor on a probability)")
+    if not 0 <= d["decline"] <= 1:
+        raise ValueError(f"decline = {d['decline']} must be between 0 and 1 (a factor on a probability)")
     if not 0 <= d["low_tilt"] <= 4:
         raise ValueError(f"low_tilt = {d['low_tilt']} must be between 0 and 4")
 
@@ -144,6 +152,47 @@ def danger_of(card, known, unseen, let_go, base, boost, decline, tilt):
 
 
 @jit
+def score_discards(view, allowed, slack, lookahead, danger, boost, decline, tilt, score):
+    """Fill ``score[c]`` with the cost of discarding card ``c`` of ``allowed`` (lower is better; 1e18 for
+    cards more than ``slack`` points above the least deadwood) and return the best card, -1 if none.
+
+    The cost: the deadwood left, plus ``lookahead`` times the change one more
+    draw from the unseen cards is expected to make, plus ``danger`` points
+    times :func:`danger_of` (the model's ``boost``, ``decline`` and ``tilt``);
+    ties shed the higher card.  ``bots/marjj_style.py`` scores its discards
+    with it too.
+    """
+    hand = view[V_HAND]
+    out = np.empty(52, dtype=np.int64)
+    least = discard_options(view, out)
+    known = opponent_known(view)
+    unseen = unseen_cards(view)
+    let_go = (view[V_MY_DISCARDED] & ~view[V_OPP_TAKEN]) | view[V_OPP_DISCARDED] | view[V_OPP_PASSED]
+    n_unseen = popcount(unseen)
+    n_known = popcount(known)
+    base = (_OPP_HAND - n_known) / n_unseen if n_unseen > 0 and n_known < _OPP_HAND else 0.0
+    score[:] = 1e18
+    best_card = -1
+    m = allowed
+    while m:  # the cards this player may discard, lowest first
+        c = lsb(m)
+        m &= m - 1
+        if out[c] > least + slack:
+            continue
+        s = float(out[c])
+        if lookahead > 0:
+            after = mean_deadwood_after_draw(hand & ~(np.int64(1) << c), unseen)
+            s += lookahead * (after - out[c])
+        if danger > 0:
+            s += danger * danger_of(c, known, unseen, let_go, base, boost, decline, tilt)
+        s -= 0.001 * (c % 13)  # ties: shed the higher card
+        score[c] = s
+        if best_card < 0 or s < score[best_card]:
+            best_card = c
+    return best_card
+
+
+@jit
 def take_upcard(view, params, memory, rng):
     return 1 if top_beats_stock(view, params[_DRAW_MARGIN]) else 0
 
@@ -160,37 +209,9 @@ def big_gin(view, params, memory, rng):
 
 @jit
 def discard(view, params, memory, rng):
-    hand = view[V_HAND]
-    allowed = discardable(view)
-    out = np.empty(52, dtype=np.int64)
-    least = discard_options(view, out)
-    known = opponent_known(view)
-    unseen = unseen_cards(view)
-    let_go = (view[V_MY_DISCARDED] & ~view[V_OPP_TAKEN]) | view[V_OPP_DISCARDED] | view[V_OPP_PASSED]
-    n_unseen = popcount(unseen)
-    n_known = popcount(known)
-    base = (_OPP_HAND - n_known) / n_unseen if n_unseen > 0 and n_known < _OPP_HAND else 0.0
-    boost = params[_BOOST]
-    decline = params[_DECLINE]
-    tilt = params[_LOW_TILT]
-    weight = params[_LOOKAHEAD]
-    best_card = -1
-    best_score = 1e18
-    m = allowed
-    while m:  # the cards this player may discard, lowest first
-        c = lsb(m)
-        m &= m - 1
-        if out[c] <= least + params[_SLACK]:
-            score = float(out[c])
-            if weight > 0:
-                after = mean_deadwood_after_draw(hand & ~(np.int64(1) << c), unseen)
-                score += weight * (after - out[c])
-            score += params[_DANGER] * danger_of(c, known, unseen, let_go, base, boost, decline, tilt)
-            score -= 0.001 * (c % 13)  # ties: shed the higher card
-            if score < best_score:
-                best_score = score
-                best_card = c
-    return best_card
+    slack, lookahead, danger = params[_SLACK], params[_LOOKAHEAD], params[_DANGER]
+    boost, decline, tilt = params[_BOOST], params[_DECLINE], params[_LOW_TILT]
+    return score_discards(view, discardable(view), slack, lookahead, danger, boost, decline, tilt, np.empty(52))
 
 
 @jit

@@ -36,26 +36,12 @@ duplicate deals under the EAAI rules (see ``docs/bench/``).
 
 import numpy as np
 
-from arena.botkit.lib import (
-    discard_options,
-    discardable,
-    least_deadwood_discard,
-    mean_deadwood_after_draw,
-    opponent_known,
-    unseen_cards,
-)
+from arena.botkit.lib import discardable, least_deadwood_discard
 from arena.engine._jit import jit
-from arena.engine.cards import lsb, popcount
-from arena.engine.layout import (
-    V_HAND,
-    V_MY_DISCARDED,
-    V_OPP_DISCARDED,
-    V_OPP_PASSED,
-    V_OPP_TAKEN,
-    V_TOP,
-)
+from arena.engine.cards import popcount
+from arena.engine.layout import V_HAND, V_MY_DISCARDED, V_TOP
 from arena.engine.melds import best_discard, deadwood, in_any_meld
-from bots.discard_tracking import danger_of
+from bots.discard_tracking import score_discards, validate_model_params
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {
@@ -82,8 +68,6 @@ MEMORY = REPEAT_SLOTS
     _DECLINE,
     _LOW_TILT,
 ) = range(9)
-#: Cards in the opponent's hand between turns.
-_OPP_HAND = 10
 #: The defaults as an array, for bots that use its rules (``bots/monte_carlo.py``).
 DEFAULTS = np.array(list(PARAMS.values()), dtype=np.float64)
 
@@ -99,12 +83,7 @@ def validate_params(d: dict) -> None:
             raise ValueError(f"{key} = {d[key]} must be >= 0")
     if d["lookahead"] > 3:
         raise ValueError(f"lookahead = {d['lookahead']} must be at most 3")
-    if not 1 <= d["boost"] <= 10:
-        raise ValueError(f"boost = {d['boost']} must be between 1 and 10 (a factor on a probability)")
-    if not 0 <= d["decline"] <= 1:
-        raise ValueError(f"decline = {d['decline']} must be between 0 and 1 (a factor on a probability)")
-    if not 0 <= d["low_tilt"] <= 4:
-        raise ValueError(f"low_tilt = {d['low_tilt']} must be between 0 and 4")
+    validate_model_params(d)
 
 
 @jit
@@ -145,38 +124,15 @@ def discard_scores(view, params, allowed, score):
     for cards more than ``slack`` points above the least deadwood) and return the best card, -1 if none.
 
     The cost: the deadwood left, plus ``lookahead`` times the change one more
-    draw is expected to make, plus the danger term (see the module doc).
-    ``bots/monte_carlo.py`` ranks its candidate discards with it.
+    draw is expected to make, plus the danger term (see the module doc), as
+    the discard tracker scores it (:func:`bots.discard_tracking.score_discards`)
+    with a danger weight that grows with my turns.  ``bots/monte_carlo.py``
+    ranks its candidate discards with it.
     """
-    hand = view[V_HAND]
-    out = np.empty(52, dtype=np.int64)
-    least = discard_options(view, out)
-    known = opponent_known(view)
-    unseen = unseen_cards(view)
-    let_go = (view[V_MY_DISCARDED] & ~view[V_OPP_TAKEN]) | view[V_OPP_DISCARDED] | view[V_OPP_PASSED]
-    n_unseen = popcount(unseen)
-    n_known = popcount(known)
-    base = (_OPP_HAND - n_known) / n_unseen if n_unseen > 0 and n_known < _OPP_HAND else 0.0
     danger = params[_DANGER] * (1.0 + params[_DANGER_GROWTH] * my_turns(view))
-    score[:] = 1e18
-    best_card = -1
-    m = allowed
-    while m:  # the cards this player may discard, lowest first
-        c = lsb(m)
-        m &= m - 1
-        if out[c] > least + params[_SLACK]:
-            continue
-        s = float(out[c])
-        if params[_LOOKAHEAD] > 0:
-            after = mean_deadwood_after_draw(hand & ~(np.int64(1) << c), unseen)
-            s += params[_LOOKAHEAD] * (after - out[c])
-        if danger > 0:
-            s += danger * danger_of(c, known, unseen, let_go, base, params[_BOOST], params[_DECLINE], params[_LOW_TILT])
-        s -= 0.001 * (c % 13)  # ties: shed the higher card
-        score[c] = s
-        if best_card < 0 or s < score[best_card]:
-            best_card = c
-    return best_card
+    slack, lookahead = params[_SLACK], params[_LOOKAHEAD]
+    boost, decline, tilt = params[_BOOST], params[_DECLINE], params[_LOW_TILT]
+    return score_discards(view, allowed, slack, lookahead, danger, boost, decline, tilt, score)
 
 
 @jit

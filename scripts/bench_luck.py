@@ -38,7 +38,9 @@ import math
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -48,6 +50,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena.analysis import luck  # noqa: E402
+from arena.engine._jit import jit  # noqa: E402
+from arena.engine.layout import S_DECK, S_STOCK_POS  # noqa: E402
+from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.run.runner import run_tournament  # noqa: E402
 from arena.run.store import RunStore  # noqa: E402
 from arena.settings.config import TournamentConfig  # noqa: E402
@@ -112,6 +117,28 @@ def measure(run: Path, workers: int) -> pd.DataFrame:
 
 def _base(args: argparse.Namespace, prefix: str) -> Path:
     return Path(args.results) if args.results else Path(tempfile.mkdtemp(prefix=prefix))
+
+
+# --- for the other luck benches (bench_luck_limits.py, bench_luck_mlp.py): their runs' games replayed ---------
+
+
+def stored_games(run: Path) -> Iterator[tuple[np.ndarray, Any, np.ndarray]]:
+    """Each game of a run that was not forfeited: the rules array, the game's row and its stored answers."""
+    store = RunStore(run)
+    rules = np.ascontiguousarray(rules_array(store.rules()), dtype=np.int64)
+    for task in luck._tasks(store, tuple(int(v) for v in rules)):
+        for j, r in enumerate(task.games.itertuples()):
+            if not r.error:
+                yield rules, r, task.answers[task.offsets[j] : task.offsets[j + 1]]
+
+
+@jit
+def stock_set(st):
+    """The cards still in the stock, as a mask (their set, not their order)."""
+    out = np.int64(0)
+    for i in range(st[S_STOCK_POS], 52):
+        out |= np.int64(1) << st[S_DECK + i]
+    return out
 
 
 def gain(args: argparse.Namespace) -> None:

@@ -57,9 +57,6 @@ from arena.engine.layout import (  # noqa: E402
     G_SIZE,
     G_WINNER,
     PH_DONE,
-    PH_DRAW,
-    PH_UPCARD_DEALER,
-    S_CUR,
     S_DECK,
     S_ERROR,
     S_HAND,
@@ -146,26 +143,6 @@ def decisions(args: argparse.Namespace) -> None:
 
 
 @jit
-def _stock_drawer(st, a):
-    """The seat that answer ``a`` makes draw from the stock (-1: none), as the luck kernel reads a log."""
-    ph = st[S_PHASE]
-    if ph == PH_DRAW and a == 0:
-        return st[S_CUR]
-    if ph == PH_UPCARD_DEALER and a == 0:
-        return 1 - st[S_CUR]  # both passed the upcard: the non-dealer draws
-    return -1
-
-
-@jit
-def _stock_set(st):
-    """The cards still in the stock, as a mask (their set, not their order)."""
-    out = np.int64(0)
-    for i in range(st[S_STOCK_POS], 52):
-        out |= np.int64(1) << st[S_DECK + i]
-    return out
-
-
-@jit
 def _known_hash(st, stock):
     """A seed from what is known before the next card: both hands, turn, hand, scores and the stock's *set*."""
     h = splitmix64(np.uint64(0x6C75636B) ^ np.uint64(st[S_HAND]))
@@ -178,18 +155,15 @@ def _known_hash(st, stock):
 @jit
 def _rollout_luck(seed, rules, answers, n_roll, own, policy, bot0, bot1, p0, p1, m0, m1):
     """Seat 0's luck in points over the draws of one game, each candidate valued by ``n_roll`` rollouts."""
-    st = np.zeros(S_SIZE, dtype=np.int64)
+    st, row = luck.replay_start(seed, rules)
     st2 = np.zeros(S_SIZE, dtype=np.int64)
-    row = np.zeros(G_SIZE, dtype=np.int64)
     rng = np.zeros(RNG_WORDS, dtype=np.uint64)
-    rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
+    rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)  # the own bots' generators, seeded per rollout
     rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
     views = np.zeros(VIEWS_SIZE, dtype=np.int64)
     log = np.zeros(0, dtype=np.int64)
     counters = np.zeros(C_SIZE, dtype=np.int64)
-    mem = np.zeros(1)
-    begin_game(st, rules, seed, rng0, rng1, mem, mem.copy(), row)
     cand = np.zeros(52, dtype=np.int64)
     order = np.zeros(52, dtype=np.int64)
     total = 0.0
@@ -198,11 +172,11 @@ def _rollout_luck(seed, rules, answers, n_roll, own, policy, bot0, bot1, p0, p1,
         begin_hand(st, rules, seed, scratch)
         while st[S_PHASE] != PH_DONE and pos < answers.shape[0]:
             a = answers[pos]
-            drawer = _stock_drawer(st, a)
+            drawer = luck.stock_drawer(st, a)
             if drawer >= 0:
                 sp = st[S_STOCK_POS]
                 m = 52 - sp
-                stock = _stock_set(st)
+                stock = bench_luck.stock_set(st)
                 k = 0
                 for c in range(52):  # candidates in card order: nothing below sees the stock's order
                     if stock >> c & 1:
@@ -297,13 +271,8 @@ def _draw_features(seed, rules, answers, events, cands):
     """Per stock draw: hand, drawer, opponent's bin, stock bin (of 8 cards), first candidate row; per candidate
     card (the one drawn first): the drawer's bin after the best discard, its expected deadwood after one more
     draw (live outs, /3 in 8 bins) and the opponent's (the stock's cards or the discard), both without that card."""
-    st = np.zeros(S_SIZE, dtype=np.int64)
-    row = np.zeros(G_SIZE, dtype=np.int64)
-    rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
-    rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
+    st, row = luck.replay_start(seed, rules)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
-    mem = np.zeros(1)
-    begin_game(st, rules, seed, rng0, rng1, mem, mem.copy(), row)
     n_ev = 0
     n_c = 0
     pos = 0
@@ -311,10 +280,10 @@ def _draw_features(seed, rules, answers, events, cands):
         begin_hand(st, rules, seed, scratch)
         while st[S_PHASE] != PH_DONE and pos < answers.shape[0]:
             a = answers[pos]
-            drawer = _stock_drawer(st, a)
+            drawer = luck.stock_drawer(st, a)
             if drawer >= 0:
                 sp = st[S_STOCK_POS]
-                stock = _stock_set(st)
+                stock = bench_luck.stock_set(st)
                 opp = st[S_HAND + 1 - drawer]
                 events[n_ev, 0] = st[S_HAND_NO]
                 events[n_ev, 1] = drawer
@@ -346,25 +315,16 @@ def _draw_features(seed, rules, answers, events, cands):
 
 def _games(run: Path):
     """Each game's row, its draws' features and each finished hand's points (from the luck kernel)."""
-    store = RunStore(run)
-    rules = rules_array(store.rules())
     zero_draw = np.zeros((len(luck.PLANES), luck.NB, luck.NB, luck.NS))
     zero_deal = np.zeros((len(luck.PLANES), luck.NB, luck.NB))
-    cols = ["game_id", "seed", "error", "swap", "pair", "score0", "score1", "winner", "bot_a"]
-    for chunk in store.chunks(cols, actions=True):
-        assert chunk.actions is not None
-        acts = dict(zip(chunk.actions["game_id"].tolist(), chunk.actions["actions"].tolist(), strict=True))
-        for r in chunk.games.itertuples():
-            if r.game_id not in acts or r.error:
-                continue
-            ans = np.frombuffer(acts[r.game_id], dtype=np.uint8).astype(np.int64)
-            events = np.zeros((ans.size + 2, 5), dtype=np.int64)
-            cands = np.zeros((32 * ans.size + 2, 3), dtype=np.int64)
-            n_ev, n_c = _draw_features(np.int64(r.seed), rules, ans, events, cands)
-            ev = np.zeros((2 * ans.size + 2, len(luck.EVENT_COLUMNS)))
-            hands = np.zeros((ans.size + 1, 2))
-            n_lk, n_h, _ = luck._game_luck(np.int64(r.seed), rules, ans, zero_draw, zero_deal, ev, hands)
-            yield r, events[:n_ev], cands[:n_c], hands[:n_h], ev[:n_lk]
+    for rules, r, ans in bench_luck.stored_games(run):
+        events = np.zeros((ans.size + 2, 5), dtype=np.int64)
+        cands = np.zeros((32 * ans.size + 2, 3), dtype=np.int64)
+        n_ev, n_c = _draw_features(np.int64(r.seed), rules, ans, events, cands)
+        ev = np.zeros((2 * ans.size + 2, len(luck.EVENT_COLUMNS)))
+        hands = np.zeros((ans.size + 1, 2))
+        n_lk, n_h, _ = luck._game_luck(np.int64(r.seed), rules, ans, zero_draw, zero_deal, ev, hands)
+        yield r, events[:n_ev], cands[:n_c], hands[:n_h], ev[:n_lk]
 
 
 def _shrunk_means(df: pd.DataFrame, levels: list[list[str]], shrink: float = fit_luck_value.SHRINK) -> dict:

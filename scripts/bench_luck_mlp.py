@@ -48,12 +48,8 @@ from arena.analysis import luck  # noqa: E402
 from arena.botkit.lib import mean_deadwood_after_draw  # noqa: E402
 from arena.engine._jit import jit  # noqa: E402
 from arena.engine.layout import (  # noqa: E402
-    G_SIZE,
     PH_DONE,
-    PH_DRAW,
-    PH_UPCARD_DEALER,
     R_TARGET,
-    S_CUR,
     S_DECK,
     S_HAND,
     S_HAND_NO,
@@ -61,13 +57,12 @@ from arena.engine.layout import (  # noqa: E402
     S_PILE,
     S_PILE_N,
     S_SCORE,
-    S_SIZE,
     S_STOCK_POS,
 )
 from arena.engine.melds import best_discard, deadwood  # noqa: E402
 from arena.engine.rng import RNG_WORDS  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
-from arena.engine.step import apply_action, begin_game, begin_hand, end_hand  # noqa: E402
+from arena.engine.step import apply_action, begin_hand, end_hand  # noqa: E402
 from arena.run.store import RunStore  # noqa: E402
 
 NF = 4 * 52 + 10  # features per candidate card
@@ -107,14 +102,6 @@ def _features(st, drawer, c, stock, target, x):
 
 
 @jit
-def _stock_set(st):
-    out = np.int64(0)
-    for i in range(st[S_STOCK_POS], 52):
-        out |= np.int64(1) << st[S_DECK + i]
-    return out
-
-
-@jit
 def _forward(x, w1, b1, w2, b2, w3, b3, h1, h2, out):
     """The MLP on one feature vector: out[0] the hand margin (points), out[1] the logit of winning the game."""
     for j in range(w1.shape[1]):
@@ -139,13 +126,8 @@ def _forward(x, w1, b1, w2, b2, w3, b3, h1, h2, out):
 def _replay(seed, rules, answers, fit, feats, meta, w1, b1, w2, b2, w3, b3, luck_out):
     """Replay one game.  ``fit``: write the drawn card's features and (hand no, drawer) per draw into feats/meta;
     else: sum seat 0's luck (points, win) with the MLP into ``luck_out``.  Returns the number of draws."""
-    st = np.zeros(S_SIZE, dtype=np.int64)
-    row = np.zeros(G_SIZE, dtype=np.int64)
-    rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
-    rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
+    st, row = luck.replay_start(seed, rules)
     scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
-    mem = np.zeros(1)
-    begin_game(st, rules, seed, rng0, rng1, mem, mem.copy(), row)
     target = rules[R_TARGET]
     x = np.zeros(NF)
     h1 = np.zeros(w1.shape[1])
@@ -157,15 +139,10 @@ def _replay(seed, rules, answers, fit, feats, meta, w1, b1, w2, b2, w3, b3, luck
         begin_hand(st, rules, seed, scratch)
         while st[S_PHASE] != PH_DONE and pos < answers.shape[0]:
             a = answers[pos]
-            ph = st[S_PHASE]
-            drawer = -1
-            if ph == PH_DRAW and a == 0:
-                drawer = st[S_CUR]
-            elif ph == PH_UPCARD_DEALER and a == 0:
-                drawer = 1 - st[S_CUR]
+            drawer = luck.stock_drawer(st, a)
             if drawer >= 0:
                 sp = st[S_STOCK_POS]
-                stock = _stock_set(st)
+                stock = bench_luck.stock_set(st)
                 if fit:
                     _features(st, drawer, st[S_DECK + sp], stock, target, feats[n])
                     meta[n, 0] = st[S_HAND_NO]
@@ -209,18 +186,6 @@ def _replay(seed, rules, answers, fit, feats, meta, w1, b1, w2, b2, w3, b3, luck
     return n
 
 
-def _games(run: Path):
-    store = RunStore(run)
-    rules = np.ascontiguousarray(rules_array(store.rules()), dtype=np.int64)
-    cols = ["game_id", "seed", "error", "swap", "pair", "score0", "score1"]
-    for chunk in store.chunks(cols, actions=True):
-        assert chunk.actions is not None
-        acts = dict(zip(chunk.actions["game_id"].tolist(), chunk.actions["actions"].tolist(), strict=True))
-        for r in chunk.games.itertuples():
-            if r.game_id in acts and not r.error:
-                yield rules, r, np.frombuffer(acts[r.game_id], dtype=np.uint8).astype(np.int64)
-
-
 _NO_W = (np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 6)), np.zeros(6))
 
 
@@ -230,7 +195,7 @@ def collect(run: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     xs, ys, ws = [], [], []
     zd = np.zeros((len(luck.PLANES), luck.NB, luck.NB, luck.NS))
     zl = np.zeros((len(luck.PLANES), luck.NB, luck.NB))
-    for rules, r, ans in _games(run):
+    for rules, r, ans in bench_luck.stored_games(run):
         feats = np.zeros((ans.size + 2, NF), dtype=np.float64)
         meta = np.zeros((ans.size + 2, 2), dtype=np.int64)
         n = _replay(np.int64(r.seed), rules, ans, True, feats, meta, *_NO_W, np.zeros(3))
@@ -310,7 +275,7 @@ def train(x: np.ndarray, y: np.ndarray, w: np.ndarray, hidden: int, epochs: int,
 def mlp_luck(run: Path, weights: tuple) -> tuple[pd.DataFrame, float]:
     rows = []
     t = 0.0
-    for k, (rules, r, ans) in enumerate(_games(run)):
+    for k, (rules, r, ans) in enumerate(bench_luck.stored_games(run)):
         if k == 1:
             t = time.time()  # the first game compiles the kernel
         lo = np.zeros(3)

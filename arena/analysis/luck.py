@@ -202,20 +202,41 @@ def _cell_win(deal_tab, i, j, need_me, need_opp):
 
 
 @jit
-def _game_luck(seed, rules, answers, draw_tab, deal_tab, ev, hands):
-    """Replay one game; write its chance events into ``ev`` and each hand's points into ``hands``.
+def replay_start(seed, rules):
+    """The state and game row at the start of the game seeded ``seed``, to replay its stored answers on.
 
-    Returns ``(events, hands, status)``; status 0, or ``-(pos + 1)`` when answer ``pos`` does not fit.
-    Luck columns are seat 0's (seat 1's is the negative).  No bot is asked: the generators and
-    memories :func:`begin_game` resets are throwaways.
+    No bot is asked in a replay: the generators and memories :func:`begin_game`
+    resets are throwaways.
     """
     st = np.zeros(S_SIZE, dtype=np.int64)
     row = np.zeros(G_SIZE, dtype=np.int64)
     rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
     rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
-    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
     mem = np.zeros(1)
     begin_game(st, rules, seed, rng0, rng1, mem, mem.copy(), row)
+    return st, row
+
+
+@jit
+def stock_drawer(st, a):
+    """The seat that answer ``a`` makes draw from the stock in state ``st``, -1 if none: a luck event."""
+    ph = st[S_PHASE]
+    if ph == PH_DRAW and a == 0:
+        return st[S_CUR]
+    if ph == PH_UPCARD_DEALER and a == 0:
+        return 1 - st[S_CUR]  # both passed the upcard: the non-dealer draws from the stock
+    return -1
+
+
+@jit
+def _game_luck(seed, rules, answers, draw_tab, deal_tab, ev, hands):
+    """Replay one game; write its chance events into ``ev`` and each hand's points into ``hands``.
+
+    Returns ``(events, hands, status)``; status 0, or ``-(pos + 1)`` when answer ``pos`` does not fit.
+    Luck columns are seat 0's (seat 1's is the negative).  No bot is asked (:func:`replay_start`).
+    """
+    st, row = replay_start(seed, rules)
+    scratch = np.zeros(RNG_WORDS, dtype=np.uint64)
     target = rules[R_TARGET]
     n = answers.shape[0]
     n_ev = 0
@@ -252,12 +273,7 @@ def _game_luck(seed, rules, answers, draw_tab, deal_tab, ev, hands):
         n_ev += 1
         while st[S_PHASE] != PH_DONE and pos < n:
             a = answers[pos]
-            ph = st[S_PHASE]
-            drawer = -1
-            if ph == PH_DRAW and a == 0:
-                drawer = st[S_CUR]
-            elif ph == PH_UPCARD_DEALER and a == 0:
-                drawer = 1 - st[S_CUR]  # both passed the upcard: the non-dealer draws from the stock
+            drawer = stock_drawer(st, a)
             if drawer >= 0:
                 sp = st[S_STOCK_POS]
                 hand = st[S_HAND + drawer]

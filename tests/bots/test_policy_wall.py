@@ -8,9 +8,7 @@ the reason, as a bot does.  Every test runs the real wall (bubblewrap and seccom
 
 from __future__ import annotations
 
-import socket
 import textwrap
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -57,31 +55,6 @@ def test_a_walled_policy_plays_the_games_it_plays_in_process(tmp_path):
     assert np.array_equal(walled.games, inside.games) and np.array_equal(walled.log, inside.log)
     other = _play(f"policy:{path}", seeds + 100, record_log=True)
     assert not np.array_equal(other.log, inside.log)  # the seed, not chance, makes them equal
-
-
-@pytest.fixture
-def listener():
-    """A TCP server on 127.0.0.1 that counts the connections it accepts."""
-    srv = socket.create_server(("127.0.0.1", 0))
-    srv.settimeout(0.2)
-    accepted: list[int] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-                accepted.append(1)
-                conn.close()
-            except OSError:
-                continue
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    yield srv.getsockname()[1], accepted
-    stop.set()
-    t.join(2)
-    srv.close()
 
 
 def _attacks(secret: Path, port: int) -> dict[str, tuple[str, str]]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.file_module import load_file
 
 try:
     import torch  # noqa: F401  (the [train] extra, part of [test])
@@ -25,11 +25,7 @@ def test_the_smoke_run_learns_to_beat_random_better_than_the_untrained_policy(tm
     """Two minutes of PPO against random (``--smoke``): the trained greedy policy's win rate in whole games,
     over 100 duplicate pairs, beats the untrained one's by more than both 95% intervals (seeded: the same
     numbers each run on this machine; the margin seen is far wider than the intervals)."""
-    spec = importlib.util.spec_from_file_location("train_ppo", ROOT / "examples" / "rl" / "train_ppo.py")
-    assert spec is not None and spec.loader is not None
-    train = importlib.util.module_from_spec(spec)
-    sys.modules["train_ppo"] = train
-    spec.loader.exec_module(train)
+    train = load_file("train_ppo", ROOT / "examples" / "rl" / "train_ppo.py")
     out = tmp_path / "ppo"
     summary = train.main(["--smoke", "--out", str(out), "--seed", "3"])
     first, final = summary["first"], summary["final"]
@@ -51,12 +47,7 @@ def test_the_smoke_run_learns_to_beat_random_better_than_the_untrained_policy(tm
 
 
 def _example(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / "rl" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_file(name, ROOT / "examples" / "rl" / f"{name}.py")
 
 
 def test_the_imitation_teachers_labels_are_gin_chasings_own_moves():

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -178,33 +176,6 @@ def run_dir(tmp_path):
     (run / "chunks" / "c0.parquet").write_bytes(b"PAR1 data")
     (run / "logs" / "bot.log").write_text("")
     return run
-
-
-@pytest.fixture()
-def listener():
-    """A TCP listener on 127.0.0.1 that records what reaches it."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(4)
-    srv.settimeout(0.2)
-    got: list[bytes] = []
-    stop = threading.Event()
-
-    def serve():
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                continue
-            got.append(conn.recv(100))
-            conn.close()
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    yield srv.getsockname()[1], got
-    stop.set()
-    t.join(2)
-    srv.close()
 
 
 def _check(r: dict, run_dir, listener_got) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import statistics
 import sys
@@ -10,20 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.file_module import load_file
+
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load("bench_engine_under_test", ROOT / "scripts" / "bench_engine.py")
-plot = _load("bench_plot_under_test", ROOT / "docs" / "bench" / "plot.py")
+bench = load_file("bench_engine_under_test", ROOT / "scripts" / "bench_engine.py")
+plot = load_file("bench_plot_under_test", ROOT / "docs" / "bench" / "plot.py")
 
 
 def _run(checkout: str, record: bool, rate: float) -> dict:

@@ -5,25 +5,13 @@ Fixed seeds; each margin is at least three binomial (or chi-square) standard dev
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.file_module import load_file
 
-
-def _load():
-    spec = importlib.util.spec_from_file_location("bench_luck_under_test", ROOT / "scripts" / "bench_luck.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_luck_under_test"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_file("bench_luck_under_test", Path("scripts/bench_luck.py"))
 
 
 def test_independent_pairs_cover_at_the_nominal_rate_with_a_design_effect_of_one():

@@ -6,25 +6,13 @@ The kernel is checked against a plain numpy forward pass on the weights in the l
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.file_module import load_file
 
-
-def _load():
-    spec = importlib.util.spec_from_file_location("bench_luck_mlp_under_test", ROOT / "scripts" / "bench_luck_mlp.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_luck_mlp_under_test"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_file("bench_luck_mlp_under_test", Path("scripts/bench_luck_mlp.py"))
 
 
 def test_the_numba_forward_pass_matches_numpy_on_sparse_card_bits_and_scalars():
