@@ -41,8 +41,11 @@ from arena.external.process import BotProcess, ExternalBotError, LogBuffer, star
 from arena.external.protocol import (
     DECISION_OF_PHASE,
     ProtocolError,
+    act_reply_limit,
+    encode_act,
     encode_decide,
     encode_hand_over,
+    parse_actions,
     parse_answer,
     parse_melds,
 )
@@ -260,6 +263,74 @@ class ExternalBot:
             s.declared = self._ask_melds(s, proc, v, line, budget)
         return action
 
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
+        """A batch of decisions in one ``act`` line (a program whose hello said ``batch``): the bot's ``batch_act``.
+
+        ``rng`` is the lockstep driver's :class:`arena.engine.lockstep.RowRng`; its keys go with the
+        rows, so the program's ``act`` draws the numbers it would draw in the arena's process.  The
+        answer may take ``n`` times the time per decision, at most the time per game (and the
+        start limit for a process's first answer, which may compile).  Seat 0's process answers
+        every batch: a batch holds no game state, so one process serves a bot playing itself too.
+        A timeout, crash or garbled answer kills the process (started afresh for the next batch) and
+        counts each game of the batch in the crash streak; an answer in time resets the streak.
+        """
+        n = int(obs.shape[0])
+        if self._pid != os.getpid():
+            self._after_fork()
+        s = self.seats[0]
+        if self.crash_streak >= self.limits.max_crashes:
+            raise ExternalBotError(
+                "crashed",
+                f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
+                f"or timeout (last: {self.last_crash})",
+            )
+        if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
+            s.proc.kill("exited between batches")
+        if s.proc is None or not s.proc.alive:
+            try:
+                self.start(0)
+            except ExternalBotError as exc:
+                self._batch_failed(exc, n)
+                raise
+        proc = s.proc
+        assert proc is not None  # started above
+        limits = self.limits
+        budget = min(n * limits.decision_s, max(limits.decision_s, limits.game_s))
+        first = not s.answered and budget < self.first_answer_s
+        if first:
+            budget = self.first_answer_s
+        line = encode_act(obs, mask, rng.keys)
+        what = f"act() for a batch of {n}"
+        t0 = time.perf_counter()
+        try:
+            answer = proc.request(line, budget, what, act_reply_limit(n))
+            actions = parse_actions(answer, n)
+        except ExternalBotError as exc:
+            self._batch_failed(exc, n)
+            raise
+        except ProtocolError as exc:
+            if exc.reason == "garbled answer":
+                proc.kill(exc.reason)  # out of step: start afresh for the next batch
+            self._batch_failed(exc, n)
+            raise ExternalBotError(exc.reason, exc.detail) from None
+        except BaseException:  # Ctrl-C while waiting: an answer may still come; never read it as the next one
+            proc.kill("interrupted")
+            raise
+        finally:
+            dt = time.perf_counter() - t0
+            self.decisions += n
+            if self.times is not None:
+                self.times.append(dt)
+        s.answered.add(-1)
+        self.crash_streak = 0
+        return actions
+
+    def _batch_failed(self, exc: Exception, n: int) -> None:
+        """A batch ended by a crash, a timeout or garbage: each of its ``n`` games counts in the crash streak."""
+        if getattr(exc, "reason", "") in CRASH_REASONS:
+            self.crash_streak += n
+            self.last_crash = str(exc)[:160]
+
     def _ask_melds(self, s: _Seat, proc: BotProcess, v: list[int], knock_line: bytes, budget: float):
         """After a knock: the melds the bot declares, checked by the engine (None: the arena's own)."""
         from arena.engine.showdown import ArrangementError, check_declaration
@@ -416,6 +487,7 @@ def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str,
         name=name or hello["name"],
         description=hello["description"] or description,
         functions=ext.functions(),
+        batch_act=ext.act if hello.get("batch") else None,
         params=np.array(list(hello["params"].values()), dtype=np.float64),
         param_names=tuple(hello["params"]),
         memory_size=1,
