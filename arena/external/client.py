@@ -17,6 +17,10 @@ deal).  A process that timed out, crashed or wrote garbage is killed and
 started afresh at the next game; after three failed starts in a row the
 bot forfeits at once instead of waiting for each start to fail.
 
+A program whose hello says ``batch`` (the sandbox host serving a Python or
+ONNX policy) is also a batched bot: :meth:`ExternalBot.act` is its
+``batch_act``, which sends a whole lockstep batch in one ``act`` line.
+
 Not thread-safe: one ExternalBot plays one batch at a time.
 """
 
@@ -271,27 +275,20 @@ class ExternalBot:
         answer may take ``n`` times the time per decision, at most the time per game (and the
         start limit for a process's first answer, which may compile).  Seat 0's process answers
         every batch: a batch holds no game state, so one process serves a bot playing itself too.
-        A timeout, crash or garbled answer kills the process (started afresh for the next batch) and
-        counts each game of the batch in the crash streak; an answer in time resets the streak.
+        A timeout, crash, garbled or ill-typed answer kills the process (started afresh for the next
+        batch); the first three count each game of the batch in the crash streak, an answer resets it.
         """
         n = int(obs.shape[0])
         if self._pid != os.getpid():
             self._after_fork()
         s = self.seats[0]
         if self.crash_streak >= self.limits.max_crashes:
-            raise ExternalBotError(
-                "crashed",
-                f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
-                f"or timeout (last: {self.last_crash})",
-            )
-        if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
-            s.proc.kill("exited between batches")
-        if s.proc is None or not s.proc.alive:
-            try:
-                self.start(0)
-            except ExternalBotError as exc:
-                self._batch_failed(exc, n)
-                raise
+            raise self._streak_error()
+        try:
+            self._running(0, "batches")
+        except ExternalBotError as exc:
+            self._batch_failed(exc, n)
+            raise
         proc = s.proc
         assert proc is not None  # started above
         limits = self.limits
@@ -309,8 +306,8 @@ class ExternalBot:
             self._batch_failed(exc, n)
             raise
         except ProtocolError as exc:
-            if exc.reason == "garbled answer":
-                proc.kill(exc.reason)  # out of step: start afresh for the next batch
+            if exc.reason != "bot error":  # out of step, or not our host's answer: start afresh for the next batch
+                proc.kill(exc.reason)
             self._batch_failed(exc, n)
             raise ExternalBotError(exc.reason, exc.detail) from None
         except BaseException:  # Ctrl-C while waiting: an answer may still come; never read it as the next one
@@ -401,24 +398,33 @@ class ExternalBot:
         s.started_game, s.failed_game = True, False
         if self.crash_streak >= self.limits.max_crashes:
             s.failed_game = True
-            raise ExternalBotError(
-                "crashed",
-                f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
-                f"or timeout (last: {self.last_crash})",
-            )
-        if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
-            s.proc.kill("exited between games")
-        if s.proc is None or not s.proc.alive:
-            try:
-                self.start(seat)
-            except ExternalBotError as exc:
-                self._crashed(s, exc)
-                raise
+            raise self._streak_error()
+        try:
+            self._running(seat, "games")
+        except ExternalBotError as exc:
+            self._crashed(s, exc)
+            raise
         s.seed = seed_of_state(rng)
         self.games_started += 1
         s.game = self.game_ids.get(s.seed, self.games_started)
         s.game_time = 0.0
         return s
+
+    def _streak_error(self) -> ExternalBotError:
+        return ExternalBotError(
+            "crashed",
+            f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
+            f"or timeout (last: {self.last_crash})",
+        )
+
+    def _running(self, seat: int, between: str) -> None:
+        """Kill the seat's process if it exited since its last answer, and start one if none runs (raises as
+        :meth:`start` does)."""
+        s = self.seats[seat]
+        if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
+            s.proc.kill(f"exited between {between}")
+        if s.proc is None or not s.proc.alive:
+            self.start(seat)
 
     def _crashed(self, s: _Seat, exc: Exception) -> None:
         """Count a game ended by a crash, a timeout or garbage (the process was killed), once per game."""
