@@ -317,7 +317,7 @@ class ExternalBot:
             dt = time.perf_counter() - t0
             self.decisions += n
             if self.times is not None:
-                self.times.append(dt)
+                self.times.extend([dt / n] * n)  # each row's share: a batch may take n times the time per decision
         s.answered.add(-1)
         self.crash_streak = 0
         return actions
@@ -563,6 +563,9 @@ def sandbox_setup(
             raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
     root = str(Path(__file__).resolve().parents[2])
+    # One thread for numpy's BLAS and OpenMP, as onnxruntime's session has: a bot gets one core, and a
+    # BLAS that spins a thread per core on a shared machine makes a walled numpy policy ten times slower.
+    threads = dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1")
     if (limits or Limits()).sandbox == "wall":
         from arena.external.wall import host_paths
 
@@ -572,9 +575,10 @@ def sandbox_setup(
             "PYTHONPATH": root,
             "XDG_CACHE_HOME": str(bot_cache_dir().parents[1]),
             "NUMBA_CACHE_DIR": str(cache_dir()),
+            **threads,
         }
         return host_command(p), str(p.resolve().parent), env, digest, tuple(host_paths(p, digest))
-    env = dict(os.environ)
+    env = {**os.environ, **threads}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return host_command(p), str(p.resolve().parent), env, digest, ()

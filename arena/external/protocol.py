@@ -15,7 +15,6 @@ array.  :func:`decode_decide` is the plain inverse and is tested against it.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 import math
@@ -524,18 +523,47 @@ def act_reply_limit(n: int) -> int:
     return ACT_REPLY_BASE + ACT_REPLY_PER_ROW * n
 
 
-def _b64(a: np.ndarray, dtype: str) -> str:
-    return base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
+def _b64(a: np.ndarray, dtype: str) -> bytes:
+    return binascii.b2a_base64(np.ascontiguousarray(a, dtype=dtype).data, newline=False)
 
 
 def encode_act(obs: np.ndarray, mask: np.ndarray, keys: np.ndarray) -> bytes:
-    """The ``act`` line (with its newline) for a batch: ``n`` rows of observations (float32, little-endian),
-    legal-action masks (one byte per action, 0 or 1) and the rows' random keys (uint64), each base64."""
-    n = int(obs.shape[0])
-    return (
-        f'{{"type":"act","n":{n},"obs":"{_b64(obs, "<f4")}","mask":"{_b64(mask, "u1")}",'
-        f'"keys":"{_b64(keys, "<u8")}"}}\n'
-    ).encode()
+    """The ``act`` line (with its newline) for a batch of ``n`` rows, each array base64 of its little-endian bytes.
+
+    The observations (``float32[n, OBS_SIZE]``, most entries 0) go sparse: ``obs_at`` the flat
+    indices (uint32, increasing) of the entries that are not 0, ``obs_val`` their values (float32);
+    ``mask`` one byte per action (0 or 1), ``keys`` the rows' random keys (uint64).
+    """
+    flat = np.ascontiguousarray(obs, dtype=np.float32).reshape(-1)
+    at = np.flatnonzero(flat)
+    return b"".join(
+        (
+            b'{"type":"act","n":%d,"obs_at":"' % obs.shape[0],
+            _b64(at, "<u4"),
+            b'","obs_val":"',
+            _b64(flat[at], "<f4"),
+            b'","mask":"',
+            _b64(mask, "u1"),
+            b'","keys":"',
+            _b64(keys, "<u8"),
+            b'"}\n',
+        )
+    )
+
+
+def _unb64(msg: dict[str, Any], key: str, dtype: str, count: int | None) -> np.ndarray:
+    """Field ``key`` of an ``act`` message: base64 of ``count`` items of ``dtype`` (any whole number if None)."""
+    text = msg.get(key)
+    if not isinstance(text, str):
+        raise ValueError(f"{key} must be a base64 string")
+    try:
+        data = binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{key} is not base64") from None
+    size = np.dtype(dtype).itemsize
+    if (count is None and len(data) % size) or (count is not None and len(data) != size * count):
+        raise ValueError(f"{key} holds {len(data)} bytes, not {'whole' if count is None else count} {dtype} items")
+    return np.frombuffer(data, dtype=dtype)
 
 
 def decode_act(msg: dict[str, Any], obs_size: int, num_actions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -544,23 +572,18 @@ def decode_act(msg: dict[str, Any], obs_size: int, num_actions: int) -> tuple[np
     n = msg.get("n")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
-    out = []
-    for key, dtype, width in (("obs", "<f4", obs_size), ("mask", "u1", num_actions), ("keys", "<u8", 1)):
-        text = msg.get(key)
-        if not isinstance(text, str):
-            raise ValueError(f"{key} must be a base64 string")
-        try:
-            data = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            raise ValueError(f"{key} is not base64") from None
-        size = np.dtype(dtype).itemsize * width * n
-        if len(data) != size:
-            raise ValueError(f"{key} holds {len(data)} bytes; {n} rows take {size}")
-        out.append(np.frombuffer(data, dtype=dtype).reshape(n, width))
-    obs, mask, keys = out
+    at = _unb64(msg, "obs_at", "<u4", None)
+    val = _unb64(msg, "obs_val", "<f4", len(at))
+    mask = _unb64(msg, "mask", "u1", n * num_actions)
+    keys = _unb64(msg, "keys", "<u8", n)
+    if at.size and (int(at[-1]) >= n * obs_size or (np.diff(at.astype(np.int64)) <= 0).any()):
+        raise ValueError(f"obs_at must be increasing indices below {n * obs_size}")
     if mask.max(initial=0) > 1:
         raise ValueError("mask entries must be 0 or 1")
-    return obs.astype(np.float32), mask.astype(np.bool_), keys[:, 0].astype(np.uint64)
+    obs = np.zeros(n * obs_size, dtype=np.float32)
+    obs[at] = val
+    # Native-order copies the policy may write into (frombuffer's arrays are read-only views).
+    return obs.reshape(n, obs_size), mask.reshape(n, num_actions).astype(np.bool_), keys.astype(np.uint64)
 
 
 def encode_actions(ids: np.ndarray) -> str:

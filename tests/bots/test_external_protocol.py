@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 
@@ -192,8 +193,17 @@ def _batch(n: int, seed: int = 0):
     return obs, mask, keys
 
 
+def _b64(values, dtype: str) -> str:
+    return base64.b64encode(np.array(values, dtype=dtype).tobytes()).decode()
+
+
+def _field(line: bytes, key: str) -> str:
+    return json.loads(line)[key]
+
+
 def test_an_act_line_carries_observations_masks_and_keys_exactly():
     obs, mask, keys = _batch(5)
+    obs[1:3] = 0.0  # rows of zeros, and rows of none, cross as they are
     obs[0, :3] = [np.float32(1 / 3), np.float32(1e-38), np.float32(0.1)]  # bits, not decimals, cross the pipe
     keys[0] = np.uint64(2**64 - 1)
     line = encode_act(obs, mask, keys)
@@ -208,10 +218,14 @@ def test_an_act_line_carries_observations_masks_and_keys_exactly():
     [
         ({"n": 0}, "n must be"),
         ({"n": True}, "n must be"),
-        ({"n": 4}, "obs holds"),
+        ({"n": 4}, "mask holds"),
         ({"mask": "not base64!"}, "mask is not base64"),
         ({"keys": 7}, "keys must be a base64 string"),
-        ({"mask": encode_act(*_batch(3)).decode().split('"mask":"')[1].split('"')[0].replace("A", "B")}, "0 or 1"),
+        ({"obs_at": "AAAA"}, "obs_at holds 3 bytes, not whole <u4 items"),
+        ({"obs_at": _b64([0, 1], "<u4")}, "obs_val holds"),
+        ({"obs_at": _b64([0, 3 * OBS_SIZE], "<u4"), "obs_val": _b64([1, 1], "<f4")}, "below 1134"),
+        ({"obs_at": _b64([5, 5], "<u4"), "obs_val": _b64([1, 1], "<f4")}, "increasing"),
+        ({"mask": _field(encode_act(*_batch(3)), "mask").replace("A", "B")}, "0 or 1"),
     ],
 )
 def test_a_wrong_act_line_is_refused_naming_the_field(change, words):
