@@ -9,9 +9,10 @@ The forms, each playing the same seeds against ``simple``:
 * ``onnx``: ``policy:w.onnx``, the same MLP exported to ONNX, run by
   onnxruntime on one thread, in lockstep batches;
 
-and ``simple`` against ``simple`` for scale.  ``--walled`` adds ``sandbox:w.onnx``: the same
-model behind the wall (the sandbox host, one decision per protocol round trip), as a league plays
-an uploaded model.  Each form is timed
+and ``simple`` against ``simple`` for scale.  ``--walled`` adds ``sandbox:agent.py`` and
+``sandbox:w.onnx``: the numpy and ONNX forms behind the wall (the sandbox host), as a league plays
+an uploaded policy, each twice: in lockstep batches (one ``act`` line per batch step) and one
+decision per protocol round trip (as against a bot that is not compiled).  Each form is timed
 ``--repeats`` times, interleaved (form by form within a round), after a
 warm-up that compiles everything; the table gives the median, and the
 check that the three forms played identical games.  Threads are pinned to
@@ -36,6 +37,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -75,7 +77,9 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
-    ap.add_argument("--walled", action="store_true", help="also the ONNX model behind the wall (sandbox:)")
+    ap.add_argument(
+        "--walled", action="store_true", help="also the numpy and ONNX forms behind the wall (sandbox:), batched or not"
+    )
     ap.add_argument("--weights", help="a trained MLP (.npz) instead of an untrained one of --hidden")
     ap.add_argument("--goal", type=float, default=20_000, help="games/s whose FLOP/s cost is printed")
     args = ap.parse_args()
@@ -95,9 +99,14 @@ def main() -> None:
         "simple (no policy)": simple,
     }
     if args.walled:
-        folder.chmod(0o755)  # the bots' user reads the model when the bench runs as root
-        (folder / "w.onnx").chmod(0o644)
-        forms["onnx walled (sandbox)"] = load(BotRef.parse(f"sandbox:{folder / 'w.onnx'}"))
+        folder.chmod(0o755)  # the bots' user reads the files when the bench runs as root
+        for name, form in (("agent.py", "numpy"), ("w.onnx", "onnx")):
+            for f in ("w.npz", "w.onnx", "agent.py"):
+                (folder / f).chmod(0o644)
+            walled = load(BotRef.parse(f"sandbox:{folder / name}"))
+            assert walled.batch_act is not None, "the sandbox host serves a policy in batches"
+            forms[f"{form} walled, batched"] = walled
+            forms[f"{form} walled, one at a time"] = dataclasses.replace(walled, batch_act=None)
     rules = rules_array(Rules())
     seeds = np.arange(args.games, dtype=np.int64)
     warm = seeds[:64]
@@ -112,16 +121,22 @@ def main() -> None:
             times[key].append(time.perf_counter() - t0)
     widths = "x".join(str(w) for w in mlp.widths)
     print(f"MLP {widths} ({mlp.activation}); {args.games} games against simple, one core, median of {args.repeats}")
-    print(f"{'form':<22}{'games/s':>12}{'s/run':>10}  runs (s)")
+    print(f"{'form':<30}{'games/s':>10}{'s/run':>10}  runs (s)")
     for key, ts in times.items():
         med = statistics.median(ts)
-        print(f"{key:<22}{args.games / med:>12,.0f}{med:>10.2f}  {', '.join(f'{t:.2f}' for t in ts)}")
+        print(f"{key:<30}{args.games / med:>10,.0f}{med:>10.2f}  {', '.join(f'{t:.2f}' for t in ts)}")
     base = records["numba (npz)"].games
     for bot in forms.values():
         close_bot(bot)
     for key in [k for k in records if k.startswith(("numpy", "onnx"))]:
         same = (records[key].games == base).all(axis=1).mean()
         print(f"games identical to numba's: {key}: {same:.1%}")
+    for form in ("numpy", "onnx"):
+        if f"{form} walled, batched" in times:
+            ratio = statistics.median(times[f"{form} walled, one at a time"]) / statistics.median(
+                times[f"{form} walled, batched"]
+            )
+            print(f"{form} walled: batched is {ratio:,.1f}x one at a time")
     wins = (base[:, 2] == 0).mean()
     what = "this MLP" if args.weights else "an untrained MLP"
     print(f"({what}: its win rate against simple is {wins:.1%})")

@@ -19,11 +19,13 @@ to one action id per row.  Three file forms:
 
 The first two are *batched* bots (``Bot.batch_act``): the engine plays them
 in lockstep batches (:mod:`arena.engine.lockstep`), one call per batch of
-decisions.  For the places that ask one decision at a time (``arena
-play``, decision analysis, a game against a plain or external bot) each
-also has the five decision functions, which ask ``act`` with a batch of one
-and draw the row's key from the seat's generator exactly as the lockstep
-driver does: the same seed gives the same game on either path.
+decisions; behind the wall (``sandbox:``) too, where the sandbox host answers
+a whole batch per ``act`` line (:mod:`arena.external.host`).  For the places
+that ask one decision at a time (``arena play``, decision analysis, a game
+against a plain or external bot) each also has the five decision functions,
+which ask ``act`` with a batch of one and draw the row's key from the seat's
+generator exactly as the lockstep driver does: the same seed gives the same
+game on either path.
 
 A policy travels to workers as content (:func:`policy_source`: the file's
 bytes in base64) and is loaded there from it (:func:`load_policy_source`).

@@ -17,6 +17,10 @@ deal).  A process that timed out, crashed or wrote garbage is killed and
 started afresh at the next game; after three failed starts in a row the
 bot forfeits at once instead of waiting for each start to fail.
 
+A program whose hello says ``batch`` (the sandbox host serving a Python or
+ONNX policy) is also a batched bot: :meth:`ExternalBot.act` is its
+``batch_act``, which sends a whole lockstep batch in one ``act`` line.
+
 Not thread-safe: one ExternalBot plays one batch at a time.
 """
 
@@ -41,8 +45,11 @@ from arena.external.process import BotProcess, ExternalBotError, LogBuffer, star
 from arena.external.protocol import (
     DECISION_OF_PHASE,
     ProtocolError,
+    act_reply_limit,
+    encode_act,
     encode_decide,
     encode_hand_over,
+    parse_actions,
     parse_answer,
     parse_melds,
 )
@@ -260,6 +267,67 @@ class ExternalBot:
             s.declared = self._ask_melds(s, proc, v, line, budget)
         return action
 
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng) -> np.ndarray:
+        """A batch of decisions in one ``act`` line (a program whose hello said ``batch``): the bot's ``batch_act``.
+
+        ``rng`` is the lockstep driver's :class:`arena.engine.lockstep.RowRng`; its keys go with the
+        rows, so the program's ``act`` draws the numbers it would draw in the arena's process.  The
+        answer may take ``n`` times the time per decision, at most the time per game (and the
+        start limit for a process's first answer, which may compile).  Seat 0's process answers
+        every batch: a batch holds no game state, so one process serves a bot playing itself too.
+        A timeout, crash, garbled or ill-typed answer kills the process (started afresh for the next
+        batch); the first three count each game of the batch in the crash streak, an answer resets it.
+        """
+        n = int(obs.shape[0])
+        if self._pid != os.getpid():
+            self._after_fork()
+        s = self.seats[0]
+        if self.crash_streak >= self.limits.max_crashes:
+            raise self._streak_error()
+        try:
+            self._running(0, "batches")
+        except ExternalBotError as exc:
+            self._batch_failed(exc, n)
+            raise
+        proc = s.proc
+        assert proc is not None  # started above
+        limits = self.limits
+        budget = min(n * limits.decision_s, max(limits.decision_s, limits.game_s))
+        first = not s.answered and budget < self.first_answer_s
+        if first:
+            budget = self.first_answer_s
+        line = encode_act(obs, mask, rng.keys)
+        what = f"act() for a batch of {n}"
+        t0 = time.perf_counter()
+        try:
+            answer = proc.request(line, budget, what, act_reply_limit(n))
+            actions = parse_actions(answer, n)
+        except ExternalBotError as exc:
+            self._batch_failed(exc, n)
+            raise
+        except ProtocolError as exc:
+            if exc.reason != "bot error":  # out of step, or not our host's answer: start afresh for the next batch
+                proc.kill(exc.reason)
+            self._batch_failed(exc, n)
+            raise ExternalBotError(exc.reason, exc.detail) from None
+        except BaseException:  # Ctrl-C while waiting: an answer may still come; never read it as the next one
+            proc.kill("interrupted")
+            raise
+        finally:
+            dt = time.perf_counter() - t0
+            self.decisions += n
+            if self.times is not None:
+                self.times.extend([dt / n] * n)  # each row's share: a batch may take n times the time per decision
+        s.answered.add(-1)
+        self.crash_streak = 0
+        return actions
+
+    def _batch_failed(self, exc: Exception, n: int) -> None:
+        """A batch ended by a crash, a timeout or garbage: each of its ``n`` games counts in the crash streak."""
+        if getattr(exc, "reason", "") in CRASH_REASONS:
+            self.crash_streak += n
+            self.last_crash = str(exc)[:160]
+
     def _ask_melds(self, s: _Seat, proc: BotProcess, v: list[int], knock_line: bytes, budget: float):
         """After a knock: the melds the bot declares, checked by the engine (None: the arena's own)."""
         from arena.engine.showdown import ArrangementError, check_declaration
@@ -330,24 +398,33 @@ class ExternalBot:
         s.started_game, s.failed_game = True, False
         if self.crash_streak >= self.limits.max_crashes:
             s.failed_game = True
-            raise ExternalBotError(
-                "crashed",
-                f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
-                f"or timeout (last: {self.last_crash})",
-            )
-        if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
-            s.proc.kill("exited between games")
-        if s.proc is None or not s.proc.alive:
-            try:
-                self.start(seat)
-            except ExternalBotError as exc:
-                self._crashed(s, exc)
-                raise
+            raise self._streak_error()
+        try:
+            self._running(seat, "games")
+        except ExternalBotError as exc:
+            self._crashed(s, exc)
+            raise
         s.seed = seed_of_state(rng)
         self.games_started += 1
         s.game = self.game_ids.get(s.seed, self.games_started)
         s.game_time = 0.0
         return s
+
+    def _streak_error(self) -> ExternalBotError:
+        return ExternalBotError(
+            "crashed",
+            f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
+            f"or timeout (last: {self.last_crash})",
+        )
+
+    def _running(self, seat: int, between: str) -> None:
+        """Kill the seat's process if it exited since its last answer, and start one if none runs (raises as
+        :meth:`start` does)."""
+        s = self.seats[seat]
+        if s.proc is not None and s.proc.alive and s.proc.proc.poll() is not None:
+            s.proc.kill(f"exited between {between}")
+        if s.proc is None or not s.proc.alive:
+            self.start(seat)
 
     def _crashed(self, s: _Seat, exc: Exception) -> None:
         """Count a game ended by a crash, a timeout or garbage (the process was killed), once per game."""
@@ -416,6 +493,7 @@ def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str,
         name=name or hello["name"],
         description=hello["description"] or description,
         functions=ext.functions(),
+        batch_act=ext.act if hello.get("batch") else None,
         params=np.array(list(hello["params"].values()), dtype=np.float64),
         param_names=tuple(hello["params"]),
         memory_size=1,
@@ -485,6 +563,9 @@ def sandbox_setup(
             raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
     root = str(Path(__file__).resolve().parents[2])
+    # One thread for numpy's BLAS and OpenMP, as onnxruntime's session has: a bot gets one core, and a
+    # BLAS that spins a thread per core on a shared machine makes a walled numpy policy ten times slower.
+    threads = dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1")
     if (limits or Limits()).sandbox == "wall":
         from arena.external.wall import host_paths
 
@@ -494,9 +575,10 @@ def sandbox_setup(
             "PYTHONPATH": root,
             "XDG_CACHE_HOME": str(bot_cache_dir().parents[1]),
             "NUMBA_CACHE_DIR": str(cache_dir()),
+            **threads,
         }
         return host_command(p), str(p.resolve().parent), env, digest, tuple(host_paths(p, digest))
-    env = dict(os.environ)
+    env = {**os.environ, **threads}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return host_command(p), str(p.resolve().parent), env, digest, ()

@@ -4,7 +4,10 @@
 
 It loads the file as :func:`arena.botkit.bot.load_bot_file` does (compiled with
 numba where possible) and answers each ``decide`` line by rebuilding the
-view array from the line's fields and calling the bot's function.  It keeps
+view array from the line's fields and calling the bot's function.  A Python
+or ONNX policy also says ``batch`` in its hello and answers ``act`` lines: a
+whole lockstep batch of observations, masks and keys, given to its ``act``
+in one call, as the lockstep driver gives them in the arena's process.  It keeps
 the bot's ``memory`` per game (zeroed when a game starts) and seeds its
 ``rng`` from the line's per-game seed with :func:`arena.engine.rng.seed_rng`, which
 is exactly what the engine does in-process, so a sandboxed bot plays the
@@ -70,14 +73,10 @@ def serve(path: str, out, inp) -> int:
         send({"error": loaded})
         return 2
     bot = loaded
-    send(
-        {
-            "name": bot.name,
-            "protocol": PROTOCOL_VERSION,
-            "description": bot.description,
-            "params": bot.param_dict(),
-        }
-    )
+    hello = {"name": bot.name, "protocol": PROTOCOL_VERSION, "description": bot.description, "params": bot.param_dict()}
+    if bot.batch_act is not None:
+        hello["batch"] = True  # a Python or ONNX policy: the arena may send act lines (a batch of decisions)
+    send(hello)
     functions = bot.functions
     memory = np.zeros(bot.memory_size, dtype=np.float64)
     rng = np.zeros(RNG_WORDS, dtype=np.uint64)
@@ -90,6 +89,9 @@ def serve(path: str, out, inp) -> int:
         kind = msg.get("type")
         if kind == "bye":
             break
+        if kind == "act" and bot.batch_act is not None:
+            send(_act(bot.batch_act, msg))
+            continue
         if kind != "decide":
             send({"error": f"unknown message type {kind!r}"})
             continue
@@ -126,10 +128,29 @@ def serve(path: str, out, inp) -> int:
     return 0
 
 
+def _act(act, msg: dict) -> str | dict:
+    """The answer to an ``act`` line: the policy's ``act(obs, mask, RowRng(keys))`` on the batch, as the
+    lockstep driver calls it in the arena's process, its ids as a JSON list (or an error, one line)."""
+    from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
+    from arena.engine.lockstep import RowRng, check_answer
+    from arena.external.protocol import decode_act, encode_actions
+
+    try:
+        obs, mask, keys = decode_act(msg, OBS_SIZE, NUM_ACTIONS)
+    except ValueError as exc:
+        return {"error": f"bad act line: {exc}"}
+    try:
+        ids = check_answer(act(obs, mask, RowRng(keys)), len(keys))
+    except Exception as exc:  # the policy's own error: resign the batch's games with the reason
+        return {"error": f"raised {type(exc).__name__}: {exc}"[:500]}
+    return encode_actions(ids)
+
+
 def _load(path: str):
     """The bot a file holds: a bot file, or a trained policy (an ``.onnx`` model, MLP weights, or a module
-    defining ``act`` and none of a bot's decisions) answered one decision at a time, each drawing its
-    key from the seat's generator as the lockstep driver does, so it plays the games it plays in-process."""
+    defining ``act`` and none of a bot's decisions).  A policy answers ``act`` lines (a batch, its rows'
+    keys drawn by the arena's lockstep driver) and ``decide`` lines (one decision, its key drawn from the
+    seat's generator as the lockstep driver draws it), so it plays the games it plays in-process either way."""
     from arena.botkit.bot import load_bot_file
     from arena.botkit.policy import load_policy, warm_up
     from arena.external.client import is_policy_file

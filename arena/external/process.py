@@ -228,11 +228,12 @@ class BotProcess:
 
     # --- talking -----------------------------------------------------------------------
 
-    def request(self, line: bytes, timeout: float, what: str) -> bytes:
+    def request(self, line: bytes, timeout: float, what: str, max_line: int = MAX_LINE) -> bytes:
         """Send ``line`` and return the bot's one-line answer (without the newline).
 
         Raises :class:`ExternalBotError` (and kills the process) on a timeout,
-        a crash, or an answer that is not exactly one line.
+        a crash, an answer longer than ``max_line`` bytes (never read past
+        that and one more read), or an answer that is not exactly one line.
         """
         deadline = time.monotonic() + timeout
         self._send(line, deadline, timeout, what)
@@ -246,9 +247,9 @@ class BotProcess:
         else:
             if not buf:
                 self._crashed(what)
-        if buf and buf.find(b"\n") == len(buf) - 1:
+        if buf and buf.find(b"\n") == len(buf) - 1 and len(buf) <= max_line:
             return buf[:-1].rstrip(b"\r")
-        return self._read_rest(buf, deadline, timeout, what)
+        return self._read_rest(buf, deadline, timeout, what, max_line)
 
     def tell(self, line: bytes, timeout: float, what: str) -> None:
         """Send ``line``, which wants no answer (a ``hand_over``); raises like :meth:`request`."""
@@ -279,15 +280,15 @@ class BotProcess:
         except (BrokenPipeError, ConnectionResetError):
             self._crashed(what)
 
-    def _read_rest(self, buf: bytes, deadline: float, timeout: float, what: str) -> bytes:
+    def _read_rest(self, buf: bytes, deadline: float, timeout: float, what: str, max_line: int) -> bytes:
         """Read until the answer's newline (the answer came in pieces, or more than a line came)."""
         while True:
             nl = buf.find(b"\n")
+            if nl > max_line or (nl < 0 and len(buf) > max_line):
+                self.kill("garbled answer")
+                raise ExternalBotError("garbled answer", f"{what}: a line longer than {max_line} bytes")
             if nl >= 0:
                 break
-            if len(buf) > MAX_LINE:
-                self.kill("garbled answer")
-                raise ExternalBotError("garbled answer", f"{what}: a line longer than {MAX_LINE} bytes")
             if not self._poll_in.poll(self._ms_left(deadline)):
                 self._timeout(timeout, what)
             try:

@@ -15,6 +15,7 @@ array.  :func:`decode_decide` is the plain inverse and is tested against it.
 
 from __future__ import annotations
 
+import binascii
 import json
 import math
 import re
@@ -432,6 +433,8 @@ def parse_hello(line: bytes) -> dict[str, Any]:
         if not isinstance(flag, bool):
             raise ProtocolError("bad handshake", f"{key} must be true or false, got {flag!r}")
         wants[key] = flag
+    if wants["batch"] and (wants["hand_over"] or wants["melds"]):
+        raise ProtocolError("bad handshake", "batch excludes hand_over and melds: a batched bot gets act lines only")
     params = value.get("params", {})
     if not isinstance(params, dict) or not all(
         isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -449,8 +452,9 @@ def parse_hello(line: bytes) -> dict[str, Any]:
 
 # --- the end of a hand, and a knocker's own melds ------------------------------------------------
 
-#: What a bot may ask for in its hello: ``hand_over`` lines after each hand, the ``melds`` decision.
-WANTS = ("hand_over", "melds")
+#: What a bot may ask for in its hello: ``hand_over`` lines after each hand, the ``melds`` decision,
+#: ``act`` lines (a batch of decisions as observations: a trained policy, see below).
+WANTS = ("hand_over", "melds", "batch")
 
 
 def encode_hand_over(v: list[int], game: int, shown: dict[str, Any], seed: int = 0, new_game: bool = False) -> bytes:
@@ -505,3 +509,107 @@ def parse_melds(line: bytes) -> list[list[int]] | None:
     ):
         raise ProtocolError("ill-typed answer", f"melds() must answer a list of card lists: {_show(line)}")
     return value
+
+
+# --- a batch of decisions: the ``act`` line of a batched policy ----------------------------------
+
+#: Longest answer to an ``act`` line of ``n`` rows: :func:`act_reply_limit`.
+ACT_REPLY_BASE = 1024
+ACT_REPLY_PER_ROW = 12  # "-2147483648," at most per id
+
+
+def act_reply_limit(n: int) -> int:
+    """The longest answer accepted to an ``act`` line of ``n`` rows (the reply is bounded before it is parsed)."""
+    return ACT_REPLY_BASE + ACT_REPLY_PER_ROW * n
+
+
+def _b64(a: np.ndarray, dtype: str) -> bytes:
+    return binascii.b2a_base64(np.ascontiguousarray(a, dtype=dtype).data, newline=False)
+
+
+def encode_act(obs: np.ndarray, mask: np.ndarray, keys: np.ndarray) -> bytes:
+    """The ``act`` line (with its newline) for a batch of ``n`` rows, each array base64 of its little-endian bytes.
+
+    The observations (``float32[n, OBS_SIZE]``, most entries 0) go sparse: ``obs_at`` the flat
+    indices (uint32, increasing) of the entries that are not 0, ``obs_val`` their values (float32);
+    ``mask`` one byte per action (0 or 1), ``keys`` the rows' random keys (uint64).
+    """
+    flat = np.ascontiguousarray(obs, dtype=np.float32).reshape(-1)
+    at = np.flatnonzero(flat)
+    return b"".join(
+        (
+            b'{"type":"act","n":%d,"obs_at":"' % obs.shape[0],
+            _b64(at, "<u4"),
+            b'","obs_val":"',
+            _b64(flat[at], "<f4"),
+            b'","mask":"',
+            _b64(mask, "u1"),
+            b'","keys":"',
+            _b64(keys, "<u8"),
+            b'"}\n',
+        )
+    )
+
+
+def _unb64(msg: dict[str, Any], key: str, dtype: str, count: int | None) -> np.ndarray:
+    """Field ``key`` of an ``act`` message: base64 of ``count`` items of ``dtype`` (any whole number if None)."""
+    text = msg.get(key)
+    if not isinstance(text, str):
+        raise ValueError(f"{key} must be a base64 string")
+    try:
+        data = binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{key} is not base64") from None
+    size = np.dtype(dtype).itemsize
+    if (count is None and len(data) % size) or (count is not None and len(data) != size * count):
+        raise ValueError(f"{key} holds {len(data)} bytes, not {'whole' if count is None else count} {dtype} items")
+    return np.frombuffer(data, dtype=dtype)
+
+
+def decode_act(msg: dict[str, Any], obs_size: int, num_actions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(obs ``float32[n, obs_size]``, mask ``bool[n, num_actions]``, keys ``uint64[n]``) of an ``act`` message
+    (the inverse of :func:`encode_act`); raises ValueError naming the field that does not fit."""
+    n = msg.get("n")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    at = _unb64(msg, "obs_at", "<u4", None)
+    val = _unb64(msg, "obs_val", "<f4", len(at))
+    mask = _unb64(msg, "mask", "u1", n * num_actions)
+    keys = _unb64(msg, "keys", "<u8", n)
+    if at.size and (int(at[-1]) >= n * obs_size or (np.diff(at.astype(np.int64)) <= 0).any()):
+        raise ValueError(f"obs_at must be increasing indices below {n * obs_size}")
+    if mask.max(initial=0) > 1:
+        raise ValueError("mask entries must be 0 or 1")
+    obs = np.zeros(n * obs_size, dtype=np.float32)
+    obs[at] = val
+    # Native-order copies the policy may write into (frombuffer's arrays are read-only views).
+    return obs.reshape(n, obs_size), mask.reshape(n, num_actions).astype(np.bool_), keys.astype(np.uint64)
+
+
+def encode_actions(ids: np.ndarray) -> str:
+    """The answer to an ``act`` line: the action ids as a JSON list (ints out of 32 bits clipped to its range)."""
+    clipped = np.clip(np.asarray(ids, dtype=np.int64), -(2**31), 2**31 - 1)
+    return "[" + ",".join(map(str, clipped.tolist())) + "]"
+
+
+def parse_actions(line: bytes, n: int) -> np.ndarray:
+    """The ``n`` action ids of an answer to an ``act`` line (a JSON list of integers), as int64.
+
+    The caller has bounded the line (:func:`act_reply_limit`).  ``{"error": "why"}`` resigns the games
+    of the batch ("bot error"); not JSON is a "garbled answer"; JSON that is not a list of ``n``
+    integers is an "ill-typed answer".  Whether an id is legal is the engine's call.
+    """
+    value = _loads(line, "the answer to act()")
+    if isinstance(value, dict) and "error" in value:
+        raise ProtocolError("bot error", f"act(): {str(value['error'])[:200]}")
+    if not isinstance(value, list):
+        raise ProtocolError("ill-typed answer", f"act() must answer a list of {n} action ids, got {_show(line)}")
+    if len(value) != n:
+        raise ProtocolError("ill-typed answer", f"act() answered {len(value)} action ids for {n} observations")
+    for a in value:
+        if type(a) is not int:  # bool and float are not action ids
+            kind = "a float" if isinstance(a, float) else type(a).__name__
+            raise ProtocolError("ill-typed answer", f"act() must answer integer action ids, got {kind}: {_show(line)}")
+        if not -(2**31) <= a < 2**31:
+            raise ProtocolError("ill-typed answer", f"act() answered {str(a)[:40]}, out of range")
+    return np.array(value, dtype=np.int64)

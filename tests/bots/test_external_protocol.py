@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 
 import numpy as np
 import pytest
 
+from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
 from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
@@ -29,8 +31,13 @@ from arena.external.protocol import (
     CARD_NAMES,
     PROTOCOL_VERSION,
     ProtocolError,
+    act_reply_limit,
+    decode_act,
     decode_decide,
+    encode_act,
+    encode_actions,
     encode_decide,
+    parse_actions,
     parse_answer,
     parse_hello,
 )
@@ -150,6 +157,7 @@ def test_handshake_is_checked():
         "params": {"margin": 2.0},
         "hand_over": False,
         "melds": False,
+        "batch": False,
     }
     for line, words in [
         (b'{"name": "b", "protocol": 2}', "protocol 2"),
@@ -161,10 +169,100 @@ def test_handshake_is_checked():
         (b'{"name": "b", "protocol": 1, "params": {"k": "high"}}', "params must be"),
         (b'{"name": "b", "protocol": true}', "protocol True"),
         (b"[1]", "expected a JSON object"),
+        (b'{"name": "b", "protocol": 1, "batch": 1}', "batch must be true or false"),
+        (b'{"name": "b", "protocol": 1, "batch": true, "melds": true}', "batch excludes"),
+        (b'{"name": "b", "protocol": 1, "batch": true, "hand_over": true}', "batch excludes"),
     ]:
         with pytest.raises(ProtocolError, match=words):
             parse_hello(line)
+    assert parse_hello(b'{"name": "b", "protocol": 1, "batch": true}')["batch"] is True
     with pytest.raises(ProtocolError) as info:
         parse_hello(b'{"error": "my_bot.py: not a bot"}')
     assert info.value.reason == "bot error"
     assert PROTOCOL_VERSION == 1
+
+
+# --- act lines: a batch of decisions ------------------------------------------------------------
+
+
+def _batch(n: int, seed: int = 0):
+    g = np.random.default_rng(seed)
+    obs = g.random((n, OBS_SIZE), dtype=np.float32)
+    mask = g.random((n, NUM_ACTIONS)) < 0.3
+    keys = g.integers(0, 2**64, size=n, dtype=np.uint64)
+    return obs, mask, keys
+
+
+def _b64(values, dtype: str) -> str:
+    return base64.b64encode(np.array(values, dtype=dtype).tobytes()).decode()
+
+
+def _field(line: bytes, key: str) -> str:
+    return json.loads(line)[key]
+
+
+def test_an_act_line_carries_observations_masks_and_keys_exactly():
+    obs, mask, keys = _batch(5)
+    obs[1:3] = 0.0  # rows of zeros, and rows of none, cross as they are
+    obs[0, :3] = [np.float32(1 / 3), np.float32(1e-38), np.float32(0.1)]  # bits, not decimals, cross the pipe
+    keys[0] = np.uint64(2**64 - 1)
+    line = encode_act(obs, mask, keys)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    got = decode_act(json.loads(line), OBS_SIZE, NUM_ACTIONS)
+    for sent, back, dtype in zip((obs, mask, keys), got, (np.float32, np.bool_, np.uint64)):
+        assert back.dtype == dtype and np.array_equal(back, sent)
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"n": 0}, "n must be"),
+        ({"n": True}, "n must be"),
+        ({"n": 4}, "mask holds"),
+        ({"mask": "not base64!"}, "mask is not base64"),
+        ({"keys": 7}, "keys must be a base64 string"),
+        ({"obs_at": "AAAA"}, "obs_at holds 3 bytes, not whole <u4 items"),
+        ({"obs_at": _b64([0, 1], "<u4")}, "obs_val holds"),
+        ({"obs_at": _b64([0, 3 * OBS_SIZE], "<u4"), "obs_val": _b64([1, 1], "<f4")}, "below 1134"),
+        ({"obs_at": _b64([5, 5], "<u4"), "obs_val": _b64([1, 1], "<f4")}, "increasing"),
+        ({"mask": _field(encode_act(*_batch(3)), "mask").replace("A", "B")}, "0 or 1"),
+    ],
+)
+def test_a_wrong_act_line_is_refused_naming_the_field(change, words):
+    msg = {**json.loads(encode_act(*_batch(3))), **change}
+    with pytest.raises(ValueError, match=words):
+        decode_act(msg, OBS_SIZE, NUM_ACTIONS)
+
+
+def test_the_answer_to_an_act_line_is_a_list_of_ids_and_fits_the_reply_limit():
+    ids = np.array([0, 57, -1, 2**40, -(2**40)], dtype=np.int64)
+    text = encode_actions(ids)
+    assert text == f"[0,57,-1,{2**31 - 1},{-(2**31)}]"  # clipped to 32 bits: still not an action id
+    assert parse_actions(text.encode(), 5).tolist() == [0, 57, -1, 2**31 - 1, -(2**31)]
+    worst = encode_actions(np.full(1000, -(2**31), dtype=np.int64))
+    assert len(worst) <= act_reply_limit(1000)
+
+
+@pytest.mark.parametrize(
+    "line, reason, words",
+    [
+        (b"[1, 2]", "ill-typed answer", "2 action ids for 3 observations"),
+        (b"[1, 2, 3, 4]", "ill-typed answer", "4 action ids for 3 observations"),
+        (b"[1, 2.0, 3]", "ill-typed answer", "a float"),
+        (b"[1, true, 3]", "ill-typed answer", "bool"),
+        (b'[1, "2", 3]', "ill-typed answer", "str"),
+        (b"[1, [2], 3]", "ill-typed answer", "list"),
+        (b"[1, 2, 99999999999]", "ill-typed answer", "out of range"),
+        (b"3", "ill-typed answer", "a list of 3 action ids"),
+        (b'{"actions": [1, 2, 3]}', "ill-typed answer", "a list of 3 action ids"),
+        (b"[1, 2,", "garbled answer", "not JSON"),
+        (b"\xff[1,2,3]", "garbled answer", "not UTF-8"),
+        (b"[" * 5000 + b"]" * 5000, "garbled answer", "nested too deeply"),
+        (b'{"error": "raised ValueError: no model"}', "bot error", "no model"),
+    ],
+)
+def test_a_wrong_answer_to_an_act_line_raises_with_the_reason_first(line, reason, words):
+    with pytest.raises(ProtocolError) as info:
+        parse_actions(line, 3)
+    assert info.value.reason == reason and str(info.value).startswith(reason + ": ")
+    assert words in str(info.value)
