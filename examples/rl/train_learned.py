@@ -70,6 +70,7 @@ from arena.engine.layout import (  # noqa: E402
     V_DECISION,
     V_SIZE,
 )
+from arena.engine.melds import deadwood, deadwood_after_discards  # noqa: E402
 from arena.engine.mlp import Mlp, save_mlp  # noqa: E402
 from arena.engine.rng import RNG_WORDS  # noqa: E402
 from arena.engine.step import build_view  # noqa: E402
@@ -181,6 +182,43 @@ class Collector:
         return np.concatenate(obs), np.concatenate(masks), np.concatenate(acts)
 
 
+@jit
+def aux_targets(obs, out):
+    """``out[i]``: the least deadwood of row ``i``'s hand (after its best discard when it holds 11
+    cards) and of its hand with the pile's top card taken (after the best other discard), each
+    at most 50, over 50.
+
+    Not played: a second head of the student learns them beside its actions (``--aux-weight``),
+    so its hidden layers learn the deadwood count that every decision of the teacher turns on,
+    and a knock above all (the teacher knocks by deadwood against the stock's length).
+    """
+    after = np.empty(52, dtype=np.int64)
+    for i in range(obs.shape[0]):
+        hand = np.int64(0)
+        top = -1
+        for c in range(52):
+            if obs[i, c] > 0.5:
+                hand |= np.int64(1) << c
+            if obs[i, 52 + c] > 0.5:
+                top = c
+        n = 0
+        m = hand
+        while m:
+            m &= m - 1
+            n += 1
+        d = deadwood_after_discards(hand, after) if n == 11 else deadwood(hand)
+        d2 = d
+        if top >= 0 and n == 10 and not (hand >> top) & 1:
+            deadwood_after_discards(hand | (np.int64(1) << top), after)
+            d2 = 1 << 30
+            for c in range(52):
+                if c != top and (hand >> c) & 1:
+                    d2 = min(d2, after[c])
+        out[i, 0] = min(d, 50) / 50.0
+        out[i, 1] = min(d2, 50) / 50.0
+    return 0
+
+
 def student_mlp(net: nn.Sequential) -> Mlp:
     linears = [m for m in net if isinstance(m, nn.Linear)]
     weights = tuple(m.weight.detach().numpy().T.astype(np.float32).copy() for m in linears)
@@ -188,9 +226,27 @@ def student_mlp(net: nn.Sequential) -> Mlp:
     return Mlp(weights, biases, "relu")
 
 
-def train(net: nn.Sequential, opt: torch.optim.Optimizer, data: tuple, epochs: int, batch: int, gen) -> float:
+def train(
+    net: nn.Sequential,
+    opt: torch.optim.Optimizer,
+    data: tuple,
+    epochs: int,
+    batch: int,
+    gen,
+    aux: nn.Linear | None = None,
+    aux_weight: float = 0.0,
+) -> float:
     """``epochs`` passes of masked cross-entropy against the targets; the last pass's accuracy
-    (the student's choice is the teacher's)."""
+    (the student's choice is the teacher's).
+
+    ``aux``: a head on the last hidden layer trained by mean squared error (times ``aux_weight``)
+    to the rows' :func:`aux_targets`.
+    """
+    aux_t = None
+    if aux is not None:
+        aux_np = np.zeros((data[0].shape[0], 2), dtype=np.float32)
+        aux_targets(data[0], aux_np)
+        aux_t = torch.from_numpy(aux_np)
     obs, masks, targets = (torch.from_numpy(a) for a in data)
     n = obs.shape[0]
     right = 0
@@ -199,9 +255,15 @@ def train(net: nn.Sequential, opt: torch.optim.Optimizer, data: tuple, epochs: i
         right = 0
         for lo in range(0, n, batch):
             idx = perm[lo : lo + batch]
-            logits = net(obs[idx]).masked_fill(~masks[idx], -1e9)
+            if aux is None:
+                logits = net(obs[idx]).masked_fill(~masks[idx], -1e9)
+            else:
+                hidden = net[:-1](obs[idx])
+                logits = net[-1](hidden).masked_fill(~masks[idx], -1e9)
             t = targets[idx]
             loss = -(t * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+            if aux is not None and aux_t is not None:
+                loss = loss + aux_weight * ((aux(hidden) - aux_t[idx]) ** 2).sum(dim=1).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -214,13 +276,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--envs", type=int, default=48, help="games per opponent and seat played side by side")
     ap.add_argument("--steps", type=int, default=500, help="decisions per env and seat in each round")
-    ap.add_argument("--rounds", type=int, default=6, help="DAgger rounds after behaviour cloning")
+    ap.add_argument("--rounds", type=int, default=10, help="DAgger rounds after behaviour cloning")
     ap.add_argument("--epochs", type=int, default=2, help="passes over the data set after each round")
     ap.add_argument("--hidden", type=int, nargs="+", default=[384, 384, 256])
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--lr-decay", type=float, default=0.8, help="learning rate factor per round")
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--temperature", type=float, default=0.5, help="of the discards' soft targets (0: one-hot)")
+    ap.add_argument("--aux-weight", type=float, default=1.0, help="of a second head learning the deadwood (0: none)")
     ap.add_argument("--eval-pairs", type=int, default=200)
     ap.add_argument("--opponents", nargs="+", default=list(OPPONENTS), help="the games' opponents, in equal numbers")
     ap.add_argument("--out", default="runs/learned")
@@ -238,7 +301,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     rules = rules_array(Rules())
     net = mlp_net([OBS_SIZE, *args.hidden, NUM_ACTIONS])
-    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+    aux = nn.Linear(args.hidden[-1], 2) if args.aux_weight > 0 else None
+    params = list(net.parameters()) + ([] if aux is None else list(aux.parameters()))
+    opt = torch.optim.Adam(params, lr=args.lr)
     collector = Collector(args.envs, args.seed, args.temperature, tuple(args.opponents))
     data: list[np.ndarray] = []
     curve: list[dict] = []
@@ -269,7 +334,7 @@ def main(argv: list[str] | None = None) -> dict:
         merged = tuple(np.concatenate(data[k::3]) for k in range(3))
         for group in opt.param_groups:
             group["lr"] = args.lr * (args.lr_decay**round_no)
-        accuracy = train(net, opt, merged, args.epochs, args.batch, gen)
+        accuracy = train(net, opt, merged, args.epochs, args.batch, gen, aux, args.aux_weight)
         evaluate(round_no, accuracy)
     wall = time.perf_counter() - t0 - eval_seconds
     title = f"Imitation of {TEACHER}: greedy win rate (95% pair-clustered interval)"
@@ -285,6 +350,7 @@ def main(argv: list[str] | None = None) -> dict:
         "rounds": args.rounds,
         "opponents": args.opponents,
         "epochs": args.epochs,
+        "aux_weight": args.aux_weight,
         "train_seconds": round(wall, 1),
         "eval_seconds": round(eval_seconds, 1),
         "final": curve[-1],

@@ -110,3 +110,35 @@ def test_the_imitation_run_is_fixed_by_its_seed(tmp_path):
         learned.main([*tiny, "--seed", seed, "--out", str(tmp_path / name)])
     a, b, c = ((tmp_path / n / "learned.npz").read_bytes() for n in "abc")
     assert a == b and a != c
+
+
+def test_the_deadwood_head_targets_are_the_hands_least_deadwood_with_and_without_the_pile_card():
+    """``aux_targets`` (a compiled pass over observations) against a slow count from the hand's slots:
+    the least deadwood now (after the best discard when 11 cards are held), and after taking the pile's
+    top card and discarding another, each capped at 50 and over 50."""
+    from arena.engine.melds import deadwood
+
+    learned = _example("train_learned")
+    collector = learned.Collector(8, seed=3)
+    rows = []
+    for _ in range(40):
+        for g in collector.sides:
+            learned.teacher_actions(g.st, g.rules_array, g.seat, learned.TEACHER_PARAMS, collector.view,
+                                    collector.memory, collector.rng, collector.labels, collector.costs)  # fmt: skip
+            rows.append(g.obs.copy())
+            g.step(collector.labels)
+    obs = np.concatenate(rows)
+    out = np.zeros((len(obs), 2), dtype=np.float32)
+    learned.aux_targets(obs, out)
+    sizes = set()
+    for i in range(len(obs)):
+        held = [c for c in range(52) if obs[i, c] > 0.5]
+        hand = sum(1 << c for c in held)
+        now = min(deadwood(hand & ~(1 << c)) for c in held) if len(held) == 11 else deadwood(hand)
+        top = [c for c in range(52) if obs[i, 52 + c] > 0.5]
+        taken = now
+        if top and len(held) == 10 and top[0] not in held:
+            taken = min(deadwood((hand | (1 << top[0])) & ~(1 << c)) for c in held)
+        sizes.add(len(held))
+        assert out[i, 0] == np.float32(min(now, 50) / 50) and out[i, 1] == np.float32(min(taken, 50) / 50), i
+    assert sizes == {10, 11} and (out[:, 0] != out[:, 1]).any()  # both hand sizes, and the pile card mattered
