@@ -94,7 +94,7 @@ from arena.botkit.lib import (
 )
 from arena.botkit.search import rules_of, sample_state_weighted
 from arena.engine._jit import jit
-from arena.engine.cards import lsb
+from arena.engine.cards import lsb, popcount
 from arena.engine.layout import (
     OUT_CAPPED,
     R_TARGET,
@@ -104,6 +104,7 @@ from arena.engine.layout import (
     V_JUST_TAKEN,
     V_KNOCK_LIMIT,
     V_MY_SCORE,
+    V_OPP_DISCARDED,
     V_OPP_SCORE,
     V_RULES,
     V_SEAT,
@@ -118,7 +119,7 @@ from arena.engine.melds import best_discard, deadwood, deadwood_after_discards
 from arena.engine.rng import next_u64, rand_float, seed_rng
 from arena.engine.step import apply_action
 from bots import gin_chasing, marjj_style
-from bots.rollout import MY_TAKE, OPP_KNOCK, OPP_TAKE, POLICY_SIZE, monte_carlo_policy, rollout
+from bots.rollout import MY_KNOCK, MY_SAFE, MY_TAKE, OPP_KNOCK, OPP_TAKE, POLICY_SIZE, monte_carlo_policy, rollout
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {
@@ -143,13 +144,18 @@ PARAMS: dict[str, float] = {
     "quiet_learned": 0.2,  # .. quiet_weight of a sampled deal whose opponent knocks at once
     "rollout_take": 0.0,  # my rollout draws: 0 take a pile card only if it melds, 1 if it lowers the deadwood
     "heuristic": 1.0,  # the default choices the search must beat: 0 gin-chasing's, 1 marjj-style's
+    "rollout_safe": 0.0,  # my rollout discards: 1 shed no card next to one the opponent took (bots/rollout.py)
+    "early_prior": 0.0,  # learn: the chance, before any showdown, that it knocks early then chases gin (0 = off)
+    "rollout_once": 1.0,  # my rollout knocks (as rollout) against a sampled opponent that knocks at once
 }
 # Simple's repeat guard keeps two bots from trading the same cards all hand;
 # then the opponent model learned from showdowns (see observe_showdown).
-MEMORY = REPEAT_SLOTS + 3
+MEMORY = REPEAT_SLOTS + 5
 #: memory slots: the last hand shown (V_SHOWN) already learned from, the log-odds
-#: that the opponent chases gin, and the stock size at my last decision.
-M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
+#: that the opponent chases gin (against knocking at once), the stock size at my
+#: last decision, the log-odds that it knocks early then chases gin (against
+#: knocking at once), and its turns so far at my last decision.
+M_SEEN, M_LOGODDS, M_STOCK, M_EARLY, M_OPP_TURNS = range(REPEAT_SLOTS, REPEAT_SLOTS + 5)
 
 (
     _SAMPLES,
@@ -173,11 +179,16 @@ M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
     _QUIET_LEARNED,
     _ROLLOUT_TAKE,
     _HEURISTIC,
-) = range(21)
+    _ROLLOUT_SAFE,
+    _EARLY_PRIOR,
+    _ROLLOUT_ONCE,
+) = range(24)
 #: Likelihood of a showdown under the type it contradicts (a knock-at-once player
 #: declining a knock, a gin chaser knocking with more than its schedule allows).
 _CONTRADICTS = 0.05
 _MAX_LOGODDS = 8.0
+#: The early knocker's window: it knocks voluntarily only in its first this many turns (marjj-style's).
+_EARLY_TURNS = marjj_style.PARAMS["knock_turns"]
 _MAX_OPTIONS = 11
 #: Early stop: every this many samples, stop if the choice is settled (see :func:`_settled`).
 _CHECK_EVERY = 32
@@ -208,16 +219,24 @@ def validate_params(d: dict) -> None:
         raise ValueError(f"built = {d['built']} must be 0 or 1")
     if d["game_value"] not in (0.0, 1.0):
         raise ValueError(f"game_value = {d['game_value']} must be 0 (points) or 1 (game win chance)")
-    if d["rollout"] not in (0.0, 1.0):
-        raise ValueError(f"rollout = {d['rollout']} must be 0 (Simple) or 1 (Simple moves, gin-chasing's knocks)")
+    if d["rollout"] not in (0.0, 1.0, 2.0):
+        raise ValueError(
+            f"rollout = {d['rollout']} must be 0 (knock at once), 1 (gin-chasing's knocks) or 2 (marjj-style's)"
+        )
+    if d["rollout_once"] not in (0.0, 1.0, 2.0):
+        raise ValueError(f"rollout_once = {d['rollout_once']} must be 0, 1 or 2 (as rollout)")
+    if d["rollout_take"] not in (0.0, 1.0, 2.0):
+        raise ValueError(f"rollout_take = {d['rollout_take']} must be 0, 1 or 2 (see bots/rollout.py)")
     if not 0 <= d["time_ms"] <= 60_000:
         raise ValueError(f"time_ms = {d['time_ms']} must be between 0 (off) and 60000")
     gin_chasing.validate_schedule(d)
-    for key in ("learn", "rollout_take", "heuristic"):
+    for key in ("learn", "heuristic", "rollout_safe"):
         if d[key] not in (0.0, 1.0):
             raise ValueError(f"{key} = {d[key]} must be 0 or 1")
     if not 0 < d["chase_prior"] < 1:
         raise ValueError(f"chase_prior = {d['chase_prior']} must be above 0 and below 1 (a probability)")
+    if not 0 <= d["early_prior"] < 1:
+        raise ValueError(f"early_prior = {d['early_prior']} must be at least 0 and below 1 (a probability)")
     if not 0 < d["quiet_learned"] <= 1:
         raise ValueError(f"quiet_learned = {d['quiet_learned']} must be above 0 and at most 1 (a likelihood factor)")
 
@@ -363,29 +382,47 @@ def observe_showdown(view, params, memory):
         dw = deadwood(view[V_SHOWN_OPP_HAND])
         allowed = gin_chasing.knock_schedule(memory[M_STOCK], params, _GIN_AT)
         step = -np.log(_CONTRADICTS)
-        if knocker == opp and 0 < dw and dw > allowed:
-            memory[M_LOGODDS] = max(-_MAX_LOGODDS, memory[M_LOGODDS] - step)
+        turns = memory[M_OPP_TURNS]  # its discards at my last decision
+        if knocker == opp and 0 < dw:
+            if dw > allowed:
+                memory[M_LOGODDS] = max(-_MAX_LOGODDS, memory[M_LOGODDS] - step)
+            if turns + 1 > _EARLY_TURNS:  # it knocked after its next discard, past the early window
+                memory[M_EARLY] = max(-_MAX_LOGODDS, memory[M_EARLY] - step)
         elif knocker != opp and view[V_SHOWN_OUTCOME] != OUT_CAPPED and dw <= view[V_KNOCK_LIMIT]:
             memory[M_LOGODDS] = min(_MAX_LOGODDS, memory[M_LOGODDS] + step)
+            if turns > _EARLY_TURNS:  # declined a knock past the early window: as an early knocker would
+                memory[M_EARLY] = min(_MAX_LOGODDS, memory[M_EARLY] + step)
     memory[M_STOCK] = view[V_STOCK_N]
+    memory[M_OPP_TURNS] = popcount(view[V_OPP_DISCARDED])
+
+
+@jit
+def type_chances(params, memory):
+    """``(chase, early)``: the chances that the opponent chases gin, and that it knocks early then
+    chases gin (the rest: it knocks at once), by the priors and what the showdowns taught."""
+    early_prior = params[_EARLY_PRIOR]
+    prior = params[_CHASE_PRIOR]
+    w_once = (1.0 - early_prior) * (1.0 - prior)
+    w_chase = (1.0 - early_prior) * prior * np.exp(memory[M_LOGODDS])
+    w_early = early_prior * np.exp(memory[M_EARLY])
+    total = w_once + w_chase + w_early
+    return w_chase / total, w_early / total
 
 
 @jit
 def chase_chance(params, memory):
     """The chance that the opponent chases gin (rather than knocks at once), by what has been learned."""
-    prior = params[_CHASE_PRIOR]
-    x = np.log(prior / (1.0 - prior)) + memory[M_LOGODDS]
-    return 1.0 / (1.0 + np.exp(-x))
+    return type_chances(params, memory)[0]
 
 
 @jit
 def best_option(view, params, rng, options, n_options):
     """:func:`search` with no learned opponent (``chase`` = 0: the opponent knocks at once, like Simple)."""
-    return search(view, params, rng, options, n_options, 0.0)
+    return search(view, params, rng, options, n_options, 0.0, 0.0)
 
 
 @jit
-def search(view, params, rng, options, n_options, chase):
+def search(view, params, rng, options, n_options, chase, early):
     """Index of the option (actions for the decision in ``view``) to play.
 
     ``options[0]`` is the default (gin-chasing's choice).  With ``learn``,
@@ -394,7 +431,9 @@ def search(view, params, rng, options, n_options, chase):
     takes a pile card that lowers its deadwood), otherwise a knock-at-once
     player (knocks at its first chance, takes only melding cards, and its
     sampled hand is one it could not have knocked with, by
-    ``quiet_learned``).  Every option is
+    ``quiet_learned``); with chance ``early`` an early knocker (knocks in
+    its first turns, then by the schedule; takes a melding card that lowers
+    its deadwood; quiet only while in its early turns).  Every option is
     played on the same sampled deals with the same rollout random numbers,
     and another option replaces the default only when its mean gain over
     the default, deal by deal, exceeds ``confidence`` standard errors: with
@@ -412,10 +451,17 @@ def search(view, params, rng, options, n_options, chase):
     roll_rng = np.empty(4, dtype=np.uint64)
     policy = monte_carlo_policy(params[_ROLLOUT], params[_GIN_AT : _GIN_AT + 4], np.empty(POLICY_SIZE))
     policy[MY_TAKE] = params[_ROLLOUT_TAKE]
+    policy[MY_SAFE] = params[_ROLLOUT_SAFE]
+    learn = params[_LEARN] > 0
     chaser = policy.copy()
     chaser[OPP_KNOCK] = 1.0
     chaser[OPP_TAKE] = 1.0
-    learn = params[_LEARN] > 0
+    if learn:
+        policy[MY_KNOCK] = params[_ROLLOUT_ONCE]  # only the knock-at-once opponent rolls out with ``policy``
+    early_knocker = chaser.copy()
+    early_knocker[OPP_KNOCK] = 2.0
+    early_knocker[OPP_TAKE] = 2.0
+    in_window = popcount(view[V_OPP_DISCARDED]) <= _EARLY_TURNS
     gain = np.zeros(n_options)  # sum over deals of (option's value - the default's)
     gain2 = np.zeros(n_options)  # sum of its squares
     n_max = int(params[_SAMPLES])
@@ -424,8 +470,13 @@ def search(view, params, rng, options, n_options, chase):
     n = 0
     while n < n_max:
         n += 1
-        chases = learn and rand_float(rng) < chase
-        quiet = params[_QUIET_W] if not learn else (1.0 if chases else params[_QUIET_LEARNED])
+        kind = 0  # knocks at once
+        if learn:
+            u = rand_float(rng)
+            kind = 1 if u < chase else (2 if u < chase + early else 0)
+        quiet = params[_QUIET_W] if not learn else (1.0 if kind == 1 else params[_QUIET_LEARNED])
+        if kind == 2 and not in_window:
+            quiet = 1.0
         sample_state_weighted(
             view,
             rng,
@@ -442,7 +493,7 @@ def search(view, params, rng, options, n_options, chase):
             st[:] = sampled
             apply_action(st, rules, options[k])
             seed_rng(roll_rng, roll_seed)
-            rollout(st, rules, roll_rng, me, chaser if chases else policy)
+            rollout(st, rules, roll_rng, me, chaser if kind == 1 else (early_knocker if kind == 2 else policy))
             v = hand_value(st, me, need_me, need_opp, game_value)
             if k == 0:
                 base = v
@@ -468,8 +519,10 @@ def search(view, params, rng, options, n_options, chase):
 @jit
 def _choose(view, params, memory, rng, options, n_options):
     """The index of the option to play, by :func:`search` with the learned opponent model."""
-    chase = chase_chance(params, memory) if params[_LEARN] > 0 else 0.0
-    return search(view, params, rng, options, n_options, chase)
+    if params[_LEARN] > 0:
+        chase, early = type_chances(params, memory)
+        return search(view, params, rng, options, n_options, chase, early)
+    return search(view, params, rng, options, n_options, 0.0, 0.0)
 
 
 @jit

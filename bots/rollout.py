@@ -26,13 +26,14 @@ import numpy as np
 
 from arena.botkit.lib import least_deadwood_discard
 from arena.engine._jit import jit
-from arena.engine.cards import lsb
+from arena.engine.cards import lsb, popcount
 from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
     PH_DONE,
     PH_KNOCK,
     S_CUR,
+    S_DISCARDED,
     S_HAND,
     S_JUST_TAKEN,
     S_PHASE,
@@ -60,8 +61,11 @@ POLICY: dict[str, float] = {
     "relax_at": 8.0,
     "relax_step": 3.0,
     "knock_at": 10.0,
+    "knock_turns": 4.0,  # *_knock = 2: voluntary knocks (within knock_at) in the seat's first this many turns
 }
 (MY_KNOCK, OPP_KNOCK, MY_TAKE, OPP_TAKE, MY_SAFE, OPP_SAFE, SAFE_SLACK, GIN_AT) = range(8)
+KNOCK_AT = GIN_AT + 3
+KNOCK_TURNS = GIN_AT + 4
 #: Length of a policy array (compiled code can read an int, not the dict).
 POLICY_SIZE = len(POLICY)
 #: :data:`POLICY`'s values as an array, for compiled code.
@@ -73,9 +77,14 @@ ROLLOUT_TURNS = 80
 
 def validate_policy(d: dict) -> None:
     """Raise ValueError naming the first rollout setting of ``d`` (keys of :data:`POLICY`) out of range."""
-    for key in ("my_knock", "opp_knock", "my_take", "opp_take", "my_safe", "opp_safe"):
+    for key in ("my_knock", "opp_knock", "my_take", "opp_take"):
+        if d[key] not in (0.0, 1.0, 2.0):
+            raise ValueError(f"{key} = {d[key]} must be 0, 1 or 2")
+    for key in ("my_safe", "opp_safe"):
         if d[key] not in (0.0, 1.0):
             raise ValueError(f"{key} = {d[key]} must be 0 or 1")
+    if not 0 <= d["knock_turns"] <= 30:
+        raise ValueError(f"knock_turns = {d['knock_turns']} must be between 0 and 30 (turns of a hand)")
     if d["safe_slack"] < 0:
         raise ValueError(f"safe_slack = {d['safe_slack']} must be >= 0")
     gin_chasing.validate_schedule(d)
@@ -161,16 +170,19 @@ def rollout(st, rules, rng, me, policy):
                 action = safe_discard(hand, allowed, shown, action, left, policy[SAFE_SLACK], rng)
         elif phase == PH_KNOCK:
             action = 1
-            if policy[MY_KNOCK if mine else OPP_KNOCK] > 0:
-                if deadwood(hand) > gin_chasing.knock_schedule(52 - st[S_STOCK_POS], policy, GIN_AT):
+            how = policy[MY_KNOCK if mine else OPP_KNOCK]
+            if how > 0:
+                dw = deadwood(hand)
+                early = how > 1 and dw <= policy[KNOCK_AT] and popcount(st[S_DISCARDED + seat]) <= policy[KNOCK_TURNS]
+                if not early and dw > gin_chasing.knock_schedule(52 - st[S_STOCK_POS], policy, GIN_AT):
                     action = 0
         elif phase == PH_BIG_GIN:
             action = 1
         else:  # the upcard or a draw
             top = st[S_PILE + st[S_PILE_N] - 1]
-            if policy[MY_TAKE if mine else OPP_TAKE] > 0:
+            how = policy[MY_TAKE if mine else OPP_TAKE]
+            action = 1 if how == 1 or in_any_meld(hand, top) else 0
+            if action and how > 0:
                 _, with_top = best_discard(hand | (np.int64(1) << top), top)
                 action = 1 if with_top < deadwood(hand) else 0
-            else:
-                action = 1 if in_any_meld(hand, top) else 0
         apply_action(st, rules, action)
