@@ -9,17 +9,26 @@ cards, and takes its settings as a small array laid out as :data:`POLICY`
 (``policy[MY_KNOCK]`` ..), per seat where a setting can differ:
 
 * **draws**: Simple's rule (take the pile's top card only if it melds) or,
-  with ``*_take = 1``, take it whenever it lowers the deadwood;
+  with ``*_take = 1``, take it whenever it lowers the deadwood, or with
+  ``*_take = 2`` marjj-style's: only if it melds *and* lowers the deadwood;
 * **discards**: the card leaving the least deadwood (ties at random, never
   the card just taken); with ``*_safe = 1`` no card next to one the other
   seat took from the pile and still holds (:func:`neighbours`), unless that
   costs more than ``safe_slack`` points of deadwood (:func:`safe_discard`);
 * **knocks**: at the first chance or, with ``*_knock = 1``, by gin-chasing's
-  schedule (``gin_at .. knock_at``, :func:`bots.gin_chasing.knock_schedule`).
+  schedule (``gin_at .. knock_at``, :func:`bots.gin_chasing.knock_schedule`),
+  or with ``*_knock = 2`` in marjj-style's manner: within ``knock_at`` in the
+  seat's first ``knock_turns`` turns of the hand, after that by the schedule
+  (gin only while the stock is long).
 
 ``my_*`` is seat ``me`` (the seat searching), ``opp_*`` the other.
-monte-carlo's rollout is :data:`POLICY` with ``my_knock`` its ``rollout``
-parameter and the rest off (:func:`monte_carlo_policy`).
+monte-carlo's rollout is :data:`POLICY` with ``my_knock`` and ``my_take``
+its ``rollout`` and ``rollout_take`` parameters (:func:`monte_carlo_policy`;
+by default both 2, so its rollouts play its own seat as marjj-style's rules
+would, which its real choices start from), the opponent Simple-like unless
+the learned opponent type changes it.  The ``*_take = 2`` and
+``*_knock = 2`` rules cost about what Simple's do: a meld test, and a count
+of the seat's discards.
 """
 
 import numpy as np
@@ -50,9 +59,9 @@ from bots import gin_chasing
 
 #: The settings of a rollout, in the order of a policy array (monte-carlo's rollout as given).
 POLICY: dict[str, float] = {
-    "my_knock": 1.0,  # my seat: 0 knocks at the first chance, 1 by gin-chasing's schedule
+    "my_knock": 2.0,  # my seat: 0 knocks at the first chance, 1 by gin-chasing's schedule, 2 early then so
     "opp_knock": 0.0,  # the opponent: the same choice
-    "my_take": 0.0,  # my seat: 0 takes a pile card only if it melds (Simple), 1 if it lowers the deadwood
+    "my_take": 2.0,  # my seat: take a pile card 0 if it melds (Simple), 1 if it lowers the deadwood, 2 if both
     "opp_take": 0.0,  # the opponent: the same choice
     "my_safe": 0.0,  # my seat: 1 sheds no card next to one the opponent took from the pile ..
     "opp_safe": 0.0,  # the opponent: the same, next to one I took
@@ -91,14 +100,15 @@ def validate_policy(d: dict) -> None:
 
 
 @jit
-def monte_carlo_policy(knock_by_schedule, schedule, out):
+def monte_carlo_policy(knock, take, schedule, out):
     """Fill ``out`` (laid out as :data:`POLICY`) with monte-carlo's rollout: :data:`POLICY`'s
     defaults (the opponent Simple: knocks at once, takes only melding cards, no safe discards)
-    with ``my_knock`` as given and gin-chasing's schedule ``schedule[0:4]`` (gin_at, relax_at,
-    relax_step, knock_at)."""
+    with ``my_knock`` and ``my_take`` as given and gin-chasing's schedule ``schedule[0:4]``
+    (gin_at, relax_at, relax_step, knock_at)."""
     for i in range(POLICY_SIZE):
         out[i] = _DEFAULT_POLICY[i]
-    out[MY_KNOCK] = knock_by_schedule
+    out[MY_KNOCK] = knock
+    out[MY_TAKE] = take
     for i in range(4):
         out[GIN_AT + i] = schedule[i]
     return out

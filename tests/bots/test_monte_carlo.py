@@ -194,8 +194,6 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
         ("game_value", 0.5),
         ("gin_at", 11),
         ("rollout", 3),
-        ("rollout_once", 1.5),
-        ("early_prior", 1.0),
         ("time_ms", -1),
     ],
 )
@@ -205,8 +203,7 @@ def test_out_of_range_parameters_are_refused_naming_the_parameter(mc, key, value
 
 
 @pytest.mark.parametrize(
-    "key, value",
-    [("learn", 0.5), ("chase_prior", 1.0), ("quiet_learned", 0.0), ("rollout_take", 3), ("rollout_safe", 0.5)],
+    "key, value", [("learn", 0.5), ("chase_prior", 1.0), ("quiet_learned", 0.0), ("rollout_take", 3)]
 )
 def test_out_of_range_learning_parameters_are_refused_naming_the_parameter(mc, key, value):
     with pytest.raises(BotError, match=key):
@@ -258,28 +255,6 @@ def test_a_late_knock_within_the_schedule_is_no_evidence(mc):
     mem[mc_module.M_STOCK] = 3  # stock nearly out: the schedule allows 10
     mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), mc.params, mem)
     assert mem[mc_module.M_LOGODDS] == 0
-
-
-def test_knocking_early_then_declining_knocks_late_teaches_the_early_knocker(mc):
-    """marjj-style's pattern: a knock with deadwood in its first turns (no gin chaser would), a declined
-    knock late in a hand (no knock-at-once player would): with ``early_prior`` the third type wins."""
-    bot = mc.with_params("mc-early", {"early_prior": 0.3})
-    mem = np.zeros(bot.memory_size)
-    chase0, early0 = mc_module.type_chances(bot.params, mem)
-    mem[mc_module.M_STOCK], mem[mc_module.M_OPP_TURNS] = 25, 2  # it knocked after its third discard
-    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s"), bot.params, mem)
-    chase1, early1 = mc_module.type_chances(bot.params, mem)
-    assert chase1 < chase0 / 5 and early1 > early0
-    mem[mc_module.M_STOCK], mem[mc_module.M_OPP_TURNS] = 6, 9  # I knocked; its 4 deadwood after 9 turns
-    mc_module.observe_showdown(_showdown_view(0, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 4s", hand_no=2), bot.params, mem)
-    chase2, early2 = mc_module.type_chances(bot.params, mem)
-    assert early2 > 0.8 and early2 > early1, (chase2, early2)
-    # A knock past the early window counts against it.
-    mem[mc_module.M_STOCK], mem[mc_module.M_OPP_TURNS] = 25, 8
-    mc_module.observe_showdown(_showdown_view(1, "Ac 2c 3c 4d 5d 6d 7h 8h 9h 6s", hand_no=3), bot.params, mem)
-    assert mc_module.type_chances(bot.params, mem)[1] < early2 / 1.5
-    # Without the prior the type never appears, whatever the showdowns said.
-    assert mc_module.type_chances(mc.with_params("mc-two", {"early_prior": 0.0}).params, mem)[1] == 0.0
 
 
 def _learned_chance(mc_bot, opponent: str, seed: int) -> float:
