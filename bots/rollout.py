@@ -9,30 +9,40 @@ cards, and takes its settings as a small array laid out as :data:`POLICY`
 (``policy[MY_KNOCK]`` ..), per seat where a setting can differ:
 
 * **draws**: Simple's rule (take the pile's top card only if it melds) or,
-  with ``*_take = 1``, take it whenever it lowers the deadwood;
+  with ``*_take = 1``, take it whenever it lowers the deadwood, or with
+  ``*_take = 2`` marjj-style's: only if it melds *and* lowers the deadwood;
 * **discards**: the card leaving the least deadwood (ties at random, never
   the card just taken); with ``*_safe = 1`` no card next to one the other
   seat took from the pile and still holds (:func:`neighbours`), unless that
   costs more than ``safe_slack`` points of deadwood (:func:`safe_discard`);
 * **knocks**: at the first chance or, with ``*_knock = 1``, by gin-chasing's
-  schedule (``gin_at .. knock_at``, :func:`bots.gin_chasing.knock_schedule`).
+  schedule (``gin_at .. knock_at``, :func:`bots.gin_chasing.knock_schedule`),
+  or with ``*_knock = 2`` in marjj-style's manner: within ``knock_at`` in the
+  seat's first ``knock_turns`` turns of the hand, after that by the schedule
+  (gin only while the stock is long).
 
 ``my_*`` is seat ``me`` (the seat searching), ``opp_*`` the other.
-monte-carlo's rollout is :data:`POLICY` with ``my_knock`` its ``rollout``
-parameter and the rest off (:func:`monte_carlo_policy`).
+monte-carlo's rollout is :data:`POLICY` with ``my_knock`` and ``my_take``
+its ``rollout`` and ``rollout_take`` parameters (:func:`monte_carlo_policy`;
+by default both 2, so its rollouts play its own seat as marjj-style's rules
+would, which its real choices start from), the opponent Simple-like unless
+the learned opponent type changes it.  The ``*_take = 2`` and
+``*_knock = 2`` rules cost about what Simple's do: a meld test, and a count
+of the seat's discards.
 """
 
 import numpy as np
 
 from arena.botkit.lib import least_deadwood_discard
 from arena.engine._jit import jit
-from arena.engine.cards import lsb
+from arena.engine.cards import lsb, popcount
 from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
     PH_DONE,
     PH_KNOCK,
     S_CUR,
+    S_DISCARDED,
     S_HAND,
     S_JUST_TAKEN,
     S_PHASE,
@@ -49,9 +59,9 @@ from bots import gin_chasing
 
 #: The settings of a rollout, in the order of a policy array (monte-carlo's rollout as given).
 POLICY: dict[str, float] = {
-    "my_knock": 1.0,  # my seat: 0 knocks at the first chance, 1 by gin-chasing's schedule
+    "my_knock": 2.0,  # my seat: 0 knocks at the first chance, 1 by gin-chasing's schedule, 2 early then so
     "opp_knock": 0.0,  # the opponent: the same choice
-    "my_take": 0.0,  # my seat: 0 takes a pile card only if it melds (Simple), 1 if it lowers the deadwood
+    "my_take": 2.0,  # my seat: take a pile card 0 if it melds (Simple), 1 if it lowers the deadwood, 2 if both
     "opp_take": 0.0,  # the opponent: the same choice
     "my_safe": 0.0,  # my seat: 1 sheds no card next to one the opponent took from the pile ..
     "opp_safe": 0.0,  # the opponent: the same, next to one I took
@@ -60,8 +70,11 @@ POLICY: dict[str, float] = {
     "relax_at": 8.0,
     "relax_step": 3.0,
     "knock_at": 10.0,
+    "knock_turns": 4.0,  # *_knock = 2: voluntary knocks (within knock_at) in the seat's first this many turns
 }
 (MY_KNOCK, OPP_KNOCK, MY_TAKE, OPP_TAKE, MY_SAFE, OPP_SAFE, SAFE_SLACK, GIN_AT) = range(8)
+KNOCK_AT = GIN_AT + 3
+KNOCK_TURNS = GIN_AT + 4
 #: Length of a policy array (compiled code can read an int, not the dict).
 POLICY_SIZE = len(POLICY)
 #: :data:`POLICY`'s values as an array, for compiled code.
@@ -73,23 +86,29 @@ ROLLOUT_TURNS = 80
 
 def validate_policy(d: dict) -> None:
     """Raise ValueError naming the first rollout setting of ``d`` (keys of :data:`POLICY`) out of range."""
-    for key in ("my_knock", "opp_knock", "my_take", "opp_take", "my_safe", "opp_safe"):
+    for key in ("my_knock", "opp_knock", "my_take", "opp_take"):
+        if d[key] not in (0.0, 1.0, 2.0):
+            raise ValueError(f"{key} = {d[key]} must be 0, 1 or 2")
+    for key in ("my_safe", "opp_safe"):
         if d[key] not in (0.0, 1.0):
             raise ValueError(f"{key} = {d[key]} must be 0 or 1")
+    if not 0 <= d["knock_turns"] <= 30:
+        raise ValueError(f"knock_turns = {d['knock_turns']} must be between 0 and 30 (turns of a hand)")
     if d["safe_slack"] < 0:
         raise ValueError(f"safe_slack = {d['safe_slack']} must be >= 0")
     gin_chasing.validate_schedule(d)
 
 
 @jit
-def monte_carlo_policy(knock_by_schedule, schedule, out):
+def monte_carlo_policy(knock, take, schedule, out):
     """Fill ``out`` (laid out as :data:`POLICY`) with monte-carlo's rollout: :data:`POLICY`'s
     defaults (the opponent Simple: knocks at once, takes only melding cards, no safe discards)
-    with ``my_knock`` as given and gin-chasing's schedule ``schedule[0:4]`` (gin_at, relax_at,
-    relax_step, knock_at)."""
+    with ``my_knock`` and ``my_take`` as given and gin-chasing's schedule ``schedule[0:4]``
+    (gin_at, relax_at, relax_step, knock_at)."""
     for i in range(POLICY_SIZE):
         out[i] = _DEFAULT_POLICY[i]
-    out[MY_KNOCK] = knock_by_schedule
+    out[MY_KNOCK] = knock
+    out[MY_TAKE] = take
     for i in range(4):
         out[GIN_AT + i] = schedule[i]
     return out
@@ -161,16 +180,19 @@ def rollout(st, rules, rng, me, policy):
                 action = safe_discard(hand, allowed, shown, action, left, policy[SAFE_SLACK], rng)
         elif phase == PH_KNOCK:
             action = 1
-            if policy[MY_KNOCK if mine else OPP_KNOCK] > 0:
-                if deadwood(hand) > gin_chasing.knock_schedule(52 - st[S_STOCK_POS], policy, GIN_AT):
+            how = policy[MY_KNOCK if mine else OPP_KNOCK]
+            if how > 0:
+                dw = deadwood(hand)
+                early = how > 1 and dw <= policy[KNOCK_AT] and popcount(st[S_DISCARDED + seat]) <= policy[KNOCK_TURNS]
+                if not early and dw > gin_chasing.knock_schedule(52 - st[S_STOCK_POS], policy, GIN_AT):
                     action = 0
         elif phase == PH_BIG_GIN:
             action = 1
         else:  # the upcard or a draw
             top = st[S_PILE + st[S_PILE_N] - 1]
-            if policy[MY_TAKE if mine else OPP_TAKE] > 0:
+            how = policy[MY_TAKE if mine else OPP_TAKE]
+            action = 1 if how == 1 or in_any_meld(hand, top) else 0
+            if action and how > 0:
                 _, with_top = best_discard(hand | (np.int64(1) << top), top)
                 action = 1 if with_top < deadwood(hand) else 0
-            else:
-                action = 1 if in_any_meld(hand, top) else 0
         apply_action(st, rules, action)

@@ -231,7 +231,8 @@ def rollouts(args: argparse.Namespace) -> None:
     a, b = _bot(args.a), _bot(args.b)
     store = RunStore(run)
     rules = np.ascontiguousarray(rules_array(store.rules()), dtype=np.int64)
-    policy = np.array(list({**POLICY, "my_knock": 0.0}.values()), dtype=np.float64)  # Simple-like for both seats
+    simple_like = {**POLICY, "my_knock": 0.0, "my_take": 0.0}  # Simple-like for both seats
+    policy = np.array(list(simple_like.values()), dtype=np.float64)
     rows = []
     t = time.time()
     for task in luck._tasks(store, tuple(int(x) for x in rules)):

@@ -20,6 +20,7 @@ from arena.engine.layout import (
     S_CUR,
     S_DEALER,
     S_DECK,
+    S_DISCARDED,
     S_HAND,
     S_JUST_TAKEN,
     S_KNOCK_LIMIT,
@@ -48,7 +49,17 @@ BLUNDER = dec.AnalysisSettings().blunder / 1000
 
 
 def position(
-    mine: str, theirs: str, pile: str, *, phase: int, scores=(70, 70), opp_taken: str = "", stock_n=0, seed=3, limit=10
+    mine: str,
+    theirs: str,
+    pile: str,
+    *,
+    phase: int,
+    scores=(70, 70),
+    opp_taken: str = "",
+    my_discarded: str = "",
+    stock_n=0,
+    seed=3,
+    limit=10,
 ):
     """A state where seat 0 (non-dealer) decides ``phase`` holding ``mine``; ``limit``: this hand's knock limit.
 
@@ -73,6 +84,7 @@ def position(
     st[S_HAND] = mask_of(my)
     st[S_HAND + 1] = mask_of(op)
     st[S_TAKEN + 1] = mask_of(opp_taken) if opp_taken else 0
+    st[S_DISCARDED] = mask_of(my_discarded) if my_discarded else 0
     st[S_PHASE] = phase
     st[S_CUR] = 0
     st[S_DEALER] = 1
@@ -128,11 +140,11 @@ def test_passing_gin_is_a_blunder():
 def test_throwing_the_card_that_gives_the_opponent_gin_is_a_blunder(perfect):
     # The opponent took nine melded cards from the pile (so the sampled deals know them too); 6s makes
     # it gin, worth the game at 75.  Anything else it can at best knock with, and my 6 or so deadwood
-    # undercuts that knock.
+    # undercuts that knock.  They were my discards: nine turns in, my rollouts no longer knock early.
     theirs = "3s 4s 5s 7d 7c 7h 9c Tc Jc Qh"
     known = "3s 4s 5s 7d 7c 7h 9c Tc Jc"
     mine = "Ac 2c 3c 8d 8h 8s 4h 5h 6h 6s 2d"
-    st = position(mine, theirs, "Qd", phase=PH_DISCARD, opp_taken=known, scores=(40, 75))
+    st = position(mine, theirs, "Qd", phase=PH_DISCARD, opp_taken=known, my_discarded=known, scores=(40, 75))
     table, best = grade(st, perfect=perfect)
     assert best != parse_card("6s")
     assert table[parse_card("6s")][0] < 0.05, table  # the opponent gins: the game is lost

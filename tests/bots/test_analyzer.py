@@ -44,12 +44,14 @@ def test_the_analysis_rolls_out_with_monte_carlos_policy():
     # Both are one kernel (bots/rollout.py); the analysis' default policy is monte-carlo's.
     mc_policy = rollout.monte_carlo_policy(
         MC_PARAMS[list(mc.PARAMS).index("rollout")],
+        MC_PARAMS[list(mc.PARAMS).index("rollout_take")],
         MC_PARAMS[list(mc.PARAMS).index("gin_at") :],
         np.empty(len(rollout.POLICY)),
     )
     assert list(analyzer.PARAMS)[3:] == list(rollout.POLICY)
     assert np.array_equal(analyzer.ROLLOUT_PARAMS[3:], mc_policy)
-    assert mc_policy[rollout.MY_KNOCK] == 1.0 and mc_policy[rollout.OPP_KNOCK] == 0.0
+    assert mc_policy[rollout.MY_KNOCK] == 2.0 and mc_policy[rollout.OPP_KNOCK] == 0.0
+    assert mc_policy[rollout.MY_TAKE] == 2.0 and mc_policy[rollout.OPP_TAKE] == 0.0
 
 
 def test_other_rollout_settings_play_other_hands():
@@ -65,10 +67,25 @@ def test_other_rollout_settings_play_other_hands():
         assert differ >= 5, over
 
 
+@pytest.mark.parametrize("setting", ["knock", "take"])
+def test_the_marjj_style_modes_play_other_hands_than_the_simpler_ones(setting):
+    # knock 2: early knocks, then the schedule (1 is the schedule alone, 0 at once); take 2: a melding card
+    # that lowers the deadwood (1: any card that lowers it, 0: any melding card).
+    for simpler in (0.0, 1.0):
+        differ = sum(
+            not np.array_equal(
+                play(rollout.rollout, dealt(s), 7 + s, 0, policy(**{f"my_{setting}": 2.0}))[0],
+                play(rollout.rollout, dealt(s), 7 + s, 0, policy(**{f"my_{setting}": simpler}))[0],
+            )
+            for s in range(60)
+        )
+        assert differ >= 3, (setting, simpler, differ)
+
+
 @pytest.mark.parametrize("setting", ["knock", "take", "safe"])
 def test_my_and_opp_settings_apply_to_the_searching_seat_and_to_the_other(setting):
     # With the knock rules alike for both seats, my_X for seat 0 plays exactly as opp_X when seat 1 searches.
-    even = {"my_knock": 0.0, "opp_knock": 0.0}
+    even = {"my_knock": 0.0, "opp_knock": 0.0, "my_take": 0.0, "opp_take": 0.0}
     mine = policy(**{**even, f"my_{setting}": 1.0})
     theirs = policy(**{**even, f"opp_{setting}": 1.0})
     changed = 0
@@ -107,7 +124,9 @@ def test_a_safe_discard_avoids_the_neighbours_of_shown_cards_within_the_slack():
     [
         ("samples", 0.0),
         ("my_knock", 0.5),
-        ("opp_take", 2.0),
+        ("opp_take", 3.0),
+        ("my_knock", 1.5),
+        ("knock_turns", 31.0),
         ("my_safe", -1.0),
         ("safe_slack", -1.0),
         ("knock_at", 11.0),

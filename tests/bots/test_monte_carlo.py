@@ -193,7 +193,7 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
         ("tries", 100),
         ("game_value", 0.5),
         ("gin_at", 11),
-        ("rollout", 2),
+        ("rollout", 3),
         ("time_ms", -1),
     ],
 )
@@ -203,7 +203,7 @@ def test_out_of_range_parameters_are_refused_naming_the_parameter(mc, key, value
 
 
 @pytest.mark.parametrize(
-    "key, value", [("learn", 0.5), ("chase_prior", 1.0), ("quiet_learned", 0.0), ("rollout_take", 2)]
+    "key, value", [("learn", 0.5), ("chase_prior", 1.0), ("quiet_learned", 0.0), ("rollout_take", 3)]
 )
 def test_out_of_range_learning_parameters_are_refused_naming_the_parameter(mc, key, value):
     with pytest.raises(BotError, match=key):
