@@ -80,7 +80,7 @@ def test_login_submit_checked_rated_and_game_link(tmp_path, browser):
         link.click()  # the viewer opens on that game
         expect(page).to_have_url(re.compile(r"/view\?run=r\d{3}&game=\d+$"))
         # The server's first replay loads the replay kernels (seconds on a loaded machine): more than the default 5 s.
-    expect(page.locator("#title")).to_have_text(re.compile(rf"^{q['run'][0]}: game {game_id} "), timeout=30_000)
+        expect(page.locator("#title")).to_have_text(re.compile(rf"^{q['run'][0]}: game {game_id} "), timeout=30_000)
         expect(page.locator("#title")).to_contain_text("pagebot-v1")
         expect(page.locator("#check")).to_contain_text("the replay reproduces")
         expect(page.locator("#h0 .card").first).to_be_visible()
