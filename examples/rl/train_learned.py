@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--envs", type=int, default=48, help="games per opponent and seat played side by side")
     ap.add_argument("--steps", type=int, default=500, help="decisions per env and seat in each round")
-    ap.add_argument("--rounds", type=int, default=10, help="DAgger rounds after behaviour cloning")
+    ap.add_argument("--rounds", type=int, default=11, help="DAgger rounds after behaviour cloning")
     ap.add_argument("--epochs", type=int, default=2, help="passes over the data set after each round")
     ap.add_argument("--hidden", type=int, nargs="+", default=[384, 384, 256])
     ap.add_argument("--lr", type=float, default=1e-3)
