@@ -80,7 +80,8 @@ What is searched: the pile card against the stock when the pile card lowers
 the deadwood (otherwise the stock); the ``candidates`` best discards by
 the heuristic's score, within ``gap`` points of its best; knocking against
 playing on (a gin always knocks; big gin is always declared).  A search
-stops before ``samples`` when its choice is settled (:func:`_settled`).
+stops playing an option that is out of the running, and stops before
+``samples`` when its choice is settled (:func:`_prune`).
 
 Cost grows with ``samples``: the defaults (800 samples, 5 candidates within
 6 points, ``confidence`` 0.5) spend about a millisecond per decision on
@@ -197,7 +198,7 @@ M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
 _CONTRADICTS = 0.05
 _MAX_LOGODDS = 8.0
 _MAX_OPTIONS = 11
-#: Early stop: every this many samples, stop if the choice is settled (see :func:`_settled`).
+#: Early stop: every this many samples, prune the options out of the running and stop if the choice is settled (see :func:`_prune`).
 _CHECK_EVERY = 32
 _STOP_Z = 2.0
 _WIN_Z = 3.0
@@ -329,29 +330,36 @@ def _mean_se(total, total2, n):
 
 
 @jit
-def _settled(gain, gain2, n, n_options):
-    """True when more samples would hardly change the choice.
+def _prune(gain, gain2, count, alive, n_options):
+    """Stop playing the options that are out of the running; True when the choice is settled.
 
-    Either every alternative is clearly worse than the default (its mean
-    gain is below zero by ``_STOP_Z`` standard errors), or one alternative
-    is clearly better than the default (by ``_WIN_Z``) and than every other.
-    Most decisions are not close: stopping their search early leaves the
-    sample budget for the ones that are.
+    An alternative is out when its mean gain over the default is below
+    zero by ``_STOP_Z`` standard errors, or below the lower bound of a
+    leader (an alternative better than the default by ``_WIN_Z``).  Its
+    tally stays as it is and it is no longer played, so a decision between
+    five discards soon costs what a decision between two does: the samples
+    go to the options still close (racing).  Settled: no alternative but
+    the leader is still in.  Most decisions are not close, so stopping
+    their search early leaves the sample budget for the ones that are.
     """
     lead = -1
     lead_low = 0.0
     for k in range(1, n_options):
-        mean, se = _mean_se(gain[k], gain2[k], n)
-        if mean - _WIN_Z * se > lead_low:
-            lead = k
-            lead_low = mean - _WIN_Z * se
+        if alive[k]:
+            mean, se = _mean_se(gain[k], gain2[k], count[k])
+            if mean - _WIN_Z * se > lead_low:
+                lead = k
+                lead_low = mean - _WIN_Z * se
+    settled = True
     for k in range(1, n_options):
-        if k == lead:
+        if k == lead or not alive[k]:
             continue
-        mean, se = _mean_se(gain[k], gain2[k], n)
+        mean, se = _mean_se(gain[k], gain2[k], count[k])
         if mean + _STOP_Z * se > lead_low:
-            return False
-    return True
+            settled = False
+        else:
+            alive[k] = False
+    return settled
 
 
 # --- the opponent model learned from showdowns ----------------------------------------------
@@ -440,6 +448,8 @@ def search(view, params, rng, options, n_options, chase):
     learn = params[_LEARN] > 0
     gain = np.zeros(n_options)  # sum over deals of (option's value - the default's)
     gain2 = np.zeros(n_options)  # sum of its squares
+    count = np.zeros(n_options, dtype=np.int64)  # deals each option was played on
+    alive = np.ones(n_options, dtype=np.bool_)  # options still in the running (see _prune)
     n_max = int(params[_SAMPLES])
     budget = params[_TIME_MS] / 1000.0
     start = cpu_seconds() if budget > 0 else 0.0
@@ -461,6 +471,8 @@ def search(view, params, rng, options, n_options, chase):
         roll_seed = next_u64(rng)
         base = 0.0
         for k in range(n_options):
+            if not alive[k]:
+                continue
             st[:] = sampled
             apply_action(st, rules, options[k])
             seed_rng(roll_rng, roll_seed)
@@ -471,7 +483,8 @@ def search(view, params, rng, options, n_options, chase):
             else:
                 gain[k] += v - base
                 gain2[k] += (v - base) * (v - base)
-        if n % _CHECK_EVERY == 0 and n < n_max and _settled(gain, gain2, n, n_options):
+                count[k] += 1
+        if n % _CHECK_EVERY == 0 and n < n_max and _prune(gain, gain2, count, alive, n_options):
             break
         if budget > 0 and n >= 2 and cpu_seconds() - start > budget:
             break
@@ -479,7 +492,7 @@ def search(view, params, rng, options, n_options, chase):
     best_margin = 0.0
     z = params[_CONFIDENCE]
     for k in range(1, n_options):
-        mean, se = _mean_se(gain[k], gain2[k], n)
+        mean, se = _mean_se(gain[k], gain2[k], count[k])
         margin = mean - z * se
         if mean > 0 and margin > best_margin:
             best = k

@@ -62,6 +62,7 @@ from train_ppo import mlp_net, plot, win_rate, write_curve  # noqa: E402  (the s
 from arena.botkit.bot import Bot  # noqa: E402
 from arena.engine._jit import jit  # noqa: E402
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, action_of_answer  # noqa: E402
+from arena.engine.cards import popcount  # noqa: E402
 from arena.engine.layout import (  # noqa: E402
     PH_BIG_GIN,
     PH_DISCARD,
@@ -201,11 +202,7 @@ def aux_targets(obs, out):
                 hand |= np.int64(1) << c
             if obs[i, 52 + c] > 0.5:
                 top = c
-        n = 0
-        m = hand
-        while m:
-            m &= m - 1
-            n += 1
+        n = popcount(hand)
         d = deadwood_after_discards(hand, after) if n == 11 else deadwood(hand)
         d2 = d
         if top >= 0 and n == 10 and not (hand >> top) & 1:
