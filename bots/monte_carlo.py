@@ -162,6 +162,7 @@ PARAMS: dict[str, float] = {
     "rollout_take": 2.0,  # my rollout draws: take a pile card 0 if it melds, 1 if it lowers the deadwood, 2 if both
     # (marjj-style's; measured with rollout 2: 2.6 points more vs simple than 0, about even vs the others)
     "heuristic": 1.0,  # the default choices the search must beat: 0 gin-chasing's, 1 marjj-style's
+    "rollouts": 0.0,  # also stop a search after this many rollouts, all options together (0 = off): bounds a decision's time
 }
 # Simple's repeat guard keeps two bots from trading the same cards all hand;
 # then the opponent model learned from showdowns (see observe_showdown).
@@ -192,7 +193,8 @@ M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
     _QUIET_LEARNED,
     _ROLLOUT_TAKE,
     _HEURISTIC,
-) = range(21)
+    _ROLLOUTS,
+) = range(22)
 #: Likelihood of a showdown under the type it contradicts (a knock-at-once player
 #: declining a knock, a gin chaser knocking with more than its schedule allows).
 _CONTRADICTS = 0.05
@@ -233,6 +235,8 @@ def validate_params(d: dict) -> None:
         )
     if d["rollout_take"] not in (0.0, 1.0, 2.0):
         raise ValueError(f"rollout_take = {d['rollout_take']} must be 0, 1 or 2 (see bots/rollout.py)")
+    if not 0 <= d["rollouts"] <= 4096 * _MAX_OPTIONS:
+        raise ValueError(f"rollouts = {d['rollouts']} must be between 0 (off) and {4096 * _MAX_OPTIONS}")
     if not 0 <= d["time_ms"] <= 60_000:
         raise ValueError(f"time_ms = {d['time_ms']} must be between 0 (off) and 60000")
     gin_chasing.validate_schedule(d)
@@ -451,6 +455,8 @@ def search(view, params, rng, options, n_options, chase):
     count = np.zeros(n_options, dtype=np.int64)  # deals each option was played on
     alive = np.ones(n_options, dtype=np.bool_)  # options still in the running (see _prune)
     n_max = int(params[_SAMPLES])
+    max_rollouts = int(params[_ROLLOUTS]) if params[_ROLLOUTS] > 0 else n_max * n_options
+    played = 0  # rollouts so far, all options together
     budget = params[_TIME_MS] / 1000.0
     start = cpu_seconds() if budget > 0 else 0.0
     n = 0
@@ -477,6 +483,7 @@ def search(view, params, rng, options, n_options, chase):
             apply_action(st, rules, options[k])
             seed_rng(roll_rng, roll_seed)
             rollout(st, rules, roll_rng, me, chaser if chases else policy)
+            played += 1
             v = hand_value(st, me, need_me, need_opp, game_value)
             if k == 0:
                 base = v
@@ -485,6 +492,8 @@ def search(view, params, rng, options, n_options, chase):
                 gain2[k] += (v - base) * (v - base)
                 count[k] += 1
         if n % _CHECK_EVERY == 0 and n < n_max and _prune(gain, gain2, count, alive, n_options):
+            break
+        if played >= max_rollouts:
             break
         if budget > 0 and n >= 2 and cpu_seconds() - start > budget:
             break

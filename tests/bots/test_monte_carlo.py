@@ -95,6 +95,19 @@ def test_a_cpu_time_budget_cuts_searches_short_and_still_plays_legal_games(mc):
     assert (play_batch(simple_only, simple, EAAI, np.arange(6), forfeit=False).games[:, G_WINNER] >= 0).all()
 
 
+def test_a_rollout_budget_stops_a_search_where_that_many_samples_would_and_replays_exactly(mc):
+    # With no discard search every searched decision has two options, so 40 rollouts are 20
+    # samples, stopped before the first pruning check (every 32): the same games as samples = 20.
+    simple = load_bot("simple")
+    seeds = np.arange(4)
+    capped = mc.with_params("mc-rollouts", {"samples": 1000, "rollouts": 40, "candidates": 1})
+    twenty = mc.with_params("mc-twenty", {"samples": 20, "candidates": 1})
+    full = mc.with_params("mc-full", {"samples": 1000, "candidates": 1})
+    games = [play_batch(b, simple, EAAI, seeds, record_log=True, forfeit=False).log for b in (capped, twenty, full)]
+    assert np.array_equal(games[0], games[1])
+    assert not np.array_equal(games[0], games[2])  # the budget did stop searches that would have gone on
+
+
 def test_the_sampler_never_deals_the_opponent_a_card_the_player_can_see():
     rng = new_rng(5)
     st = np.empty(S_SIZE, dtype=np.int64)
@@ -195,6 +208,7 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
         ("gin_at", 11),
         ("rollout", 3),
         ("time_ms", -1),
+        ("rollouts", -5),
     ],
 )
 def test_out_of_range_parameters_are_refused_naming_the_parameter(mc, key, value):
