@@ -134,7 +134,7 @@ from arena.engine.melds import best_discard, deadwood, deadwood_after_discards
 from arena.engine.rng import next_u64, rand_float, seed_rng
 from arena.engine.step import apply_action
 from bots import gin_chasing, marjj_style
-from bots.rollout import OPP_KNOCK, OPP_TAKE, POLICY_SIZE, monte_carlo_policy, rollout
+from bots.rollout import MY_KNOCK, OPP_KNOCK, OPP_TAKE, POLICY_SIZE, monte_carlo_policy, rollout
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {
@@ -162,6 +162,7 @@ PARAMS: dict[str, float] = {
     "rollout_take": 2.0,  # my rollout draws: take a pile card 0 if it melds, 1 if it lowers the deadwood, 2 if both
     # (marjj-style's; measured with rollout 2: 2.6 points more vs simple than 0, about even vs the others)
     "heuristic": 1.0,  # the default choices the search must beat: 0 gin-chasing's, 1 marjj-style's
+    "rollout_quick": -1.0,  # my rollout knocks (as rollout) when the sampled opponent knocks at once (-1: rollout's)
     "rollouts": 0.0,  # also stop a search after this many rollouts, all options together (0 = off): bounds a decision's time
 }
 # Simple's repeat guard keeps two bots from trading the same cards all hand;
@@ -193,8 +194,9 @@ M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
     _QUIET_LEARNED,
     _ROLLOUT_TAKE,
     _HEURISTIC,
+    _ROLLOUT_QUICK,
     _ROLLOUTS,
-) = range(22)
+) = range(23)
 #: Likelihood of a showdown under the type it contradicts (a knock-at-once player
 #: declining a knock, a gin chaser knocking with more than its schedule allows).
 _CONTRADICTS = 0.05
@@ -233,6 +235,8 @@ def validate_params(d: dict) -> None:
         raise ValueError(
             f"rollout = {d['rollout']} must be 0 (knock at once), 1 (gin-chasing's knocks) or 2 (marjj-style's)"
         )
+    if d["rollout_quick"] not in (-1.0, 0.0, 1.0, 2.0):
+        raise ValueError(f"rollout_quick = {d['rollout_quick']} must be -1 (as rollout), 0, 1 or 2 (as rollout)")
     if d["rollout_take"] not in (0.0, 1.0, 2.0):
         raise ValueError(f"rollout_take = {d['rollout_take']} must be 0, 1 or 2 (see bots/rollout.py)")
     if not 0 <= d["rollouts"] <= 4096 * _MAX_OPTIONS:
@@ -449,6 +453,8 @@ def search(view, params, rng, options, n_options, chase):
     chaser = policy.copy()
     chaser[OPP_KNOCK] = 1.0
     chaser[OPP_TAKE] = 1.0
+    if params[_ROLLOUT_QUICK] >= 0:
+        policy[MY_KNOCK] = params[_ROLLOUT_QUICK]
     learn = params[_LEARN] > 0
     gain = np.zeros(n_options)  # sum over deals of (option's value - the default's)
     gain2 = np.zeros(n_options)  # sum of its squares

@@ -209,6 +209,7 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
         ("rollout", 3),
         ("time_ms", -1),
         ("rollouts", -5),
+        ("rollout_quick", 3),
     ],
 )
 def test_out_of_range_parameters_are_refused_naming_the_parameter(mc, key, value):
