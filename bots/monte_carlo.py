@@ -72,9 +72,9 @@ rest of this docstring says.  On 2,000-game duplicate runs with the former
 rollouts and search settings (Simple's draws, 400 samples), marjj-style's
 defaults won 65.8% against gin-chasing and 58.0% against marjj-style (seed
 3030), gin-chasing's 62.2% and 56.5% (seed 2026).  With the defaults above
-(seed 4040, ``docs/bench/strength-2026-12-02.md``): 80.9% [79.3, 82.5]
-against simple, 68.6% [66.7, 70.5] against gin-chasing, 60.5% [58.4, 62.5]
-against marjj-style, at a mean 1.2 ms per decision.
+(seed 6060, ``docs/bench/strength-2026-12-03.md``): 79.5% [77.9, 81.2]
+against simple, 69.2% [67.3, 71.1] against gin-chasing, 60.2% [58.2, 62.1]
+against marjj-style, at a mean 1.2 ms per decision (99th percentile 7.6 ms).
 
 What is searched: the pile card against the stock when the pile card lowers
 the deadwood (otherwise the stock); the ``candidates`` best discards by
