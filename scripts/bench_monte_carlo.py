@@ -15,7 +15,7 @@ Subcommands (all under the ``eaai`` rules, the yardstick of the EAAI competition
             sweep-mc-samples`` first): a table and a plot of win rate
             (95% CI) against ms per decision.
 ``points``  The points a decided hand scores, in the 5-point bins of
-            ``bots.monte_carlo.HAND_POINTS`` (the model behind the bot's
+            ``arena.botkit.game_value.HAND_POINTS`` (the model behind the bot's
             game-value table).
 
 Run: ``python scripts/bench_monte_carlo.py model|cost|curve|points [options]``.

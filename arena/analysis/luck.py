@@ -92,7 +92,7 @@ from arena.engine.layout import (
 from arena.engine.melds import best_discard, deadwood
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand
-from bots.monte_carlo import win_chance
+from arena.botkit.game_value import win_chance
 
 __all__ = [
     "LuckError",

@@ -34,7 +34,7 @@ from arena.engine.step import apply_action, begin_hand, end_hand
 from arena.run.runner import run_tournament
 from arena.run.store import RunStore
 from arena.settings.config import TournamentConfig
-from bots.monte_carlo import WIN_CHANCE
+from arena.botkit.game_value import WIN_CHANCE
 from tests.reference import deadwood_many
 
 BLUNDER = str(Path(__file__).with_name("blunder_bot.py"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arena.botkit import game_value
 from arena.botkit.bot import BotError
 from arena.botkit.lib import opponent_known, pile_cards
 from arena.botkit.search import rules_of, sample_state_weighted
@@ -152,14 +153,14 @@ def test_the_built_opponent_model_hits_more_of_the_true_hand_than_uniform_sampli
 
 
 def test_the_game_value_table_is_a_fair_race_that_prizes_points_near_the_target():
-    w = mc_module.WIN_CHANCE
+    w = game_value.WIN_CHANCE
     i, j = np.meshgrid(np.arange(1, 150), np.arange(1, 150), indexing="ij")
     assert np.allclose(w[i, j] + w[j, i], 1.0)  # the model favours nobody
     assert np.all(np.diff(w[1:, 50]) <= 1e-12)  # needing more points never helps
     assert np.all(np.diff(w[50, 1:]) >= -1e-12)
     assert w[100, 100] == pytest.approx(0.5)
     # 10 points that reach the target win the game; the same 10 points early move the chance a little.
-    assert mc_module.win_chance(8 - 10, 100) == 1.0
+    assert game_value.win_chance(8 - 10, 100) == 1.0
     assert w[90, 100] - w[100, 100] < 0.1
 
 
