@@ -15,7 +15,6 @@ import ast
 import datetime as dt
 import hashlib
 import json
-import os
 import re
 import secrets
 import shlex
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
-from arena.league.db import DB_NAME, LeagueError, connect, get_state, rows, transaction
+from arena.league.db import DB_NAME, LeagueError, atomic_write, connect, get_state, rows, transaction
 from arena.settings.botref import CMD_PREFIX, BotRef, is_policy_tree
 
 #: A user or bot name: a letter, then letters, digits, _ or - (the built-in bots' own rule: gin-chasing);
@@ -157,7 +156,7 @@ def _store_file(path: Path, data: bytes) -> None:
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, data)
+        atomic_write(path, data)
     except OSError as exc:
         raise LeagueError(f"the server cannot store the file: {exc.strerror or exc}", 507) from None
 
@@ -194,7 +193,7 @@ class League:
         try:
             (d / "bots").mkdir(parents=True, exist_ok=True)
             (d / "runs").mkdir(exist_ok=True)
-            _atomic_write(d / CONFIG_NAME, config.to_toml().encode())
+            atomic_write(d / CONFIG_NAME, config.to_toml().encode())
         except OSError as exc:
             raise LeagueError(f"cannot create the league folder {d}: {exc.strerror or exc}") from None
         conn = connect(d / DB_NAME, create=True)
@@ -708,12 +707,3 @@ def _queue(conn: sqlite3.Connection, a: int, b: int, round_no: int, priority: in
         " VALUES (?, ?, ?, ?, 'queued', ?, ?)",
         (a, b, round_no, priority, target, now_iso()),
     )
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
