@@ -182,7 +182,7 @@ def restore(path: str | Path, backup_file: str | Path) -> None:
 def atomic_write(path: Path, data: bytes) -> None:
     """A file of the league folder written whole or not at all (temp file, fsync, rename), as a backup is:
     ``league.toml`` (:meth:`arena.league.core.League.init`) and an uploaded bot file
-    (:func:`arena.league.core._store_file`).  Here, below the league's other modules, so each can use it."""
+    (:func:`arena.league.uploads.store_file`).  Here, below both, so neither imports the other for it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         f.write(data)
