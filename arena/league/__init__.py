@@ -4,6 +4,8 @@
 * :mod:`arena.league.db`         - the SQLite database: connections, transactions, migrations, checks, backups;
 * :mod:`arena.league.migrations` - the schema, one numbered step per version;
 * :mod:`arena.league.core`       - users and tokens, submissions, withdrawals, the queue (no HTTP);
+* :mod:`arena.league.uploads`    - whether an upload is an acceptable bot (file, policy, EAAI-kit player,
+  command), and how its bytes are stored;
 * :mod:`arena.league.checks`     - the checks of submissions: beside the games, time-limited, one per user;
 * :mod:`arena.league.scheduler`  - the background process: pairings through the runner, ratings;
 * :mod:`arena.league.web`        - Starlette routes: pages and the JSON API (included in the one web app,

@@ -11,25 +11,22 @@ no token.  Every write is one transaction.
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import hashlib
 import json
-import os
 import re
 import secrets
-import shlex
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
-from arena.league.db import DB_NAME, LeagueError, connect, get_state, rows, transaction
-from arena.settings.botref import CMD_PREFIX, BotRef, is_policy_tree
+from arena.league.db import DB_NAME, LeagueError, atomic_write, connect, get_state, rows, transaction
+from arena.league.uploads import check_policy, check_upload
+from arena.settings.botref import BotRef
 
 #: A user or bot name: a letter, then letters, digits, _ or - (the built-in bots' own rule: gin-chasing);
 #: checked with ``fullmatch``, never ``match`` with ``$`` (which also matches before a final newline).
@@ -103,63 +100,6 @@ def public_text(text: str, names: dict[str, str] | None = None) -> str:
 
 #: The kinds of version whose bytes the league keeps (and counts against the uploader's quota).
 UPLOADS = ("file", "eaai", "policy")
-#: The forms of an uploaded policy, named by their file suffix.
-POLICY_FORMS = ("py", "onnx", "npz")
-#: An .npz's arrays may unpack to at most this many times the upload's size (np.savez stores them as
-#: they are; a zip bomb of zeros compresses thousands of times).
-NPZ_UNPACKED_FACTOR = 20
-#: Why a binary policy file sent as a bot file's source is refused.
-POLICY_AS_SOURCE = (
-    "this is a policy file (.npz or .onnx), not a bot file's text: send it as a policy "
-    "(arena submit policy:FILE --to ...)"
-)
-
-
-def _python_tree(data: bytes, limit: int) -> ast.Module:
-    """Python source bytes parsed, or a one-line :class:`LeagueError` (size, text, NUL, syntax)."""
-    if len(data) > limit:
-        raise LeagueError(f"the file is {len(data)} bytes; the limit is {limit}", 413)
-    if not data.strip():
-        raise LeagueError("the file is empty")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LeagueError(f"the file is not UTF-8 text (byte {exc.start})") from None
-    if "\x00" in text:
-        raise LeagueError("the file holds a NUL byte; send Python source text")
-    try:
-        return ast.parse(text)
-    except SyntaxError as exc:
-        raise LeagueError(f"the file is not valid Python: {exc.msg} (line {exc.lineno})") from None
-    except (RecursionError, MemoryError):  # the parser's own limits: an expression nested thousands deep
-        raise LeagueError("the file nests an expression too deeply for Python's parser") from None
-
-
-@dataclass(frozen=True)
-class _Upload:
-    """A checked submission: its kind, bytes, spec (as stored), the bytes it takes on the server, and how
-    it is written under the league folder (called inside the submission's transaction)."""
-
-    kind: str
-    data: bytes
-    spec: str
-    size: int = -1
-    write: Callable[[Path], object] = lambda folder: None
-
-    def __post_init__(self) -> None:
-        if self.size < 0:
-            object.__setattr__(self, "size", len(self.data))
-
-
-def _store_file(path: Path, data: bytes) -> None:
-    """A bot file in a folder of its own (a sandboxed bot's folder holds only it), once."""
-    if path.exists():
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, data)
-    except OSError as exc:
-        raise LeagueError(f"the server cannot store the file: {exc.strerror or exc}", 507) from None
 
 
 @dataclass(frozen=True)
@@ -194,7 +134,7 @@ class League:
         try:
             (d / "bots").mkdir(parents=True, exist_ok=True)
             (d / "runs").mkdir(exist_ok=True)
-            _atomic_write(d / CONFIG_NAME, config.to_toml().encode())
+            atomic_write(d / CONFIG_NAME, config.to_toml().encode())
         except OSError as exc:
             raise LeagueError(f"cannot create the league folder {d}: {exc.strerror or exc}") from None
         conn = connect(d / DB_NAME, create=True)
@@ -335,7 +275,9 @@ class League:
         of a bot's decisions); ``command``, a ``cmd:`` program (organizers only); ``archive`` and
         ``class_name``, an EAAI-kit player (a jar or a zip of its class folder, and the class that
         implements ``ginrummy.GinRummyPlayer``; the league's ``eaai_kit`` must be set); ``policy`` and
-        ``policy_format`` (``py``, ``onnx`` or ``npz``), a trained policy.
+        ``policy_format`` (``py``, ``onnx`` or ``npz``), a trained policy.  Whether the bytes are an
+        acceptable bot is :mod:`arena.league.uploads`'s to say, before any transaction; here are the rules
+        of who may submit what and how much.
         """
         check_name(name, "bot name")
         cfg = self.config
@@ -349,9 +291,17 @@ class League:
         if policy_format is not None and policy is None:
             raise LeagueError("a policy format goes with a policy file (policy)")
         if policy is not None:
-            upload = self._check_policy(policy, policy_format)
+            upload = check_policy(cfg, policy, policy_format)
         else:
-            upload = self._check_upload(user, source, command, archive, class_name)
+            upload = check_upload(
+                cfg,
+                self.dir,
+                organizer=user.organizer,
+                source=source,
+                command=command,
+                archive=archive,
+                class_name=class_name,
+            )
         kind, data, spec, size = upload.kind, upload.data, upload.spec, upload.size
         digest = hashlib.sha256(data).hexdigest()
         now = time.time()
@@ -416,85 +366,6 @@ class League:
             ).lastrowid
             upload.write(self.dir)  # inside the transaction: a failed write stores no version
         return {"bot": name, "version": number, "id": vid, "status": "checking", "run_name": run_name}
-
-    def _check_upload(
-        self,
-        user: User,
-        source: bytes | None,
-        command: str | None,
-        archive: bytes | None,
-        class_name: str | None,
-    ) -> _Upload:
-        """Every check of a submission that needs neither the database nor the disk: a refused upload
-        leaves no file behind and takes no transaction."""
-        cfg = self.config
-        if command is not None:
-            if not user.organizer:
-                raise LeagueError("only an organizer may add a cmd: bot", 403)
-            command = command.removeprefix(CMD_PREFIX).strip()
-            try:
-                argv = shlex.split(command)
-            except ValueError as exc:
-                raise LeagueError(f"cannot split the command: {exc}") from None
-            if not argv or len(command) > 2000:
-                raise LeagueError("the command is empty or longer than 2000 characters")
-            return _Upload("cmd", command.encode(), command)
-        if archive is not None:
-            from arena.league.eaai_upload import check_eaai_upload, unpack_eaai_upload
-
-            if not cfg.eaai_kit:
-                raise LeagueError(
-                    "this league takes no EAAI-kit players: its organizer has not set eaai_kit in league.toml"
-                )
-            if not (self.dir / cfg.eaai_kit).exists():
-                raise LeagueError("the league's EAAI kit (eaai_kit) is missing on the server; ask an organizer", 503)
-            checked = check_eaai_upload(archive, class_name or "", cfg.max_archive_bytes)
-            return _Upload(
-                "eaai",
-                archive,
-                f"{checked.folder}:{checked.class_name}",
-                max(len(archive), checked.unpacked),
-                lambda folder: unpack_eaai_upload(folder, archive, checked),
-            )
-        assert source is not None
-        if source.startswith(b"PK\x03\x04") or (source[:1] == b"\x08" and b"\x00" in source[:4096]):
-            raise LeagueError(POLICY_AS_SOURCE)  # before it is read as text
-        tree = _python_tree(source, cfg.max_file_bytes)
-        if is_policy_tree(tree):  # a policy module (act, none of a bot's decisions)
-            return self._check_policy(source, "py")
-        spec = f"bots/{hashlib.sha256(source).hexdigest()[:32]}/bot.py"
-        return _Upload("file", source, spec, write=lambda folder: _store_file(folder / spec, source))
-
-    def _check_policy(self, data: bytes, form: str | None) -> _Upload:
-        """A policy's checks that need neither the database nor the disk.
-
-        A module or an ONNX model is code: it is parsed (the module) or sniffed (the model) here and
-        runs only behind the wall, in the check and in its games.  MLP weights are data: they are read
-        here as strictly as the format allows (:func:`arena.engine.mlp.check_npz`: names, dtypes,
-        shapes, sizes, no pickle, finite) and play in the arena's process, compiled, like a built-in."""
-        cfg = self.config
-        if form not in POLICY_FORMS:
-            raise LeagueError(f"policy format {str(form)[:20]!r} is not one of {', '.join(POLICY_FORMS)}")
-        limit = cfg.max_file_bytes if form == "py" else cfg.max_archive_bytes
-        if len(data) > limit:
-            raise LeagueError(f"the policy file is {len(data)} bytes; the limit is {limit}", 413)
-        if form == "py":
-            if not is_policy_tree(_python_tree(data, limit)):
-                raise LeagueError(
-                    "the module is not a policy: a policy defines act(obs, mask, rng) and none of a bot's decisions"
-                )
-        elif form == "onnx":
-            if data[:1] != b"\x08":
-                raise LeagueError("the file is not an ONNX model (a model begins with its IR version)")
-        else:
-            from arena.engine.mlp import MlpError, load_policy_mlp
-
-            try:
-                load_policy_mlp(data, "the .npz", max_bytes=NPZ_UNPACKED_FACTOR * len(data))
-            except MlpError as exc:
-                raise LeagueError(str(exc)) from None
-        spec = f"bots/{hashlib.sha256(data).hexdigest()[:32]}/policy.{form}"
-        return _Upload("policy", data, spec, write=lambda folder: _store_file(folder / spec, data))
 
     def _owned_bot(self, conn: sqlite3.Connection, user: User, name: str) -> sqlite3.Row:
         bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
@@ -708,12 +579,3 @@ def _queue(conn: sqlite3.Connection, a: int, b: int, round_no: int, priority: in
         " VALUES (?, ?, ?, ?, 'queued', ?, ?)",
         (a, b, round_no, priority, target, now_iso()),
     )
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)

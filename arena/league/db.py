@@ -179,6 +179,18 @@ def restore(path: str | Path, backup_file: str | Path) -> None:
         raise LeagueError(f"cannot restore {live} from {bak}: {exc}") from None
 
 
+def atomic_write(path: Path, data: bytes) -> None:
+    """A file of the league folder written whole or not at all (temp file, fsync, rename), as a backup is:
+    ``league.toml`` (:meth:`arena.league.core.League.init`) and an uploaded bot file
+    (:func:`arena.league.uploads.store_file`).  Here, below both, so neither imports the other for it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 def file_key(path: str | Path) -> tuple[int, int, int] | None:
     """(inode, size, mtime in ns) of a file; None when it is gone."""
     try:

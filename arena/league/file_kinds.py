@@ -1,6 +1,6 @@
 """What kind of league upload a file is, told by its name's suffix: the one rule of ``arena submit`` and
-the submit page.  The suffix only routes the bytes; the league's checks (:meth:`League.submit`) then
-refuse bytes that are not what their suffix claims."""
+the submit page.  The suffix only routes the bytes; the league's checks (:mod:`arena.league.uploads`,
+through :meth:`League.submit`) then refuse bytes that are not what their suffix claims."""
 
 from __future__ import annotations
 
