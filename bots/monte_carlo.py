@@ -111,12 +111,12 @@ import numpy as np
 from numba import objmode
 from numba.core.errors import NumbaWarning
 
+from arena.botkit.game_value import win_chance
 from arena.botkit.lib import (
     discardable,
     top_beats_stock,
     unseen_cards,
 )
-from arena.botkit.game_value import win_chance
 from arena.botkit.search import rules_of, sample_state_weighted
 from arena.engine._jit import jit
 from arena.engine.cards import lsb
@@ -171,8 +171,8 @@ PARAMS: dict[str, float] = {
     "rollout_take": 2.0,  # my rollout draws: take a pile card 0 if it melds, 1 if it lowers the deadwood, 2 if both
     # (marjj-style's; measured with rollout 2: 2.6 points more vs simple than 0, about even vs the others)
     "heuristic": 1.0,  # the default choices the search must beat: 0 gin-chasing's, 1 marjj-style's
-    "rollout_quick": -1.0,  # my rollout knocks (as rollout) when the sampled opponent knocks at once (-1: rollout's)
-    "rollouts": 0.0,  # also stop a search after this many rollouts, all options together (0 = off): bounds a decision's time
+    "rollout_quick": -1.0,  # my rollout knocks (as rollout) against a sampled knock-at-once opponent (-1: rollout's)
+    "rollouts": 0.0,  # also stop a search after this many rollouts, all options together (0 = off; see doc)
 }
 # Simple's repeat guard keeps two bots from trading the same cards all hand;
 # then the opponent model learned from showdowns (see observe_showdown).
@@ -211,7 +211,8 @@ M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
 _CONTRADICTS = 0.05
 _MAX_LOGODDS = 8.0
 _MAX_OPTIONS = 11
-#: Early stop: every this many samples, prune the options out of the running and stop if the choice is settled (see :func:`_prune`).
+#: Early stop: every this many samples, drop the options out of the running and stop once the
+#: choice is settled (see :func:`_prune`).
 _CHECK_EVERY = 32
 _STOP_Z = 2.0
 _WIN_Z = 3.0
@@ -282,7 +283,8 @@ def hand_value(st, me, need_me, need_opp, game_value):
 
 # The objmode block below makes numba warn that it won't release the GIL there;
 # the block runs only when time_ms is set, and runs hold no threads anyway.
-warnings.filterwarnings("ignore", message=r".*Code running in object mode", category=NumbaWarning)  # numba colours the text: match past it
+# numba colours the text, so the pattern matches past the colour codes.
+warnings.filterwarnings("ignore", message=r".*Code running in object mode", category=NumbaWarning)
 
 
 @jit

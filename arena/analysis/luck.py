@@ -71,6 +71,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from arena.botkit.game_value import win_chance
 from arena.engine._jit import jit
 from arena.engine.layout import (
     G_SIZE,
@@ -92,7 +93,6 @@ from arena.engine.layout import (
 from arena.engine.melds import best_discard, deadwood
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand
-from arena.botkit.game_value import win_chance
 
 __all__ = [
     "LuckError",

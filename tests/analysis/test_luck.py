@@ -16,6 +16,7 @@ import pytest
 from scipy import stats as sps
 
 from arena.analysis import luck
+from arena.botkit.game_value import WIN_CHANCE
 from arena.engine.layout import (
     PH_DONE,
     PH_DRAW,
@@ -34,7 +35,6 @@ from arena.engine.step import apply_action, begin_hand, end_hand
 from arena.run.runner import run_tournament
 from arena.run.store import RunStore
 from arena.settings.config import TournamentConfig
-from arena.botkit.game_value import WIN_CHANCE
 from tests.reference import deadwood_many
 
 BLUNDER = str(Path(__file__).with_name("blunder_bot.py"))
