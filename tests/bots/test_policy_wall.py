@@ -68,23 +68,41 @@ def _rows_per_call(log: str) -> list[int]:
     return [int(line.split()[1]) for line in log.splitlines() if line.startswith("rows ")]
 
 
+def _rows_until(bot, total: int, seconds: float = 20.0) -> list[int]:
+    """The ``rows`` lines of the bot's stderr, drained until they count ``total`` rows (or time runs out).
+
+    A reader thread collects the stderr, so the last lines of a batch can arrive just after the
+    games end; waiting for the count keeps the test about what the bot was asked, not about timing.
+    """
+    import time
+
+    text = ""
+    deadline = time.monotonic() + seconds
+    while True:
+        text += external_of(bot).drain_log()  # kept whole: a drain may end inside a line
+        rows = _rows_per_call(text)
+        if sum(rows) >= total or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.05)
+
+
 def test_a_walled_policy_answers_whole_batches_and_plays_the_games_it_plays_in_process(tmp_path):
     path = _policy(tmp_path / "p", "agent", COUNTING_AGENT)
     seeds = np.arange(5)
     simple = load_bot("simple")
+    inside = play_batch(load(BotRef.parse(f"policy:{path}")), simple, R, seeds, record_log=True, record_hands=True)
+    asked = int((inside.log // LOG_SEAT == 0).sum())  # the policy's decisions (seat 0)
     walled = load(BotRef.parse(f"sandbox:{path}"))
     try:
         assert walled.batch_act is not None  # the host said batch in its hello
         batched = play_batch(walled, simple, R, seeds, record_log=True, record_hands=True)
-        rows = _rows_per_call(external_of(walled).drain_log())
+        rows = _rows_until(walled, asked)
         one_at_a_time = play_batch(
             dataclasses.replace(walled, batch_act=None), simple, R, seeds, record_log=True, record_hands=True
         )
-        single = _rows_per_call(external_of(walled).drain_log())
+        single = _rows_until(walled, asked)
     finally:
         close_bot(walled)
-    inside = play_batch(load(BotRef.parse(f"policy:{path}")), simple, R, seeds, record_log=True, record_hands=True)
-    asked = int((inside.log // LOG_SEAT == 0).sum())  # the policy's decisions (seat 0)
     assert set(single) == {1} and len(single) == asked  # one at a time: a call per decision
     assert max(rows) == len(seeds) and sum(rows) == asked and len(rows) < asked / 2  # whole batches
     for played in (batched, one_at_a_time):
