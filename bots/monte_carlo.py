@@ -143,7 +143,7 @@ from arena.engine.melds import best_discard, deadwood, deadwood_after_discards
 from arena.engine.rng import next_u64, rand_float, seed_rng
 from arena.engine.step import apply_action
 from bots import gin_chasing, marjj_style
-from bots.rollout import MY_KNOCK, OPP_KNOCK, OPP_TAKE, POLICY_SIZE, monte_carlo_policy, rollout
+from bots.rollout import OPP_KNOCK, OPP_TAKE, POLICY_SIZE, monte_carlo_policy, rollout
 from bots.simple import REPEAT_SLOTS, drawn_card, no_repeats, note_hand, remember_pair
 
 PARAMS: dict[str, float] = {
@@ -246,7 +246,7 @@ def validate_params(d: dict) -> None:
             f"rollout = {d['rollout']} must be 0 (knock at once), 1 (gin-chasing's knocks) or 2 (marjj-style's)"
         )
     if d["rollout_quick"] not in (-1.0, 0.0, 1.0, 2.0):
-        raise ValueError(f"rollout_quick = {d['rollout_quick']} must be -1 (as rollout), 0, 1 or 2 (as rollout)")
+        raise ValueError(f"rollout_quick = {d['rollout_quick']} must be -1 (rollout's) or 0, 1, 2 (as for rollout)")
     if d["rollout_take"] not in (0.0, 1.0, 2.0):
         raise ValueError(f"rollout_take = {d['rollout_take']} must be 0, 1 or 2 (see bots/rollout.py)")
     if not 0 <= d["rollouts"] <= 4096 * _MAX_OPTIONS:
@@ -263,9 +263,7 @@ def validate_params(d: dict) -> None:
         raise ValueError(f"quiet_learned = {d['quiet_learned']} must be above 0 and at most 1 (a likelihood factor)")
 
 
-# --- what a hand is worth: the chance of winning the game from a score ------------------
-# The game-value model (HAND_POINTS, WIN_CHANCE, win_chance) lives in arena.botkit.game_value,
-# shared with the luck analysis; it is imported above.
+# --- what a hand is worth (the game-value model itself: arena.botkit.game_value) ------------
 
 
 @jit
@@ -414,12 +412,12 @@ def search(view, params, rng, options, n_options, chase):
     st = np.empty(S_SIZE, dtype=np.int64)
     roll_rng = np.empty(4, dtype=np.uint64)
     schedule = params[_GIN_AT : _GIN_AT + 4]
-    policy = monte_carlo_policy(params[_ROLLOUT], params[_ROLLOUT_TAKE], schedule, np.empty(POLICY_SIZE))
-    chaser = policy.copy()
+    # Against a sampled opponent that knocks at once, my knocks are rollout_quick's (-1: rollout's).
+    quick_knock = params[_ROLLOUT_QUICK] if params[_ROLLOUT_QUICK] >= 0 else params[_ROLLOUT]
+    policy = monte_carlo_policy(quick_knock, params[_ROLLOUT_TAKE], schedule, np.empty(POLICY_SIZE))
+    chaser = monte_carlo_policy(params[_ROLLOUT], params[_ROLLOUT_TAKE], schedule, np.empty(POLICY_SIZE))
     chaser[OPP_KNOCK] = 1.0
     chaser[OPP_TAKE] = 1.0
-    if params[_ROLLOUT_QUICK] >= 0:
-        policy[MY_KNOCK] = params[_ROLLOUT_QUICK]
     learn = params[_LEARN] > 0
     gain = np.zeros(n_options)  # sum over deals of (option's value - the default's)
     gain2 = np.zeros(n_options)  # sum of its squares

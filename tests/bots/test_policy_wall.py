@@ -74,8 +74,6 @@ def _rows_until(bot, total: int, seconds: float = 20.0) -> list[int]:
     A reader thread collects the stderr, so the last lines of a batch can arrive just after the
     games end; waiting for the count keeps the test about what the bot was asked, not about timing.
     """
-    import time
-
     text = ""
     deadline = time.monotonic() + seconds
     while True:
