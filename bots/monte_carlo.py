@@ -29,7 +29,15 @@ The parts, in the order a decision uses them:
    ``scripts/bench_monte_carlo.py model`` measures how much closer this
    is to the true hands than uniform guessing.  ``quiet_weight`` (off)
    also discounts hands the opponent could have knocked with: true of
-   Simple, but measured to lose games, so it stays at 1.
+   Simple, but measured to lose games, so it stays at 1.  On a deal whose
+   opponent knocks at once (part 4), ``sharp_weight`` adds two facts of a
+   player that takes only melding cards and sheds its least deadwood: its
+   latest discard was a least-deadwood discard of the sampled hand plus
+   that card (exactly the hand it discarded from), and every pile card it
+   took and still holds sits in a meld.  The guess of the opponent's hand
+   is where the headroom is (given the true hand, the search beat simple in
+   about 98% of games in a diagnostic run, ``docs/bench/strength-2026-12-03.md``);
+   these two facts added about 2 points and 1 point against simple.
 2. **Rollouts** (:func:`bots.rollout.rollout` with
    :func:`bots.rollout.monte_carlo_policy`, the kernel the analyzer shares).
    Both seats discard the least deadwood, read straight off the state (own
@@ -72,8 +80,8 @@ rest of this docstring says.  On 2,000-game duplicate runs with the former
 rollouts and search settings (Simple's draws, 400 samples), marjj-style's
 defaults won 65.8% against gin-chasing and 58.0% against marjj-style (seed
 3030), gin-chasing's 62.2% and 56.5% (seed 2026).  With the defaults above
-(seed 6060, ``docs/bench/strength-2026-12-03.md``): 79.5% [77.9, 81.2]
-against simple, 69.2% [67.3, 71.1] against gin-chasing, 60.2% [58.2, 62.1]
+(fresh seed 7070, ``docs/bench/strength-2026-12-03.md``): 82.1% [80.5, 83.7]
+against simple, 70.9% [69.0, 72.7] against gin-chasing, 61.2% [59.2, 63.2]
 against marjj-style, at a mean 1.2 ms per decision (99th percentile 7.6 ms).
 
 What is searched: the pile card against the stock when the pile card lowers
@@ -173,6 +181,9 @@ PARAMS: dict[str, float] = {
     "heuristic": 1.0,  # the default choices the search must beat: 0 gin-chasing's, 1 marjj-style's
     "rollout_quick": -1.0,  # my rollout knocks (as rollout) against a sampled knock-at-once opponent (-1: rollout's)
     "rollouts": 0.0,  # also stop a search after this many rollouts, all options together (0 = off; see doc)
+    "sharp_weight": 0.1,  # opponent model, on a sampled deal whose opponent knocks at once: factor per fact
+    # of a Simple-like hand the sampled hand lacks (its latest discard was a least-deadwood one, and each pile
+    # card it took and holds melds; 1 = off; see doc)
 }
 # Simple's repeat guard keeps two bots from trading the same cards all hand;
 # then the opponent model learned from showdowns (see observe_showdown).
@@ -205,7 +216,8 @@ M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
     _HEURISTIC,
     _ROLLOUT_QUICK,
     _ROLLOUTS,
-) = range(23)
+    _SHARP_W,
+) = range(24)
 #: Likelihood of a showdown under the type it contradicts (a knock-at-once player
 #: declining a knock, a gin chaser knocking with more than its schedule allows).
 _CONTRADICTS = 0.05
@@ -230,7 +242,7 @@ def validate_params(d: dict) -> None:
         raise ValueError(f"candidates = {d['candidates']} must be between 1 and {_MAX_OPTIONS}")
     if d["gap"] < 0:
         raise ValueError(f"gap = {d['gap']} must be >= 0")
-    for key in ("refuse_weight", "shed_weight", "quiet_weight"):
+    for key in ("refuse_weight", "shed_weight", "quiet_weight", "sharp_weight"):
         if not 0 < d[key] <= 1:
             raise ValueError(f"{key} = {d[key]} must be above 0 and at most 1 (a likelihood factor)")
     if not 1 <= d["tries"] <= 64:
@@ -346,8 +358,9 @@ def observe_showdown(view, params, memory):
     which is its hand after its last discard, when it was offered a knock
     if its deadwood was within the limit:
 
-    * it knocked with more deadwood than the schedule allowed at the stock
-      size of my last decision: a gin chaser would not have;
+    * it knocked with more deadwood than the schedule allowed one card
+      after my last decision's stock size (it drew before it knocked): a
+      gin chaser would not have;
     * it did not knock (I knocked, or the hand died) though its final hand
       was within the knock limit: a knock-at-once player would have.
 
@@ -362,7 +375,8 @@ def observe_showdown(view, params, memory):
         opp = 1 - view[V_SEAT]
         knocker = view[V_SHOWN_KNOCKER]
         dw = deadwood(view[V_SHOWN_OPP_HAND])
-        allowed = gin_chasing.knock_schedule(memory[M_STOCK], params, _GIN_AT)
+        # It drew after my last decision: the stock was one card shorter when it knocked.
+        allowed = gin_chasing.knock_schedule(max(0.0, memory[M_STOCK] - 1), params, _GIN_AT)
         step = -np.log(_CONTRADICTS)
         if knocker == opp and 0 < dw and dw > allowed:
             memory[M_LOGODDS] = max(-_MAX_LOGODDS, memory[M_LOGODDS] - step)
@@ -442,6 +456,7 @@ def search(view, params, rng, options, n_options, chase):
             int(params[_TRIES]),
             params[_BUILT] > 0,
             quiet,
+            1.0 if chases else params[_SHARP_W],
         )
         roll_seed = next_u64(rng)
         base = 0.0

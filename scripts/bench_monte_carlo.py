@@ -111,7 +111,7 @@ def cmd_model(args: argparse.Namespace) -> None:
             unseen = ((1 << 52) - 1) & ~int(view[V_HAND]) & ~int(pile_cards(view)) & ~known
             counts = np.zeros(52)
             for _ in range(k):
-                sample_state_weighted(view, rng, st, refuse, shed, tries, built, 1.0)
+                sample_state_weighted(view, rng, st, refuse, shed, tries, built, 1.0, 1.0)
                 opp = int(st[S_HAND + 1 - int(view[V_SEAT])])
                 hits.append(popcount(opp & true & ~known))
                 dws.append(deadwood(opp))

@@ -77,7 +77,7 @@ from arena.engine.layout import (
     V_TURN,
     V_UPCARD,
 )
-from arena.engine.melds import deadwood
+from arena.engine.melds import deadwood, in_any_meld, least_discards
 from arena.engine.play import C_SIZE, VIEWS_SIZE, play_hand
 from arena.engine.rng import next_u64, rand_below, rand_float, shuffle
 from arena.engine.step import view_legal_answers
@@ -125,13 +125,32 @@ def hand_likelihood(opp, refused, shed, refuse_weight, shed_weight):
 
 
 @jit
-def sample_state(view, rng, st):
-    """Fill ``st`` with a full game state consistent with ``view`` (random hidden cards)."""
-    sample_state_weighted(view, rng, st, 1.0, 1.0, 1, False, 1.0)
+def last_shed(view):
+    """The opponent's latest discard, -1 if it has discarded nothing this hand.
+
+    It is the top pile card it discarded, or the card I took this turn if I
+    took that one.  (At my decisions the opponent discarded last unless I
+    have discarded since: then its card lies under mine.)
+    """
+    shed = view[V_OPP_DISCARDED]
+    j = view[V_JUST_TAKEN]
+    if j >= 0 and (shed >> j) & 1:
+        return j
+    for i in range(view[V_PILE_N] - 1, -1, -1):
+        c = view[V_PILE + i]
+        if (shed >> c) & 1:
+            return c
+    return -1
 
 
 @jit
-def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, built, quiet_weight):
+def sample_state(view, rng, st):
+    """Fill ``st`` with a full game state consistent with ``view`` (random hidden cards)."""
+    sample_state_weighted(view, rng, st, 1.0, 1.0, 1, False, 1.0, 1.0)
+
+
+@jit
+def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, built, quiet_weight, sharp_weight):
     """:func:`sample_state` with the opponent's hand drawn by a model of how it plays.
 
     ``built``: a player who has drawn ``d`` cards from the stock has seen
@@ -145,6 +164,18 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
     last discard (deadwood within this hand's knock limit) is that much less
     likely, since it did not knock (1 = no such evidence, e.g. against a bot
     that chases gin).
+
+    ``sharp_weight``: two facts of the hand of a player that takes only
+    melding cards and sheds its least deadwood (Simple, early-knock), each
+    making a hand that lacks it that much less likely (1 = no such
+    evidence).  Its latest discard (:func:`last_shed`) was a least-deadwood
+    discard of the sampled hand plus that card, which is exactly the hand it
+    discarded from: a sharp test, where ``shed_weight`` is a loose one about
+    all its discards.  And every pile card it took and still holds sits in a
+    meld of the sampled hand (it took the card because it melded, and such
+    a player keeps its melds); this one is applied per card.  (The first
+    ignores the rule that the card just taken is not discarded: such a card
+    melds, so it is seldom the least-deadwood discard anyway.)
 
     Rejection sampling: a hand dealt this way is kept with probability
     :func:`hand_likelihood` times that factor (at most ``tries`` deals; if none is kept, the
@@ -168,6 +199,7 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
     draws = max(0, popcount(view[V_OPP_DISCARDED]) - popcount(view[V_OPP_TAKEN]))
     best_opp = np.int64(-1)
     best_w = -1.0
+    last = last_shed(view) if sharp_weight < 1.0 else -1
     for _ in range(max(1, tries)):
         # Front Fisher-Yates: unseen[:need] becomes a uniform random hand.
         opp = known
@@ -190,6 +222,18 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
         w = hand_likelihood(opp, refused, shed, refuse_weight, shed_weight)
         if quiet_weight < 1.0 and shed and deadwood(opp) <= view[V_KNOCK_LIMIT]:
             w *= quiet_weight
+        if sharp_weight < 1.0:
+            m = known
+            while m:
+                k = lsb(m)
+                m &= m - 1
+                if not in_any_meld(opp & ~(np.int64(1) << k), k):
+                    w *= sharp_weight
+        if last >= 0:
+            before = opp | (np.int64(1) << last)
+            _, ties = least_discards(before, before)
+            if not (ties >> last) & 1:
+                w *= sharp_weight
         if w > best_w:
             best_w = w
             best_opp = opp
@@ -299,7 +343,7 @@ def option_deal(view, rng, model, truth, out):
     if truth.shape[0] == S_SIZE:
         out[:] = truth
     else:
-        sample_state_weighted(view, rng, out, model[0], model[1], int(model[2]), model[3] > 0, model[4])
+        sample_state_weighted(view, rng, out, model[0], model[1], int(model[2]), model[3] > 0, model[4], 1.0)
     return next_u64(rng)
 
 
