@@ -191,7 +191,7 @@ def test_the_search_sometimes_overrules_its_heuristic_and_usually_agrees(mc):
 
 def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc):
     gin_chasing = load_bot("gin-chasing")
-    seeds = np.arange(9000, 9160)
+    seeds = np.arange(9000, 9080)  # 160 games: 61.9% won, the interval's low end 54.6%
     a = play_batch(mc, gin_chasing, EAAI, seeds).games[:, G_WINNER] == 0
     b = play_batch(gin_chasing, mc, EAAI, seeds).games[:, G_WINNER] == 1
     pair = (a.astype(float) + b) / 2  # duplicate pairs: the same deals from both seats
@@ -205,6 +205,7 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
         ("samples", 0),
         ("candidates", 12),
         ("refuse_weight", 0.0),
+        ("sharp_weight", 1.5),
         ("tries", 100),
         ("game_value", 0.5),
         ("gin_at", 11),
