@@ -125,6 +125,31 @@ def hand_likelihood(opp, refused, shed, refuse_weight, shed_weight):
 
 
 @jit
+def sharp_likelihood(opp, known, last, weight):
+    """Relative chance that a player that takes only melding cards and sheds its least deadwood
+    holds ``opp``, having taken ``known`` from the pile and shed ``last`` (-1: nothing yet) last.
+
+    ``weight`` for each pile card it took that sits in no meld of ``opp``,
+    and once more if ``last`` was not a least-deadwood discard of ``opp``
+    plus ``last`` (the hand it discarded from).  See
+    :func:`sample_state_weighted`'s ``sharp_weight``.
+    """
+    w = 1.0
+    m = known
+    while m:
+        k = lsb(m)
+        m &= m - 1
+        if not in_any_meld(opp & ~(np.int64(1) << k), k):
+            w *= weight
+    if last >= 0:
+        before = opp | (np.int64(1) << last)
+        _, ties = least_discards(before, before)
+        if not (ties >> last) & 1:
+            w *= weight
+    return w
+
+
+@jit
 def last_shed(view):
     """The opponent's latest discard, -1 if it has discarded nothing this hand.
 
@@ -168,14 +193,15 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
     ``sharp_weight``: two facts of the hand of a player that takes only
     melding cards and sheds its least deadwood (Simple, early-knock), each
     making a hand that lacks it that much less likely (1 = no such
-    evidence).  Its latest discard (:func:`last_shed`) was a least-deadwood
-    discard of the sampled hand plus that card, which is exactly the hand it
-    discarded from: a sharp test, where ``shed_weight`` is a loose one about
-    all its discards.  And every pile card it took and still holds sits in a
-    meld of the sampled hand (it took the card because it melded, and such
-    a player keeps its melds); this one is applied per card.  (The first
-    ignores the rule that the card just taken is not discarded: such a card
-    melds, so it is seldom the least-deadwood discard anyway.)
+    evidence; :func:`sharp_likelihood`).  Its latest discard
+    (:func:`last_shed`) was a least-deadwood discard of the sampled hand
+    plus that card, which is exactly the hand it discarded from: a sharp
+    test, where ``shed_weight`` is a loose one about all its discards.  And
+    every pile card it took and still holds sits in a meld of the sampled
+    hand (it took the card because it melded, and such a player keeps its
+    melds); this one is applied per card.  (The first ignores the rule that
+    the card just taken is not discarded: such a card melds, so it is seldom
+    the least-deadwood discard anyway.)
 
     Rejection sampling: a hand dealt this way is kept with probability
     :func:`hand_likelihood` times that factor (at most ``tries`` deals; if none is kept, the
@@ -223,17 +249,7 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
         if quiet_weight < 1.0 and shed and deadwood(opp) <= view[V_KNOCK_LIMIT]:
             w *= quiet_weight
         if sharp_weight < 1.0:
-            m = known
-            while m:
-                k = lsb(m)
-                m &= m - 1
-                if not in_any_meld(opp & ~(np.int64(1) << k), k):
-                    w *= sharp_weight
-        if last >= 0:
-            before = opp | (np.int64(1) << last)
-            _, ties = least_discards(before, before)
-            if not (ties >> last) & 1:
-                w *= sharp_weight
+            w *= sharp_likelihood(opp, known, last, sharp_weight)
         if w > best_w:
             best_w = w
             best_opp = opp
