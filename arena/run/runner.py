@@ -278,7 +278,7 @@ def _schedule(cfg: TournamentConfig, client: Any, schedule: Any):
     return LocalProcesses(cfg.workers or os.cpu_count() or 1), lambda: None
 
 
-def _connect(address: str, timeout: str = "10s") -> Any:
+def _connect(address: str, timeout: str | None = None) -> Any:
     try:
         return connect_scheduler(address, timeout)
     except DaskMissing:

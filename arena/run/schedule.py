@@ -96,13 +96,19 @@ class DaskMissing(SchedulerUnreachable):
     """A scheduler address was given, but Dask (``distributed``) is not installed."""
 
 
-def connect_scheduler(address: str, timeout: str = "10s") -> Any:
+#: How long ``arena run``, ``analyze`` and ``luck`` wait for a scheduler to answer.
+CONNECT_TIMEOUT = "10s"
+
+
+def connect_scheduler(address: str, timeout: str | None = None) -> Any:
     """A ``distributed.Client`` of the scheduler at ``address``, for ``arena run``, ``analyze`` and ``luck``.
 
     :class:`DaskMissing` without Dask, :class:`SchedulerUnreachable` (one line naming the
-    address) when the scheduler does not answer within ``timeout``; each caller words the
-    first for its own option and maps both to its own error.
+    address) when the scheduler does not answer within ``timeout`` (default
+    :data:`CONNECT_TIMEOUT`); each caller words the first for its own option and maps both
+    to its own error.
     """
+    timeout = timeout or CONNECT_TIMEOUT
     try:
         from distributed import Client
     except ImportError:

@@ -220,12 +220,15 @@ def test_a_policy_file_is_shipped_as_content_and_plays_the_same_games_on_dask(tm
     assert set(local.games["bot_b"]) == {"w"} and (local.games["error"] == "").all()
 
 
-def test_an_unreachable_scheduler_is_one_line_for_run_analyze_and_luck(tmp_path):
+def test_an_unreachable_scheduler_is_one_line_for_run_analyze_and_luck(tmp_path, monkeypatch):
     """run, analyze and luck connect through one function, and each says so in one line naming the address."""
     from arena.analysis.decisions import AnalysisError, analyse_run
     from arena.analysis.luck import LuckError, analyse_luck
+    from arena.run import schedule
     from arena.run.schedule import SchedulerUnreachable, connect_scheduler
     from arena.settings.analysis import AnalysisSettings
+
+    monkeypatch.setattr(schedule, "CONNECT_TIMEOUT", "1s")  # three 10 s waits would say the same
 
     address = "tcp://127.0.0.1:9"  # the discard port: nothing answers there
     with pytest.raises(SchedulerUnreachable, match=r"^cannot reach the Dask scheduler at tcp://127.0.0.1:9: "):
