@@ -80,9 +80,9 @@ rest of this docstring says.  On 2,000-game duplicate runs with the former
 rollouts and search settings (Simple's draws, 400 samples), marjj-style's
 defaults won 65.8% against gin-chasing and 58.0% against marjj-style (seed
 3030), gin-chasing's 62.2% and 56.5% (seed 2026).  With the defaults above
-(fresh seed 7070, ``docs/bench/strength-2026-12-03.md``): 82.1% [80.5, 83.7]
-against simple, 70.9% [69.0, 72.7] against gin-chasing, 61.2% [59.2, 63.2]
-against marjj-style, at a mean 1.2 ms per decision (99th percentile 7.6 ms).
+(fresh seed 8080, ``docs/bench/strength-2026-12-03.md``): 80.4% [78.8, 82.0]
+against simple, 70.0% [68.1, 71.9] against gin-chasing, 59.4% [57.4, 61.3]
+against marjj-style, at a mean 0.5 ms per decision (slowest about 4 ms).
 
 What is searched: the pile card against the stock when the pile card lowers
 the deadwood (otherwise the stock); the ``candidates`` best discards by
@@ -98,13 +98,20 @@ average (most decisions are settled early: the median is near 0.1 ms); on
 3 candidates within 4 points and ``confidence`` 1, and a few tenths more
 against gin-chasing and marjj-style.  Every random number comes from the bot's own generator, so a
 game replays from its seed on any machine.  That is why the budget is set
-in samples: ``time_ms`` (off by default) also stops a search after that much
-CPU time, which makes the games depend on the machine's speed and load, so
-a run with it no longer replays exactly; ``rollouts`` (off by default) bounds
-a decision's work instead and replays exactly: the search stops after that
-many rollouts, all options together (1,500 held the 99th percentile of a
-decision near 4 ms on the project's machine, at some cost in strength since
-the close decisions are the ones it cuts).  ``rollout_quick`` (off) sets my
+in work, not time: ``work`` (1,600) stops a search once the hands the
+opponent model dealt (every try of its rejection sampler) and the rollouts
+(all options together) add up to that many.  Both cost a microsecond or
+two, and the sampler's tries are most of a guess's cost where the evidence
+rejects nearly every hand, so bounding rollouts alone did not bound the
+slowest decisions.  At 1,600 the slowest decision of 50 timed games took
+3 to 4.5 ms on the project's two-core machine (10.5 ms without it).  What it
+costs in strength depends on the deals: on 2,000-game runs, seed 6060 gave
+83.0 / 68.3 / 59.8% against simple / gin-chasing / marjj-style with it and
+82.8 / 67.4 / 60.2% without; seed 8080 gave 80.4 / 70.0 / 59.4% with it and
+83.3 / 71.2 / 60.2% without.  ``work = 0`` lifts the bound.
+``time_ms`` (off by default) stops a search after that much CPU time
+instead, which makes the games depend on the machine's speed and load, so a
+run with it no longer replays exactly.  ``rollout_quick`` (off) sets my
 rollout knocks, as ``rollout`` does, for the sampled deals whose opponent
 knocks at once; on one 500-pair screen against simple (seed 9100) ``1`` won
 82.4% to the default's 81.4%, not measured against the others, so it stays
@@ -125,7 +132,7 @@ from arena.botkit.lib import (
     top_beats_stock,
     unseen_cards,
 )
-from arena.botkit.search import rules_of, sample_state_weighted
+from arena.botkit.search import rules_of, sample_state_counted
 from arena.engine._jit import jit
 from arena.engine.cards import lsb
 from arena.engine.layout import (
@@ -180,7 +187,8 @@ PARAMS: dict[str, float] = {
     # (marjj-style's; measured with rollout 2: 2.6 points more vs simple than 0, about even vs the others)
     "heuristic": 1.0,  # the default choices the search must beat: 0 gin-chasing's, 1 marjj-style's
     "rollout_quick": -1.0,  # my rollout knocks (as rollout) against a sampled knock-at-once opponent (-1: rollout's)
-    "rollouts": 0.0,  # also stop a search after this many rollouts, all options together (0 = off; see doc)
+    "work": 1600.0,  # also stop a search after this many hands dealt by the opponent model plus rollouts
+    # (0 = off; see doc)
     "sharp_weight": 0.1,  # opponent model, on a sampled deal whose opponent knocks at once: factor per fact
     # of a Simple-like hand the sampled hand lacks (its latest discard was a least-deadwood one, and each pile
     # card it took and holds melds; 1 = off; see doc)
@@ -215,7 +223,7 @@ M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
     _ROLLOUT_TAKE,
     _HEURISTIC,
     _ROLLOUT_QUICK,
-    _ROLLOUTS,
+    _WORK,
     _SHARP_W,
 ) = range(24)
 #: Likelihood of a showdown under the type it contradicts (a knock-at-once player
@@ -261,8 +269,8 @@ def validate_params(d: dict) -> None:
         raise ValueError(f"rollout_quick = {d['rollout_quick']} must be -1 (rollout's) or 0, 1, 2 (as for rollout)")
     if d["rollout_take"] not in (0.0, 1.0, 2.0):
         raise ValueError(f"rollout_take = {d['rollout_take']} must be 0, 1 or 2 (see bots/rollout.py)")
-    if not 0 <= d["rollouts"] <= 4096 * _MAX_OPTIONS:
-        raise ValueError(f"rollouts = {d['rollouts']} must be between 0 (off) and {4096 * _MAX_OPTIONS}")
+    if not 0 <= d["work"] <= 4096 * (64 + _MAX_OPTIONS):
+        raise ValueError(f"work = {d['work']} must be between 0 (off) and {4096 * (64 + _MAX_OPTIONS)}")
     if not 0 <= d["time_ms"] <= 60_000:
         raise ValueError(f"time_ms = {d['time_ms']} must be between 0 (off) and 60000")
     gin_chasing.validate_schedule(d)
@@ -438,8 +446,8 @@ def search(view, params, rng, options, n_options, chase):
     count = np.zeros(n_options, dtype=np.int64)  # deals each option was played on
     alive = np.ones(n_options, dtype=np.bool_)  # options still in the running (see _prune)
     n_max = int(params[_SAMPLES])
-    max_rollouts = int(params[_ROLLOUTS]) if params[_ROLLOUTS] > 0 else n_max * n_options
-    played = 0  # rollouts so far, all options together
+    max_work = int(params[_WORK]) if params[_WORK] > 0 else n_max * (64 + n_options)
+    work = 0  # hands dealt by the opponent model plus rollouts, so far
     budget = params[_TIME_MS] / 1000.0
     start = cpu_seconds() if budget > 0 else 0.0
     n = 0
@@ -447,7 +455,7 @@ def search(view, params, rng, options, n_options, chase):
         n += 1
         chases = learn and rand_float(rng) < chase
         quiet = params[_QUIET_W] if not learn else (1.0 if chases else params[_QUIET_LEARNED])
-        sample_state_weighted(
+        _, dealt = sample_state_counted(
             view,
             rng,
             sampled,
@@ -458,6 +466,7 @@ def search(view, params, rng, options, n_options, chase):
             quiet,
             1.0 if chases else params[_SHARP_W],
         )
+        work += dealt
         roll_seed = next_u64(rng)
         base = 0.0
         for k in range(n_options):
@@ -467,7 +476,7 @@ def search(view, params, rng, options, n_options, chase):
             apply_action(st, rules, options[k])
             seed_rng(roll_rng, roll_seed)
             rollout(st, rules, roll_rng, me, chaser if chases else policy)
-            played += 1
+            work += 1
             v = hand_value(st, me, need_me, need_opp, game_value)
             if k == 0:
                 base = v
@@ -477,7 +486,7 @@ def search(view, params, rng, options, n_options, chase):
                 count[k] += 1
         if n % _CHECK_EVERY == 0 and n < n_max and _prune(gain, gain2, count, alive, n_options):
             break
-        if played >= max_rollouts:
+        if work >= max_work:
             break
         if budget > 0 and n >= 2 and cpu_seconds() - start > budget:
             break

@@ -206,7 +206,20 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
     Rejection sampling: a hand dealt this way is kept with probability
     :func:`hand_likelihood` times that factor (at most ``tries`` deals; if none is kept, the
     likeliest is used).  With both weights 1 and ``built`` false this is
-    uniform sampling.  Returns the likelihood of the hand used.
+    uniform sampling.  Returns the likelihood of the hand used
+    (:func:`sample_state_counted` also says how many deals it tried).
+    """
+    w, _ = sample_state_counted(view, rng, st, refuse_weight, shed_weight, tries, built, quiet_weight, sharp_weight)
+    return w
+
+
+@jit
+def sample_state_counted(view, rng, st, refuse_weight, shed_weight, tries, built, quiet_weight, sharp_weight):
+    """:func:`sample_state_weighted`, returning ``(likelihood, deals tried)``.
+
+    The deals tried are most of a guess's cost when the evidence rejects
+    nearly every hand (all ``tries`` are dealt and built), so a search that
+    bounds its work per decision counts them with its rollouts.
     """
     pile = np.int64(0)
     for i in range(view[V_PILE_N]):
@@ -226,7 +239,9 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
     best_opp = np.int64(-1)
     best_w = -1.0
     last = last_shed(view) if sharp_weight < 1.0 else -1
+    dealt = 0
     for _ in range(max(1, tries)):
+        dealt += 1
         # Front Fisher-Yates: unseen[:need] becomes a uniform random hand.
         opp = known
         for i in range(need):
@@ -264,7 +279,7 @@ def sample_state_weighted(view, rng, st, refuse_weight, shed_weight, tries, buil
             m += 1
     shuffle(unseen[:m], rng)
     _fill_state(view, st, best_opp, unseen)
-    return best_w
+    return best_w, dealt
 
 
 @jit

@@ -8,7 +8,7 @@ import pytest
 from arena.botkit import game_value
 from arena.botkit.bot import BotError
 from arena.botkit.lib import opponent_known, pile_cards
-from arena.botkit.search import last_shed, rules_of, sample_state_weighted
+from arena.botkit.search import last_shed, rules_of, sample_state_counted, sample_state_weighted
 from arena.engine.cards import popcount
 from arena.engine.layout import (
     G_SIZE,
@@ -97,14 +97,16 @@ def test_a_cpu_time_budget_cuts_searches_short_and_still_plays_legal_games(mc):
     assert (play_batch(simple_only, simple, EAAI, np.arange(6), forfeit=False).games[:, G_WINNER] >= 0).all()
 
 
-def test_a_rollout_budget_stops_a_search_where_that_many_samples_would_and_replays_exactly(mc):
-    # With no discard search every searched decision has two options, so 40 rollouts are 20
-    # samples, stopped before the first pruning check (every 32): the same games as samples = 20.
+def test_a_work_budget_stops_a_search_where_that_many_samples_would_and_replays_exactly(mc):
+    # With no discard search every searched decision has two options, and with one try a guess
+    # deals one hand, so a sample is 3 units of work: 60 are 20 samples, stopped before the first
+    # pruning check (every 32): the same games as samples = 20.
     simple = load_bot("simple")
     seeds = np.arange(4)
-    capped = mc.with_params("mc-rollouts", {"samples": 1000, "rollouts": 40, "candidates": 1})
-    twenty = mc.with_params("mc-twenty", {"samples": 20, "candidates": 1})
-    full = mc.with_params("mc-full", {"samples": 1000, "candidates": 1})
+    one = {"candidates": 1, "tries": 1}
+    capped = mc.with_params("mc-work", {**one, "samples": 1000, "work": 60})
+    twenty = mc.with_params("mc-twenty", {**one, "samples": 20})
+    full = mc.with_params("mc-full", {**one, "samples": 1000, "work": 0})
     games = [play_batch(b, simple, EAAI, seeds, record_log=True, forfeit=False).log for b in (capped, twenty, full)]
     assert np.array_equal(games[0], games[1])
     assert not np.array_equal(games[0], games[2])  # the budget did stop searches that would have gone on
@@ -211,7 +213,7 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
         ("gin_at", 11),
         ("rollout", 3),
         ("time_ms", -1),
-        ("rollouts", -5),
+        ("work", -5),
         ("rollout_quick", 3),
     ],
 )
@@ -346,6 +348,26 @@ def test_the_sharp_evidence_deals_hands_simple_could_have_shed_its_last_card_fro
     assert melded[0.05] > 0.8 * 4 * takes and melded[0.05] > 1.8 * melded[1.0]
     # ... and deals more of the true hand (measured: +6%).
     assert hits[0.05] > 1.04 * hits[1.0]
+
+
+def test_the_counted_sampler_deals_what_the_weighted_one_does_and_says_how_many_hands_it_tried():
+    """A search bounds its work by the hands the rejection sampler deals (``work``), so the count
+    must be the loop's own: one per hand dealt, ``tries`` at most, and 1 whenever the first is kept."""
+    st = np.empty(S_SIZE, dtype=np.int64)
+    st2 = np.empty(S_SIZE, dtype=np.int64)
+    tried = []
+    for _true, view in _positions("gin-chasing", 20, seed=300):
+        for tries in (1, 8):
+            r1, r2 = new_rng(len(tried)), new_rng(len(tried))
+            w1 = sample_state_weighted(view, r1, st, 0.25, 0.25, tries, True, 1.0, 0.1)
+            w2, dealt = sample_state_counted(view, r2, st2, 0.25, 0.25, tries, True, 1.0, 0.1)
+            assert w1 == w2 and np.array_equal(st, st2) and np.array_equal(r1, r2)
+            assert 1 <= dealt <= tries
+            tried.append(dealt)
+        # No evidence: every hand is kept, so one is dealt.
+        assert sample_state_counted(view, new_rng(1), st, 1.0, 1.0, 8, True, 1.0, 1.0)[1] == 1
+    # The evidence does reject hands (measured: about a third of the guesses use all eight).
+    assert max(tried) == 8 and 1 in tried
 
 
 def _sheds_least(hand: int, card: int) -> bool:
