@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from arena.league.core import NEW_BOT_PRIORITY, League, _queue, public_text
+from arena.league.core import NEW_BOT_PRIORITY, League, public_text, queue_pairing
 from arena.league.db import Reconnecting, rows, transaction
 from arena.settings.botref import BotRef
 
@@ -99,7 +99,7 @@ def enter_version(conn: sqlite3.Connection, v: dict[str, Any], games_per_pairing
     ).fetchall()
     conn.execute("UPDATE versions SET status = ? WHERE id = ?", ("playing" if field else "rated", v["id"]))
     for r in field:
-        _queue(conn, v["id"], r["id"], 0, NEW_BOT_PRIORITY, games_per_pairing)
+        queue_pairing(conn, v["id"], r["id"], 0, NEW_BOT_PRIORITY, games_per_pairing)
 
 
 @dataclass

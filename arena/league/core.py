@@ -153,7 +153,7 @@ class League:
                     ids.append(vid)
                 for i, va in enumerate(ids):
                     for vb in ids[i + 1 :]:
-                        _queue(conn, va, vb, 0, HOUSE_PRIORITY, config.games_per_pairing)
+                        queue_pairing(conn, va, vb, 0, HOUSE_PRIORITY, config.games_per_pairing)
         finally:
             conn.close()
         return cls(d)
@@ -573,7 +573,12 @@ def sweep_files(league_dir: Path, conn: sqlite3.Connection, min_age: float = 600
     return removed
 
 
-def _queue(conn: sqlite3.Connection, a: int, b: int, round_no: int, priority: int, target: int) -> None:
+def queue_pairing(conn: sqlite3.Connection, a: int, b: int, round_no: int, priority: int, target: int) -> None:
+    """Queue the pairing of bot versions ``a`` and ``b`` for ``target`` games, unless it is already queued.
+
+    The one place a pairing row is written: the house pairings, a new bot's
+    checks and the scheduler's rounds all queue through it.
+    """
     conn.execute(
         "INSERT OR IGNORE INTO pairings(a, b, round, priority, state, target, created)"
         " VALUES (?, ?, ?, ?, 'queued', ?, ?)",

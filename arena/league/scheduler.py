@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.checks import Checker, enter_version, public_names, use_eaai_kit, version_spec
-from arena.league.core import League, _queue, now_iso, public_text, sweep_files
+from arena.league.core import League, now_iso, public_text, queue_pairing, sweep_files
 from arena.league.db import Reconnecting, rows, set_state, transaction
 
 log = logging.getLogger("arena.league")
@@ -309,7 +309,7 @@ class Scheduler:
             if options:
                 games, other, round_no = min(options)
                 with transaction(c):
-                    _queue(c, v["id"], other, round_no, 0, self.cfg.games_per_pairing)
+                    queue_pairing(c, v["id"], other, round_no, 0, self.cfg.games_per_pairing)
                 return True
         return False
 
