@@ -182,13 +182,25 @@ def restore(path: str | Path, backup_file: str | Path) -> None:
 def atomic_write(path: Path, data: bytes) -> None:
     """A file of the league folder written whole or not at all (temp file, fsync, rename), as a backup is:
     ``league.toml`` (:meth:`arena.league.core.League.init`) and an uploaded bot file
-    (:func:`arena.league.uploads.store_file`).  Here, below both, so neither imports the other for it."""
+    (:func:`arena.league.uploads.store_file`).  Here, below both, so neither imports the other for it.
+
+    A refused write (disk full, no permission) raises its OSError and leaves no temp file behind.  The
+    run store's :func:`arena.run.store.files.atomic_write` does the same job, but importing the store
+    imports pandas and pyarrow, which the league's web process otherwise never loads.
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass  # the write's own error is the one to report
+        raise
 
 
 def file_key(path: str | Path) -> tuple[int, int, int] | None:

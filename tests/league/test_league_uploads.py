@@ -398,3 +398,23 @@ def test_the_sweep_removes_an_unreferenced_upload_folder_with_its_tree_and_keeps
         spec = conn.execute("SELECT spec FROM versions WHERE id = ?", (out["id"],)).fetchone()[0]
         assert (lg.dir / spec.rpartition(":")[0] if ":" in spec else lg.dir / spec).exists()
     conn.close()
+
+
+def test_a_bot_file_the_disk_refuses_is_one_507_line_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    """A full disk while an upload is written: the uploader is told in one line (507, Insufficient
+    Storage), and the folder holds neither the file nor the half-written temp file beside it."""
+    import errno
+
+    from arena.league import db
+    from arena.league.uploads import store_file
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(db.os, "fsync", full)
+    target = tmp_path / "v1" / "bot.py"
+    with pytest.raises(LeagueError) as caught:
+        store_file(target, b"x = 1\n")
+    assert caught.value.status == 507
+    assert str(caught.value) == "the server cannot store the file: No space left on device"
+    assert list((tmp_path / "v1").iterdir()) == []
