@@ -11,8 +11,11 @@ uvicorn parses HTTP (a ``Content-Length`` that is not a number is its 400) and
 listens with a backlog of :data:`BACKLOG`.
 
 What this module adds: :class:`Guard`, a small ASGI middleware that reads a
-request's body within :data:`BODY_TIMEOUT` seconds (a client that sends less
-than its ``Content-Length`` gets 408, not a worker held forever), caps it by
+request's body, cutting it off with a 408 when nothing arrives for
+:data:`BODY_TIMEOUT` seconds or the whole body takes longer than that plus its
+size at :data:`MIN_BODY_RATE` (a client that sends less than its
+``Content-Length``, or trickles it, is not a connection held forever; an
+honest upload of a large jar on a slow link still gets through), caps it by
 path (:data:`MAX_BODY` for the play API; the league's own limits for its paths:
 its upload limit on a submission, a small one on its forms), refuses a POST
 to the play API that is not ``application/json`` (415: a page elsewhere cannot
@@ -77,8 +80,11 @@ from arena.web.session import TARGETS, IllegalAction, PlaySession
 from arena.web.viewer import GameNotFound, Games
 
 MAX_BODY = 64 * 1024
-#: Seconds a client has to send its whole request body.
+#: Seconds a request body may pause (nothing arriving) before the request is cut off with a 408 ...
 BODY_TIMEOUT = 5.0
+#: ... and the slowest rate a whole body may average: it must be in within BODY_TIMEOUT plus its
+#: Content-Length at this rate (a 2 MB jar on a 128 kbit/s link: 5 + 122 s; a 1 KB form: 5.06 s).
+MIN_BODY_RATE = 16 * 1024
 #: Seconds a client has to send a request's line and headers, from the connection (or the last answer) on.
 HEADER_TIMEOUT = 5.0
 #: At most this many requests of one connection wait behind the one being answered (HTTP pipelining);
@@ -423,8 +429,8 @@ def play_rule(path: str) -> tuple[bool, int]:
 
 
 class Guard:
-    """Reads the body within :data:`BODY_TIMEOUT` under its path's limit, wants JSON where the rule says so,
-    and marks answers no-store."""
+    """Reads the body in time (:data:`BODY_TIMEOUT`, :data:`MIN_BODY_RATE`) under its path's limit, wants
+    JSON where the rule says so, and marks answers no-store."""
 
     def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule):
         self.app, self.timeout, self.rule = app, timeout, rule
@@ -470,25 +476,34 @@ class Guard:
         if json_only and ctype != b"application/json":
             await self._reply(scope, no_store, 415, "POST bodies must be JSON (Content-Type: application/json)")
             return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        expected = min(int(declared), limit) if declared.isdigit() else limit
+        allowed = self.timeout + expected / MIN_BODY_RATE
+        deadline = time.monotonic() + allowed
         chunks: list[bytes] = []
         size = 0
-        try:
-            async with asyncio.timeout(self.timeout):
-                while True:
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                async with asyncio.timeout(max(0.0, min(self.timeout, left))):
                     message = await receive()
-                    if message["type"] == "http.disconnect":
-                        return
-                    chunk = message.get("body", b"")
-                    size += len(chunk)
-                    if size > limit:
-                        await self._reply(scope, no_store, 413, f"request body too large (limit {limit} bytes)")
-                        return
-                    chunks.append(chunk)
-                    if not message.get("more_body", False):
-                        break
-        except TimeoutError:
-            await self._reply(scope, no_store, 408, f"the request body did not arrive within {self.timeout:g} s")
-            return
+            except TimeoutError:
+                if left <= self.timeout:
+                    why = f"the request body did not arrive within {allowed:.3g} s (the time {expected} bytes get)"
+                else:
+                    why = f"the request body did not arrive: nothing came for {self.timeout:g} s"
+                await self._reply(scope, no_store, 408, why)
+                return
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await self._reply(scope, no_store, 413, f"request body too large (limit {limit} bytes)")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
         body = b"".join(chunks)
         sent = False
 

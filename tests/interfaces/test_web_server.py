@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -237,3 +238,62 @@ def test_connections_of_a_listening_socket_made_by_hand_get_nagle_turned_off():
 
     before, after = asyncio.run(accepted())
     assert before == 0 and after != 0
+
+
+def _send_slowly(url: str, head: bytes, body: bytes, pieces: int, pause: float, wait: float) -> tuple[int, bytes]:
+    """Send ``head``, then ``body`` in ``pieces`` parts ``pause`` seconds apart; the answer's status and body."""
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=wait) as s:
+        s.sendall(head)
+        step = -(-len(body) // pieces)
+        for i in range(0, len(body), step):
+            time.sleep(pause)
+            s.sendall(body[i : i + step])
+        data = b""
+        while chunk := s.recv(65536):  # Connection: close: the answer ends with the connection
+            data += chunk
+    head_, _, answer = data.partition(b"\r\n\r\n")
+    return int(head_.split()[1]), answer
+
+
+def test_a_body_that_keeps_arriving_slowly_is_read_past_the_pause_limit(url):
+    """60 KB at 10 KB a second takes 6 s, longer than a body may pause, but within the time its size is
+    allowed (5 s + 60 KB at MIN_BODY_RATE): the request is answered, not cut off."""
+    from arena.web.server import MIN_BODY_RATE
+
+    body = json.dumps({"bot": "simple", "preset": "standard", "target": 100, "pad": "x" * 60_000}).encode()
+    assert BODY_TIMEOUT < 6.0 < BODY_TIMEOUT + len(body) / MIN_BODY_RATE - 2.0
+    hostport = url.split("//")[1]
+    head = (
+        f"POST /api/new HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    t = time.monotonic()
+    status, answer = _send_slowly(url, head, body, pieces=12, pause=0.5, wait=30)
+    assert time.monotonic() - t > BODY_TIMEOUT
+    assert status == 200, answer  # read whole and played: a new game's state
+    assert json.loads(answer)["hand_no"] == 1
+
+
+def test_a_body_trickled_to_dodge_the_pause_limit_is_cut_off_by_its_deadline(url):
+    """One byte a second never pauses for 5 s, but 100 bytes are allowed about 5 s in all: a 408 then."""
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(
+            (
+                f"POST /api/new HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                "Content-Length: 100\r\nConnection: close\r\n\r\n{"
+            ).encode()
+        )
+        t = time.monotonic()
+        got = b""
+        while time.monotonic() - t < 20:
+            if select.select([s], [], [], 1.0)[0]:
+                break
+            s.sendall(b" ")
+        took = time.monotonic() - t
+        while chunk := s.recv(4096):  # the answer, to the close
+            got += chunk
+    assert got.startswith(b"HTTP/1.1 408"), got[:100]
+    assert b"did not arrive within" in got
+    assert BODY_TIMEOUT - 0.5 <= took < BODY_TIMEOUT + 3
