@@ -65,22 +65,19 @@ from arena.engine.cards import card_str
 from arena.engine.layout import (
     PH_BIG_GIN,
     PH_DISCARD,
-    PH_DONE,
     PH_DRAW,
     PH_KNOCK,
     PH_UPCARD_DEALER,
     PH_UPCARD_NONDEALER,
-    S_CUR,
     S_HAND_NO,
-    S_PHASE,
     S_SCORE,
     S_STOCK_POS,
     V_SIZE,
 )
-from arena.engine.replay import ReplayError, begin_replay, decode, log_from_actions
+from arena.engine.replay import ReplayError, log_from_actions, replay_steps
 from arena.engine.rng import RNG_WORDS, mix_seed, seed_rng
 from arena.engine.rules_array import rules_array
-from arena.engine.step import apply_action, begin_hand, build_view, end_hand
+from arena.engine.step import build_view
 from arena.settings.analysis import TABLE, TABLE_PERFECT, AnalysisError, AnalysisSettings, load_settings
 
 __all__ = [
@@ -187,7 +184,6 @@ def analyse_game(
         log = log_from_actions(job.seed, rules_array, answers)
     except ReplayError as exc:
         raise AnalysisError(f"game {job.game_id}: the stored action log does not replay: {exc}") from None
-    st, game_row, scratch = begin_replay(job.seed, rules_array)
     view = np.zeros(V_SIZE, dtype=np.int64)
     options = np.zeros(MAX_OPTIONS, dtype=np.int64)
     mean = np.zeros(MAX_OPTIONS)
@@ -196,59 +192,59 @@ def analyse_game(
     no_truth = np.empty(0, dtype=np.int64)
     wanted = None if positions is None else set(int(p) for p in positions)
     rows: list[dict[str, Any]] = []
-    pos = 0
+    pos = -1  # the decision's place in the log
     deals = 0
-    while pos < len(log):
-        begin_hand(st, rules_array, job.seed, scratch)
-        deals += 1
-        while st[S_PHASE] != PH_DONE and pos < len(log):
-            seat, phase, action = decode(int(log[pos]))
-            if seat in job.seats and (wanted is None or pos in wanted):
-                build_view(st, rules_array, seat, view)
-                rng = decision_rng(settings.seed, job.game_id, pos)
-                truth = st.copy() if settings.perfect else no_truth
-                n, best = evaluate(view, settings.samples, rng, truth, options, mean, se, diff_se)
-                if n >= 2:
-                    opts = options[:n].tolist()
-                    if action not in opts:
-                        raise AnalysisError(
-                            f"game {job.game_id}: logged answer {action} at {pos} is not a legal option"
-                        )
-                    k = opts.index(action)
-                    kind = KIND_OF_PHASE[phase]
-                    rows.append(
-                        {
-                            "game_id": job.game_id,
-                            "matchup": job.matchup,
-                            "bot": job.names[seat],
-                            "opponent": job.names[1 - seat],
-                            "seat": seat,
-                            "hand": int(st[S_HAND_NO]) + 1,
-                            "step": pos,
-                            "view_step": pos + deals,
-                            "kind": kind,
-                            "stock": 52 - int(st[S_STOCK_POS]),
-                            "score": int(st[S_SCORE + seat]),
-                            "opp_score": int(st[S_SCORE + 1 - seat]),
-                            "chosen": int(action),
-                            "best": int(opts[best]),
-                            "chosen_text": _option_text(kind, action),
-                            "best_text": _option_text(kind, opts[best]),
-                            "eq_chosen": float(mean[k]),
-                            "eq_best": float(mean[best]),
-                            "loss": float(mean[best] - mean[k]),
-                            "loss_se": float(diff_se[k]),
-                            "n_options": n,
-                            "options": opts,
-                            "equities": mean[:n].tolist(),
-                            "ses": se[:n].tolist(),
-                        }
-                    )
-            if int(st[S_CUR]) != seat or int(st[S_PHASE]) != phase or apply_action(st, rules_array, action) != 0:
-                raise AnalysisError(f"game {job.game_id}: log entry {pos} does not fit the game")
+    try:
+        for step in replay_steps(job.seed, rules_array, log):
+            if step.kind == "deal":
+                deals += 1
+            if step.kind != "decision":
+                continue
             pos += 1
-        if st[S_PHASE] != PH_DONE or end_hand(st, rules_array, game_row):
-            break
+            seat, phase, action = step.seat, step.phase, step.action
+            if seat not in job.seats or (wanted is not None and pos not in wanted):
+                continue
+            build_view(step.before, rules_array, seat, view)
+            rng = decision_rng(settings.seed, job.game_id, pos)
+            truth = step.before if settings.perfect else no_truth
+            n, best = evaluate(view, settings.samples, rng, truth, options, mean, se, diff_se)
+            if n < 2:
+                continue  # a forced move: nothing to grade
+            opts = options[:n].tolist()
+            if action not in opts:
+                raise AnalysisError(f"game {job.game_id}: logged answer {action} at {pos} is not a legal option")
+            k = opts.index(action)
+            kind = KIND_OF_PHASE[phase]
+            rows.append(
+                {
+                    "game_id": job.game_id,
+                    "matchup": job.matchup,
+                    "bot": job.names[seat],
+                    "opponent": job.names[1 - seat],
+                    "seat": seat,
+                    "hand": int(step.before[S_HAND_NO]) + 1,
+                    "step": pos,
+                    "view_step": pos + deals,
+                    "kind": kind,
+                    "stock": 52 - int(step.before[S_STOCK_POS]),
+                    "score": int(step.before[S_SCORE + seat]),
+                    "opp_score": int(step.before[S_SCORE + 1 - seat]),
+                    "chosen": int(action),
+                    "best": int(opts[best]),
+                    "chosen_text": _option_text(kind, action),
+                    "best_text": _option_text(kind, opts[best]),
+                    "eq_chosen": float(mean[k]),
+                    "eq_best": float(mean[best]),
+                    "loss": float(mean[best] - mean[k]),
+                    "loss_se": float(diff_se[k]),
+                    "n_options": n,
+                    "options": opts,
+                    "equities": mean[:n].tolist(),
+                    "ses": se[:n].tolist(),
+                }
+            )
+    except ReplayError as exc:
+        raise AnalysisError(f"game {job.game_id}: the stored action log does not replay: {exc}") from None
     return rows
 
 

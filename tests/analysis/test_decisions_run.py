@@ -194,3 +194,16 @@ def test_analyses_accumulate_per_bot_and_settings_and_a_rerun_says_what_it_repla
     assert f"is kept as '{kept_gin}'" in r.output
     assert RunStore(copy).analyses() == sorted([dec.TABLE, kept_gin])
     assert set(frame(copy)["bot"]) == {"simple"} and set(frame(copy, kept_gin)["bot"]) == {"gin-chasing"}
+
+
+def test_a_stored_log_that_does_not_replay_is_one_error_naming_the_game(run):
+    """A stored answer the engine refuses (a flipped byte) stops the grading of that game with its number."""
+    job = next(dec.game_jobs(RunStore(run), "simple", 1, None))
+    settings = dec.AnalysisSettings(samples=4, seed=5)
+    rules = dec.run_rules(RunStore(run))
+    assert dec.analyse_game(job, rules, settings, positions=range(12))  # the stored log itself grades
+    bad = bytearray(job.actions)
+    bad[len(bad) // 2] = 99  # no decision has an answer 99
+    broken = dec.GameJob(job.game_id, job.seed, bytes(bad), job.names, job.matchup, job.seats)
+    with pytest.raises(dec.AnalysisError, match=rf"^game {job.game_id}: the stored action log does not replay: "):
+        dec.analyse_game(broken, rules, settings)
