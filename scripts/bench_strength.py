@@ -19,8 +19,12 @@ passes.  The line gives the median, the mean, the 99th percentile and the
 slowest of those times, and the most decision time spent in one game (the
 EAAI budget is 30 s a game).
 
-A bot is a built-in or file name, optionally with parameters:
-``monte-carlo:samples=1000,candidates=4``.
+A bot is any bot reference ``arena run`` takes (a built-in, a ``.py`` file,
+``eaai:PLAYER.jar:CLASS``, ``cmd:PROGRAM``, ``sandbox:FILE``,
+``policy:FILE``), and a built-in may carry parameters:
+``monte-carlo:samples=1000,candidates=4``.  A game a bot forfeits (an
+illegal move, a crash, a timeout) counts as a loss for it, and the table
+says how many each side forfeited, with the first reason.
 
 Run: ``python scripts/bench_strength.py --candidate marjj-style --pairs 1000``
 (``--opponents`` defaults to every built-in bot and ``knock5``).
@@ -42,13 +46,15 @@ sys.path.insert(0, str(ROOT))
 
 from arena.analysis.stats import ratio_ci_moments  # noqa: E402
 from arena.botkit.bot import Bot  # noqa: E402
-from arena.engine.layout import G_SIZE, G_WINNER, PH_DONE, S_CUR, S_PHASE, V_SIZE  # noqa: E402
+from arena.engine.layout import G_FORFEIT, G_SIZE, G_WINNER, PH_DONE, S_CUR, S_PHASE, V_SIZE  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rng import RNG_WORDS, new_rng  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state  # noqa: E402
+from arena.external.client import close_bot  # noqa: E402
 from arena.loading.load import load_bot  # noqa: E402
 from arena.run.plan import pair_seeds  # noqa: E402
+from arena.settings.botref import CMD_PREFIX, EAAI_PREFIX, POLICY_PREFIX, SANDBOX_PREFIX, is_path  # noqa: E402
 from arena.settings.rules import load_rules  # noqa: E402
 
 #: The field: every built-in bot, and the default round-robin's knock5 (early-knock at 5).
@@ -67,8 +73,14 @@ FIELD = (
 CHUNK = 50
 
 
+#: The prefixes of the bot references whose colon is not the ``name:key=value`` form's.
+REFERENCE_PREFIXES = (CMD_PREFIX, EAAI_PREFIX, POLICY_PREFIX, SANDBOX_PREFIX)
+
+
 def make_bot(spec: str) -> Bot:
-    """A bot from ``name`` or ``name:key=value,key=value``."""
+    """A bot from any bot reference, or a built-in as ``name:key=value,key=value``."""
+    if spec.startswith(REFERENCE_PREFIXES) or is_path(spec):
+        return load_bot(spec)
     name, _, rest = spec.partition(":")
     bot = load_bot(name)
     if not rest:
@@ -84,17 +96,28 @@ def label(spec: str) -> str:
     return "knock5" if spec == "early-knock:knock_at=5" else spec
 
 
-def play_pairs(job: tuple[str, str, str, np.ndarray]) -> np.ndarray:
-    """Per pair: the candidate's score (wins + draws / 2) over its two games."""
+def play_pairs(job: tuple[str, str, str, np.ndarray]) -> tuple[np.ndarray, list[str], list[str]]:
+    """Per pair: the candidate's score (wins + draws / 2) over its two games; and the
+    messages of the games the candidate and the opponent forfeited."""
     cand_spec, opp_spec, rules_name, seeds = job
     cand, opp = make_bot(cand_spec), make_bot(opp_spec)
-    rules = rules_array(load_rules(rules_name))
-    as0 = play_batch(cand, opp, rules, seeds).games[:, G_WINNER]
-    as1 = play_batch(opp, cand, rules, seeds).games[:, G_WINNER]
+    try:
+        rules = rules_array(load_rules(rules_name))
+        a = play_batch(cand, opp, rules, seeds)
+        b = play_batch(opp, cand, rules, seeds)
+    finally:  # an external bot's processes end with the chunk
+        close_bot(cand)
+        close_bot(opp)
     score = np.zeros(len(seeds))
-    for winners, seat in ((as0, 0), (as1, 1)):  # (numpy adds boolean arrays as "or": count in floats)
+    forfeits: tuple[list[str], list[str]] = ([], [])
+    for rec, seat in ((a, 0), (b, 1)):
+        winners = rec.games[:, G_WINNER]
+        # (numpy adds boolean arrays as "or": count in floats)
         score += (winners == seat).astype(float) + 0.5 * (winners == -1).astype(float)
-    return score
+        lost = np.flatnonzero(rec.games[:, G_FORFEIT] >= 0)
+        for g, msg in zip(lost.tolist(), rec.errors, strict=True):
+            forfeits[int(rec.games[g, G_FORFEIT] != seat)].append(msg)
+    return score, forfeits[0], forfeits[1]
 
 
 def match(cand: str, opp: str, rules: str, seed: int, pairs: int, workers: int) -> dict:
@@ -106,7 +129,7 @@ def match(cand: str, opp: str, rules: str, seed: int, pairs: int, workers: int) 
             parts = list(pool.map(play_pairs, jobs))
     else:
         parts = [play_pairs(j) for j in jobs]
-    s = np.concatenate(parts)
+    s = np.concatenate([p[0] for p in parts])
     n = np.full(s.shape, 2.0)
     r = ratio_ci_moments(len(s), n.sum(), s.sum(), (s * s).sum(), (s * n).sum(), (n * n).sum(), clip=(0.0, 1.0))
     return {
@@ -117,6 +140,7 @@ def match(cand: str, opp: str, rules: str, seed: int, pairs: int, workers: int) 
         "lo": float(r["lo"]),
         "hi": float(r["hi"]),
         "secs": time.perf_counter() - t0,
+        "forfeits": ([m for p in parts for m in p[1]], [m for p in parts for m in p[2]]),
     }
 
 
@@ -145,8 +169,11 @@ def decision_times(cand_spec: str, rules_name: str, pairs: int, seed: int, repea
     """
     bot, simple = make_bot(cand_spec), load_bot("simple")
     rules = rules_array(load_rules(rules_name))
-    play_batch(bot, simple, rules, np.arange(2))  # compile and warm up
-    passes = [_timed_pass(bot, simple, rules, pairs, seed) for _ in range(repeats)]
+    try:
+        play_batch(bot, simple, rules, np.arange(2))  # compile and warm up
+        passes = [_timed_pass(bot, simple, rules, pairs, seed) for _ in range(repeats)]
+    finally:
+        close_bot(bot)
     if len({len(times) for times, _ in passes}) != 1:
         raise SystemExit(f"{cand_spec}: the timed games did not replay alike, so their times can't be paired")
     ms = 1000 * np.median(np.array([times for times, _ in passes]), axis=0)
@@ -197,7 +224,7 @@ def _timed_pass(bot: Bot, simple: Bot, rules: np.ndarray, pairs: int, seed: int)
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--candidate", required=True, help="bot to measure (name or name:key=value,..)")
+    ap.add_argument("--candidate", required=True, help="bot to measure (a bot reference, or name:key=value,..)")
     ap.add_argument("--opponents", default=",".join(FIELD), help="comma-separated bots (default: the field)")
     ap.add_argument("--pairs", type=int, default=1000, help="duplicate pairs per opponent (2 games each)")
     ap.add_argument("--seed", type=int, default=1, help="run seed of the deals")
@@ -235,6 +262,9 @@ def main() -> None:
             f"  <!-- {r['secs']:.0f} s -->",
             flush=True,
         )
+        for who, lost in zip((args.candidate, r["opponent"]), r["forfeits"], strict=True):
+            if lost:
+                print(f"  ({who} forfeited {len(lost)} of {r['games']:,} games; the first: {lost[0]})", flush=True)
     if args.time_pairs:
         t = decision_times(args.candidate, args.rules, args.time_pairs, args.seed + 1, args.time_repeats)
         load = os.getloadavg()

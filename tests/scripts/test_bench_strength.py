@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -33,3 +34,56 @@ def test_repeated_timing_pairs_each_decision_with_itself_over_the_passes():
     assert t["repeats"] == 2 and t["games"] == 2 and t["decisions"] > 20
     assert 0 < t["median_ms"] <= t["p99_ms"] <= t["max_ms"]
     assert t["max_game_s"] * 1000 <= t["max_ms"] * t["decisions"]
+
+
+ILLEGAL_DISCARD = """
+from arena.engine._jit import jit
+
+PARAMS = {}
+MEMORY = 1
+
+
+@jit
+def take_upcard(view, params, memory, rng):
+    return 0
+
+
+@jit
+def draw(view, params, memory, rng):
+    return 0
+
+
+@jit
+def big_gin(view, params, memory, rng):
+    return 1
+
+
+@jit
+def discard(view, params, memory, rng):
+    return 99  # no such card: every game it plays is forfeited at its first discard
+
+
+@jit
+def knock(view, params, memory, rng):
+    return 1
+"""
+
+
+def test_a_bot_reference_with_a_colon_plays_and_nobody_forfeits():
+    """``cmd:``, ``eaai:`` ... are bot references, not ``name:key=value`` (read as a bot named 'cmd' before)."""
+    program = f"cmd:{sys.executable} {ROOT / 'examples' / 'external' / 'simple_player.py'}"
+    r = bench.match(program, "simple", "eaai", seed=5, pairs=2, workers=1)
+    assert r["games"] == 4 and 0 <= r["win"] <= 1
+    assert r["forfeits"] == ([], [])
+
+
+def test_forfeited_games_are_counted_as_losses_and_reported_with_their_reason(tmp_path):
+    bot = tmp_path / "illegal_discard.py"
+    bot.write_text(ILLEGAL_DISCARD)
+    r = bench.match(str(bot), "simple", "eaai", seed=5, pairs=2, workers=1)
+    assert r["games"] == 4 and r["win"] == 0.0
+    mine, theirs = r["forfeits"]
+    assert len(mine) == 4 and theirs == []
+    assert "illegal_discard" in mine[0] and "99" in mine[0]
+    flipped = bench.match("simple", str(bot), "eaai", seed=5, pairs=2, workers=1)
+    assert flipped["win"] == 1.0 and flipped["forfeits"][0] == [] and len(flipped["forfeits"][1]) == 4
