@@ -243,6 +243,7 @@ class _Bar:
     def __init__(self, total: int, done: int, progress: bool | Callable[[int, int], None]):
         self.callback = progress if callable(progress) else None
         self.done, self.total = done, total
+        self.playing = 0  # games finished inside chunks not stored yet (shown, not counted as done)
         self.bar = (
             progress_bar("games", "game", total, done, unit_scale=True, smoothing=0.1) if progress is True else None
         )
@@ -255,11 +256,20 @@ class _Bar:
             warm(workers)
 
     def update(self, n: int) -> None:
+        """A chunk of ``n`` games is stored."""
         self.done += n
+        self.playing = 0  # the schedule's next count says what is still being played
         if self.bar is not None:
-            self.bar.update(n)
+            self.bar.set(self.done)
         if self.callback is not None:
             self.callback(self.done, self.total)
+
+    def in_flight(self, games: int) -> None:
+        """``games`` finished inside chunks still being played: a chunk of a slow bot (a kit player, a
+        program) may take many minutes, and the line would stand still until it is stored."""
+        if self.bar is not None and games != self.playing:
+            self.playing = games
+            self.bar.set(min(self.total, self.done + games))
 
     def close(self) -> None:
         if self.bar is not None:
@@ -425,6 +435,8 @@ def run_tournament(
             if gate is None or gate.decision is None:
                 sched, release = _schedule(cfg, client, schedule)
                 bar.warm_up(int(getattr(sched, "workers", 1)))
+                if hasattr(sched, "on_progress"):  # local processes share their game counts
+                    sched.on_progress = bar.in_flight
                 retries = max(0, retry_scheduler)
                 while True:
                     try:

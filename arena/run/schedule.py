@@ -53,6 +53,7 @@ from arena.run.plan import ChunkTask
 from arena.run.worker import (
     P_ASKED,
     P_COMPILING,
+    P_NEXT_GAME,
     P_PHASE,
     P_SEAT,
     P_SIZE,
@@ -317,6 +318,7 @@ class _Slot:
         self.retry = False
         self.stopped_since: float | None = None
         self.played = 0  # chunks given to this worker
+        self.seen = 0  # games of its chunk it has been seen to finish
         # the decision being watched: the worker's decision count, and its CPU time when the count last moved
         self.asked = 0
         self.asked_cpu = 0.0
@@ -325,6 +327,7 @@ class _Slot:
         """Send the worker a chunk; False when it can't take it (it died while idle: the pipe is broken)."""
         self.progress[:P_COMPILING] = -1  # the worker keeps its count of compilations
         self.asked, self.asked_cpu = 0, 0.0
+        self.seen = 0
         self.task, self.retry, self.started = task, retry, time.monotonic()
         self.stopped_since = None
         self.cpu0 = _cpu_seconds(self.proc.pid) if self.proc.pid else None
@@ -341,6 +344,21 @@ class _Slot:
             return False
         self.played += 1
         return True
+
+    def games_done(self) -> int:
+        """Games of this slot's chunk that its worker has finished: a chunk is stored whole, when it
+        ends, so this is what the progress line shows of it meanwhile (never less than before).
+
+        A chunk is played in two parts (the seatings), each counted by the engine from 0.
+        """
+        t = self.task
+        if not isinstance(t, ChunkTask):
+            return 0
+        swap, done = int(self.progress[P_SWAP]), int(self.progress[P_NEXT_GAME])
+        if swap in (0, 1) and done >= 0:
+            first = t.pair_hi - t.pair_lo if t.duplicate else (t.n_games + 1) // 2  # games of part 0
+            self.seen = max(self.seen, min(t.n_games, swap * first + done))
+        return self.seen
 
     def end(self) -> str:
         """Reap a worker that died (or kill one that must go): how it ended, for a log line."""
@@ -434,6 +452,9 @@ class LocalProcesses:
     def __init__(self, workers: int, play: Play | None = None) -> None:
         self.workers = max(1, workers)
         self.play = play
+        #: Called about every second with the games finished inside the chunks still being played
+        #: (the progress line counts them before their chunk is stored).
+        self.on_progress: Callable[[int], None] | None = None
         methods = multiprocessing.get_all_start_methods()
         # fork: workers inherit the compiled kernels and the loaded bots.
         self.ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -463,6 +484,8 @@ class LocalProcesses:
                 busy = [s for s in slots if s.task is not None]
                 if not busy:
                     return
+                if self.on_progress is not None:
+                    self.on_progress(sum(s.games_done() for s in busy))
                 now = time.monotonic()
                 wait_s = min(1.0, max(0.01, min(s.started + s.wall_limit - now for s in busy)))
                 waitables = {s.conn: s for s in busy}

@@ -21,7 +21,7 @@ import pyarrow as pa
 from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
 from arena.botkit.policy import cached_policy_file, load_policy_source
 from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
-from arena.engine.play import C_ASKED, C_PHASE, C_SEAT, C_SIZE, play_batch
+from arena.engine.play import C_ASKED, C_NEXT_GAME, C_PHASE, C_SEAT, C_SIZE, play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.limits import Limits
@@ -33,7 +33,9 @@ from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
 
 # Slots of the progress array a worker shares with its driver (the watchdog
 # reads them to name the bot that was being asked when a chunk timed out, and
-# to see a bot stuck in one decision).
+# to see a bot stuck in one decision; the progress line, to count the games
+# of a chunk still being played).
+P_NEXT_GAME = C_NEXT_GAME  # games of the part being played that are finished (the engine's counter)
 P_SEAT = C_SEAT  # seat being asked (same slot as the engine's counters)
 P_PHASE = C_PHASE  # decision being asked
 P_ASKED = C_ASKED  # decisions asked in the part being played; 0 between parts (nothing is being asked)
@@ -188,6 +190,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     for swap, s, pairs in parts:
         seat0, seat1 = (a, b) if swap == 0 else (b, a)
         if progress is not None:
+            progress[P_NEXT_GAME] = 0  # first: with the new part's swap, the last part's count would be read
             progress[P_SWAP] = swap
         with contextlib.redirect_stdout(printed):
             rec = play_batch(

@@ -149,3 +149,67 @@ def test_the_time_left_holds_on_a_round_robin_with_uneven_matchups_and_a_slow_st
     assert set(range(10, 100, 10)) <= {r[0] for r in new}, new  # every tenth's line tells the time left
     for pct, est, true in new:
         assert abs(est - true) <= max(2.0, true / 3), (pct, est, true, new)
+
+
+SLOW_BOT = '''
+"""Random legal play, 2 ms a decision: a chunk of it takes seconds, like a kit player's takes minutes."""
+import time
+
+from arena.botkit.lib import discardable, random_card
+
+PARAMS = {}
+MEMORY = 1
+
+
+def _wait():
+    time.sleep(0.002)
+
+
+def take_upcard(view, params, memory, rng):
+    _wait()
+    return 0
+
+
+def draw(view, params, memory, rng):
+    _wait()
+    return 0
+
+
+def big_gin(view, params, memory, rng):
+    return 1
+
+
+def discard(view, params, memory, rng):
+    _wait()
+    return random_card(discardable(view), rng)
+
+
+def knock(view, params, memory, rng):
+    _wait()
+    return 1
+'''
+
+
+def test_a_chunk_still_being_played_shows_its_games_on_the_progress_line(tmp_path, capsys):
+    """A chunk is stored whole when it ends; a slow bot's chunk may take minutes (a kit player's
+    2,000 games took 25), and the line stood still at the last stored chunk. Local workers share
+    their game count, so the line moves while the chunk plays (the store still gets it whole)."""
+    from arena.run import run_tournament
+    from arena.settings.config import TournamentConfig
+
+    (tmp_path / "slow.py").write_text(SLOW_BOT)
+    cfg = TournamentConfig(
+        name="p",
+        bots=(str(tmp_path / "slow.py"), "simple"),
+        games_per_pair=20,
+        chunk_size=20,  # one chunk: before, no line until it was stored
+        seed=3,
+        workers=1,
+        results_dir=str(tmp_path / "results"),
+    )
+    assert run_tournament(cfg, progress=True).status == "complete"
+    counts = [int(line.split("games: ")[1].split("/")[0]) for line in capsys.readouterr().err.splitlines()
+              if line.startswith("games: ")]  # fmt: skip
+    assert counts and counts[-1] == 20
+    assert any(0 < c < 20 for c in counts), counts  # a line while the one chunk was being played
+    assert counts == sorted(counts)
