@@ -45,6 +45,8 @@ from arena.settings.config import ConfigError, TournamentConfig, load_config
 from arena.settings.rules import Rules
 
 log = logging.getLogger("arena.run")
+#: A run with a bot on the plain path and chunks larger than this is told that smaller ones save more often.
+SLOW_CHUNK_HINT = 100
 
 
 class TournamentError(RuntimeError):
@@ -348,6 +350,7 @@ def run_tournament(
     if stop is not None and len(cfg.all_bots()) != 2:
         raise TournamentError("stopping early (--sprt) needs exactly two bots (a head-to-head match)")
     bots = load_bots(cfg, base_dir)  # every bot loads (and compiles) before the folder is touched
+    slow_chunks = False
     for b in bots.values():
         if b.fast:
             log.info("bot '%s': %s, from %s", b.name, b.path, b.source)
@@ -355,6 +358,14 @@ def run_tournament(
             log.info("bot '%s': a batched policy (lockstep batches against compiled bots), from %s", b.name, b.source)
         else:
             log.warning("bot '%s' runs on the plain Python path (slower): %s", b.name, b.plain_reason)
+            slow_chunks = True
+    if slow_chunks and cfg.chunk_size > SLOW_CHUNK_HINT:
+        log.info(
+            "a chunk is stored whole when it ends: with chunk_size = %d a slow bot's chunk may take many "
+            "minutes, and a stop loses the one being played; a smaller chunk_size (say %d) saves more often",
+            cfg.chunk_size,
+            SLOW_CHUNK_HINT,
+        )
     specs = {key: BotSpec.of(b) for key, b in bots.items()}
     run_dir = Path(cfg.results_dir) / cfg.name
     store = RunStore.open_for_writing(run_dir, fresh=fresh, what="arena run")

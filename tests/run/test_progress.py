@@ -213,3 +213,24 @@ def test_a_chunk_still_being_played_shows_its_games_on_the_progress_line(tmp_pat
     assert counts and counts[-1] == 20
     assert any(0 < c < 20 for c in counts), counts  # a line while the one chunk was being played
     assert counts == sorted(counts)
+
+
+def test_a_run_with_a_slow_bot_and_large_chunks_is_told_that_smaller_ones_save_more_often(tmp_path, caplog):
+    from arena.run import run_tournament
+    from arena.settings.config import TournamentConfig
+
+    (tmp_path / "slow.py").write_text(SLOW_BOT)
+
+    def run(bots, name):
+        cfg = TournamentConfig(
+            name=name, bots=bots, games_per_pair=2, chunk_size=400, seed=3, workers=1,
+            results_dir=str(tmp_path / "results"),
+        )  # fmt: skip
+        caplog.clear()
+        with caplog.at_level("INFO", logger="arena.run"):
+            assert run_tournament(cfg, progress=False).status == "complete"
+        return [r.getMessage() for r in caplog.records if "stored whole" in r.getMessage()]
+
+    hint = run((str(tmp_path / "slow.py"), "simple"), "slow")
+    assert len(hint) == 1 and "chunk_size = 400" in hint[0]
+    assert run(("random", "simple"), "fast") == []  # compiled bots' chunks take a second
