@@ -201,12 +201,13 @@ def analyse_game(
             if step.kind != "decision":
                 continue
             pos += 1
-            seat, phase, action = step.seat, step.phase, step.action
+            seat, phase, action, before = step.seat, step.phase, step.action, step.before
+            assert before is not None  # a decision step carries the state before it
             if seat not in job.seats or (wanted is not None and pos not in wanted):
                 continue
-            build_view(step.before, rules_array, seat, view)
+            build_view(before, rules_array, seat, view)
             rng = decision_rng(settings.seed, job.game_id, pos)
-            truth = step.before if settings.perfect else no_truth
+            truth = before if settings.perfect else no_truth
             n, best = evaluate(view, settings.samples, rng, truth, options, mean, se, diff_se)
             if n < 2:
                 continue  # a forced move: nothing to grade
@@ -222,13 +223,13 @@ def analyse_game(
                     "bot": job.names[seat],
                     "opponent": job.names[1 - seat],
                     "seat": seat,
-                    "hand": int(step.before[S_HAND_NO]) + 1,
+                    "hand": int(before[S_HAND_NO]) + 1,
                     "step": pos,
                     "view_step": pos + deals,
                     "kind": kind,
-                    "stock": 52 - int(step.before[S_STOCK_POS]),
-                    "score": int(step.before[S_SCORE + seat]),
-                    "opp_score": int(step.before[S_SCORE + 1 - seat]),
+                    "stock": 52 - int(before[S_STOCK_POS]),
+                    "score": int(before[S_SCORE + seat]),
+                    "opp_score": int(before[S_SCORE + 1 - seat]),
                     "chosen": int(action),
                     "best": int(opts[best]),
                     "chosen_text": _option_text(kind, action),

@@ -51,12 +51,12 @@ def played(tmp_path_factory) -> tuple[Path, str]:
 def test_run_shows_the_progress_of_its_games_and_its_report_as_lines_in_a_log(played):
     _, stderr = played
     lines = progress(stderr, "games")
-    assert [re.match(r"games: (\d+)/16 games \((\d+)%\)", ln).groups() for ln in lines] == [
-        ("4", "25"),
-        ("8", "50"),
-        ("12", "75"),
-        ("16", "100"),
-    ], stderr
+    counts = [int(re.match(r"games: (\d+)/16 games \((\d+)%\)", ln).group(1)) for ln in lines]
+    # A line at each tenth crossed: when 4-game chunks are stored, and when the games of a chunk
+    # still being played carry the count across one (how many of those depends on the machine).
+    assert {4, 8, 12} & set(counts) and counts[-1] == 16, stderr
+    tenths = [10 * c // 16 for c in counts]
+    assert tenths == sorted(set(tenths)), stderr  # each line a new tenth, never back
     # The report is written from what the run summarised as its chunks arrived: no pass over them to show.
     assert progress(stderr, "report") == [], stderr
 
