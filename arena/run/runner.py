@@ -260,9 +260,11 @@ class _Bar:
     def update(self, n: int) -> None:
         """A chunk of ``n`` games is stored."""
         self.done += n
-        self.playing = 0  # the schedule's next count says what is still being played
+        # Its games were among those shown as being played (at most n of them): what is shown
+        # stays put, never back, until the schedule's next count says what is still being played.
+        self.playing = max(0, self.playing - n)
         if self.bar is not None:
-            self.bar.set(self.done)
+            self.bar.set(min(self.total, self.done + self.playing))
         if self.callback is not None:
             self.callback(self.done, self.total)
 

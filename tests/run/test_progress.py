@@ -234,3 +234,20 @@ def test_a_run_with_a_slow_bot_and_large_chunks_is_told_that_smaller_ones_save_m
     hint = run((str(tmp_path / "slow.py"), "simple"), "slow")
     assert len(hint) == 1 and "chunk_size = 400" in hint[0]
     assert run(("random", "simple"), "fast") == []  # compiled bots' chunks take a second
+
+
+def test_a_stored_chunk_never_moves_the_line_back_below_the_games_shown_in_flight():
+    """Two 40-game chunks under way, 35 and 30 games in: 65 shown. The first is stored (40 games):
+    the line must not drop to 40 before the next count of the one still being played."""
+    from types import SimpleNamespace
+
+    from arena.run.runner import _Bar
+
+    bar = _Bar(80, 0, False)
+    shown: list[int] = []
+    bar.bar = SimpleNamespace(set=lambda done, total=None: shown.append(done), close=lambda: None)
+    bar.in_flight(65)
+    bar.update(40)
+    bar.in_flight(32)  # the second chunk, now 32 games in
+    bar.update(40)
+    assert shown == [65, 65, 72, 80]
