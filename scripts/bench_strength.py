@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena.analysis.stats import ratio_ci_moments  # noqa: E402
-from arena.botkit.bot import Bot  # noqa: E402
+from arena.botkit.bot import Bot, BotError  # noqa: E402
 from arena.engine.layout import G_FORFEIT, G_SIZE, G_WINNER, PH_DONE, S_CUR, S_PHASE, V_SIZE  # noqa: E402
 from arena.engine.play import play_batch  # noqa: E402
 from arena.engine.rng import RNG_WORDS, new_rng  # noqa: E402
@@ -90,6 +90,17 @@ def make_bot(spec: str) -> Bot:
         key, _, value = item.partition("=")
         overrides[key.strip()] = float(value)
     return bot.with_params(spec, overrides)
+
+
+def check_bots(specs: list[str]) -> None:
+    """Load every bot once before any game, so a bad spec (an unknown bot, a parameter out of range,
+    a kit player without the kit) is one line naming it rather than a worker's traceback."""
+    for spec in specs:
+        try:
+            bot = make_bot(spec)
+        except (BotError, ValueError) as exc:
+            raise SystemExit(f"bench_strength: {spec}: {exc}") from None
+        close_bot(bot)
 
 
 def label(spec: str) -> str:
@@ -240,6 +251,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     opponents = [o for o in args.opponents.split(",") if o and o != args.candidate]
+    check_bots([args.candidate, *([args.baseline] if args.baseline else []), *opponents])
     load = os.getloadavg()
     print(f"{args.candidate} under '{args.rules}' rules, seed {args.seed}, {args.pairs} duplicate pairs per opponent")
     if not opponents:

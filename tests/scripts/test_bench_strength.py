@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.file_module import load_file
 
@@ -87,3 +88,18 @@ def test_forfeited_games_are_counted_as_losses_and_reported_with_their_reason(tm
     assert "illegal_discard" in mine[0] and "99" in mine[0]
     flipped = bench.match("simple", str(bot), "eaai", seed=5, pairs=2, workers=1)
     assert flipped["win"] == 1.0 and flipped["forfeits"][0] == [] and len(flipped["forfeits"][1]) == 4
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("nosuch", "unknown bot 'nosuch'"),
+        ("monte-carlo:samples=0", "samples"),
+        ("monte-carlo:samples=lots", "lots"),
+    ],
+)
+def test_a_bad_bot_spec_is_one_line_naming_it_before_any_game(spec, says):
+    with pytest.raises(SystemExit) as exc:
+        bench.check_bots(["simple", spec])
+    assert str(exc.value).startswith(f"bench_strength: {spec}: ") and says in str(exc.value)
+    assert "\n" not in str(exc.value)
