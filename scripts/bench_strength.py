@@ -52,9 +52,9 @@ from arena.engine.rng import RNG_WORDS, new_rng  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state  # noqa: E402
 from arena.external.client import close_bot  # noqa: E402
-from arena.loading.load import load_bot  # noqa: E402
+from arena.loading.load import load, load_bot  # noqa: E402
 from arena.run.plan import pair_seeds  # noqa: E402
-from arena.settings.botref import CMD_PREFIX, EAAI_PREFIX, POLICY_PREFIX, SANDBOX_PREFIX, is_path  # noqa: E402
+from arena.settings.botref import BotRef  # noqa: E402
 from arena.settings.rules import load_rules  # noqa: E402
 
 #: The field: every built-in bot, and the default round-robin's knock5 (early-knock at 5).
@@ -73,14 +73,11 @@ FIELD = (
 CHUNK = 50
 
 
-#: The prefixes of the bot references whose colon is not the ``name:key=value`` form's.
-REFERENCE_PREFIXES = (CMD_PREFIX, EAAI_PREFIX, POLICY_PREFIX, SANDBOX_PREFIX)
-
-
 def make_bot(spec: str) -> Bot:
-    """A bot from any bot reference, or a built-in as ``name:key=value,key=value``."""
-    if spec.startswith(REFERENCE_PREFIXES) or is_path(spec):
-        return load_bot(spec)
+    """A bot from any bot reference (read by :meth:`BotRef.parse`), or a built-in as ``name:key=value,...``."""
+    ref = BotRef.parse(spec)
+    if ref.kind != "builtin":
+        return load(ref)
     name, _, rest = spec.partition(":")
     bot = load_bot(name)
     if not rest:

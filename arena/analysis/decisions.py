@@ -180,10 +180,6 @@ def analyse_game(
 
     rules_array = np.ascontiguousarray(rules_array, dtype=np.int64)
     answers = np.frombuffer(job.actions, dtype=np.uint8).astype(np.int64)
-    try:
-        log = log_from_actions(job.seed, rules_array, answers)
-    except ReplayError as exc:
-        raise AnalysisError(f"game {job.game_id}: the stored action log does not replay: {exc}") from None
     view = np.zeros(V_SIZE, dtype=np.int64)
     options = np.zeros(MAX_OPTIONS, dtype=np.int64)
     mean = np.zeros(MAX_OPTIONS)
@@ -195,6 +191,7 @@ def analyse_game(
     pos = -1  # the decision's place in the log
     deals = 0
     try:
+        log = log_from_actions(job.seed, rules_array, answers)
         for step in replay_steps(job.seed, rules_array, log):
             if step.kind == "deal":
                 deals += 1

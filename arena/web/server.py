@@ -472,11 +472,12 @@ class Guard:
             await self.app(scope, receive, no_store)
             return
         json_only, limit = self.rule(scope["path"])
-        ctype = dict(scope["headers"]).get(b"content-type", b"").split(b";")[0].strip().lower()
+        headers = dict(scope["headers"])
+        ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         if json_only and ctype != b"application/json":
             await self._reply(scope, no_store, 415, "POST bodies must be JSON (Content-Type: application/json)")
             return
-        declared = dict(scope["headers"]).get(b"content-length", b"")
+        declared = headers.get(b"content-length", b"")
         expected = min(int(declared), limit) if declared.isdigit() else limit
         allowed = self.timeout + expected / MIN_BODY_RATE
         deadline = time.monotonic() + allowed
