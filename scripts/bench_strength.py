@@ -96,7 +96,8 @@ def check_bots(specs: list[str]) -> None:
         try:
             bot = make_bot(spec)
         except (BotError, ValueError) as exc:
-            raise SystemExit(f"bench_strength: {spec}: {exc}") from None
+            why = str(exc).removeprefix(f"{spec}: ")  # a bad reference's own message names it already
+            raise SystemExit(f"bench_strength: {spec}: {why}") from None
         close_bot(bot)
 
 

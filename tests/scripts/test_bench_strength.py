@@ -96,10 +96,11 @@ def test_forfeited_games_are_counted_as_losses_and_reported_with_their_reason(tm
         ("nosuch", "unknown bot 'nosuch'"),
         ("monte-carlo:samples=0", "samples"),
         ("monte-carlo:samples=lots", "lots"),
+        ("eaai:nojar", "write eaai:PLAYER.jar:CLASS"),
     ],
 )
 def test_a_bad_bot_spec_is_one_line_naming_it_before_any_game(spec, says):
     with pytest.raises(SystemExit) as exc:
         bench.check_bots(["simple", spec])
     assert str(exc.value).startswith(f"bench_strength: {spec}: ") and says in str(exc.value)
-    assert "\n" not in str(exc.value)
+    assert "\n" not in str(exc.value) and not str(exc.value).startswith(f"bench_strength: {spec}: {spec}")
