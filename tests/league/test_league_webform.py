@@ -273,12 +273,35 @@ def _send_chunked(server: Server, sid: str, total: int) -> tuple[int, bytes]:
             except OSError:  # the server answered and closed
                 break
             sent += 65536
-        try:
-            return sent, s.recv(4096)
-        except OSError:
-            return sent, b""
+        return sent, _read_answer(s)
     finally:
         s.close()
+
+
+def _read_answer(s: socket.socket) -> bytes:
+    """The whole answer on ``s``: its head and as many body bytes as its Content-Length says.
+
+    One ``recv`` may return the head alone (the body comes in its own segment), which read the
+    413 without its line now and then.
+    """
+    answer = b""
+    try:
+        while b"\r\n\r\n" not in answer:
+            part = s.recv(4096)
+            if not part:
+                return answer
+            answer += part
+        head, _, body = answer.partition(b"\r\n\r\n")
+        fields = dict(ln.partition(b":")[::2] for ln in head.split(b"\r\n")[1:])
+        length = int({k.lower(): v for k, v in fields.items()}.get(b"content-length", b"0"))
+        while len(body) < length:
+            part = s.recv(4096)
+            if not part:
+                break
+            body += part
+        return head + b"\r\n\r\n" + body
+    except OSError:
+        return answer
 
 
 def _peak_rss(pid: int) -> int:
