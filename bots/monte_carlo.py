@@ -129,10 +129,11 @@ from numba.core.errors import NumbaWarning
 from arena.botkit.game_value import win_chance
 from arena.botkit.lib import (
     discardable,
+    float_bits,
     top_beats_stock,
     unseen_cards,
 )
-from arena.botkit.search import rules_of, sample_state_counted
+from arena.botkit.search import deal_around, rules_of, sample_state_counted
 from arena.engine._jit import jit
 from arena.engine.cards import lsb
 from arena.engine.layout import (
@@ -155,7 +156,7 @@ from arena.engine.layout import (
     V_TOP,
 )
 from arena.engine.melds import best_discard, deadwood, deadwood_after_discards
-from arena.engine.rng import next_u64, rand_float, seed_rng
+from arena.engine.rng import next_u64, rand_below, rand_float, seed_rng
 from arena.engine.step import apply_action
 from bots import gin_chasing, marjj_style
 from bots.rollout import OPP_KNOCK, OPP_TAKE, POLICY_SIZE, monte_carlo_policy, rollout
@@ -199,6 +200,13 @@ MEMORY = REPEAT_SLOTS + 3
 #: memory slots: the last hand shown (V_SHOWN) already learned from, the log-odds
 #: that the opponent chases gin, and the stock size at my last decision.
 M_SEEN, M_LOGODDS, M_STOCK = REPEAT_SLOTS, REPEAT_SLOTS + 1, REPEAT_SLOTS + 2
+#: A driver may hand the search its own guesses of the opponent's hand in slots
+#: past the bot's memory (the engine allocates exactly ``MEMORY``, so a game never
+#: has them): ``memory[M_GUESSES]`` = their number ``k``, then ``k`` hands as the
+#: int64's bits.  The search then draws each deal's hand from them instead of its
+#: opponent model: ``scripts/bench_posterior.py strength`` measures what an exact
+#: posterior would be worth.
+M_GUESSES = MEMORY
 
 (
     _SAMPLES,
@@ -404,11 +412,11 @@ def chase_chance(params, memory):
 @jit
 def best_option(view, params, rng, options, n_options):
     """:func:`search` with no learned opponent (``chase`` = 0: the opponent knocks at once, like Simple)."""
-    return search(view, params, rng, options, n_options, 0.0)
+    return search(view, params, rng, options, n_options, 0.0, np.zeros(0))
 
 
 @jit
-def search(view, params, rng, options, n_options, chase):
+def search(view, params, rng, options, n_options, chase, memory):
     """Index of the option (actions for the decision in ``view``) to play.
 
     ``options[0]`` is the default (gin-chasing's choice).  With ``learn``,
@@ -422,9 +430,11 @@ def search(view, params, rng, options, n_options, chase):
     and another option replaces the default only when its mean gain over
     the default, deal by deal, exceeds ``confidence`` standard errors: with
     few samples, a noisy estimate would otherwise overrule a good heuristic
-    about as often as it improves on it.
+    about as often as it improves on it.  Hands handed in past the bot's
+    ``memory`` (:data:`M_GUESSES`) replace the opponent model's.
     """
     rules = rules_of(view)
+    guesses = int(memory[M_GUESSES]) if memory.shape[0] > M_GUESSES + 1 else 0
     me = view[V_SEAT]
     target = view[V_RULES + R_TARGET]
     need_me = target - view[V_MY_SCORE]
@@ -455,17 +465,21 @@ def search(view, params, rng, options, n_options, chase):
         n += 1
         chases = learn and rand_float(rng) < chase
         quiet = params[_QUIET_W] if not learn else (1.0 if chases else params[_QUIET_LEARNED])
-        _, dealt = sample_state_counted(
-            view,
-            rng,
-            sampled,
-            params[_REFUSE_W],
-            params[_SHED_W],
-            int(params[_TRIES]),
-            params[_BUILT] > 0,
-            quiet,
-            1.0 if chases else params[_SHARP_W],
-        )
+        if guesses > 0:
+            deal_around(view, float_bits(memory[M_GUESSES + 1 + rand_below(rng, guesses)]), rng, sampled)
+            dealt = 1
+        else:
+            _, dealt = sample_state_counted(
+                view,
+                rng,
+                sampled,
+                params[_REFUSE_W],
+                params[_SHED_W],
+                int(params[_TRIES]),
+                params[_BUILT] > 0,
+                quiet,
+                1.0 if chases else params[_SHARP_W],
+            )
         work += dealt
         roll_seed = next_u64(rng)
         base = 0.0
@@ -506,7 +520,7 @@ def search(view, params, rng, options, n_options, chase):
 def _choose(view, params, memory, rng, options, n_options):
     """The index of the option to play, by :func:`search` with the learned opponent model."""
     chase = chase_chance(params, memory) if params[_LEARN] > 0 else 0.0
-    return search(view, params, rng, options, n_options, chase)
+    return search(view, params, rng, options, n_options, chase, memory)
 
 
 @jit

@@ -283,6 +283,28 @@ def sample_state_counted(view, rng, st, refuse_weight, shed_weight, tries, built
 
 
 @jit
+def deal_around(view, opp, rng, st):
+    """Fill ``st`` with the state of ``view`` in which the opponent holds ``opp``
+    and every other card I can't see is in the stock, shuffled.
+
+    For a search handed its guesses of the opponent's hand from elsewhere (a
+    driver's own filter: ``scripts/bench_posterior.py``) rather than from
+    :func:`sample_state_weighted`.
+    """
+    seen = view[V_HAND] | opp
+    for i in range(view[V_PILE_N]):
+        seen |= np.int64(1) << view[V_PILE + i]
+    stock = np.empty(52, dtype=np.int64)
+    m = 0
+    for c in range(52):
+        if not (seen >> c) & 1:
+            stock[m] = c
+            m += 1
+    shuffle(stock[:m], rng)
+    _fill_state(view, st, opp, stock)
+
+
+@jit
 def _fill_state(view, st, opp, stock):
     """The state of ``view`` with the opponent holding ``opp`` and ``stock`` to draw, in order."""
     st[:] = 0

@@ -15,6 +15,7 @@ from arena.engine.layout import (
     G_WINNER,
     PH_DISCARD,
     PH_DONE,
+    PH_KNOCK,
     S_CUR,
     S_DECK,
     S_HAND,
@@ -199,6 +200,26 @@ def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc)
     pair = (a.astype(float) + b) / 2  # duplicate pairs: the same deals from both seats
     low = pair.mean() - 1.96 * pair.std(ddof=1) / np.sqrt(len(pair))
     assert low > 0.5, f"won {pair.mean():.1%} of {2 * len(seeds)} games, 95% CI low end {low:.1%}"
+
+
+def test_guesses_handed_in_past_its_memory_replace_its_opponent_model_and_an_empty_slot_changes_nothing(mc_quick):
+    """The hook of scripts/bench_posterior.py: the engine never allocates the slots, so games are as before."""
+    extra = mc_module.M_GUESSES + 1 + 4
+    same = overruled = 0
+    for st, view in _positions("monte-carlo", 12, seed=40):
+        if st[S_PHASE] not in (PH_DISCARD, PH_KNOCK):
+            continue
+        f = mc_quick.functions[int(st[S_PHASE])]
+        plain = f(view, mc_quick.params, np.zeros(mc_quick.memory_size), new_rng(5))
+        empty = f(view, mc_quick.params, np.zeros(extra), new_rng(5))
+        assert empty == plain
+        oracle = np.zeros(extra)
+        oracle[mc_module.M_GUESSES] = 4
+        oracle[mc_module.M_GUESSES + 1 :] = np.full(4, st[S_HAND + 1], dtype=np.int64).view(np.float64)
+        told = f(view, mc_quick.params, oracle, new_rng(5))
+        same += 1
+        overruled += told != plain
+    assert same > 60 and 0 < overruled < same
 
 
 @pytest.mark.parametrize(

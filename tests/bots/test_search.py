@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.botkit.search import opponent_known, play_out, rules_of, sample_state
+from arena.botkit.lib import pile_cards
+from arena.botkit.search import deal_around, opponent_known, play_out, rules_of, sample_state
 from arena.engine._jit import jit
 from arena.engine.cards import popcount
 from arena.engine.contract import BOT_SIGNATURE
@@ -13,11 +14,13 @@ from arena.engine.layout import (
     OUT_NONE,
     PH_DONE,
     S_CUR,
+    S_DECK,
     S_HAND,
     S_OUTCOME,
     S_PHASE,
     S_POINTS,
     S_SIZE,
+    S_STOCK_POS,
     V_HAND,
     V_SEAT,
     V_SIZE,
@@ -65,6 +68,27 @@ def test_sampled_state_rebuilds_the_same_view_and_a_legal_deal():
         differs += opp != int(st[S_HAND + 1 - p])
         n += 1
     assert n > 500 and differs > n // 2  # the hidden cards really are re-dealt
+
+
+def test_a_deal_around_a_given_hand_gives_the_opponent_that_hand_and_rebuilds_the_view():
+    rng = new_rng(4)
+    out = np.empty(S_SIZE, dtype=np.int64)
+    again = np.empty(V_SIZE, dtype=np.int64)
+    stocks = set()
+    n = 0
+    for st, view in _decision_points(20):
+        p = int(st[S_CUR])
+        true = st[S_HAND + 1 - p]
+        deal_around(view, true, rng, out)
+        assert out[S_HAND + 1 - p] == true
+        build_view(out, rules_of(view), p, again)
+        assert np.array_equal(view, again)
+        stock = out[S_DECK + out[S_STOCK_POS] : S_DECK + 52]
+        everything = int(view[V_HAND]) | int(true) | int(pile_cards(view))
+        assert sorted(stock.tolist()) == [c for c in range(52) if not (everything >> c) & 1]
+        stocks.add(tuple(stock.tolist()))
+        n += 1
+    assert n > 200 and len(stocks) > n // 2  # the stock is shuffled, not left in card order
 
 
 def test_opponents_kept_pickups_are_always_in_the_sample():
