@@ -62,7 +62,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.botkit.lib import opponent_known, pile_cards  # noqa: E402
+from arena.botkit.lib import nth_card, opponent_known, pile_cards  # noqa: E402
 from arena.botkit.search import sample_state_weighted  # noqa: E402
 from arena.engine._jit import jit  # noqa: E402
 from arena.engine.cards import popcount  # noqa: E402
@@ -79,8 +79,6 @@ from arena.engine.layout import (  # noqa: E402
     S_CUR,
     S_HAND,
     S_PHASE,
-    S_PILE,
-    S_PILE_N,
     S_SIZE,
     S_UPCARD,
     V_HAND,
@@ -90,7 +88,15 @@ from arena.engine.layout import (  # noqa: E402
 from arena.engine.melds import deadwood, in_any_meld, least_discards  # noqa: E402
 from arena.engine.rng import RNG_WORDS, new_rng, rand_below, rand_float  # noqa: E402
 from arena.engine.rules_array import rules_array  # noqa: E402
-from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, new_state  # noqa: E402
+from arena.engine.step import (  # noqa: E402
+    apply_action,
+    begin_game,
+    begin_hand,
+    build_view,
+    end_hand,
+    new_state,
+    pile_mask,
+)
 from arena.loading.load import load_bot  # noqa: E402
 from arena.settings.rules import load_rules  # noqa: E402
 
@@ -100,6 +106,7 @@ DRAWS = (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER, PH_DRAW)
 #: (refuse_weight, shed_weight, tries, built, quiet_learned, sharp_weight).
 BOT_MODEL = (0.25, 0.25, 8, True, 0.2, 0.1)
 UNIFORM = (1.0, 1.0, 1, False, 1.0, 1.0)
+ALL_CARDS = np.int64((1 << 52) - 1)
 
 
 @jit
@@ -170,18 +177,14 @@ def took(hands, weights, c, d, limit):
 @jit
 def drew(hands, weights, d, visible, limit, rng):
     """It drew from the stock and shed ``d``; ``visible``: my hand and the pile, ``d`` on top."""
-    stock = np.empty(52, np.int64)
     for p in range(hands.shape[0]):
         if weights[p] == 0:
             continue
         h = hands[p]
-        n = 0
-        for c in range(52):
-            if not ((visible | h) >> c) & 1:
-                stock[n] = c
-                n += 1
+        stock = ALL_CARDS & ~(visible | h)
+        n = popcount(stock)
         if (h >> d) & 1:
-            s = stock[rand_below(rng, n)]
+            s = nth_card(stock, rand_below(rng, n))
             q = 1.0
         else:  # it shed the card it drew: d was one of the n + 1 cards it could draw
             s = d
@@ -299,7 +302,7 @@ class Tracker:
             else:
                 post.passed(top)
         elif p != me and ph == PH_DISCARD:
-            visible = int(st[S_HAND + me]) | pile_cards_of(st)
+            visible = int(st[S_HAND + me]) | int(pile_mask(st))
             asked = st[S_PHASE] == PH_KNOCK and st[S_CUR] == p
             post.shed(self.taken, a, visible, -1 if asked else int(RULES[R_KNOCK_LIMIT]))
             self.taken = -1
@@ -333,14 +336,6 @@ def first_hands(n_games: int, particles: int, seed: int = 0):
             top, mine = int(view[V_TOP]), int(st[S_HAND])
             apply_action(st, RULES, a)
             track.step(st, p, ph, a, top, mine)
-
-
-def pile_cards_of(st: np.ndarray) -> int:
-    """Mask of the discard pile in a full state."""
-    m = 0
-    for i in range(int(st[S_PILE_N])):
-        m |= 1 << int(st[S_PILE + i])
-    return m
 
 
 @dataclass
@@ -378,7 +373,7 @@ def compare(n_games: int, particles: int, k: int, seed: int = 0) -> dict:
             dropped += 1
             continue
         known = int(opponent_known(view))
-        unseen = ((1 << 52) - 1) & ~int(view[V_HAND]) & ~int(pile_cards(view)) & ~known
+        unseen = int(ALL_CARDS) & ~int(view[V_HAND]) & ~int(pile_cards(view)) & ~known
         for name, model in (("uniform", UNIFORM), ("monte-carlo's model", BOT_MODEL)):
             guesses = []
             for _ in range(k):

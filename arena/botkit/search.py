@@ -25,6 +25,7 @@ from arena.botkit.lib import (  # noqa: F401  (part of the search toolkit)
     least_deadwood_discard,
     meld_completers,
     opponent_known,
+    pile_cards,
 )
 from arena.engine._jit import jit
 from arena.engine.cards import lsb, popcount
@@ -291,9 +292,7 @@ def deal_around(view, opp, rng, st):
     driver's own filter: ``scripts/bench_posterior.py``) rather than from
     :func:`sample_state_weighted`.
     """
-    seen = view[V_HAND] | opp
-    for i in range(view[V_PILE_N]):
-        seen |= np.int64(1) << view[V_PILE + i]
+    seen = view[V_HAND] | opp | pile_cards(view)
     stock = np.empty(52, dtype=np.int64)
     m = 0
     for c in range(52):
