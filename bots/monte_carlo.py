@@ -134,6 +134,7 @@ from arena.botkit.game_value import win_chance
 from arena.botkit.lib import (
     discardable,
     float_bits,
+    least_deadwood_discard,
     top_beats_stock,
     unseen_cards,
 )
@@ -625,7 +626,15 @@ def discard(view, params, memory, rng):
     options = np.empty(_MAX_OPTIONS, dtype=np.int64)
     limit = min(int(params[_CANDIDATES]), _MAX_OPTIONS)
     n = discard_candidates(view, allowed, options, limit, params[_GAP], params[_HEURISTIC] > 0)
-    card = options[0] if n == 1 else options[_choose(view, params, memory, rng, options, n)]
+    if n == 0:
+        # marjj-style's score leaves out cards far above the least deadwood of every legal discard, and
+        # the repeat guard may have taken all the others: shed the least deadwood of what is left, as
+        # marjj-style does (reading options[0] here played an unset slot: a forfeit).
+        card, _ = least_deadwood_discard(view[V_HAND], allowed, rng)
+    elif n == 1:
+        card = options[0]
+    else:
+        card = options[_choose(view, params, memory, rng, options, n)]
     remember_pair(memory, 0, drawn, card)
     return card
 

@@ -7,7 +7,7 @@ import pytest
 
 from arena.botkit import game_value
 from arena.botkit.bot import BotError
-from arena.botkit.lib import opponent_known, pile_cards
+from arena.botkit.lib import discardable, opponent_known, pile_cards
 from arena.botkit.search import last_shed, rules_of, sample_state_counted, sample_state_weighted
 from arena.engine.cards import popcount
 from arena.engine.layout import (
@@ -23,12 +23,15 @@ from arena.engine.layout import (
     S_POINTS,
     S_SIZE,
     S_STOCK_POS,
+    V_DECISION,
     V_HAND,
+    V_HAND_NO,
+    V_JUST_TAKEN,
     V_SEAT,
     V_SIZE,
     V_STOCK_N,
 )
-from arena.engine.melds import in_any_meld, least_discards
+from arena.engine.melds import deadwood, in_any_meld, least_discards
 from arena.engine.play import play_batch
 from arena.engine.rng import RNG_WORDS, new_rng
 from arena.engine.rules_array import rules_array
@@ -399,3 +402,43 @@ def _sheds_least(hand: int, card: int) -> bool:
 def _melded(hand: int, cards: int) -> int:
     """How many of ``cards`` (held in ``hand``) sit in a meld of ``hand``."""
     return sum(in_any_meld(hand & ~(1 << c), c) for c in range(52) if (cards >> c) & 1)
+
+
+def _guarded_discard_positions(n_games: int):
+    """(view, memory, blocked, rest) at simple's discards, with monte-carlo's repeat-guard memory set so that
+    the card just drawn was already paired with every discard within marjj-style's slack of the least
+    deadwood (``blocked``): only discards far above it are left (``rest``: card -> deadwood left)."""
+    slack = float(mc_module.marjj_style.PARAMS["slack"])
+    memory_size = load_bot("monte-carlo").memory_size
+    for _, view in _positions("simple", n_games, seed=300):
+        if view[V_DECISION] != PH_DISCARD:
+            continue
+        hand = int(view[V_HAND])
+        legal = int(discardable(view))
+        taken = int(view[V_JUST_TAKEN])
+        drawn = taken if taken >= 0 else next(c for c in range(52) if (legal >> c) & 1)
+        left = {c: deadwood(hand & ~(1 << c)) for c in range(52) if (legal >> c) & 1}
+        least = min(left.values())
+        blocked = {c for c, d in left.items() if d <= least + slack}
+        if len(blocked) == len(left):
+            continue
+        memory = np.zeros(memory_size)
+        memory[0] = view[V_HAND_NO] + 1  # the guard's slots belong to this hand ..
+        memory[1] = hand if taken >= 0 else hand & ~(1 << drawn)  # .. the hand before the draw ..
+        pairs = np.array([sum(1 << c for c in blocked)], dtype=np.int64)  # {drawn, drawn} blocks it too
+        memory[2 + drawn] = pairs.view(np.float64)[0]  # .. and the drawn card's pairs, as the int64's bits
+        yield view, memory, blocked, {c: d for c, d in left.items() if c not in blocked}
+
+
+def test_a_repeat_guard_that_leaves_only_costly_discards_gets_the_least_deadwood_of_them_not_an_unset_card(mc):
+    # Found as a forfeit ("discarded a card it does not hold") in a 3,000-game screen: marjj-style's score
+    # drops every discard far above the least deadwood of all legal discards, so when the guard took the
+    # others no candidate was left and the bot played an unset option slot.
+    rng = new_rng(5)
+    seen = 0
+    for view, memory, blocked, rest in _guarded_discard_positions(12):
+        card = int(mc.functions[PH_DISCARD](view, mc.params, memory, rng))
+        assert card in rest, (card, sorted(blocked), rest)
+        assert rest[card] == min(rest.values())
+        seen += 1
+    assert seen >= 20
