@@ -86,6 +86,9 @@ class Bot:
     #: A trained policy's batched decision ``act(obs, mask, rng)``, when the bot is one
     #: (:mod:`arena.botkit.policy`); the engine then plays it in lockstep batches.
     batch_act: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    #: For a batched bot with a time per game (an external program): what charges each game its share
+    #: of the batches' time (:class:`arena.engine.lockstep.GameClock`).
+    batch_clock: Any = field(default=None, compare=False, repr=False)
     #: What the bot's compiled code reads but does not own (a policy's weights), kept alive with it.
     keep: Any = field(default=None, compare=False, repr=False)
 

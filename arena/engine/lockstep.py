@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numba
 import numpy as np
@@ -319,6 +320,20 @@ def answers_of(actions: np.ndarray, phases: np.ndarray) -> np.ndarray:
 Act = Callable[[np.ndarray, np.ndarray, RowRng], object]
 
 
+class GameClock(Protocol):
+    """How a batched seat's answers are charged to its games (an external program's client).
+
+    A batch holds one decision of each of its games, so each game is charged an equal share of the
+    seconds the last call counted (:meth:`charged`: the client leaves out a first answer that may
+    compile); a game whose shares add up past ``game_s`` is lost by that seat, as a bot asked one
+    decision at a time loses a game that runs past its time per game.
+    """
+
+    game_s: float
+
+    def charged(self) -> float: ...
+
+
 @dataclass
 class LockstepRecords:
     """What :func:`play_lockstep` gives back: rows in game order, and why games were lost."""
@@ -340,6 +355,7 @@ def play_lockstep(
     record_log: bool,
     caught: tuple[type[BaseException], ...] = (Exception,),
     progress: np.ndarray | None = None,
+    clocks: tuple[GameClock | None, GameClock | None] = (None, None),
 ) -> LockstepRecords:
     """Play one game per seed in lockstep; each seat is ``(functions, params, memory_size, act)``.
 
@@ -349,7 +365,9 @@ def play_lockstep(
     reason in ``raised``); an illegal action id loses its own game, by the
     engine's rules, with the id and the legal ones in ``details``.
     ``progress`` (``C_SIZE`` slots of :mod:`arena.engine.play`) gets the seat
-    and decision being asked, for a watchdog.
+    and decision being asked, for a watchdog.  A seat with a clock
+    (:class:`GameClock`) loses each game whose share of its batches' time
+    runs past the clock's time per game.
     """
     n = seeds.shape[0]
     (f0, par0, m0, act0), (f1, par1, m1, act1) = seats
@@ -382,6 +400,7 @@ def play_lockstep(
     waiting = np.zeros(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.uint64)
     out = LockstepRecords(games, hands, log, counters=counters)
+    spent = np.zeros((2, n))  # seconds of answers charged to each game, by seat (seats with a clock)
     bots = tuple(NO_BOT if act is not None else tuple(_Decision(fn) for fn in f) for act, f in ((act0, f0), (act1, f1)))
 
     def lose(g: int, seat: int, phase: int, text: str) -> None:
@@ -445,6 +464,17 @@ def play_lockstep(
             pending[games_of] = answers_of(actions, phases)
             for i in np.flatnonzero(~legal).tolist():
                 out.details[int(games_of[i])] = illegal_detail(int(actions[i]), m[i])
+            clock = clocks[seat]
+            if clock is not None:
+                spent[seat, games_of] += clock.charged() / mine.size
+                for i in np.flatnonzero(spent[seat, games_of] > clock.game_s).tolist():
+                    lose(
+                        int(games_of[i]),
+                        seat,
+                        int(phases[i]),
+                        f"timeout: act() ran past the game's time limit ({clock.game_s:.3g} s of answers,"
+                        " the game's share of each batch)",
+                    )
     return _in_game_order(out, n, game_log_n, log_game, record_hands, record_log)
 
 

@@ -378,6 +378,7 @@ def play_batch(
             record_log=record_log,
             caught=caught,
             progress=counters,
+            clocks=(batch_clock(bot0), batch_clock(bot1)),
         )
         details = {**rec.details, **rec.raised}
         return _records(bot0, bot1, seeds, rec.games, rec.hands, rec.log, details, forfeit)
@@ -441,3 +442,9 @@ def _records(bot0, bot1, seeds, games, hands, log, details: dict[int, str], forf
 def batch_act(bot: PlayableBot):
     """A bot's batched decision ``act(obs, mask, rng)`` if it is a batched policy, else None."""
     return getattr(bot, "batch_act", None)
+
+
+def batch_clock(bot: PlayableBot):
+    """What charges a batched bot's answers to its games (:class:`arena.engine.lockstep.GameClock`),
+    if it has a time per game (a program behind the wall or over the protocol), else None."""
+    return getattr(bot, "batch_clock", None)

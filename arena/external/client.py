@@ -152,6 +152,7 @@ class ExternalBot:
         self.restarts = 0
         self.times: list[float] | None = [] if record_times else None
         self.games_started = 0
+        self.last_charge = 0.0  # seconds of the last batch that count toward its games' time (charged())
         self.new_chunk()
         self._pid = os.getpid()
         self._finalizer = weakref.finalize(self, _kill_seats, self.seats, self._pid)
@@ -273,7 +274,9 @@ class ExternalBot:
         ``rng`` is the lockstep driver's :class:`arena.engine.lockstep.RowRng`; its keys go with the
         rows, so the program's ``act`` draws the numbers it would draw in the arena's process.  The
         answer may take ``n`` times the time per decision, at most the time per game (and the
-        start limit for a process's first answer, which may compile).  Seat 0's process answers
+        start limit for a process's first answer, which may compile), and each game of the batch is
+        charged an equal share of it toward its time per game (:meth:`charged`: the lockstep driver
+        then forfeits a game whose shares run past ``game_s``).  Seat 0's process answers
         every batch: a batch holds no game state, so one process serves a bot playing itself too.
         A timeout, crash, garbled or ill-typed answer kills the process (started afresh for the next
         batch); the first three count each game of the batch in the crash streak, an answer resets it.
@@ -315,12 +318,23 @@ class ExternalBot:
             raise
         finally:
             dt = time.perf_counter() - t0
+            self.last_charge = 0.0 if first else dt  # compiling is not thinking time
             self.decisions += n
             if self.times is not None:
                 self.times.extend([dt / n] * n)  # each row's share: a batch may take n times the time per decision
         s.answered.add(-1)
         self.crash_streak = 0
         return actions
+
+    @property
+    def game_s(self) -> float:
+        """The time per game: a batched program's games are charged a share of each batch (:meth:`charged`)."""
+        return self.limits.game_s
+
+    def charged(self) -> float:
+        """Seconds of the last batch (:meth:`act`) that count toward its games' time: all of it, but for
+        a first answer, which may compile (:class:`arena.engine.lockstep.GameClock`)."""
+        return self.last_charge
 
     def _batch_failed(self, exc: Exception, n: int) -> None:
         """A batch ended by a crash, a timeout or garbage: each of its ``n`` games counts in the crash streak."""
@@ -494,6 +508,7 @@ def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str,
         description=hello["description"] or description,
         functions=ext.functions(),
         batch_act=ext.act if hello.get("batch") else None,
+        batch_clock=ext if hello.get("batch") else None,
         params=np.array(list(hello["params"].values()), dtype=np.float64),
         param_names=tuple(hello["params"]),
         memory_size=1,

@@ -326,3 +326,27 @@ def test_a_program_that_says_batch_in_its_hello_gets_act_lines_and_plays_as_the_
     inside = play_batch(load(BotRef.parse(f"policy:{policy}")), load_bot("simple"), R, seeds, record_log=True)
     assert rec.errors == [] and max(rows) == len(seeds)
     assert np.array_equal(rec.games, inside.games) and np.array_equal(rec.log, inside.log)
+
+
+def test_a_batched_program_within_every_batchs_budget_still_forfeits_each_game_its_share_takes_past_the_time_per_game(
+    tmp_path,
+):
+    # 30 ms a row: every batch answers within its own budget (rows x decision_s = rows x 1 s), so
+    # only the time per game can stop it.  Each game is charged its share of each batch (30 ms a
+    # decision), and a game of simple's has dozens of its decisions: past 0.3 s.
+    slow = FIRST_LEGAL_PROGRAM.replace("import base64, json, sys", "import base64, json, sys, time")
+    slow = slow.replace('        n, mask = msg["n"]', '        time.sleep(0.03 * msg["n"])\n        n, mask = msg["n"]')
+    program = _policy(tmp_path / "prog", "slow_program", slow)
+    seeds = np.arange(4)
+    for game_s, lost in ((0.3, 4), (120.0, 0)):
+        bot = external_bot(None, [sys.executable, str(program)], limits=Limits(decision_s=1.0, game_s=game_s))
+        t0 = time.monotonic()
+        try:
+            rec = play_batch(bot, load_bot("simple"), R, seeds)
+        finally:
+            close_bot(bot)
+        assert len(rec.errors) == lost, rec.errors
+        assert (rec.games[:, G_FORFEIT] == 0).sum() == lost
+        assert all("ran past the game's time limit (0.3 s of answers" in e for e in rec.errors), rec.errors
+        if lost:  # stopped at the limit: about 10 batches of 4 rows, not the whole games
+            assert time.monotonic() - t0 < 10
