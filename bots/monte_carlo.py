@@ -80,8 +80,9 @@ The parts, in the order a decision uses them:
 ``heuristic = 1`` (the default) makes marjj-style's choices
 (``bots/marjj_style.py``: take only a melding card that lowers deadwood, its
 discard score with the danger term, knock only in the first turns) the
-defaults the search must beat; ``heuristic = 0`` uses gin-chasing's.  On 2,000-game duplicate runs with the former
-rollouts and search settings (Simple's draws, 400 samples), marjj-style's
+defaults the search must beat; ``heuristic = 0`` uses gin-chasing's.  On
+2,000-game duplicate runs with the former rollouts and search settings
+(Simple's draws, 400 samples), marjj-style's
 defaults won 65.8% against gin-chasing and 58.0% against marjj-style (seed
 3030), gin-chasing's 62.2% and 56.5% (seed 2026).  With the defaults above
 (fresh seed 8080, ``docs/bench/strength-2026-12-03.md``): 80.4% [78.8, 82.0]

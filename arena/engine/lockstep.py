@@ -324,14 +324,13 @@ class GameClock(Protocol):
     """How a batched seat's answers are charged to its games (an external program's client).
 
     A batch holds one decision of each of its games, so each game is charged an equal share of the
-    seconds the last call counted (:meth:`charged`: the client leaves out a first answer that may
+    seconds the last call counted (``last_charge``: the client leaves out a first answer that may
     compile); a game whose shares add up past ``game_s`` is lost by that seat, as a bot asked one
     decision at a time loses a game that runs past its time per game.
     """
 
     game_s: float
-
-    def charged(self) -> float: ...
+    last_charge: float
 
 
 @dataclass
@@ -466,7 +465,7 @@ def play_lockstep(
                 out.details[int(games_of[i])] = illegal_detail(int(actions[i]), m[i])
             clock = clocks[seat]
             if clock is not None:
-                spent[seat, games_of] += clock.charged() / mine.size
+                spent[seat, games_of] += clock.last_charge / mine.size
                 for i in np.flatnonzero(spent[seat, games_of] > clock.game_s).tolist():
                     lose(
                         int(games_of[i]),

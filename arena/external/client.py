@@ -152,7 +152,9 @@ class ExternalBot:
         self.restarts = 0
         self.times: list[float] | None = [] if record_times else None
         self.games_started = 0
-        self.last_charge = 0.0  # seconds of the last batch that count toward its games' time (charged())
+        # Seconds of the last batch (act) that count toward its games' time: all of it, but for a first
+        # answer, which may compile (arena.engine.lockstep.GameClock).
+        self.last_charge = 0.0
         self.new_chunk()
         self._pid = os.getpid()
         self._finalizer = weakref.finalize(self, _kill_seats, self.seats, self._pid)
@@ -275,7 +277,7 @@ class ExternalBot:
         rows, so the program's ``act`` draws the numbers it would draw in the arena's process.  The
         answer may take ``n`` times the time per decision, at most the time per game (and the
         start limit for a process's first answer, which may compile), and each game of the batch is
-        charged an equal share of it toward its time per game (:meth:`charged`: the lockstep driver
+        charged an equal share of it toward its time per game (``last_charge``: the lockstep driver
         then forfeits a game whose shares run past ``game_s``).  Seat 0's process answers
         every batch: a batch holds no game state, so one process serves a bot playing itself too.
         A timeout, crash, garbled or ill-typed answer kills the process (started afresh for the next
@@ -328,13 +330,8 @@ class ExternalBot:
 
     @property
     def game_s(self) -> float:
-        """The time per game: a batched program's games are charged a share of each batch (:meth:`charged`)."""
+        """The time per game: a batched program's games are charged a share of each batch (``last_charge``)."""
         return self.limits.game_s
-
-    def charged(self) -> float:
-        """Seconds of the last batch (:meth:`act`) that count toward its games' time: all of it, but for
-        a first answer, which may compile (:class:`arena.engine.lockstep.GameClock`)."""
-        return self.last_charge
 
     def _batch_failed(self, exc: Exception, n: int) -> None:
         """A batch ended by a crash, a timeout or garbage: each of its ``n`` games counts in the crash streak."""
