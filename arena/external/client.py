@@ -152,8 +152,8 @@ class ExternalBot:
         self.restarts = 0
         self.times: list[float] | None = [] if record_times else None
         self.games_started = 0
-        # Seconds of the last batch (act) that count toward its games' time: all of it, but for a first
-        # answer, which may compile (arena.engine.lockstep.GameClock).
+        # Seconds of the last batch (act) that count toward its games' time: all of it, but for the bot's
+        # first answer, which may compile (arena.engine.lockstep.GameClock).
         self.last_charge = 0.0
         self.new_chunk()
         self._pid = os.getpid()
@@ -301,6 +301,9 @@ class ExternalBot:
         first = not s.answered and budget < self.first_answer_s
         if first:
             budget = self.first_answer_s
+        # Only the bot's very first batch is free: a process started again later (it exited between
+        # batches) may still take the start limit, but its games are charged for it.
+        free = first and self.decisions == 0
         line = encode_act(obs, mask, rng.keys)
         what = f"act() for a batch of {n}"
         t0 = time.perf_counter()
@@ -320,7 +323,7 @@ class ExternalBot:
             raise
         finally:
             dt = time.perf_counter() - t0
-            self.last_charge = 0.0 if first else dt  # compiling is not thinking time
+            self.last_charge = 0.0 if free else dt  # compiling is not thinking time
             self.decisions += n
             if self.times is not None:
                 self.times.extend([dt / n] * n)  # each row's share: a batch may take n times the time per decision

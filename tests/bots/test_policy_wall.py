@@ -303,6 +303,11 @@ for line in sys.stdin:
         print(json.dumps({"error": "only act lines"}), flush=True)
 """
 
+#: FIRST_LEGAL_PROGRAM taking 30 ms a row of each batch.
+SLOW_PROGRAM = FIRST_LEGAL_PROGRAM.replace("import base64, json, sys", "import base64, json, sys, time").replace(
+    '        n, mask = msg["n"]', '        time.sleep(0.03 * msg["n"])\n        n, mask = msg["n"]'
+)
+
 FIRST_LEGAL_POLICY = """
 import numpy as np
 
@@ -334,9 +339,7 @@ def test_a_batched_program_within_every_batchs_budget_still_forfeits_each_game_i
     # 30 ms a row: every batch answers within its own budget (rows x decision_s = rows x 1 s), so
     # only the time per game can stop it.  Each game is charged its share of each batch (30 ms a
     # decision), and a game of simple's has dozens of its decisions: past 0.3 s.
-    slow = FIRST_LEGAL_PROGRAM.replace("import base64, json, sys", "import base64, json, sys, time")
-    slow = slow.replace('        n, mask = msg["n"]', '        time.sleep(0.03 * msg["n"])\n        n, mask = msg["n"]')
-    program = _policy(tmp_path / "prog", "slow_program", slow)
+    program = _policy(tmp_path / "prog", "slow_program", SLOW_PROGRAM)
     seeds = np.arange(4)
     for game_s, lost in ((0.3, 4), (120.0, 0)):
         bot = external_bot(None, [sys.executable, str(program)], limits=Limits(decision_s=1.0, game_s=game_s))
@@ -350,3 +353,33 @@ def test_a_batched_program_within_every_batchs_budget_still_forfeits_each_game_i
         assert all("ran past the game's time limit (0.3 s of answers" in e for e in rec.errors), rec.errors
         if lost:  # stopped at the limit: about 10 batches of 4 rows, not the whole games
             assert time.monotonic() - t0 < 10
+
+
+def test_a_batched_program_restarted_between_batches_gets_no_free_compile_time_past_its_first_batch(tmp_path):
+    # The attack: a fresh process's first answer may take the start limit and is not charged (it may
+    # compile), and a program that exits between batches is simply started again.  A program that
+    # exits right after each answer mostly loses its next batch as a crash (it is still exiting when
+    # the next line comes), but one that wins that race would make every batch a free "first" one and
+    # the time per game would never bind.  The race is won here for it: the process is killed after
+    # each answer, before the next batch.  Only the bot's very first batch is free.
+    from arena.external.client import ExternalBot, _make_bot
+
+    program = _policy(tmp_path / "prog", "slow_program", SLOW_PROGRAM)
+    # first_answer_s as a sandboxed Python file has it (the start limit), on a plain program
+    ext = ExternalBot([sys.executable, str(program)], limits=Limits(decision_s=1.0, game_s=0.3), first_answer_s=5.0)
+
+    def act_then_exit(obs, mask, rng):
+        actions = ext.act(obs, mask, rng)
+        proc = ext.seats[0].proc.proc
+        proc.kill()
+        proc.wait()
+        return actions
+
+    bot = dataclasses.replace(_make_bot(ext, None, "exiting", "", "", ""), batch_act=act_then_exit)
+    try:
+        rec = play_batch(bot, load_bot("simple"), R, np.arange(4))
+    finally:
+        close_bot(bot)
+    assert ext.restarts >= 3  # it was started afresh for the batches after the first
+    assert len(rec.errors) == 4, rec.errors
+    assert all("ran past the game's time limit (0.3 s of answers" in e for e in rec.errors), rec.errors
