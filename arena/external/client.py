@@ -80,6 +80,7 @@ class _Seat:
         "seed",
         "failed_starts",
         "answered",
+        "compiled",
         "started_game",
         "failed_game",
         "declared",
@@ -87,6 +88,9 @@ class _Seat:
 
     def __init__(self) -> None:
         self.answered: set[int] = set()  # decisions this process has answered since it started
+        # Decisions (-1: a batch) some process of this seat has answered: the one free (uncharged) first
+        # answer of each, which may compile, is not given again to a process started again later.
+        self.compiled: set[int] = set()
         self.proc: BotProcess | None = None
         self.game = 0
         self.game_time = 0.0
@@ -152,8 +156,8 @@ class ExternalBot:
         self.restarts = 0
         self.times: list[float] | None = [] if record_times else None
         self.games_started = 0
-        # Seconds of the last batch (act) that count toward its games' time: all of it, but for the bot's
-        # first answer, which may compile (arena.engine.lockstep.GameClock).
+        # Seconds of the last batch (act) that count toward its games' time: all of it, but for the seat's
+        # first answer, which may compile (arena.engine.lockstep.GameClock; _Seat.compiled).
         self.last_charge = 0.0
         self.new_chunk()
         self._pid = os.getpid()
@@ -238,6 +242,7 @@ class ExternalBot:
         first = (not s.answered if self.one_function else phase not in s.answered) and budget < self.first_answer_s
         if first:
             budget = self.first_answer_s
+        free = first and (not s.compiled if self.one_function else phase not in s.compiled)
         t0 = time.perf_counter()
         try:
             answer = proc.request(line, budget, what)
@@ -253,11 +258,12 @@ class ExternalBot:
             raise
         finally:
             dt = time.perf_counter() - t0
-            s.game_time += 0.0 if first else dt  # compiling is not thinking time
+            s.game_time += 0.0 if free else dt  # compiling is not thinking time
             self.decisions += 1
             if self.times is not None:
                 self.times.append(dt)
         s.answered.add(phase)
+        s.compiled.add(phase)
         try:
             action = parse_answer(answer, DECISION_OF_PHASE[phase])
         except ProtocolError as exc:
@@ -301,9 +307,7 @@ class ExternalBot:
         first = not s.answered and budget < self.first_answer_s
         if first:
             budget = self.first_answer_s
-        # Only the bot's very first batch is free: a process started again later (it exited between
-        # batches) may still take the start limit, but its games are charged for it.
-        free = first and self.decisions == 0
+        free = first and not s.compiled  # a process started again may take the start limit, but is charged
         line = encode_act(obs, mask, rng.keys)
         what = f"act() for a batch of {n}"
         t0 = time.perf_counter()
@@ -328,6 +332,7 @@ class ExternalBot:
             if self.times is not None:
                 self.times.extend([dt / n] * n)  # each row's share: a batch may take n times the time per decision
         s.answered.add(-1)
+        s.compiled.add(-1)
         self.crash_streak = 0
         return actions
 

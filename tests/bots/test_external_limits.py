@@ -125,6 +125,37 @@ def test_game_time_limit_counts_all_answers_of_a_game(tmp_path, simple):
     external_of(bot).close()
 
 
+def test_a_program_started_again_between_games_gets_no_free_first_answers_past_its_first_game(tmp_path, simple):
+    # The attack: a fresh process's first answer of each kind may take the start limit and is not
+    # charged (it may compile), and a program that exits between games is simply started again.  A
+    # program that took half a second over each first answer and exited after every game would never
+    # be charged for them.  Here its process is killed between games; only its first game is free.
+    from arena.external.client import _make_bot
+
+    cmd = bot_script(
+        tmp_path,
+        """
+        if msg["decision"] not in seen:
+            seen.add(msg["decision"])
+            time.sleep(0.5)
+        """,
+        setup="seen = set()",
+    )
+    ext = ExternalBot(cmd, limits=Limits(decision_s=1.0, game_s=0.3), first_answer_s=5.0)  # as a sandboxed file
+    bot = _make_bot(ext, None, "restarting", "", "", "")
+    lost = []
+    try:
+        for seed in range(3):
+            lost.append(len(play_batch(bot, simple, R, np.array([seed])).errors))
+            proc = ext.seats[0].proc.proc
+            proc.kill()
+            proc.wait()
+    finally:
+        ext.close()
+    assert ext.restarts >= 2
+    assert lost == [0, 1, 1]
+
+
 @pytest.mark.parametrize(
     "misbehave, reason, words",
     [
