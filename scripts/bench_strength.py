@@ -74,19 +74,9 @@ CHUNK = 50
 
 
 def make_bot(spec: str) -> Bot:
-    """A bot from any bot reference (read by :meth:`BotRef.parse`), or a built-in as ``name:key=value,...``."""
+    """A bot from any bot reference (read by :meth:`BotRef.parse`; a built-in's settings as ``name:key=value,...``)."""
     ref = BotRef.parse(spec)
-    if ref.kind != "builtin":
-        return load(ref)
-    name, _, rest = spec.partition(":")
-    bot = load_bot(name)
-    if not rest:
-        return bot
-    overrides = {}
-    for item in rest.split(","):
-        key, _, value = item.partition("=")
-        overrides[key.strip()] = float(value)
-    return bot.with_params(spec, overrides)
+    return load(ref, name=spec if ref.kind == "builtin" and ref.params else None)
 
 
 def check_bots(specs: list[str]) -> None:

@@ -84,7 +84,9 @@ def load(ref: BotRef, limits: Limits | None = None, name: str | None = None) -> 
         raise BotError(f"bot '{ref.ref}': no loader for references of kind '{ref.kind}'")
     bot = loader(ref, limits, name)
     if ref.params:
-        bot = bot.with_params(name or bot.name, dict(ref.params))
+        # A built-in with inline settings (early-knock:knock_at=5) is named with them, so it and
+        # the plain built-in can play in one run.
+        bot = bot.with_params(name or (ref.display if ref.kind == "builtin" else bot.name), dict(ref.params))
     elif name is not None:
         bot = dataclasses.replace(bot, name=name)
     return dataclasses.replace(bot, ref=ref)
@@ -103,14 +105,16 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
     """Load every bot of a config, keyed as listed there (variants resolved).
 
     A bot file's display name is its ``NAME`` or file stem; a variant's is
-    the variant's name.  A bad bot or two bots with one name is a one-line
+    the variant's name, and a built-in's with inline settings is the spec as
+    written (``early-knock:knock_at=5``).  A bad bot or two bots with one name is a one-line
     :class:`ConfigError`.
     """
     limits = Limits(**config.bot_limits())
     out: dict[str, Bot] = {}
     for spec, ref in config.bot_refs(base_dir).items():
         try:
-            out[spec] = load(ref, limits_for(ref, limits), name=spec if spec in config.variants else None)
+            named = spec in config.variants or bool(ref.params)  # a variant, or a built-in's inline settings
+            out[spec] = load(ref, limits_for(ref, limits), name=spec if named else None)
         except BotError as exc:
             raise ConfigError(str(exc) if str(exc).startswith(("bot ", spec)) else f"bot '{spec}': {exc}") from None
     names = [b.name for b in out.values()]

@@ -6,6 +6,8 @@ Users name bots in one string, on the command line and in configs:
 spec                        kind        meaning
 ==========================  ==========  =========================================
 ``simple``, ``early-knock``  builtin     a module of the ``bots`` package
+``early-knock:knock_at=5``  builtin     .. with some of its parameters set
+                                        (``NAME:key=value,key=value``)
 ``my_bot.py``, ``a/b``       file        a ``.py`` file (a ``.py`` suffix or a
                                         slash means a path), loaded in-process
 ``sandbox:my_bot.py``        sandbox     a bot file (or a ``.py`` or ``.onnx`` policy)
@@ -27,6 +29,7 @@ layer's job (:func:`arena.loading.load.load`).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -98,7 +101,10 @@ class BotRef:
             return cls("policy", _resolve(path, base_dir))
         if is_path(spec):
             return cls("sandbox" if sandbox else "file", _resolve(spec, base_dir))
-        return cls("builtin", spec.replace("-", "_"))
+        name, sep, settings = spec.partition(":")
+        if not sep:
+            return cls("builtin", spec.replace("-", "_"))
+        return cls("builtin", name.strip().replace("-", "_"), params=_inline_params(spec, name, settings))
 
     @classmethod
     def command(cls, command: list[str], cwd: str | None = None) -> BotRef:
@@ -123,9 +129,13 @@ class BotRef:
 
     @property
     def display(self) -> str:
-        """A bot's default name: a built-in's name, a file's stem, a command's first word."""
+        """A bot's default name: a built-in's name (with its inline parameters), a file's stem,
+        a command's first word."""
         if self.kind == "builtin":
-            return self.ref.replace("_", "-")
+            name = self.ref.replace("_", "-")
+            if self.params:
+                name += ":" + ",".join(f"{k}={v:g}" for k, v in self.params)
+            return name
         if self.kind == "command":
             return Path(self.argv[0]).name
         if self.kind == "eaai":
@@ -180,11 +190,40 @@ def is_policy_tree(tree) -> bool:
 
 def is_path(spec: str) -> bool:
     """A spec that names a file: a ``.py`` suffix or a slash (not a prefixed spec)."""
-    prefixed = spec.startswith((CMD_PREFIX, SANDBOX_PREFIX, EAAI_PREFIX))
+    prefixed = spec.startswith((CMD_PREFIX, SANDBOX_PREFIX, EAAI_PREFIX, POLICY_PREFIX))
     return not prefixed and (spec.endswith(".py") or "/" in spec or "\\" in spec)
-    if spec.startswith((CMD_PREFIX, SANDBOX_PREFIX, POLICY_PREFIX)):
-        return False
-    return spec.endswith(".py") or "/" in spec or "\\" in spec
+
+
+#: A parameter's name in an inline setting (``early-knock:knock_at=5``).
+_PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _inline_params(spec: str, name: str, settings: str) -> tuple[tuple[str, float], ...]:
+    """The ``key=value,...`` after a built-in's name, as a ref's ``params``; a one-line error naming ``spec``.
+
+    Whether the bot has those parameters, and whether the values are in
+    range, is the bot's to say when it loads (``Bot.with_params``).
+    """
+    usage = (
+        "a built-in takes its parameters as NAME:key=value,key=value; other prefixes are cmd:, sandbox:, eaai:, policy:"
+    )
+    if not name.strip() or not settings.strip():
+        raise BotRefError(f"{spec}: {usage}")
+    out: dict[str, float] = {}
+    for item in settings.split(","):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or not _PARAM_NAME.fullmatch(key):
+            raise BotRefError(f"{spec}: {item.strip()!r} is not key=value ({usage})")
+        if key in out:
+            raise BotRefError(f"{spec}: parameter '{key}' is set twice")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise BotRefError(f"{spec}: parameter '{key}' = {value!r} is not a number")
+        out[key] = number
+    return tuple(out.items())
 
 
 def split_command(text: str, spec: str) -> list[str]:

@@ -373,11 +373,19 @@ class TournamentConfig:
         return dataclasses.replace(self, **changes)
 
 
-def config_from_dict(d: Mapping[str, Any], source: str = "config") -> TournamentConfig:
+def _check_keys(d: Mapping[str, Any], source: str) -> None:
+    """A one-line error for the first key that is not a config key (a table of config keys, such as
+    ``[tournament]``, is told that they go at the top level)."""
     unknown = [k for k in d if k not in KEYS]
     if unknown:
         k = unknown[0]
+        if isinstance(d[k], Mapping) and any(key in KEYS for key in d[k]):
+            raise ConfigError(f"{source}: unknown table [{k}]: a config's keys (bots = [...], ...) go at the top level")
         raise ConfigError(f"{source}: unknown key '{k}' ({_close(k, KEYS)}known keys: {', '.join(KEYS)})")
+
+
+def config_from_dict(d: Mapping[str, Any], source: str = "config") -> TournamentConfig:
+    _check_keys(d, source)
     try:
         return TournamentConfig(**d)
     except ConfigError as exc:
@@ -418,6 +426,7 @@ def load_config(
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     if "bots" not in d:
+        _check_keys(d, str(path))  # bots under a misnamed table: name the table, not "no bots"
         raise ConfigError(
             f"{path}: {'the file is empty' if not d else 'no bots'}: a config names at least "
             'bots = [...], e.g. bots = ["random", "simple"] (or try the shipped example: arena run quick)'

@@ -181,3 +181,41 @@ def test_sys_exit_at_import_is_one_bot_error_not_the_end_of_the_arena(tmp_path):
     p = write(tmp_path, "quitter.py", "import sys\nsys.exit(4)\n")
     with pytest.raises(BotError, match=r"quitter.py: not a bot: importing it called sys.exit\(4\)"):
         load_bot_file(p)
+
+
+def test_a_built_in_with_inline_settings_loads_under_its_spec_and_round_trips():
+    from arena.settings.botref import BotRef
+
+    ref = BotRef.parse("early-knock:knock_at=5, gin_at=1.5")
+    assert (ref.kind, ref.ref, ref.params) == ("builtin", "early_knock", (("knock_at", 5.0), ("gin_at", 1.5)))
+    assert BotRef.parse(ref.spec()) == ref  # what `arena submit` stores parses back to the same bot
+    plain, tuned = load_bot("early-knock"), load_bot("early-knock:knock_at=5")
+    assert tuned.name == "early-knock:knock_at=5" != plain.name
+    values = dict(zip(tuned.param_names, tuned.params))
+    assert values["knock_at"] == 5.0 != dict(zip(plain.param_names, plain.params))["knock_at"]
+    # The setting is played: on the same deals the two knock differently.
+    seeds = np.arange(40, dtype=np.int64)
+    simple = load_bot("simple")
+    a = play_batch(plain, simple, R, seeds, record_hands=True)
+    b = play_batch(tuned, simple, R, seeds, record_hands=True)
+    assert not np.array_equal(a.games, b.games)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("monte-carlo:samples=lots", "parameter 'samples' = 'lots' is not a number"),
+        ("monte-carlo:samples=nan", "parameter 'samples' = 'nan' is not a number"),
+        ("early-knock:knock_at", "'knock_at' is not key=value"),
+        ("early-knock:knock_at=5,knock_at=6", "parameter 'knock_at' is set twice"),
+        ("early-knock:", "a built-in takes its parameters as NAME:key=value"),
+        ("java:Player", "'Player' is not key=value"),
+        ("early-knock:knock_att=5", "'early-knock' has no parameter 'knock_att'"),
+        ("monte-carlo:samples=0", "samples = 0.0 must be between 1 and 4096"),
+        ("simpel:x=1", "unknown bot 'simpel'"),
+    ],
+)
+def test_a_bad_inline_setting_is_one_error_naming_it(spec, message):
+    with pytest.raises(BotError) as err:
+        load_bot(spec)
+    assert message in str(err.value) and "\n" not in str(err.value)

@@ -53,6 +53,14 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "scheduler not an address": ({"scheduler": '"nowhere"'}, "", [], "scheduler = 'nowhere' is not allowed"),
     "results_dir not text": ({"results_dir": "5"}, "", [], "results_dir = 5 is not allowed"),
     "unknown bot": ({"bots": '["random", "simpel"]'}, "", [], "unknown bot 'simpel'"),
+    "inline setting not a number": (
+        {"bots": '["random", "early-knock:knock_at=lots"]'},
+        "",
+        [],
+        "'lots' is not a number",
+    ),
+    "inline setting unknown": ({"bots": '["random", "early-knock:knock_att=5"]'}, "", [], "no parameter 'knock_att'"),
+    "inline setting out of range": ({"bots": '["random", "monte-carlo:samples=0"]'}, "", [], "samples = 0.0 must be"),
     "bot file missing": ({"bots": '["random", "{tmp}/missing.py"]'}, "", [], "missing.py"),
     "bot file not a bot": ({"bots": '["random", "{tmp}/not_a_bot.py"]'}, "", [], "not a bot: missing function"),
     "bot file with a syntax error": ({"bots": '["random", "{tmp}/syntax.py"]'}, "", [], "syntax.py"),
@@ -79,6 +87,7 @@ RAW_CASES: dict[str, tuple[str, str]] = {
     "not TOML": ("bots = [\n", "not valid TOML"),
     "empty file": ("", "the file is empty"),
     "no bots": ('name = "done"\nseed = 9\n', "no bots"),
+    "keys under a table": ('[tournament]\nbots = ["random", "simple"]\n', "unknown table [tournament]"),
 }
 
 
