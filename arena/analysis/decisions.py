@@ -680,13 +680,14 @@ def game_text(rows: pd.DataFrame, settings: dict[str, Any] | AnalysisSettings, o
 
 def rates_text(rates: pd.DataFrame) -> str:
     """The error-rate table as terminal lines."""
+    w = max([18, *(len(str(b)) for b in rates["bot"])])  # whole names: two variants differ at the end
     lines = [
-        f"{'bot':<18} {'kind':<8} {'decisions':>9} {'error x1000':>11} {'95% CI':>15} {'doubtful':>8} {'blunders':>8}"
+        f"{'bot':<{w}} {'kind':<8} {'decisions':>9} {'error x1000':>11} {'95% CI':>15} {'doubtful':>8} {'blunders':>8}"
     ]
     for r in rates.itertuples():
         ci = f"{r.ci_low:.1f}..{r.ci_high:.1f}" if np.isfinite(r.ci_low) else "-"
         lines.append(
-            f"{str(r.bot)[:18]:<18} {r.kind:<8} {r.decisions:>9,} {r.error_rate:>11.2f} {ci:>15} "
+            f"{str(r.bot):<{w}} {r.kind:<8} {r.decisions:>9,} {r.error_rate:>11.2f} {ci:>15} "
             f"{r.doubtful:>8,} {r.blunders:>8,}"
         )
     return "\n".join(lines)

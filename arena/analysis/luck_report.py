@@ -82,10 +82,11 @@ def results_text(res: pd.DataFrame) -> str:
 
 def per_bot_text(per_bot: pd.DataFrame) -> str:
     """Each bot's luck per game and per hand, as terminal lines."""
-    lines = [f"{'bot':<18} {'games':>8} {'hands':>9} {'luck pts/game':>13} {'pts/hand':>9} {'win chance/game':>15}"]
+    w = max([18, *(len(str(b)) for b in per_bot["bot"])])  # whole names: two variants differ at the end
+    lines = [f"{'bot':<{w}} {'games':>8} {'hands':>9} {'luck pts/game':>13} {'pts/hand':>9} {'win chance/game':>15}"]
     for r in per_bot.itertuples():
         lines.append(
-            f"{str(r.bot)[:18]:<18} {r.games:>8,} {r.hands:>9,} {r.luck_points_per_game:>+13.2f} "
+            f"{str(r.bot):<{w}} {r.games:>8,} {r.hands:>9,} {r.luck_points_per_game:>+13.2f} "
             f"{r.luck_points_per_hand:>+9.2f} {100 * r.luck_win_per_game:>+14.2f}%"
         )
     return "\n".join(lines)

@@ -251,3 +251,24 @@ def test_a_clear_choice_costs_no_second_stage():
     refined = grade_with(st, 64, refine=3.0)
     for a, b in zip(plain, refined, strict=True):
         assert np.array_equal(a, b)
+
+
+def test_the_error_rate_table_shows_two_long_variant_names_whole():
+    import pandas as pd
+
+    names = ["monte-carlo:samples=100,candidates=3", "monte-carlo:samples=100,candidates=4"]
+    rates = pd.DataFrame(
+        {
+            "bot": names,
+            "kind": ["discard", "discard"],
+            "decisions": [10, 12],
+            "error_rate": [1.5, 2.5],
+            "ci_low": [0.5, 1.0],
+            "ci_high": [2.5, 4.0],
+            "doubtful": [1, 2],
+            "blunders": [0, 1],
+        }
+    )
+    lines = dec.rates_text(rates).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == names
+    assert len({line.index("discard") for line in lines[1:]}) == 1  # the columns still line up

@@ -350,3 +350,21 @@ def test_luck_per_bot_counts_each_side_in_its_own_sign_per_game_and_per_hand():
     assert per.loc["y", "luck_points_per_hand"] == pytest.approx(-0.2)
     assert per.loc["y", "luck_win_per_game"] == pytest.approx((-0.2 + 0.1 + 0.05) / 3)
     assert per.loc["z", "luck_points_per_game"] == pytest.approx(-3.0)
+
+
+def test_the_luck_table_shows_two_long_variant_names_whole():
+    from arena.analysis.luck_report import per_bot_text
+
+    names = ["early-knock:knock_at=5,late_drop=6", "early-knock:knock_at=5,late_drop=7"]
+    per_bot = pd.DataFrame(
+        {
+            "bot": names,
+            "games": [100, 100],
+            "hands": [400, 410],
+            "luck_points_per_game": [1.5, -1.5],
+            "luck_points_per_hand": [0.4, -0.4],
+            "luck_win_per_game": [0.01, -0.01],
+        }
+    )
+    lines = per_bot_text(per_bot).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == names
