@@ -744,7 +744,11 @@ def sweep(
     errors: tuple[type[Exception], ...] = (SweepError, *_user_errors())
     path = sweep_file
     if not path.exists() and path.suffix == "" and path.parent == Path("."):
-        path = Path(str(files("arena") / "configs" / f"{path}.toml"))
+        shipped = Path(str(files("arena") / "configs"))
+        path = shipped / f"{path}.toml"
+        if not path.is_file():
+            names = ", ".join(sorted(p.stem for p in shipped.glob("sweep-*.toml")))
+            _fail(f"{sweep_file}: no such sweep file, nor a shipped example (the examples: {names})")
     try:
         overrides = {"workers": workers, "games": games, "results_dir": results_dir, "scheduler": scheduler or None}
         spec = load_sweep(path, overrides)

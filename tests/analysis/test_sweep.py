@@ -181,3 +181,18 @@ def test_overrides_replace_the_files_keys(tmp_path):
     assert (s.name, s.games, s.workers, s.dir) == ("knock", 40, 2, tmp_path / "out" / "knock")
     with pytest.raises(SweepError, match="games must be an even number"):
         load_sweep(f, {"games": 41})
+
+
+def test_a_sweep_name_that_is_neither_a_file_nor_a_shipped_example_lists_the_examples(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["sweep", "sweep-knok"])
+    assert r.exit_code == 2
+    errors = [line for line in r.output.splitlines() if line.startswith("error:")]
+    assert errors == [
+        "error: sweep-knok: no such sweep file, nor a shipped example (the examples: sweep-knock, sweep-mc-samples)"
+    ]
+    assert not (tmp_path / "results").exists()
