@@ -420,7 +420,8 @@ def load_config(
     if not p.is_file() and re.fullmatch(r"[\w-]+", str(path)) and example.is_file():
         p = example
     if not p.is_file():
-        raise ConfigError(f"{path}: no such config file")
+        shipped = ", ".join(sorted(f.stem for f in example.parent.glob("*.toml") if not f.stem.startswith("sweep-")))
+        raise ConfigError(f"{path}: no such config file, nor a shipped example (the examples: {shipped})")
     try:
         d = tomllib.loads(p.read_text())
     except tomllib.TOMLDecodeError as exc:

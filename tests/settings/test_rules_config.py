@@ -474,7 +474,9 @@ def test_shipped_example_configs_load_by_name_from_any_folder(tmp_path, monkeypa
     quick = load_config("quick")
     assert quick.name == "quick" and quick.bots == ("random", "simple")
     assert load_config("default").name == "default"
-    with pytest.raises(ConfigError, match="nosuch: no such config file"):
+    with pytest.raises(
+        ConfigError, match=r"nosuch: no such config file, nor a shipped example \(the examples: default, "
+    ):
         load_config("nosuch")
     # A file of that name in the working folder wins over the example.
     (tmp_path / "quick").write_text('name = "mine"\nbots = ["simple", "random"]\n')
