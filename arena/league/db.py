@@ -67,46 +67,50 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
     return conn
 
 
-def check_database(path: str | Path) -> None:
+def check_database(path: str | Path, *, backup: bool = False) -> None:
     """Refuse (:class:`LeagueError`, one line naming the file) a league database that cannot be served as is:
     missing, empty, not SQLite, at a schema version this arena does not know, or failing
-    ``PRAGMA integrity_check``.
+    ``PRAGMA integrity_check``.  ``backup``: the file is a backup about to be restored, so the message
+    names it as such and does not suggest restoring a backup.
 
     ``integrity_check`` rather than ``quick_check``: it also compares every index with its table, so it
     catches a flipped byte inside a row (a name, a token hash) that the quicker check passes; on a league's
     database (a few MB at most) it takes well under a second, once per start."""
     p = Path(path)
+    kind = "the backup" if backup else "the league database"
 
     def refuse(what: str) -> LeagueError:
-        return LeagueError(f"{p}: {what}; {RESTORE_HINT}")
+        return LeagueError(f"{p}: {what}" if backup else f"{p}: {what}; {RESTORE_HINT}")
 
     try:
         with open(p, "rb") as f:
             head = f.read(100)
     except FileNotFoundError:
+        if backup:
+            raise LeagueError(f"{p}: no such backup file") from None
         raise LeagueError(f"no league database at {p} (run 'arena league init' first, or {RESTORE_HINT})") from None
     except OSError as exc:
         raise LeagueError(f"cannot read {p}: {exc.strerror or exc}") from None
     if not head:
-        raise refuse("the league database is empty (0 bytes)")
+        raise refuse(f"{kind} is empty (0 bytes)")
     if not head.startswith(SQLITE_HEADER) or len(head) < 100:
         raise refuse("this is not an SQLite database (its header is damaged or it is another kind of file)")
     try:
         conn = sqlite3.connect(f"{p.absolute().as_uri()}?mode=rw", uri=True, isolation_level=None, timeout=30.0)
     except sqlite3.Error as exc:
-        raise refuse(f"the league database cannot be opened ({exc})") from None
+        raise refuse(f"{kind} cannot be opened ({exc})") from None
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if not 1 <= version <= len(MIGRATIONS):
             raise refuse(
-                f"the league database is at schema version {version}; this arena knows versions 1..{len(MIGRATIONS)}"
+                f"{kind} is at schema version {version}; this arena knows versions 1..{len(MIGRATIONS)}"
                 + (" (upgrade gin-arena if the file is from a newer one)" if version > len(MIGRATIONS) else "")
             )
         problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)").fetchall()]
         if problems != ["ok"]:
-            raise refuse(f"the league database fails SQLite's integrity check ({'; '.join(problems)[:200]})")
+            raise refuse(f"{kind} fails SQLite's integrity check ({'; '.join(problems)[:200]})")
     except sqlite3.DatabaseError as exc:
-        raise refuse(f"the league database is damaged ({exc})") from None
+        raise refuse(f"{kind} is damaged ({exc})") from None
     finally:
         conn.close()
 
@@ -146,7 +150,7 @@ def restore(path: str | Path, backup_file: str | Path) -> None:
     the restored pages at once; a damaged one (which SQLite may not even open) is replaced as a file, with
     its ``-wal`` and ``-shm`` removed: then the server must be stopped first, as the docs say."""
     live, bak = Path(path), Path(backup_file)
-    check_database(bak)
+    check_database(bak, backup=True)
     try:
         check_database(live)
         sound = True

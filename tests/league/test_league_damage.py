@@ -187,3 +187,23 @@ def test_restore_is_refused_while_a_server_runs_on_the_folder_and_so_is_a_second
     c = sqlite3.connect(live / "league.db")
     assert c.execute("SELECT COUNT(*) FROM bots WHERE name = 'later'").fetchone()[0] == 0
     c.close()
+
+
+def test_a_bad_backup_is_refused_by_restore_in_one_line_naming_the_backup_and_the_league_is_untouched(league):
+    base, folder, _ = league
+    live = folder / "league.db"
+    before = live.read_bytes()
+    cases = {"missing": (None, "no such backup file")}
+    cases.update({kind: (damage, words) for kind, (damage, words) in DAMAGE.items() if kind in ("empty", "header")})
+    for kind, (damage, words) in cases.items():
+        bak = base / f"backup-{kind}.db"
+        if damage is not None:
+            shutil.copy(live, bak)
+            damage(bak)
+        out = arena("league", "restore", str(folder), str(bak), check=False)
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and len(lines) == 1, (kind, out.stderr)
+        assert lines[0].startswith(f"error: {bak}: ") and words in lines[0], (kind, lines[0])
+        assert "restore it from a backup" not in lines[0]  # the backup is what is being restored
+        assert "the league database" not in lines[0], lines[0]
+    assert live.read_bytes() == before
