@@ -134,7 +134,7 @@ class BotRef:
         if self.kind == "builtin":
             name = self.ref.replace("_", "-")
             if self.params:
-                name += ":" + ",".join(f"{k}={v:g}" for k, v in self.params)
+                name += ":" + ",".join(f"{k}={_number(v)}" for k, v in self.params)
             return name
         if self.kind == "command":
             return Path(self.argv[0]).name
@@ -192,6 +192,14 @@ def is_path(spec: str) -> bool:
     """A spec that names a file: a ``.py`` suffix or a slash (not a prefixed spec)."""
     prefixed = spec.startswith((CMD_PREFIX, SANDBOX_PREFIX, EAAI_PREFIX, POLICY_PREFIX))
     return not prefixed and (spec.endswith(".py") or "/" in spec or "\\" in spec)
+
+
+def _number(v: float) -> str:
+    """``v`` short (``5``, ``0.25``) where that is exact, else in full: a name must parse back to the value."""
+    if v.is_integer() and abs(v) < 2**53:
+        return str(int(v))
+    short = f"{v:g}"
+    return short if float(short) == v else repr(v)
 
 
 #: A parameter's name in an inline setting (``early-knock:knock_at=5``).

@@ -189,6 +189,8 @@ def test_a_built_in_with_inline_settings_loads_under_its_spec_and_round_trips():
     ref = BotRef.parse("early-knock:knock_at=5, gin_at=1.5")
     assert (ref.kind, ref.ref, ref.params) == ("builtin", "early_knock", (("knock_at", 5.0), ("gin_at", 1.5)))
     assert BotRef.parse(ref.spec()) == ref  # what `arena submit` stores parses back to the same bot
+    exact = BotRef.parse("monte-carlo:work=1234567,gap=0.1")
+    assert exact.spec() == "monte-carlo:work=1234567,gap=0.1" and BotRef.parse(exact.spec()) == exact
     plain, tuned = load_bot("early-knock"), load_bot("early-knock:knock_at=5")
     assert tuned.name == "early-knock:knock_at=5" != plain.name
     values = dict(zip(tuned.param_names, tuned.params))
