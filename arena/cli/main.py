@@ -228,14 +228,25 @@ def _print_tables(result, summary) -> None:
 
     pairs = pair_summary(result.store, summary)
     bots = bot_summary(result.store, summary)
+    wm = max([40, *(len(str(m)) for m in pairs["matchup"])])  # long variant names keep the columns in line
+    wb = max([24, *(len(str(b)) for b in bots["bot"])])
     typer.echo("")
-    typer.echo(f"{'matchup':<40} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
+    typer.echo(f"{'matchup':<{wm}} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
     for r in pairs.itertuples():
-        typer.echo(f"{r.matchup:<40} {r.games:>7} {r.wins_a:>7} {r.wins_b:>7} {r.draws:>5} {100 * r.win_rate_a:>6.1f}%")
+        typer.echo(
+            f"{r.matchup:<{wm}} {r.games:>7} {r.wins_a:>7} {r.wins_b:>7} {r.draws:>5} {100 * r.win_rate_a:>6.1f}%"
+        )
     typer.echo("")
-    typer.echo(f"{'bot':<24} {'games':>8} {'win%':>7} {'forfeits':>9}")
+    typer.echo(f"{'bot':<{wb}} {'games':>8} {'win%':>7} {'forfeits':>9}")
     for r in bots.itertuples():
-        typer.echo(f"{r.bot:<24} {r.games:>8} {100 * r.win_rate:>6.1f}% {r.forfeits:>9}")
+        typer.echo(f"{r.bot:<{wb}} {r.games:>8} {100 * r.win_rate:>6.1f}% {r.forfeits:>9}")
+    if summary.errors:  # say why at once: a forfeit count alone sends the user hunting through the report
+        total = sum(summary.errors.values())
+        typer.echo(f"\n{total:,} game(s) ended in an error or a forfeit; the commonest:")
+        for text, n in summary.errors.most_common(3):
+            typer.echo(f"  {n:,} x {text}")
+        if len(summary.errors) > 3:
+            typer.echo(f"  ... {len(summary.errors) - 3} more kinds in the report's Errors section")
 
 
 def _parse_sets(items: list[str] | None) -> dict:

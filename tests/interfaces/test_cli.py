@@ -243,3 +243,28 @@ def test_log_records_still_arrive_after_the_worker_log_pipe_broke(capsys):
         logger.removeHandler(fwd)
     assert "after the pipe broke" in out.getvalue()
     assert "Logging error" not in capsys.readouterr().err
+
+
+def test_the_results_table_says_why_games_were_forfeited_and_keeps_long_names_in_line(tmp_path):
+    funcs = "".join(
+        f"def {f}(view, params, memory, rng):\n    return {r}\n"
+        for f, r in (("take_upcard", 0), ("draw", 0), ("big_gin", 1), ("discard", 99), ("knock", 1))
+    )
+    (tmp_path / "cheat.py").write_text(funcs)
+    conf = tmp_path / "c.toml"
+    conf.write_text(
+        'name = "why"\nbots = ["cheat.py", "gin-chasing:knock_at=7,relax_at=9,relax_step=2"]\n'
+        f'games_per_pair = 10\nchunk_size = 10\nworkers = 1\nresults_dir = "{tmp_path / "results"}"\n'
+    )
+    out = invoke("run", str(conf), "--no-report")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert "10 game(s) ended in an error or a forfeit; the commonest:" in lines
+    reasons = [line for line in lines if line.startswith("  ") and " x bot 'cheat'" in line]
+    assert reasons and all("discarded a card it does not hold" in line for line in reasons)
+    assert sum(int(line.split(" x ")[0]) for line in reasons) == 10
+    # The bot table's columns line up however long a name is: every row as wide as the header.
+    start = lines.index(next(line for line in lines if line.startswith("bot ")))
+    table = lines[start : start + 3]
+    assert any(line.startswith("gin-chasing:knock_at=7,relax_at=9,relax_step=2 ") for line in table), table
+    assert len({len(line) for line in table}) == 1, table
