@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from arena.cli.typer_app import typer_app
+from arena.cli.typer_app import port_problem, typer_app
 from arena.league.db import LeagueError
 
 app = typer_app("Run a league: participants submit bots over the web, the arena plays them, a leaderboard ranks them.")
@@ -244,8 +244,8 @@ def serve(
         _fail(f"--workers {workers} is not allowed (0..1024)")
     if scheduler and "://" not in scheduler:
         _fail(f"--scheduler {scheduler!r} is not a Dask address such as tcp://127.0.0.1:8786")
-    if not 0 <= port <= 65535:
-        _fail(f"--port {port} is not a port (0..65535)")
+    if problem := port_problem(port):
+        _fail(problem)
     try:
         hosts = allowed_hosts(host, allowed_host or ())
     except ValueError as exc:

@@ -25,7 +25,7 @@ from typing import Annotated
 
 import typer
 
-from arena.cli.typer_app import typer_app
+from arena.cli.typer_app import port_problem, typer_app
 from arena.settings.botref import BotRef
 from arena.settings.config import LIMITS
 
@@ -601,6 +601,8 @@ def play(
 
     if target not in TARGETS:
         _fail(f"--target {target} is not allowed (targets: {', '.join(map(str, TARGETS))})")
+    if problem := port_problem(port):
+        _fail(problem)
     try:
         load_rules(rules)
         load_bot(bot)
@@ -625,6 +627,8 @@ def view(
     from arena.web.server import App, serve
     from arena.web.viewer import Games, recorded_game
 
+    if problem := port_problem(port):
+        _fail(problem)
     try:
         data = recorded_game(run_dir, game)
     except _user_errors() as exc:

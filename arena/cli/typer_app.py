@@ -15,3 +15,9 @@ def typer_app(help: str) -> typer.Typer:
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
     )
+
+
+def port_problem(port: int) -> str | None:
+    """The one-line complaint about a ``--port`` value, or None when it is a port (0: any free one).
+    Checked before a server starts: the socket's own error is a traceback (``OverflowError``)."""
+    return None if 0 <= port <= 65535 else f"--port {port} is not a port (0..65535)"

@@ -268,3 +268,20 @@ def test_the_results_table_says_why_games_were_forfeited_and_keeps_long_names_in
     table = lines[start : start + 3]
     assert any(line.startswith("gin-chasing:knock_at=7,relax_at=9,relax_step=2 ") for line in table), table
     assert len({len(line) for line in table}) == 1, table
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("play", "--no-open", "--port", "99999"),
+        ("view", "no-such-run", "--no-open", "--port", "-5"),
+        ("league", "serve", "no-such-league", "--port", "70000"),
+    ],
+)
+def test_a_port_out_of_range_is_one_error_line_before_any_server_starts(args):
+    out = runner.invoke(app, list(args))
+    port = args[-1]
+    assert out.exit_code == 2, out.output
+    assert [line for line in out.output.splitlines() if line.strip()] == [
+        f"error: --port {port} is not a port (0..65535)"
+    ]
