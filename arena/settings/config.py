@@ -319,7 +319,8 @@ class TournamentConfig:
                         continue
                     sandbox = bool(params.pop("sandbox", self.sandbox))
                     base = BotRef.parse(str(params.pop("bot")), base_dir, sandbox=sandbox)
-                    out[spec] = dataclasses.replace(base, params=tuple(params.items()))
+                    # A base with inline settings (bot = "early-knock:knock_at=5") keeps them; the table's win.
+                    out[spec] = dataclasses.replace(base, params=tuple({**dict(base.params), **params}.items()))
                 else:
                     out[spec] = BotRef.parse(spec, base_dir, sandbox=self.sandbox)
             except BotRefError as exc:

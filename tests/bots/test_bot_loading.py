@@ -221,3 +221,18 @@ def test_a_bad_inline_setting_is_one_error_naming_it(spec, message):
     with pytest.raises(BotError) as err:
         load_bot(spec)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_variant_of_a_built_in_with_inline_settings_keeps_them_and_its_own_table_wins(tmp_path):
+    from arena.loading.load import load_bots
+    from arena.settings.config import config_from_dict
+
+    cfg = config_from_dict(
+        {
+            "bots": ["simple", "k"],
+            "variants": {"k": {"bot": "early-knock:knock_at=5,late_drop=3", "late_drop": 4}},
+        }
+    )
+    k = load_bots(cfg, tmp_path)["k"]
+    values = dict(zip(k.param_names, k.params))
+    assert k.name == "k" and values["knock_at"] == 5.0 and values["late_drop"] == 4.0
