@@ -60,6 +60,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from arena.analysis.render import text_width
 from arena.engine._jit import jit
 from arena.engine.cards import card_str
 from arena.engine.layout import (
@@ -680,7 +681,7 @@ def game_text(rows: pd.DataFrame, settings: dict[str, Any] | AnalysisSettings, o
 
 def rates_text(rates: pd.DataFrame) -> str:
     """The error-rate table as terminal lines."""
-    w = max([18, *(len(str(b)) for b in rates["bot"])])  # whole names: two variants differ at the end
+    w = text_width(rates["bot"], 18)
     lines = [
         f"{'bot':<{w}} {'kind':<8} {'decisions':>9} {'error x1000':>11} {'95% CI':>15} {'doubtful':>8} {'blunders':>8}"
     ]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from arena.analysis.render import Table, html_table, md_table
+from arena.analysis.render import Table, html_table, md_table, text_width
 
 __all__ = ["WHAT_IT_DOES", "luck_section", "results_table", "results_text", "per_bot_text"]
 
@@ -82,7 +82,7 @@ def results_text(res: pd.DataFrame) -> str:
 
 def per_bot_text(per_bot: pd.DataFrame) -> str:
     """Each bot's luck per game and per hand, as terminal lines."""
-    w = max([18, *(len(str(b)) for b in per_bot["bot"])])  # whole names: two variants differ at the end
+    w = text_width(per_bot["bot"], 18)
     lines = [f"{'bot':<{w}} {'games':>8} {'hands':>9} {'luck pts/game':>13} {'pts/hand':>9} {'win chance/game':>15}"]
     for r in per_bot.itertuples():
         lines.append(

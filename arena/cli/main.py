@@ -224,12 +224,12 @@ def _setup_logging(quiet: bool) -> None:
 
 
 def _print_tables(result, summary) -> None:
+    from arena.analysis.render import text_width
     from arena.analysis.stats import bot_summary, pair_summary
 
     pairs = pair_summary(result.store, summary)
     bots = bot_summary(result.store, summary)
-    wm = max([40, *(len(str(m)) for m in pairs["matchup"])])  # long variant names keep the columns in line
-    wb = max([24, *(len(str(b)) for b in bots["bot"])])
+    wm, wb = text_width(pairs["matchup"], 40), text_width(bots["bot"], 24)
     typer.echo("")
     typer.echo(f"{'matchup':<{wm}} {'games':>7} {'wins a':>7} {'wins b':>7} {'none':>5} {'a win%':>7}")
     for r in pairs.itertuples():
@@ -751,19 +751,19 @@ def sweep(
 ) -> None:
     """Sweep a bot's parameters against a field (and rules): sweep.csv, response curves, report."""
     import time
-    from importlib.resources import files
 
     from arena.analysis.sweep import SweepError, analyse_sweep, load_sweep, run_sweep
+    from arena.settings.config import shipped_examples
 
     _setup_logging(True)
     errors: tuple[type[Exception], ...] = (SweepError, *_user_errors())
     path = sweep_file
     if not path.exists() and path.suffix == "" and path.parent == Path("."):
-        shipped = Path(str(files("arena") / "configs"))
-        path = shipped / f"{path}.toml"
-        if not path.is_file():
-            names = ", ".join(sorted(p.stem for p in shipped.glob("sweep-*.toml")))
+        examples = shipped_examples()
+        if str(path) not in examples:
+            names = ", ".join(name for name in examples if name.startswith("sweep-"))
             _fail(f"{sweep_file}: no such sweep file, nor a shipped example (the examples: {names})")
+        path = examples[str(path)]
     try:
         overrides = {"workers": workers, "games": games, "results_dir": results_dir, "scheduler": scheduler or None}
         spec = load_sweep(path, overrides)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -396,6 +395,12 @@ def config_from_dict(d: Mapping[str, Any], source: str = "config") -> Tournament
         raise ConfigError(f"{source}: {exc}") from None
 
 
+def shipped_examples() -> dict[str, Path]:
+    """The examples shipped with the package (``arena/configs/<name>.toml``), by name: tournament
+    configs, and the sweep files (``sweep-*``) that ``arena sweep`` reads."""
+    return {f.stem: f for f in sorted(Path(str(files("arena") / "configs")).glob("*.toml"))}
+
+
 def load_config(
     path: str | Path,
     overrides: Mapping[str, Any] | None = None,
@@ -417,11 +422,11 @@ def load_config(
     ``bots``: an empty file is refused rather than run with the defaults.
     """
     p = Path(path)
-    example = Path(str(files("arena") / "configs" / f"{path}.toml"))
-    if not p.is_file() and re.fullmatch(r"[\w-]+", str(path)) and example.is_file():
-        p = example
+    examples = shipped_examples()
+    if not p.is_file() and str(path) in examples:
+        p = examples[str(path)]
     if not p.is_file():
-        shipped = ", ".join(sorted(f.stem for f in example.parent.glob("*.toml") if not f.stem.startswith("sweep-")))
+        shipped = ", ".join(name for name in examples if not name.startswith("sweep-"))
         raise ConfigError(f"{path}: no such config file, nor a shipped example (the examples: {shipped})")
     try:
         d = tomllib.loads(p.read_text())
