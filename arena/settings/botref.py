@@ -47,6 +47,8 @@ POLICY_PREFIX = "policy:"
 POLICY_SUFFIXES = (".py", ".onnx", ".npz")
 #: The policy forms that are bytes, not text (they travel to workers in base64).
 BINARY_POLICY_SUFFIXES = (".onnx", ".npz")
+#: Characters no bot spec holds (a tab is allowed: it separates a command's words).
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: A Java class name, checked with ``fullmatch`` (``$`` would also pass a name with a final newline).
 _JAVA_CLASS = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 
@@ -74,6 +76,9 @@ class BotRef:
             raise BotRefError(
                 f"bot spec {spec!r} is empty (a built-in name, a .py path, sandbox:FILE, policy:FILE or cmd:PROGRAM)"
             )
+        if _CONTROL.search(spec):
+            # Every error below names the spec: a line break in it would split that one line.
+            raise BotRefError(f"bot spec {spec!r} holds a control character (a line break?)")
         if spec.startswith(CMD_PREFIX):
             command = split_command(spec[len(CMD_PREFIX) :], spec)
             return cls("command", shlex.join(command))

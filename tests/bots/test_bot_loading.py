@@ -215,6 +215,11 @@ def test_a_built_in_with_inline_settings_loads_under_its_spec_and_round_trips():
         ("early-knock:knock_att=5", "'early-knock' has no parameter 'knock_att'"),
         ("monte-carlo:samples=0", "samples = 0.0 must be between 1 and 4096"),
         ("simpel:x=1", "unknown bot 'simpel'"),
+        # As an attacker would write them: names that reach into Python, values past any range.
+        ("simple:__class__=1", "'simple' has no parameter '__class__'"),
+        ("early-knock:knock_at=1e308", "knock_at"),
+        ("early-knock:knock_at=5\nimport os", "holds a control character"),
+        ("simpel\rsimple", "holds a control character"),
     ],
 )
 def test_a_bad_inline_setting_is_one_error_naming_it(spec, message):

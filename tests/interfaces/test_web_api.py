@@ -89,6 +89,9 @@ def test_pages_and_options(server):
         ({"target": 75}, "target"),
         ({"preset": "poker"}, "preset"),
         ({"bot": "nobody"}, "bot"),
+        # A request can't choose a bot's settings: the page's list holds names, not NAME:key=value.
+        ({"bot": "monte-carlo:samples=4096,work=0"}, "unknown bot"),
+        ({"bot": "../bots/simple.py"}, "unknown bot"),
         ({"bot": 3}, "string"),
     ],
 )
