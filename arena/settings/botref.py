@@ -76,8 +76,9 @@ class BotRef:
             raise BotRefError(
                 f"bot spec {spec!r} is empty (a built-in name, a .py path, sandbox:FILE, policy:FILE or cmd:PROGRAM)"
             )
-        if _CONTROL.search(spec):
-            # Every error below names the spec: a line break in it would split that one line.
+        if _CONTROL.search(spec.strip()):
+            # Every error below names the spec: a line break in it would split that one line (a
+            # final one, as a spec read from a file has, is whitespace the branches below strip).
             raise BotRefError(f"bot spec {spec!r} holds a control character (a line break?)")
         if spec.startswith(CMD_PREFIX):
             command = split_command(spec[len(CMD_PREFIX) :], spec)
