@@ -122,15 +122,20 @@ class League:
     @classmethod
     def init(cls, folder: str | Path, config: LeagueConfig) -> League:
         """Create a league folder with its database and house bots (refuses an existing league)."""
-        from arena.botkit.bot import BUILTIN_BOTS
 
         d = Path(folder)
         if (d / DB_NAME).exists() or (d / CONFIG_NAME).exists():
             raise LeagueError(f"{d} already holds a league")
         for b in config.house_bots:
-            if b.replace("-", "_") not in BUILTIN_BOTS:
-                allowed = ", ".join(x.replace("_", "-") for x in BUILTIN_BOTS)
-                raise LeagueError(f"{CONFIG_NAME}: house bot '{b}' is not a built-in bot (built-in: {allowed})")
+            _check_house_bot(b)
+        if len(config.house_bots) > 1:  # one built-in twice under two spellings plays as one bot against itself
+            from arena.loading.load import load_bots
+            from arena.settings.config import ConfigError
+
+            try:
+                load_bots(config.run_config(list(config.house_bots), round_no=0, results_dir="."))
+            except ConfigError as exc:
+                raise LeagueError(str(exc).replace("config: bots", f"{CONFIG_NAME}: house bots", 1)) from None
         try:
             (d / "bots").mkdir(parents=True, exist_ok=True)
             (d / "runs").mkdir(exist_ok=True)
@@ -531,6 +536,28 @@ class League:
             "games": sum(r["games"] for r in rows(conn, "SELECT games FROM pairings")),
             "updated": get_state(conn, "ratings_updated", ""),
         }
+
+
+def _check_house_bot(spec: str) -> None:
+    """A house bot is a built-in, perhaps with inline settings (``monte-carlo:samples=100``): one line if not."""
+    from arena.botkit.bot import BUILTIN_BOTS, BotError
+    from arena.loading.load import load
+    from arena.settings.botref import BotRefError
+
+    try:
+        ref = BotRef.parse(spec)
+    except BotRefError as exc:
+        raise LeagueError(f"{CONFIG_NAME}: house bot {exc}") from None
+    if ref.kind != "builtin" or ref.ref not in BUILTIN_BOTS:
+        allowed = ", ".join(x.replace("_", "-") for x in BUILTIN_BOTS)
+        raise LeagueError(
+            f"{CONFIG_NAME}: house bot '{spec}' is not a built-in bot (built-in: {allowed}; "
+            "settings go inline, e.g. monte-carlo:samples=100)"
+        )
+    try:
+        load(ref)  # an unknown parameter or a value out of range
+    except BotError as exc:
+        raise LeagueError(f"{CONFIG_NAME}: house {exc}") from None
 
 
 def _withdraw_bot(conn: sqlite3.Connection, bot_id: int) -> None:

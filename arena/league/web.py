@@ -59,8 +59,11 @@ log = logging.getLogger("arena.league.web")
 
 SESSION_COOKIE = "league_session"
 LOGIN_COOKIE = "league_login_csrf"
-#: A name in a path (checked with ``fullmatch``: ``$`` would also pass a name with a final newline).
-PARAM_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+#: A name in a path (checked with ``fullmatch``: ``$`` would also pass a name with a final newline): a name
+#: people choose (letters, digits, ``_`` and ``-``: :func:`arena.league.core.check_name`), or a house bot's
+#: built-in with inline settings (``monte-carlo:samples=100,gap=0.5``).  A name is only ever looked up.
+_SETTING = r"[A-Za-z_][A-Za-z0-9_]{0,30}=[-+0-9.eE]{1,24}"
+PARAM_RE = re.compile(rf"[A-Za-z0-9_-]{{1,40}}|[a-z][a-z-]{{1,30}}:{_SETTING}(?:,{_SETTING}){{0,7}}")
 SMALL_BODY = 16_384
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "

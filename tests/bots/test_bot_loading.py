@@ -241,3 +241,25 @@ def test_a_variant_of_a_built_in_with_inline_settings_keeps_them_and_its_own_tab
     k = load_bots(cfg, tmp_path)["k"]
     values = dict(zip(k.param_names, k.params))
     assert k.name == "k" and values["knock_at"] == 5.0 and values["late_drop"] == 4.0
+
+
+def test_one_built_in_under_two_spellings_is_refused_but_a_named_copy_is_not(tmp_path):
+    """``knock_at=5`` and ``knock_at=5.0`` (or a setting equal to the default) are one bot listed twice:
+    its games against itself would measure nothing.  A variant under a name of its own is a deliberate
+    copy (a bot against itself, to see the noise), so it still plays."""
+    from arena.loading.load import load_bots
+    from arena.settings.config import ConfigError, config_from_dict
+
+    for bots in (
+        ["simple", "early-knock:knock_at=5", "early-knock:knock_at=5.0"],
+        ["simple", "early-knock:late_drop=3,knock_at=5", "early-knock:knock_at=5,late_drop=3"],
+        ["simple", "early-knock", "early-knock:knock_at=10"],
+    ):
+        with pytest.raises(ConfigError, match="are the same built-in with the same settings"):
+            load_bots(config_from_dict({"bots": bots}), tmp_path)
+    ok = load_bots(config_from_dict({"bots": ["early-knock", "early-knock:knock_at=9"]}), tmp_path)
+    assert sorted(ok) == ["early-knock", "early-knock:knock_at=9"]
+    copy = load_bots(
+        config_from_dict({"bots": ["early-knock", "copy"], "variants": {"copy": {"bot": "early-knock"}}}), tmp_path
+    )
+    assert copy["copy"].name == "copy" and np.array_equal(copy["copy"].params, copy["early-knock"].params)

@@ -219,3 +219,20 @@ def test_a_policy_sent_as_a_bot_file_is_taken_as_a_policy_or_refused_in_one_line
     out = lg.submit(c, ann, "mod", source=module)
     v = c.execute("SELECT kind, spec FROM versions WHERE id = ?", (out["id"],)).fetchone()
     assert v["kind"] == "policy" and v["spec"].endswith("/policy.py") and (lg.dir / v["spec"]).read_bytes() == module
+
+
+@pytest.mark.parametrize(
+    ("house_bots", "message"),
+    [
+        (("random", "nosuch"), "house bot 'nosuch' is not a built-in bot"),
+        (("random", "cmd:ls"), "house bot 'cmd:ls' is not a built-in bot"),
+        (("random", "early-knock:knock_att=5"), "'early-knock' has no parameter 'knock_att'"),
+        (("random", "early-knock:knock_at=50"), "knock_at = 50.0 must be between 0 and 10"),
+        (("early-knock", "early-knock:knock_at=10"), "house bots 'early-knock' and 'early-knock:knock_at=10' are"),
+    ],
+)
+def test_a_bad_house_bot_is_one_line_and_creates_no_league(tmp_path, house_bots, message):
+    with pytest.raises(LeagueError) as err:
+        League.init(tmp_path / "lg", LeagueConfig(house_bots=house_bots))
+    assert message in str(err.value) and "\n" not in str(err.value)
+    assert not (tmp_path / "lg").exists()

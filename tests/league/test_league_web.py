@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 from urllib.parse import urlencode
@@ -249,3 +250,30 @@ def test_a_served_league_has_no_play_page_unless_given_play_page(tmp_path):
         assert "the play page /play: on" in server.log_text()
     finally:
         server.stop()
+
+
+def test_a_house_bot_with_inline_settings_plays_and_is_served_under_its_spec(tmp_path):
+    """``house_bots = ["monte-carlo:samples=100"]`` is how an organizer offers a cheaper search bot: it plays
+    its pairings under that name, and the board and its bot page (the name quoted in the path) show it."""
+    name = "early-knock:knock_at=5"
+    lg = League.init(
+        tmp_path / "lg",
+        LeagueConfig(games_per_pairing=10, chunk_size=10, house_bots=("random", name), extra_rounds=0),
+    )
+    s = Scheduler(lg, workers=1)
+    while s.step():
+        pass
+    srv = Server(App(games=Games(runs_root=lg.dir / "runs")), port=0, league=lg.dir).start()
+    try:
+        board = json.loads(call(srv, "GET", "/api/leaderboard")[2])
+        assert {e["bot"]: e["games"] for e in board} == {"random": 10, name: 10}
+        status, _, body, _ = call(srv, "GET", "/api/bots/" + urllib.parse.quote(name, safe=""))
+        assert status == 200 and json.loads(body)["bot"] == name
+        status, _, page, _ = call(srv, "GET", "/league/bot/" + urllib.parse.quote(name, safe=""))
+        assert status == 200 and f"<h1>{name}</h1>".encode() in page
+    finally:
+        srv.stop()
+    # The settings are played, not dropped: the run's config names the bot with them.
+    from arena.run.store import RunStore
+
+    assert name in RunStore(lg.dir / "runs" / "r000").config().bots

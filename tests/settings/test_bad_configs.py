@@ -61,6 +61,18 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     ),
     "inline setting unknown": ({"bots": '["random", "early-knock:knock_att=5"]'}, "", [], "no parameter 'knock_att'"),
     "inline setting out of range": ({"bots": '["random", "monte-carlo:samples=0"]'}, "", [], "samples = 0.0 must be"),
+    "one built-in twice, spelled two ways": (
+        {"bots": '["random", "early-knock:knock_at=5", "early-knock:knock_at=5.0"]'},
+        "",
+        [],
+        "bots 'early-knock:knock_at=5' and 'early-knock:knock_at=5.0' are the same built-in with the same settings",
+    ),
+    "a built-in beside its own defaults": (
+        {"bots": '["random", "early-knock", "early-knock:knock_at=10"]'},
+        "",
+        [],
+        "bots 'early-knock' and 'early-knock:knock_at=10' are the same built-in",
+    ),
     "bot file missing": ({"bots": '["random", "{tmp}/missing.py"]'}, "", [], "missing.py"),
     "bot file not a bot": ({"bots": '["random", "{tmp}/not_a_bot.py"]'}, "", [], "not a bot: missing function"),
     "bot file with a syntax error": ({"bots": '["random", "{tmp}/syntax.py"]'}, "", [], "syntax.py"),
