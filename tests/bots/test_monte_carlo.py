@@ -195,9 +195,48 @@ def test_the_search_sometimes_overrules_its_heuristic_and_usually_agrees(mc):
     assert agree > differ  # .. but not on a whim
 
 
+def test_the_overrule_threshold_follows_the_learned_type_and_a_stricter_one_overrules_only_where_a_looser_one_does(
+    mc,
+):
+    """``confidence`` against a player that knocks at once, ``chase_confidence`` against a gin chaser, in
+    between by the learned odds.  The threshold only picks among the searched results (the samples and
+    the pruning don't depend on it), so on the same random numbers a stricter threshold overrules the
+    heuristic at a subset of the positions a looser one does."""
+    names = list(mc.param_names)
+    p = mc.params.copy()
+    p[names.index("confidence")], p[names.index("chase_confidence")] = 0.5, 2.0
+    assert mc_module.confidence_against(p, 0.0) == 0.5
+    assert mc_module.confidence_against(p, 1.0) == 2.0
+    assert mc_module.confidence_against(p, 0.25) == pytest.approx(0.875)
+    loose, strict = p.copy(), p.copy()
+    loose[names.index("chase_confidence")], strict[names.index("chase_confidence")] = 0.0, 3.0
+    mem = np.zeros(mc.memory_size)
+    options = np.empty(11, dtype=np.int64)
+    overruled = {"loose": 0, "strict": 0}
+    for k, (_st, view) in enumerate(_positions("gin-chasing", 30, seed=700)):
+        if view[V_DECISION] != PH_DISCARD:
+            continue
+        allowed = discardable(view)
+        if view[V_JUST_TAKEN] >= 0:
+            allowed &= ~(np.int64(1) << view[V_JUST_TAKEN])
+        n = mc_module.discard_candidates(view, allowed, options, 5, 6.0, True)
+        if n < 2:
+            continue
+        a = mc_module.search(view, loose, new_rng(k), options, n, 1.0, mem)
+        b = mc_module.search(view, strict, new_rng(k), options, n, 1.0, mem)
+        assert b == 0 or a != 0, k  # strict overrules only where loose does
+        overruled["loose"] += a != 0
+        overruled["strict"] += b != 0
+        # Against a player that knocks at once both play the same confidence, so the same choice.
+        assert mc_module.search(view, loose, new_rng(k), options, n, 0.0, mem) == mc_module.search(
+            view, strict, new_rng(k), options, n, 0.0, mem
+        )
+    assert overruled["strict"] < overruled["loose"], overruled
+
+
 def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc):
     gin_chasing = load_bot("gin-chasing")
-    seeds = np.arange(9000, 9080)  # 160 games: 61.9% won, the interval's low end 54.6%
+    seeds = np.arange(9000, 9080)  # 160 games: 67.5% won, the interval's low end 60.5%
     a = play_batch(mc, gin_chasing, EAAI, seeds).games[:, G_WINNER] == 0
     b = play_batch(gin_chasing, mc, EAAI, seeds).games[:, G_WINNER] == 1
     pair = (a.astype(float) + b) / 2  # duplicate pairs: the same deals from both seats
@@ -239,6 +278,8 @@ def test_guesses_handed_in_past_its_memory_replace_its_opponent_model_and_an_emp
         ("time_ms", -1),
         ("work", -5),
         ("rollout_quick", 3),
+        ("chase_confidence", -0.5),
+        ("chase_confidence", 11),
     ],
 )
 def test_out_of_range_parameters_are_refused_naming_the_parameter(mc, key, value):
