@@ -243,6 +243,16 @@ class ExternalBot:
         if first:
             budget = self.first_answer_s
         free = first and (not s.compiled if self.one_function else phase not in s.compiled)
+        if budget <= 0:
+            # The game's time is spent (a charged first answer took it past the limit).  Asked anyway with
+            # a deadline already passed, a fast program's answer could still be read in the poll's last
+            # millisecond, so whether the game was forfeited depended on the scheduler.
+            exc = ExternalBotError(
+                "timeout", f"{what} ran past the game's time limit ({limits.game_s:.3g} s of answers)"
+            )
+            proc.kill("timeout")
+            self._crashed(s, exc)
+            raise exc
         t0 = time.perf_counter()
         try:
             answer = proc.request(line, budget, what)

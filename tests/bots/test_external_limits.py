@@ -125,7 +125,9 @@ def test_game_time_limit_counts_all_answers_of_a_game(tmp_path, simple):
     external_of(bot).close()
 
 
-def test_a_program_started_again_between_games_gets_no_free_first_answers_past_its_first_game(tmp_path, simple):
+def test_a_program_started_again_between_games_gets_no_free_first_answers_past_its_first_game(
+    tmp_path, simple, monkeypatch
+):
     # The attack: a fresh process's first answer of each kind may take the start limit and is not
     # charged (it may compile), and a program that exits between games is simply started again.  A
     # program that took half a second over each first answer and exited after every game would never
@@ -141,6 +143,19 @@ def test_a_program_started_again_between_games_gets_no_free_first_answers_past_i
         """,
         setup="seen = set()",
     )
+    from arena.external.process import BotProcess
+
+    # Once a charged first answer has spent the game's time, no question may be sent with a deadline already
+    # passed: a fast program's answer could still be read in the poll's last millisecond, and then the
+    # game went on (the outcome depended on the scheduler: this test failed now and then in the full suite).
+    deadlines: list[float] = []
+    request = BotProcess.request
+
+    def recorded(self, line, timeout, what, *args, **kwargs):
+        deadlines.append(timeout)
+        return request(self, line, timeout, what, *args, **kwargs)
+
+    monkeypatch.setattr(BotProcess, "request", recorded)
     ext = ExternalBot(cmd, limits=Limits(decision_s=1.0, game_s=0.3), first_answer_s=5.0)  # as a sandboxed file
     bot = _make_bot(ext, None, "restarting", "", "", "")
     lost = []
@@ -154,6 +169,7 @@ def test_a_program_started_again_between_games_gets_no_free_first_answers_past_i
         ext.close()
     assert ext.restarts >= 2
     assert lost == [0, 1, 1]
+    assert deadlines and min(deadlines) > 0, sorted(deadlines)[:3]
 
 
 @pytest.mark.parametrize(
