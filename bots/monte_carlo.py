@@ -535,7 +535,7 @@ def search(view, params, rng, options, n_options, chase, memory):
             break
     best = 0
     best_margin = 0.0
-    z = confidence_against(params, chase if learn else 0.0)
+    z = confidence_against(params, chase)  # chase is 0 without learn (_choose, best_option)
     for k in range(1, n_options):
         mean, se = _mean_se(gain[k], gain2[k], count[k])
         margin = mean - z * se

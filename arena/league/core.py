@@ -21,12 +21,15 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
 from arena.league.db import DB_NAME, LeagueError, atomic_write, connect, get_state, rows, transaction
 from arena.league.uploads import check_policy, check_upload
 from arena.settings.botref import BotRef
+
+if TYPE_CHECKING:
+    from arena.botkit.bot import Bot
 
 #: A user or bot name: a letter, then letters, digits, _ or - (the built-in bots' own rule: gin-chasing);
 #: checked with ``fullmatch``, never ``match`` with ``$`` (which also matches before a final newline).
@@ -126,16 +129,14 @@ class League:
         d = Path(folder)
         if (d / DB_NAME).exists() or (d / CONFIG_NAME).exists():
             raise LeagueError(f"{d} already holds a league")
-        for b in config.house_bots:
-            _check_house_bot(b)
-        if len(config.house_bots) > 1:  # one built-in twice under two spellings plays as one bot against itself
-            from arena.loading.load import load_bots
-            from arena.settings.config import ConfigError
+        from arena.loading.load import same_builtin_twice
 
-            try:
-                load_bots(config.run_config(list(config.house_bots), round_no=0, results_dir="."))
-            except ConfigError as exc:
-                raise LeagueError(str(exc).replace("config: bots", f"{CONFIG_NAME}: house bots", 1)) from None
+        house = {b: _house_bot(b) for b in config.house_bots}
+        if twice := same_builtin_twice(house):  # it would play as one bot against itself
+            raise LeagueError(
+                f"{CONFIG_NAME}: house bots '{twice[0]}' and '{twice[1]}' are the same built-in with the same "
+                "settings; list it once"
+            )
         try:
             (d / "bots").mkdir(parents=True, exist_ok=True)
             (d / "runs").mkdir(exist_ok=True)
@@ -538,8 +539,8 @@ class League:
         }
 
 
-def _check_house_bot(spec: str) -> None:
-    """A house bot is a built-in, perhaps with inline settings (``monte-carlo:samples=100``): one line if not."""
+def _house_bot(spec: str) -> Bot:
+    """A house bot: a built-in, perhaps with inline settings (``monte-carlo:samples=100``); one line if not."""
     from arena.botkit.bot import BUILTIN_BOTS, BotError
     from arena.loading.load import load
     from arena.settings.botref import BotRefError
@@ -555,7 +556,7 @@ def _check_house_bot(spec: str) -> None:
             "settings go inline, e.g. monte-carlo:samples=100)"
         )
     try:
-        load(ref)  # an unknown parameter or a value out of range
+        return load(ref)  # an unknown parameter or a value out of range: a BotError
     except BotError as exc:
         raise LeagueError(f"{CONFIG_NAME}: house {exc}") from None
 

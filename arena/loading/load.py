@@ -11,7 +11,7 @@ limits unless the caller gives others.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from arena.botkit.bot import Bot, BotError, load_bot_file, load_builtin
@@ -92,26 +92,26 @@ def load(ref: BotRef, limits: Limits | None = None, name: str | None = None) -> 
     return dataclasses.replace(bot, ref=ref)
 
 
-def _refuse_same_builtin_twice(config: TournamentConfig, bots: dict[str, Bot]) -> None:
-    """Two specs of one built-in that resolve to the same settings are one bot listed twice.
+def same_builtin_twice(bots: Mapping[str, Bot]) -> tuple[str, str] | None:
+    """Two specs among ``bots`` of one built-in that resolve to the same settings, or None.
 
     ``early-knock:knock_at=5`` and ``early-knock:knock_at=5.0``, or
     ``early-knock:knock_at=10`` beside the plain ``early-knock`` whose default
     that is, would play as two bots with identical games: a matchup that
-    measures nothing and a table that reads as if it did.  Variants are left
-    alone: a variant has a name of its own, and a copy under another name is
-    how a user measures the noise of a bot against itself.
+    measures nothing and a table that reads as if it did.  (A config's
+    variants are not passed: a variant has a name of its own, and a copy
+    under another name is how a user measures the noise of a bot against
+    itself.)
     """
     seen: dict[tuple[str, bytes], str] = {}
     for spec, bot in bots.items():
-        if spec in config.variants or bot.ref is None or bot.ref.kind != "builtin":
+        if bot.ref is None or bot.ref.kind != "builtin":
             continue
         key = (bot.ref.ref, bot.params.tobytes())
         if key in seen:
-            raise ConfigError(
-                f"config: bots '{seen[key]}' and '{spec}' are the same built-in with the same settings; list it once"
-            )
+            return seen[key], spec
         seen[key] = spec
+    return None
 
 
 def load_bot(spec: str, base_dir: Path | None = None) -> Bot:
@@ -139,7 +139,10 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
             out[spec] = load(ref, limits_for(ref, limits), name=spec if named else None)
         except BotError as exc:
             raise ConfigError(str(exc) if str(exc).startswith(("bot ", spec)) else f"bot '{spec}': {exc}") from None
-    _refuse_same_builtin_twice(config, out)
+    if twice := same_builtin_twice({s: b for s, b in out.items() if s not in config.variants}):
+        raise ConfigError(
+            f"config: bots '{twice[0]}' and '{twice[1]}' are the same built-in with the same settings; list it once"
+        )
     names = [b.name for b in out.values()]
     for n in names:
         if names.count(n) > 1:
