@@ -201,12 +201,19 @@ def test_bad_paths_and_methods(site):
         "/api/bots/../league.db",
         "/league/static/..%2Fleague.db",
         "/league/bot/%2e%2e/league.db",
+        "/api/bots/early-knock:knock_at=..%2F..%2Fleague.db",
         "/api/nothing",
     ):
         status, _, body = server.request("GET", path)
         assert status == 404, path
         assert b"Traceback" not in body and b"CREATE TABLE" not in body
-    for path in ("/api/bots/a.b", "/api/users/%3Cscript%3E"):
+    # A house bot's name may carry inline settings (builtin:key=number); nothing else gets past that form.
+    for path in (
+        "/api/bots/a.b",
+        "/api/users/%3Cscript%3E",
+        "/api/bots/early-knock:knock_at=5%0A",
+        "/api/bots/early-knock:knock_at=%3Cscript%3E",
+    ):
         status, headers, body = server.request("GET", path)
         assert status == 400 and "is not a name" in one_line_error(status, body), path
         assert headers["content-type"] == "application/json" and headers["x-content-type-options"] == "nosniff"
