@@ -448,10 +448,10 @@ def run_tournament(
             if gate is None or gate.decision is None:
                 sched, release = _schedule(cfg, client, schedule)
                 bar.warm_up(int(getattr(sched, "workers", 1)))
-                if hasattr(sched, "on_progress"):  # local processes share their game counts
-                    sched.on_progress = bar.in_flight
                 retries = max(0, retry_scheduler)
                 while True:
+                    if hasattr(sched, "on_progress"):  # local workers share their game counts, Dask's tell them
+                        sched.on_progress = bar.in_flight
                     try:
                         _play(store, sched, todo, failed, bar, gate, sink)
                         break

@@ -53,12 +53,12 @@ from arena.run.plan import ChunkTask
 from arena.run.worker import (
     P_ASKED,
     P_COMPILING,
-    P_NEXT_GAME,
     P_PHASE,
     P_SEAT,
     P_SIZE,
     P_SWAP,
     ChunkResult,
+    games_finished,
     play_chunk,
 )
 
@@ -347,17 +347,11 @@ class _Slot:
 
     def games_done(self) -> int:
         """Games of this slot's chunk that its worker has finished: a chunk is stored whole, when it
-        ends, so this is what the progress line shows of it meanwhile (never less than before).
-
-        A chunk is played in two parts (the seatings), each counted by the engine from 0.
-        """
+        ends, so this is what the progress line shows of it meanwhile (never less than before)."""
         t = self.task
         if not isinstance(t, ChunkTask):
             return 0
-        swap, done = int(self.progress[P_SWAP]), int(self.progress[P_NEXT_GAME])
-        if swap in (0, 1) and done >= 0:
-            first = t.pair_hi - t.pair_lo if t.duplicate else (t.n_games + 1) // 2  # games of part 0
-            self.seen = max(self.seen, min(t.n_games, swap * first + done))
+        self.seen = max(self.seen, games_finished(t, self.progress))
         return self.seen
 
     def end(self) -> str:
@@ -566,9 +560,50 @@ class LocalProcesses:
 # --- Dask ---------------------------------------------------------------------------------
 
 
-def _dask_play(task: ChunkTask) -> ChunkResult:
-    """A chunk on a Dask worker (a thread there): bot exits become forfeits too."""
-    return play_chunk(task, None, catch_exits=True)
+#: The Dask event topic on which a chunk being played tells its games finished (see :func:`_dask_play`).
+PROGRESS_TOPIC = "gin-arena-games"
+#: Seconds between two such events of one chunk (only when its count has moved).
+PUBLISH_EVERY = 0.5
+
+
+def _dask_play(task: ChunkTask, token: str = "") -> ChunkResult:
+    """A chunk on a Dask worker (a thread there): bot exits become forfeits too.
+
+    With a ``token`` (the driver's, so that two runs on one cluster don't mix), a thread tells the
+    chunk's games finished while it plays, as ``[token, key, games]`` events on
+    :data:`PROGRESS_TOPIC`, so the driver's progress line moves within a chunk as it does with
+    local workers: a chunk of a kit player can take many minutes.  The engine's kernels release
+    the GIL, so the thread runs while the games do; the events go through the scheduler.
+    """
+    progress = np.full(P_SIZE, -1, dtype=np.int64)
+    stop = threading.Event()
+    teller = None
+    worker = None
+    if token:
+        try:
+            from distributed import get_worker
+
+            worker = get_worker()
+        except (ImportError, ValueError):  # not inside a Dask task: nobody to tell
+            worker = None
+    if worker is not None:
+
+        def tell() -> None:
+            last = 0
+            while not stop.wait(PUBLISH_EVERY):
+                n = games_finished(task, progress)
+                if n != last:
+                    last = n
+                    worker.log_event(PROGRESS_TOPIC, [token, task.key, n])
+
+        teller = threading.Thread(target=tell, name="gin-arena-progress", daemon=True)
+        teller.start()
+    try:
+        return play_chunk(task, progress if teller is not None else None, catch_exits=True)
+    finally:
+        stop.set()
+        if teller is not None:
+            teller.join()
 
 
 class DaskCluster:
@@ -587,6 +622,45 @@ class DaskCluster:
         self.workers = threads
         self.window = window or max(4, 3 * threads)
         self.token = uuid.uuid4().hex[:8]
+        #: Called about every half second with the games finished inside the chunks still being
+        #: played, as told by the workers (see :func:`_dask_play`); set by the runner.
+        self.on_progress: Callable[[int], None] | None = None
+        self._told: dict[str, int] = {}  # task key -> games finished, for the tasks in flight
+        self._told_lock = threading.Lock()
+
+    def _hear(self, event: Any) -> None:
+        """A worker's event on :data:`PROGRESS_TOPIC` (on the client's thread): keep the count of a
+        task of this run still in flight; anything else (another run's, a late one, a malformed
+        one) is dropped."""
+        msg = event[1] if isinstance(event, tuple | list) and len(event) == 2 else None
+        if not (isinstance(msg, list | tuple) and len(msg) == 3 and msg[0] == self.token):
+            return
+        key, games = msg[1], msg[2]
+        if not isinstance(games, int):
+            return
+        with self._told_lock:
+            if key in self._told:
+                self._told[key] = max(self._told[key], games)
+
+    def _games_in_flight(self) -> int:
+        with self._told_lock:
+            return sum(self._told.values())
+
+    def _finished(self, ac: Any) -> Iterator[Any]:
+        """The futures of ``ac`` as they finish; with ``on_progress``, told the games in flight meanwhile."""
+        if self.on_progress is None:
+            yield from ac
+            return
+        told = 0.0
+        while not ac.is_empty():
+            if ac.has_ready():
+                yield next(ac)
+                continue
+            now = time.monotonic()
+            if now - told >= PUBLISH_EVERY:
+                told = now
+                self.on_progress(self._games_in_flight())
+            time.sleep(0.02)  # a finished chunk waits at most this long to be stored
 
     def _lost(self, exc: BaseException | None = None) -> bool:
         """Whether the client has lost its scheduler (its futures are then cancelled, not failed)."""
@@ -610,21 +684,37 @@ class DaskCluster:
         ac = as_completed()
         address = self._address()
 
+        telling = self.play is None and self.on_progress is not None
+        if telling:
+            try:
+                self.client.subscribe_topic(PROGRESS_TOPIC, self._hear)
+            except Exception:  # noqa: BLE001 - a closed client: the first submit says so, in one line
+                telling = False
+
         def submit(t: Any) -> None:
             try:
-                f = self.client.submit(self.play or _dask_play, t, key=f"{t.key}-{self.token}", pure=False)
+                if self.play is not None:
+                    f = self.client.submit(self.play, t, key=f"{t.key}-{self.token}", pure=False)
+                else:
+                    token = self.token if telling else ""
+                    f = self.client.submit(_dask_play, t, token, key=f"{t.key}-{self.token}", pure=False)
             except Exception as exc:  # noqa: BLE001 - a closed client: the scheduler is gone
                 if self._lost(exc):
                     raise SchedulerLost(address) from None
                 raise
             futures[f] = t
+            if telling:
+                with self._told_lock:
+                    self._told[t.key] = 0
             ac.add(f)
 
         try:
             for t in itertools.islice(pending, self.window):
                 submit(t)
-            for f in ac:
+            for f in self._finished(ac):
                 t = futures.pop(f)
+                with self._told_lock:
+                    self._told.pop(t.key, None)
                 try:
                     res = f.result()
                 except Exception as exc:  # noqa: BLE001 - a task's failure is reported, not raised
@@ -641,6 +731,13 @@ class DaskCluster:
         finally:
             for f in futures:
                 f.cancel()
+            if telling:
+                with self._told_lock:
+                    self._told.clear()
+                try:
+                    self.client.unsubscribe_topic(PROGRESS_TOPIC)
+                except Exception:  # noqa: BLE001 - a closed client has no subscription left to end
+                    pass
 
 
 def executor_for(play: Play, workers: int = 1, client: Any = None) -> Inline | LocalProcesses | DaskCluster:

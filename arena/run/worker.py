@@ -159,6 +159,20 @@ def _start_chunk(a: Bot, b: Bot, parts, duplicate: bool) -> None:
         ext.new_chunk(ids[id(ext)])
 
 
+def games_finished(task: ChunkTask, progress: np.ndarray) -> int:
+    """Games of ``task``'s chunk finished so far, read off the counters :func:`play_chunk` keeps in
+    ``progress`` (0 before its first part starts: the slots hold -1 then).
+
+    A chunk is played in two parts (the seatings, ``P_SWAP``), each counted by the engine from 0
+    (``P_NEXT_GAME``).  Local workers' slots and Dask tasks both count with this.
+    """
+    swap, done = int(progress[P_SWAP]), int(progress[P_NEXT_GAME])
+    if swap not in (0, 1) or done < 0:
+        return 0
+    first = task.pair_hi - task.pair_lo if task.duplicate else (task.n_games + 1) // 2  # games of part 0
+    return min(task.n_games, swap * first + done)
+
+
 def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits: bool = False) -> ChunkResult:
     """Play one chunk and return its games (and hands), with run-level columns.
 

@@ -247,3 +247,25 @@ def test_an_unreachable_scheduler_is_one_line_for_run_analyze_and_luck(tmp_path,
 
     with pytest.raises(RunEnvError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         run_tournament(cfg.replace(name="r2", scheduler=address), progress=False)
+
+
+def test_a_chunk_being_played_on_a_dask_worker_moves_the_progress_line_before_it_is_stored(tmp_path, cluster, capsys):
+    """A chunk is stored whole when it ends, and a slow bot's chunk can take minutes. Local workers
+    share their game counts; Dask workers tell theirs as events through the scheduler, so the line
+    moves while the one chunk plays (before, it stood at 0 until the chunk came back)."""
+    from tests.run.test_progress import SLOW_BOT
+
+    _, client, _ = cluster
+    (tmp_path / "slow.py").write_text(SLOW_BOT)
+    one_chunk = cfg(tmp_path, name="slow", bots=(str(tmp_path / "slow.py"), "simple"), games_per_pair=20, chunk_size=20)
+    res = run_tournament(one_chunk, client=client, progress=True)
+    assert res.status == "complete" and len(res.games) == 20
+    counts = [int(line.split("games: ")[1].split("/")[0]) for line in capsys.readouterr().err.splitlines()
+              if line.startswith("games: ")]  # fmt: skip
+    assert counts and counts[-1] == 20
+    assert any(0 < c < 20 for c in counts), counts  # told while the chunk was being played
+    assert counts == sorted(counts)
+    # The same games as local processes play: telling the count changes nothing in them.
+    local = run_tournament(cfg(tmp_path, name="slow-local", bots=one_chunk.bots, games_per_pair=20, chunk_size=20),
+                           progress=False)  # fmt: skip
+    assert canonical(res.games).equals(canonical(local.games))

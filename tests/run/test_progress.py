@@ -251,3 +251,24 @@ def test_a_stored_chunk_never_moves_the_line_back_below_the_games_shown_in_fligh
     bar.in_flight(32)  # the second chunk, now 32 games in
     bar.update(40)
     assert shown == [65, 65, 72, 80]
+
+
+def test_dask_progress_events_count_only_this_runs_tasks_in_flight_and_never_go_back():
+    """Workers tell a chunk's games as events through the scheduler, which any client of the cluster
+    can send: another run's, a finished task's or a malformed event must not move this run's line."""
+    from types import SimpleNamespace
+
+    from arena.run.schedule import DaskCluster
+
+    d = DaskCluster(SimpleNamespace(nthreads=lambda: {"tcp://w": 1}))
+    d._told["chunk-a"] = 0  # this run's task in flight
+    d._hear((1.0, [d.token, "chunk-a", 7]))
+    d._hear((1.0, ["another-run", "chunk-a", 50]))
+    d._hear((1.0, [d.token, "chunk-gone", 9]))  # not (or no longer) in flight
+    d._hear((1.0, [d.token, "chunk-a", "many"]))
+    d._hear((1.0, [d.token, "chunk-a"]))
+    d._hear((1.0, "junk"))
+    d._hear("junk")
+    d._hear((1.0, [d.token, "chunk-a", 3]))  # late, and fewer: the line never goes back
+    assert d._games_in_flight() == 7
+    assert set(d._told) == {"chunk-a"}
