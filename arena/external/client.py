@@ -118,6 +118,11 @@ class _Decision:
         return self.external.decide(self.phase, view, params, memory, rng)
 
 
+def _past_game_time(what: str, limits: Limits) -> ExternalBotError:
+    """The forfeit of a bot whose answers ran past the game's time limit."""
+    return ExternalBotError("timeout", f"{what} ran past the game's time limit ({limits.game_s:.3g} s of answers)")
+
+
 class ExternalBot:
     """A bot program talking the protocol of ``docs/PROTOCOL.md`` (see the module docstring)."""
 
@@ -247,9 +252,7 @@ class ExternalBot:
             # The game's time is spent (a charged first answer took it past the limit).  Asked anyway with
             # a deadline already passed, a fast program's answer could still be read in the poll's last
             # millisecond, so whether the game was forfeited depended on the scheduler.
-            exc = ExternalBotError(
-                "timeout", f"{what} ran past the game's time limit ({limits.game_s:.3g} s of answers)"
-            )
+            exc = _past_game_time(what, limits)
             proc.kill("timeout")
             self._crashed(s, exc)
             raise exc
@@ -259,9 +262,7 @@ class ExternalBot:
         except ExternalBotError as exc:
             self._crashed(s, exc)
             if exc.reason == "timeout" and budget < limits.decision_s and not first:
-                raise ExternalBotError(
-                    "timeout", f"{what} ran past the game's time limit ({limits.game_s:.3g} s of answers)"
-                ) from None
+                raise _past_game_time(what, limits) from None
             raise
         except BaseException:  # Ctrl-C while waiting: an answer may still come; never read it as the next one
             proc.kill("interrupted")

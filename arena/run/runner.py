@@ -451,7 +451,7 @@ def run_tournament(
                 retries = max(0, retry_scheduler)
                 while True:
                     if hasattr(sched, "on_progress"):  # local workers share their game counts, Dask's tell them
-                        sched.on_progress = bar.in_flight
+                        sched.on_progress = bar.in_flight if bar.bar is not None else None  # only a bar shows them
                     try:
                         _play(store, sched, todo, failed, bar, gate, sink)
                         break

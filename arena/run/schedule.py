@@ -575,35 +575,37 @@ def _dask_play(task: ChunkTask, token: str = "") -> ChunkResult:
     local workers: a chunk of a kit player can take many minutes.  The engine's kernels release
     the GIL, so the thread runs while the games do; the events go through the scheduler.
     """
+    worker = _dask_worker() if token else None
+    if worker is None:
+        return play_chunk(task, None, catch_exits=True)
     progress = np.full(P_SIZE, -1, dtype=np.int64)
     stop = threading.Event()
-    teller = None
-    worker = None
-    if token:
-        try:
-            from distributed import get_worker
 
-            worker = get_worker()
-        except (ImportError, ValueError):  # not inside a Dask task: nobody to tell
-            worker = None
-    if worker is not None:
+    def tell() -> None:
+        last = 0
+        while not stop.wait(PUBLISH_EVERY):
+            n = games_finished(task, progress)
+            if n != last:
+                last = n
+                worker.log_event(PROGRESS_TOPIC, [token, task.key, n])
 
-        def tell() -> None:
-            last = 0
-            while not stop.wait(PUBLISH_EVERY):
-                n = games_finished(task, progress)
-                if n != last:
-                    last = n
-                    worker.log_event(PROGRESS_TOPIC, [token, task.key, n])
-
-        teller = threading.Thread(target=tell, name="gin-arena-progress", daemon=True)
-        teller.start()
+    teller = threading.Thread(target=tell, name="gin-arena-progress", daemon=True)
+    teller.start()
     try:
-        return play_chunk(task, progress if teller is not None else None, catch_exits=True)
+        return play_chunk(task, progress, catch_exits=True)
     finally:
         stop.set()
-        if teller is not None:
-            teller.join()
+        teller.join()
+
+
+def _dask_worker() -> Any:
+    """The Dask worker running this task, None outside one (nobody to tell)."""
+    try:
+        from distributed import get_worker
+
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
 
 
 class DaskCluster:
@@ -691,13 +693,12 @@ class DaskCluster:
             except Exception:  # noqa: BLE001 - a closed client: the first submit says so, in one line
                 telling = False
 
+        fn = self.play or _dask_play
+        extra = () if self.play is not None else (self.token if telling else "",)  # _dask_play's token
+
         def submit(t: Any) -> None:
             try:
-                if self.play is not None:
-                    f = self.client.submit(self.play, t, key=f"{t.key}-{self.token}", pure=False)
-                else:
-                    token = self.token if telling else ""
-                    f = self.client.submit(_dask_play, t, token, key=f"{t.key}-{self.token}", pure=False)
+                f = self.client.submit(fn, t, *extra, key=f"{t.key}-{self.token}", pure=False)
             except Exception as exc:  # noqa: BLE001 - a closed client: the scheduler is gone
                 if self._lost(exc):
                     raise SchedulerLost(address) from None
