@@ -74,7 +74,6 @@ import pyarrow as pa
 from arena.botkit.game_value import win_chance
 from arena.engine._jit import jit
 from arena.engine.layout import (
-    G_SIZE,
     PH_DONE,
     PH_DRAW,
     PH_UPCARD_DEALER,
@@ -87,12 +86,12 @@ from arena.engine.layout import (
     S_PHASE,
     S_POINTS,
     S_SCORE,
-    S_SIZE,
     S_STOCK_POS,
 )
 from arena.engine.melds import best_discard, deadwood
+from arena.engine.replay import replay_start
 from arena.engine.rng import RNG_WORDS
-from arena.engine.step import apply_action, begin_game, begin_hand, end_hand
+from arena.engine.step import apply_action, begin_hand, end_hand
 
 __all__ = [
     "LuckError",
@@ -199,22 +198,6 @@ def _win_value(p_won, pts_won, p_lost, pts_lost, need_me, need_opp):
 @jit
 def _cell_win(deal_tab, i, j, need_me, need_opp):
     return _win_value(deal_tab[1, i, j], deal_tab[2, i, j], deal_tab[3, i, j], deal_tab[4, i, j], need_me, need_opp)
-
-
-@jit
-def replay_start(seed, rules):
-    """The state and game row at the start of the game seeded ``seed``, to replay its stored answers on.
-
-    No bot is asked in a replay: the generators and memories :func:`begin_game`
-    resets are throwaways.
-    """
-    st = np.zeros(S_SIZE, dtype=np.int64)
-    row = np.zeros(G_SIZE, dtype=np.int64)
-    rng0 = np.zeros(RNG_WORDS, dtype=np.uint64)
-    rng1 = np.zeros(RNG_WORDS, dtype=np.uint64)
-    mem = np.zeros(1)
-    begin_game(st, rules, seed, rng0, rng1, mem, mem.copy(), row)
-    return st, row
 
 
 @jit

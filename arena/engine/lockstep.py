@@ -59,19 +59,15 @@ from arena.engine.layout import (
     H_HAND_NO,
     H_LOG_START,
     H_SIZE,
-    LOG_KIND,
-    LOG_SEAT,
     OUT_FORFEIT,
     PH_DONE,
     S_CUR,
     S_ERROR,
     S_OUTCOME,
     S_PHASE,
-    S_PILE,
     S_PILE_N,
     S_SIZE,
     V_DECISION,
-    V_PILE,
     V_SIZE,
 )
 from arena.engine.rng import RNG_WORDS, next_u64
@@ -82,6 +78,8 @@ from arena.engine.step import (
     build_view,
     end_hand,
     forfeit_game,
+    log_entry,
+    mirror_pile,
     refresh_view,
     write_hand_row,
 )
@@ -241,19 +239,10 @@ def lockstep_kernel(
                 if apply_action(st_g, rules, action) != 0:
                     stage[g] = ST_HAND_OVER
                     continue
-                n = pile_n[g]
-                m = st_g[S_PILE_N]
-                if m > n:
-                    card = st_g[S_PILE + n]
-                    view0[V_PILE + n] = card
-                    view1[V_PILE + n] = card
-                elif m < n:
-                    view0[V_PILE + m] = -1
-                    view1[V_PILE + m] = -1
-                pile_n[g] = m
+                pile_n[g] = mirror_pile(st_g, pile_n[g], view0, view1)
                 if record_log:
                     i = counters[L_LOG]
-                    log[i] = seat * LOG_SEAT + phase * LOG_KIND + action
+                    log[i] = log_entry(seat, phase, action)
                     log_game[i] = g
                     counters[L_LOG] = i + 1
                 game_log_n[g] += 1

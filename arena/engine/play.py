@@ -26,8 +26,6 @@ from arena.engine.layout import (
     G_SIZE,
     G_WINNER,
     H_SIZE,
-    LOG_KIND,
-    LOG_SEAT,
     OUT_FORFEIT,
     PH_DONE,
     S_CUR,
@@ -35,10 +33,8 @@ from arena.engine.layout import (
     S_KNOCKER,
     S_OUTCOME,
     S_PHASE,
-    S_PILE,
     S_PILE_N,
     S_SIZE,
-    V_PILE,
     V_SIZE,
 )
 from arena.engine.lockstep import L_PHASE, L_SEAT, play_lockstep
@@ -50,6 +46,8 @@ from arena.engine.step import (
     build_view,
     end_hand,
     forfeit_game,
+    log_entry,
+    mirror_pile,
     refresh_view,
     write_hand_row,
 )
@@ -120,21 +118,11 @@ def play_hand(st, rules, bot0, bot1, params0, params1, mem0, mem1, rng0, rng1, v
             action = bot1[phase](view1, params1, mem1, rng1)
         if apply_action(st, rules, action) != 0:
             return n_log
-        # An action moves at most one pile card: a discard pushes one, a
-        # draw from the pile pops one.  Mirror it in both views' pile slots.
-        m = st[S_PILE_N]
-        if m > n:
-            card = st[S_PILE + n]
-            view0[V_PILE + n] = card
-            view1[V_PILE + n] = card
-        elif m < n:
-            view0[V_PILE + m] = -1
-            view1[V_PILE + m] = -1
-        n = m
+        n = mirror_pile(st, n, view0, view1)
         if record_log:
             if n_log >= log.shape[0]:
                 return -1
-            log[n_log] = seat * LOG_SEAT + phase * LOG_KIND + action
+            log[n_log] = log_entry(seat, phase, action)
             n_log += 1
     return n_log
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from arena.engine._jit import jit
 from arena.engine.layout import (
     G_SIZE,
     H_DEADWOOD,
@@ -40,9 +41,17 @@ from arena.engine.layout import (
     S_CUR,
     S_OUTCOME,
     S_PHASE,
+    S_SIZE,
 )
 from arena.engine.rng import RNG_WORDS
-from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state, write_hand_row
+from arena.engine.step import (
+    apply_action,
+    begin_game,
+    begin_hand,
+    end_hand,
+    log_entry,
+    write_hand_row,
+)
 
 
 class ReplayError(ValueError):
@@ -84,17 +93,26 @@ def decode(entry: int) -> tuple[int, int, int]:
     return entry // LOG_SEAT, (entry % LOG_SEAT) // LOG_KIND, entry % LOG_KIND
 
 
-def begin_replay(seed: int, rules_array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(state, game row, shuffle scratch)`` of a game seeded ``seed``, ready to replay its log.
+@jit
+def replay_start(seed, rules):
+    """``(state, game row)`` at the start of the game seeded ``seed``, to replay its answers on.
 
     A replay applies logged answers, so no bot is asked: the bots' generators
-    and memories that :func:`arena.engine.step.begin_game` resets are throwaways.
+    and memories that :func:`arena.engine.step.begin_game` resets are
+    throwaways.  Compiled, so a compiled replay (the luck analysis,
+    :mod:`arena.analysis.luck`) starts its games here too.
     """
-    st = new_state()
+    st = np.zeros(S_SIZE, dtype=np.int64)
     row = np.zeros(G_SIZE, dtype=np.int64)
     rng = np.zeros(RNG_WORDS, dtype=np.uint64)
     mem = np.zeros(1)
-    begin_game(st, rules_array, seed, rng, rng.copy(), mem, mem.copy(), row)
+    begin_game(st, rules, seed, rng, rng.copy(), mem, mem.copy(), row)
+    return st, row
+
+
+def begin_replay(seed: int, rules_array: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(state, game row, shuffle scratch)`` of a game seeded ``seed``, ready to replay its log."""
+    st, row = replay_start(np.int64(seed), rules_array)
     return st, row, np.zeros(RNG_WORDS, dtype=np.uint64)
 
 
@@ -177,7 +195,7 @@ def log_from_actions(seed: int, rules_array: np.ndarray, actions: np.ndarray) ->
             seat, phase, action = int(st[S_CUR]), int(st[S_PHASE]), int(actions[pos])
             if apply_action(st, rules_array, action) != 0:
                 raise ReplayError(f"stored answer {pos} ({action}) is illegal where it falls")
-            out[pos] = seat * LOG_SEAT + phase * LOG_KIND + action
+            out[pos] = log_entry(seat, phase, action)
             pos += 1
         if pos < len(actions) and (st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules_array, row)):
             raise ReplayError(f"the game is over after {pos} of {len(actions)} stored answers")

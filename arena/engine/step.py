@@ -79,6 +79,8 @@ from arena.engine.layout import (
     H_TURNS,
     H_UPCARD,
     H_UPCARD_TAKER,
+    LOG_KIND,
+    LOG_SEAT,
     NEXT_DEALER_LOSER,
     NEXT_DEALER_WINNER,
     OUT_BIG_GIN,
@@ -571,7 +573,7 @@ def refresh_view(st, p, view) -> None:
     and passed, the turn and the decision (the first ``VIEW_MOVING`` rows of
     ``VIEW_COPIES``), the top card and the card just taken.  The rest is
     fixed for the hand (:func:`build_view` writes it), except the pile,
-    which :func:`arena.engine.play.play_hand` mirrors card by card.  Reads
+    which the drivers mirror card by card (:func:`mirror_pile`).  Reads
     only ``st``, never the view.
     """
     for i in range(VIEW_MOVING):
@@ -580,6 +582,33 @@ def refresh_view(st, p, view) -> None:
     view[V_STOCK_N] = stock_count(st)
     view[V_TOP] = st[S_PILE + n - 1] if n > 0 else -1
     view[V_JUST_TAKEN] = st[S_JUST_TAKEN] if st[S_CUR] == p else -1
+
+
+@kernel
+def mirror_pile(st, n, view0, view1) -> int:
+    """Copy into both seats' views the pile card the last action moved; return the pile's new length.
+
+    ``n`` is the pile length both views show.  An action moves at most one
+    pile card: a discard pushes one, a draw from the pile pops one, so the
+    drivers that keep views between decisions (:func:`arena.engine.play.play_hand`,
+    :func:`arena.engine.lockstep.lockstep_kernel`) need not rebuild them.
+    """
+    m = st[S_PILE_N]
+    if m > n:
+        card = st[S_PILE + n]
+        view0[V_PILE + n] = card
+        view1[V_PILE + n] = card
+    elif m < n:
+        view0[V_PILE + m] = -1
+        view1[V_PILE + m] = -1
+    return m
+
+
+@kernel
+def log_entry(seat, phase, action) -> int:
+    """One decision in the compact action log (``LOG_SEAT``, ``LOG_KIND``): the one writer of its
+    format, :func:`arena.engine.replay.decode` the reader."""
+    return seat * LOG_SEAT + phase * LOG_KIND + action
 
 
 @kernel

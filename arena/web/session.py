@@ -35,8 +35,6 @@ from arena.engine.layout import (
     ERROR_TEXT,
     G_SIZE,
     G_WINNER,
-    LOG_KIND,
-    LOG_SEAT,
     PH_BIG_GIN,
     PH_DISCARD,
     PH_DONE,
@@ -68,6 +66,7 @@ from arena.engine.step import (
     end_hand,
     illegal_reason,
     legal_answers,
+    log_entry,
     new_state,
 )
 from arena.engine.table import Table
@@ -236,7 +235,7 @@ class PlaySession:
 
     def _logged(self, seat: int, phase: int, action: int, before: np.ndarray) -> None:
         """Record a decision taken: the log entry and its words."""
-        self.log.append(seat * LOG_SEAT + phase * LOG_KIND + action)
+        self.log.append(int(log_entry(seat, phase, action)))
         text = action_text(self.names[seat], phase, action, before)
         item: dict[str, Any] = {"key": _KEYS[phase][min(action, 1) if phase != PH_DISCARD else 0], "seat": seat}
         if phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):
