@@ -29,7 +29,9 @@ from arena.cli.typer_app import port_problem, typer_app
 from arena.settings.botref import BotRef
 from arena.settings.config import LIMITS
 
-app = typer_app("Gin Arena: play Gin Rummy bots against each other, fast, and see which is better.")
+app = typer_app(
+    "Gin Arena: play Gin Rummy bots against each other, fast, and see which is better.", hoisted=("--eaai-kit",)
+)
 
 
 #: ``--weak-sandbox`` of ``run`` and ``check-bot``.

@@ -2,13 +2,58 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
 
 
-def typer_app(help: str) -> typer.Typer:
+def hoist(args: list[str], options: tuple[str, ...]) -> list[str]:
+    """``args`` with each of the app's own ``options`` (and its value) moved to the front.
+
+    Click takes an app's options only before the command's name, so
+    ``arena run quick --eaai-kit kit`` would be refused as "no such option"
+    though it says what ``arena --eaai-kit kit run quick`` says.  Anything
+    after ``--`` stays where it is; an option last with no value is a usage error.
+    """
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            rest.extend(args[i:])
+            break
+        if a in options:
+            if i + 1 == len(args):
+                raise typer.BadParameter("no value given", param_hint=f"'{a}'")
+            front += [a, args[i + 1]]
+            i += 2
+            continue
+        if a.split("=", 1)[0] in options and "=" in a:
+            front.append(a)
+        else:
+            rest.append(a)
+        i += 1
+    return front + rest
+
+
+class _HoistingGroup(TyperGroup):
+    """The app's command group: its own options may also follow the command (:func:`hoist`)."""
+
+    hoisted: tuple[str, ...] = ()
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist(args, self.hoisted))
+
+
+def typer_app(help: str, hoisted: tuple[str, ...] = ()) -> typer.Typer:
     """A typer app as the arena's commands want it: help on no arguments, plain text, no shell
-    completion installer, and plain tracebacks (a bug report shows the real one)."""
+    completion installer, and plain tracebacks (a bug report shows the real one).  The app's own
+    options named in ``hoisted`` may be given after the command too (:func:`hoist`)."""
+    group: Any = type("ArenaGroup", (_HoistingGroup,), {"hoisted": hoisted})
     return typer.Typer(
+        cls=group,
         add_completion=False,
         no_args_is_help=True,
         help=help,

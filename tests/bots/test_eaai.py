@@ -125,6 +125,34 @@ def test_the_cli_takes_the_kit_once_and_check_bot_says_when_it_is_missing(tmp_pa
     assert r.returncode == 2 and r.stderr.strip() == f"error: --eaai-kit {tmp_path / 'no'}: no such jar or folder"
 
 
+def test_the_kit_option_may_follow_the_command_as_its_error_message_suggests(tmp_path):
+    """The missing-kit error says "give it with --eaai-kit PATH"; a user adds that to the command
+    line they have, after the command, and it must mean what it means before it."""
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env.pop(KIT_ENV, None)
+    for tail in (["--eaai-kit", str(tmp_path / "no")], [f"--eaai-kit={tmp_path / 'no'}"]):
+        r = subprocess.run([sys.executable, "-m", "arena.cli", "bots", *tail], capture_output=True, text=True, env=env)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip() == f"error: --eaai-kit {tmp_path / 'no'}: no such jar or folder"
+
+
+def test_hoisting_moves_only_the_apps_own_options_and_never_past_a_double_dash():
+    import typer
+
+    from arena.cli.typer_app import hoist
+
+    opts = ("--eaai-kit",)
+    assert hoist(["run", "quick", "--eaai-kit", "k", "--games", "2"], opts) == [
+        "--eaai-kit", "k", "run", "quick", "--games", "2",
+    ]  # fmt: skip
+    assert hoist(["run", "--eaai-kit=k"], opts) == ["--eaai-kit=k", "run"]
+    assert hoist(["run", "--", "--eaai-kit", "k"], opts) == ["run", "--", "--eaai-kit", "k"]
+    assert hoist(["run", "--bot", "cmd:x --eaai-kit k"], opts) == ["run", "--bot", "cmd:x --eaai-kit k"]
+    with pytest.raises(typer.BadParameter, match="no value given"):
+        hoist(["run", "quick", "--eaai-kit"], opts)  # not "--eaai-kit run quick": a kit named "run"
+    assert hoist(["run", "--eaai-kitchen=k"], opts) == ["run", "--eaai-kitchen=k"]
+
+
 # --- the adapter, against the table ---------------------------------------------------------------
 
 
