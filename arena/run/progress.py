@@ -19,6 +19,9 @@ from typing import Any, Protocol, TextIO
 EVERY = 30.0
 #: A :class:`LineProgress` writes a line each time the count crosses another multiple of this share.
 SHARE = 0.1
+#: A rate needs this many seconds behind it: counts that arrive together within a few milliseconds
+#: of the start (work done before the line began) gave rates like "490,016/s".
+RATE_AFTER = 1.0
 
 
 class Progress(Protocol):
@@ -138,7 +141,7 @@ class LineProgress:
         else:
             text += f" {self.unit}s"
         text += f", {_duration(seconds)}"
-        rate = (self.done - self.first) / seconds if seconds > 0 else 0.0
+        rate = (self.done - self.first) / seconds if seconds >= RATE_AFTER else 0.0
         if rate > 0:
             text += f", {rate:,.1f}/s" if rate < 10 else f", {rate:,.0f}/s"
             left = self._left(now, rate)

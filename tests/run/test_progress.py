@@ -60,6 +60,17 @@ def test_a_slow_count_gets_a_line_every_30_s_while_it_moves_and_none_while_it_st
     assert out.getvalue().splitlines() == lines  # close adds nothing: the last line showed the count
 
 
+def test_counts_that_arrive_at_the_start_show_no_rate_until_a_second_has_passed():
+    """Work finished before the line began arrives within microseconds: 4 games in 8 us is no rate."""
+    out, clock = io.StringIO(), Clock()
+    p = LineProgress("graded", "game", 5, stream=out, clock=clock)
+    clock.now += 8e-6
+    p.set(4)
+    clock.now += 1.5
+    p.set(5)
+    assert out.getvalue().splitlines() == ["graded: 4/5 games (80%), 0 s", "graded: 5/5 games (100%), 2 s, 3.3/s"]
+
+
 def test_an_unknown_total_gets_lines_by_time_only_and_the_count_at_close():
     out, clock = io.StringIO(), Clock()
     p = LineProgress("graded", "game", None, stream=out, clock=clock)
