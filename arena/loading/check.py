@@ -118,6 +118,10 @@ _FAILED_CALL = re.compile(r"^(?:\[pid\s+\d+\] |\d+ +)?([a-z0-9_]+)\((.*)\)\s+= -
 _BWRAP_SETUP = frozenset({"unshare", "mount", "umount2", "pivot_root", "chroot", "sethostname", "setns"})
 
 
+#: The file the Java VM opens for writing at start-up (to say what a core dump holds); the wall refuses it.
+_RUNTIME_OPEN = '"/proc/self/coredump_filter"'
+
+
 def refused_calls(trace: str) -> Counter[str]:
     """The system calls the sandbox refused in an strace log (``-f -e status=failed``).
 
@@ -125,7 +129,9 @@ def refused_calls(trace: str) -> Counter[str]:
     (so the filter refused it, not the kernel), when a process, or a signal
     to another process, was refused, or when an open for writing failed with
     EACCES.  Not counted: ``socket(AF_UNIX, ...)``, which the C library
-    tries on its own for every user or group name lookup (nscd).
+    tries on its own for every user or group name lookup (nscd), and an open
+    of ``/proc/self/coredump_filter``, which the Java VM makes on its own at
+    start-up (every kit player's, and nothing it needs).
     """
     from arena.external.limits import _X64_ALLOW, _X64_SELF_ONLY
 
@@ -136,7 +142,7 @@ def refused_calls(trace: str) -> Counter[str]:
         if m is None:
             continue
         name, args, err = m.groups()
-        if name in _BWRAP_SETUP or (name == "socket" and args.startswith("AF_UNIX")):
+        if name in _BWRAP_SETUP or (name == "socket" and args.startswith("AF_UNIX")) or _RUNTIME_OPEN in args:
             continue
         if (err == "EPERM" and name not in allowed) or (err == "EACCES" and name in ("open", "openat")):
             out[name] += 1
@@ -157,7 +163,7 @@ def _check_refused(report, command, cwd, env, read_paths, limits, echo) -> None:
     if strace is None:
         report.add("WARN", "syscalls", "strace not found: the system calls the sandbox refused are not listed", echo)
         return
-    tracer = (strace, "-f", "-qq", "-e", "trace=all", "-e", "status=failed", "-s", "0")
+    tracer = (strace, "-f", "-qq", "-e", "trace=all", "-e", "status=failed", "-s", "32")  # paths to 32 bytes
     traced = ExternalBot(command, cwd, limits, env=env, read_paths=read_paths, tracer=tracer)
     traced.limits = dataclasses.replace(limits, log_bytes=max(limits.log_bytes, 1 << 20))
     traced.log = type(traced.log)(traced.limits.log_bytes)
