@@ -48,8 +48,9 @@ class BotSpec:
     bot, run in ``cwd``; the program must exist where the chunk runs) or
     ``sandbox`` (a bot file run in its own process; ``source`` is its text) or ``eaai``
     (an EAAI-kit player: ``ref`` is ``path:class``; the player and the kit must exist where
-    the chunk runs, the kit named by ``GIN_ARENA_EAAI_KIT`` there), or ``policy`` (a policy file; ``source`` is
-    its bytes in base64, from :func:`arena.botkit.policy.policy_source`).
+    the chunk runs; ``kit`` is the driver's kit, used where ``GIN_ARENA_EAAI_KIT`` names none),
+    or ``policy`` (a policy file; ``source`` is its bytes in base64, from
+    :func:`arena.botkit.policy.policy_source`).
     ``limits``: the time and memory limits of bots in their own processes.
     """
 
@@ -61,6 +62,7 @@ class BotSpec:
     params: tuple[tuple[str, float], ...]
     limits: tuple[tuple[str, Any], ...] = ()
     cwd: str = ""
+    kit: str = ""
 
     def identity(self) -> list[Any]:
         """What a matchup's games depend on (not where the file lived)."""
@@ -78,7 +80,11 @@ class BotSpec:
 
             ext = external_of(bot)
             limits = tuple(dataclasses.asdict(ext.limits).items()) if ext is not None else ()
-            if ref.kind in ("command", "eaai"):
+            if ref.kind == "eaai":
+                from arena.external.eaai import kit_path
+
+                return cls(bot.name, "eaai", ref.ref, "", bot.source_hash, params, limits, kit=str(kit_path()))
+            if ref.kind == "command":
                 return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, ref.cwd or "")
             if Path(ref.ref).suffix.lower() in BINARY_POLICY_SUFFIXES:  # a walled ONNX model: its bytes
                 source = policy_source(ref.ref)

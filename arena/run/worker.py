@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,6 +94,26 @@ def _file_bot(spec: BotSpec) -> Bot:
     return dataclasses.replace(bot, source_hash=spec.source_hash)
 
 
+def _eaai_bot(spec: BotSpec) -> Bot:
+    """A kit player where the chunk runs: with this machine's kit (``GIN_ARENA_EAAI_KIT``) or, where
+    that names none (a Dask worker started without it), the driver's; either way the player and the
+    kit must hash as on the driver, or the games would not be the driver's bot's."""
+    from arena.external.eaai import KIT_ENV
+
+    if spec.kit and not os.environ.get(KIT_ENV, "").strip():
+        os.environ[KIT_ENV] = spec.kit
+    bot = load(BotRef("eaai", spec.ref), Limits(**dict(spec.limits)), name=spec.name)
+    if bot.source_hash != spec.source_hash:
+        from arena.external.client import close_bot
+
+        close_bot(bot)
+        raise WorkerError(
+            f"EAAI player '{spec.name}' differs on this worker from the driver's (hash {bot.source_hash} vs "
+            f"{spec.source_hash}): the player's jar or folder, or the kit ({os.environ.get(KIT_ENV)}), is not the same"
+        )
+    return bot
+
+
 def bot_from_spec(spec: BotSpec) -> Bot:
     """The bot a spec describes, loaded once per process."""
     bot = _BOTS.get(spec)
@@ -111,7 +132,7 @@ def bot_from_spec(spec: BotSpec) -> Bot:
         elif spec.kind == "command":
             bot = load(BotRef("command", spec.ref, spec.cwd or None), Limits(**dict(spec.limits)), name=spec.name)
         elif spec.kind == "eaai":
-            bot = load(BotRef("eaai", spec.ref), Limits(**dict(spec.limits)), name=spec.name)
+            bot = _eaai_bot(spec)
         elif spec.kind == "policy":
             bot = load_policy_source(spec.source, spec.ref, name=spec.name)
             if bot.source_hash != spec.source_hash:

@@ -31,20 +31,14 @@ from arena.external.client import close_bot, drain_log, external_bot
 from arena.external.eaai import KIT_ENV, kit_path
 from arena.external.limits import Limits, build_filter, filter_allows
 from arena.external.protocol import ProtocolError, parse_hello, parse_melds
-from arena.external.wall import wall_problem
 from arena.loading.load import load, load_bot
 from arena.settings.botref import BotRef, BotRefError
 from arena.settings.rules import load_rules
+from tests.eaai_kit import PROBLEM, compile_kit, needs_java
 from tests.scripted import new_game, play_out
 
-HERE = Path(__file__).parent / "eaai"
 EAAI = load_rules("eaai")
 R = rules_array(EAAI)
-PROBLEM = wall_problem()
-needs_java = pytest.mark.skipif(
-    shutil.which("javac") is None or PROBLEM is not None,
-    reason=f"needs javac and the wall ({PROBLEM or 'no javac'})",
-)
 #: Our card number of each kit card number (kit suits C H S D, ours c d h s).
 OURS = [(0, 2, 3, 1)[k // 13] * 13 + k % 13 for k in range(52)]
 
@@ -52,19 +46,7 @@ OURS = [(0, 2, 3, 1)[k // 13] * 13 + k % 13 for k in range(52)]
 @pytest.fixture(scope="module")
 def java(tmp_path_factory):
     """The stand-in kit and our players, compiled once; the kit set as the user would set it."""
-    if shutil.which("javac") is None:
-        if os.environ.get("CI") == "true":
-            raise AssertionError("CI must have javac")
-        pytest.skip("javac not found")
-    root = tmp_path_factory.mktemp("eaai")
-    kit, players = root / "kit", root / "players"
-    sources = [*(HERE / "kit" / "ginrummy").glob("*.java"), *(HERE / "players" / "players").glob("*.java")]
-    subprocess.run(["javac", "-d", str(players), *map(str, sources)], check=True)  # one javac: ~1 s each
-    kit.mkdir()
-    (players / "ginrummy").rename(kit / "ginrummy")  # the kit apart from the players, as a user has them
-    (players / "table.txt").write_text("1 2 3\n4 5\n")
-    for p in [root, *root.rglob("*")]:  # the bots' user reads them when the tests run as root
-        p.chmod(0o755 if p.is_dir() else 0o644)
+    kit, players = compile_kit(tmp_path_factory.mktemp("eaai"))
     old = os.environ.get(KIT_ENV)
     os.environ[KIT_ENV] = str(kit)
     yield players

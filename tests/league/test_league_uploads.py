@@ -22,7 +22,7 @@ from arena.league.config import LeagueConfig
 from arena.league.core import League, User
 from arena.league.db import LeagueError, _statements, check_database, connect, schema_version
 from arena.league.migrations import MIGRATIONS
-from tests.league.eaai_kit import build_kit, zip_bytes
+from tests.eaai_kit import build_kit, zip_bytes
 from tests.league.server import Server, add_user, arena, make_league, wait_for
 from tests.policy_files import AGENT as POLICY
 

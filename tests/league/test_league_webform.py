@@ -1,7 +1,7 @@
 """The submit page takes every kind of upload the API takes, as a multipart/form-data file, and refuses
 what an attacker sends it: against the real ``arena league serve`` process (``--no-play``: the web
 layer's answers alone) on a real SQLite file, the EAAI kit being the tests' stand-in
-(tests/league/eaai_kit.py).
+(tests/eaai_kit.py).
 
 Each refusal is a 4xx with one line on the page; where the JSON API takes the same bytes, the page's
 line is the API's line word for word, and nothing is stored.
@@ -28,7 +28,7 @@ import pytest
 from arena.botkit.policy import mlp_onnx
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
 from arena.engine.mlp import random_mlp, save_mlp
-from tests.league.eaai_kit import PLAYER, build_kit, zip_bytes
+from tests.eaai_kit import PLAYER, build_kit, zip_bytes
 from tests.league.server import SIMPLE_COPY, Server, add_user, login, make_league
 from tests.policy_files import AGENT
 

@@ -7,6 +7,7 @@ waits for a new one."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -269,3 +270,53 @@ def test_a_chunk_being_played_on_a_dask_worker_moves_the_progress_line_before_it
     local = run_tournament(cfg(tmp_path, name="slow-local", bots=one_chunk.bots, games_per_pair=20, chunk_size=20),
                            progress=False)  # fmt: skip
     assert canonical(res.games).equals(canonical(local.games))
+
+
+def test_a_kit_player_plays_on_a_worker_that_was_never_told_the_kit(tmp_path, monkeypatch):
+    """The kit is given once, on the driver (``--eaai-kit`` sets its variable there): a ``dask worker``
+    started without ``GIN_ARENA_EAAI_KIT`` plays the player with the driver's kit and the same games as
+    local processes (before, every chunk failed there with "eaai players need the EAAI kit").  A
+    worker whose own kit differs is refused in one line rather than played on."""
+    from arena.external.eaai import KIT_ENV
+    from tests.eaai_kit import PROBLEM, compile_kit
+
+    if PROBLEM is not None:
+        pytest.skip(f"no wall here: {PROBLEM}")
+    tmp_path.chmod(0o755)
+    kit, players = compile_kit(tmp_path / "java")
+    monkeypatch.setenv(KIT_ENV, str(kit))
+    c = Cluster(tmp_path / "dask-logs")
+    c.env.pop(KIT_ENV, None)
+    try:
+        c.start_scheduler()
+        c.start_worker()
+        c.wait_for_workers(1)
+        with distributed.Client(c.address, timeout="60s") as client:
+            assert client.run(lambda: os.environ.get("GIN_ARENA_EAAI_KIT")) == {w: None for w in client.run(os.getpid)}
+            bots = ("simple", f"eaai:{players}:players.KitSimplePlayer")
+            remote = run_tournament(cfg(tmp_path, name="kr", bots=bots, games_per_pair=20, chunk_size=10),
+                                    client=client, progress=False)  # fmt: skip
+            assert remote.status == "complete" and len(remote.games) == 20
+            assert (remote.games["forfeit_seat"] < 0).all()
+            local = run_tournament(cfg(tmp_path, name="kl", bots=bots, games_per_pair=20, chunk_size=10),
+                                   progress=False)  # fmt: skip
+            assert canonical(remote.games).equals(canonical(local.games))
+            # A worker with a kit of its own that is not the driver's: refused in one line, never played on.
+            other = tmp_path / "other-kit"
+            shutil.copytree(kit, other)
+            (other / "ginrummy" / "extra.txt").write_text("not the driver's kit")
+            c.env[KIT_ENV] = str(other)
+            first = c.workers[0]
+            c.start_worker()
+            c.wait_for_workers(2)
+            first.terminate()
+            first.wait()
+            deadline = time.monotonic() + 60
+            while len(client.scheduler_info()["workers"]) != 1 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            bad = run_tournament(cfg(tmp_path, name="kx", bots=bots, games_per_pair=20, chunk_size=10),
+                                 client=client, progress=False)  # fmt: skip
+            assert bad.status != "complete" and bad.failed_chunks
+            assert all("differs on this worker from the driver's" in f for f in bad.failed_chunks), bad.failed_chunks
+    finally:
+        c.stop()
