@@ -452,8 +452,8 @@ def knock_confidence_against(params, chase):
     were undercut, and those made with 8 to 20 cards in the stock 42-50% of the time, against 8% in
     the first turns.  The sampled hands of a chaser late in a hand are further from gin than its
     real ones.  At the default 10 marjj-style's knock rule stands against a chaser: paired with 1.5
-    on the same deals, +1.4 and +3.4 points against gin-chasing on two seeds
-    (``docs/bench/strength-2026-12-05.md``).
+    on the same deals, +1.4, +3.4 and +3.6 points against gin-chasing on three seeds, and no change
+    against simple or marjj-style (``docs/bench/strength-2026-12-05.md``).
     """
     z = params[_CONFIDENCE]
     return z + (params[_KNOCK_CHASE_CONFIDENCE] - z) * chase
