@@ -14,7 +14,7 @@ another replaces it only when its mean gain, deal by deal, is above
 zero by ``confidence`` standard errors (``chase_confidence`` against an
 opponent learned to chase gin, :func:`confidence_against`; for a knock
 ``knock_chase_confidence``, so against a chaser marjj-style's knock rule
-stands, :func:`knock_confidence_against`).  Without that rule a few hundred
+stands, :func:`confidence_against`).  Without that rule a few hundred
 noisy rollouts overrule a good heuristic about as often as they improve on
 it.
 
@@ -426,10 +426,11 @@ def chase_chance(params, memory):
 
 
 @jit
-def confidence_against(params, chase):
+def confidence_against(params, chase, knock=False):
     """How many standard errors an option must beat the default by, against an opponent that chases
     gin with chance ``chase``: ``confidence`` against one that knocks at once, ``chase_confidence``
-    against a gin chaser, in between by the odds learned so far.
+    (``knock_chase_confidence`` for a ``knock`` decision) against a gin chaser, in between by the
+    odds learned so far.
 
     Against a gin chaser marjj-style's choices are worth trusting more: on paired 2,000-game screens,
     ``confidence`` 1 instead of 0.5 won 3.0 and 2.8 points more against gin-chasing, and 1.8 less
@@ -438,25 +439,16 @@ def confidence_against(params, chase):
     ``chase_confidence`` 1, 1.5 and 2.5 won 2.1, 5.0 and 4.0 points more than 0.5 (the old single
     threshold) against gin-chasing and 2.5, 4.3 and 3.1 more against marjj-style
     (``docs/bench/strength-2026-12-05.md``).
+
+    Knocks most of all: in 1,000 games against gin-chasing (seed 4242), a quarter of the search's
+    knocks were undercut, and those made with 9 to 20 cards in the stock 42-50% of the time, against
+    8% in the first turns, where marjj-style's rule knocks.  The sampled hands of a chaser late in a
+    hand are further from gin than its real ones.  At ``knock_chase_confidence`` 10 the rule stands
+    against a chaser: paired with 1.5 on the same deals, +1.4, +3.4 and +3.6 points against
+    gin-chasing on three seeds, and no change against simple or marjj-style.
     """
     z = params[_CONFIDENCE]
-    return z + (params[_CHASE_CONFIDENCE] - z) * chase
-
-
-@jit
-def knock_confidence_against(params, chase):
-    """:func:`confidence_against` for a knock decision: ``knock_chase_confidence`` against a gin chaser.
-
-    Against a gin chaser the search's knocks went wrong where marjj-style's rule (knock only in the
-    first turns) does not: in 1,000 games against gin-chasing (seed 4242), a quarter of its knocks
-    were undercut, and those made with 8 to 20 cards in the stock 42-50% of the time, against 8% in
-    the first turns.  The sampled hands of a chaser late in a hand are further from gin than its
-    real ones.  At the default 10 marjj-style's knock rule stands against a chaser: paired with 1.5
-    on the same deals, +1.4, +3.4 and +3.6 points against gin-chasing on three seeds, and no change
-    against simple or marjj-style (``docs/bench/strength-2026-12-05.md``).
-    """
-    z = params[_CONFIDENCE]
-    return z + (params[_KNOCK_CHASE_CONFIDENCE] - z) * chase
+    return z + (params[_KNOCK_CHASE_CONFIDENCE if knock else _CHASE_CONFIDENCE] - z) * chase
 
 
 @jit
@@ -480,8 +472,8 @@ def search(view, params, rng, options, n_options, chase, memory, z):
     and another option replaces the default only when its mean gain over
     the default, deal by deal, exceeds ``confidence`` standard errors: with
     few samples, a noisy estimate would otherwise overrule a good heuristic
-    about as often as it improves on it (``z`` standard errors:
-    :func:`confidence_against`, :func:`knock_confidence_against`).  Hands
+    about as often as it improves on it (``z`` standard errors,
+    :func:`confidence_against`).  Hands
     handed in past the bot's ``memory`` (:data:`M_GUESSES`) replace the
     opponent model's.
     """
@@ -570,10 +562,9 @@ def search(view, params, rng, options, n_options, chase, memory, z):
 @jit
 def _choose(view, params, memory, rng, options, n_options, knock=False):
     """The index of the option to play, by :func:`search` with the learned opponent model (a ``knock``
-    decision by its own threshold, :func:`knock_confidence_against`)."""
+    decision by its own threshold, :func:`confidence_against`)."""
     chase = chase_chance(params, memory) if params[_LEARN] > 0 else 0.0
-    z = knock_confidence_against(params, chase) if knock else confidence_against(params, chase)
-    return search(view, params, rng, options, n_options, chase, memory, z)
+    return search(view, params, rng, options, n_options, chase, memory, confidence_against(params, chase, knock))
 
 
 @jit

@@ -245,8 +245,8 @@ def test_against_a_learned_gin_chaser_the_knock_threshold_is_its_own_and_mostly_
 
     names = list(mc.param_names)
     p = mc.params.copy()
-    assert mc_module.knock_confidence_against(p, 0.0) == p[names.index("confidence")]
-    assert mc_module.knock_confidence_against(p, 1.0) == p[names.index("knock_chase_confidence")] == 10.0
+    assert mc_module.confidence_against(p, 0.0, True) == p[names.index("confidence")]
+    assert mc_module.confidence_against(p, 1.0, True) == p[names.index("knock_chase_confidence")] == 10.0
     assert mc_module.confidence_against(p, 1.0) == 1.5  # discards and draws keep chase_confidence
     loose = p.copy()
     loose[names.index("knock_chase_confidence")] = 0.5

@@ -23,6 +23,7 @@ distributed = pytest.importorskip("distributed")
 from arena.run import run_tournament  # noqa: E402
 from arena.settings.config import TournamentConfig  # noqa: E402
 from tests.dask_cluster import Cluster, dask_cluster  # noqa: E402
+from tests.eaai_kit import compile_kit, needs_java  # noqa: E402
 from tests.tables import canonical  # noqa: E402
 
 
@@ -272,16 +273,14 @@ def test_a_chunk_being_played_on_a_dask_worker_moves_the_progress_line_before_it
     assert canonical(res.games).equals(canonical(local.games))
 
 
+@needs_java
 def test_a_kit_player_plays_on_a_worker_that_was_never_told_the_kit(tmp_path, monkeypatch):
     """The kit is given once, on the driver (``--eaai-kit`` sets its variable there): a ``dask worker``
     started without ``GIN_ARENA_EAAI_KIT`` plays the player with the driver's kit and the same games as
     local processes (before, every chunk failed there with "eaai players need the EAAI kit").  A
     worker whose own kit differs is refused in one line rather than played on."""
     from arena.external.eaai import KIT_ENV
-    from tests.eaai_kit import PROBLEM, compile_kit
 
-    if PROBLEM is not None:
-        pytest.skip(f"no wall here: {PROBLEM}")
     tmp_path.chmod(0o755)
     kit, players = compile_kit(tmp_path / "java")
     monkeypatch.setenv(KIT_ENV, str(kit))
@@ -292,7 +291,7 @@ def test_a_kit_player_plays_on_a_worker_that_was_never_told_the_kit(tmp_path, mo
         c.start_worker()
         c.wait_for_workers(1)
         with distributed.Client(c.address, timeout="60s") as client:
-            assert client.run(lambda: os.environ.get("GIN_ARENA_EAAI_KIT")) == {w: None for w in client.run(os.getpid)}
+            assert client.run(lambda k=KIT_ENV: os.environ.get(k)) == {w: None for w in client.run(os.getpid)}
             bots = ("simple", f"eaai:{players}:players.KitSimplePlayer")
             remote = run_tournament(cfg(tmp_path, name="kr", bots=bots, games_per_pair=20, chunk_size=10),
                                     client=client, progress=False)  # fmt: skip
