@@ -354,5 +354,6 @@ def test_check_bot_runs_the_bot_in_the_wall_and_lists_the_calls_the_sandbox_refu
         "11 read(3, 0x0, 1) = -1 EPERM (x)\n11 kill(1, SIGKILL) = -1 EPERM (x)\n"
         '12 openat(AT_FDCWD, "/proc/self/coredump_filter", O_RDWR) = -1 EACCES (x)\n'  # the Java VM's own
         '12 openat(AT_FDCWD, "/proc/self/coredump", O_RDWR) = -1 EACCES (x)\n'  # a look-alike counts
+        '12 mkdir("/proc/self/coredump_filter", 0777) = -1 EPERM (x)\n'  # the path hides no other call
     )
-    assert refused_calls(trace) == {"io_uring_setup": 1, "openat": 2, "kill": 1}
+    assert refused_calls(trace) == {"io_uring_setup": 1, "openat": 2, "kill": 1, "mkdir": 1}
