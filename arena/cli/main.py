@@ -61,6 +61,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _arena(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
     ] = False,
@@ -72,14 +73,16 @@ def _arena(
         ),
     ] = None,
 ) -> None:
+    ctx.obj = {"eaai_kit": None}
     if eaai_kit is not None:
-        import os
+        from arena.botkit.bot import BotError
+        from arena.external.eaai import use_kit
 
-        from arena.external.eaai import KIT_ENV
-
-        if not eaai_kit.exists():
-            _fail(f"--eaai-kit {eaai_kit}: no such jar or folder")
-        os.environ[KIT_ENV] = str(eaai_kit.resolve())  # the run's worker processes inherit it
+        try:
+            use_kit(eaai_kit, "--eaai-kit")  # sets GIN_ARENA_EAAI_KIT: the run's worker processes inherit it
+        except BotError as exc:
+            _fail(str(exc))
+        ctx.obj["eaai_kit"] = str(eaai_kit.resolve())  # wins over a config's eaai_kit (see run)
 
 
 def _check_plot_kind(kind: str) -> str:
@@ -259,6 +262,7 @@ def _parse_sets(items: list[str] | None) -> dict:
 
 @app.command()
 def run(
+    ctx: typer.Context,
     config: Annotated[
         Path,
         typer.Argument(help="Tournament config (TOML), or a shipped example by name: default, quick, monte-carlo."),
@@ -321,6 +325,7 @@ def run(
             "results_dir": results_dir,
             "scheduler": scheduler,
             "weak_sandbox": weak_sandbox or None,
+            "eaai_kit": (ctx.obj or {}).get("eaai_kit"),  # --eaai-kit, given before or after the command
         }
         if gauntlet:
             overrides.update(format="gauntlet", candidate=gauntlet)
@@ -504,6 +509,7 @@ def submit(
 
 @app.command("bots")
 def list_bots(
+    ctx: typer.Context,
     config: Annotated[Path | None, typer.Option(help="Also list the variants this config defines.")] = None,
 ) -> None:
     """List the built-in bots (and a config's variants, files and external bots) with their parameters."""
@@ -518,7 +524,7 @@ def list_bots(
         if config is not None:
             from arena.settings.config import load_config
 
-            cfg = load_config(config)
+            cfg = load_config(config, {"eaai_kit": (ctx.obj or {}).get("eaai_kit")})  # the option wins, as in run
             for spec, b in load_bots(cfg, config.parent).items():
                 if spec in cfg.variants:
                     v = cfg.variants[spec]

@@ -8,10 +8,12 @@ player's methods in the kit's order.  It runs as a walled ``cmd:`` program, so
 it gets the same limits, logs and error reasons as any external bot.
 
 The kit itself is not part of Gin Arena (its repository carries no licence):
-the user names its jar or class folder once, with ``--eaai-kit PATH`` or the
-environment variable ``GIN_ARENA_EAAI_KIT`` (which ``--eaai-kit`` sets, so the
-workers of a run inherit it).  Everything here fails with one line naming
-what is missing.
+the user names its jar or class folder once: with ``--eaai-kit PATH``, with a
+tournament config's ``eaai_kit`` key (a league's, for a league), or with the
+environment variable ``GIN_ARENA_EAAI_KIT``.  The option wins over the key, the
+key over the variable; whichever names it sets the variable (:func:`use_kit`),
+so the workers of a run inherit it.  Everything here fails with one line
+naming what is missing.
 """
 
 from __future__ import annotations
@@ -50,6 +52,18 @@ def _error(text: str) -> Exception:
     from arena.botkit.bot import BotError
 
     return BotError(text)
+
+
+def use_kit(path: Path, named_by: str) -> None:
+    """Name ``path`` as the kit to this process and the processes it starts (``GIN_ARENA_EAAI_KIT``).
+
+    ``named_by`` is how the user gave it (``--eaai-kit``, ``eaai_kit = ...``), for the one-line error
+    when nothing is there; whether it holds the kit is checked where a player loads
+    (:func:`kit_path`), which names the missing class.
+    """
+    if not path.exists():
+        raise _error(f"{named_by} {path}: no such jar or folder")
+    os.environ[KIT_ENV] = str(path.resolve())
 
 
 def kit_path() -> Path:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from arena.botkit.bot import Bot, BotError, load_bot_file, load_builtin
+from arena.external.eaai import use_kit
 from arena.external.limits import Limits
 from arena.settings.botref import BotRef, BotRefError
 from arena.settings.config import START_SECONDS, ConfigError, TournamentConfig
@@ -129,8 +130,14 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
     A bot file's display name is its ``NAME`` or file stem; a variant's is
     the variant's name, and a built-in's with inline settings is the spec as
     written (``early-knock:knock_at=5``).  A bad bot or two bots with one name is a one-line
-    :class:`ConfigError`.
+    :class:`ConfigError`.  The config's ``eaai_kit`` (relative to ``base_dir``) becomes the kit of
+    this process and of the processes it starts (:func:`arena.external.eaai.use_kit`).
     """
+    if config.eaai_kit:  # the config's kit, named before a kit player's adapter compiles against it
+        try:
+            use_kit(((base_dir or Path()) / Path(config.eaai_kit).expanduser()).resolve(), "config: eaai_kit =")
+        except BotError as exc:
+            raise ConfigError(str(exc)) from None
     limits = Limits(**config.bot_limits())
     out: dict[str, Bot] = {}
     for spec, ref in config.bot_refs(base_dir).items():

@@ -56,6 +56,7 @@ KEYS = (
     "limits",
     "sandbox",
     "weak_sandbox",
+    "eaai_kit",
 )
 SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "elo")
 #: How the SPRT counts its evidence: duplicate pairs as one outcome of five, or games as one of three.
@@ -147,6 +148,10 @@ class TournamentConfig:
     #: Bots in their own processes without the wall (no namespaces, no other user): only for machines
     #: that can't build it; the manifest and the report say so.
     weak_sandbox: bool = False
+    #: The EAAI kit's jar or class folder, for ``eaai:`` players (relative to the config's folder);
+    #: empty = ``--eaai-kit`` or ``GIN_ARENA_EAAI_KIT`` (the option wins over this key, this key
+    #: over the variable).
+    eaai_kit: str = ""
     #: The validated rules, resolved once when the config is made (see :meth:`resolved_rules`);
     #: not a config key: :meth:`replace` hands it on when ``rules`` does not change.
     resolved: Rules | None = field(default=None, repr=False, compare=False)
@@ -199,6 +204,8 @@ class TournamentConfig:
                 f"config: games_per_pair = {self.games_per_pair} and chunk_size = {self.chunk_size} "
                 "must be even with duplicate = true (games come in seat-swapped pairs)"
             )
+        if not isinstance(self.eaai_kit, str) or any(c in self.eaai_kit for c in "\n\0"):
+            raise bad("eaai_kit", self.eaai_kit, "the path of the kit's jar or class folder, as text")
         if not isinstance(self.variants, Mapping):
             raise bad("variants", self.variants, "a table of name = { bot = ..., param = value }")
         for vname, spec in self.variants.items():
@@ -337,7 +344,7 @@ class TournamentConfig:
         )
 
     def with_absolute_paths(self, base_dir: Path | None = None) -> TournamentConfig:
-        """The same config with bot file paths made absolute, so a saved copy
+        """The same config with bot file paths (and the kit's) made absolute, so a saved copy
         (``results/<run>/config.toml``) loads from any working directory."""
 
         def fix(spec: str) -> str:
@@ -351,6 +358,7 @@ class TournamentConfig:
             bots=tuple(fix(b) for b in self.bots),
             candidate=fix(self.candidate) if self.candidate else None,
             variants=variants,
+            eaai_kit=str(((base_dir or Path()) / Path(self.eaai_kit).expanduser()).resolve()) if self.eaai_kit else "",
         )
 
     def to_toml(self) -> str:

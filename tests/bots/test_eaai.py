@@ -118,6 +118,63 @@ def test_the_kit_option_may_follow_the_command_as_its_error_message_suggests(tmp
         assert r.stderr.strip() == f"error: --eaai-kit {tmp_path / 'no'}: no such jar or folder"
 
 
+def test_a_configs_eaai_kit_is_a_path_made_absolute_from_its_folder_and_checked_before_the_run(tmp_path):
+    from arena.run.runner import run_tournament
+    from arena.settings.config import ConfigError, config_from_dict
+
+    for bad in (5, ["kit"], "kit\nx"):
+        with pytest.raises(ConfigError, match="eaai_kit") as err:
+            config_from_dict({"bots": ["random", "simple"], "eaai_kit": bad})
+        assert "\n" not in str(err.value)
+    cfg = config_from_dict({"bots": ["random", "simple"], "eaai_kit": "kits/k.jar", "results_dir": str(tmp_path)})
+    assert cfg.with_absolute_paths(tmp_path / "cfgs").eaai_kit == str(tmp_path / "cfgs" / "kits" / "k.jar")
+    assert cfg.replace(eaai_kit="").with_absolute_paths(tmp_path).eaai_kit == ""
+    assert "eaai_kit" in cfg.to_toml()
+    # Nothing there: one line naming the key, before the run folder is made.
+    with pytest.raises(ConfigError) as err:
+        run_tournament(cfg.replace(games_per_pair=2), base_dir=tmp_path, progress=False)
+    assert str(err.value) == f"config: eaai_kit = {tmp_path / 'kits' / 'k.jar'}: no such jar or folder"
+    assert not (tmp_path / "run").exists()
+
+
+@needs_java
+def test_a_kit_named_in_the_config_plays_without_the_option_and_the_option_wins_over_it(java, tmp_path):
+    """``eaai_kit`` in the config (relative to its folder) is the kit "given once" for a project: the
+    run needs neither ``--eaai-kit`` nor the variable, and its saved config names the kit absolutely
+    (so ``arena submit`` and a resume find it).  The option overrides the key, and the key the
+    variable."""
+    kit = java.parent / "kit"
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copytree(kit, project / "kit")
+    shutil.copytree(java, project / "players")
+    (project / "kit.toml").write_text(
+        'bots = ["eaai:players:players.KitSimplePlayer", "simple"]\ngames_per_pair = 4\nchunk_size = 4\n'
+        'workers = 1\nrules = "eaai"\nseed = 7\neaai_kit = "kit"\nresults_dir = "results"\n'
+    )
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env.pop(KIT_ENV, None)
+
+    def arena(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "arena.cli", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env={**env, **extra}, cwd=tmp_path)
+
+    r = arena("run", str(project / "kit.toml"), "--name", "by-key", "-q", "--no-report")
+    assert r.returncode == 0, r.stderr
+    saved = (tmp_path / "results" / "by-key" / "config.toml").read_text()  # results_dir: from the working folder
+    assert f'eaai_kit = "{project / "kit"}"' in saved
+    r = arena("bots", "--config", str(project / "kit.toml"))  # any command that loads the config's bots
+    assert r.returncode == 0 and "KitSimplePlayer" in r.stdout, r.stderr
+    # The key names a folder that is not there: the option wins over it; the variable does not.
+    text = (project / "kit.toml").read_text().replace('eaai_kit = "kit"', 'eaai_kit = "gone"')
+    (project / "kit.toml").write_text(text)
+    r = arena("run", str(project / "kit.toml"), "--name", "by-option", "-q", "--no-report", "--eaai-kit", str(kit))
+    assert r.returncode == 0, r.stderr
+    r = arena("run", str(project / "kit.toml"), "--name", "by-variable", "-q", "--no-report", **{KIT_ENV: str(kit)})
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == f"error: config: eaai_kit = {project / 'gone'}: no such jar or folder"
+
+
 def test_hoisting_moves_only_the_apps_own_options_and_never_past_a_double_dash():
     import typer
 
