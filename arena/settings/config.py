@@ -351,7 +351,7 @@ class TournamentConfig:
             if spec in self.variants:
                 return spec
             ref = BotRef.parse(spec, base_dir)
-            return ref.absolute().spec() if ref.kind in ("file", "sandbox", "policy") else spec
+            return ref.absolute().spec() if ref.kind in ("file", "sandbox", "policy", "eaai") else spec
 
         variants = {k: ({**v, "bot": fix(str(v["bot"]))} if "bot" in v else dict(v)) for k, v in self.variants.items()}
         return self.replace(

@@ -165,6 +165,11 @@ def test_a_kit_named_in_the_config_plays_without_the_option_and_the_option_wins_
     assert f'eaai_kit = "{project / "kit"}"' in saved
     r = arena("bots", "--config", str(project / "kit.toml"))  # any command that loads the config's bots
     assert r.returncode == 0 and "KitSimplePlayer" in r.stdout, r.stderr
+    # The saved config names the player absolutely too: a bot submitted later, from another folder,
+    # plays it (its relative path was read from the working folder, and the player "did not exist").
+    r = arena("submit", "random", "--to", str(tmp_path / "results" / "by-key"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert f'"eaai:{project / "players"}:players.KitSimplePlayer"' in saved
     # The key names a folder that is not there: the option wins over it; the variable does not.
     text = (project / "kit.toml").read_text().replace('eaai_kit = "kit"', 'eaai_kit = "gone"')
     (project / "kit.toml").write_text(text)
