@@ -69,7 +69,10 @@ def _arena(
         Path | None,
         typer.Option(
             "--eaai-kit",
-            help="The EAAI Gin Rummy kit's jar or class folder, for eaai: players (or GIN_ARENA_EAAI_KIT).",
+            help=(
+                "The EAAI Gin Rummy kit's jar or class folder, for eaai: players "
+                "(wins over a config's eaai_kit; else GIN_ARENA_EAAI_KIT)."
+            ),
         ),
     ] = None,
 ) -> None:
