@@ -133,9 +133,10 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
     :class:`ConfigError`.  The config's ``eaai_kit`` (relative to ``base_dir``) becomes the kit of
     this process and of the processes it starts (:func:`arena.external.eaai.use_kit`).
     """
-    if config.eaai_kit:  # the config's kit, named before a kit player's adapter compiles against it
+    kit = config.kit_in(base_dir)
+    if kit is not None:  # the config's kit, named before a kit player's adapter compiles against it
         try:
-            use_kit(((base_dir or Path()) / Path(config.eaai_kit).expanduser()).resolve(), "config: eaai_kit =")
+            use_kit(kit, "config: eaai_kit =")
         except BotError as exc:
             raise ConfigError(str(exc)) from None
     limits = Limits(**config.bot_limits())

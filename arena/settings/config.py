@@ -358,8 +358,12 @@ class TournamentConfig:
             bots=tuple(fix(b) for b in self.bots),
             candidate=fix(self.candidate) if self.candidate else None,
             variants=variants,
-            eaai_kit=str(((base_dir or Path()) / Path(self.eaai_kit).expanduser()).resolve()) if self.eaai_kit else "",
+            eaai_kit=str(self.kit_in(base_dir) or ""),
         )
+
+    def kit_in(self, base_dir: Path | None = None) -> Path | None:
+        """The ``eaai_kit`` this config names, absolute (read from ``base_dir``, the config's folder), or None."""
+        return ((base_dir or Path()) / Path(self.eaai_kit).expanduser()).resolve() if self.eaai_kit else None
 
     def to_toml(self) -> str:
         import tomli_w
