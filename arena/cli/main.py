@@ -451,6 +451,7 @@ def _report_bar(quiet: bool):
 
 @app.command()
 def submit(
+    ctx: typer.Context,
     bot: Annotated[
         str,
         typer.Argument(
@@ -493,6 +494,8 @@ def submit(
         from arena.run.store import RunStore
 
         cfg = RunStore(to).config()  # a one-line error unless it is a run folder
+        if (ctx.obj or {}).get("eaai_kit"):
+            cfg = cfg.replace(eaai_kit=ctx.obj["eaai_kit"])  # --eaai-kit wins over the run's saved kit, as in run
         if workers is not None:
             cfg = cfg.replace(workers=workers)
         if cfg.format != "round-robin":

@@ -138,7 +138,7 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
         try:
             use_kit(kit, "config: eaai_kit =")
         except BotError as exc:
-            raise ConfigError(str(exc)) from None
+            raise ConfigError(f"{exc} (--eaai-kit PATH names another)") from None
     limits = Limits(**config.bot_limits())
     out: dict[str, Bot] = {}
     for spec, ref in config.bot_refs(base_dir).items():

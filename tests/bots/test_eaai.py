@@ -133,7 +133,9 @@ def test_a_configs_eaai_kit_is_a_path_made_absolute_from_its_folder_and_checked_
     # Nothing there: one line naming the key, before the run folder is made.
     with pytest.raises(ConfigError) as err:
         run_tournament(cfg.replace(games_per_pair=2), base_dir=tmp_path, progress=False)
-    assert str(err.value) == f"config: eaai_kit = {tmp_path / 'kits' / 'k.jar'}: no such jar or folder"
+    assert str(err.value) == (
+        f"config: eaai_kit = {tmp_path / 'kits' / 'k.jar'}: no such jar or folder (--eaai-kit PATH names another)"
+    )
     assert not (tmp_path / "run").exists()
 
 
@@ -170,6 +172,15 @@ def test_a_kit_named_in_the_config_plays_without_the_option_and_the_option_wins_
     r = arena("submit", "random", "--to", str(tmp_path / "results" / "by-key"), "-q")
     assert r.returncode == 0, r.stderr
     assert f'"eaai:{project / "players"}:players.KitSimplePlayer"' in saved
+    # The kit moved since the run: the saved key names nothing, and --eaai-kit wins over it in submit too.
+    (project / "kit").rename(project / "kit2")
+    run = str(tmp_path / "results" / "by-key")
+    r = arena("submit", "gin-chasing", "--to", run, "-q")
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("error: config: eaai_kit = ")
+    assert r.stderr.strip().endswith("(--eaai-kit PATH names another)")
+    r = arena("--eaai-kit", str(project / "kit2"), "submit", "gin-chasing", "--to", run)
+    assert r.returncode == 0, r.stderr
+    (project / "kit2").rename(project / "kit")
     # The key names a folder that is not there: the option wins over it; the variable does not.
     text = (project / "kit.toml").read_text().replace('eaai_kit = "kit"', 'eaai_kit = "gone"')
     (project / "kit.toml").write_text(text)
@@ -177,7 +188,9 @@ def test_a_kit_named_in_the_config_plays_without_the_option_and_the_option_wins_
     assert r.returncode == 0, r.stderr
     r = arena("run", str(project / "kit.toml"), "--name", "by-variable", "-q", "--no-report", **{KIT_ENV: str(kit)})
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines()[-1] == f"error: config: eaai_kit = {project / 'gone'}: no such jar or folder"
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"error: config: eaai_kit = {project / 'gone'}: no such jar or folder (--eaai-kit PATH names another)"
+    )
 
 
 def test_hoisting_moves_only_the_apps_own_options_and_never_past_a_double_dash():
