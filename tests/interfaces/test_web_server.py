@@ -292,8 +292,15 @@ def test_a_body_trickled_to_dodge_the_pause_limit_is_cut_off_by_its_deadline(url
                 break
             s.sendall(b" ")
         took = time.monotonic() - t
-        while chunk := s.recv(4096):  # the answer, to the close
-            got += chunk
+        try:
+            while chunk := s.recv(4096):  # the answer, to the close
+                got += chunk
+        except ConnectionResetError:
+            # A byte we trickled just before the answer was still unread when the server closed, so
+            # its kernel ended the connection with a reset after the answer instead of a FIN (recv
+            # hands over the answer first, then raises): the answer read is checked below.  Seen
+            # once in a full-suite run; a socket pair that closes with unread bytes does the same.
+            pass
     assert got.startswith(b"HTTP/1.1 408"), got[:100]
     assert b"did not arrive within" in got
     assert BODY_TIMEOUT - 0.5 <= took < BODY_TIMEOUT + 3
