@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from arena.settings.botref import BotRef, BotRefError
-from arena.settings.rules import PRESET_KEY, Rules, RulesError, load_rules
+from arena.settings.rules import PRESET_KEY, Rules, RulesError, load_rules, read_from
 
 FORMATS = ("round-robin", "gauntlet")
 KEYS = (
@@ -450,6 +450,11 @@ def load_config(
             f"{path}: {'the file is empty' if not d else 'no bots'}: a config names at least "
             'bots = [...], e.g. bots = ["random", "simple"] (or try the shipped example: arena run quick)'
         )
+    named = d.get("rules")  # a rules file beside the config is read from there, like its bot files
+    if isinstance(named, str):
+        d["rules"] = read_from(named, p.parent)
+    elif isinstance(named, Mapping) and isinstance(named.get(PRESET_KEY), str):
+        d["rules"] = {**named, PRESET_KEY: read_from(named[PRESET_KEY], p.parent)}
     d.update({k: v for k, v in (overrides or {}).items() if v is not None})
     if add_bots or (overrides or {}).get("candidate"):
         listed = list(d["bots"]) if isinstance(d["bots"], (list, tuple)) else [d["bots"]]

@@ -323,6 +323,19 @@ def _is_path(name_or_path: str | Path) -> bool:
     return name_or_path.endswith(".toml") or "/" in name_or_path or "\\" in name_or_path
 
 
+def read_from(name: str, folder: Path) -> str:
+    """A rules name written in a file of ``folder`` (a tournament config), as :func:`load_rules` should read it.
+
+    A rules file that sits in ``folder`` is that file, made absolute, so the config means the
+    same from any working folder and its saved copy in a run folder does too; a preset's name,
+    or a file not there, is left as written (read from the working folder, as on the command line).
+    """
+    if not _is_path(name):
+        return name
+    path = folder / Path(name).expanduser()
+    return str(path.resolve()) if path.is_file() else name
+
+
 def _collect(
     name_or_path: str | Path,
     base_dir: Path | None,

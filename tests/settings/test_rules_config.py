@@ -490,3 +490,35 @@ def test_checkout_configs_are_the_shipped_examples():
         link = root / "configs" / name
         assert link.resolve() == (root / "arena" / "configs" / name).resolve()
     assert not (root / "configs" / "rules").exists()  # presets moved to arena/presets/
+
+
+def test_a_rules_file_beside_a_config_is_read_from_there_and_saved_absolute(tmp_path, monkeypatch):
+    """Like its bot files, a config's rules file is read from the config's folder, from any working
+    folder; the run's saved config names it absolutely, so ``arena submit`` from elsewhere reads the
+    same rules (before, both looked in the working folder: "file myrules.toml does not exist")."""
+    from arena.run.runner import run_tournament
+    from arena.run.store import RunStore
+    from arena.settings.config import load_config
+
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "myrules.toml").write_text('preset = "standard"\nknock_limit = 5\n')
+    common = 'bots = ["random", "simple"]\ngames_per_pair = 2\nchunk_size = 2\nworkers = 1\n'
+    (project / "r.toml").write_text(common + 'rules = "myrules.toml"\n')
+    (project / "t.toml").write_text(common + '[rules]\npreset = "myrules.toml"\ngin_bonus = 30\n')
+    monkeypatch.chdir(elsewhere)
+    cfg = load_config(project / "r.toml")
+    assert cfg.rules == str(project / "myrules.toml") and cfg.resolved_rules().knock_limit == 5
+    table = load_config(project / "t.toml").resolved_rules()
+    assert (table.knock_limit, table.gin_bonus) == (5, 30)
+    assert load_config(project / "r.toml", rules="standard").resolved_rules().knock_limit == 10  # --rules wins
+    # A preset's name stays a preset, and a file that is not beside the config is read as written.
+    (project / "p.toml").write_text(common + 'rules = "eaai"\n')
+    assert load_config(project / "p.toml").rules == "eaai"
+    (project / "m.toml").write_text(common + 'rules = "nowhere.toml"\n')
+    with pytest.raises(ValueError, match="nowhere.toml"):
+        load_config(project / "m.toml")
+    folder = run_tournament(project / "r.toml", progress=False).store.dir.resolve()
+    monkeypatch.chdir(tmp_path)
+    assert RunStore(folder).config().resolved_rules().knock_limit == 5
