@@ -13,6 +13,7 @@ every planned chunk is stored.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -165,9 +166,14 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
         old = config_from_dict(tomllib.loads(old_text), source=str(store.dir / "config.toml"))
     except (ConfigError, tomllib.TOMLDecodeError) as exc:
         raise TournamentError(f"{store.dir}: its config.toml is unreadable ({exc}); use another --name") from None
-    if old.resolved_rules() != cfg.resolved_rules():
+    # The rules its games were played by (rules.toml), not the saved config's rules read again: a
+    # rules file it names may have changed since, and a submit would play new games by the new one.
+    played, now = store.rules(), cfg.resolved_rules()
+    if played != now:
+        key = next((f.name for f in dataclasses.fields(now) if getattr(played, f.name) != getattr(now, f.name)), "?")
         raise TournamentError(
-            f"{store.dir} was played under different rules; use another --name or the same rules to resume"
+            f"{store.dir} was played under different rules ({key} = {getattr(played, key)!r} there, "
+            f"{getattr(now, key)!r} now); use another --name or the same rules to resume"
         )
     for key in ("seed", "games_per_pair", "duplicate", "chunk_size", "record_hands"):
         if getattr(old, key) != getattr(cfg, key):

@@ -522,3 +522,10 @@ def test_a_rules_file_beside_a_config_is_read_from_there_and_saved_absolute(tmp_
     folder = run_tournament(project / "r.toml", progress=False).store.dir.resolve()
     monkeypatch.chdir(tmp_path)
     assert RunStore(folder).config().resolved_rules().knock_limit == 5
+    # The file changed since: a bot submitted now would play by other rules than the games stored.
+    from arena.run.runner import TournamentError
+
+    (project / "myrules.toml").write_text('preset = "standard"\nknock_limit = 7\n')
+    cfg = RunStore(folder).config()
+    with pytest.raises(TournamentError, match=r"different rules \(knock_limit = 5 there, 7 now\)"):
+        run_tournament(cfg.replace(bots=(*cfg.bots, "gin-chasing")), progress=False)
