@@ -163,12 +163,15 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
     from arena.settings.config import config_from_dict
 
     try:
-        old = config_from_dict(tomllib.loads(old_text), source=str(store.dir / "config.toml"))
+        saved = tomllib.loads(old_text)
+        if (store.dir / "rules.toml").is_file():
+            # The rules its games were played by, not the saved config's rules read again: a rules
+            # file it names may have changed since, and a submit would play new games by the new one.
+            saved["rules"] = str(store.dir / "rules.toml")
+        old = config_from_dict(saved, source=str(store.dir / "config.toml"))
     except (ConfigError, tomllib.TOMLDecodeError) as exc:
         raise TournamentError(f"{store.dir}: its config.toml is unreadable ({exc}); use another --name") from None
-    # The rules its games were played by (rules.toml), not the saved config's rules read again: a
-    # rules file it names may have changed since, and a submit would play new games by the new one.
-    played, now = store.rules(), cfg.resolved_rules()
+    played, now = old.resolved_rules(), cfg.resolved_rules()
     if played != now:
         key = next((f.name for f in dataclasses.fields(now) if getattr(played, f.name) != getattr(now, f.name)), "?")
         raise TournamentError(
