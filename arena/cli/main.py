@@ -85,7 +85,13 @@ def _arena(
             use_kit(eaai_kit, "--eaai-kit")  # sets GIN_ARENA_EAAI_KIT: the run's worker processes inherit it
         except BotError as exc:
             _fail(str(exc))
-        ctx.obj["eaai_kit"] = str(eaai_kit.resolve())  # wins over a config's eaai_kit (see run)
+        ctx.obj["eaai_kit"] = str(eaai_kit.resolve())  # wins over a config's eaai_kit (_kit_option)
+
+
+def _kit_option(ctx: typer.Context) -> str | None:
+    """The kit ``--eaai-kit`` named (before or after the command), as a config override: it wins over a
+    config's ``eaai_kit``, as other options win over their keys."""
+    return (ctx.obj or {}).get("eaai_kit")
 
 
 def _check_plot_kind(kind: str) -> str:
@@ -328,7 +334,7 @@ def run(
             "results_dir": results_dir,
             "scheduler": scheduler,
             "weak_sandbox": weak_sandbox or None,
-            "eaai_kit": (ctx.obj or {}).get("eaai_kit"),  # --eaai-kit, given before or after the command
+            "eaai_kit": _kit_option(ctx),
         }
         if gauntlet:
             overrides.update(format="gauntlet", candidate=gauntlet)
@@ -494,8 +500,8 @@ def submit(
         from arena.run.store import RunStore
 
         cfg = RunStore(to).config()  # a one-line error unless it is a run folder
-        if (ctx.obj or {}).get("eaai_kit"):
-            cfg = cfg.replace(eaai_kit=ctx.obj["eaai_kit"])  # --eaai-kit wins over the run's saved kit, as in run
+        if kit := _kit_option(ctx):
+            cfg = cfg.replace(eaai_kit=kit)  # over the run's saved kit too
         if workers is not None:
             cfg = cfg.replace(workers=workers)
         if cfg.format != "round-robin":
@@ -530,7 +536,7 @@ def list_bots(
         if config is not None:
             from arena.settings.config import load_config
 
-            cfg = load_config(config, {"eaai_kit": (ctx.obj or {}).get("eaai_kit")})  # the option wins, as in run
+            cfg = load_config(config, {"eaai_kit": _kit_option(ctx)})
             for spec, b in load_bots(cfg, config.parent).items():
                 if spec in cfg.variants:
                     v = cfg.variants[spec]

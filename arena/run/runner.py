@@ -13,7 +13,6 @@ every planned chunk is stored.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import logging
 import os
@@ -173,10 +172,11 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
         raise TournamentError(f"{store.dir}: its config.toml is unreadable ({exc}); use another --name") from None
     played, now = old.resolved_rules(), cfg.resolved_rules()
     if played != now:
-        key = next((f.name for f in dataclasses.fields(now) if getattr(played, f.name) != getattr(now, f.name)), "?")
+        there, here = played.to_dict(), now.to_dict()
+        key = next(k for k in here if there[k] != here[k])
         raise TournamentError(
-            f"{store.dir} was played under different rules ({key} = {getattr(played, key)!r} there, "
-            f"{getattr(now, key)!r} now); use another --name or the same rules to resume"
+            f"{store.dir} was played under different rules ({key} = {there[key]!r} there, {here[key]!r} now); "
+            "use another --name or the same rules to resume"
         )
     for key in ("seed", "games_per_pair", "duplicate", "chunk_size", "record_hands"):
         if getattr(old, key) != getattr(cfg, key):

@@ -98,10 +98,10 @@ def _eaai_bot(spec: BotSpec) -> Bot:
     """A kit player where the chunk runs: with this machine's kit (``GIN_ARENA_EAAI_KIT``) or, where
     that names none (a Dask worker started without it), the driver's; either way the player and the
     kit must hash as on the driver, or the games would not be the driver's bot's."""
-    from arena.external.eaai import KIT_ENV
+    from arena.external.eaai import KIT_ENV, use_kit
 
     if spec.kit and not os.environ.get(KIT_ENV, "").strip():
-        os.environ[KIT_ENV] = spec.kit
+        use_kit(Path(spec.kit), "the driver's EAAI kit")
     bot = load(BotRef("eaai", spec.ref), Limits(**dict(spec.limits)), name=spec.name)
     if bot.source_hash != spec.source_hash:
         from arena.external.client import close_bot
