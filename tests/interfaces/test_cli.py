@@ -155,6 +155,16 @@ def test_bots_lists_builtins_with_parameters():
     assert "knock_at=5" in out.output
 
 
+def test_bots_lists_a_configs_variants_it_does_not_play(tmp_path):
+    # The shipped monte-carlo config plays monte-carlo; mc-fast and mc-strong are --gauntlet choices.
+    out = invoke("bots", "--config", str(ROOT / "configs" / "monte-carlo.toml"))
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    for name, samples in (("mc-fast", "samples=100,"), ("mc-strong", "samples=4096,")):
+        at = next(i for i, line in enumerate(lines) if line.startswith(name + " "))
+        assert "variant of monte-carlo" in lines[at] and samples in lines[at + 1]
+
+
 def test_rules_prints_resolved_settings():
     out = invoke("rules", "eaai")
     assert out.exit_code == 0 and "big_gin" in out.output and "false" in out.output

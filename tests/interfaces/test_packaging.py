@@ -171,3 +171,14 @@ def test_the_numba_cache_key_covers_every_source_file_in_subpackages(tmp_path, m
     moved = _jit._source_hash()
     (tmp_path / "arena/run/notes.toml").write_text("a = 1\n")
     assert _jit._source_hash() == moved
+
+
+def test_the_checkouts_configs_folder_links_to_the_shipped_examples():
+    # One copy of each example: configs/ (the README's path) links into the package's arena/configs/,
+    # so an edit through either path changes the one file the wheel ships.
+    shipped = {p.name for p in (ROOT / "arena" / "configs").glob("*.toml")}
+    linked = {p.name for p in (ROOT / "configs").glob("*.toml")}
+    assert linked == shipped
+    for name in linked:
+        p = ROOT / "configs" / name
+        assert p.is_symlink() and p.resolve() == (ROOT / "arena" / "configs" / name).resolve(), name
