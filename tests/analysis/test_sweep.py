@@ -39,6 +39,9 @@ def _sweep(tmp_path, **kw):
         ({"grid": {"no_such_param": [1]}}, "no_such_param"),
         ({"opponents": ["no-such-bot"]}, "no-such-bot"),
         ({"params": {"knock_at": 3, "late_drop": 0}}, "both in grid and in params"),
+        # A value out of range at a later point, not only at the first: caught before any game.
+        ({"grid": {"knock_at": [0, 5, 99]}}, r"bot 'early-knock@knock_at=99': knock_at = 99\.0 must be between"),
+        ({"grid": {"knock_at": [0, 5], "slack": [1, -2]}}, r"early-knock@knock_at=0,slack=-2.*slack = -2"),
     ],
 )
 def test_bad_sweep_files_are_one_line_errors(tmp_path, change, message):

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.loading.load import load_bots
+from arena.botkit.bot import BotError
+from arena.loading.load import load, load_bots
 from arena.settings.config import ConfigError, config_from_dict
 
 __all__ = ["KEYS", "SweepError", "SweepSpec", "load_sweep"]
@@ -233,4 +234,21 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
             load_bots(cfg)
         except (ConfigError, ValueError) as exc:
             raise SweepError(f"sweep: {exc}") from None
+    _check_points(spec)
     return spec
+
+
+def _check_points(spec: SweepSpec) -> None:
+    """Load the swept bot at every grid point, so a value out of its range (``knock_at = 99``)
+    stops the sweep before its first game, not after the points before it have played.
+
+    The opponents and rules are the same at every point (checked above at the first); only
+    the swept bot differs, and loading a built-in or a file bot with settings plays nothing."""
+    label, r = spec.rules[0]
+    for point in spec.points()[1:]:
+        v = spec.variant(point)
+        try:
+            load(config_from_dict(spec.config(label, r, point)).bot_refs()[v], name=v)
+        except (BotError, ConfigError, ValueError) as exc:
+            why = str(exc) if str(exc).startswith(("bot ", v)) else f"bot '{v}': {exc}"
+            raise SweepError(f"sweep: {why}") from None
