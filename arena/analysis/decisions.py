@@ -48,6 +48,7 @@ settle as samples grow.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -465,13 +466,18 @@ def analyse_run(
     shown: list[pa.Table] = []
     writer = None
     try:
+        jobs = game_jobs(store, bot, games, game, opponent)
+        # The first game is found before anything is written: a --game that isn't there (or has no
+        # log) must not set the earlier analysis aside for an empty one.
+        first = next(jobs, None)
+        if first is None:
+            raise AnalysisError(f"{run}: no decision to grade (no stored game with an action log{_for(bot)})")
         if store_result:
             writer = RunStore.open_for_writing(run, what="arena analyze")
             info = {**asdict(settings), "bot": bot, "opponent": opponent, "games": games, "game": game}
             earlier = set_aside(writer, settings.table, info)
             writer.begin_analysis(settings.table, info)
-        jobs = game_jobs(store, bot, games, game, opponent)
-        for part, table in _results(_tasks(jobs, rules, settings), workers, client):
+        for part, table in _results(_tasks(itertools.chain([first], jobs), rules, settings), workers, client):
             n_dec += table.num_rows
             n_games += len(set(table.column("game_id").to_pylist())) if table.num_rows else 0
             if writer is not None:

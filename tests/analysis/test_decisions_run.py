@@ -207,3 +207,25 @@ def test_a_stored_log_that_does_not_replay_is_one_error_naming_the_game(run):
     broken = dec.GameJob(job.game_id, job.seed, bytes(bad), job.names, job.matchup, job.seats)
     with pytest.raises(dec.AnalysisError, match=rf"^game {job.game_id}: the stored action log does not replay: "):
         dec.analyse_game(broken, rules, settings)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"game": 999}, "no game 999"),
+        ({"game": 1, "bot": "simple", "opponent": "simple"}, "did not play game 1"),
+    ],
+)
+def test_a_game_that_cannot_be_graded_leaves_the_stored_analyses_as_they_were(run, tmp_path, args, message):
+    # Before, the error came after the earlier analysis was set aside and an empty one begun in its place.
+    import shutil
+
+    copy = tmp_path / "keep"
+    shutil.copytree(run, copy)
+    shutil.rmtree(copy / "analysis", ignore_errors=True)
+    dec.analyse_run(copy, SETTINGS, bot="simple", games=1)
+    before = frame(copy)
+    with pytest.raises(dec.AnalysisError, match=message):
+        dec.analyse_run(copy, SETTINGS, **args)
+    assert RunStore(copy).analyses() == [dec.TABLE]
+    pd.testing.assert_frame_equal(frame(copy), before)
