@@ -51,6 +51,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -437,8 +438,9 @@ def analyse_run(
         raise AnalysisError("give --games or --game, not both")
     if games is not None and games < 1:
         raise AnalysisError(f"--games {games} must be at least 1")
-    if workers < 1:
-        raise AnalysisError(f"--workers {workers} must be at least 1")
+    if workers < 0:
+        raise AnalysisError(f"--workers {workers} must be 0 (one per core) or more")
+    workers = workers or os.cpu_count() or 1  # 0: one per core, as arena run's
     run = Path(run_dir)
     try:
         store = RunStore(run)

@@ -61,6 +61,7 @@ import hashlib
 import io
 import json
 import math
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -494,8 +495,9 @@ def analyse_luck(
     from arena.run.schedule import TaskFailed, map_in_order
     from arena.run.store import RunStore, StoreError
 
-    if workers < 1:
-        raise LuckError(f"--workers {workers} must be at least 1")
+    if workers < 0:
+        raise LuckError(f"--workers {workers} must be 0 (one per core) or more")
+    workers = workers or os.cpu_count() or 1  # 0: one per core, as arena run's
     run = Path(run_dir)
     try:
         store = RunStore(run)

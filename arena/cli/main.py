@@ -860,7 +860,7 @@ def analyze(
     perfect: Annotated[
         bool, typer.Option("--perfect", help="HINDSIGHT: roll out on the true hidden cards (not a fair grade).")
     ] = False,
-    workers: Annotated[int, typer.Option("--workers", help="Worker processes.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", help="Worker processes (0 = one per core).")] = 1,
     scheduler: Annotated[
         str | None, typer.Option(help="Analyse on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
     ] = None,
@@ -929,7 +929,7 @@ def analyze(
 @app.command()
 def luck(
     run_dir: Annotated[Path, typer.Argument(help="A run folder (its games need stored action logs).")],
-    workers: Annotated[int, typer.Option("--workers", help="Worker processes.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", help="Worker processes (0 = one per core).")] = 1,
     scheduler: Annotated[
         str | None, typer.Option(help="Measure on a Dask cluster: its scheduler, e.g. tcp://host:8786.")
     ] = None,

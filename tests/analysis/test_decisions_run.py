@@ -39,12 +39,16 @@ def frame(run_dir: Path, table: str = dec.TABLE) -> pd.DataFrame:
     return pd.concat(list(RunStore(run_dir).analysis_parts(table)), ignore_index=True)
 
 
-def test_one_worker_two_workers_and_dask_grade_identically(run):
+def test_one_worker_two_workers_one_per_core_and_dask_grade_identically(run):
     dec.analyse_run(run, SETTINGS, games=3, workers=1)
     one = frame(run)
     dec.analyse_run(run, SETTINGS, games=3, workers=2)
     two = frame(run)
     pd.testing.assert_frame_equal(one, two)
+    dec.analyse_run(run, SETTINGS, games=3, workers=0)  # 0: one per core, as in arena run
+    pd.testing.assert_frame_equal(one, frame(run))
+    with pytest.raises(dec.AnalysisError, match=r"^--workers -1 must be 0 \(one per core\) or more$"):
+        dec.analyse_run(run, SETTINGS, games=3, workers=-1)
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as lc,

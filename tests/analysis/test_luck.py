@@ -156,11 +156,15 @@ def test_every_chance_events_luck_equals_a_brute_force_reference(runs):
 # --- a run: streamed, on any number of workers, the same --------------------------------------------------
 
 
-def test_one_worker_two_workers_and_dask_measure_identically(runs):
+def test_one_worker_two_workers_one_per_core_and_dask_measure_identically(runs):
     luck.analyse_luck(runs["ek"], workers=1)
     one = _table(runs["ek"])
     luck.analyse_luck(runs["ek"], workers=2)
     pd.testing.assert_frame_equal(one, _table(runs["ek"]))
+    luck.analyse_luck(runs["ek"], workers=0)  # 0: one per core, as in arena run
+    pd.testing.assert_frame_equal(one, _table(runs["ek"]))
+    with pytest.raises(luck.LuckError, match=r"^--workers -1 must be 0 \(one per core\) or more$"):
+        luck.analyse_luck(runs["ek"], workers=-1)
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as lc,
