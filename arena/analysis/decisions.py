@@ -47,6 +47,7 @@ settle as samples grow.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -431,7 +432,7 @@ def analyse_run(
     """
     import time
 
-    from arena.run.store import RunStore, StoreError
+    from arena.run.store import UNFINISHED, RunStore, StoreError
 
     settings = settings or AnalysisSettings()
     if games is not None and game is not None:
@@ -467,6 +468,9 @@ def analyse_run(
     n_games = n_dec = 0
     shown: list[pa.Table] = []
     writer = None
+    # Written under another name until complete, so a failure halfway (a log that doesn't replay, a lost
+    # worker, Ctrl-C) leaves the earlier analysis as it was, and no partial one in its place.
+    staged = settings.table + UNFINISHED
     try:
         jobs = game_jobs(store, bot, games, game, opponent)
         # The first game is found before anything is written: a --game that isn't there (or has no
@@ -474,24 +478,28 @@ def analyse_run(
         first = next(jobs, None)
         if first is None:
             raise AnalysisError(f"{run}: no decision to grade (no stored game with an action log{_for(bot)})")
+        info = {**asdict(settings), "bot": bot, "opponent": opponent, "games": games, "game": game}
         if store_result:
             writer = RunStore.open_for_writing(run, what="arena analyze")
-            info = {**asdict(settings), "bot": bot, "opponent": opponent, "games": games, "game": game}
-            earlier = set_aside(writer, settings.table, info)
-            writer.begin_analysis(settings.table, info)
+            writer.begin_analysis(staged, info)
         for part, table in _results(_tasks(itertools.chain([first], jobs), rules, settings), workers, client):
             n_dec += table.num_rows
             n_games += len(set(table.column("game_id").to_pylist())) if table.num_rows else 0
             if writer is not None:
-                writer.put_analysis(settings.table, part, table)
+                writer.put_analysis(staged, part, table)
             if game is not None:
                 shown.append(table)
             if progress is not None:
                 progress(n_games, planned)
+        if writer is not None and n_dec > 0:  # complete: only now does it take the earlier one's place
+            earlier = set_aside(writer, settings.table, info)
+            writer.rename_analysis(staged, settings.table)
     except StoreError as exc:
         raise AnalysisError(str(exc)) from None
     finally:
         if writer is not None:
+            with contextlib.suppress(StoreError, OSError):  # what a failure (or Ctrl-C) left half-written
+                writer.drop_analysis(staged)
             writer.close()
         if own_client is not None:
             own_client.close()

@@ -14,6 +14,7 @@ from arena.cli import app
 from arena.run.runner import run_tournament
 from arena.run.store import RunStore, StoreError
 from arena.settings.config import TournamentConfig
+from tests.analysis.faults import failing_on_call
 
 SETTINGS = dec.AnalysisSettings(samples=12, seed=5)
 
@@ -233,3 +234,26 @@ def test_a_game_that_cannot_be_graded_leaves_the_stored_analyses_as_they_were(ru
         dec.analyse_run(copy, SETTINGS, **args)
     assert RunStore(copy).analyses() == [dec.TABLE]
     pd.testing.assert_frame_equal(frame(copy), before)
+
+
+def test_an_analysis_that_fails_halfway_leaves_the_earlier_one_whole(run, tmp_path, monkeypatch):
+    # The same bot and settings replace the earlier table, but only once the new one is complete:
+    # a failure in the second task of four games must leave the first analysis as it was.
+    import shutil
+
+    copy = tmp_path / "half"
+    shutil.copytree(run, copy)
+    shutil.rmtree(copy / "analysis", ignore_errors=True)
+    dec.analyse_run(copy, SETTINGS, games=2)
+    before = frame(copy)
+    graded = dec.run_task
+    second_fails, calls = failing_on_call(graded, 2, dec.AnalysisError("the second task fails"))
+    monkeypatch.setattr(dec, "run_task", second_fails)
+    with pytest.raises(dec.AnalysisError, match="the second task fails"):
+        dec.analyse_run(copy, SETTINGS, workers=1)  # all 8 games: two tasks
+    assert len(calls) == 2
+    assert RunStore(copy).analyses() == [dec.TABLE]  # no half-written table beside it either
+    pd.testing.assert_frame_equal(frame(copy), before)
+    monkeypatch.setattr(dec, "run_task", graded)
+    dec.analyse_run(copy, SETTINGS, workers=1)
+    assert frame(copy)["game_id"].nunique() == 8 and RunStore(copy).analyses() == [dec.TABLE]

@@ -35,6 +35,7 @@ from arena.engine.step import apply_action, begin_hand, end_hand
 from arena.run.runner import run_tournament
 from arena.run.store import RunStore
 from arena.settings.config import TournamentConfig
+from tests.analysis.faults import failing_on_call
 from tests.reference import deadwood_many
 
 BLUNDER = str(Path(__file__).with_name("blunder_bot.py"))
@@ -178,6 +179,22 @@ def test_one_worker_two_workers_one_per_core_and_dask_measure_identically(runs):
     g = games.set_index("game_id").loc[one["game_id"]]
     sign = np.where(g["swap"].to_numpy() == 0, 1, -1)
     np.testing.assert_array_equal(one["margin"].to_numpy(), sign * (g["score0"] - g["score1"]).to_numpy())
+
+
+def test_a_measure_that_fails_halfway_leaves_the_earlier_table_whole(runs, tmp_path, monkeypatch):
+    import shutil
+
+    copy = tmp_path / "half"
+    shutil.copytree(runs["ek"], copy)
+    luck.analyse_luck(copy, workers=1)
+    before = _table(copy)
+    second_fails, calls = failing_on_call(luck.run_task, 2, RuntimeError("the second task fails"))
+    monkeypatch.setattr(luck, "run_task", second_fails)
+    with pytest.raises((luck.LuckError, RuntimeError), match="the second task fails"):
+        luck.analyse_luck(copy, workers=1)
+    assert len(calls) == 2
+    assert RunStore(copy).analyses() == [luck.TABLE]  # no half-written table beside it either
+    pd.testing.assert_frame_equal(_table(copy), before)
 
 
 def test_the_adjusted_result_lies_in_the_plain_interval_and_is_narrower(runs):

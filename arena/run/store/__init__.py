@@ -73,6 +73,7 @@ from arena.run.store import files as _files
 from arena.run.store import lookup as _lookup
 from arena.run.store import meta as _meta
 from arena.run.store import repair as _repair
+from arena.run.store.analysis import UNFINISHED
 from arena.run.store.chunks import StoredChunk, chunk_meta
 from arena.run.store.files import atomic_write as _atomic_write
 from arena.run.store.files import close_inherited_locks
@@ -112,6 +113,7 @@ __all__ = [
     "META_KEY",
     "SECRET",
     "STORE_FORMAT",
+    "UNFINISHED",
     "BadLine",
     "ChunkRecord",
     "Finding",

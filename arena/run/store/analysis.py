@@ -4,7 +4,9 @@
 how), then one checked line per part file written;
 ``analysis/<name>/<part>.parquet`` holds the part's rows.  Starting an
 analysis of a name replaces the previous one of that name; :func:`rename`
-keeps one under another name.
+keeps one under another name.  A writer that must not lose the previous
+table to a failure halfway writes under ``<name>`` + :data:`UNFINISHED`
+and renames it into place once complete.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from arena.run.store.index import format_line, parse_line
 
 if TYPE_CHECKING:
     from arena.run.store import RunStore
+
+
+#: The name suffix of an analysis still being written (it takes its own name once complete).
+UNFINISHED = "-unfinished"
 
 
 def begin(store: RunStore, name: str, info: dict[str, Any]) -> None:
