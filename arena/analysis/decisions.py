@@ -49,10 +49,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -432,7 +430,7 @@ def analyse_run(
     """
     import time
 
-    from arena.run.store import UNFINISHED, RunStore, StoreError
+    from arena.run.store import RunStore, StoreError
 
     settings = settings or AnalysisSettings()
     if games is not None and game is not None:
@@ -441,7 +439,6 @@ def analyse_run(
         raise AnalysisError(f"--games {games} must be at least 1")
     if workers < 0:
         raise AnalysisError(f"--workers {workers} must be 0 (one per core) or more")
-    workers = workers or os.cpu_count() or 1  # 0: one per core, as arena run's
     run = Path(run_dir)
     try:
         store = RunStore(run)
@@ -468,43 +465,34 @@ def analyse_run(
     n_games = n_dec = 0
     shown: list[pa.Table] = []
     writer = None
-    # Written under another name until complete, so a failure halfway (a log that doesn't replay, a lost
-    # worker, Ctrl-C) leaves the earlier analysis as it was, and no partial one in its place.
-    staged = settings.table + UNFINISHED
     try:
-        jobs = game_jobs(store, bot, games, game, opponent)
-        # The first game is found before anything is written: a --game that isn't there (or has no
-        # log) must not set the earlier analysis aside for an empty one.
-        first = next(jobs, None)
-        if first is None:
-            raise AnalysisError(f"{run}: no decision to grade (no stored game with an action log{_for(bot)})")
         info = {**asdict(settings), "bot": bot, "opponent": opponent, "games": games, "game": game}
         if store_result:
             writer = RunStore.open_for_writing(run, what="arena analyze")
-            writer.begin_analysis(staged, info)
-        for part, table in _results(_tasks(itertools.chain([first], jobs), rules, settings), workers, client):
-            n_dec += table.num_rows
-            n_games += len(set(table.column("game_id").to_pylist())) if table.num_rows else 0
-            if writer is not None:
-                writer.put_analysis(staged, part, table)
-            if game is not None:
-                shown.append(table)
-            if progress is not None:
-                progress(n_games, planned)
-        if writer is not None and n_dec > 0:  # complete: only now does it take the earlier one's place
-            earlier = set_aside(writer, settings.table, info)
-            writer.rename_analysis(staged, settings.table)
+        # Staged: a failure anywhere (a --game that isn't there, a log that doesn't replay, a lost worker,
+        # Ctrl-C) leaves the earlier analysis as it was, and no partial one in its place.
+        with writer.staged_analysis(settings.table, info) if writer else contextlib.nullcontext() as put:
+            jobs = game_jobs(store, bot, games, game, opponent)
+            for part, table in _results(_tasks(jobs, rules, settings), workers, client):
+                n_dec += table.num_rows
+                n_games += len(set(table.column("game_id").to_pylist())) if table.num_rows else 0
+                if put is not None:
+                    put(part, table)
+                if game is not None:
+                    shown.append(table)
+                if progress is not None:
+                    progress(n_games, planned)
+            if n_dec == 0:
+                raise AnalysisError(f"{run}: no decision to grade (no stored game with an action log{_for(bot)})")
+            if writer is not None:  # complete: the earlier one makes way for it
+                earlier = set_aside(writer, settings.table, info)
     except StoreError as exc:
         raise AnalysisError(str(exc)) from None
     finally:
         if writer is not None:
-            with contextlib.suppress(StoreError, OSError):  # what a failure (or Ctrl-C) left half-written
-                writer.drop_analysis(staged)
             writer.close()
         if own_client is not None:
             own_client.close()
-    if n_dec == 0:
-        raise AnalysisError(f"{run}: no decision to grade (no stored game with an action log{_for(bot)})")
     res = AnalysisResult(
         settings.table, settings, n_games, n_dec, time.monotonic() - start, [bot] if bot else known, earlier
     )

@@ -56,13 +56,11 @@ Memory holds one chunk's per-game rows at a time.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import io
 import json
 import math
-import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -494,11 +492,10 @@ def analyse_luck(
 
     from arena.engine.rules_array import rules_array
     from arena.run.schedule import TaskFailed, map_in_order
-    from arena.run.store import UNFINISHED, RunStore, StoreError
+    from arena.run.store import RunStore, StoreError
 
     if workers < 0:
         raise LuckError(f"--workers {workers} must be 0 (one per core) or more")
-    workers = workers or os.cpu_count() or 1  # 0: one per core, as arena run's
     run = Path(run_dir)
     try:
         store = RunStore(run)
@@ -518,30 +515,25 @@ def analyse_luck(
     start = time.monotonic()
     n = 0
     writer = None
-    # Written under another name until complete: a failure halfway (or Ctrl-C) leaves the earlier table.
-    staged = TABLE + UNFINISHED
     try:
         writer = RunStore.open_for_writing(run, what="arena luck")
         value = shipped_value()
-        writer.begin_analysis(staged, {"value_sha256": value.sha256, "value": value.meta.get("source", "")})
-        for part, table in enumerate(map_in_order(run_task, _tasks(store, rules), workers=workers, client=client)):
-            writer.put_analysis(staged, part, table)
-            n += table.num_rows
-            if progress is not None:
-                progress(n)
-        if n > 0:
-            writer.rename_analysis(staged, TABLE)
+        info = {"value_sha256": value.sha256, "value": value.meta.get("source", "")}
+        with writer.staged_analysis(TABLE, info) as put:  # a failure halfway (or Ctrl-C) leaves the earlier table
+            for part, table in enumerate(map_in_order(run_task, _tasks(store, rules), workers=workers, client=client)):
+                put(part, table)
+                n += table.num_rows
+                if progress is not None:
+                    progress(n)
+            if n == 0:
+                raise LuckError(f"{run}: no stored game with an action log to measure")
     except (StoreError, TaskFailed) as exc:
         raise LuckError(str(exc)) from None
     finally:
         if writer is not None:
-            with contextlib.suppress(StoreError, OSError):  # what a failure left half-written
-                writer.drop_analysis(staged)
             writer.close()
         if own is not None:
             own.close()
-    if n == 0:
-        raise LuckError(f"{run}: no stored game with an action log to measure")
     return LuckRun(TABLE, n, time.monotonic() - start, value.sha256)
 
 

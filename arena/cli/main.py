@@ -18,7 +18,6 @@ one of these exit codes, leaving finished results untouched:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import sys
 from pathlib import Path
@@ -541,7 +540,7 @@ def list_bots(
             # Every variant, also one the config defines but doesn't play (a --gauntlet choice).
             unplayed = tuple(v for v in cfg.variants if v not in cfg.all_bots())
             if unplayed:
-                cfg = dataclasses.replace(cfg, bots=cfg.bots + unplayed)
+                cfg = cfg.replace(bots=cfg.bots + unplayed)
             for spec, b in load_bots(cfg, config.parent).items():
                 if spec in cfg.variants:
                     v = cfg.variants[spec]

@@ -742,9 +742,11 @@ class DaskCluster:
 
 
 def executor_for(play: Play, workers: int = 1, client: Any = None) -> Inline | LocalProcesses | DaskCluster:
-    """The executor for a pass of pure tasks: Dask with a ``client``, inline with one worker, else local processes."""
+    """The executor for a pass of pure tasks: Dask with a ``client``, inline with one worker, else local
+    processes (``workers = 0``: one per core, as in ``arena run``)."""
     if client is not None:
         return DaskCluster(client, play=play)
+    workers = workers or os.cpu_count() or 1
     if workers <= 1:
         return Inline(play=play)
     return LocalProcesses(workers, play=play)

@@ -56,10 +56,11 @@ run resumes, or when an index line is lost.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,6 @@ from arena.run.store import files as _files
 from arena.run.store import lookup as _lookup
 from arena.run.store import meta as _meta
 from arena.run.store import repair as _repair
-from arena.run.store.analysis import UNFINISHED
 from arena.run.store.chunks import StoredChunk, chunk_meta
 from arena.run.store.files import atomic_write as _atomic_write
 from arena.run.store.files import close_inherited_locks
@@ -113,7 +113,6 @@ __all__ = [
     "META_KEY",
     "SECRET",
     "STORE_FORMAT",
-    "UNFINISHED",
     "BadLine",
     "ChunkRecord",
     "Finding",
@@ -490,6 +489,13 @@ class RunStore:
     def begin_analysis(self, name: str, info: dict[str, Any]) -> None:
         """Start the analysis table ``name`` (letters, digits, - and _), deleting an earlier one of that name."""
         _analysis.begin(self, name, info)
+
+    def staged_analysis(
+        self, name: str, info: dict[str, Any]
+    ) -> contextlib.AbstractContextManager[Callable[[int, pa.Table], None]]:
+        """``with store.staged_analysis(name, info) as put:`` the analysis ``name``, put in place only
+        if the block ends normally (a failure halfway leaves the stored one as it was)."""
+        return _analysis.staged(self, name, info)
 
     def drop_analysis(self, name: str) -> None:
         """Delete the analysis table ``name`` if there is one."""

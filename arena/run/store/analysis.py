@@ -4,16 +4,16 @@
 how), then one checked line per part file written;
 ``analysis/<name>/<part>.parquet`` holds the part's rows.  Starting an
 analysis of a name replaces the previous one of that name; :func:`rename`
-keeps one under another name.  A writer that must not lose the previous
-table to a failure halfway writes under ``<name>`` + :data:`UNFINISHED`
-and renames it into place once complete.
+keeps one under another name.  :func:`staged` writes a table that takes
+its name only once complete, so a failure halfway loses nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,25 @@ def begin(store: RunStore, name: str, info: dict[str, Any]) -> None:
     store._write_file(
         d / INDEX, format_line({"type": "analysis", "name": name, "info": info, "created": now()}).encode()
     )
+
+
+@contextlib.contextmanager
+def staged(store: RunStore, name: str, info: dict[str, Any]) -> Iterator[Callable[[int, pa.Table], None]]:
+    """Write the analysis ``name`` so that it takes the place of a stored one only once complete.
+
+    Yields ``put(part, table)``.  The parts go to ``name`` + :data:`UNFINISHED`;
+    when the block ends normally that table is renamed ``name`` (replacing
+    one of that name), and when it raises (a log that doesn't replay, a lost
+    worker, Ctrl-C) it is dropped and the stored ``name`` stays as it was.
+    """
+    unfinished = name + UNFINISHED
+    begin(store, unfinished, info)
+    try:
+        yield lambda part, table: put_part(store, unfinished, part, table)
+        rename(store, unfinished, name)
+    finally:
+        with contextlib.suppress(StoreError, OSError):  # what a failure left half-written
+            drop(store, unfinished)
 
 
 def drop(store: RunStore, name: str) -> None:
