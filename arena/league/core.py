@@ -53,6 +53,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
 
 
+#: The owner the pages show for the league's own bots (``owner_id`` NULL).  No user may take the name or a
+#: look-alike of it: a user called ``house`` would read as the owner of ``random`` and ``simple``.
+HOUSE = "house"
+
+
 def check_name(name: Any, what: str) -> str:
     if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         shown = repr(name)[:40]
@@ -171,6 +176,8 @@ class League:
     def add_user(self, conn: sqlite3.Connection, name: str, organizer: bool = False) -> str:
         """Create a user; returns the token (shown once; only its hash is kept)."""
         check_name(name, "user name")
+        if name_key(name) == name_key(HOUSE):
+            raise LeagueError(f"user name '{name}' is reserved: '{HOUSE}' owns the league's own bots", 409)
         token = secrets.token_urlsafe(32)
         with transaction(conn):
             if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
@@ -443,9 +450,10 @@ class League:
         out = []
         for r in rows(
             conn,
-            "SELECT b.name AS bot, COALESCE(u.name, 'house') AS owner, v.number AS version, v.run_name, v.status"
+            "SELECT b.name AS bot, COALESCE(u.name, ?) AS owner, v.number AS version, v.run_name, v.status"
             " FROM bots b JOIN versions v ON v.id = b.current_version LEFT JOIN users u ON u.id = b.owner_id"
             " WHERE b.withdrawn = 0 AND v.status IN ('playing', 'rated')",
+            (HOUSE,),
         ):
             s = ratings.get(r["run_name"], {})
             out.append(
@@ -467,9 +475,9 @@ class League:
 
     def bot_info(self, conn: sqlite3.Connection, name: str) -> dict[str, Any]:
         bot = conn.execute(
-            "SELECT b.*, COALESCE(u.name, 'house') AS owner FROM bots b LEFT JOIN users u ON u.id = b.owner_id"
+            "SELECT b.*, COALESCE(u.name, ?) AS owner FROM bots b LEFT JOIN users u ON u.id = b.owner_id"
             " WHERE b.name = ?",
-            (name,),
+            (HOUSE, name),
         ).fetchone()
         if bot is None:
             raise LeagueError(f"no bot named '{name}'", 404)
@@ -493,6 +501,7 @@ class League:
         return {
             "bot": bot["name"],
             "owner": bot["owner"],
+            "house": bot["owner_id"] is None,  # one of the league's own bots (decided by owner, not by name)
             "published": bool(bot["published"]),
             "withdrawn": bool(bot["withdrawn"]),
             "current_version": None if current is None else current["number"],

@@ -475,9 +475,9 @@ class LeagueSite:
         ]
         if s is not None:
             user, csrf = s
-            if user.organizer or user.name == info["owner"]:
+            if user.organizer or (user.name == info["owner"] and not info["house"]):
                 parts.append(f"<p><a href='/api/bots/{escape(quote(info['bot']))}/source'>source</a></p>")
-                if not info["withdrawn"] and info["owner"] != "house":
+                if not info["withdrawn"] and not info["house"]:
                     parts.append(
                         f"<form method=post action='/league/bot/{escape(quote(info['bot']))}/withdraw'>"
                         f"<input type=hidden name=csrf value='{escape(csrf)}'>"

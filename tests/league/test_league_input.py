@@ -83,6 +83,19 @@ def test_look_alike_names_are_refused_and_the_hyphen_is_allowed(site):
     assert len({name_key(e["bot"]) for e in board}) == len(board)
 
 
+def test_the_house_owner_name_is_reserved_and_house_bots_are_known_by_owner(site):
+    """A user called 'house' would read as the owner of the league's own bots (and, by name alone, lose the
+    withdraw button of their own bots on its page)."""
+    server, tokens, _ = site
+    for fake in ("house", "House", "h0use", "hou_se"):
+        status, body = server.post_json("/api/users", {"name": fake}, token=tokens["olga"])
+        assert status == 409 and "is reserved: 'house' owns the league's own bots" in body["error"], fake
+    assert server.get("/api/bots/simple")["house"] is True
+    send(server, tokens["alice"], "alice-own")
+    info = server.get("/api/bots/alice-own")
+    assert info["house"] is False and info["owner"] == "alice"
+
+
 def test_name_key_folds_case_and_the_look_alike_table():
     from arena.league.core import name_key
 
