@@ -27,6 +27,7 @@ opponent gets the same one-line error as ``arena run``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -291,6 +292,8 @@ def resolve_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
     if isinstance(rules, Mapping):
         settings = dict(rules)
         return load_rules(str(settings.pop("preset", "standard")), settings)
+    if not isinstance(rules, (str, os.PathLike)):
+        raise ValueError(f"rules must be a preset name, a rules file, a Rules or a mapping of settings, not {rules!r}")
     return load_rules(rules)
 
 
@@ -303,6 +306,10 @@ def resolve_opponent(opponent: str | Bot) -> Bot:
     """
     from arena.loading.load import load_bot
 
+    if not isinstance(opponent, (str, Bot)):
+        raise ValueError(
+            f"opponent must be a bot reference (a name such as 'simple', a bot file) or a Bot, not {opponent!r}"
+        )
     bot = load_bot(opponent) if isinstance(opponent, str) else opponent
     if not bot.fast:
         raise BotError(

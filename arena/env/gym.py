@@ -93,6 +93,10 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Begin game ``seed`` (the arena's deal for that game seed); without a seed, the episode that follows
         the last one (the game's next hand, or the next game), or a game seeded from ``np_random``."""
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED
+        ):
+            raise ValueError(f"seed must be an integer 0..{MAX_SEED} or None, not {seed!r}")
         super().reset(seed=seed)
         g = self.games
         if seed is not None:
@@ -205,7 +209,7 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             seeds = np.arange(int(seed), int(seed) + n, dtype=np.int64)
         else:
             seeds = np.asarray(seed)
-            if seeds.shape != (n,) or seeds.dtype.kind not in "iu" or (seeds < 0).any():
+            if seeds.shape != (n,) or seeds.dtype.kind not in "iu" or (seeds < 0).any() or (seeds > MAX_SEED).any():
                 raise ValueError(f"seed must be an int, None or {n} integers >= 0, not {seed!r}")
         self.games.reset(seeds.astype(np.int64))
         self._started = True

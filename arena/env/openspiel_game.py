@@ -261,6 +261,8 @@ class GinArenaState(pyspiel.State):
         return ids.legal_ids(ids.legal_actions(self._st, self._r, player))
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        if self._over or not self.is_chance_node():
+            return []
         if not self._dealer_known:
             return [(0, 0.5), (1, 0.5)]
         if len(self._dealt) < DEALT:
@@ -273,7 +275,13 @@ class GinArenaState(pyspiel.State):
     # --- moves ---------------------------------------------------------------------
     def _apply_action(self, action: int) -> None:
         action = int(action)
+        if self._over:
+            raise ValueError(f"{GAME_NAME}: the game is over; no action can be applied (got {action})")
         if self.is_chance_node():
+            outcomes = [c for c, _ in self.chance_outcomes()]
+            if action not in outcomes:  # checked before anything changes: a forced deal must be a possible one
+                what = _chance_what(self, outcomes)
+                raise ValueError(f"{GAME_NAME}: chance action {action} is not possible now ({what})")
             self._apply_chance(action)
             return
         seat = int(self._st[S_CUR])
@@ -491,6 +499,26 @@ def _setup_of(game: pyspiel.Game) -> Setup:
     if key not in _SETUPS:
         _SETUPS[key] = Setup.of(dict(game.get_parameters()))
     return _SETUPS[key]
+
+
+def _chance_what(state: GinArenaState, outcomes: list[int]) -> str:
+    """What the chance node in ``state`` decides and its possible outcomes, for an error."""
+    if not state._dealer_known:
+        return "the first dealer: 0 or 1"
+    if len(state._dealt) < DEALT:
+        return f"a card not yet dealt: {_ids(outcomes)}"
+    return f"a card still in the stock: {_ids(outcomes)}"
+
+
+def _ids(values: list[int]) -> str:
+    """Integers as ranges: ``0-3, 7, 9-10``."""
+    out: list[str] = []
+    for v in values:
+        if out and int(out[-1].rsplit("-", 1)[-1]) == v - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{v}"
+        else:
+            out.append(str(v))
+    return ", ".join(out)
 
 
 def _cards(mask: int) -> str:

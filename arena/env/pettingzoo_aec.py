@@ -118,6 +118,8 @@ class GinArenaAEC(AECEnv):
             self._begin_episode()
             return
         if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**63:
+                raise ValueError(f"seed must be an integer 0..{2**63 - 1} or None, not {seed!r}")
             self.game_seed = int(seed)
             self._seeds, _ = seeding.np_random(seed)
         else:
@@ -148,8 +150,24 @@ class GinArenaAEC(AECEnv):
             ids.fill_mask(legal, mask)
         return {"observation": obs, "action_mask": mask}
 
+    def _live_agent(self, what: str) -> str:
+        """The agent to act, or one clear line when there is none (before the first reset, or once every
+        agent has been stepped out of a finished episode)."""
+        agent = getattr(self, "agent_selection", None)
+        if agent is None:
+            raise gymnasium.error.ResetNeeded(f"call reset() before {what}")
+        if agent not in self.terminations:
+            raise gymnasium.error.ResetNeeded(
+                f"the episode is over and every agent is done: call reset() before {what}"
+            )
+        return agent
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._live_agent("last()")
+        return super().last(observe)
+
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
+        agent = self._live_agent("step()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return

@@ -237,9 +237,14 @@ def test_unknown_opponent_or_rules_get_the_arenas_one_line_errors(tmp_path):
         {"seat": 2},
         {"illegal": "ignore"},
         {"penalty": float("nan")},
+        {"opponent": None},
+        {"opponent": 5},
+        {"rules": 5},
+        {"rules": None},
     ):
-        with pytest.raises(ValueError, match=next(iter(kw))):
+        with pytest.raises(ValueError, match=f"^{next(iter(kw))} must be") as bad:
             GinEnv(**kw)
+        assert "\n" not in str(bad.value)
     plain = tmp_path / "plain_bot.py"
     plain.write_text(
         "PLAIN = True\n"
@@ -308,3 +313,15 @@ def test_an_opponent_that_raises_is_one_bot_error(tmp_path):
             _, _, term, _, info = env.step(_random_legal(info["action_mask"]))
             if term:
                 _, info = env.reset()
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, 2**70, 1.5, "3", True])
+def test_a_seed_out_of_range_is_one_line_naming_the_seed(seed):
+    """The engine's seeds are int64: a larger one must not surface as numpy's overflow."""
+    env = GinEnv()
+    with pytest.raises(ValueError, match=r"^seed must be an integer 0\.\.9223372036854775807 or None, not "):
+        env.reset(seed=seed)
+    env.reset(seed=2**63 - 1)  # the largest is a game like any other
+    vec = VectorGinEnv(2)
+    with pytest.raises(ValueError, match="^seed must be"):
+        vec.reset(seed=np.array([1, 2**63], dtype=np.uint64))

@@ -94,6 +94,41 @@ def test_illegal_action_raises_value_error_naming_the_legal_ones():
     assert state.legal_actions() == [52, 54]  # nothing moved
 
 
+def test_a_chance_action_that_is_not_an_outcome_is_refused_and_changes_nothing():
+    """Forcing a deal is allowed, but only a possible one: the same card twice, a dealer 2 or a stock draw
+    of a card in a hand would leave a broken state that fails moves later."""
+    state = pyspiel.load_game(GAME_NAME, {"episode": "hand"}).new_initial_state()
+    with pytest.raises(ValueError, match=r"chance action 2 is not possible now \(the first dealer: 0 or 1\)"):
+        state.apply_action(2)
+    state.apply_action(0)
+    state.apply_action(5)
+    with pytest.raises(ValueError, match=r"chance action 5 is not possible now \(a card not yet dealt: 0-4, 6-51\)"):
+        state.apply_action(5)
+    with pytest.raises(ValueError, match="chance action 52 is not possible"):
+        state.apply_action(52)
+    assert state.history() == [0, 5] and len(state.chance_outcomes()) == 51
+    for card in range(6, 26):  # the rest of the deal and the upcard
+        state.apply_action(card)
+    while not state.is_chance_node():  # pass or draw until a stock draw waits for its card
+        legal = state.legal_actions()
+        state.apply_action(53 if 53 in legal else legal[-1])
+    before = state.history()
+    for held in (5, 25):  # a card in a hand, the upcard
+        stock = r"\(a card still in the stock: 0-4, 26-51\)"
+        with pytest.raises(ValueError, match=f"chance action {held} is not possible now {stock}"):
+            state.apply_action(held)
+    assert state.history() == before
+    state.apply_action(30)  # a stock card is fine
+
+
+def test_a_finished_state_takes_no_action_and_has_no_chance_outcomes():
+    state = pyspiel.load_game(GAME_NAME, {"episode": "hand"}).new_initial_state()
+    _random_play(state, np.random.default_rng(3), 100_000)
+    assert state.is_terminal() and state.chance_outcomes() == []
+    with pytest.raises(ValueError, match="the game is over; no action can be applied"):
+        state.apply_action(52)
+
+
 class _ISMCTS(ismcts.ISMCTSBot):
     """OpenSpiel's IS-MCTS bot, which lacks the restart_at that evaluate_bots calls."""
 

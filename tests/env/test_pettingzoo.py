@@ -83,3 +83,30 @@ def test_illegal_action_is_one_value_error_and_changes_nothing():
         with pytest.raises(ValueError, match=f"illegal action .* for {agent}; legal: 52 \\(take\\), 54 \\(pass\\)"):
             e.step(bad)
     assert np.array_equal(before, e.observe(agent)["observation"]) and e.agent_selection == agent
+
+
+def test_stepping_without_a_live_agent_is_one_line_saying_reset():
+    """Before the first reset, and once both agents were stepped out of a finished episode, there is no
+    agent to act: PettingZoo's base class would fail on a missing attribute or dict key."""
+    import gymnasium
+
+    fresh = env()
+    with pytest.raises(gymnasium.error.ResetNeeded, match=r"^call reset\(\) before step\(\)$"):
+        fresh.step(52)
+    e = env(episode="hand")
+    e.reset(seed=5)
+    for _agent in e.agent_iter():
+        obs, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert e.agents == []
+    for call in (lambda: e.step(52), lambda: e.step(None), e.last):
+        with pytest.raises(gymnasium.error.ResetNeeded, match="the episode is over and every agent is done"):
+            call()
+    e.reset(seed=5)  # and a reset starts the next one
+    assert e.agents == ["player_0", "player_1"]
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, "7"])
+def test_a_seed_out_of_range_is_one_value_error(seed):
+    with pytest.raises(ValueError, match=r"^seed must be an integer 0\.\.9223372036854775807 or None"):
+        env().reset(seed=seed)
