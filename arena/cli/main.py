@@ -362,7 +362,7 @@ def _run(
     """Play, print the tables, write the report; exit 1 when chunks failed, 3 on the environment, 130 on a signal."""
     from arena.analysis.sprt import SprtGate
     from arena.analysis.tally import Tally, tally_of
-    from arena.run.runner import run_tournament
+    from arena.run.runner import TournamentResult, run_tournament
 
     run_dir = Path(cfg.results_dir) / cfg.name
     typer.echo(
@@ -377,6 +377,33 @@ def _run(
         for name in ("distributed.client", "distributed.batched"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
     tally = Tally(hands=cfg.record_hands, cv=report)  # the tables and the report, summarised as chunks arrive
+
+    def tables_and_report(result: TournamentResult) -> None:
+        """Print the tables and write the report, while the run still holds the folder's lock."""
+        if result.kept:
+            typer.echo(
+                f"kept {len(result.kept)} matchup(s) from earlier runs of this folder that this config "
+                f"does not play (they stay in the tables and the report): {', '.join(result.kept)}",
+                err=True,
+            )
+        summed = tally
+        if result.store.n_games():
+            # One pass over the folder only when the run's own chunks are not all it counts (a resume...).
+            summed, _ = tally_of(result.store, tally, _report_bar(quiet), cv=report)
+            _print_tables(result, summed.summary)
+        if result.sprt:
+            typer.echo(f"\n{result.sprt}")
+        if result.stopped_early:
+            typer.echo(f"stopped early: {result.stopped_early.split(':')[0]}")
+        if report and result.store.n_games():
+            from arena.analysis.report import write_report
+
+            try:
+                paths = write_report(run_dir, progress=_report_bar(quiet), tally=summed)
+            except OSError as exc:
+                _fail(_os_error_line(exc, f"write the report in {run_dir}"), EXIT_ENV)
+            typer.echo(f"\nreport: {paths.get('report_html', run_dir)}")
+
     try:
         with _Signals():
             result = run_tournament(
@@ -387,6 +414,7 @@ def _run(
                 fresh=fresh,
                 retry_scheduler=retry_scheduler,
                 sink=tally,
+                then=tables_and_report,
             )
     except KeyboardInterrupt as exc:
         how = getattr(exc, "signame", "SIGINT")
@@ -395,28 +423,6 @@ def _run(
             err=True,
         )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
-    if result.kept:
-        typer.echo(
-            f"kept {len(result.kept)} matchup(s) from earlier runs of this folder that this config "
-            f"does not play (they stay in the tables and the report): {', '.join(result.kept)}",
-            err=True,
-        )
-    if result.store.n_games():
-        # One pass over the folder only when the run's own chunks are not all it counts (a resume...).
-        tally, _ = tally_of(result.store, tally, _report_bar(quiet), cv=report)
-        _print_tables(result, tally.summary)
-    if result.sprt:
-        typer.echo(f"\n{result.sprt}")
-    if result.stopped_early:
-        typer.echo(f"stopped early: {result.stopped_early.split(':')[0]}")
-    if report and result.store.n_games():
-        from arena.analysis.report import write_report
-
-        try:
-            paths = write_report(run_dir, progress=_report_bar(quiet), tally=tally)
-        except OSError as exc:
-            _fail(_os_error_line(exc, f"write the report in {run_dir}"), EXIT_ENV)
-        typer.echo(f"\nreport: {paths.get('report_html', run_dir)}")
     if result.status == "failed":
         if result.changed:
             typer.echo(

@@ -333,6 +333,7 @@ def run_tournament(
     retry_scheduler: int = 0,
     retry_wait: float = 60.0,
     sink: ChunkSink | None = None,
+    then: Callable[[TournamentResult], None] | None = None,
 ) -> TournamentResult:
     """Play (or continue) a tournament; every finished chunk is stored as it arrives.
 
@@ -348,7 +349,9 @@ def run_tournament(
     Ctrl-C (KeyboardInterrupt) leaves every finished chunk stored.
     ``retry_scheduler``: when the Dask scheduler is lost, wait for it (up to
     ``retry_wait`` seconds) this many times before giving up.  ``sink``: a
-    :class:`ChunkSink` given each chunk as it is stored.
+    :class:`ChunkSink` given each chunk as it is stored.  ``then``: called with the result while the
+    folder's lock is still held (``arena run`` writes its tables and report there), so no other writer
+    (a ``--fresh`` run, a submit) can change or delete the folder under it; what it raises passes through.
 
     The run ends in one of these, recorded in the manifest's ``status``:
     ``complete``; ``failed`` (chunks failed, or a stored chunk changed on
@@ -518,7 +521,9 @@ def run_tournament(
                 current=store.current_state(),
             )
         )
-        return TournamentResult(run_dir, cfg, status, failed, stopped, sprt_line, kept, quarantined, findings, changed)
+        result = TournamentResult(
+            run_dir, cfg, status, failed, stopped, sprt_line, kept, quarantined, findings, changed
+        )
     except KeyboardInterrupt as exc:
         if begun:
             why = f"stopped by {getattr(exc, 'signame', 'SIGINT')}"
@@ -528,6 +533,12 @@ def run_tournament(
         if begun:
             _last_words(store, cfg, bots, started, "failed", tasks, str(exc))
         raise
+    else:
+        release()  # the workers are done; the folder stays ours until ``then`` has finished with it
+        release = lambda: None  # noqa: E731
+        if then is not None:
+            then(result)
+        return result
     finally:
         release()
         store.close()

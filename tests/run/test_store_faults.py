@@ -560,3 +560,31 @@ def test_a_second_run_on_a_folder_in_use_is_one_line_exit_2_and_touches_nothing(
     _show("concurrent run (run --fresh, submit)", out.exit_code, line)
     assert before == {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
     assert same(RunStore(run_dir).games(), reference)
+
+
+def test_the_run_holds_the_folder_until_its_report_is_written(tmp_path, reference, monkeypatch):
+    """The tables and the report read the whole folder: a --fresh run or a submit let in between the last
+    chunk and the report would delete or change it underneath them (the report then counted a folder half
+    gone, or failed with "No such file or directory")."""
+    from arena.analysis import report as report_module
+    from arena.run.store import StoreBusy
+
+    conf = _config(tmp_path, tmp_path / "results")
+    run_dir = tmp_path / "results" / "f"
+    real = report_module.write_report
+    tried: list[str] = []
+
+    def second_writer_first(folder, **kw):
+        try:  # what `arena run --fresh` on the same name does first
+            RunStore.open_for_writing(folder, fresh=True, what="arena run").close()
+            tried.append("let in")
+        except StoreBusy as exc:
+            tried.append(str(exc))
+        return real(folder, **kw)
+
+    monkeypatch.setattr(report_module, "write_report", second_writer_first)
+    out = _invoke("run", str(conf), "--quiet")
+    assert out.exit_code == 0 and "report:" in out.output, out.output
+    assert len(tried) == 1 and f"is in use by pid {os.getpid()} (arena run)" in tried[0], tried
+    assert same(RunStore(run_dir).games(), reference) and (run_dir / "report.md").exists()
+    RunStore.open_for_writing(run_dir).close()  # and once the command is done, the folder is free
