@@ -415,6 +415,7 @@ def _run(
                 retry_scheduler=retry_scheduler,
                 sink=tally,
                 then=tables_and_report,
+                keep_stops=what == "submit",
             )
     except KeyboardInterrupt as exc:
         how = getattr(exc, "signame", "SIGINT")

@@ -71,6 +71,7 @@ _ETC = (
 _TOP = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 _HIDDEN: set[str] = set()
+_OTHERS: set[str] = set()
 
 
 def hide(path: str | os.PathLike) -> None:
@@ -81,6 +82,34 @@ def hide(path: str | os.PathLike) -> None:
     is covered by an empty tmpfs inside the wall.
     """
     _HIDDEN.add(os.path.realpath(path))
+
+
+def hide_from_others(paths: list[str] | tuple[str, ...]) -> None:
+    """Show ``paths`` (one bot's own files) to no bot but the one whose command names them.
+
+    A command's wall shows the folder of the script it names (its modules
+    and data lie beside it); when the run's other bots were put in that
+    folder too (``submissions/alice.py``, ``submissions/bob.py``), every
+    ``cmd:`` bot could read its opponents' code.  Inside the wall each such
+    file is covered by an empty one (a folder by an empty tmpfs), unless
+    the bot's own command names it or a path inside it.
+    """
+    _OTHERS.update(os.path.realpath(p) for p in paths)
+
+
+#: Paths every bot may read (the system, its interpreters): never a bot's own file to hide.
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev", "/sys")
+
+
+def private_files(command: list[str], cwd: str) -> list[str]:
+    """The files a command names that are its own (its script, its jar), not the system's or Python's."""
+    shared = [*_SYSTEM, *python_paths()]
+    out = []
+    for p in _named_paths(command, cwd):
+        real = os.path.realpath(p)
+        if os.path.isfile(real) and not any(real == s or real.startswith(s.rstrip("/") + "/") for s in shared):
+            out.append(real)
+    return out
 
 
 def find_bwrap() -> str | None:
@@ -297,6 +326,14 @@ def wall_command(
     for hidden in sorted(_HIDDEN):
         if binds.covered(hidden) and os.path.isdir(hidden):
             args += ["--tmpfs", hidden]
+    own = {os.path.realpath(p) for p in named}
+    for other in sorted(_OTHERS - _HIDDEN):
+        if not binds.covered(other) or other in own or any(o.startswith(other.rstrip("/") + "/") for o in own):
+            continue  # not in sight, or this bot's own (a folder it names something inside of)
+        if os.path.isdir(other):
+            args += ["--tmpfs", other]
+        elif os.path.exists(other):
+            args += ["--ro-bind", "/dev/null", other]
     if here not in binds.dirs and not binds.covered(here):
         args += ["--perms", "0755", "--dir", here]
     args += ["--chdir", here]

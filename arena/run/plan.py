@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +69,21 @@ class BotSpec:
     def identity(self) -> list[Any]:
         """What a matchup's games depend on (not where the file lived)."""
         return [self.name, self.kind, self.source_hash, [list(p) for p in self.params]]
+
+    def own_paths(self) -> list[str]:
+        """The files (or a kit player's class folder) that are this bot itself, for the wall to hide from
+        every other bot of the run: a ``cmd:`` bot's wall shows the folder of its script, which may hold
+        its opponents' files (``submissions/*.py``).  None for a built-in; for a command, the files it
+        names outside the system and the interpreter, which every bot may read."""
+        if self.kind in ("file", "sandbox", "policy"):
+            return [os.path.realpath(self.ref)]
+        if self.kind == "eaai":
+            return [os.path.realpath(self.ref.rsplit(":", 1)[0])]
+        if self.kind == "command":
+            from arena.external.wall import private_files
+
+            return private_files(shlex.split(self.ref), self.cwd or os.getcwd())
+        return []
 
     @classmethod
     def of(cls, bot: Bot) -> BotSpec:
@@ -124,6 +141,8 @@ class ChunkTask:
     record_log: bool = False  # also return each game's action log (with record_hands), for exact replays
     # CPU seconds one decision of an in-process bot may take before its worker is stopped (0: no limit)
     decision_limit: float = LIMITS["decision_seconds"][0]
+    # Every bot's own files in the run (BotSpec.own_paths): the worker's walls hide them from the others
+    private: tuple[str, ...] = ()
 
     @property
     def n_games(self) -> int:

@@ -13,6 +13,7 @@ every planned chunk is stored.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -27,7 +28,7 @@ import pandas as pd
 
 from arena.botkit.bot import Bot
 from arena.external import external_of
-from arena.external.wall import hide
+from arena.external.wall import hide, hide_from_others
 from arena.loading.load import load_bots
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup, play_order
 from arena.run.progress import progress_bar
@@ -334,6 +335,7 @@ def run_tournament(
     retry_wait: float = 60.0,
     sink: ChunkSink | None = None,
     then: Callable[[TournamentResult], None] | None = None,
+    keep_stops: bool = False,
 ) -> TournamentResult:
     """Play (or continue) a tournament; every finished chunk is stored as it arrives.
 
@@ -349,7 +351,9 @@ def run_tournament(
     Ctrl-C (KeyboardInterrupt) leaves every finished chunk stored.
     ``retry_scheduler``: when the Dask scheduler is lost, wait for it (up to
     ``retry_wait`` seconds) this many times before giving up.  ``sink``: a
-    :class:`ChunkSink` given each chunk as it is stored.  ``then``: called with the result while the
+    :class:`ChunkSink` given each chunk as it is stored.  ``keep_stops``: a match an earlier SPRT
+    stopped keeps its stop (``arena submit``, which plays only the new bot's pairs); by default a run
+    without ``stop`` plays every chunk.  ``then``: called with the result while the
     folder's lock is still held (``arena run`` writes its tables and report there), so no other writer
     (a ``--fresh`` run, a submit) can change or delete the folder under it; what it raises passes through.
 
@@ -432,13 +436,20 @@ def run_tournament(
             )
             tasks.extend(ts)
             planned.append(mid)
+        private = tuple(sorted({p for spec in specs.values() for p in spec.own_paths()}))
+        hide_from_others(private)  # here for the chunks this process plays, in each task for the workers'
+        tasks = [dataclasses.replace(t, private=private) for t in tasks]
+        if keep_stops:  # a submit: a match an SPRT stopped stays stopped where it was
+            limits = {m.id: m.limit for m in store.matchups() if m.limit is not None}
+            tasks = [t for t in tasks if t.chunk < limits.get(t.matchup_id, t.chunk + 1)]
         kept = [m.name for m in store.matchups() if m.id not in planned]
         if kept:
             log.info("kept %d stored matchup(s) that this config does not play: %s", len(kept), ", ".join(kept))
         todo = play_order([t for t in tasks if store.stored(t.matchup_id, t.chunk) is None])
         total = sum(t.n_games for t in tasks)
         for mid in planned:  # an earlier SPRT stop counts no more: this run plays (and shows) every chunk
-            store.set_limit(mid, None)
+            if not keep_stops:
+                store.set_limit(mid, None)
         store.write_manifest(
             _manifest(
                 cfg, bots, started, "running", chunks=len(tasks), findings=findings, current=store.current_state()

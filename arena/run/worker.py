@@ -207,6 +207,10 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     import time
 
     t0 = time.perf_counter()
+    if task.private:  # a worker on another machine, or a spawned process, learns them here
+        from arena.external.wall import hide_from_others
+
+        hide_from_others(task.private)
     a, b = bot_from_spec(task.bot_a), bot_from_spec(task.bot_b)
     rules = rules_array(task.rules)
     seeds = pair_seeds(task.seed, task.pair_lo, task.pair_hi)

@@ -357,3 +357,56 @@ def test_check_bot_runs_the_bot_in_the_wall_and_lists_the_calls_the_sandbox_refu
         '12 mkdir("/proc/self/coredump_filter", 0777) = -1 EPERM (x)\n'  # the path hides no other call
     )
     assert refused_calls(trace) == {"io_uring_setup": 1, "openat": 2, "kill": 1, "mkdir": 1}
+
+
+PEEKER = r"""
+import json, os, sys
+for path in PATHS:
+    try:
+        print("PEEK", path, len(open(path).read()), file=sys.stderr)
+    except OSError as exc:
+        print("PEEK", path, type(exc).__name__, file=sys.stderr)
+sys.stderr.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        print(json.dumps({"name": "peeker", "protocol": 1}), flush=True)
+    elif m["type"] == "decide":
+        print(m["hand"][0] if m["decision"] == "discard" else 0, flush=True)
+"""
+
+
+@needs_wall
+def test_a_cmd_bot_cannot_read_the_other_bots_files_beside_it(tmp_path):
+    """A class's submissions in one folder: the wall shows a command the folder of its script, so it saw
+    every other submission there (and below it).  Each other bot's file is covered; its own is not."""
+    from arena.run.runner import run_tournament
+
+    subs = tmp_path / "submissions"
+    (subs / "deeper").mkdir(parents=True)
+    simple_copy = Path("bots/TEMPLATE.py").read_text()
+    (subs / "alice.py").write_text(simple_copy)
+    (subs / "deeper" / "bob.py").write_text(simple_copy)
+    own, alice, bob = subs / "peeker.py", subs / "alice.py", subs / "deeper" / "bob.py"
+    peeker = f"PATHS = {[str(alice), str(bob), str(own)]!r}\n" + PEEKER
+    own.write_text(peeker)
+    for p in [tmp_path, *subs.rglob("*")]:
+        p.chmod(p.stat().st_mode | 0o005)
+    config = {
+        "name": "peek",
+        "bots": [f"sandbox:{alice}", f"cmd:{sys.executable} {own}", f"sandbox:{bob}"],
+        "games_per_pair": 2,
+        "workers": 1,
+        "results_dir": str(tmp_path / "results"),
+    }
+    res = run_tournament(config, progress=False)
+    assert res.status == "complete" and res.games["forfeit_seat"].eq(-1).all()  # the file bots still play
+    log = (tmp_path / "results" / "peek" / "logs" / "peeker.log").read_text()
+    peeks = [line for line in log.splitlines() if line.startswith("PEEK ")]
+    assert peeks, log
+    for line in peeks:
+        path, what = line.split()[1:]
+        if path == str(own):
+            assert what == str(len(peeker)), line  # its own script, as before
+        else:
+            assert what in ("PermissionError", "FileNotFoundError"), line

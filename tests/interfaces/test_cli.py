@@ -219,6 +219,12 @@ def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
     assert two.exit_code == 0, two.output
     games2 = stored_games(tmp_path / "results" / "sprt2")
     assert len(games2) == len(games)  # the stop is decided in chunk order: same on any number of workers
+    # A submit plays only the new bot's pairs: the stopped match stays where the SPRT stopped it.
+    sub = invoke("submit", "early-knock", "--to", str(tmp_path / "results" / "sprt2"), "--quiet")
+    assert sub.exit_code == 0, sub.output
+    after = stored_games(tmp_path / "results" / "sprt2")
+    played = after.groupby("matchup").size().to_dict()
+    assert played == {"simple vs random": len(games), "simple vs early-knock": 4000, "random vs early-knock": 4000}
 
 
 def test_run_without_a_config_uses_the_shipped_default_from_any_folder(tmp_path, monkeypatch):
