@@ -40,6 +40,7 @@ Error messages are counted (without their game seed) for the report.
 from __future__ import annotations
 
 import bisect
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -179,6 +180,30 @@ F = {name: i for i, name in enumerate(FIELDS)}
 
 
 # --- histograms --------------------------------------------------------------------------
+
+
+_SEED_TAIL = re.compile(r"^(?P<head>.*?), game seed \d+(?:: (?P<tail>.*))?$", re.S)
+
+
+def error_key(text: str) -> str:
+    """A forfeit's message as the report counts it: without its game seed, and with only the kind of what
+    went wrong, so that a few keys cover a run (the full message stays in the games table).
+
+    ``bot 'x' (seat 1) raised an exception in draw(), game seed 7: ExternalBotError: timeout: no answer
+    ...`` counts as ``bot 'x' (seat 1) failed in draw(): timeout``: an external bot's reason (timeout,
+    crashed, garbled answer, ...) is what a reader needs, and it raised nothing; a Python exception
+    counts by its class (``...: ValueError``), whose message may differ in every game.
+    """
+    m = _SEED_TAIL.match(text)
+    if m is None:
+        return text
+    head, tail = m.group("head"), m.group("tail") or ""
+    cls, _, rest = tail.partition(": ")
+    if cls == "ExternalBotError" and rest:
+        return head.replace(" raised an exception in ", " failed in ", 1) + ": " + rest.split(":", 1)[0]
+    if cls.isidentifier():
+        return f"{head}: {cls}"
+    return head
 
 
 class Hist:
@@ -647,8 +672,8 @@ class Summary:
 
         if d.err.any():
             texts = pd.Series(g["error"].to_numpy()[d.err]).astype(str)
-            counts = texts.str.replace(r", game seed \d+.*$", "", regex=True).value_counts()
-            self.errors.update({str(k): int(c) for k, c in counts.items()})
+            for text, c in texts.value_counts().items():
+                self.errors[error_key(str(text))] += int(c)
 
     def _add_hands(self, d: Decoded, hands: pd.DataFrame) -> None:
         key = "game_id" if "game_id" in hands.columns else "game"

@@ -191,3 +191,22 @@ def test_the_sums_are_named_for_what_they_sum(run_tables):
     assert s.total("win_score_x_games") == (per_pair["s"] * per_pair["n"]).sum()
     assert s.total("win_games_sq") == (per_pair["n"] ** 2).sum()
     assert s.total("hand_count") == one["hands"].sum()
+
+
+def test_error_counts_keep_what_went_wrong_but_not_the_game():
+    """An external bot's timeout read as "raised an exception in take_upcard()" in the report and the
+    terminal: the reason was cut off with the seed.  The key keeps the reason (or the exception's class),
+    so a run's errors still fall into a few lines."""
+    from arena.analysis.summary import error_key
+
+    timeout = "bot 'slow' (seat 1) raised an exception in draw(), game seed {}: ExternalBotError: timeout: no answer"
+    assert {error_key(timeout.format(s)) for s in (1, 99)} == {"bot 'slow' (seat 1) failed in draw(): timeout"}
+    crashed = "bot 'c' (seat 0) raised an exception in knock(), game seed 5: ExternalBotError: crashed: exited 1"
+    assert error_key(crashed) == "bot 'c' (seat 0) failed in knock(): crashed"
+    raised = "bot 'p' (seat 0) raised an exception in knock(), game seed {}: ValueError: boom {}"
+    assert {error_key(raised.format(s, s)) for s in (1, 2)} == {
+        "bot 'p' (seat 0) raised an exception in knock(): ValueError"
+    }
+    illegal = "bot 'r' (seat 0) made an illegal move in discard() (answered 60), game seed 3"
+    assert error_key(illegal) == "bot 'r' (seat 0) made an illegal move in discard() (answered 60)"
+    assert error_key("worker crashed") == "worker crashed"
