@@ -105,6 +105,13 @@ class BotRef:
                     "an ONNX model, MLP weights)"
                 )
             return cls("policy", _resolve(path, base_dir))
+        inline = _FILE_WITH_SETTINGS.fullmatch(spec.strip())
+        if inline and not os.path.exists(spec.strip()):  # my_bot.py:knock_at=3 (a built-in's inline settings)
+            name = inline.group("path")
+            raise BotRefError(
+                f"{spec}: inline settings (NAME:key=value) are for built-in bots; for a bot file, set them in "
+                f'a config\'s [variants] table (mine = {{ bot = "{name.strip()}", key = value }}) or in its PARAMS'
+            )
         if is_path(spec):
             return cls("sandbox" if sandbox else "file", _resolve(spec, base_dir))
         name, sep, settings = spec.partition(":")
@@ -192,6 +199,10 @@ def is_policy_tree(tree) -> bool:
 
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return "act" in defined and not defined & BOT_DECISIONS
+
+
+#: A bot file followed by inline settings (``my_bot.py:knock_at=3``), which only built-in names take.
+_FILE_WITH_SETTINGS = re.compile(r"(?P<path>[^:]+\.py):(?P<settings>[^/\\:]*=[^/\\:]*)")
 
 
 def is_path(spec: str) -> bool:

@@ -35,6 +35,8 @@ from arena.settings.botref import BotRef, BotRefError
 from arena.settings.rules import PRESET_KEY, Rules, RulesError, load_rules, read_from
 
 FORMATS = ("round-robin", "gauntlet")
+#: The longest run name, in bytes: a folder name (the OS allows 255), with room for what is derived from it.
+MAX_NAME_BYTES = 120
 KEYS = (
     "name",
     "format",
@@ -165,8 +167,14 @@ class TournamentConfig:
             or not self.name
             or any(c in self.name for c in "/\\")
             or self.name.startswith(".")
+            or any(ord(c) < 32 or ord(c) == 127 for c in self.name)  # a newline made results/a\nb
+            or len(self.name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES  # the OS's limit is 255
         ):
-            raise bad("name", self.name, "a non-empty folder name without slashes")
+            raise bad(
+                "name",
+                self.name[:60] + "..." if isinstance(self.name, str) and len(self.name) > 60 else self.name,
+                f"a folder name of 1..{MAX_NAME_BYTES} bytes, without slashes or control characters",
+            )
         if not isinstance(self.rules, (str, Mapping)):
             raise bad("rules", self.rules, "a preset name, a .toml path, or a [rules] table")
         if not isinstance(self.results_dir, (str, os.PathLike)) or not str(self.results_dir):
@@ -199,10 +207,10 @@ class TournamentConfig:
         for key in ("duplicate", "record_hands", "record_log", "sandbox", "weak_sandbox"):
             if not isinstance(getattr(self, key), bool):
                 raise bad(key, getattr(self, key), "true or false")
-        if self.duplicate and (self.games_per_pair % 2 or self.chunk_size % 2):
+        odd = [f"{k} = {getattr(self, k)}" for k in ("games_per_pair", "chunk_size") if getattr(self, k) % 2]
+        if self.duplicate and odd:
             raise ConfigError(
-                f"config: games_per_pair = {self.games_per_pair} and chunk_size = {self.chunk_size} "
-                "must be even with duplicate = true (games come in seat-swapped pairs)"
+                f"config: {' and '.join(odd)} must be even with duplicate = true (games come in seat-swapped pairs)"
             )
         if not isinstance(self.eaai_kit, str) or any(c in self.eaai_kit for c in "\n\0"):
             raise bad("eaai_kit", self.eaai_kit, "the path of the kit's jar or class folder, as text")
