@@ -184,3 +184,23 @@ def test_run_report_shows_raw_and_adjusted(tmp_path):
     # VRF is what it says: the adjusted interval is the raw one narrowed by sqrt(VRF) (here, on only 100
     # pairs, the cross-fitted beta is noisy and VRF < 1: the report shows that too).
     assert (e.adj_hi - e.adj_lo) == pytest.approx((e.raw_hi - e.raw_lo) / np.sqrt(e.vrf), rel=1e-9)
+
+
+@pytest.mark.parametrize("n", [20, 60, 400])
+def test_too_few_pairs_to_fit_the_slopes_leave_the_estimate_raw(n):
+    """A 40-game sweep point (20 pairs, 10 per fold) fitted eight slopes on ten pairs: its "adjusted" win
+    rate came out at -0.01 with an interval from -2.9 to 2.8.  Below ten pairs per covariate in the
+    fitting fold there is no adjustment, in the arrays and in the streamed sums alike."""
+    r = np.random.default_rng(n)
+    k = len(var.COVARIATES)
+    z = r.normal(size=(n, k))
+    score = np.clip(0.5 + z[:, 0] * 0.2 + r.normal(size=n) * 0.3, 0, 1)
+    est = var.cv_estimate(score, z)
+    cs = var.CVSums()
+    cs.add(var.PairTable("m", "a", "b", np.arange(n), score * 10, score, z, np.full(n, 2)))
+    streamed = cs.estimate("score")
+    if n // 2 < var.MIN_PAIRS_PER_COVARIATE * k + 2:
+        assert est.adj == est.raw and est.adj_lo == est.raw_lo and est.vrf == pytest.approx(1.0)
+        assert streamed.adj == pytest.approx(streamed.raw) and 0 <= est.adj_lo <= est.adj_hi <= 1
+    else:  # enough pairs: the slope on the real covariate is fitted and the interval narrows
+        assert est.vrf > 1.1 and streamed.vrf > 1.1
