@@ -342,16 +342,20 @@ def decode_decide(msg: dict[str, Any]) -> np.ndarray:
 
 
 def _loads(line: bytes, what: str) -> Any:
+    """The JSON value of a line; a line that isn't one is a ``bad handshake`` in the handshake, else a
+    ``garbled answer`` (the reasons PROTOCOL.md lists)."""
+    reason = "bad handshake" if what == "the handshake" else "garbled answer"
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
-        raise ProtocolError("garbled answer", f"{what} is not UTF-8: {_show(line)}") from None
+        raise ProtocolError(reason, f"{what} is not UTF-8: {_show(line)}") from None
     try:
         return json.loads(text)
-    except ValueError:
-        raise ProtocolError("garbled answer", f"{what} is not JSON: {_show(line)}") from None
+    except ValueError as exc:
+        # Python refuses integers of more than 4,300 digits: valid JSON, but no answer is that long.
+        why = "holds a number too long to read" if "digits" in str(exc) else "is not JSON"
+        raise ProtocolError(reason, f"{what} {why}: {_show(line)}") from None
     except RecursionError:  # "[[[[...]]]]" nested past Python's limit
-        reason = "bad handshake" if what == "the handshake" else "garbled answer"
         raise ProtocolError(reason, f"{what} is JSON nested too deeply: {_show(line)}") from None
 
 
