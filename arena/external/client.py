@@ -160,6 +160,7 @@ class ExternalBot:
         self.decisions = 0
         self.restarts = 0
         self.times: list[float] | None = [] if record_times else None
+        self.first_times: list[float] = []  # with record_times: the answers given first_answer_s
         self.games_started = 0
         # Seconds of the last batch (act) that count toward its games' time: all of it, but for the seat's
         # first answer, which may compile (arena.engine.lockstep.GameClock; _Seat.compiled).
@@ -271,8 +272,8 @@ class ExternalBot:
             dt = time.perf_counter() - t0
             s.game_time += 0.0 if free else dt  # compiling is not thinking time
             self.decisions += 1
-            if self.times is not None:
-                self.times.append(dt)
+            if self.times is not None:  # a first answer given the start limit is timed apart: it may compile
+                (self.first_times if first else self.times).append(dt)
         s.answered.add(phase)
         s.compiled.add(phase)
         try:

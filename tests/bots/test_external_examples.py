@@ -133,3 +133,23 @@ def test_check_bot_runs_a_sandboxed_file_too():
     assert report.lines[0][2].startswith("name 'simple', protocol 1")
     missing = check_bot("sandbox:no/such/bot.py", echo=None)
     assert not missing.passed and missing.lines[0][:2] == ("FAIL", "command")
+
+
+def test_check_bot_gives_a_sandboxed_file_the_first_answer_allowance_a_run_gives(tmp_path):
+    """A run lets a sandboxed file's first answer of each kind take the start limit (its host compiles the
+    decision then); check-bot timed it out at the decision limit and failed a bot that runs cleanly."""
+    text = (Path(__file__).resolve().parents[2] / "bots" / "TEMPLATE.py").read_text()
+    knock = "    return 1 if deadwood(view[V_HAND]) <= params[KNOCK_AT] else 0"
+    assert text.count(knock) == 1
+    slow = "PLAIN = True\nimport time\n_FIRST = [True]\n" + text.replace(
+        knock, "    if _FIRST:\n        _FIRST.pop()\n        time.sleep(3)\n" + knock
+    )
+    assert "time.sleep(3)" in slow
+    path = tmp_path / "slow_first.py"
+    path.write_text(slow)
+    for p in (tmp_path, path):
+        p.chmod(p.stat().st_mode | 0o005)
+    report = check_bot(f"sandbox:{path}", games=4, echo=None)
+    assert report.passed, report.lines
+    timing = next(line for line in report.lines if line[1] == "timing")
+    assert "the first answer of each kind, which may compile, apart: max 3" in timing[2], timing
