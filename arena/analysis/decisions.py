@@ -347,7 +347,11 @@ def game_jobs(
         names = (str(g["bot0"]), str(g["bot1"]))
         seats = _seats(names, bot, opponent)
         if not seats:
-            raise AnalysisError(f"{store.dir}: bot '{bot}' did not play game {game} ({names[0]} vs {names[1]})")
+            played = f"{names[0]} vs {names[1]}"
+            if bot is not None and bot not in names:
+                raise AnalysisError(f"{store.dir}: bot '{bot}' did not play game {game} ({played})")
+            who = f"'{bot}'" if bot is not None else "either bot"
+            raise AnalysisError(f"{store.dir}: game {game} ({played}) is not {who} against '{opponent}'")
         yield GameJob(int(game), int(g["seed"]), rec.actions.astype(np.uint8).tobytes(), names, rec.matchup.name, seats)
         return
     left = games
@@ -424,7 +428,8 @@ def analyse_run(
     game id.  ``workers`` local processes, or a Dask ``client`` (or its
     ``scheduler`` address).  The table goes to the run store as the
     analysis :data:`TABLE` (hindsight: :data:`TABLE_PERFECT`), replacing
-    the previous one of that name, one part per task.  Returns the result
+    the previous one of that name, one part per task; one ``game`` goes to
+    that name + :data:`ONE_GAME` and leaves the run's analysis as it is.  Returns the result
     and, for ``game``, that game's rows.  ``progress(games done, games
     planned or 0)``.
     """
@@ -433,6 +438,9 @@ def analyse_run(
     from arena.run.store import RunStore, StoreError
 
     settings = settings or AnalysisSettings()
+    # One game is graded apart: looking at a game must not replace (or set aside) the run's analysis,
+    # which the report reads; the viewer finds it there too (game_decisions).
+    stored_as = settings.table if game is None else settings.table + ONE_GAME
     if games is not None and game is not None:
         raise AnalysisError("give --games or --game, not both")
     if games is not None and games < 1:
@@ -448,16 +456,18 @@ def analyse_run(
     for who in (bot, opponent):
         if who is not None and who not in known:
             raise AnalysisError(f"{run}: no bot '{who}' in this run (bots: {', '.join(known) or 'none'})")
+    if bot is not None and bot == opponent:
+        raise AnalysisError(f"--bot and --opponent both name '{bot}': a bot never plays itself in a run")
     rules = run_rules(store)
     own_client = None
     if client is None and scheduler:
-        from arena.run.schedule import DaskMissing, SchedulerUnreachable, connect_scheduler
+        from arena.run.schedule import DaskMissing, SchedulerAddressError, connect_scheduler
 
         try:
             client = own_client = connect_scheduler(scheduler)
         except DaskMissing:
             raise AnalysisError("--scheduler needs Dask: pip install 'gin-arena[dask]'") from None
-        except SchedulerUnreachable as exc:
+        except SchedulerAddressError as exc:  # an unreachable scheduler passes through: the machine's fault
             raise AnalysisError(str(exc)) from None
     start = time.monotonic()
     earlier = ""
@@ -471,7 +481,7 @@ def analyse_run(
             writer = RunStore.open_for_writing(run, what="arena analyze")
         # Staged: a failure anywhere (a --game that isn't there, a log that doesn't replay, a lost worker,
         # Ctrl-C) leaves the earlier analysis as it was, and no partial one in its place.
-        with writer.staged_analysis(settings.table, info) if writer else contextlib.nullcontext() as put:
+        with writer.staged_analysis(stored_as, info) if writer else contextlib.nullcontext() as put:
             jobs = game_jobs(store, bot, games, game, opponent)
             for part, table in _results(_tasks(jobs, rules, settings), workers, client):
                 n_dec += table.num_rows
@@ -484,8 +494,10 @@ def analyse_run(
                     progress(n_games, planned)
             if n_dec == 0:
                 raise AnalysisError(f"{run}: no decision to grade (no stored game with an action log{_for(bot)})")
-            if writer is not None:  # complete: the earlier one makes way for it
-                earlier = set_aside(writer, settings.table, info)
+            if progress is not None and planned > n_games:  # --games asked for more than there were: done
+                progress(n_games, n_games)
+            if writer is not None and game is None:  # complete: the earlier one makes way for it
+                earlier = set_aside(writer, stored_as, info)
     except StoreError as exc:
         raise AnalysisError(str(exc)) from None
     finally:
@@ -494,11 +506,14 @@ def analyse_run(
         if own_client is not None:
             own_client.close()
     res = AnalysisResult(
-        settings.table, settings, n_games, n_dec, time.monotonic() - start, [bot] if bot else known, earlier
+        stored_as, settings, n_games, n_dec, time.monotonic() - start, [bot] if bot else known, earlier
     )
     frame = pa.concat_tables(shown).to_pandas() if shown else None
     return res, frame
 
+
+#: The suffix of the table ``--game N`` writes (``decisions-game``): one game's grades, replaced by the next.
+ONE_GAME = "-game"
 
 #: What makes two analyses the same one: a rerun of the same bot, opponent and settings replaces it.
 SAME_ANALYSIS = ("bot", "opponent", "samples", "seed", "perfect", "doubtful", "blunder")
@@ -641,12 +656,12 @@ def worst(parts: Iterable[pd.DataFrame], n: int = 20) -> pd.DataFrame:
 def game_decisions(run_dir: str | Path, game_id: int) -> tuple[str, pd.DataFrame] | None:
     """``(table, rows)`` of one game's graded decisions from the stored analyses, or None.
 
-    The sampled analysis is preferred to a hindsight one.
+    The run's analysis is preferred to a one-game one (``--game``), a sampled one to a hindsight one.
     """
     from arena.run.store import RunStore
 
     store = RunStore(run_dir)
-    for table in (TABLE, TABLE_PERFECT):
+    for table in (TABLE, TABLE_PERFECT, TABLE + ONE_GAME, TABLE_PERFECT + ONE_GAME):
         if table not in store.analyses():
             continue
         hits = [df[df["game_id"] == game_id] for df in store.analysis_parts(table)]
@@ -714,6 +729,7 @@ class ReportData:
     rates: pd.DataFrame
     worst: pd.DataFrame
     plot: Path
+    games: int = 0  # games graded (every bot's; a game lies in one part of the table)
 
 
 def report_data(run_dir: str | Path, n_worst: int = 20) -> ReportData | None:
@@ -738,6 +754,7 @@ def report_data(run_dir: str | Path, n_worst: int = 20) -> ReportData | None:
         if rates.empty:
             return None
         bad = worst(store.analysis_parts(table), n_worst)
+        games = sum(int(part["game_id"].nunique()) for part in store.analysis_parts(table, ["game_id"]))
     except StoreError:
         return None
     label = " (HINDSIGHT: true hidden cards)" if info.get("perfect") else ""
@@ -746,4 +763,4 @@ def report_data(run_dir: str | Path, n_worst: int = 20) -> ReportData | None:
         run / "plots" / "decisions.png",
         f"Error rate per decision kind at {info['samples']} samples{label}, 95% interval",
     )
-    return ReportData(table, info, rates, bad, plot)
+    return ReportData(table, info, rates, bad, plot, games)

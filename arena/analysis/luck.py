@@ -451,7 +451,9 @@ _GAME_COLUMNS = [
 def _tasks(store: Any, rules: tuple[int, ...]) -> Iterator[LuckTask]:
     for chunk in store.chunks(_GAME_COLUMNS, actions=True):
         if chunk.actions is None:
-            raise LuckError(f"{store.dir}: {chunk.matchup} has no stored action logs (run with record_log = true)")
+            raise LuckError(
+                f"{store.dir}: {chunk.matchup} has no stored action logs (run with record_hands and record_log on)"
+            )
         g = chunk.games
         acts = dict(zip(chunk.actions["game_id"].tolist(), chunk.actions["actions"].tolist(), strict=True))
         g = g[g["game_id"].isin(acts)].reset_index(drop=True)
@@ -504,13 +506,13 @@ def analyse_luck(
         raise LuckError(str(exc)) from None
     own = None
     if client is None and scheduler:
-        from arena.run.schedule import DaskMissing, SchedulerUnreachable, connect_scheduler
+        from arena.run.schedule import DaskMissing, SchedulerAddressError, connect_scheduler
 
         try:
             client = own = connect_scheduler(scheduler)
         except DaskMissing:
             raise LuckError("--scheduler needs Dask: pip install 'gin-arena[dask]'") from None
-        except SchedulerUnreachable as exc:
+        except SchedulerAddressError as exc:  # an unreachable scheduler passes through: the machine's fault
             raise LuckError(str(exc)) from None
     start = time.monotonic()
     n = 0

@@ -92,8 +92,11 @@ def per_bot_text(per_bot: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def luck_section(run: Path) -> tuple[list[str], list[str]]:
-    """The report's section (Markdown lines, HTML lines); empty when the run has no luck table."""
+def luck_section(run: Path, run_games: int | None = None) -> tuple[list[str], list[str]]:
+    """The report's section (Markdown lines, HTML lines); empty when the run has no luck table.
+
+    ``run_games``: the games the report counts; a luck table measured before later games were played
+    (a bot added, a run continued) says how many of them it covers."""
     from arena.analysis.luck import LuckError, stored_results  # its kernels load only for a run that has one
 
     try:
@@ -107,6 +110,14 @@ def luck_section(run: Path) -> tuple[list[str], list[str]]:
     if res is None or res.empty:
         return [], []
     t = results_table(res)
-    md = ["## Luck-adjusted results", "", WHAT_IT_DOES, "", md_table(t), ""]
-    h = ["<h2>Luck-adjusted results</h2>", f"<p>{html.escape(WHAT_IT_DOES)}</p>", html_table(t)]
-    return md, h
+    md = ["## Luck-adjusted results", "", WHAT_IT_DOES, ""]
+    h = ["<h2>Luck-adjusted results</h2>", f"<p>{html.escape(WHAT_IT_DOES)}</p>"]
+    measured = int(res.drop_duplicates("matchup")["games"].sum())
+    if run_games is not None and measured < run_games:
+        note = (
+            f"This table measures {measured:,} of the run's {run_games:,} games: run `arena luck` again "
+            "to measure the games played since."
+        )
+        md += [note, ""]
+        h.append(f"<p><b>{html.escape(note)}</b></p>")
+    return md + [md_table(t), ""], h + [html_table(t)]

@@ -405,9 +405,9 @@ def _build(
     md += ["## First-mover effect", "", md_table(tables["first"]), ""]
     if errs:
         md += ["## Errors", ""] + [f"- {n:,} x {md_escape(e)}" for e, n in errs] + [""]
-    dec_md, dec_html = _decisions_section(run)
+    dec_md, dec_html = _decisions_section(run, p.n_games)
     md += dec_md
-    luck_md, luck_html = luck_section(run)
+    luck_md, luck_html = luck_section(run, p.n_games)
     md += luck_md
     md += ["## Methods", ""] + [f"- {m}" for m in METHODS] + [""]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
@@ -469,8 +469,9 @@ def _build(
     return md_page, html_page(f"Tournament report: {name}", h, _CSS), files
 
 
-def _decisions_section(run: Path) -> tuple[list[str], list[str]]:
-    """The section of ``arena analyze``'s results (Markdown lines, HTML lines); empty without an analysis."""
+def _decisions_section(run: Path, run_games: int | None = None) -> tuple[list[str], list[str]]:
+    """The section of ``arena analyze``'s results (Markdown lines, HTML lines); empty without an analysis.
+    ``run_games``: the games the report counts, to say how many of them were graded."""
     import base64
 
     from arena.analysis.decisions import report_data
@@ -485,7 +486,9 @@ def _decisions_section(run: Path) -> tuple[list[str], list[str]]:
         else ""
     )
     intro = (
-        f"Every decision of {info.get('bot') or 'every bot'} in {int(d.rates['games'].max()):,} games, graded by "
+        f"Every decision of {info.get('bot') or 'every bot'} in {d.games:,} games"
+        + (f" (of the run's {run_games:,})" if run_games is not None and d.games < run_games else "")
+        + ", graded by "
         f"`arena analyze` at {info['samples']} sampled deals per decision (seed {info['seed']}): each legal option is "
         "rolled out on the same deals drawn from the bot's own view, and valued as the chance of winning the game. "
         "Loss = best option's equity minus the chosen one's; error rate = mean loss per decision in thousandths of a "

@@ -878,6 +878,10 @@ def analyze(
     """Grade every decision of a bot by rolling out each legal option: error rates, doubtful moves, blunders."""
     from arena.analysis import decisions as dec
     from arena.run.progress import Progress, progress_bar
+    from arena.run.schedule import SchedulerUnreachable
+    from arena.run.store import said
+
+    said(reset=True)
 
     errors: tuple[type[Exception], ...] = (dec.AnalysisError, *_user_errors())
     try:
@@ -908,8 +912,12 @@ def analyze(
         if rows is not None:
             typer.echo(dec.game_text(rows, settings))
         rates = dec.error_rates(dec.read_parts(run_dir, res.table), settings.doubtful, settings.blunder)
+    except SchedulerUnreachable as exc:
+        _fail(str(exc), EXIT_ENV)
     except errors as exc:
         _fail(str(exc))
+    except KeyboardInterrupt:
+        _fail(f"interrupted (SIGINT): nothing was stored; the analyses in {run_dir} are as they were", EXIT_INTERRUPTED)
     hind = "  [HINDSIGHT: --perfect rolls out on the true hidden cards]" if settings.perfect else ""
     typer.echo(
         f"{res.decisions:,} decisions in {res.games:,} games graded in {res.seconds:.1f} s "
@@ -930,6 +938,7 @@ def analyze(
     if per_bot is not None and not per_bot.empty:
         typer.echo("Luck of the cards (arena luck), next to the errors above: + favoured the bot")
         typer.echo(per_bot_text(per_bot))
+    _left_out(run_dir, said())
 
 
 @app.command()
@@ -945,6 +954,10 @@ def luck(
     from arena.analysis import luck as lk
     from arena.analysis.luck_report import WHAT_IT_DOES, per_bot_text, results_text
     from arena.run.progress import Progress, progress_bar
+    from arena.run.schedule import SchedulerUnreachable
+    from arena.run.store import said
+
+    said(reset=True)
 
     errors: tuple[type[Exception], ...] = (lk.LuckError, *_user_errors())
     bars: list[Progress] = []
@@ -958,8 +971,12 @@ def luck(
     try:
         done = lk.analyse_luck(run_dir, workers=workers, scheduler=scheduler, progress=show)
         res = lk.stored_results(run_dir)
+    except SchedulerUnreachable as exc:
+        _fail(str(exc), EXIT_ENV)
     except errors as exc:
         _fail(str(exc))
+    except KeyboardInterrupt:
+        _fail(f"interrupted (SIGINT): nothing was stored; the analyses in {run_dir} are as they were", EXIT_INTERRUPTED)
     finally:
         for b in bars:
             b.close()
@@ -973,6 +990,17 @@ def luck(
     per_bot = lk.stored_luck_per_bot(run_dir)
     if per_bot is not None and not per_bot.empty:
         typer.echo(per_bot_text(per_bot))
+    _left_out(run_dir, said())
+
+
+def _left_out(run_dir: Path, problems: list[str]) -> None:
+    """Exit 1 after an analysis that had to leave out chunks it could not read (each named above)."""
+    if problems:
+        _fail(
+            f"{len(problems)} problem(s) in {run_dir}, named above: the stored analysis leaves out what could "
+            f"not be read; run 'arena fsck {run_dir} --repair', then this command again",
+            EXIT_FAILED,
+        )
 
 
 from arena.cli.league import app as _league_app  # noqa: E402 - the league's commands: arena league ...

@@ -37,6 +37,7 @@ from arena.run.schedule import (
     DaskCluster,
     DaskMissing,
     LocalProcesses,
+    SchedulerAddressError,
     SchedulerLost,
     SchedulerUnreachable,
     connect_scheduler,
@@ -307,6 +308,8 @@ def _connect(address: str, timeout: str | None = None) -> Any:
         return connect_scheduler(address, timeout)
     except DaskMissing:
         raise TournamentError("scheduler = ... needs Dask: pip install 'gin-arena[dask]'") from None
+    except SchedulerAddressError as exc:
+        raise TournamentError(str(exc)) from None
     except SchedulerUnreachable as exc:
         raise RunEnvError(str(exc)) from None
 

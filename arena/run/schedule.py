@@ -97,25 +97,81 @@ class DaskMissing(SchedulerUnreachable):
     """A scheduler address was given, but Dask (``distributed``) is not installed."""
 
 
+class SchedulerAddressError(ValueError):
+    """A scheduler address that names no place to connect to (the message is one line)."""
+
+
 #: How long ``arena run``, ``analyze`` and ``luck`` wait for a scheduler to answer.
 CONNECT_TIMEOUT = "10s"
+#: A Dask scheduler greets a new connection at once: seconds to wait for that greeting.
+GREETING_SECONDS = 5.0
+#: The greeting's first 8 bytes are the length of its first frames: a handshake's is a few hundred bytes.
+_MAX_GREETING = 1 << 20
+
+
+def _tcp_endpoint(address: str) -> tuple[str, int] | None:
+    """(host, port) of a ``tcp://host:port`` or ``host:port`` address; None for another protocol (Dask's own
+    checks then); :class:`SchedulerAddressError` when it has no port."""
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    if scheme != "tcp":
+        return None
+    host, colon, port = rest.rstrip("/").rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise SchedulerAddressError(f"scheduler address {address!r} is not tcp://HOST:PORT (e.g. tcp://127.0.0.1:8786)")
+    return host.strip("[]"), int(port)
+
+
+def _probe(address: str, host: str, port: int, seconds: float) -> None:
+    """Check that a Dask scheduler answers at ``host:port`` before Dask's client is made: its handshake
+    waits forever on a server of another kind (an HTTP server answers nothing until asked) and reads an
+    HTTP reply as a frame length of exabytes."""
+    import socket
+    import struct
+
+    try:
+        with socket.create_connection((host, port), timeout=seconds) as sock:
+            sock.settimeout(seconds)
+            got = b""
+            while len(got) < 8:
+                part = sock.recv(8 - len(got))
+                if not part:
+                    break
+                got += part
+    except TimeoutError:
+        raise SchedulerUnreachable(
+            f"cannot reach the Dask scheduler at {address}: something listens there but sent no Dask "
+            f"greeting in {seconds:g} s (another kind of server?)"
+        ) from None
+    except OSError as exc:
+        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    if len(got) < 8 or not 0 < struct.unpack("<Q", got)[0] <= _MAX_GREETING:
+        raise SchedulerUnreachable(
+            f"cannot reach the Dask scheduler at {address}: the server there does not speak Dask's protocol"
+        )
 
 
 def connect_scheduler(address: str, timeout: str | None = None) -> Any:
     """A ``distributed.Client`` of the scheduler at ``address``, for ``arena run``, ``analyze`` and ``luck``.
 
-    :class:`DaskMissing` without Dask, :class:`SchedulerUnreachable` (one line naming the
-    address) when the scheduler does not answer within ``timeout`` (default
-    :data:`CONNECT_TIMEOUT`); each caller words the first for its own option and maps both
-    to its own error.
+    :class:`DaskMissing` without Dask, :class:`SchedulerAddressError` for an address without a
+    port, :class:`SchedulerUnreachable` (one line naming the address) when no Dask scheduler
+    answers there within ``timeout`` (default :data:`CONNECT_TIMEOUT`), or something else does;
+    each caller words the first for its own option and maps the others to its own errors.
     """
     timeout = timeout or CONNECT_TIMEOUT
     try:
         from distributed import Client
     except ImportError:
         raise DaskMissing("Dask is not installed: pip install 'gin-arena[dask]'") from None
+    endpoint = _tcp_endpoint(address)
+    if endpoint is not None:
+        _probe(address, *endpoint, GREETING_SECONDS)
     try:
         return Client(address, timeout=timeout)
+    except ValueError as exc:  # Dask's own check of an address of another protocol
+        raise SchedulerAddressError(f"scheduler address {address!r}: {exc}") from None
     except (OSError, TimeoutError) as exc:
         raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 

@@ -162,6 +162,28 @@ def test_the_report_gets_the_section_and_the_viewer_the_grades(run):
     assert recorded_game(run, 7)["analysis"] is None  # game 7 was not graded
 
 
+def test_looking_at_one_game_leaves_the_runs_analysis_and_the_viewer_finds_it(run, tmp_path):
+    """``analyze --game N`` (the how-to's "one game, in the terminal") replaced the run's analysis of the same
+    settings for good, and the report then spoke of one game."""
+    import shutil
+
+    from arena.web.viewer import recorded_game
+
+    copy = tmp_path / "r"
+    shutil.copytree(run, copy)
+    dec.analyse_run(copy, SETTINGS, games=3)
+    before, names = frame(copy), set(RunStore(copy).analyses())
+    res, rows = dec.analyse_run(copy, SETTINGS, game=7)
+    assert res.table == dec.TABLE + dec.ONE_GAME and res.earlier == ""
+    assert set(rows["game_id"]) == {7}
+    assert frame(copy).equals(before) and set(before["game_id"]) == {0, 1, 2}  # the run's analysis, untouched
+    assert set(RunStore(copy).analyses()) == names | {dec.TABLE + dec.ONE_GAME}  # nothing set aside
+    assert recorded_game(copy, 7)["analysis"] is not None  # the viewer finds the one game's grades
+    assert recorded_game(copy, 1)["analysis"] is not None  # and the run's
+    dec.analyse_run(copy, SETTINGS, game=5)  # the next one-game look replaces the last
+    assert set(frame(copy, dec.TABLE + dec.ONE_GAME)["game_id"]) == {5} and frame(copy).equals(before)
+
+
 def test_opponent_restricts_the_games_to_one_matchup(run):
     dec.analyse_run(run, SETTINGS, bot="gin-chasing", opponent="simple", games=1)
     df = frame(run)
@@ -218,7 +240,8 @@ def test_a_stored_log_that_does_not_replay_is_one_error_naming_the_game(run):
     "args, message",
     [
         ({"game": 999}, "no game 999"),
-        ({"game": 1, "bot": "simple", "opponent": "simple"}, "did not play game 1"),
+        ({"game": 1, "bot": "simple", "opponent": "simple"}, "--bot and --opponent both name 'simple'"),
+        ({"game": 1, "bot": "random", "opponent": "simple"}, "no bot 'random' in this run"),
     ],
 )
 def test_a_game_that_cannot_be_graded_leaves_the_stored_analyses_as_they_were(run, tmp_path, args, message):
@@ -257,3 +280,69 @@ def test_an_analysis_that_fails_halfway_leaves_the_earlier_one_whole(run, tmp_pa
     monkeypatch.setattr(dec, "run_task", graded)
     dec.analyse_run(copy, SETTINGS, workers=1)
     assert frame(copy)["game_id"].nunique() == 8 and RunStore(copy).analyses() == [dec.TABLE]
+
+
+def test_analyze_and_luck_exit_1_naming_a_chunk_they_had_to_leave_out(run, tmp_path):
+    """A damaged chunk is left out with a warning; luck exited 0 and its report section then lacked that
+    matchup with no sign of it.  Both commands store what they could read and exit 1, as the report does."""
+    import shutil
+
+    copy = tmp_path / "r"
+    shutil.copytree(run, copy)
+    target = sorted((copy / "actions").rglob("00000.parquet"))[0]
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    target.write_bytes(bytes(data))
+    cli = CliRunner()
+    for args in (["analyze", str(copy), "--samples", "4", "--games", "4", "-q"], ["luck", str(copy), "-q"]):
+        out = cli.invoke(app, args)
+        assert out.exit_code == 1, out.output
+        assert f"problem(s) in {copy}, named above: the stored analysis leaves out what could not be read" in out.output
+
+
+def test_the_report_counts_every_graded_game_of_three_bots(tmp_path):
+    """With three bots no bot plays every game: the section said "in 4 games" (the most one bot played)
+    of a run whose 6 games were all graded."""
+    from arena.analysis.report import write_report
+
+    cfg = TournamentConfig(
+        name="three",
+        bots=("simple", "gin-chasing", "random"),
+        games_per_pair=2,
+        chunk_size=2,
+        seed=3,
+        workers=1,
+        results_dir=str(tmp_path),
+    )
+    assert run_tournament(cfg, progress=False).status == "complete"
+    res, _ = dec.analyse_run(tmp_path / "three", dec.AnalysisSettings(samples=4, seed=1))
+    assert res.games == 6
+    md = write_report(tmp_path / "three")["report_md"].read_text()
+    assert "Every decision of every bot in 6 games" in md
+
+
+def test_a_report_says_when_its_luck_and_decision_tables_predate_games_played_since(tmp_path):
+    """A bot added after arena luck and arena analyze: the report showed the old tables as if whole."""
+    from arena.analysis.luck import analyse_luck
+    from arena.analysis.report import write_report
+
+    cfg = TournamentConfig(
+        name="grow",
+        bots=("simple", "random"),
+        games_per_pair=4,
+        chunk_size=4,
+        seed=3,
+        workers=1,
+        results_dir=str(tmp_path),
+    )
+    assert run_tournament(cfg, progress=False).status == "complete"
+    run = tmp_path / "grow"
+    analyse_luck(run)
+    dec.analyse_run(run, dec.AnalysisSettings(samples=4, seed=1))
+    md = write_report(run)["report_md"].read_text()
+    assert "This table measures" not in md and "Every decision of every bot in 4 games, graded" in md
+    bigger = cfg.replace(bots=("simple", "random", "gin-chasing"))
+    assert run_tournament(bigger, progress=False).status == "complete"
+    md = write_report(run)["report_md"].read_text()
+    assert "This table measures 4 of the run's 12 games: run `arena luck` again" in md
+    assert "Every decision of every bot in 4 games (of the run's 12), graded" in md

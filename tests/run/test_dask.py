@@ -20,6 +20,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from typer.testing import CliRunner  # noqa: E402
+
 from arena.run import run_tournament  # noqa: E402
 from arena.settings.config import TournamentConfig  # noqa: E402
 from tests.dask_cluster import Cluster, dask_cluster  # noqa: E402
@@ -241,14 +243,61 @@ def test_an_unreachable_scheduler_is_one_line_for_run_analyze_and_luck(tmp_path,
     cfg = TournamentConfig(name="r", games_per_pair=4, chunk_size=4, workers=1, results_dir=str(tmp_path))
     assert run_tournament(cfg, progress=False).status == "complete"
     run = tmp_path / "r"
-    with pytest.raises(AnalysisError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+    # The machine's fault, as for run: analyze and luck pass it through (their commands exit 3).
+    with pytest.raises(SchedulerUnreachable, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         analyse_run(run, AnalysisSettings(samples=4), scheduler=address)
-    with pytest.raises(LuckError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+    with pytest.raises(SchedulerUnreachable, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         analyse_luck(run, scheduler=address)
     from arena.run.runner import RunEnvError
 
     with pytest.raises(RunEnvError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         run_tournament(cfg.replace(name="r2", scheduler=address), progress=False)
+    # An address without a port is the input's fault: one line, not Dask's traceback.
+    for bad in ("nonsense", "tcp://127.0.0.1"):
+        with pytest.raises(AnalysisError, match=f"scheduler address '{bad}' is not tcp://HOST:PORT"):
+            analyse_run(run, AnalysisSettings(samples=4), scheduler=bad)
+        with pytest.raises(LuckError, match=f"scheduler address '{bad}' is not tcp://HOST:PORT"):
+            analyse_luck(run, scheduler=bad)
+    from arena.cli.main import EXIT_ENV, EXIT_INPUT, app
+
+    for cmd in ("analyze", "luck"):
+        out = CliRunner().invoke(app, [cmd, str(run), "--scheduler", address, "-q"])
+        assert out.exit_code == EXIT_ENV and "error: cannot reach the Dask scheduler" in out.output, out.output
+        out = CliRunner().invoke(app, [cmd, str(run), "--scheduler", "nonsense", "-q"])
+        assert out.exit_code == EXIT_INPUT and "Traceback" not in out.output, out.output
+
+
+@pytest.mark.parametrize("greeting", [None, b"HTTP/1.0 400 Bad request\r\n\r\n"])
+def test_a_server_of_another_kind_at_the_address_is_one_line_not_a_hang(greeting, monkeypatch):
+    """An HTTP server sends nothing until asked: Dask's handshake waited forever.  One that answers at once
+    had its reply read as a frame length of exabytes (ArrayMemoryError).  The arena reads the scheduler's
+    greeting first."""
+    import socket
+    import threading
+
+    from arena.run import schedule
+    from arena.run.schedule import SchedulerUnreachable, connect_scheduler
+
+    monkeypatch.setattr(schedule, "GREETING_SECONDS", 1.0)
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    held = []
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        held.append(conn)
+        if greeting is not None:
+            conn.sendall(greeting)
+
+    threading.Thread(target=serve, daemon=True).start()
+    what = "sent no Dask greeting in 1 s" if greeting is None else "does not speak Dask's protocol"
+    try:
+        with pytest.raises(SchedulerUnreachable, match=f"at tcp://127.0.0.1:{port}: .*{what}"):
+            connect_scheduler(f"tcp://127.0.0.1:{port}")
+    finally:
+        for c in held:
+            c.close()
+        server.close()
 
 
 def test_a_chunk_being_played_on_a_dask_worker_moves_the_progress_line_before_it_is_stored(tmp_path, cluster, capsys):

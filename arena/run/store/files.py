@@ -105,7 +105,7 @@ def take_lock(folder: Path, what: str) -> int:
             os.close(fd)
         if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
             who = holder or "another process"
-            raise StoreBusy(f"{folder} is in use by {who}; wait for it to finish or use another --name") from None
+            raise StoreBusy(f"{folder} is in use by {who}; wait for it to finish") from None
         raise env_error(exc, f"lock {path}") from None
     try:
         os.ftruncate(fd, 0)
