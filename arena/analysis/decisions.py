@@ -750,11 +750,17 @@ def report_data(run_dir: str | Path, n_worst: int = 20) -> ReportData | None:
             return None
         info = store.analysis_info(table)
         cols = ["game_id", "bot", "kind", "loss"]
-        rates = error_rates(store.analysis_parts(table, cols), float(info["doubtful"]), float(info["blunder"]))
+        per_part: list[int] = []  # games graded, counted in the rates' pass (a game lies in one part)
+
+        def counted(parts: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+            for part in parts:
+                per_part.append(int(part["game_id"].nunique()))
+                yield part
+
+        rates = error_rates(counted(store.analysis_parts(table, cols)), float(info["doubtful"]), float(info["blunder"]))
         if rates.empty:
             return None
         bad = worst(store.analysis_parts(table), n_worst)
-        games = sum(int(part["game_id"].nunique()) for part in store.analysis_parts(table, ["game_id"]))
     except StoreError:
         return None
     label = " (HINDSIGHT: true hidden cards)" if info.get("perfect") else ""
@@ -763,4 +769,4 @@ def report_data(run_dir: str | Path, n_worst: int = 20) -> ReportData | None:
         run / "plots" / "decisions.png",
         f"Error rate per decision kind at {info['samples']} samples{label}, 95% interval",
     )
-    return ReportData(table, info, rates, bad, plot, games)
+    return ReportData(table, info, rates, bad, plot, sum(per_part))

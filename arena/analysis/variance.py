@@ -262,6 +262,11 @@ def pair_table(chunks: Iterable[Any], matchups: Sequence[str] | None = None) -> 
 MIN_PAIRS_PER_COVARIATE = 10
 
 
+def _too_few(pairs: float, covariates: int) -> bool:
+    """Too few pairs to fit ``covariates`` slopes (and an intercept): the adjustment is left out."""
+    return pairs < MIN_PAIRS_PER_COVARIATE * covariates + 2
+
+
 def fit_beta(y: np.ndarray, z: np.ndarray, ridge: float = 1e-6) -> np.ndarray:
     """Least-squares slope of ``y`` on ``z`` (with an intercept), a little ridge for stability.
 
@@ -271,7 +276,7 @@ def fit_beta(y: np.ndarray, z: np.ndarray, ridge: float = 1e-6) -> np.ndarray:
     """
     y = np.asarray(y, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
-    if len(y) < MIN_PAIRS_PER_COVARIATE * z.shape[1] + 2:
+    if _too_few(len(y), z.shape[1]):
         return np.zeros(z.shape[1])
     zc = z - z.mean(axis=0)
     yc = y - y.mean()
@@ -415,7 +420,7 @@ class CVSums:
         for f in range(self.folds):
             o = np.arange(self.folds) != f  # fit on the other folds
             n, sy, sz = self.n[o].sum(), self.sy[i, o].sum(), self.sz[o].sum(axis=0)
-            if n < MIN_PAIRS_PER_COVARIATE * sz.shape[0] + 2:  # as fit_beta: too few pairs to fit the slopes
+            if _too_few(n, sz.shape[0]):  # as fit_beta
                 b = np.zeros(sz.shape[0])
             else:
                 a = self.szz[o].sum(axis=0) - np.outer(sz, sz) / n

@@ -18,8 +18,10 @@ one of these exit codes, leaving finished results untouched:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -878,13 +880,8 @@ def analyze(
     """Grade every decision of a bot by rolling out each legal option: error rates, doubtful moves, blunders."""
     from arena.analysis import decisions as dec
     from arena.run.progress import Progress, progress_bar
-    from arena.run.schedule import SchedulerUnreachable
-    from arena.run.store import said
 
-    said(reset=True)
-
-    errors: tuple[type[Exception], ...] = (dec.AnalysisError, *_user_errors())
-    try:
+    with _analysis_failures(run_dir, dec.AnalysisError):
         settings = dec.load_settings(config, samples=samples, seed=seed, perfect=perfect or None)
 
         bars: list[Progress] = []  # made at the first game graded: nothing shows before a bad option's error
@@ -912,12 +909,6 @@ def analyze(
         if rows is not None:
             typer.echo(dec.game_text(rows, settings))
         rates = dec.error_rates(dec.read_parts(run_dir, res.table), settings.doubtful, settings.blunder)
-    except SchedulerUnreachable as exc:
-        _fail(str(exc), EXIT_ENV)
-    except errors as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        _fail(f"interrupted (SIGINT): nothing was stored; the analyses in {run_dir} are as they were", EXIT_INTERRUPTED)
     hind = "  [HINDSIGHT: --perfect rolls out on the true hidden cards]" if settings.perfect else ""
     typer.echo(
         f"{res.decisions:,} decisions in {res.games:,} games graded in {res.seconds:.1f} s "
@@ -938,7 +929,7 @@ def analyze(
     if per_bot is not None and not per_bot.empty:
         typer.echo("Luck of the cards (arena luck), next to the errors above: + favoured the bot")
         typer.echo(per_bot_text(per_bot))
-    _left_out(run_dir, said())
+    _left_out(run_dir)
 
 
 @app.command()
@@ -954,12 +945,7 @@ def luck(
     from arena.analysis import luck as lk
     from arena.analysis.luck_report import WHAT_IT_DOES, per_bot_text, results_text
     from arena.run.progress import Progress, progress_bar
-    from arena.run.schedule import SchedulerUnreachable
-    from arena.run.store import said
 
-    said(reset=True)
-
-    errors: tuple[type[Exception], ...] = (lk.LuckError, *_user_errors())
     bars: list[Progress] = []
 
     def show(done: int) -> None:
@@ -969,14 +955,9 @@ def luck(
             bars[0].set(done, None)
 
     try:
-        done = lk.analyse_luck(run_dir, workers=workers, scheduler=scheduler, progress=show)
-        res = lk.stored_results(run_dir)
-    except SchedulerUnreachable as exc:
-        _fail(str(exc), EXIT_ENV)
-    except errors as exc:
-        _fail(str(exc))
-    except KeyboardInterrupt:
-        _fail(f"interrupted (SIGINT): nothing was stored; the analyses in {run_dir} are as they were", EXIT_INTERRUPTED)
+        with _analysis_failures(run_dir, lk.LuckError):
+            done = lk.analyse_luck(run_dir, workers=workers, scheduler=scheduler, progress=show)
+            res = lk.stored_results(run_dir)
     finally:
         for b in bars:
             b.close()
@@ -990,11 +971,32 @@ def luck(
     per_bot = lk.stored_luck_per_bot(run_dir)
     if per_bot is not None and not per_bot.empty:
         typer.echo(per_bot_text(per_bot))
-    _left_out(run_dir, said())
+    _left_out(run_dir)
 
 
-def _left_out(run_dir: Path, problems: list[str]) -> None:
+@contextlib.contextmanager
+def _analysis_failures(run_dir: Path, own: type[Exception]) -> Iterator[None]:
+    """One error line for what stops ``analyze`` or ``luck`` (``own``: its error): exit 3 for a scheduler that
+    doesn't answer, 2 for the input, 130 for Ctrl-C.  Starts the list of problems :func:`_left_out` reads."""
+    from arena.run.schedule import SchedulerUnreachable
+    from arena.run.store import said
+
+    said(reset=True)
+    try:
+        yield
+    except SchedulerUnreachable as exc:
+        _fail(str(exc), EXIT_ENV)
+    except (own, *_user_errors()) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        _fail(f"interrupted (SIGINT): nothing was stored; the analyses in {run_dir} are as they were", EXIT_INTERRUPTED)
+
+
+def _left_out(run_dir: Path) -> None:
     """Exit 1 after an analysis that had to leave out chunks it could not read (each named above)."""
+    from arena.run.store import said
+
+    problems = said()
     if problems:
         _fail(
             f"{len(problems)} problem(s) in {run_dir}, named above: the stored analysis leaves out what could "

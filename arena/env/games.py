@@ -60,6 +60,18 @@ from arena.settings.rules import Rules, load_rules
 
 EPISODES = ("game", "hand")
 REWARDS = ("win", "points")
+#: The largest game seed (a non-negative int64).
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as a game seed, or one ValueError naming it (the engine's seeds are int64: a larger one
+    surfaced as numpy's overflow)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"seed must be an integer 0..{MAX_SEED} or None, not {seed!r}")
+    return int(seed)
+
+
 #: The seed stream that chains a finished game's seed to the next game's.
 STREAM_NEXT_GAME = 8_000_000
 

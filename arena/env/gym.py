@@ -31,11 +31,8 @@ from gymnasium.vector.utils import batch_space
 
 from arena.botkit.bot import Bot
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, action_name, legal_ids
-from arena.env.games import Games
+from arena.env.games import MAX_SEED, Games, check_seed
 from arena.settings.rules import Rules
-
-#: The largest game seed (a non-negative int64).
-MAX_SEED = 2**63 - 1
 
 
 def _spaces(mask_in_obs: bool) -> tuple[spaces.Space[Any], spaces.Discrete]:
@@ -93,10 +90,8 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Begin game ``seed`` (the arena's deal for that game seed); without a seed, the episode that follows
         the last one (the game's next hand, or the next game), or a game seeded from ``np_random``."""
-        if seed is not None and (
-            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED
-        ):
-            raise ValueError(f"seed must be an integer 0..{MAX_SEED} or None, not {seed!r}")
+        if seed is not None:
+            check_seed(seed)
         super().reset(seed=seed)
         g = self.games
         if seed is not None:

@@ -51,7 +51,7 @@ from arena.engine.layout import (
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state
-from arena.env.games import EPISODES, REWARDS, resolve_rules
+from arena.env.games import EPISODES, REWARDS, check_seed, resolve_rules
 from arena.settings.rules import Rules
 
 AGENTS = ("player_0", "player_1")
@@ -118,9 +118,7 @@ class GinArenaAEC(AECEnv):
             self._begin_episode()
             return
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**63:
-                raise ValueError(f"seed must be an integer 0..{2**63 - 1} or None, not {seed!r}")
-            self.game_seed = int(seed)
+            self.game_seed = check_seed(seed)
             self._seeds, _ = seeding.np_random(seed)
         else:
             if self._seeds is None:

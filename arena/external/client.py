@@ -35,6 +35,7 @@ import sys
 import time
 import weakref
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 
@@ -570,6 +571,20 @@ def host_command(path: str | os.PathLike) -> list[str]:
     return [sys.executable, "-P", "-m", "arena.external.host", str(Path(path).resolve())]
 
 
+class SandboxTiming(TypedDict, total=False):
+    """:class:`ExternalBot`'s options that time a bot file in the sandbox (none: a program's own timing)."""
+
+    first_answer_s: float
+    one_function: bool
+
+
+def sandbox_timing(path: str | os.PathLike, limits: Limits) -> SandboxTiming:
+    """How a bot file in the sandbox is timed (:class:`ExternalBot`'s options): the first answer of each kind
+    may take the start limit, since its host compiles that decision with numba on first use (a policy
+    answers every kind with one function: only its very first answer)."""
+    return SandboxTiming(first_answer_s=limits.start_s, one_function=is_policy_file(path))
+
+
 def sandbox_setup(
     path: str | os.PathLike, limits: Limits | None = None
 ) -> tuple[list[str], str, dict[str, str], str, tuple[str, ...]]:
@@ -637,15 +652,7 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     """
     limits = limits or Limits(start_s=START_SECONDS["sandbox"])
     command, cwd, env, digest, read_paths = sandbox_setup(path, limits)
-    ext = ExternalBot(
-        command,
-        cwd,
-        limits,
-        env=env,
-        first_answer_s=limits.start_s,
-        read_paths=read_paths,
-        one_function=is_policy_file(path),
-    )
+    ext = ExternalBot(command, cwd, limits, env=env, read_paths=read_paths, **sandbox_timing(path, limits))
     return _make_bot(
         ext,
         name,

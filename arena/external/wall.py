@@ -98,18 +98,19 @@ def hide_from_others(paths: list[str] | tuple[str, ...]) -> None:
 
 
 #: Paths every bot may read (the system, its interpreters): never a bot's own file to hide.
-_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev", "/sys")
+_SYSTEM = ("/usr", *_TOP, "/etc", "/proc", "/dev", "/sys")
+
+
+def _within(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or lies inside it (both absolute)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def private_files(command: list[str], cwd: str) -> list[str]:
     """The files a command names that are its own (its script, its jar), not the system's or Python's."""
     shared = [*_SYSTEM, *python_paths()]
-    out = []
-    for p in _named_paths(command, cwd):
-        real = os.path.realpath(p)
-        if os.path.isfile(real) and not any(real == s or real.startswith(s.rstrip("/") + "/") for s in shared):
-            out.append(real)
-    return out
+    real = (os.path.realpath(p) for p in _named_paths(command, cwd))
+    return [p for p in real if os.path.isfile(p) and not any(_within(p, s) for s in shared)]
 
 
 def find_bwrap() -> str | None:
@@ -208,7 +209,7 @@ class _Binds:
         self.dirs: set[str] = {"/"}
 
     def covered(self, path: str) -> bool:
-        return any(path == d or path.startswith(d.rstrip("/") + "/") for d in self.done)
+        return any(_within(path, d) for d in self.done)
 
     def add(self, path: str | os.PathLike, at: str | None = None) -> None:
         src = os.path.realpath(path)
@@ -328,8 +329,8 @@ def wall_command(
             args += ["--tmpfs", hidden]
     own = {os.path.realpath(p) for p in named}
     for other in sorted(_OTHERS - _HIDDEN):
-        if not binds.covered(other) or other in own or any(o.startswith(other.rstrip("/") + "/") for o in own):
-            continue  # not in sight, or this bot's own (a folder it names something inside of)
+        if not binds.covered(other) or any(_within(o, other) for o in own):
+            continue  # not in sight, or this bot's own (or a folder it names something inside of)
         if os.path.isdir(other):
             args += ["--tmpfs", other]
         elif os.path.exists(other):

@@ -47,7 +47,7 @@ from arena.engine.layout import (
 from arena.engine.rng import RNG_WORDS, seed_rng
 from arena.engine.rules_array import rules_array
 from arena.engine.step import view_illegal_reason
-from arena.external.client import ExternalBot, _make_bot, is_policy_file, sandbox_setup
+from arena.external.client import ExternalBot, SandboxTiming, _make_bot, sandbox_setup, sandbox_timing
 from arena.external.limits import Limits
 from arena.external.process import ExternalBotError
 from arena.external.protocol import DECISION_OF_PHASE
@@ -250,19 +250,8 @@ def check_bot(
         if echo:
             echo(report.summary())
         return report
-    # A file in the sandbox gets what a run gives it (arena.external.client.sandboxed_bot): the first answer of
-    # each kind may take the start limit (its host compiles each decision with numba on first use).
-    boxed = ref.kind in ("sandbox", "file")
-    ext = ExternalBot(
-        command,
-        cwd,
-        limits,
-        env=env,
-        record_times=True,
-        read_paths=read_paths,
-        first_answer_s=limits.start_s if boxed else 0.0,
-        one_function=boxed and is_policy_file(ref.ref),
-    )
+    timing: SandboxTiming = sandbox_timing(ref.ref, limits) if ref.kind in ("sandbox", "file") else {}  # as a run
+    ext = ExternalBot(command, cwd, limits, env=env, record_times=True, read_paths=read_paths, **timing)
     try:
         _check(report, ext, games, echo, load_bot, play_batch, Rules, probes=ref.kind != "eaai")
     finally:

@@ -19,20 +19,19 @@ from tests.analysis.faults import failing_on_call
 SETTINGS = dec.AnalysisSettings(samples=12, seed=5)
 
 
+def played(results: Path, name: str, bots: tuple[str, ...], games: int, chunk: int, seed: int) -> TournamentConfig:
+    """Play a small complete run into ``results/name``; returns its config (to play more of it)."""
+    cfg = TournamentConfig(
+        name=name, bots=bots, games_per_pair=games, chunk_size=chunk, seed=seed, workers=1, results_dir=str(results)
+    )
+    assert run_tournament(cfg, progress=False).status == "complete"
+    return cfg
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("dec")
-    cfg = TournamentConfig(
-        name="r",
-        bots=("simple", "gin-chasing"),
-        games_per_pair=8,
-        chunk_size=4,
-        seed=9,
-        workers=1,
-        results_dir=str(tmp / "results"),
-    )
-    res = run_tournament(cfg, progress=False)
-    assert res.status == "complete"
+    played(tmp / "results", "r", ("simple", "gin-chasing"), games=8, chunk=4, seed=9)
     return tmp / "results" / "r"
 
 
@@ -305,16 +304,7 @@ def test_the_report_counts_every_graded_game_of_three_bots(tmp_path):
     of a run whose 6 games were all graded."""
     from arena.analysis.report import write_report
 
-    cfg = TournamentConfig(
-        name="three",
-        bots=("simple", "gin-chasing", "random"),
-        games_per_pair=2,
-        chunk_size=2,
-        seed=3,
-        workers=1,
-        results_dir=str(tmp_path),
-    )
-    assert run_tournament(cfg, progress=False).status == "complete"
+    played(tmp_path, "three", ("simple", "gin-chasing", "random"), games=2, chunk=2, seed=3)
     res, _ = dec.analyse_run(tmp_path / "three", dec.AnalysisSettings(samples=4, seed=1))
     assert res.games == 6
     md = write_report(tmp_path / "three")["report_md"].read_text()
@@ -326,16 +316,7 @@ def test_a_report_says_when_its_luck_and_decision_tables_predate_games_played_si
     from arena.analysis.luck import analyse_luck
     from arena.analysis.report import write_report
 
-    cfg = TournamentConfig(
-        name="grow",
-        bots=("simple", "random"),
-        games_per_pair=4,
-        chunk_size=4,
-        seed=3,
-        workers=1,
-        results_dir=str(tmp_path),
-    )
-    assert run_tournament(cfg, progress=False).status == "complete"
+    cfg = played(tmp_path, "grow", ("simple", "random"), games=4, chunk=4, seed=3)
     run = tmp_path / "grow"
     analyse_luck(run)
     dec.analyse_run(run, dec.AnalysisSettings(samples=4, seed=1))
