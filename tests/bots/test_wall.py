@@ -388,7 +388,9 @@ def test_a_cmd_bot_cannot_read_the_other_bots_files_beside_it(tmp_path):
     (subs / "alice.py").write_text(simple_copy)
     (subs / "deeper" / "bob.py").write_text(simple_copy)
     own, alice, bob = subs / "peeker.py", subs / "alice.py", subs / "deeper" / "bob.py"
-    peeker = f"PATHS = {[str(alice), str(bob), str(own)]!r}\n" + PEEKER
+    link = subs / "notes.txt"  # another name for alice's file, beside the peeker
+    link.symlink_to(alice)
+    peeker = f"PATHS = {[str(alice), str(bob), str(link), str(own)]!r}\n" + PEEKER
     own.write_text(peeker)
     for p in [tmp_path, *subs.rglob("*")]:
         p.chmod(p.stat().st_mode | 0o005)
@@ -403,7 +405,7 @@ def test_a_cmd_bot_cannot_read_the_other_bots_files_beside_it(tmp_path):
     assert res.status == "complete" and res.games["forfeit_seat"].eq(-1).all()  # the file bots still play
     log = (tmp_path / "results" / "peek" / "logs" / "peeker.log").read_text()
     peeks = [line for line in log.splitlines() if line.startswith("PEEK ")]
-    assert peeks, log
+    assert {line.split()[1] for line in peeks} == {str(alice), str(bob), str(link), str(own)}, log
     for line in peeks:
         path, what = line.split()[1:]
         if path == str(own):
