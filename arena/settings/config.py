@@ -107,6 +107,27 @@ def _close(word: str, options) -> str:
     return f"did you mean '{m[0]}'? " if m else ""
 
 
+#: What :func:`is_folder_name` allows, for error lines.
+FOLDER_NAME = f"a folder name of 1..{MAX_NAME_BYTES} bytes, without slashes or control characters, not starting with ."
+
+
+def is_folder_name(name: object) -> bool:
+    """Whether ``name`` can name a run's folder inside the results folder, and nothing else.
+
+    A name is joined to the results folder and a ``--fresh`` run deletes what it names, so
+    ``..``, ``""`` or a path would reach outside it; a newline made ``results/a\\nb``; the
+    OS's limit is 255 bytes.  Runs and sweeps both name their folders by this rule.
+    """
+    return (
+        isinstance(name, str)
+        and bool(name)
+        and not any(c in name for c in "/\\")
+        and not name.startswith(".")
+        and not any(ord(c) < 32 or ord(c) == 127 for c in name)
+        and len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES
+    )
+
+
 @dataclass(frozen=True)
 class TournamentConfig:
     """A tournament as the runner plays it; defaults make a sensible small run."""
@@ -162,18 +183,11 @@ class TournamentConfig:
         def bad(key: str, value: Any, allowed: str) -> ConfigError:
             return ConfigError(f"config: {key} = {value!r} is not allowed (allowed: {allowed})")
 
-        if (
-            not isinstance(self.name, str)
-            or not self.name
-            or any(c in self.name for c in "/\\")
-            or self.name.startswith(".")
-            or any(ord(c) < 32 or ord(c) == 127 for c in self.name)  # a newline made results/a\nb
-            or len(self.name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES  # the OS's limit is 255
-        ):
+        if not is_folder_name(self.name):
             raise bad(
                 "name",
                 self.name[:60] + "..." if isinstance(self.name, str) and len(self.name) > 60 else self.name,
-                f"a folder name of 1..{MAX_NAME_BYTES} bytes, without slashes or control characters",
+                FOLDER_NAME,
             )
         if not isinstance(self.rules, (str, Mapping)):
             raise bad("rules", self.rules, "a preset name, a .toml path, or a [rules] table")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -42,6 +44,14 @@ def _sweep(tmp_path, **kw):
         # A value out of range at a later point, not only at the first: caught before any game.
         ({"grid": {"knock_at": [0, 5, 99]}}, r"bot 'early-knock@knock_at=99': knock_at = 99\.0 must be between"),
         ({"grid": {"knock_at": [0, 5], "slack": [1, -2]}}, r"early-knock@knock_at=0,slack=-2.*slack = -2"),
+        # The sweep's folder is results_dir/name, and --fresh deletes it: never "", ".." or a path.
+        ({"name": ".."}, r"name = '\.\.' is not allowed"),
+        ({"name": ""}, r"name = '' is not allowed"),
+        ({"name": "../escaped"}, r"name = '\.\./escaped' is not allowed"),
+        ({"seed": "secret"}, "seed must be an integer"),
+        ({"seed": 1.9}, "seed must be an integer"),
+        ({"workers": "two"}, "workers must be a whole number"),
+        ({"params": {"late_drop": "x"}}, "params.late_drop must be a number"),
     ],
 )
 def test_bad_sweep_files_are_one_line_errors(tmp_path, change, message):
@@ -127,6 +137,32 @@ def test_two_parameter_grid_draws_a_heatmap(tmp_path):
     page = res.files["report_html"].read_text()
     assert "<script" not in page and page.count("<td>a|b&lt;script&gt;</td>") == 12
     assert page.count("data:image/png;base64,") == 2  # the curves and the heatmap, embedded
+
+
+def test_fresh_with_a_bad_name_deletes_nothing(tmp_path):
+    # An attacker's (or a slip's) name = ".." used to make --fresh empty the results folder's parent.
+    box = tmp_path / "box"
+    (box / "data").mkdir(parents=True)
+    (box / "data" / "x.csv").write_text("precious")
+    with pytest.raises(SweepError, match="name"):
+        run_sweep(_sweep(box / "res", name=".."), fresh=True, progress=False)
+    assert (box / "data" / "x.csv").read_text() == "precious"
+
+
+def test_file_and_policy_opponents_are_in_every_table(tmp_path):
+    # The stored games name a file bot by its NAME or stem and a policy by its file's stem, not as
+    # the sweep file wrote them: every opponent must still reach the rows, the best table and the field.
+    from tests.policy_files import AGENT
+
+    bot = tmp_path / "my_bot.py"
+    bot.write_text((Path(__file__).parents[2] / "bots" / "simple.py").read_text())
+    pol = tmp_path / "pol.py"
+    pol.write_text(AGENT)
+    opponents = ["gin-chasing", str(bot), f"policy:{pol}"]
+    res = run_sweep(_sweep(tmp_path, games=40, chunk_size=40, opponents=opponents), progress=False)
+    assert set(res.table["opponent"]) == {"gin-chasing", "my_bot", "pol"}
+    assert len(res.table) == 6 and len(res.best) == 2 and res.best["field_win_rate"].notna().all()
+    assert res.files["csv"].exists()
 
 
 @pytest.mark.parametrize("label", ["a/b", "..", ""])

@@ -80,7 +80,7 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
         for m, s in summaries.items():
             ps = st.pair_stats(s).iloc[0]
             va, opp = str(ps["bot_a"]), str(ps["bot_b"])
-            if va not in by_variant or opp not in spec.opponents:
+            if va not in by_variant or opp not in spec.opponent_names:
                 continue
             point = by_variant[va]
             bs = st.bot_stats(s)
@@ -127,7 +127,7 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
     if len(table):
         order = {lab: i for i, (lab, _) in enumerate(spec.rules)}
         table["_r"] = table["rules"].map(order)
-        table["_o"] = table["opponent"].map({o: i for i, o in enumerate(spec.opponents)})
+        table["_o"] = table["opponent"].map({o: i for i, o in enumerate(spec.opponent_names)})
         table = table.sort_values(["_r", *spec.param_names, "_o"]).drop(columns=["_r", "_o"]).reset_index(drop=True)
     best = _best(spec, pair_scores)
     res = SweepResult(spec.dir, spec, table, best)
@@ -149,7 +149,7 @@ def _field(
 ) -> pd.Series | None:
     """Per pair number, the mean over opponents of the (adjusted) pair score; None when missing."""
     cols = []
-    for o in spec.opponents:
+    for o in spec.opponent_names:
         v = pair_scores.get((label, point, o))
         if v is None:
             return None

@@ -7,6 +7,7 @@ anything runs, so a typo in a parameter or an opponent fails at once.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 from arena.botkit.bot import BotError
 from arena.loading.load import load, load_bots
-from arena.settings.config import ConfigError, config_from_dict
+from arena.settings.config import FOLDER_NAME, ConfigError, config_from_dict, is_folder_name
 
 __all__ = ["KEYS", "SweepError", "SweepSpec", "load_sweep"]
 
@@ -64,6 +65,15 @@ class SweepSpec:
     adaptive: tuple[int, float, float] | None = None
     #: Only these grid points (a later round of an adaptive sweep); None = the whole grid.
     only: tuple[tuple[float, ...], ...] | None = None
+    #: The opponents' names as the runs store them, in the order of ``opponents``: a file bot
+    #: ``my_bot.py`` plays as its ``NAME`` or ``my_bot``, a ``policy:pol.npz`` as ``pol``
+    #: (:func:`load_sweep` fills it from the loaded bots); empty = the names as written.
+    names: tuple[str, ...] = ()
+
+    @property
+    def opponent_names(self) -> tuple[str, ...]:
+        """The opponents as the stored games name them (what the tables are read by)."""
+        return self.names or self.opponents
 
     @property
     def dir(self) -> Path:
@@ -212,15 +222,27 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     chunk = d.get("chunk_size", min(2500, games))
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 2 or chunk % 2:
         raise SweepError(f"sweep: chunk_size must be an even number >= 2 (got {chunk!r})")
+    name = d.get("name", "sweep")
+    if not is_folder_name(name):  # the sweep's folder, which --fresh deletes: never "", ".." or a path
+        raise SweepError(f"sweep: name = {name!r} is not allowed (allowed: {FOLDER_NAME})")
+    seed = d.get("seed", 1)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**62:
+        raise SweepError(f"sweep: seed must be an integer 0..{2**62}, the deals every grid point plays (got {seed!r})")
+    workers = d.get("workers", 0)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise SweepError(f"sweep: workers must be a whole number >= 0 (0 = one per core; got {workers!r})")
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise SweepError(f"sweep: params.{k} must be a number (got {v!r})")
     spec = SweepSpec(
-        name=str(d.get("name", "sweep")),
+        name=name,
         bot=d["bot"],
         opponents=tuple(opp),
         grid=grid_t,
         rules=tuple(rules),
         games=games,
-        seed=int(d.get("seed", 1)),
-        workers=int(d.get("workers", 0)),
+        seed=seed,
+        workers=workers,
         chunk_size=chunk,
         params={str(k): float(v) for k, v in params.items()},
         results_dir=str(d.get("results_dir", "results")),
@@ -228,14 +250,16 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
         limits=dict(d.get("limits", {})),
         adaptive=_adaptive(d.get("adaptive")),
     )
+    names: tuple[str, ...] = ()
     for label, r in spec.rules:  # every config must load (rules, opponents, parameters) before anything runs
         try:
             cfg = config_from_dict(spec.config(label, r, spec.points()[0]))
-            load_bots(cfg)
+            bots = load_bots(cfg)
         except (ConfigError, ValueError) as exc:
             raise SweepError(f"sweep: {exc}") from None
+        names = tuple(bots[o].name for o in spec.opponents)
     _check_points(spec)
-    return spec
+    return dataclasses.replace(spec, names=names)
 
 
 def _check_points(spec: SweepSpec) -> None:
