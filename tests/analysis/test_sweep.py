@@ -147,6 +147,15 @@ def test_fresh_with_a_bad_name_deletes_nothing(tmp_path):
     with pytest.raises(SweepError, match="name"):
         run_sweep(_sweep(box / "res", name=".."), fresh=True, progress=False)
     assert (box / "data" / "x.csv").read_text() == "precious"
+    # A good name whose folder holds someone else's files is not deleted either ...
+    with pytest.raises(SweepError, match=r"--fresh would delete .*data, which holds files but no sweep"):
+        run_sweep(_sweep(box, name="data", games=20, chunk_size=20), fresh=True, progress=False)
+    assert (box / "data" / "x.csv").read_text() == "precious"
+    # ... while a sweep's own folder is played afresh.
+    run_sweep(_sweep(box, name="mine", games=20, chunk_size=20), progress=False, report=False)
+    (box / "mine" / "note.txt").write_text("old")
+    again = run_sweep(_sweep(box, name="mine", games=20, chunk_size=20), fresh=True, progress=False, report=False)
+    assert not (box / "mine" / "note.txt").exists() and len(again.table) == 2
 
 
 def test_file_and_policy_opponents_are_in_every_table(tmp_path):

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from arena.cli.main import EXIT_ENV, EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, app
 from arena.run import schedule
-from arena.run.store import RunStore
+from arena.run.store import RunStore, StoreError
 from tests.tables import same
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -588,3 +588,21 @@ def test_the_run_holds_the_folder_until_its_report_is_written(tmp_path, referenc
     assert len(tried) == 1 and f"is in use by pid {os.getpid()} (arena run)" in tried[0], tried
     assert same(RunStore(run_dir).games(), reference) and (run_dir / "report.md").exists()
     RunStore.open_for_writing(run_dir).close()  # and once the command is done, the folder is free
+
+
+def test_fresh_refuses_a_folder_that_holds_no_run(tmp_path):
+    # --results-dir ~ --name Documents by mistake: --fresh must not delete files the arena did not write.
+    folder = tmp_path / "Documents"
+    (folder / "thesis").mkdir(parents=True)
+    (folder / "thesis" / "draft.tex").write_text("precious")
+    with pytest.raises(StoreError, match=r"--fresh would delete .*Documents, which holds files but no run"):
+        RunStore.open_for_writing(folder, fresh=True)
+    assert (folder / "thesis" / "draft.tex").read_text() == "precious"
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis"]  # not even a lock file left behind
+    # A run folder is still emptied by --fresh, and an empty folder taken as it is.
+    RunStore.open_for_writing(tmp_path / "run").close()
+    (tmp_path / "run" / "report.md").write_text("old")
+    RunStore.open_for_writing(tmp_path / "run", fresh=True).close()
+    assert not (tmp_path / "run" / "report.md").exists()
+    (tmp_path / "empty").mkdir()
+    RunStore.open_for_writing(tmp_path / "empty", fresh=True).close()

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from arena.analysis.sweep.analysis import SweepResult, analyse_sweep
-from arena.analysis.sweep.spec import SweepSpec, load_sweep
+from arena.analysis.sweep.spec import SweepError, SweepSpec, load_sweep
 from arena.run import run_tournament
 
 __all__ = ["run_sweep"]
@@ -49,6 +49,7 @@ def run_sweep(
     else:
         say = lambda s: None  # noqa: E731
     if fresh and spec.dir.exists():
+        _refuse_to_delete(spec.dir)
         shutil.rmtree(spec.dir)
     if spec.adaptive is not None:
         return _run_adaptive(spec, client=client, schedule=schedule, say=say, report=report)
@@ -126,3 +127,20 @@ def _run_adaptive(spec: SweepSpec, *, client: Any, schedule: Any, say: Callable[
         )
         res.files["rounds"] = spec.dir / "rounds.md"
     return res
+
+
+def _refuse_to_delete(d: Path) -> None:
+    """SweepError when ``--fresh`` would delete a folder that holds files but no sweep.
+
+    A sweep's folder holds its tables (``sweep.csv``, ``rounds.md``) or the run folders of its
+    rules values; anything else was not written by a sweep and is not the arena's to delete.
+    """
+    held = list(d.iterdir())
+    ours = any((d / f).exists() for f in ("sweep.csv", "best.csv", "rounds.md")) or any(
+        (p / "index.jsonl").exists() or (p / "games").is_dir() for p in held if p.is_dir()
+    )
+    if held and not ours:
+        raise SweepError(
+            f"sweep: --fresh would delete {d}, which holds files but no sweep (e.g. {held[0].name}); "
+            "give another name or results_dir, or empty it yourself"
+        )

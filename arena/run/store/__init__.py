@@ -187,6 +187,8 @@ class RunStore:
             raise env_error(exc, f"create the run folder {d}") from None
         if not os.access(d, os.W_OK | os.X_OK):
             raise StoreEnvError(f"cannot write to the run folder {d} (read-only?)")
+        if fresh:  # before the lock file is made in a folder that is not ours; again under the lock below
+            cls._refuse_to_clear(d)
         store = cls(d, must_exist=False)
         store._lock(what)
         try:
@@ -225,7 +227,27 @@ class RunStore:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    #: What a run folder holds (the index, its checkpoint, the tables' folders, an older version's
+    #: files): ``--fresh`` deletes a folder only if it is empty or holds one of these.
+    _RUN_MARKS = (INDEX, CHECKPOINT, "games", "hands", "chunks", "games.parquet", "manifest.json")
+
+    @classmethod
+    def _refuse_to_clear(cls, d: Path) -> None:
+        """StoreError when ``d`` holds files but none of a run's (:data:`_RUN_MARKS`)."""
+        held = [p for p in d.iterdir() if p.name != LOCK]
+        if held and not any((d / mark).exists() for mark in cls._RUN_MARKS):
+            raise StoreError(
+                f"--fresh would delete {d}, which holds files but no run "
+                f"(e.g. {held[0].name}); give another --name or --results-dir, or empty it yourself"
+            )
+
     def _clear(self) -> None:
+        """Delete the run folder's contents (``--fresh``), but never a folder that holds no run.
+
+        A name or results folder given by mistake (``--results-dir ~ --name Documents``) would
+        otherwise lose files that are not the arena's to delete.
+        """
+        self._refuse_to_clear(self.dir)
         for p in self.dir.iterdir():
             if p.name == LOCK:
                 continue
