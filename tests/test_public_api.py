@@ -110,3 +110,19 @@ def test_results_of_a_folder_that_is_not_a_run_is_one_line(tmp_path):
 
     with pytest.raises(StoreError, match="no run folder"):
         arena.results(tmp_path / "nothing")
+
+
+def test_play_batch_takes_the_public_rules_a_preset_name_or_the_kernel_array():
+    # The debugging recipe passes arena.load_rules(...): play_batch took only the kernel's array
+    # and failed with "int() argument must be ... not 'Rules'".
+    import numpy as np
+
+    import arena
+    from arena.engine.rules_array import rules_array
+
+    a, b = arena.load_bot("simple"), arena.load_bot("random")
+    seeds = np.arange(6)
+    want = arena.play_batch(a, b, rules_array(arena.load_rules("oklahoma")), seeds).games
+    assert (arena.play_batch(a, b, arena.load_rules("oklahoma"), seeds).games == want).all()
+    assert (arena.play_batch(a, b, "oklahoma", seeds).games == want).all()
+    assert not (arena.play_batch(a, b, "standard", seeds).games == want).all()

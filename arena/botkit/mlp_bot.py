@@ -33,7 +33,7 @@ from numba.np.arrayobj import make_array, populate_array
 from arena.engine._jit import jit, stack_int64
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, answer_of_action, observe_view, view_legal_actions
 from arena.engine.layout import V_DECISION
-from arena.engine.mlp import MAX_LAYERS, Mlp, mlp_logits
+from arena.engine.mlp import MAX_LAYERS, Mlp, mlp_logits, outranks
 
 # params slots
 P_TAG = 0
@@ -118,7 +118,7 @@ def mlp_answer(view, params, memory):
     ids = view_legal_actions(view)
     best = -1
     for a in range(NUM_ACTIONS):
-        if (ids >> a) & 1 and (best < 0 or logits[a] > logits[best]):
+        if (ids >> a) & 1 and (best < 0 or outranks(logits[a], logits[best])):
             best = a
     if best < 0:
         return -1

@@ -50,7 +50,7 @@ from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, fill_mask, observe_view,
 from arena.engine.contract import PHASE_FUNCTION
 from arena.engine.layout import V_DECISION
 from arena.engine.lockstep import ANSWERS, RowRng, check_answer
-from arena.engine.mlp import Mlp, MlpError, load_policy_mlp
+from arena.engine.mlp import Mlp, MlpError, load_policy_mlp, masked_argmax_rows
 from arena.engine.rng import next_u64
 from arena.settings.botref import POLICY_SUFFIXES, BotRef
 
@@ -210,7 +210,7 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
             feed[names[1]] = mask.astype(np.float32)
         out = np.asarray(session.run([out_name], feed)[0])
         if out.ndim == 2 and out.shape == (obs.shape[0], NUM_ACTIONS) and np.issubdtype(out.dtype, np.floating):
-            return np.where(mask, out, -np.inf).argmax(axis=1)
+            return masked_argmax_rows(out, mask)
         return out
 
     probe_obs = np.zeros((2, OBS_SIZE), dtype=np.float32)

@@ -289,10 +289,32 @@ def mlp_logits(flat, widths, activation, x, work, out):
 
 
 @kernel
+def outranks(x, y) -> bool:
+    """Whether logit ``x`` beats ``y``: the larger wins, and a NaN ranks below every number.
+
+    A diverging network gives NaN logits; the compiled MLP and the ONNX runtime (numpy's
+    argmax picks the first NaN) must still choose the same action, so both follow this rule.
+    """
+    return x > y or (y != y and x == x)
+
+
+@kernel
 def masked_argmax(logits, mask):
-    """The legal action (``mask[a] != 0``) with the largest logit, the first on a tie; -1 if none is legal."""
+    """The legal action (``mask[a] != 0``) with the largest logit (:func:`outranks`), the first
+    on a tie; -1 if none is legal."""
     best = -1
     for a in range(mask.shape[0]):
-        if mask[a] != 0 and (best < 0 or logits[a] > logits[best]):
+        if mask[a] != 0 and (best < 0 or outranks(logits[a], logits[best])):
             best = a
     return best
+
+
+def masked_argmax_rows(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """:func:`masked_argmax` of every row, in numpy: the ONNX policies' choice."""
+    valid = mask & ~np.isnan(logits)  # legal, and a number
+    key = np.where(valid, logits, -np.inf)
+    best = key.argmax(axis=1)
+    rows = np.arange(len(best))
+    # A row whose best is -inf: its first legal -inf (which outranks NaN), else its first legal action.
+    fallback = np.where(valid.any(axis=1), valid.argmax(axis=1), mask.argmax(axis=1))
+    return np.where(key[rows, best] == -np.inf, fallback, best)

@@ -39,6 +39,7 @@ from arena.engine.layout import (
 )
 from arena.engine.lockstep import L_PHASE, L_SEAT, play_lockstep
 from arena.engine.rng import RNG_WORDS
+from arena.engine.rules_array import rules_array as to_rules_array
 from arena.engine.step import (
     apply_action,
     begin_game,
@@ -51,6 +52,7 @@ from arena.engine.step import (
     refresh_view,
     write_hand_row,
 )
+from arena.settings.rules import Rules, load_rules
 
 # counters[] slots shared by the kernel and its Python caller
 C_NEXT_GAME = 0  # first game not finished (the one in progress if a bot raised)
@@ -314,7 +316,7 @@ def forfeit_message(bots: tuple[PlayableBot, PlayableBot], seed: int, row: np.nd
 def play_batch(
     bot0: PlayableBot,
     bot1: PlayableBot,
-    rules_array: np.ndarray,
+    rules_array: np.ndarray | Rules | str,
     seeds: np.ndarray,
     *,
     record_hands: bool = False,
@@ -333,7 +335,14 @@ def play_batch(
     also turns a bot's ``SystemExit`` and ``KeyboardInterrupt`` into a
     forfeit: right in a worker process, which ignores Ctrl-C itself, and
     wrong in the driver, where Ctrl-C must stop the run.
+
+    ``rules_array`` is the rules as the kernels read them (:func:`arena.engine.rules_array.rules_array`),
+    or a :class:`~arena.settings.rules.Rules` (``arena.load_rules(...)``), or a preset name or file.
     """
+    if isinstance(rules_array, str):
+        rules_array = load_rules(rules_array)
+    if isinstance(rules_array, Rules):
+        rules_array = to_rules_array(rules_array)
     seeds = np.ascontiguousarray(seeds, dtype=np.int64)
     if seeds.size and seeds.min() < 0:
         raise ValueError("game seeds must be >= 0")

@@ -15,7 +15,16 @@ from arena.botkit.policy import load_policy_source, mlp_onnx, policy_source
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
 from arena.engine.layout import G_FORFEIT, G_WINNER
 from arena.engine.lockstep import RowRng
-from arena.engine.mlp import Mlp, MlpError, load_mlp, masked_argmax, mlp_logits, random_mlp, save_mlp
+from arena.engine.mlp import (
+    Mlp,
+    MlpError,
+    load_mlp,
+    masked_argmax,
+    masked_argmax_rows,
+    mlp_logits,
+    random_mlp,
+    save_mlp,
+)
 from arena.engine.play import IllegalMoveError, play_batch
 from arena.engine.rules_array import rules_array
 from arena.loading.load import load, load_bot
@@ -174,6 +183,32 @@ def test_the_three_forms_of_one_mlp_play_identical_games_and_the_npz_one_is_comp
     # and in the other seat
     swapped = {k: play_batch(simple, bots[k], RULES, SEEDS[:10], record_log=True) for k in ("npz", "onnx")}
     assert np.array_equal(swapped["npz"].log, swapped["onnx"].log)
+
+
+def test_nan_logits_rank_last_in_the_compiled_and_the_onnx_form_alike(tmp_path, simple):
+    # A diverging network: its one hidden unit overflows to +inf, so every logit is inf * w: NaN
+    # where w is 0 (most actions), +inf where w > 0 (here "pass" and "draw from the stock", whose
+    # ids come after "take"), -inf where w < 0.  numpy's argmax picked the first NaN, the
+    # compiled kernel skipped it: the two forms of one network played different games.
+    w0 = np.full((OBS_SIZE, 1), 3e38, np.float32)
+    w1 = np.zeros((1, NUM_ACTIONS), np.float32)
+    w1[0, [53, 54]] = 1.0
+    w1[0, 10] = -1.0
+    mlp = Mlp(weights=(w0, w1), biases=(np.zeros(1, np.float32), np.zeros(NUM_ACTIONS, np.float32)), activation="relu")
+    save_mlp(tmp_path / "nan.npz", mlp)
+    (tmp_path / "nan.onnx").write_bytes(mlp_onnx(mlp))
+    recs = [
+        play_batch(load_bot(f"policy:{tmp_path / f}"), simple, RULES, SEEDS, record_log=True)
+        for f in ("nan.npz", "nan.onnx")
+    ]
+    assert np.array_equal(recs[0].log, recs[1].log) and np.array_equal(recs[0].games, recs[1].games)
+    # The rule itself: NaN below every number, the first legal action when nothing else is left.
+    nan, inf = np.nan, np.inf
+    logits = np.array([[nan, 1, nan, -inf], [nan, nan, 2, 0], [nan, nan, nan, 5], [nan, -inf, nan, -inf]])
+    mask = np.array([[1, 1, 1, 0], [1, 1, 0, 1], [0, 1, 1, 0], [1, 0, 1, 1]], dtype=bool)
+    want = [1, 3, 1, 3]
+    assert list(masked_argmax_rows(logits, mask)) == want
+    assert [masked_argmax(logits[i], mask[i].astype(np.int64)) for i in range(len(want))] == want
 
 
 def test_lockstep_gives_each_game_what_one_decision_at_a_time_gives_even_for_a_random_policy(files, simple):
