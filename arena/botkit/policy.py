@@ -49,7 +49,7 @@ from arena.botkit.bot import Bot, BotError, bot_from_module, import_source
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, fill_mask, observe_view, view_legal_actions
 from arena.engine.contract import PHASE_FUNCTION
 from arena.engine.layout import V_DECISION
-from arena.engine.lockstep import ANSWERS, RowRng, check_answer
+from arena.engine.lockstep import ANSWERS, PolicyAnswerError, RowRng, check_answer
 from arena.engine.mlp import Mlp, MlpError, load_policy_mlp, masked_argmax_rows
 from arena.engine.rng import next_u64
 from arena.settings.botref import POLICY_SUFFIXES, BotRef
@@ -184,6 +184,13 @@ def _module_act(text: str, source: str) -> tuple[Act, str]:
     return act, doc[0].strip() if doc else ""
 
 
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's whole message on one line (onnxruntime's run across lines: the first one
+    broke off at "for the following indices"), cut at ``limit`` characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
     try:
         import onnxruntime as ort
@@ -196,7 +203,7 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
     try:
         session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types for a bad model
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = _one_line(exc)
         raise BotError(f"{source}: not a usable ONNX model: {first}") from None
     inputs = session.get_inputs()
     if not 1 <= len(inputs) <= 2:
@@ -209,7 +216,12 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
         if len(names) == 2:
             feed[names[1]] = mask.astype(np.float32)
         out = np.asarray(session.run([out_name], feed)[0])
-        if out.ndim == 2 and out.shape == (obs.shape[0], NUM_ACTIONS) and np.issubdtype(out.dtype, np.floating):
+        if np.issubdtype(out.dtype, np.floating):  # logits: one row of NUM_ACTIONS per observation
+            if out.shape != (obs.shape[0], NUM_ACTIONS):
+                raise PolicyAnswerError(
+                    f"the model's output {out_name} is {out.dtype}{list(out.shape)} for {obs.shape[0]} observations; "
+                    f"logits must be [n, {NUM_ACTIONS}] (or integer action ids [n])"
+                )
             return masked_argmax_rows(out, mask)
         return out
 
@@ -219,7 +231,7 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
     try:
         check_answer(act(probe_obs, probe_mask, RowRng(np.zeros(2, dtype=np.uint64))), 2)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = _one_line(exc)
         raise BotError(
             f"{source}: the ONNX model does not map float32[n, {OBS_SIZE}] observations to logits "
             f"[n, {NUM_ACTIONS}] or action ids [n]: {first}"

@@ -270,7 +270,15 @@ def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
     npz_small = tmp_path / "small.npz"
     save_mlp(npz_small, random_mlp(10, NUM_ACTIONS, (4,)))
     (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    (tmp_path / "narrow.onnx").write_bytes(mlp_onnx(random_mlp(OBS_SIZE, 10, (4,))))
+    (tmp_path / "small.onnx").write_bytes(mlp_onnx(random_mlp(10, NUM_ACTIONS, (4,))))
     cases = {
+        # the width, not "returned float32 values; it must return integer action ids"
+        str(
+            tmp_path / "narrow.onnx"
+        ): rf"output \S+ is float32\[2, 10\] for 2 observations; logits must be \[n, {NUM_ACTIONS}\]",
+        # onnxruntime's whole message, not its first line broken off at "for the following indices"
+        str(tmp_path / "small.onnx"): r"for the following indices \S+",
         str(tmp_path / "missing.npz"): "no such policy file",
         str(npz_small): f"maps 10 inputs to {NUM_ACTIONS} outputs",
         str(tmp_path / "junk.onnx"): "not a usable ONNX model",
