@@ -15,6 +15,9 @@ Knocks go as in computer games of Gin.  The person knocks from the discard phase
 own choosing (``lay_down``).  When the bot knocks, the person defends: lays
 off deadwood on the bot's melds one card at a time (``lay_off``, chains
 allowed), then lays down their own melds (``lay_down``) or passes (``pass``).
+A pass lays down the best melds of the cards not laid off, as the automatic
+showdown would: the manual's "Pass" is for a hand with nothing to lay down,
+and pressing it must never score melds the person holds as deadwood.
 :mod:`arena.engine.showdown` checks and scores what the person chose; the bot's
 side of the showdown is the automatic one, as in a tournament.
 """
@@ -374,7 +377,10 @@ class PlaySession:
                 return
             else:
                 laid = self.knock["laid"]
-                dsets, druns = meld_masks(hand & ~laid, [] if action == "pass" else (melds or []))
+                if action == "pass":  # the best melds of what is left, never fewer (see the module's doc)
+                    dsets, druns, _ = best_arrangement(hand & ~laid, 0)
+                else:
+                    dsets, druns = meld_masks(hand & ~laid, melds or [])
                 lay_down(self.st, self.rules, self.knock["sets"], self.knock["runs"], dsets, druns, laid)
         except ArrangementError as exc:
             raise IllegalAction(str(exc)) from None
