@@ -143,12 +143,19 @@ def test_a_card_dragged_onto_knock_knocks_with_that_discard_and_a_bad_one_is_ref
         ctx.close()
 
 
-def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_lay_down(browser, srv, shots):
+def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_pass(browser, srv, shots):
+    """The pill shows the deadwood left after the layoffs; the defender finishes with Lay down while a remaining
+    card melds (Js Qs Ks here) and with Pass once none does."""
     ctx, page = _page(browser)
     try:
         _start(page, srv)
-        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)  # the bot knocked
+        defender = "7s 5c 6c Js Qs Ks 2h 3h Kd 4d"
+        install(srv, page, KNOCKER, defender, 0, "pass", "pass", "Kh", defend=True)  # the bot knocked
         page.wait_for_selector("#arrange:not(.hidden)")
+        assert page.locator("#deadwood").inner_text() == "deadwood 37"
+        assert page.locator("#lay_down").is_visible() and page.locator("#pass_defend").is_hidden()
+        status = page.locator("#status").inner_text()
+        assert status.endswith("Then press Lay down: your melds, as arranged below, are laid down."), status
         s = srv.app.session
         run = f'#opp-zones .zone:has(.card[data-id="{c("2c")}"])'
         before = s.st.copy()
@@ -163,8 +170,11 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_lay_down(brows
             page.locator(f'#opp-zones .zone:has(.card[data-id="{c(on)}"])').click()
             page.wait_for_selector(f'#opp-zones .card.laid[data-id="{c(x)}"]')
         assert s.knock["laid"] == mask_of(parse_cards("5c 6c 7s Js"))
+        assert page.locator("#deadwood").inner_text() == f"deadwood {s.view()['arrange']['deadwood']}" == "deadwood 39"
+        assert page.locator("#pass_defend").is_visible() and page.locator("#lay_down").is_hidden()
+        assert page.locator("#status").inner_text().endswith("None of your remaining cards meld: press Pass.")
         page.screenshot(path=str(shots / "defend-desktop.png"))
-        page.click("#lay_down")  # Qs is kept: scored as chosen
+        page.click("#pass_defend")  # Qs stays in hand though it could chain on Js: layoffs are the person's choice
         page.wait_for_selector("#overlay:not(.hidden)")
         st = s.done_st
         assert int(st[S_LAID_OFF]) == mask_of(parse_cards("5c 6c 7s Js"))
