@@ -372,8 +372,10 @@ class PlaySession:
                 self.items.append({"key": "lay_off", "seat": PERSON, "card": card})
                 self.events.append(f"{self.names[PERSON]} lay off {_card(card)}")
                 return
-            elif action == "take_back":
-                self.knock["laid"] = 0
+            elif action == "take_back":  # the log says so: its "You lay off" lines no longer hold
+                if self.knock["laid"]:
+                    self.knock["laid"] = 0
+                    self._note(f"{self.names[PERSON]} take back your layoffs", {"key": "take_back", "seat": PERSON})
                 return
             else:
                 laid = self.knock["laid"]

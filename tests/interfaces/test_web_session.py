@@ -87,6 +87,8 @@ def test_defending_lays_off_checks_each_card_and_takes_back():
     assert s.view()["arrange"]["knocker_melds"][1] == [c(x) for x in ("2c", "3c", "4c", "5c", "6c")]
     s.act("take_back")
     assert s.knock["laid"] == 0
+    assert s.events[-3:] == ["You lay off 5♣", "You lay off 6♣", "You take back your layoffs"]
+    assert s.items[-1] == {"key": "take_back", "seat": PERSON}
     s.act("lay_off", c("7s"))
     with pytest.raises(IllegalAction, match="not in the hand"):  # a laid-off card cannot be in a meld too
         s.act("lay_down", melds=[[c("7s"), c("5c"), c("6c")]])
