@@ -474,8 +474,9 @@ class PlaySession:
             # end_hand already added the points and moved on; show the finished hand's scores
             out["scores"] = list(self.last_hand["scores_after"]) if self.last_hand else out["scores"]
         if self.game_over:
-            w = int(self.row[G_WINNER])
+            w = int(self.row[G_WINNER])  # -1: the hand cap ended the game
             out["winner"] = self.names[w] if w >= 0 else ""
+            out["winner_seat"] = w  # the page's words: "you win" is not "{name} wins"
         return out
 
 

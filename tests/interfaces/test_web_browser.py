@@ -69,10 +69,11 @@ def _start(page, srv, **select):
     page.wait_for_selector("#table:not(.hidden)")
 
 
-def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False):
-    """Deal a scripted hand into the live session, play ``actions``, and reload the page (it resumes)."""
+def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, scores=(0, 0)):
+    """Deal a scripted hand into the live session (the game's ``scores`` before it), play ``actions``, and
+    reload the page (it resumes)."""
     s = srv.app.session
-    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock="Ad", dealer_seat=dealer_seat)
+    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock="Ad", dealer_seat=dealer_seat, scores=scores)
     with s.lock:
         s.st[:] = st
         s.done_st = s.st
@@ -91,11 +92,11 @@ def fits(page, width):
     return page.evaluate("document.scrollingElement.scrollWidth") <= width
 
 
-def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement(browser, srv, shots):
+def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement_that_wins_the_game(browser, srv, shots):
     ctx, page = _page(browser)
     try:
         _start(page, srv)
-        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")  # the person drew Ad: 11 cards, discard phase
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))  # drew Ad: discard phase
         assert page.locator("#knock").is_enabled() and page.locator("#knock").inner_text() == "Knock"
         assert "best after a discard: 1" in page.locator("#deadwood").inner_text()
         assert "You draw" in page.locator("#events").inner_text()  # the log names the drawn card
@@ -117,10 +118,10 @@ def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement(browser,
         assert int(st[S_KNOCK_SETS]) == mask_of(parse_cards("7c 7d 7h"))
         assert int(st[S_KNOCK_RUNS]) == mask_of(parse_cards("8s 9s Ts"))
         assert st[S_DEADWOOD] == 10
-        line = page.locator("#box .line").inner_text()
-        assert line == f"You knocked: {int(st[S_DEADWOOD + 1])} − 10 deadwood = {int(st[S_POINTS])} points to You" or (
-            line.startswith("simple undercut You:")  # the bot lays off on the person's melds: maybe an undercut
-        ), line
+        line = page.locator("#box .line").inner_text()  # the bot lays off 7s, Js and Qs and keeps 40 deadwood
+        assert line == "You knocked: 40 − 10 deadwood = 30 points to You" and st[S_DEADWOOD + 1] == 40, line
+        assert page.locator("#box h2").inner_text() == "Game over: you win 120–0"  # 90 + 30: the game is won
+        assert page.locator("#status").inner_text() == "Game over: you win."
         page.screenshot(path=str(shots / "showdown-desktop.png"))
     finally:
         ctx.close()
@@ -197,8 +198,8 @@ def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with
         page.wait_for_selector("#arrange:not(.hidden)")
         assert page.locator("#lay_down").inner_text() == "Polagam"
         assert fits(page, 390)
-        # Now the other side: the bot knocked and the person passes (Naprej), laying nothing down.
-        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)
+        # Now the other side: the bot (at 40) knocked and the person passes (Naprej), laying nothing down.
+        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True, scores=(0, 40))
         page.wait_for_selector("#arrange:not(.hidden)")
         assert page.locator("#pass_defend").inner_text() == "Naprej"
         assert page.locator("#take").is_hidden() and page.locator("#pass").is_hidden()  # the upcard's are not shown
@@ -209,6 +210,7 @@ def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with
         st = srv.app.session.done_st
         assert st[S_DEADWOOD] == 67 and st[S_POINTS + 1] == 66 and int(st[S_LAID_OFF]) == 0
         assert page.locator("#box .line").inner_text() == "Trkanje (simple): ostale točke 67 − 1 = 66 točk za: simple"
+        assert page.locator("#box h2").inner_text() == "Konec partije: zmaga simple 106–0"  # the winner's first
         page.screenshot(path=str(shots / "showdown-phone-sl.png"))
         assert fits(page, 390)
     finally:
