@@ -312,9 +312,9 @@ class Sessions:
     def get(self, sid: str | None) -> PlaySession:
         with self.lock:
             self._expire()
-            if not self.games:
-                raise IllegalAction("no game yet: POST /api/new first", 409)
-            if sid is None:
+            if sid is None:  # the game used last; a named game that is gone is a 404 even when none is left
+                if not self.games:
+                    raise IllegalAction("no game yet: POST /api/new first", 409)
                 sid = next(reversed(self.games))
             if sid not in self.games:
                 raise IllegalAction(f"no game {sid!r} on this server (it ended or expired): start a new one", 404)

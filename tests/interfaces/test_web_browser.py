@@ -263,6 +263,34 @@ def test_a_reload_resumes_the_game(browser, srv):
         ctx.close()
 
 
+def test_a_stale_page_catches_up_and_a_game_gone_offers_new_game(browser):
+    """A refusal (409) may come from a page left behind by another tab of the game: the page shows the game as
+    it is now.  A game the server no longer keeps (404) gets a New game button."""
+    from arena.web.server import NewGame
+
+    srv = Server(App(bot="simple", seed=4, max_sessions=1), port=0).start()
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1)  # the person, non-dealer, is to take or pass the upcard
+        srv.app.session.act("pass")  # as from another tab: this page still offers Take and Pass
+        page.click("#pass")
+        page.wait_for_selector("#take", state="hidden")  # refused, and caught up: the upcard is decided
+        assert "you cannot pass now" in page.locator("#error").inner_text()
+        assert page.locator("#restart").is_hidden()
+        gone = srv.app.session.id
+        srv.app.new_game(NewGame())  # a game elsewhere: the server keeps one, this page's is dropped
+        page.click("#stock")
+        page.wait_for_selector("#restart:visible")
+        assert f"no game '{gone}'" in page.locator("#error").inner_text()
+        page.click("#restart")
+        page.wait_for_selector("#start:visible")
+        assert page.evaluate("localStorage.getItem('arena.session')") is None  # the dropped game is forgotten
+    finally:
+        ctx.close()
+        srv.stop()
+
+
 def test_the_play_page_runs_whole_under_its_content_security_policy(browser, srv):
     """The page comes with a policy that allows only its own scripts and styles (the inline blocks by hash),
     and nothing it does trips it: the start screen, the advanced panel, a second language, a game's first
@@ -326,7 +354,11 @@ def test_the_advanced_panel_sets_the_rules_of_the_game(browser, srv):
         page.wait_for_selector("#table:not(.hidden)")
         r = srv.app.session.rules_obj
         assert r.undercut_bonus == 20 and r.knock_limit == 7 and r.gin_bonus == 25
+        live = srv.app.session.id
         page.goto(srv.url.rstrip("/") + "/?s=gone")  # a stale id: the start screen again
+        page.wait_for_url(srv.url)  # the stale id has left the address
+        assert page.locator("#start").is_visible()
+        assert page.evaluate("localStorage.getItem('arena.session')") == live  # the live game is still remembered
     finally:
         ctx.close()
 
