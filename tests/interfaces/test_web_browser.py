@@ -263,9 +263,10 @@ def test_a_reload_resumes_the_game(browser, srv):
         ctx.close()
 
 
-def test_a_stale_page_catches_up_and_a_game_gone_offers_new_game(browser):
+def test_a_stale_page_catches_up_a_game_gone_offers_new_game_and_deal_says_it_is_dealing(browser):
     """A refusal (409) may come from a page left behind by another tab of the game: the page shows the game as
-    it is now.  A game the server no longer keeps (404) gets a New game button."""
+    it is now.  A game the server no longer keeps (404) gets a New game button.  While a deal is on its way
+    (a bot's first game compiles it) Deal is disabled and says so."""
     from arena.web.server import NewGame
 
     srv = Server(App(bot="simple", seed=4, max_sessions=1), port=0).start()
@@ -286,6 +287,16 @@ def test_a_stale_page_catches_up_and_a_game_gone_offers_new_game(browser):
         page.click("#restart")
         page.wait_for_selector("#start:visible")
         assert page.evaluate("localStorage.getItem('arena.session')") is None  # the dropped game is forgotten
+        held = []
+        page.route("**/api/new", lambda route: held.append(route))
+        page.click("#go")
+        page.wait_for_selector("#go:disabled")
+        assert page.locator("#start-msg").inner_text().startswith("Dealing… (the first game against a bot compiles")
+        while not held:  # the page's request reaches the route
+            page.wait_for_timeout(50)
+        held[0].continue_()
+        page.wait_for_selector("#table:not(.hidden)")
+        assert page.locator("#go").is_enabled() and page.locator("#start-msg").is_hidden()
     finally:
         ctx.close()
         srv.stop()
