@@ -447,7 +447,7 @@ def test_the_viewer_steps_with_the_keys_but_not_inside_the_dropdown_and_fits_a_p
 
 def test_the_viewer_opens_the_game_and_step_of_a_report_link(browser, tmp_path):
     """arena report links to http://127.0.0.1:8766/view?game=G#step=S (S counted from 0; the page shows S + 1),
-    served by `arena view RUN`; ?step=S works as well."""
+    served by `arena view RUN`; ?step=S works as well, and a new #step=S on the open page moves to it."""
     from arena.web.viewer import Games, recorded_game
 
     run = _recorded(tmp_path)
@@ -464,6 +464,9 @@ def test_the_viewer_opens_the_game_and_step_of_a_report_link(browser, tmp_path):
             assert page.locator("#title").inner_text().startswith("v: game 1 ")
             assert page.locator("#pos").inner_text() == f"step {step + 1} of {len(other['steps'])}"
             assert page.locator("#text").inner_text() == other["steps"][step]["text"]
+            if "#" in url:  # a new #step on the open page (only the hash changes: no reload) goes there too
+                page.goto(srv.url + "view?game=1#step=2")
+                page.locator("#pos", has_text=f"step 3 of {len(other['steps'])}").wait_for()
             ctx.close()
         ctx, page = _page(browser)
         page.goto(srv.url + "view?game=99")
