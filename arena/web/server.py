@@ -334,7 +334,7 @@ class App:
         *,
         bot: str = "simple",
         preset: str = "standard",
-        target: int = 100,
+        target: int | None = None,
         recorded: dict[str, Any] | None = None,
         games: Games | None = None,
         seed: int | None = None,
@@ -348,6 +348,9 @@ class App:
         if preset not in available_presets():
             self.custom[Path(preset).name] = load_rules(preset)
             preset = Path(preset).name
+        if target is None:  # the variant's own target (a rules file's), one of the page's choices even if unusual
+            target = int(self._rules(preset).target)
+        self.targets = sorted({*TARGETS, target})
         self.defaults: dict[str, Any] = {"bot": bot, "preset": preset, "target": target}
         self.recorded = recorded
         self.games = games
@@ -375,7 +378,7 @@ class App:
             bots.insert(0, self.defaults["bot"])
         return {
             "presets": self.presets(),
-            "targets": list(TARGETS),
+            "targets": self.targets,
             "bots": bots,
             "defaults": self.defaults,
             "advanced": rule_ranges(),
@@ -399,7 +402,13 @@ class App:
         if bot not in bots:
             raise IllegalAction(f"unknown bot {bot!r} (bots: {', '.join(bots)})", 400)
         s = PlaySession.start(
-            bot=bot, preset=preset, target=target, rules=self._rules(preset), overrides=body.rules, seed=self.seed
+            bot=bot,
+            preset=preset,
+            target=target,
+            rules=self._rules(preset),
+            overrides=body.rules,
+            targets=self.targets,
+            seed=self.seed,
         )
         self.sessions.add(s)
         return s.view()

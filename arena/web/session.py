@@ -184,10 +184,12 @@ class PlaySession:
         target: int = 100,
         rules: Rules | None = None,
         overrides: Mapping[str, Any] | None = None,
+        targets: Sequence[int] = TARGETS,
         **kw: Any,
     ) -> PlaySession:
-        if target not in TARGETS:
-            raise IllegalAction(f"target must be one of {', '.join(map(str, TARGETS))}, not {target!r}", 400)
+        """A new game; ``targets``: the targets the page offers (a ``--rules`` file's may be among them)."""
+        if target not in targets:
+            raise IllegalAction(f"target must be one of {', '.join(map(str, targets))}, not {target!r}", 400)
         extra = dict(overrides or {})
         bad = sorted(set(extra) - set(ADVANCED))
         if bad:
