@@ -76,8 +76,10 @@ def meld_masks(hand: int, melds: Iterable[Sequence[int]]) -> tuple[int, int]:
             raise ArrangementError(f"{_name(next(c for c in ids if not (int(hand) >> c) & 1))} is not in the hand")
         if mask & used:
             raise ArrangementError(f"{_name(next(c for c in ids if (used >> c) & 1))} is in two melds")
+        if not ids:
+            raise ArrangementError("an empty meld: a meld needs at least 3 cards")
         if len(ids) < 3:
-            raise ArrangementError(f"the meld {shown} has {len(ids)} cards: a meld needs at least 3")
+            raise ArrangementError(f"a meld needs at least 3 cards, not {len(ids)}: {shown}")
         ranks = sorted(c % NUM_RANKS for c in ids)
         if len(set(ranks)) == 1:
             sets |= mask

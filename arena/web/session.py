@@ -104,7 +104,7 @@ NEEDED = {
     PH_UPCARD_NONDEALER: "take or pass the upcard first",
     PH_UPCARD_DEALER: "take or pass the upcard first",
     PH_DRAW: "draw first, from the stock or the discard pile",
-    PH_BIG_GIN: "declare big gin or discard",
+    PH_BIG_GIN: "first declare big gin (big_gin), or decline it (no_big_gin) and then discard",
     PH_DISCARD: "discard a card first",
     PH_KNOCK: "knock or play on",
     PH_DONE: "the hand is over",

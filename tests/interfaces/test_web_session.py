@@ -139,6 +139,10 @@ def test_gin_is_a_knock_from_the_discard_phase_laid_down_by_the_person():
 def test_big_gin_is_declared_and_must_meld_every_card():
     s = session(GIN_HAND, NO_MELDS, 1, "pass", "pass", stock="Ks")  # draws Ks: all 11 cards meld
     assert "big_gin" in s.view()["allowed"]
+    with pytest.raises(IllegalAction) as e:  # the words say what is allowed instead
+        s.act("discard", c("5c"))
+    want = "first declare big gin (big_gin), or decline it (no_big_gin) and then discard"
+    assert str(e.value) == f"you cannot discard now: {want}"
     s.act("big_gin")
     assert s.stage == "lay_down" and s.view()["arrange"]["big_gin"]
     with pytest.raises(IllegalAction, match="big gin needs all 11 cards"):
