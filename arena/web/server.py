@@ -604,7 +604,9 @@ def create_app(
 
     @api.exception_handler(IllegalAction)
     async def illegal(request: Request, exc: IllegalAction) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+        # a refusal with a code: the page says it in its language from the code and values (card numbers, counts)
+        named = {"code": exc.code, "values": exc.values} if exc.code else {}
+        return JSONResponse({"error": str(exc), **named}, status_code=exc.status)
 
     @api.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

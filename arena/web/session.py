@@ -35,6 +35,7 @@ from arena.botkit.bot import Bot
 from arena.engine.cards import cards_of
 from arena.engine.layout import (
     ERR_NOT_IN_HAND,
+    ERR_RETAKE,
     ERROR_TEXT,
     G_SIZE,
     G_WINNER,
@@ -50,6 +51,7 @@ from arena.engine.layout import (
 from arena.engine.melds import best_arrangement, defender_deadwood, melds_of
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
+from arena.engine.showdown import REFUSALS as SHOWDOWN_REFUSALS
 from arena.engine.showdown import (
     ArrangementError,
     attach,
@@ -111,12 +113,19 @@ NEEDED = {
 }
 
 
-class IllegalAction(ValueError):
-    """A request the game cannot take now; ``status`` is the HTTP code to answer with."""
+#: The refusals the play page says in its own language (``err.CODE`` in its catalogs); the rest are English.
+REFUSALS = (*SHOWDOWN_REFUSALS, "knock_discard", "discard_just_taken")
 
-    def __init__(self, message: str, status: int = 409):
+
+class IllegalAction(ValueError):
+    """A request the game cannot take now; ``status`` is the HTTP code to answer with.
+
+    ``code`` (one of :data:`REFUSALS`) and ``values`` name the refusals a person meets in play, so that a
+    page in another language can say them in its own words; the message stays the English line."""
+
+    def __init__(self, message: str, status: int = 409, code: str | None = None, **values: Any):
         super().__init__(message)
-        self.status = status
+        self.status, self.code, self.values = status, code, values
 
 
 def rule_ranges() -> dict[str, dict[str, Any]]:
@@ -324,6 +333,12 @@ class PlaySession:
             if phase not in phases:
                 raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {NEEDED[phase]}")
             if needs_card and (err := int(illegal_reason(self.st, self.rules, card))) != 0:
+                if err == ERR_RETAKE:
+                    raise IllegalAction(
+                        f"you cannot discard {_card(card)}: you just took it from the discard pile",
+                        code="discard_just_taken",
+                        card=card,
+                    )
                 why = "that card is not in your hand" if err == ERR_NOT_IN_HAND else f"illegal move: {ERROR_TEXT[err]}"
                 raise IllegalAction(why, 409)
             if action == "knock" and phase == PH_DISCARD:
@@ -341,9 +356,13 @@ class PlaySession:
         """Discard ``card`` and knock; refused (nothing changes) when that discard does not allow a knock."""
         if card not in knock_discards(self.st, self.rules):
             left = int(best_arrangement(self.table.hand(0) & ~(1 << card), 0)[2])
+            limit = int(self.table.knock_limit)
             raise IllegalAction(
-                f"cannot knock discarding {_card(card)}: {left} deadwood is left, "
-                f"the knock limit is {self.table.knock_limit}"
+                f"cannot knock discarding {_card(card)}: {left} deadwood is left, the knock limit is {limit}",
+                code="knock_discard",
+                card=card,
+                n=left,
+                limit=limit,
             )
         self._apply(card)  # the engine now asks whether to knock (PH_KNOCK)
         self._logged(PERSON, PH_KNOCK, 1, self.st.copy())
@@ -387,7 +406,7 @@ class PlaySession:
                     dsets, druns = meld_masks(hand & ~laid, melds or [])
                 lay_down(self.st, self.rules, self.knock["sets"], self.knock["runs"], dsets, druns, laid)
         except ArrangementError as exc:
-            raise IllegalAction(str(exc)) from None
+            raise IllegalAction(str(exc), code=exc.code, **exc.values) from None
         self._finish_hand()
 
     def next_hand(self) -> None:

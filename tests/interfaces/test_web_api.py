@@ -143,6 +143,7 @@ def test_throwing_back_the_card_just_taken_is_refused(server):
             before = server.app.session.st.copy()
             status, err = call(server, "POST", "/api/act", {"action": "discard", "card": top})
             assert status == 409 and "just took" in err["error"]
+            assert err["code"] == "discard_just_taken" and err["values"] == {"card": top}  # the page's own words
             assert (server.app.session.st == before).all()
             return
         act = next(a for a in ("pass", "draw_stock", "no_knock", "no_big_gin") if a in v["allowed"])

@@ -194,6 +194,12 @@ def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with
         assert page.locator("#knock").inner_text() == "Trkam" and page.locator("#knock").is_enabled()
         page.screenshot(path=str(shots / "knock-phone-sl.png"))
         page.click("#knock")
+        card(page, "2c").click()  # leaves 18: refused, in the page's language
+        page.wait_for_selector("#error:not(.hidden)")
+        assert (
+            page.locator("#error").inner_text()
+            == "z odlogom 2♣ ne morete trkati: ostane 18 točk, meja za trkanje je 10"
+        )
         card(page, "Kh").click()
         page.wait_for_selector("#arrange:not(.hidden)")
         assert page.locator("#lay_down").inner_text() == "Polagam"

@@ -78,8 +78,9 @@ def test_the_person_s_proposed_melds_and_the_bot_s_defence_are_the_automatic_sho
 def test_defending_lays_off_checks_each_card_and_takes_back():
     s = session(KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)
     assert s.st[S_CUR] == BOT and s.view()["your_turn"]
-    with pytest.raises(IllegalAction, match="6♣ fits none"):
+    with pytest.raises(IllegalAction, match="6♣ fits none") as e:
         s.act("lay_off", c("6c"))
+    assert (e.value.code, e.value.values) == ("layoff_fits_none", {"card": c("6c")})  # for the page's own words
     assert s.knock["laid"] == 0
     s.act("lay_off", c("5c"))
     s.act("lay_off", c("6c"))
