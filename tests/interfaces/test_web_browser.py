@@ -174,6 +174,8 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_pass(browser, 
         assert page.locator("#deadwood").inner_text() == f"deadwood {s.view()['arrange']['deadwood']}" == "deadwood 39"
         assert page.locator("#pass_defend").is_visible() and page.locator("#lay_down").is_hidden()
         assert page.locator("#status").inner_text().endswith("None of your remaining cards meld: press Pass.")
+        zones = page.eval_on_selector_all("#my-zones .zone", "zs => zs.map(z => z.querySelectorAll('.card').length)")
+        assert zones == [6, 0]  # Qs Ks left the broken run for the deadwood (then the new-meld zone)
         page.screenshot(path=str(shots / "defend-desktop.png"))
         page.click("#pass_defend")  # Qs stays in hand though it could chain on Js: layoffs are the person's choice
         page.wait_for_selector("#overlay:not(.hidden)")
