@@ -31,7 +31,8 @@ The Host names the app answers to are the loopback names, plus ``--host`` and
 connection is closed: slow-header clients cannot hold connections open).
 
 Endpoints (all JSON; errors are ``{"error": "..."}`` with a 4xx code and
-change nothing):
+change nothing; a refusal met in play also gives its ``code`` and ``values``,
+:data:`arena.web.session.REFUSALS`, for the page's own words):
 
 - ``GET /`` and ``GET /play`` the play page, ``GET /view`` the viewer page, ``GET /static/...``;
 - ``GET /api/options``: presets (the ``--rules`` one first), targets, bots, rule ranges;
@@ -39,7 +40,7 @@ change nothing):
 - ``GET /api/state``: the person's view of the game;
 - ``POST /api/act`` ``{"action", "card"?, "melds"?}``: take, pass, draw_stock, draw_pile, discard, knock
   (with a ``card`` in the discard phase: discard it and knock), no_knock, big_gin, no_big_gin, lay_down,
-  lay_off, pass;
+  lay_off, take_back, pass;
 - ``POST /api/next``: deal the next hand after a showdown;
 - ``GET /api/game?run=R&game=G``: a recorded game, every step (``GET /view?run=R&game=G`` is its page):
   ``arena view RUN --game ID`` shows the games of RUN (ID without ``?game``); a league, ``runs/rNNN``.
