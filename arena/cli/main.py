@@ -622,7 +622,10 @@ def play(
         str,
         typer.Option("--rules", help="The page's variant: a preset (standard, oklahoma, eaai) or a rules .toml file."),
     ] = "standard",
-    target: Annotated[int, typer.Option("--target", help="Points to play to: 50, 100 or 200.")] = 100,
+    target: Annotated[
+        int | None,
+        typer.Option("--target", help="Points to play to: 50, 100 or 200 (default: the --rules variant's target)."),
+    ] = None,
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
     open_page: Annotated[bool, typer.Option("--open/--no-open", help="Open the page in a browser.")] = True,
 ) -> None:
@@ -632,7 +635,7 @@ def play(
     from arena.web.server import App, serve
     from arena.web.session import TARGETS
 
-    if target not in TARGETS:
+    if target is not None and target not in TARGETS:
         _fail(f"--target {target} is not allowed (targets: {', '.join(map(str, TARGETS))})")
     if problem := port_problem(port):
         _fail(problem)

@@ -19,6 +19,7 @@ Not jitted: it runs once per human showdown.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,9 +36,19 @@ from arena.engine.layout import (
 from arena.engine.melds import best_arrangement, deadwood
 from arena.engine.step import apply_action, pile_mask, score_showdown
 
+#: The refusals a person meets at the play page's showdown, by code: the page says them in its own language.
+REFUSALS = ("layoff_fits_none", "meld_empty", "meld_short", "not_a_meld", "knock_deadwood", "big_gin_deadwood")
+
 
 class ArrangementError(ValueError):
-    """An arrangement or layoff the rules do not allow (the message is one line)."""
+    """An arrangement or layoff the rules do not allow (the message is one line).
+
+    ``code`` (one of :data:`REFUSALS`) and ``values`` (card numbers and counts) name the refusal for the
+    play page, whose language may not be English; None for refusals the page never causes."""
+
+    def __init__(self, message: str, code: str | None = None, **values: Any):
+        super().__init__(message)
+        self.code, self.values = code, values
 
 
 def _name(c: int) -> str:
@@ -76,8 +87,12 @@ def meld_masks(hand: int, melds: Iterable[Sequence[int]]) -> tuple[int, int]:
             raise ArrangementError(f"{_name(next(c for c in ids if not (int(hand) >> c) & 1))} is not in the hand")
         if mask & used:
             raise ArrangementError(f"{_name(next(c for c in ids if (used >> c) & 1))} is in two melds")
+        if not ids:
+            raise ArrangementError("an empty meld: a meld needs at least 3 cards", "meld_empty")
         if len(ids) < 3:
-            raise ArrangementError(f"the meld {shown} has {len(ids)} cards: a meld needs at least 3")
+            raise ArrangementError(
+                f"a meld needs at least 3 cards, not {len(ids)}: {shown}", "meld_short", n=len(ids), cards=ids
+            )
         ranks = sorted(c % NUM_RANKS for c in ids)
         if len(set(ranks)) == 1:
             sets |= mask
@@ -85,7 +100,9 @@ def meld_masks(hand: int, melds: Iterable[Sequence[int]]) -> tuple[int, int]:
             runs |= mask
         else:
             raise ArrangementError(
-                f"{shown} is neither a set (one rank) nor a run (one suit, consecutive ranks, Ace low)"
+                f"{shown} is neither a set (one rank) nor a run (one suit, consecutive ranks, Ace low)",
+                "not_a_meld",
+                cards=ids,
             )
         used |= mask
     return sets, runs
@@ -140,7 +157,9 @@ def layoff_mask(defender: int, knock_sets: int, knock_runs: int, laid: Iterable[
             pending.remove(c)
             progress = True
     if pending:
-        raise ArrangementError(f"{_name(pending[0])} fits none of the knocker's melds")
+        raise ArrangementError(
+            f"{_name(pending[0])} fits none of the knocker's melds", "layoff_fits_none", card=pending[0]
+        )
     return out
 
 
@@ -258,9 +277,16 @@ def lay_down(
     kdw = value(hk & ~(knock_sets | knock_runs))
     limit = int(st[S_KNOCK_LIMIT])
     if big_gin and kdw:
-        raise ArrangementError(f"big gin needs all 11 cards in melds; {kdw} deadwood is left")
+        raise ArrangementError(
+            f"big gin needs all 11 cards in melds; {kdw} deadwood is left", "big_gin_deadwood", n=kdw
+        )
     if kdw > limit:
-        raise ArrangementError(f"the knocker's deadwood {kdw} is above this hand's knock limit {limit}")
+        raise ArrangementError(
+            f"the knocker's deadwood {kdw} is above this hand's knock limit {limit}",
+            "knock_deadwood",
+            n=kdw,
+            limit=limit,
+        )
     if kdw == 0 and laid:
         raise ArrangementError("no layoffs on a gin")
     if laid:

@@ -31,7 +31,8 @@ The Host names the app answers to are the loopback names, plus ``--host`` and
 connection is closed: slow-header clients cannot hold connections open).
 
 Endpoints (all JSON; errors are ``{"error": "..."}`` with a 4xx code and
-change nothing):
+change nothing; a refusal met in play also gives its ``code`` and ``values``,
+:data:`arena.web.session.REFUSALS`, for the page's own words):
 
 - ``GET /`` and ``GET /play`` the play page, ``GET /view`` the viewer page, ``GET /static/...``;
 - ``GET /api/options``: presets (the ``--rules`` one first), targets, bots, rule ranges;
@@ -39,7 +40,7 @@ change nothing):
 - ``GET /api/state``: the person's view of the game;
 - ``POST /api/act`` ``{"action", "card"?, "melds"?}``: take, pass, draw_stock, draw_pile, discard, knock
   (with a ``card`` in the discard phase: discard it and knock), no_knock, big_gin, no_big_gin, lay_down,
-  lay_off, pass;
+  lay_off, take_back, pass;
 - ``POST /api/next``: deal the next hand after a showdown;
 - ``GET /api/game?run=R&game=G``: a recorded game, every step (``GET /view?run=R&game=G`` is its page):
   ``arena view RUN --game ID`` shows the games of RUN (ID without ``?game``); a league, ``runs/rNNN``.
@@ -312,9 +313,9 @@ class Sessions:
     def get(self, sid: str | None) -> PlaySession:
         with self.lock:
             self._expire()
-            if not self.games:
-                raise IllegalAction("no game yet: POST /api/new first", 409)
-            if sid is None:
+            if sid is None:  # the game used last; a named game that is gone is a 404 even when none is left
+                if not self.games:
+                    raise IllegalAction("no game yet: POST /api/new first", 409)
                 sid = next(reversed(self.games))
             if sid not in self.games:
                 raise IllegalAction(f"no game {sid!r} on this server (it ended or expired): start a new one", 404)
@@ -334,7 +335,7 @@ class App:
         *,
         bot: str = "simple",
         preset: str = "standard",
-        target: int = 100,
+        target: int | None = None,
         recorded: dict[str, Any] | None = None,
         games: Games | None = None,
         seed: int | None = None,
@@ -348,6 +349,9 @@ class App:
         if preset not in available_presets():
             self.custom[Path(preset).name] = load_rules(preset)
             preset = Path(preset).name
+        if target is None:  # the variant's own target (a rules file's), one of the page's choices even if unusual
+            target = int(self._rules(preset).target)
+        self.targets = sorted({*TARGETS, target})
         self.defaults: dict[str, Any] = {"bot": bot, "preset": preset, "target": target}
         self.recorded = recorded
         self.games = games
@@ -375,7 +379,7 @@ class App:
             bots.insert(0, self.defaults["bot"])
         return {
             "presets": self.presets(),
-            "targets": list(TARGETS),
+            "targets": self.targets,
             "bots": bots,
             "defaults": self.defaults,
             "advanced": rule_ranges(),
@@ -399,7 +403,13 @@ class App:
         if bot not in bots:
             raise IllegalAction(f"unknown bot {bot!r} (bots: {', '.join(bots)})", 400)
         s = PlaySession.start(
-            bot=bot, preset=preset, target=target, rules=self._rules(preset), overrides=body.rules, seed=self.seed
+            bot=bot,
+            preset=preset,
+            target=target,
+            rules=self._rules(preset),
+            overrides=body.rules,
+            targets=self.targets,
+            seed=self.seed,
         )
         self.sessions.add(s)
         return s.view()
@@ -595,7 +605,9 @@ def create_app(
 
     @api.exception_handler(IllegalAction)
     async def illegal(request: Request, exc: IllegalAction) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+        # a refusal with a code: the page says it in its language from the code and values (card numbers, counts)
+        named = {"code": exc.code, "values": exc.values} if exc.code else {}
+        return JSONResponse({"error": str(exc), **named}, status_code=exc.status)
 
     @api.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

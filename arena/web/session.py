@@ -15,6 +15,9 @@ Knocks go as in computer games of Gin.  The person knocks from the discard phase
 own choosing (``lay_down``).  When the bot knocks, the person defends: lays
 off deadwood on the bot's melds one card at a time (``lay_off``, chains
 allowed), then lays down their own melds (``lay_down``) or passes (``pass``).
+A pass lays down the best melds of the cards not laid off, as the automatic
+showdown would: the manual's "Pass" is for a hand with nothing to lay down,
+and pressing it must never score melds the person holds as deadwood.
 :mod:`arena.engine.showdown` checks and scores what the person chose; the bot's
 side of the showdown is the automatic one, as in a tournament.
 """
@@ -32,6 +35,7 @@ from arena.botkit.bot import Bot
 from arena.engine.cards import cards_of
 from arena.engine.layout import (
     ERR_NOT_IN_HAND,
+    ERR_RETAKE,
     ERROR_TEXT,
     G_SIZE,
     G_WINNER,
@@ -47,6 +51,7 @@ from arena.engine.layout import (
 from arena.engine.melds import best_arrangement, defender_deadwood, melds_of
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
+from arena.engine.showdown import REFUSALS as SHOWDOWN_REFUSALS
 from arena.engine.showdown import (
     ArrangementError,
     attach,
@@ -101,19 +106,26 @@ NEEDED = {
     PH_UPCARD_NONDEALER: "take or pass the upcard first",
     PH_UPCARD_DEALER: "take or pass the upcard first",
     PH_DRAW: "draw first, from the stock or the discard pile",
-    PH_BIG_GIN: "declare big gin or discard",
+    PH_BIG_GIN: "first declare big gin (big_gin), or decline it (no_big_gin) and then discard",
     PH_DISCARD: "discard a card first",
     PH_KNOCK: "knock or play on",
     PH_DONE: "the hand is over",
 }
 
 
-class IllegalAction(ValueError):
-    """A request the game cannot take now; ``status`` is the HTTP code to answer with."""
+#: The refusals the play page says in its own language (``err.CODE`` in its catalogs); the rest are English.
+REFUSALS = (*SHOWDOWN_REFUSALS, "knock_discard", "discard_just_taken")
 
-    def __init__(self, message: str, status: int = 409):
+
+class IllegalAction(ValueError):
+    """A request the game cannot take now; ``status`` is the HTTP code to answer with.
+
+    ``code`` (one of :data:`REFUSALS`) and ``values`` name the refusals a person meets in play, so that a
+    page in another language can say them in its own words; the message stays the English line."""
+
+    def __init__(self, message: str, status: int = 409, code: str | None = None, **values: Any):
         super().__init__(message)
-        self.status = status
+        self.status, self.code, self.values = status, code, values
 
 
 def rule_ranges() -> dict[str, dict[str, Any]]:
@@ -181,10 +193,12 @@ class PlaySession:
         target: int = 100,
         rules: Rules | None = None,
         overrides: Mapping[str, Any] | None = None,
+        targets: Sequence[int] = TARGETS,
         **kw: Any,
     ) -> PlaySession:
-        if target not in TARGETS:
-            raise IllegalAction(f"target must be one of {', '.join(map(str, TARGETS))}, not {target!r}", 400)
+        """A new game; ``targets``: the targets the page offers (a ``--rules`` file's may be among them)."""
+        if target not in targets:
+            raise IllegalAction(f"target must be one of {', '.join(map(str, targets))}, not {target!r}", 400)
         extra = dict(overrides or {})
         bad = sorted(set(extra) - set(ADVANCED))
         if bad:
@@ -319,6 +333,12 @@ class PlaySession:
             if phase not in phases:
                 raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {NEEDED[phase]}")
             if needs_card and (err := int(illegal_reason(self.st, self.rules, card))) != 0:
+                if err == ERR_RETAKE:
+                    raise IllegalAction(
+                        f"you cannot discard {_card(card)}: you just took it from the discard pile",
+                        code="discard_just_taken",
+                        card=card,
+                    )
                 why = "that card is not in your hand" if err == ERR_NOT_IN_HAND else f"illegal move: {ERROR_TEXT[err]}"
                 raise IllegalAction(why, 409)
             if action == "knock" and phase == PH_DISCARD:
@@ -336,9 +356,13 @@ class PlaySession:
         """Discard ``card`` and knock; refused (nothing changes) when that discard does not allow a knock."""
         if card not in knock_discards(self.st, self.rules):
             left = int(best_arrangement(self.table.hand(0) & ~(1 << card), 0)[2])
+            limit = int(self.table.knock_limit)
             raise IllegalAction(
-                f"cannot knock discarding {_card(card)}: {left} deadwood is left, "
-                f"the knock limit is {self.table.knock_limit}"
+                f"cannot knock discarding {_card(card)}: {left} deadwood is left, the knock limit is {limit}",
+                code="knock_discard",
+                card=card,
+                n=left,
+                limit=limit,
             )
         self._apply(card)  # the engine now asks whether to knock (PH_KNOCK)
         self._logged(PERSON, PH_KNOCK, 1, self.st.copy())
@@ -369,15 +393,20 @@ class PlaySession:
                 self.items.append({"key": "lay_off", "seat": PERSON, "card": card})
                 self.events.append(f"{self.names[PERSON]} lay off {_card(card)}")
                 return
-            elif action == "take_back":
-                self.knock["laid"] = 0
+            elif action == "take_back":  # the log says so: its "You lay off" lines no longer hold
+                if self.knock["laid"]:
+                    self.knock["laid"] = 0
+                    self._note(f"{self.names[PERSON]} take back your layoffs", {"key": "take_back", "seat": PERSON})
                 return
             else:
                 laid = self.knock["laid"]
-                dsets, druns = meld_masks(hand & ~laid, [] if action == "pass" else (melds or []))
+                if action == "pass":  # the best melds of what is left, never fewer (see the module's doc)
+                    dsets, druns, _ = best_arrangement(hand & ~laid, 0)
+                else:
+                    dsets, druns = meld_masks(hand & ~laid, melds or [])
                 lay_down(self.st, self.rules, self.knock["sets"], self.knock["runs"], dsets, druns, laid)
         except ArrangementError as exc:
-            raise IllegalAction(str(exc)) from None
+            raise IllegalAction(str(exc), code=exc.code, **exc.values) from None
         self._finish_hand()
 
     def next_hand(self) -> None:
@@ -466,8 +495,9 @@ class PlaySession:
             # end_hand already added the points and moved on; show the finished hand's scores
             out["scores"] = list(self.last_hand["scores_after"]) if self.last_hand else out["scores"]
         if self.game_over:
-            w = int(self.row[G_WINNER])
+            w = int(self.row[G_WINNER])  # -1: the hand cap ended the game
             out["winner"] = self.names[w] if w >= 0 else ""
+            out["winner_seat"] = w  # the page's words: "you win" is not "{name} wins"
         return out
 
 

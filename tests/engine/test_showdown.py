@@ -166,7 +166,9 @@ def test_a_defender_who_lays_off_less_is_undercut_or_not_as_chosen():
 @pytest.mark.parametrize(
     "melds, message",
     [
-        (["7c 7d 7h", "2c 3c"], "has 2 cards: a meld needs at least 3"),
+        (["7c 7d 7h", "2c 3c"], "^a meld needs at least 3 cards, not 2: 2♣ 3♣$"),
+        (["7c 7d 7h", "2c"], "^a meld needs at least 3 cards, not 1: 2♣$"),
+        (["7c 7d 7h", ""], "^an empty meld: a meld needs at least 3 cards$"),
         (["7c 7d 7h", "2c 3c 4c", "8s 9s Kh"], "Kh"),  # not in the hand any more (discarded)
         (["7c 7d 7h", "2c 3c 4c", "8s 9s Ts", "7h 8s 9s"], "in two melds"),
         (["7c 8s 9s"], "neither a set"),

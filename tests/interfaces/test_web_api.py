@@ -143,6 +143,7 @@ def test_throwing_back_the_card_just_taken_is_refused(server):
             before = server.app.session.st.copy()
             status, err = call(server, "POST", "/api/act", {"action": "discard", "card": top})
             assert status == 409 and "just took" in err["error"]
+            assert err["code"] == "discard_just_taken" and err["values"] == {"card": top}  # the page's own words
             assert (server.app.session.st == before).all()
             return
         act = next(a for a in ("pass", "draw_stock", "no_knock", "no_big_gin") if a in v["allowed"])
@@ -301,15 +302,16 @@ def test_arena_play_serves_on_127_0_0_1_and_prints_the_url(tmp_path):
 
 def test_a_rules_file_is_the_page_s_default_variant_and_the_list_starts_gin_oklahoma(tmp_path):
     f = tmp_path / "seed003.toml"
-    f.write_text('preset = "oklahoma"\nundercut_bonus = 20\nundercut_on_tie = false\n')
+    f.write_text('preset = "oklahoma"\nundercut_bonus = 20\nundercut_on_tie = false\ntarget = 50\n')
     srv = Server(App(preset=str(f), seed=5), port=0).start()
     try:
         opt = call(srv, "GET", "/api/options")[1]
         assert opt["presets"][:3] == ["seed003.toml", "standard", "oklahoma"] and "eaai" in opt["presets"][3:]
         assert opt["defaults"]["preset"] == "seed003.toml"
+        assert opt["defaults"]["target"] == 50 and opt["targets"] == [50, 100, 200]  # the file's target
         assert opt["advanced"]["knock_limit"] == {"kind": "int", "lo": 0, "hi": 10, "default": 10}
         status, v = call(srv, "POST", "/api/new", {})
-        assert status == 200 and v["preset"] == "seed003.toml"
+        assert status == 200 and v["preset"] == "seed003.toml" and v["target"] == 50
         assert v["rules"]["undercut_bonus"] == 20 and v["rules"]["oklahoma"] and not v["rules"]["undercut_on_tie"]
         status, v = call(srv, "POST", "/api/new", {"preset": "standard", "rules": {"undercut_bonus": 20}})
         assert status == 200 and v["rules"]["undercut_bonus"] == 20 and not v["rules"]["oklahoma"]
@@ -336,7 +338,7 @@ def test_arena_play_rules_file_is_what_the_page_plays(tmp_path):
     import subprocess
 
     f = tmp_path / "house.toml"
-    f.write_text('preset = "standard"\nundercut_bonus = 20\nknock_limit = 7\n')
+    f.write_text('preset = "standard"\nundercut_bonus = 20\nknock_limit = 7\ntarget = 150\n')
     proc = subprocess.Popen(
         [*ARENA, "play", "--port", "0", "--no-open", "--rules", str(f)],
         stdout=subprocess.PIPE,
@@ -349,11 +351,13 @@ def test_arena_play_rules_file_is_what_the_page_plays(tmp_path):
         with urllib.request.urlopen(url + "/api/options", timeout=180) as r:
             opt = json.loads(r.read())
         assert opt["defaults"]["preset"] == "house.toml" and opt["presets"][0] == "house.toml"
+        assert opt["defaults"]["target"] == 150 and opt["targets"] == [50, 100, 150, 200]  # the file's, offered
         req = urllib.request.Request(url + "/api/new", data=b"{}", method="POST")
         req.add_header("Content-Type", "application/json")
         with urllib.request.urlopen(req, timeout=180) as r:
             v = json.loads(r.read())
         assert v["preset"] == "house.toml" and v["rules"]["undercut_bonus"] == 20 and v["knock_limit"] == 7
+        assert v["target"] == 150
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -69,10 +69,11 @@ def _start(page, srv, **select):
     page.wait_for_selector("#table:not(.hidden)")
 
 
-def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False):
-    """Deal a scripted hand into the live session, play ``actions``, and reload the page (it resumes)."""
+def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, scores=(0, 0)):
+    """Deal a scripted hand into the live session (the game's ``scores`` before it), play ``actions``, and
+    reload the page (it resumes)."""
     s = srv.app.session
-    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock="Ad", dealer_seat=dealer_seat)
+    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock="Ad", dealer_seat=dealer_seat, scores=scores)
     with s.lock:
         s.st[:] = st
         s.done_st = s.st
@@ -91,11 +92,11 @@ def fits(page, width):
     return page.evaluate("document.scrollingElement.scrollWidth") <= width
 
 
-def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement(browser, srv, shots):
+def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement_that_wins_the_game(browser, srv, shots):
     ctx, page = _page(browser)
     try:
         _start(page, srv)
-        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")  # the person drew Ad: 11 cards, discard phase
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))  # drew Ad: discard phase
         assert page.locator("#knock").is_enabled() and page.locator("#knock").inner_text() == "Knock"
         assert "best after a discard: 1" in page.locator("#deadwood").inner_text()
         assert "You draw" in page.locator("#events").inner_text()  # the log names the drawn card
@@ -117,10 +118,10 @@ def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement(browser,
         assert int(st[S_KNOCK_SETS]) == mask_of(parse_cards("7c 7d 7h"))
         assert int(st[S_KNOCK_RUNS]) == mask_of(parse_cards("8s 9s Ts"))
         assert st[S_DEADWOOD] == 10
-        line = page.locator("#box .line").inner_text()
-        assert line == f"You knocked: {int(st[S_DEADWOOD + 1])} − 10 deadwood = {int(st[S_POINTS])} points to You" or (
-            line.startswith("simple undercut You:")  # the bot lays off on the person's melds: maybe an undercut
-        ), line
+        line = page.locator("#box .line").inner_text()  # the bot lays off 7s, Js and Qs and keeps 40 deadwood
+        assert line == "You knocked: 40 − 10 deadwood = 30 points to You" and st[S_DEADWOOD + 1] == 40, line
+        assert page.locator("#box h2").inner_text() == "Game over: you win 120–0"  # 90 + 30: the game is won
+        assert page.locator("#status").inner_text() == "Game over: you win."
         page.screenshot(path=str(shots / "showdown-desktop.png"))
     finally:
         ctx.close()
@@ -143,12 +144,19 @@ def test_a_card_dragged_onto_knock_knocks_with_that_discard_and_a_bad_one_is_ref
         ctx.close()
 
 
-def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_lay_down(browser, srv, shots):
+def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_pass(browser, srv, shots):
+    """The pill shows the deadwood left after the layoffs; the defender finishes with Lay down while a remaining
+    card melds (Js Qs Ks here) and with Pass once none does."""
     ctx, page = _page(browser)
     try:
         _start(page, srv)
-        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)  # the bot knocked
+        defender = "7s 5c 6c Js Qs Ks 2h 3h Kd 4d"
+        install(srv, page, KNOCKER, defender, 0, "pass", "pass", "Kh", defend=True)  # the bot knocked
         page.wait_for_selector("#arrange:not(.hidden)")
+        assert page.locator("#deadwood").inner_text() == "deadwood 37"
+        assert page.locator("#lay_down").is_visible() and page.locator("#pass_defend").is_hidden()
+        status = page.locator("#status").inner_text()
+        assert status.endswith("Then press Lay down: your melds, as arranged below, are laid down."), status
         s = srv.app.session
         run = f'#opp-zones .zone:has(.card[data-id="{c("2c")}"])'
         before = s.st.copy()
@@ -163,8 +171,13 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_lay_down(brows
             page.locator(f'#opp-zones .zone:has(.card[data-id="{c(on)}"])').click()
             page.wait_for_selector(f'#opp-zones .card.laid[data-id="{c(x)}"]')
         assert s.knock["laid"] == mask_of(parse_cards("5c 6c 7s Js"))
+        assert page.locator("#deadwood").inner_text() == f"deadwood {s.view()['arrange']['deadwood']}" == "deadwood 39"
+        assert page.locator("#pass_defend").is_visible() and page.locator("#lay_down").is_hidden()
+        assert page.locator("#status").inner_text().endswith("None of your remaining cards meld: press Pass.")
+        zones = page.eval_on_selector_all("#my-zones .zone", "zs => zs.map(z => z.querySelectorAll('.card').length)")
+        assert zones == [6, 0]  # Qs Ks left the broken run for the deadwood (then the new-meld zone)
         page.screenshot(path=str(shots / "defend-desktop.png"))
-        page.click("#lay_down")  # Qs is kept: scored as chosen
+        page.click("#pass_defend")  # Qs stays in hand though it could chain on Js: layoffs are the person's choice
         page.wait_for_selector("#overlay:not(.hidden)")
         st = s.done_st
         assert int(st[S_LAID_OFF]) == mask_of(parse_cards("5c 6c 7s Js"))
@@ -183,12 +196,18 @@ def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with
         assert page.locator("#knock").inner_text() == "Trkam" and page.locator("#knock").is_enabled()
         page.screenshot(path=str(shots / "knock-phone-sl.png"))
         page.click("#knock")
+        card(page, "2c").click()  # leaves 18: refused, in the page's language
+        page.wait_for_selector("#error:not(.hidden)")
+        assert (
+            page.locator("#error").inner_text()
+            == "z odlogom 2♣ ne morete trkati: ostane 18 točk, meja za trkanje je 10"
+        )
         card(page, "Kh").click()
         page.wait_for_selector("#arrange:not(.hidden)")
         assert page.locator("#lay_down").inner_text() == "Polagam"
         assert fits(page, 390)
-        # Now the other side: the bot knocked and the person passes (Naprej), laying nothing down.
-        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)
+        # Now the other side: the bot (at 40) knocked and the person passes (Naprej), laying nothing down.
+        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True, scores=(0, 40))
         page.wait_for_selector("#arrange:not(.hidden)")
         assert page.locator("#pass_defend").inner_text() == "Naprej"
         assert page.locator("#take").is_hidden() and page.locator("#pass").is_hidden()  # the upcard's are not shown
@@ -199,6 +218,7 @@ def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with
         st = srv.app.session.done_st
         assert st[S_DEADWOOD] == 67 and st[S_POINTS + 1] == 66 and int(st[S_LAID_OFF]) == 0
         assert page.locator("#box .line").inner_text() == "Trkanje (simple): ostale točke 67 − 1 = 66 točk za: simple"
+        assert page.locator("#box h2").inner_text() == "Konec partije: zmaga simple 106–0"  # the winner's first
         page.screenshot(path=str(shots / "showdown-phone-sl.png"))
         assert fits(page, 390)
     finally:
@@ -249,6 +269,45 @@ def test_a_reload_resumes_the_game(browser, srv):
         assert f"s={sid}" in page.url
     finally:
         ctx.close()
+
+
+def test_a_stale_page_catches_up_a_game_gone_offers_new_game_and_deal_says_it_is_dealing(browser):
+    """A refusal (409) may come from a page left behind by another tab of the game: the page shows the game as
+    it is now.  A game the server no longer keeps (404) gets a New game button.  While a deal is on its way
+    (a bot's first game compiles it) Deal is disabled and says so."""
+    from arena.web.server import NewGame
+
+    srv = Server(App(bot="simple", seed=4, max_sessions=1), port=0).start()
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1)  # the person, non-dealer, is to take or pass the upcard
+        srv.app.session.act("pass")  # as from another tab: this page still offers Take and Pass
+        page.click("#pass")
+        page.wait_for_selector("#take", state="hidden")  # refused, and caught up: the upcard is decided
+        assert "you cannot pass now" in page.locator("#error").inner_text()
+        assert page.locator("#restart").is_hidden()
+        gone = srv.app.session.id
+        srv.app.new_game(NewGame())  # a game elsewhere: the server keeps one, this page's is dropped
+        page.click("#stock")
+        page.wait_for_selector("#restart:visible")
+        assert f"no game '{gone}'" in page.locator("#error").inner_text()
+        page.click("#restart")
+        page.wait_for_selector("#start:visible")
+        assert page.evaluate("localStorage.getItem('arena.session')") is None  # the dropped game is forgotten
+        held = []
+        page.route("**/api/new", lambda route: held.append(route))
+        page.click("#go")
+        page.wait_for_selector("#go:disabled")
+        assert page.locator("#start-msg").inner_text().startswith("Dealing… (the first game against a bot compiles")
+        while not held:  # the page's request reaches the route
+            page.wait_for_timeout(50)
+        held[0].continue_()
+        page.wait_for_selector("#table:not(.hidden)")
+        assert page.locator("#go").is_enabled() and page.locator("#start-msg").is_hidden()
+    finally:
+        ctx.close()
+        srv.stop()
 
 
 def test_the_play_page_runs_whole_under_its_content_security_policy(browser, srv):
@@ -314,7 +373,11 @@ def test_the_advanced_panel_sets_the_rules_of_the_game(browser, srv):
         page.wait_for_selector("#table:not(.hidden)")
         r = srv.app.session.rules_obj
         assert r.undercut_bonus == 20 and r.knock_limit == 7 and r.gin_bonus == 25
+        live = srv.app.session.id
         page.goto(srv.url.rstrip("/") + "/?s=gone")  # a stale id: the start screen again
+        page.wait_for_url(srv.url)  # the stale id has left the address
+        assert page.locator("#start").is_visible()
+        assert page.evaluate("localStorage.getItem('arena.session')") == live  # the live game is still remembered
     finally:
         ctx.close()
 
@@ -392,7 +455,7 @@ def test_the_viewer_steps_with_the_keys_but_not_inside_the_dropdown_and_fits_a_p
 
 def test_the_viewer_opens_the_game_and_step_of_a_report_link(browser, tmp_path):
     """arena report links to http://127.0.0.1:8766/view?game=G#step=S (S counted from 0; the page shows S + 1),
-    served by `arena view RUN`; ?step=S works as well."""
+    served by `arena view RUN`; ?step=S works as well, and a new #step=S on the open page moves to it."""
     from arena.web.viewer import Games, recorded_game
 
     run = _recorded(tmp_path)
@@ -409,6 +472,9 @@ def test_the_viewer_opens_the_game_and_step_of_a_report_link(browser, tmp_path):
             assert page.locator("#title").inner_text().startswith("v: game 1 ")
             assert page.locator("#pos").inner_text() == f"step {step + 1} of {len(other['steps'])}"
             assert page.locator("#text").inner_text() == other["steps"][step]["text"]
+            if "#" in url:  # a new #step on the open page (only the hash changes: no reload) goes there too
+                page.goto(srv.url + "view?game=1#step=2")
+                page.locator("#pos", has_text=f"step 3 of {len(other['steps'])}").wait_for()
             ctx.close()
         ctx, page = _page(browser)
         page.goto(srv.url + "view?game=99")

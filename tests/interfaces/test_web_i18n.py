@@ -10,7 +10,7 @@ import pytest
 
 from arena.engine.layout import OUTCOME_NAMES
 from arena.settings.rules import available_presets
-from arena.web.session import _KEYS, ADVANCED
+from arena.web.session import _KEYS, ADVANCED, REFUSALS
 
 STATIC = resources.files("arena.web") / "static"
 LANGS = ("en", "sl", "pl", "tr", "et")
@@ -26,9 +26,10 @@ def used_keys() -> set[str]:
     keys = set(re.findall(r'data-i18n="([^"]+)"', html))
     keys |= set(re.findall(r'\bt\("([a-z_.]*[a-z_])"\s*[,)]', html))  # t("st.draw"), not t("line." + ...)
     events = {k for pair in _KEYS.values() for k in pair} | {"deal", "lay_off"}
-    keys |= {f"ev.{e}.{who}" for e in events for who in ("you", "other")}
+    keys |= {f"ev.{e}.{who}" for e in events for who in ("you", "other")} | {"ev.take_back.you"}  # bots never take back
     keys |= {f"out.{o}" for o in OUTCOME_NAMES if o not in ("none", "forfeit")}
     keys |= {f"line.{o}" for o in ("knock", "gin", "big_gin", "undercut", "dead", "capped")}
+    keys |= {f"err.{code}" for code in REFUSALS}  # the refusals the page says in its own words
     keys |= {f"rule.{k}" for k in ADVANCED} | {f"preset.{p}" for p in available_presets()}
     return keys
 

@@ -198,9 +198,12 @@ def test_sessions_are_bounded_in_number_and_in_time():
     assert e.value.status == 404
     assert sessions.get(games[1].id) is games[1] and sessions.get(None) is games[1]  # the last touched
     now[0] = 150
-    with pytest.raises(Exception, match="no game yet"):
-        sessions.get(games[2].id)  # idle past the limit: gone
-    assert len(sessions) == 0 and app.session is None
+    with pytest.raises(Exception, match="it ended or expired") as e:
+        sessions.get(games[2].id)  # idle past the limit: gone, a 404 (the page offers a new game) even with none left
+    assert e.value.status == 404
+    with pytest.raises(Exception, match="no game yet") as e:
+        sessions.get(None)
+    assert e.value.status == 409 and len(sessions) == 0 and app.session is None
 
 
 def test_connections_of_a_listening_socket_made_by_hand_get_nagle_turned_off():

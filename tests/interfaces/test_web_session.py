@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from arena.engine.cards import mask_of, parse_card, parse_cards
-from arena.engine.layout import PH_DONE, S_CUR, S_HAND, S_LAID_OFF, S_PHASE
+from arena.engine.layout import PH_DONE, S_CUR, S_DEADWOOD, S_DEF_RUNS, S_DEF_SETS, S_HAND, S_LAID_OFF, S_PHASE
 from arena.engine.showdown import knocker_proposal
 from arena.engine.step import apply_action
 from arena.web.session import BOT, PERSON, IllegalAction, PlaySession
@@ -15,6 +15,8 @@ from tests.scripted import encode, setup
 
 KNOCKER = "7c 7d 7h 2c 3c 4c 8s 9s Ts Kh"
 DEFENDER = "7s 5c 6c Js Qs 2h 3h Kd Qd 4d"
+GIN_HAND = "2c 3c 4c 8s 9s Ts Kc Kd Kh 5c"
+NO_MELDS = "7s 5s 6h Js Jh 2h 3h Qc Qd 4d"  # the bot's hand: 67 deadwood
 
 
 def c(text):
@@ -76,8 +78,9 @@ def test_the_person_s_proposed_melds_and_the_bot_s_defence_are_the_automatic_sho
 def test_defending_lays_off_checks_each_card_and_takes_back():
     s = session(KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)
     assert s.st[S_CUR] == BOT and s.view()["your_turn"]
-    with pytest.raises(IllegalAction, match="6♣ fits none"):
+    with pytest.raises(IllegalAction, match="6♣ fits none") as e:
         s.act("lay_off", c("6c"))
+    assert (e.value.code, e.value.values) == ("layoff_fits_none", {"card": c("6c")})  # for the page's own words
     assert s.knock["laid"] == 0
     s.act("lay_off", c("5c"))
     s.act("lay_off", c("6c"))
@@ -85,12 +88,32 @@ def test_defending_lays_off_checks_each_card_and_takes_back():
     assert s.view()["arrange"]["knocker_melds"][1] == [c(x) for x in ("2c", "3c", "4c", "5c", "6c")]
     s.act("take_back")
     assert s.knock["laid"] == 0
+    assert s.events[-3:] == ["You lay off 5♣", "You lay off 6♣", "You take back your layoffs"]
+    assert s.items[-1] == {"key": "take_back", "seat": PERSON}
     s.act("lay_off", c("7s"))
     with pytest.raises(IllegalAction, match="not in the hand"):  # a laid-off card cannot be in a meld too
         s.act("lay_down", melds=[[c("7s"), c("5c"), c("6c")]])
     s.act("pass")
     assert s.hand_over and int(s.done_st[S_LAID_OFF]) == mask_of(parse_cards("7s"))
     assert s.last_hand["hands"][BOT]["with_layoffs"][0] == [c(x) for x in ("7c", "7d", "7h", "7s")]
+
+
+@pytest.mark.parametrize(
+    "knocker, defender, layoffs, melded, deadwood",
+    [
+        (KNOCKER, "7s 5c 6c Js Qs 2h 3h 9d Td Jd", "7s", "9d Td Jd", 5 + 6 + 10 + 10 + 2 + 3),  # a knock
+        (GIN_HAND, "7s 7d 7h Js Qs 2h 3h Qc Qd 4d", "", "7s 7d 7h Qs Qc Qd", 10 + 2 + 3 + 4),  # a gin
+    ],
+)
+def test_a_pass_lays_down_the_best_melds_of_the_cards_not_laid_off(knocker, defender, layoffs, melded, deadwood):
+    """The manual's Pass is for a hand with nothing to lay down; pressed with melds in hand, it keeps them."""
+    s = session(knocker, defender, 0, "pass", "pass", "Kh" if knocker == KNOCKER else "Ad", defend=True)
+    for card in layoffs.split():
+        s.act("lay_off", c(card))
+    assert s.view()["arrange"]["deadwood"] == deadwood
+    s.act("pass")
+    assert int(s.done_st[S_DEF_SETS] | s.done_st[S_DEF_RUNS]) == mask_of(parse_cards(melded))
+    assert s.done_st[S_DEADWOOD + PERSON] == deadwood
 
 
 def test_play_on_discards_without_a_knock_even_when_one_is_allowed():
@@ -100,10 +123,6 @@ def test_play_on_discards_without_a_knock_even_when_one_is_allowed():
     assert s.events[i + 1] == "You do not knock"  # the engine asked (1 deadwood); play_on answered no
     assert s.stage == "play" and "You knock" not in s.events
     assert not (int(s.st[S_HAND]) >> c("Kh")) & 1
-
-
-GIN_HAND = "2c 3c 4c 8s 9s Ts Kc Kd Kh 5c"
-NO_MELDS = "7s 5s 6h Js Jh 2h 3h Qc Qd 4d"  # the bot's hand: 67 deadwood
 
 
 def test_gin_is_a_knock_from_the_discard_phase_laid_down_by_the_person():
@@ -121,6 +140,10 @@ def test_gin_is_a_knock_from_the_discard_phase_laid_down_by_the_person():
 def test_big_gin_is_declared_and_must_meld_every_card():
     s = session(GIN_HAND, NO_MELDS, 1, "pass", "pass", stock="Ks")  # draws Ks: all 11 cards meld
     assert "big_gin" in s.view()["allowed"]
+    with pytest.raises(IllegalAction) as e:  # the words say what is allowed instead
+        s.act("discard", c("5c"))
+    want = "first declare big gin (big_gin), or decline it (no_big_gin) and then discard"
+    assert str(e.value) == f"you cannot discard now: {want}"
     s.act("big_gin")
     assert s.stage == "lay_down" and s.view()["arrange"]["big_gin"]
     with pytest.raises(IllegalAction, match="big gin needs all 11 cards"):

@@ -10,13 +10,14 @@ const SUIT_PATHS = {
 const RANKS = "A23456789TJQK", SUITS = "cdhs";
 function suitOf(id) { return SUITS[Math.floor(id / 13)]; }
 function rankText(id) { const r = RANKS[id % 13]; return r === "T" ? "10" : r; }
+function cardText(id) { return rankText(id) + {c: "\u2663", d: "\u2666", h: "\u2665", s: "\u2660"}[suitOf(id)]; }
 function suitSvg(s) { return `<svg viewBox="0 0 100 100" aria-hidden="true" fill="currentColor">${SUIT_PATHS[s]}</svg>`; }
 function cardEl(id, extra) {
   const s = suitOf(id), el = document.createElement("div");
   el.className = "card" + ("dh".includes(s) ? " red" : "") + (extra ? " " + extra : "");
   el.dataset.id = id;
   el.innerHTML = `<div class="r">${rankText(id)}<span>${suitSvg(s)}</span></div><div class="c">${suitSvg(s)}</div>`;
-  el.title = rankText(id) + {c: "\u2663", d: "\u2666", h: "\u2665", s: "\u2660"}[s];
+  el.title = cardText(id);
   return el;
 }
 function backEl() { const el = document.createElement("div"); el.className = "card back"; return el; }
