@@ -289,11 +289,16 @@ def check_answer(answer: object, n: int) -> np.ndarray:
     return a.astype(np.int64, copy=False)
 
 
+#: How :func:`illegal_detail` begins: a forfeit's message leads with the policy's choice, not with the
+#: engine's view of it (the engine sees -1, an action id that answers nothing).
+POLICY_CHOSE = "policy chose action "
+
+
 def illegal_detail(action: int, mask_row: np.ndarray) -> str:
     """Why a policy's action was refused, naming it and the legal ones."""
     ids = int(sum(1 << int(a) for a in np.flatnonzero(mask_row)))
     legal = ", ".join(f"{a} {action_name(a)}" for a in legal_ids(ids))
-    return f"policy chose action {action_name(action) if 0 <= action < NUM_ACTIONS else action}; legal: {legal}"
+    return f"{POLICY_CHOSE}{action_name(action) if 0 <= action < NUM_ACTIONS else action}; legal: {legal}"
 
 
 #: ANSWERS[phase, action]: the engine's answer an action id gives a decision (-1: none).

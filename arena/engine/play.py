@@ -37,7 +37,7 @@ from arena.engine.layout import (
     S_SIZE,
     V_SIZE,
 )
-from arena.engine.lockstep import L_PHASE, L_SEAT, play_lockstep
+from arena.engine.lockstep import L_PHASE, L_SEAT, POLICY_CHOSE, play_lockstep
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array as to_rules_array
 from arena.engine.step import (
@@ -309,6 +309,8 @@ def forfeit_message(bots: tuple[PlayableBot, PlayableBot], seed: int, row: np.nd
     what = ERROR_MESSAGES[int(row[G_ERROR])]
     decision = PHASE_FUNCTION[int(row[G_ERROR_KIND])]
     answer = "" if int(row[G_ERROR]) == ERR_RAISED else f" (answered {int(row[G_ERROR_ACTION])})"
+    if detail.startswith(POLICY_CHOSE):  # the engine saw -1 for an action that answers nothing: say what was chosen
+        what, answer = "chose an illegal action", ""
     tail = f": {detail}" if detail else ""
     return f"bot '{bots[seat].name}' (seat {seat}) {what} in {decision}(){answer}, game seed {seed}{tail}"
 

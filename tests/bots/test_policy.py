@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arena.analysis.summary import error_key
 from arena.botkit.bot import BotError
 from arena.botkit.policy import load_policy_source, mlp_onnx, policy_source
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
@@ -264,6 +265,13 @@ def test_an_illegal_action_a_wrong_shape_and_a_raise_forfeit_the_game_with_the_r
         assert all(words in e and "\n" not in e and f"bot '{Path(name).stem}'" in e for e in rec.errors), rec.errors
         with pytest.raises(IllegalMoveError, match="seat 0"):
             play_batch(bot, simple, RULES, SEEDS[:2], forfeit=False)
+    # An action that answers nothing reached the engine as -1: the headline (what the report counts)
+    # named the engine's complaint, "answer must be 0 (no) or 1 (yes) in take_upcard() (answered -1)".
+    always7 = write(tmp_path, "seven.py", "def act(obs, mask, rng):\n    return 0 * mask.argmax(1) + 7\n")
+    rec = play_batch(load_bot(f"policy:{always7}"), simple, RULES, SEEDS[:4])
+    heads = {error_key(e) for e in rec.errors}
+    assert heads <= {f"bot 'seven' (seat 0) chose an illegal action in {f}()" for f in ("take_upcard", "draw")}, heads
+    assert all("(answered" not in e and "policy chose action discard 8c; legal: " in e for e in rec.errors), rec.errors
 
 
 def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
