@@ -322,6 +322,18 @@ def resolve_opponent(opponent: str | Bot) -> Bot:
         raise ValueError(
             f"opponent must be a bot reference (a name such as 'simple', a bot file) or a Bot, not {opponent!r}"
         )
+    if isinstance(opponent, str):
+        from arena.settings.botref import BotRef, BotRefError
+
+        try:
+            kind = BotRef.parse(opponent).kind
+        except BotRefError as exc:
+            raise BotError(f"opponent {opponent!r}: {exc}") from None
+        if kind in ("command", "sandbox", "eaai"):  # refused before a program is started for nothing
+            raise BotError(
+                f"opponent {opponent!r} is not a compiled bot: the env plays its opponent inside one compiled "
+                "step, so it takes a built-in bot or a numba bot file (not cmd:, sandbox: or eaai:)"
+            )
     bot = load_bot(opponent) if isinstance(opponent, str) else opponent
     if not bot.fast:
         raise BotError(

@@ -257,6 +257,10 @@ def test_unknown_opponent_or_rules_get_the_arenas_one_line_errors(tmp_path):
     with pytest.raises(BotError, match="is not a compiled bot") as exc:
         VectorGinEnv(2, opponent=str(plain))
     assert "\n" not in str(exc.value)
+    # A command is refused for what it is, before it is started (this one would fail to start, and
+    # the line said "crashed: could not start ..." instead of why the env cannot take it).
+    with pytest.raises(BotError, match="is not a compiled bot"):
+        VectorGinEnv(2, opponent="cmd:/nonexistent/prog")
 
 
 def test_a_users_numba_bot_file_plays_inside_the_step(tmp_path):
