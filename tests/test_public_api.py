@@ -110,6 +110,13 @@ def test_results_of_a_folder_that_is_not_a_run_is_one_line(tmp_path):
 
     with pytest.raises(StoreError, match="no run folder"):
         arena.results(tmp_path / "nothing")
+    # Not a path at all: one line saying what it takes (a TypeError from Path() before).
+    with pytest.raises(StoreError, match=r"results\(\) takes a run folder's path .* not 5"):
+        arena.results(5)
+    from arena.settings.config import ConfigError
+
+    with pytest.raises(ConfigError, match="config must be a TournamentConfig, a path .* not 42"):
+        arena.run_tournament(42)
 
 
 def test_play_batch_takes_the_public_rules_a_preset_name_or_the_kernel_array():

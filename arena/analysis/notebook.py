@@ -70,7 +70,10 @@ def results(run: Any, *, hands: bool | None = None) -> Results:
     it; the ``scores`` and ``lengths`` figures need it).  A folder that is not
     a run, or holds no games, is a one-line :class:`~arena.run.store.StoreError`.
     """
-    run_dir = Path(getattr(run, "run_dir", run))
+    run_dir = getattr(run, "run_dir", run)
+    if not isinstance(run_dir, (str, Path)):
+        raise StoreError(f"results() takes a run folder's path or what run_tournament returned, not {run!r}")
+    run_dir = Path(run_dir)
     store = RunStore(run_dir)
     summary = summarize_run(store, hands=hands)
     if summary.n_games == 0:

@@ -150,6 +150,10 @@ def _config(
     elif not isinstance(config, TournamentConfig):
         from arena.settings.config import config_from_dict
 
+        if not isinstance(config, Mapping):
+            raise ConfigError(
+                f"config must be a TournamentConfig, a path to a .toml file or a dict of its keys, not {config!r}"
+            )
         config = config_from_dict(config)
     return config.with_absolute_paths(base_dir), base_dir
 
