@@ -153,7 +153,15 @@ def eaai_command(ref: BotRef) -> tuple[list[str], str]:
         raise _error(f"{ref.spec()}: {player} does not exist (a jar or a class folder)")
     kit = kit_path()
     adapter = adapter_classes(kit)
-    classpath = os.pathsep.join(str(p) for p in (adapter, kit, player))
+    # The player comes first, as in the kit's own projects: a player that finds its files from the
+    # class path's root (the kit's GinRummyUtil.FileResource takes getResource("/"), the first folder
+    # on it) finds them beside its classes, not in the adapter's cache folder.  So a player that ships
+    # its own copy of the kit's classes (a jar exported with the kit inside) plays with that copy: the
+    # one it was compiled and tested against.  The adapter needs of the kit only GinRummyPlayer and
+    # Card's getCard, getRank and getSuit, alike in every version of the kit.  A player's own
+    # ginarena.* classes would shadow the adapter's, which gains it nothing: it runs in the adapter's
+    # JVM and can read the adapter's stdin and fields anyway, and the arena checks every answer.
+    classpath = os.pathsep.join(str(p) for p in (player, kit, adapter))
     command = [_java("java"), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS, name]
     return command, str(player if player.is_dir() else player.parent)
 

@@ -549,6 +549,17 @@ def test_a_java_player_loads_its_table_from_the_file_beside_it_inside_the_wall(j
     assert rec.errors == [] and "loaded table: 2 lines, sum 15" in log
 
 
+@needs_java
+def test_a_player_finds_its_files_from_the_class_paths_root(java):
+    """The player's folder is first on the class path, as in a kit project: getResource("/") (the
+    root the kit's file helper reads from) is the player's folder, not the adapter's."""
+    kit = kit_bot(java, "ResourceRootPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(2))
+    log = drain_log(kit)
+    close_bot(kit)
+    assert rec.errors == [] and "resource root table: 2 lines" in log
+
+
 # --- in-process bots: the last hand's end in the view -----------------------------------------------
 
 

@@ -42,7 +42,7 @@ import java.util.Random;
  * static fields, Math.random's and Collections.shuffle's) is seeded from the
  * game's seed, so the same seed replays the same game.
  *
- * Usage: java -cp adapter:kit:player ginarena.EaaiAdapter com.example.MyPlayer
+ * Usage: java -cp player:kit:adapter ginarena.EaaiAdapter com.example.MyPlayer
  */
 public final class EaaiAdapter {
     /** The arena's suit (c d h s) of each kit suit (C H S D), and back. */
