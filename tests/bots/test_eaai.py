@@ -560,6 +560,22 @@ def test_a_player_finds_its_files_from_the_class_paths_root(java):
     assert rec.errors == [] and "resource root table: 2 lines" in log
 
 
+def test_a_path_holding_the_class_path_separator_is_refused_naming_it(tmp_path, monkeypatch):
+    """Java would split it in two and look for the class in neither half ("not found")."""
+    player = tmp_path / "my:player"
+    player.mkdir()
+    with pytest.raises(BotError) as err:
+        load(BotRef.parse(f"eaai:{player}:P"))
+    assert str(err.value).endswith(
+        f"{player} contains ':', so it cannot be used on a Java class path: move or rename it"
+    )
+    kit = tmp_path / "the:kit"
+    kit.mkdir()
+    monkeypatch.setenv(KIT_ENV, str(kit))
+    with pytest.raises(BotError, match=r"^the EAAI kit .*the:kit contains ':', so it cannot be used on a Java class"):
+        kit_path()
+
+
 # --- in-process bots: the last hand's end in the view -----------------------------------------------
 
 
