@@ -324,6 +324,19 @@ def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded
 
 
 @needs_java
+def test_a_constructor_that_raises_in_a_later_game_forfeits_it_naming_its_exception(java):
+    """The second game's player object raises in its constructor: the reason is that exception, not
+    the reflection's InvocationTargetException around it."""
+    kit = kit_bot(java, "SecondCtorThrowPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(2))
+    close_bot(kit)
+    assert len(rec.errors) == 1 and "game seed 1:" in rec.errors[0]
+    assert rec.errors[0].endswith(
+        "the constructor of players.SecondCtorThrowPlayer raised java.lang.IllegalStateException: made twice"
+    )
+
+
+@needs_java
 def test_an_adapter_out_of_step_with_the_table_resigns_with_the_reason(java):
     """A table that could not have followed the last one (two opponent discards, nothing on the pile)."""
     from arena.engine.step import build_view

@@ -8,7 +8,9 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -111,6 +113,8 @@ public final class EaaiAdapter {
                     answer = adapter.decide(msg);
                 } catch (OutOfStep e) {
                     answer = "{\"error\":" + Json.quote("eaai adapter out of step with the table: " + e.getMessage()) + "}";
+                } catch (PlayerFault e) {
+                    answer = "{\"error\":" + Json.quote(e.getMessage()) + "}";
                 } catch (Throwable e) {
                     answer = "{\"error\":" + Json.quote("the player raised " + e) + "}";
                 }
@@ -120,6 +124,8 @@ public final class EaaiAdapter {
                     adapter.handOver(msg);
                 } catch (OutOfStep e) {
                     adapter.fault = "eaai adapter out of step with the table: " + e.getMessage();
+                } catch (PlayerFault e) {
+                    adapter.fault = e.getMessage();
                 } catch (Throwable e) {
                     adapter.fault = "the player raised " + e + " at the end of a hand";
                 }
@@ -133,6 +139,32 @@ public final class EaaiAdapter {
         out.print(s);
         out.print('\n');
         out.flush();
+    }
+
+    /**
+     * A new player object, as the kit makes one for each game; a PlayerFault says in one line why
+     * none can be made (the constructor's own exception, not the reflection's wrapper around it).
+     */
+    static GinRummyPlayer construct(Class<?> cls) throws PlayerFault {
+        String name = cls.getName();
+        try {
+            Constructor<?> c = cls.getDeclaredConstructor();
+            c.setAccessible(true);
+            return (GinRummyPlayer) c.newInstance();
+        } catch (NoSuchMethodException e) {
+            throw new PlayerFault(name + " has no constructor without arguments");
+        } catch (InvocationTargetException e) {
+            throw new PlayerFault("the constructor of " + name + " raised " + describe(e.getCause()));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new PlayerFault(name + " cannot be constructed: " + describe(e));
+        }
+    }
+
+    /** An exception and, when its own text leaves it out, its cause (an initializer's error, say). */
+    static String describe(Throwable e) {
+        Throwable cause = e.getCause();
+        String s = e.toString();
+        return cause == null || s.contains(cause.toString()) ? s : s + " (" + cause + ")";
     }
 
     static String botName(Class<?> cls) {
@@ -240,11 +272,12 @@ public final class EaaiAdapter {
         }
     }
 
-    private void newGame(long seed) throws Exception {
-        player = (GinRummyPlayer) playerClass.getDeclaredConstructor().newInstance();
-        Seeder.seed(player, seed);
+    private void newGame(long seed) throws PlayerFault {
         fault = null;
         inHand = false;
+        player = null; // none for this game if it cannot be made
+        player = construct(playerClass);
+        Seeder.seed(player, seed);
     }
 
     private void startHand(Map<String, Object> msg, int mySeat, int no) throws OutOfStep {
@@ -404,6 +437,13 @@ public final class EaaiAdapter {
 
     static final class OutOfStep extends Exception {
         OutOfStep(String why) {
+            super(why);
+        }
+    }
+
+    /** The player cannot play: its message is the whole reason, for the arena's one line. */
+    static final class PlayerFault extends Exception {
+        PlayerFault(String why) {
             super(why);
         }
     }
