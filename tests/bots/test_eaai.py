@@ -324,6 +324,20 @@ def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded
 
 
 @needs_java
+def test_a_player_that_cannot_be_made_fails_to_load_in_one_line_naming_why(java):
+    """The adapter makes one player object at the handshake (the kit makes one per game): an abstract
+    class, or a constructor that raises, is a load error naming it, not a forfeit of every game."""
+    for player, why in (
+        ("AbstractPlayer", "players.AbstractPlayer is abstract: name a class that can be constructed"),
+        ("CtorThrowPlayer", "the constructor of players.CtorThrowPlayer raised java.lang.IllegalStateException: "
+                            "no table to load"),
+    ):  # fmt: skip
+        with pytest.raises(BotError) as err:
+            kit_bot(java, player)
+        assert str(err.value).endswith(why) and "\n" not in str(err.value)
+
+
+@needs_java
 def test_a_constructor_that_raises_in_a_later_game_forfeits_it_naming_its_exception(java):
     """The second game's player object raises in its constructor: the reason is that exception, not
     the reflection's InvocationTargetException around it."""

@@ -40,9 +40,11 @@ import java.util.Random;
  *
  * Cards: the arena numbers a card suit * 13 + rank with suits c d h s; the kit
  * numbers it suit * 13 + rank with suits C H S D.  A new player object is made
- * for every game and every java.util.Random it holds (its fields, its classes'
- * static fields, Math.random's and Collections.shuffle's) is seeded from the
- * game's seed, so the same seed replays the same game.
+ * for every game, as the kit makes one; one is made at the handshake already, so
+ * that a player that cannot be made fails to load instead of forfeiting every
+ * game (that one plays the first game).  Every java.util.Random it holds (its
+ * fields, its classes' static fields, Math.random's and Collections.shuffle's) is
+ * seeded from the game's seed, so the same seed replays the same game.
  *
  * Usage: java -cp player:kit:adapter ginarena.EaaiAdapter com.example.MyPlayer
  */
@@ -54,6 +56,7 @@ public final class EaaiAdapter {
     private final Class<?> playerClass;
     private final PrintStream out;
     private GinRummyPlayer player;
+    private GinRummyPlayer spare; // made at the handshake, for the first game
 
     // The adapter's mirror of the table, for this seat and hand.
     private int seat = -1, handNo = -1, stock;
@@ -81,21 +84,23 @@ public final class EaaiAdapter {
         }
         String loadError = null;
         Class<?> cls = null;
+        GinRummyPlayer first = null;
         try {
             cls = Class.forName(args[0]);
             if (!GinRummyPlayer.class.isAssignableFrom(cls))
                 loadError = args[0] + " does not implement ginrummy.GinRummyPlayer";
             else
-                cls.getDeclaredConstructor();
+                first = construct(cls);
         } catch (ClassNotFoundException e) {
             loadError = "class " + args[0] + " not found on the class path";
-        } catch (NoSuchMethodException e) {
-            loadError = args[0] + " has no constructor without arguments";
+        } catch (PlayerFault e) {
+            loadError = e.getMessage();
         } catch (Throwable e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             loadError = "loading " + args[0] + " failed: " + e.getClass().getName() + " (" + cause + ")";
         }
         EaaiAdapter adapter = new EaaiAdapter(cls, protocol);
+        adapter.spare = first;
         String line;
         while ((line = in.readLine()) != null) {
             Map<String, Object> msg = Json.object(line);
@@ -147,6 +152,9 @@ public final class EaaiAdapter {
      */
     static GinRummyPlayer construct(Class<?> cls) throws PlayerFault {
         String name = cls.getName();
+        if (Modifier.isAbstract(cls.getModifiers()))
+            throw new PlayerFault(name + " is abstract" + (cls.isInterface() ? " (an interface)" : "")
+                    + ": name a class that can be constructed");
         try {
             Constructor<?> c = cls.getDeclaredConstructor();
             c.setAccessible(true);
@@ -276,7 +284,8 @@ public final class EaaiAdapter {
         fault = null;
         inHand = false;
         player = null; // none for this game if it cannot be made
-        player = construct(playerClass);
+        player = spare != null ? spare : construct(playerClass);
+        spare = null;
         Seeder.seed(player, seed);
     }
 
