@@ -172,7 +172,7 @@ def eaai_command(ref: BotRef) -> tuple[list[str], str]:
     # ginarena.* classes would shadow the adapter's, which gains it nothing: it runs in the adapter's
     # JVM and can read the adapter's stdin and fields anyway, and the arena checks every answer.
     classpath = os.pathsep.join(str(p) for p in (player, kit, adapter))
-    command = [_java("java"), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS, name]
+    command = [_java("java"), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS, name, str(player), str(kit)]
     return command, str(player if player.is_dir() else player.parent)
 
 

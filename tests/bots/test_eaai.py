@@ -251,7 +251,7 @@ def test_the_wrapped_players_picture_equals_the_arenas_view_at_every_decision(ja
     against simple and random, thousands of decisions."""
     compared = ends = unasked = 0
     # random takes and throws back the same cards again and again: a card taken or discarded twice
-    for seat, other, games in ((0, "simple", 8), (1, "simple", 10), (0, "random", 1), (1, "random", 1)):
+    for seat, other, games in ((0, "simple", 8), (1, "simple", 10), (0, "random", 2), (1, "random", 2)):
         kit = kit_bot(java, "PicturePlayer", log_bytes=1 << 26)
         views: list[np.ndarray] = []
         rec_bot = dataclasses.replace(kit, functions=tuple(_Recording(f, views) for f in kit.functions))
@@ -312,14 +312,18 @@ def test_a_kit_style_simple_plays_gin_arenas_simple_about_evenly(java):
 
 
 @needs_java
-def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded(java):
-    """Two fresh processes, same seeds: the same games (KitSimplePlayer breaks ties with its Random)."""
+@pytest.mark.parametrize("player", ["KitSimplePlayer", "HelperRandPlayer", "StartRandPlayer"])
+def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded(java, player):
+    """Two fresh processes, same seeds: the same games.  KitSimplePlayer breaks ties with a Random in
+    a field; HelperRandPlayer takes face-up cards at random from a static Random of another class of
+    its own, StartRandPlayer from a Random it makes in startGame."""
     simple = load_bot("simple")
     runs = []
     for _ in range(2):
-        kit = kit_bot(java, "KitSimplePlayer")
+        kit = kit_bot(java, player)
         runs.append(play_batch(kit, simple, R, np.arange(40, 45), record_hands=True, record_log=True))
         close_bot(kit)
+    assert runs[0].errors == []
     assert np.array_equal(runs[0].games, runs[1].games) and np.array_equal(runs[0].log, runs[1].log)
 
 

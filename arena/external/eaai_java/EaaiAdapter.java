@@ -4,6 +4,12 @@ import ginrummy.Card;
 import ginrummy.GinRummyPlayer;
 
 import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.FileOutputStream;
@@ -20,6 +26,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 
 /**
  * Gin Arena's adapter for players written against the EAAI Gin Rummy kit.
@@ -42,11 +51,11 @@ import java.util.Random;
  * numbers it suit * 13 + rank with suits C H S D.  A new player object is made
  * for every game, as the kit makes one; one is made at the handshake already, so
  * that a player that cannot be made fails to load instead of forfeiting every
- * game (that one plays the first game).  Every java.util.Random it holds (its
- * fields, its classes' static fields, Math.random's and Collections.shuffle's) is
- * seeded from the game's seed, so the same seed replays the same game.
+ * game (that one plays the first game).  The generators the player can reach are
+ * seeded from the game's seed (see Seeder), so the same seed replays the same game.
  *
- * Usage: java -cp player:kit:adapter ginarena.EaaiAdapter com.example.MyPlayer
+ * Usage: java -cp player:kit:adapter ginarena.EaaiAdapter com.example.MyPlayer PLAYER_PATH KIT_PATH
+ * (the player's jar or class folder and the kit's, as on the class path).
  */
 public final class EaaiAdapter {
     /** The arena's suit (c d h s) of each kit suit (C H S D), and back. */
@@ -57,6 +66,7 @@ public final class EaaiAdapter {
     private final PrintStream out;
     private GinRummyPlayer player;
     private GinRummyPlayer spare; // made at the handshake, for the first game
+    private long gameSeed;
 
     // The adapter's mirror of the table, for this seat and hand.
     private int seat = -1, handNo = -1, stock;
@@ -78,8 +88,8 @@ public final class EaaiAdapter {
         PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        if (args.length != 1) {
-            System.err.println("usage: java ginarena.EaaiAdapter PLAYER_CLASS");
+        if (args.length != 3) {
+            System.err.println("usage: java ginarena.EaaiAdapter PLAYER_CLASS PLAYER_PATH KIT_PATH");
             System.exit(2);
         }
         String loadError = null;
@@ -99,6 +109,8 @@ public final class EaaiAdapter {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             loadError = "loading " + args[0] + " failed: " + e.getClass().getName() + " (" + cause + ")";
         }
+        if (loadError == null)
+            Seeder.findStatics(cls.getName(), new File(args[1]), new File(args[2]));
         EaaiAdapter adapter = new EaaiAdapter(cls, protocol);
         adapter.spare = first;
         String line;
@@ -283,6 +295,7 @@ public final class EaaiAdapter {
     private void newGame(long seed) throws PlayerFault {
         fault = null;
         inHand = false;
+        gameSeed = seed;
         player = null; // none for this game if it cannot be made
         player = spare != null ? spare : construct(playerClass);
         spare = null;
@@ -305,6 +318,8 @@ public final class EaaiAdapter {
         inHand = true;
         int starting = Boolean.TRUE.equals(msg.get("is_dealer")) ? 1 - seat : seat;
         player.startGame(seat, starting, kitCards(h));
+        // Again, for a generator startGame made (seeded from the game's seed, a new one each hand).
+        Seeder.seed(player, gameSeed + 0x632BE59BD9B4E019L * (no + 1));
     }
 
     /**
@@ -459,11 +474,159 @@ public final class EaaiAdapter {
 
     // --- seeding the player's generators ----------------------------------------------------
 
+    /**
+     * Seeds, from one seed, every java.util.Random the adapter can find before the player draws:
+     * those in the player object's fields (and in their objects' fields, two levels deep), in the
+     * static fields of its class and superclasses, the static Random fields of the other classes
+     * of the player's jar or folder that its code refers to (findStatics), and Math.random's and
+     * Collections.shuffle's.  It runs when a game's player is made and again after each startGame.
+     *
+     * A Random the adapter cannot reach is not seeded: one made and used within a method, or made
+     * after startGame (until the next hand), held in an array or a collection, or not of the class
+     * Random itself (a SecureRandom adds entropy to any seed).  ThreadLocalRandom and clocks are
+     * beyond any seed.
+     */
     static final class Seeder {
+        /** The static Random fields of the player's other classes (findStatics), in name order. */
+        private static final List<Field> STATICS = new ArrayList<>();
+        private static final String RANDOM = "Ljava/util/Random;";
+
         private long state;
 
         private Seeder(long seed) {
             state = seed;
+        }
+
+        /**
+         * Find the classes of the player's jar or folder that its class refers to, directly or
+         * through its other classes there, and that declare a static Random field; initialize them,
+         * so that their generators exist to be seeded before the player draws from them.
+         *
+         * The class files are read, not loaded, to find out: no class is loaded or initialized but
+         * these, since a class initializer may take long or fail, a jar may bundle whole libraries,
+         * and a folder may hold other players.  Such a class is only initialized sooner than the
+         * player would have.  Classes the kit also holds (a player folder with the kit inside) are
+         * the kit's and left alone, as is the adapter's package.
+         */
+        static void findStatics(String playerClass, File player, File kit) {
+            TreeMap<String, Boolean> reached = new TreeMap<>(); // class name -> declares a static Random
+            try (ClassFiles mine = new ClassFiles(player); ClassFiles kits = new ClassFiles(kit)) {
+                List<String> todo = new ArrayList<>(List.of(playerClass));
+                while (!todo.isEmpty()) {
+                    String name = todo.remove(todo.size() - 1);
+                    if (reached.containsKey(name) || name.startsWith("ginarena.") || kits.has(name))
+                        continue;
+                    byte[] bytes = mine.read(name);
+                    if (bytes != null)
+                        reached.put(name, readClassFile(bytes, todo));
+                }
+            } catch (IOException | RuntimeException e) {
+                System.err.println("[eaai adapter] cannot read the classes of " + player + ": " + e);
+                return;
+            }
+            ClassLoader loader = ClassLoader.getSystemClassLoader();
+            for (Map.Entry<String, Boolean> c : reached.entrySet()) {
+                if (!c.getValue())
+                    continue;
+                try {
+                    for (Field f : Class.forName(c.getKey(), true, loader).getDeclaredFields())
+                        if (Modifier.isStatic(f.getModifiers()) && f.getType() == Random.class) {
+                            f.setAccessible(true);
+                            STATICS.add(f);
+                        }
+                } catch (Throwable e) {
+                    System.err.println("[eaai adapter] cannot seed the static Random of " + c.getKey() + ": "
+                            + describe(e));
+                }
+            }
+        }
+
+        /**
+         * The class files of a jar or a class folder, read by class name when asked (a jar may
+         * bundle whole libraries).  With java.io, not java.nio.file: NIO's first file channel sets
+         * up the JVM's networking, whose socket() the wall refuses (check-bot would list it against
+         * the player).
+         */
+        static final class ClassFiles implements AutoCloseable {
+            private final File folder;
+            private final JarFile jar;
+
+            ClassFiles(File path) throws IOException {
+                folder = path.isDirectory() ? path : null;
+                jar = folder == null ? new JarFile(path) : null;
+            }
+
+            boolean has(String className) {
+                String rel = file(className);
+                return folder != null ? new File(folder, rel).isFile() : jar.getJarEntry(rel) != null;
+            }
+
+            /** The bytes of the class, or null when it is not here. */
+            byte[] read(String className) throws IOException {
+                if (!has(className))
+                    return null;
+                String rel = file(className);
+                try (InputStream in = folder != null ? new FileInputStream(new File(folder, rel))
+                        : jar.getInputStream(jar.getJarEntry(rel))) {
+                    return in.readAllBytes();
+                }
+            }
+
+            private static String file(String className) {
+                return className.replace('.', '/') + ".class";
+            }
+
+            @Override
+            public void close() throws IOException {
+                if (jar != null)
+                    jar.close();
+            }
+        }
+
+        /**
+         * Read a class file (JVMS 4.1, 4.4, 4.5): whether it declares a static field of type
+         * java.util.Random; the names of the classes it refers to are added to refs.
+         */
+        static boolean readClassFile(byte[] bytes, List<String> refs) {
+            boolean staticRandom = false;
+            try {
+                DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
+                if (in.readInt() != 0xCAFEBABE)
+                    return false;
+                in.skipBytes(4); // minor and major version
+                int count = in.readUnsignedShort();
+                String[] utf8 = new String[count];
+                List<Integer> classNames = new ArrayList<>();
+                for (int i = 1; i < count; i++) {
+                    int tag = in.readUnsignedByte();
+                    switch (tag) {
+                        case 1: utf8[i] = in.readUTF(); break; // the class file's own modified UTF-8
+                        case 7: classNames.add(in.readUnsignedShort()); break;
+                        case 8: case 16: case 19: case 20: in.skipBytes(2); break;
+                        case 15: in.skipBytes(3); break;
+                        case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18: in.skipBytes(4); break;
+                        case 5: case 6: in.skipBytes(8); i++; break; // a long or a double takes two slots
+                        default: return false;
+                    }
+                }
+                for (int index : classNames) // internal names (a/b/C), or array descriptors ([[La/b/C;)
+                    refs.add(utf8[index].replaceAll("^\\[+L|;$", "").replace('/', '.'));
+                in.skipBytes(6); // access flags, this class, super class
+                in.skipBytes(2 * in.readUnsignedShort()); // interfaces
+                for (int fields = in.readUnsignedShort(); fields > 0; fields--) {
+                    int access = in.readUnsignedShort();
+                    in.skipBytes(2); // name
+                    int descriptor = in.readUnsignedShort();
+                    staticRandom |= (access & Modifier.STATIC) != 0 && RANDOM.equals(utf8[descriptor]);
+                    for (int attributes = in.readUnsignedShort(); attributes > 0; attributes--) {
+                        in.skipBytes(2);
+                        in.skipBytes(in.readInt());
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // not a class file the JVM would load either: as far as it was read
+            }
+            return staticRandom;
         }
 
         private long next() { // splitmix64
@@ -487,6 +650,13 @@ public final class EaaiAdapter {
                     } catch (Throwable e) {
                         // a field the JVM will not open: nothing of ours to seed there
                     }
+                }
+            }
+            for (Field f : STATICS) {
+                try {
+                    s.visit(f.get(null), seen, 2);
+                } catch (IllegalAccessException e) {
+                    // cannot happen: findStatics opened it
                 }
             }
             s.jdk("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator", false);
