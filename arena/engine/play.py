@@ -25,6 +25,9 @@ from arena.engine.layout import (
     G_HANDS,
     G_SIZE,
     G_WINNER,
+    H_GAME,
+    H_LOG_LEN,
+    H_LOG_START,
     H_SIZE,
     OUT_FORFEIT,
     PH_DONE,
@@ -309,6 +312,23 @@ def forfeit_message(bots: tuple[PlayableBot, PlayableBot], seed: int, row: np.nd
     answer = "" if int(row[G_ERROR]) == ERR_RAISED else f" (answered {int(row[G_ERROR_ACTION])})"
     tail = f": {detail}" if detail else ""
     return f"bot '{bots[seat].name}' (seat {seat}) {what} in {decision}(){answer}, game seed {seed}{tail}"
+
+
+def game_log_spans(hands: np.ndarray, n_games: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each game's actions lie in a batch log: ``(start, length)`` per game.
+
+    A game's hands are consecutive rows and their logs consecutive entries;
+    a game a bot ended by raising has no hand row and an empty log.
+    """
+    g = hands[:, H_GAME]
+    first = np.searchsorted(g, np.arange(n_games), side="left")
+    last = np.searchsorted(g, np.arange(n_games), side="right")
+    has = last > first
+    start = np.zeros(n_games, dtype=np.int64)
+    end = np.zeros(n_games, dtype=np.int64)
+    start[has] = hands[first[has], H_LOG_START]
+    end[has] = hands[last[has] - 1, H_LOG_START] + hands[last[has] - 1, H_LOG_LEN]
+    return start, end - start
 
 
 def play_batch(
