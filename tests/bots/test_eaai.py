@@ -734,5 +734,6 @@ def test_an_uploaded_jar_unpacks_to_a_player_that_passes_check_bot(java, tmp_pat
     spec, _ = store_eaai_upload(tmp_path, jar, "players.KitSimplePlayer", 200_000)
     report = check_bot(spec, games=2, echo=None)
     assert report.passed, report.lines
+    assert [x[0] for x in report.lines if x[1] == "replay"] == ["PASS"], report.lines  # played again the same
     if shutil.which("strace"):  # the Java VM's own start-up write is not laid at the player's door
         assert [x[0] for x in report.lines if x[1] == "syscalls"] == ["PASS"], report.lines
