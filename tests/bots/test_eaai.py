@@ -449,6 +449,31 @@ def test_hand_over_tells_what_the_table_shows_and_declining_to_declare_changes_n
 
 
 @pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
+def test_two_programs_of_one_name_are_told_apart_by_the_variant_the_error_shows(program):
+    """A program (cmd:, eaai:) names itself in its handshake, which a config cannot change: the error
+    shows the [variants] entry that names one, and that entry, pasted into the config, loads."""
+    import tomllib
+
+    from arena.loading.load import load_bots
+    from arena.settings.config import ConfigError, config_from_dict
+
+    plain, auto = (f"cmd:{sys.executable} {program} {mode}" for mode in ("plain", "auto"))
+    with pytest.raises(ConfigError) as err:
+        load_bots(config_from_dict({"bots": [plain, auto]}))
+    entry = f"declarer-2 = {{ bot = {json.dumps(plain)} }}"
+    assert str(err.value) == (
+        f"config: two bots are named 'declarer'; name one with a variant, e.g. [variants] {entry}, "
+        "and list 'declarer-2' in bots instead"
+    )
+    bots = load_bots(
+        config_from_dict(tomllib.loads(f"bots = ['declarer-2', {json.dumps(auto)}]\n[variants]\n{entry}\n"))
+    )
+    assert sorted(b.name for b in bots.values()) == ["declarer", "declarer-2"]
+    for b in bots.values():
+        close_bot(b)
+
+
+@pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
 def test_an_illegal_declaration_forfeits_the_game_with_the_reason(program):
     bot = external_bot(None, [sys.executable, str(program), "illegal"])
     rec = play_batch(bot, load_bot("simple"), R, np.arange(4))
