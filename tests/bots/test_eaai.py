@@ -355,6 +355,19 @@ def test_a_constructor_that_raises_in_a_later_game_forfeits_it_naming_its_except
 
 
 @needs_java
+@pytest.mark.parametrize(
+    ("player", "why"),
+    [("NullMeldPlayer", "getFinalMelds returned a null meld"),
+     ("NullCardPlayer", "getFinalMelds returned a meld that holds a null card")],
+)  # fmt: skip
+def test_a_null_in_the_knocking_melds_forfeits_with_what_was_null(java, player, why):
+    kit = kit_bot(java, player)
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(3))
+    close_bot(kit)
+    assert rec.errors and all(e.endswith(f"bot error: melds(): {why}") for e in rec.errors), rec.errors
+
+
+@needs_java
 def test_an_adapter_out_of_step_with_the_table_resigns_with_the_reason(java):
     """A table that could not have followed the last one (two opponent discards, nothing on the pile)."""
     from arena.engine.step import build_view

@@ -277,11 +277,15 @@ public final class EaaiAdapter {
             case "melds": {
                 StringBuilder b = new StringBuilder("[");
                 for (ArrayList<Card> meld : finalMelds) {
+                    if (meld == null)
+                        return "{\"error\":\"getFinalMelds returned a null meld\"}";
+                    if (meld.contains(null))
+                        return "{\"error\":\"getFinalMelds returned a meld that holds a null card\"}";
                     if (b.length() > 1)
                         b.append(',');
                     b.append('[');
                     for (int i = 0; i < meld.size(); i++)
-                        b.append(i > 0 ? "," : "").append(meld.get(i) == null ? -1 : ours(meld.get(i)));
+                        b.append(i > 0 ? "," : "").append(ours(meld.get(i)));
                     b.append(']');
                 }
                 finalMelds = null;
