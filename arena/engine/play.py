@@ -15,6 +15,7 @@ import numpy as np
 from numba import types
 
 from arena.engine._jit import kernel
+from arena.engine.cards import NUM_CARDS, card_str
 from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot, TableHooks, table_hooks
 from arena.engine.layout import (
     ERROR_TEXT,
@@ -30,6 +31,7 @@ from arena.engine.layout import (
     H_LOG_START,
     H_SIZE,
     OUT_FORFEIT,
+    PH_DISCARD,
     PH_DONE,
     S_CUR,
     S_ERROR,
@@ -309,7 +311,10 @@ def forfeit_message(bots: tuple[PlayableBot, PlayableBot], seed: int, row: np.nd
     seat = int(row[G_FORFEIT])
     what = ERROR_MESSAGES[int(row[G_ERROR])]
     decision = PHASE_FUNCTION[int(row[G_ERROR_KIND])]
-    answer = "" if int(row[G_ERROR]) == ERR_RAISED else f" (answered {int(row[G_ERROR_ACTION])})"
+    action = int(row[G_ERROR_ACTION])
+    answer = "" if int(row[G_ERROR]) == ERR_RAISED else f" (answered {action})"
+    if answer and int(row[G_ERROR_KIND]) == PH_DISCARD and 0 <= action < NUM_CARDS:
+        answer = f" (answered {action}, {card_str(action, symbols=True)})"  # a bot may number cards its own way
     tail = f": {detail}" if detail else ""
     return f"bot '{bots[seat].name}' (seat {seat}) {what} in {decision}(){answer}, game seed {seed}{tail}"
 
