@@ -49,6 +49,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.external.process import STREAK_FORFEIT
+
 __all__ = ["Summary", "Hist", "LADDER", "GAME_COLUMNS", "HAND_COLUMNS", "FIELDS", "MOMENTS", "summarize_run", "merge"]
 
 WIN_KINDS = ("knock", "undercut", "gin", "big_gin")
@@ -183,6 +185,7 @@ F = {name: i for i, name in enumerate(FIELDS)}
 
 
 _SEED_TAIL = re.compile(r"^(?P<head>.*?), game seed \d+(?:: (?P<tail>.*))?$", re.S)
+_STREAK = re.compile(re.escape(STREAK_FORFEIT) + r": (\d+) games in a row")
 
 
 def error_key(text: str) -> str:
@@ -192,13 +195,19 @@ def error_key(text: str) -> str:
     ``bot 'x' (seat 1) raised an exception in draw(), game seed 7: ExternalBotError: timeout: no answer
     ...`` counts as ``bot 'x' (seat 1) failed in draw(): timeout``: an external bot's reason (timeout,
     crashed, garbled answer, ...) is what a reader needs, and it raised nothing; a Python exception
-    counts by its class (``...: ValueError``), whose message may differ in every game.
+    counts by its class (``...: ValueError``), whose message may differ in every game.  The games a
+    bot forfeited at once after failing too many in a row count apart from the failures themselves
+    (``bot 'x' (seat 1) forfeited the rest of a chunk after 5 failures in a row``).
     """
     m = _SEED_TAIL.match(text)
     if m is None:
         return text
     head, tail = m.group("head"), m.group("tail") or ""
     cls, _, rest = tail.partition(": ")
+    streak = _STREAK.search(rest) if cls == "ExternalBotError" else None
+    if streak is not None:
+        who = head.partition(" raised an exception in ")[0]
+        return f"{who} forfeited the rest of a chunk after {streak.group(1)} failures in a row"
     if cls == "ExternalBotError" and rest:
         return head.replace(" raised an exception in ", " failed in ", 1) + ": " + rest.split(":", 1)[0]
     if cls.isidentifier():

@@ -15,6 +15,7 @@ import numpy as np
 from numba import types
 
 from arena.engine._jit import kernel
+from arena.engine.cards import NUM_CARDS, card_str
 from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot, TableHooks, table_hooks
 from arena.engine.layout import (
     ERROR_TEXT,
@@ -25,8 +26,12 @@ from arena.engine.layout import (
     G_HANDS,
     G_SIZE,
     G_WINNER,
+    H_GAME,
+    H_LOG_LEN,
+    H_LOG_START,
     H_SIZE,
     OUT_FORFEIT,
+    PH_DISCARD,
     PH_DONE,
     S_CUR,
     S_ERROR,
@@ -308,11 +313,31 @@ def forfeit_message(bots: tuple[PlayableBot, PlayableBot], seed: int, row: np.nd
     seat = int(row[G_FORFEIT])
     what = ERROR_MESSAGES[int(row[G_ERROR])]
     decision = PHASE_FUNCTION[int(row[G_ERROR_KIND])]
-    answer = "" if int(row[G_ERROR]) == ERR_RAISED else f" (answered {int(row[G_ERROR_ACTION])})"
+    action = int(row[G_ERROR_ACTION])
+    answer = "" if int(row[G_ERROR]) == ERR_RAISED else f" (answered {action})"
+    if answer and int(row[G_ERROR_KIND]) == PH_DISCARD and 0 <= action < NUM_CARDS:
+        answer = f" (answered {action}, {card_str(action, symbols=True)})"  # a bot may number cards its own way
     if detail.startswith(POLICY_CHOSE):  # the engine saw -1 for an action that answers nothing: say what was chosen
         what, answer = "chose an illegal action", ""
     tail = f": {detail}" if detail else ""
     return f"bot '{bots[seat].name}' (seat {seat}) {what} in {decision}(){answer}, game seed {seed}{tail}"
+
+
+def game_log_spans(hands: np.ndarray, n_games: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each game's actions lie in a batch log: ``(start, length)`` per game.
+
+    A game's hands are consecutive rows and their logs consecutive entries;
+    a game a bot ended by raising has no hand row and an empty log.
+    """
+    g = hands[:, H_GAME]
+    first = np.searchsorted(g, np.arange(n_games), side="left")
+    last = np.searchsorted(g, np.arange(n_games), side="right")
+    has = last > first
+    start = np.zeros(n_games, dtype=np.int64)
+    end = np.zeros(n_games, dtype=np.int64)
+    start[has] = hands[first[has], H_LOG_START]
+    end[has] = hands[last[has] - 1, H_LOG_START] + hands[last[has] - 1, H_LOG_LEN]
+    return start, end - start
 
 
 def play_batch(

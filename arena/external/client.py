@@ -42,7 +42,7 @@ import numpy as np
 from arena.engine.layout import PH_KNOCK, V_HAND, V_KNOCK_LIMIT, V_SEAT
 from arena.engine.rng import seed_of_state
 from arena.external.limits import Limits
-from arena.external.process import BotProcess, ExternalBotError, LogBuffer, start_and_handshake
+from arena.external.process import STREAK_FORFEIT, BotProcess, ExternalBotError, LogBuffer, start_and_handshake
 from arena.external.protocol import (
     DECISION_OF_PHASE,
     ProtocolError,
@@ -445,7 +445,7 @@ class ExternalBot:
     def _streak_error(self) -> ExternalBotError:
         return ExternalBotError(
             "crashed",
-            f"forfeits the rest of this chunk: {self.crash_streak} games in a row ended by a crash "
+            f"{STREAK_FORFEIT}: {self.crash_streak} games in a row ended by a crash "
             f"or timeout (last: {self.last_crash})",
         )
 

@@ -77,10 +77,18 @@ def kit_path() -> Path:
     path = Path(given).expanduser().resolve()
     if not path.exists():
         raise _error(f"the EAAI kit {path} ({KIT_ENV}) does not exist")
+    _check_class_path_entry(path, f"the EAAI kit {path}")
     missing = [c for c in _KIT_CLASSES if c not in _entries(path)]
     if missing:
         raise _error(f"the EAAI kit {path} has no {missing[0]}: give the folder or jar of the kit's compiled classes")
     return path
+
+
+def _check_class_path_entry(path: Path, what: str) -> None:
+    """Refuse a path Java cannot take on its class path: the separator (``:``) would split it in two,
+    and Java would then look for the player's class in neither half ("class not found")."""
+    if os.pathsep in str(path):
+        raise _error(f"{what} contains '{os.pathsep}', so it cannot be used on a Java class path: move or rename it")
 
 
 def _entries(path: Path) -> set[str]:
@@ -151,10 +159,20 @@ def eaai_command(ref: BotRef) -> tuple[list[str], str]:
     player = Path(path).resolve()
     if not player.exists():
         raise _error(f"{ref.spec()}: {player} does not exist (a jar or a class folder)")
+    _check_class_path_entry(player, f"{ref.spec()}: {player}")
     kit = kit_path()
     adapter = adapter_classes(kit)
-    classpath = os.pathsep.join(str(p) for p in (adapter, kit, player))
-    command = [_java("java"), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS, name]
+    _check_class_path_entry(adapter, f"the EAAI adapter's folder {adapter} (the bot cache)")
+    # The player comes first, as in the kit's own projects: a player that finds its files from the
+    # class path's root (the kit's GinRummyUtil.FileResource takes getResource("/"), the first folder
+    # on it) finds them beside its classes, not in the adapter's cache folder.  So a player that ships
+    # its own copy of the kit's classes (a jar exported with the kit inside) plays with that copy: the
+    # one it was compiled and tested against.  The adapter needs of the kit only GinRummyPlayer and
+    # Card's getCard, getRank and getSuit, alike in every version of the kit.  A player's own
+    # ginarena.* classes would shadow the adapter's, which gains it nothing: it runs in the adapter's
+    # JVM and can read the adapter's stdin and fields anyway, and the arena checks every answer.
+    classpath = os.pathsep.join(str(p) for p in (player, kit, adapter))
+    command = [_java("java"), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS, name, str(player), str(kit)]
     return command, str(player if player.is_dir() else player.parent)
 
 

@@ -24,6 +24,10 @@ from collections import deque
 from arena.external.limits import Limits, build_filter, make_preexec, protect_parent
 from arena.external.protocol import MAX_LINE, ProtocolError
 
+#: The reason's start for each game a bot forfeits at once after too many failed games in a row
+#: (:meth:`arena.external.client.ExternalBot._streak_error`); the report counts these apart.
+STREAK_FORFEIT = "forfeits the rest of this chunk"
+
 
 class ExternalBotError(Exception):
     """An external bot failed a decision; ``reason`` is the first word(s) of the message.

@@ -9,6 +9,8 @@ one line each, PASS / WARN / FAIL for:
   legality;
 * a few full games against the built-in ``simple`` bot, from both seats,
   with no forfeit;
+* the first of those games played again with the same seeds: a bot that
+  plays them differently does not replay from its seed (a warning);
 * the time per decision (median and maximum, against the limit);
 * a clean exit when told ``bye``.
 
@@ -44,7 +46,8 @@ from arena.engine.layout import (
     V_JUST_TAKEN,
     V_SEAT,
 )
-from arena.engine.rng import RNG_WORDS, seed_rng
+from arena.engine.play import BatchRecords, game_log_spans
+from arena.engine.rng import RNG_WORDS, bot_seed, seed_rng
 from arena.engine.rules_array import rules_array
 from arena.engine.step import view_illegal_reason
 from arena.external.client import ExternalBot, SandboxTiming, _make_bot, sandbox_setup, sandbox_timing
@@ -52,6 +55,18 @@ from arena.external.limits import Limits
 from arena.external.process import ExternalBotError
 from arena.external.protocol import DECISION_OF_PHASE
 from arena.settings.botref import BotRef
+
+#: Games check-bot plays a second time with the same seeds, to see that the bot replays them.
+REPLAYED = 3
+
+#: How each kind of bot draws numbers that replay, for the warning of one that does not.
+_REPLAY_HINTS = {
+    "command": "seed every random generator from the seed the arena sends with each game",
+    "sandbox": "draw every random number from the rng the arena passes to each decision",
+    "file": "draw every random number from the rng the arena passes to each decision",
+    "eaai": "keep every Random in a field of the player or a static field of its classes, where the "
+    "adapter seeds it from the game's seed (docs/how-to/eaai-players.md)",
+}
 
 
 @dataclass
@@ -186,6 +201,34 @@ def _check_refused(report, command, cwd, env, read_paths, limits, echo) -> None:
         report.add("PASS", "syscalls", "the sandbox refused no system call in two games", echo)
 
 
+def _check_replay(report, name: str, first: BatchRecords, again: BatchRecords, hint: str, echo) -> None:
+    """Compare the games ``again`` played with the first of ``first`` (the same seeds, in the same
+    process): a bot whose randomness is not drawn from the game's seed, or that carries state from
+    game to game, plays them differently, and its results cannot be reproduced from the run's seed."""
+    n = len(again.games)
+    s1, n1 = game_log_spans(first.hands, len(first.games))
+    s2, n2 = game_log_spans(again.hands, n)
+    differ = [
+        int(again.seeds[g])
+        for g in range(n)
+        if not np.array_equal(first.games[g], again.games[g])
+        or not np.array_equal(first.log[s1[g] : s1[g] + n1[g]], again.log[s2[g] : s2[g] + n2[g]])
+    ]
+    if again.errors:
+        report.add("WARN", "replay", f"a game played again with the same seed was forfeited: {again.errors[0]}", echo)
+    elif differ:
+        report.add(
+            "WARN",
+            "replay",
+            f"bot '{name}' does not replay from its seed: {len(differ)} of {n} games differ when played again "
+            f"(game seed {', '.join(map(str, differ))}); {hint}",
+            echo,
+        )
+    else:
+        played = f"{n} games" if n != 1 else "1 game"
+        report.add("PASS", "replay", f"{played} played again with the same seed, move for move the same", echo)
+
+
 def sample_views(n_games: int = 3, seed: int = 11) -> dict[int, np.ndarray]:
     """One real view per phase (seat 0), from games of simple vs simple, plus a big gin one."""
     import dataclasses
@@ -253,7 +296,8 @@ def check_bot(
     timing: SandboxTiming = sandbox_timing(ref.ref, limits) if ref.kind in ("sandbox", "file") else {}  # as a run
     ext = ExternalBot(command, cwd, limits, env=env, record_times=True, read_paths=read_paths, **timing)
     try:
-        _check(report, ext, games, echo, load_bot, play_batch, Rules, probes=ref.kind != "eaai")
+        probes = ref.kind != "eaai"
+        _check(report, ext, games, echo, load_bot, play_batch, Rules, probes, _REPLAY_HINTS[ref.kind])
     finally:
         ext.close()
     if report.passed:
@@ -263,11 +307,11 @@ def check_bot(
     return report
 
 
-def _check(report, ext, games, echo, load_bot, play_batch, Rules, probes: bool = True) -> None:
+def _check(report, ext, games, echo, load_bot, play_batch, Rules, probes: bool, replay_hint: str) -> None:
     """The check's steps; ``probes``: ask each kind of decision once on a sample view, out of any
     game's sequence (not for an EAAI-kit player, whose adapter follows the table move by move and
     rightly refuses a view that could not follow its last one: its decisions are checked in the
-    full games)."""
+    full games); ``replay_hint``: how a bot of this kind makes its games replay."""
     limits = ext.limits
     t0 = time.perf_counter()
     try:
@@ -325,8 +369,10 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules, probes: bool =
         except ExternalBotError as exc:
             report.add("FAIL", "games", f"a second process (for seat 1) did not start: {exc}", echo)
             return
+        # Each game's id (the protocol's "game"), by the bot's seed in it: the same when it is replayed.
+        ext.new_chunk({int(bot_seed(s, seat)): 1 + seat * half + i for seat in (0, 1) for i, s in enumerate(seeds)})
         t0 = time.perf_counter()
-        a = play_batch(bot, simple, rules, seeds)
+        a = play_batch(bot, simple, rules, seeds, record_hands=True, record_log=True)
         b = play_batch(simple, bot, rules, seeds)
         elapsed = time.perf_counter() - t0
         errors = a.errors + b.errors
@@ -341,6 +387,8 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules, probes: bool =
                 f"{n} games against simple without a forfeit (won {won}); {n / elapsed:.0f} games/s",
                 echo,
             )
+            again = play_batch(bot, simple, rules, seeds[:REPLAYED], record_hands=True, record_log=True)
+            _check_replay(report, hello["name"], a, again, replay_hint, echo)
 
     # Timing.
     times = ext.times or []

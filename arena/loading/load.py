@@ -11,6 +11,7 @@ limits unless the caller gives others.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -154,5 +155,18 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
     names = [b.name for b in out.values()]
     for n in names:
         if names.count(n) > 1:
-            raise ConfigError(f"config: two bots are named '{n}'; rename one (NAME = ... in its file, or a variant)")
+            raise ConfigError(f"config: two bots are named '{n}'; {_rename_hint(n, out, config)}")
     return out
+
+
+def _rename_hint(name: str, bots: dict[str, Bot], config: TournamentConfig) -> str:
+    """How to tell apart two bots named ``name``: a program (``cmd:``, ``eaai:``) takes its name from
+    its handshake, which the config cannot change, so it can only be named by a variant."""
+    listed = [s for s, b in bots.items() if b.name == name and s not in config.variants]
+    program = next((s for s in listed if getattr(bots[s].ref, "kind", None) in ("command", "eaai")), None)
+    if program is None:
+        return "rename one (NAME = ... in its file, or a variant)"
+    return (
+        f"name one with a variant, e.g. [variants] {name}-2 = {{ bot = {json.dumps(program)} }}, "
+        f"and list '{name}-2' in bots instead"
+    )

@@ -21,8 +21,8 @@ import pyarrow as pa
 
 from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
 from arena.botkit.policy import cached_policy_file, load_policy_source
-from arena.engine.layout import H_GAME, H_LOG_LEN, H_LOG_START, LOG_KIND
-from arena.engine.play import C_ASKED, C_NEXT_GAME, C_PHASE, C_SEAT, C_SIZE, play_batch
+from arena.engine.layout import H_GAME, H_LOG_START, LOG_KIND
+from arena.engine.play import C_ASKED, C_NEXT_GAME, C_PHASE, C_SEAT, C_SIZE, game_log_spans, play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.limits import Limits
@@ -62,23 +62,6 @@ class ChunkResult:
     logs: dict[str, str] = field(default_factory=dict)  # log name -> text the bots printed
     seconds: float = 0.0
     actions: pa.Table | None = None  # each game's action log (schema.ACTIONS_SCHEMA), when task.record_log
-
-
-def _game_logs(hands: np.ndarray, n_games: int) -> tuple[np.ndarray, np.ndarray]:
-    """Where each game's actions lie in a batch log: ``(start, length)`` per game.
-
-    A game's hands are consecutive rows and their logs consecutive entries;
-    a game a bot ended by raising has no hand row and an empty log.
-    """
-    g = hands[:, H_GAME]
-    first = np.searchsorted(g, np.arange(n_games), side="left")
-    last = np.searchsorted(g, np.arange(n_games), side="right")
-    has = last > first
-    start = np.zeros(n_games, dtype=np.int64)
-    end = np.zeros(n_games, dtype=np.int64)
-    start[has] = hands[first[has], H_LOG_START]
-    end[has] = hands[last[has] - 1, H_LOG_START] + hands[last[has] - 1, H_LOG_LEN]
-    return start, end - start
 
 
 # --- bots from content ---------------------------------------------------------------
@@ -254,7 +237,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         frames.append(g)
         errors.extend(rec.errors)
         if task.record_log:
-            start, length = _game_logs(rec.hands, len(s))
+            start, length = game_log_spans(rec.hands, len(s))
             # hands index into their own game's log
             rec.hands[:, H_LOG_START] -= start[rec.hands[:, H_GAME]]
             logs_parts.append(rec.log)

@@ -210,3 +210,17 @@ def test_error_counts_keep_what_went_wrong_but_not_the_game():
     illegal = "bot 'r' (seat 0) made an illegal move in discard() (answered 60), game seed 3"
     assert error_key(illegal) == "bot 'r' (seat 0) made an illegal move in discard() (answered 60)"
     assert error_key("worker crashed") == "worker crashed"
+
+
+def test_games_forfeited_after_a_streak_of_failures_count_apart_from_the_failures():
+    """After max_crashes failed games in a row a bot forfeits the rest of its chunk at once; those
+    games were counted as "failed in take_upcard(): crashed", as if each had crashed."""
+    from arena.analysis.summary import error_key
+    from arena.external.client import ExternalBot
+    from arena.external.limits import Limits
+
+    bot = ExternalBot(["true"], None, Limits())
+    bot.crash_streak, bot.last_crash = 5, "timeout: no answer to draw() within 2 s"
+    rest = "bot 'loop' (seat 1) raised an exception in take_upcard(), game seed {}: ExternalBotError: {}"
+    keys = {error_key(rest.format(s, bot._streak_error())) for s in (4, 8)}
+    assert keys == {"bot 'loop' (seat 1) forfeited the rest of a chunk after 5 failures in a row"}

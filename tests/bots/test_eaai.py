@@ -251,7 +251,7 @@ def test_the_wrapped_players_picture_equals_the_arenas_view_at_every_decision(ja
     against simple and random, thousands of decisions."""
     compared = ends = unasked = 0
     # random takes and throws back the same cards again and again: a card taken or discarded twice
-    for seat, other, games in ((0, "simple", 8), (1, "simple", 10), (0, "random", 1), (1, "random", 1)):
+    for seat, other, games in ((0, "simple", 8), (1, "simple", 10), (0, "random", 2), (1, "random", 2)):
         kit = kit_bot(java, "PicturePlayer", log_bytes=1 << 26)
         views: list[np.ndarray] = []
         rec_bot = dataclasses.replace(kit, functions=tuple(_Recording(f, views) for f in kit.functions))
@@ -312,15 +312,59 @@ def test_a_kit_style_simple_plays_gin_arenas_simple_about_evenly(java):
 
 
 @needs_java
-def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded(java):
-    """Two fresh processes, same seeds: the same games (KitSimplePlayer breaks ties with its Random)."""
+@pytest.mark.parametrize("player", ["KitSimplePlayer", "HelperRandPlayer", "StartRandPlayer"])
+def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded(java, player):
+    """Two fresh processes, same seeds: the same games.  KitSimplePlayer breaks ties with a Random in
+    a field; HelperRandPlayer takes face-up cards at random from a static Random of another class of
+    its own, StartRandPlayer from a Random it makes in startGame."""
     simple = load_bot("simple")
     runs = []
     for _ in range(2):
-        kit = kit_bot(java, "KitSimplePlayer")
+        kit = kit_bot(java, player)
         runs.append(play_batch(kit, simple, R, np.arange(40, 45), record_hands=True, record_log=True))
         close_bot(kit)
+    assert runs[0].errors == []
     assert np.array_equal(runs[0].games, runs[1].games) and np.array_equal(runs[0].log, runs[1].log)
+
+
+@needs_java
+def test_a_player_that_cannot_be_made_fails_to_load_in_one_line_naming_why(java):
+    """The adapter makes one player object at the handshake (the kit makes one per game): an abstract
+    class, or a constructor that raises, is a load error naming it, not a forfeit of every game."""
+    for player, why in (
+        ("AbstractPlayer", "players.AbstractPlayer is abstract: name a class that can be constructed"),
+        ("CtorThrowPlayer", "the constructor of players.CtorThrowPlayer raised java.lang.IllegalStateException: "
+                            "no table to load"),
+    ):  # fmt: skip
+        with pytest.raises(BotError) as err:
+            kit_bot(java, player)
+        assert str(err.value).endswith(why) and "\n" not in str(err.value)
+
+
+@needs_java
+def test_a_constructor_that_raises_in_a_later_game_forfeits_it_naming_its_exception(java):
+    """The second game's player object raises in its constructor: the reason is that exception, not
+    the reflection's InvocationTargetException around it."""
+    kit = kit_bot(java, "SecondCtorThrowPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(2))
+    close_bot(kit)
+    assert len(rec.errors) == 1 and "game seed 1:" in rec.errors[0]
+    assert rec.errors[0].endswith(
+        "the constructor of players.SecondCtorThrowPlayer raised java.lang.IllegalStateException: made twice"
+    )
+
+
+@needs_java
+@pytest.mark.parametrize(
+    ("player", "why"),
+    [("NullMeldPlayer", "getFinalMelds returned a null meld"),
+     ("NullCardPlayer", "getFinalMelds returned a meld that holds a null card")],
+)  # fmt: skip
+def test_a_null_in_the_knocking_melds_forfeits_with_what_was_null(java, player, why):
+    kit = kit_bot(java, player)
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(3))
+    close_bot(kit)
+    assert rec.errors and all(e.endswith(f"bot error: melds(): {why}") for e in rec.errors), rec.errors
 
 
 @needs_java
@@ -415,6 +459,31 @@ def test_hand_over_tells_what_the_table_shows_and_declining_to_declare_changes_n
             held = set(msg["hands"][msg["knocker"]])
             assert all(set(m) <= held for m in msg["knocker_melds"])
             assert sum(len(x["meld"]) > 0 for x in msg["layoffs"]) == bin(int(row[lay.H_LAID_OFF])).count("1")
+
+
+@pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
+def test_two_programs_of_one_name_are_told_apart_by_the_variant_the_error_shows(program):
+    """A program (cmd:, eaai:) names itself in its handshake, which a config cannot change: the error
+    shows the [variants] entry that names one, and that entry, pasted into the config, loads."""
+    import tomllib
+
+    from arena.loading.load import load_bots
+    from arena.settings.config import ConfigError, config_from_dict
+
+    plain, auto = (f"cmd:{sys.executable} {program} {mode}" for mode in ("plain", "auto"))
+    with pytest.raises(ConfigError) as err:
+        load_bots(config_from_dict({"bots": [plain, auto]}))
+    entry = f"declarer-2 = {{ bot = {json.dumps(plain)} }}"
+    assert str(err.value) == (
+        f"config: two bots are named 'declarer'; name one with a variant, e.g. [variants] {entry}, "
+        "and list 'declarer-2' in bots instead"
+    )
+    bots = load_bots(
+        config_from_dict(tomllib.loads(f"bots = ['declarer-2', {json.dumps(auto)}]\n[variants]\n{entry}\n"))
+    )
+    assert sorted(b.name for b in bots.values()) == ["declarer", "declarer-2"]
+    for b in bots.values():
+        close_bot(b)
 
 
 @pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
@@ -549,6 +618,33 @@ def test_a_java_player_loads_its_table_from_the_file_beside_it_inside_the_wall(j
     assert rec.errors == [] and "loaded table: 2 lines, sum 15" in log
 
 
+@needs_java
+def test_a_player_finds_its_files_from_the_class_paths_root(java):
+    """The player's folder is first on the class path, as in a kit project: getResource("/") (the
+    root the kit's file helper reads from) is the player's folder, not the adapter's."""
+    kit = kit_bot(java, "ResourceRootPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(2))
+    log = drain_log(kit)
+    close_bot(kit)
+    assert rec.errors == [] and "resource root table: 2 lines" in log
+
+
+def test_a_path_holding_the_class_path_separator_is_refused_naming_it(tmp_path, monkeypatch):
+    """Java would split it in two and look for the class in neither half ("not found")."""
+    player = tmp_path / "my:player"
+    player.mkdir()
+    with pytest.raises(BotError) as err:
+        load(BotRef.parse(f"eaai:{player}:P"))
+    assert str(err.value).endswith(
+        f"{player} contains ':', so it cannot be used on a Java class path: move or rename it"
+    )
+    kit = tmp_path / "the:kit"
+    kit.mkdir()
+    monkeypatch.setenv(KIT_ENV, str(kit))
+    with pytest.raises(BotError, match=r"^the EAAI kit .*the:kit contains ':', so it cannot be used on a Java class"):
+        kit_path()
+
+
 # --- in-process bots: the last hand's end in the view -----------------------------------------------
 
 
@@ -676,5 +772,6 @@ def test_an_uploaded_jar_unpacks_to_a_player_that_passes_check_bot(java, tmp_pat
     spec, _ = store_eaai_upload(tmp_path, jar, "players.KitSimplePlayer", 200_000)
     report = check_bot(spec, games=2, echo=None)
     assert report.passed, report.lines
+    assert [x[0] for x in report.lines if x[1] == "replay"] == ["PASS"], report.lines  # played again the same
     if shutil.which("strace"):  # the Java VM's own start-up write is not laid at the player's door
         assert [x[0] for x in report.lines if x[1] == "syscalls"] == ["PASS"], report.lines

@@ -69,6 +69,7 @@ def test_the_python_example_passes_check_bot():
         "discard",
         "knock",
         "games",
+        "replay",
         "timing",
         "bye",
     ] + (["syscalls"] if shutil.which("strace") else [])  # and the sandbox refused none of its calls
@@ -124,6 +125,32 @@ def test_check_bot_command_fails_a_broken_bot_and_passes_a_good_one(tmp_path):
     assert good.output.strip().endswith("result: PASS")
     silent = runner.invoke(app, ["check-bot", f"cmd:{sys.executable} -c pass"])
     assert silent.exit_code == 1 and "FAIL  handshake" in silent.output and "crashed" in silent.output
+
+
+def test_check_bot_warns_of_a_bot_that_does_not_replay_from_its_seed(tmp_path):
+    """A bot that takes the upcard or not by an unseeded coin plays legal games, but not the same
+    ones twice: a run's results could not be reproduced from its seed."""
+    dice = tmp_path / "dice.py"
+    dice.write_text(
+        "import json, random, sys\n"
+        "for line in sys.stdin:\n"
+        "    msg = json.loads(line)\n"
+        "    if msg['type'] == 'hello':\n"
+        "        print(json.dumps({'name': 'dice', 'protocol': 1}), flush=True)\n"
+        "    elif msg['type'] != 'decide':\n"
+        "        break\n"
+        "    elif msg['decision'] == 'discard':\n"
+        "        print(max(c for c in msg['hand'] if c != msg['just_taken']), flush=True)\n"
+        "    else:\n"
+        "        print(random.randint(0, 1) if msg['decision'] == 'take_upcard' else 1, flush=True)\n"
+    )
+    tmp_path.chmod(0o755)
+    report = check_bot(f"cmd:{sys.executable} {dice}", games=4, echo=None)
+    assert report.passed, report.lines
+    replay = [(status, detail) for status, what, detail in report.lines if what == "replay"]
+    assert len(replay) == 1 and replay[0][0] == "WARN", report.lines
+    assert replay[0][1].startswith("bot 'dice' does not replay from its seed: ")
+    assert replay[0][1].endswith("; seed every random generator from the seed the arena sends with each game")
 
 
 def test_check_bot_runs_a_sandboxed_file_too():

@@ -237,7 +237,7 @@ def test_an_illegal_integer_is_the_engines_forfeit(tmp_path, simple):
     bot = external_bot(None, cmd)
     rec = play_batch(bot, simple, R, np.arange(2))
     assert forfeits(rec) == [0, 1]
-    assert all("discarded a card it does not hold in discard() (answered 51)" in e for e in rec.errors)
+    assert all("discarded a card it does not hold in discard() (answered 51, K♠)" in e for e in rec.errors)
     external_of(bot).close()
 
 

@@ -4,11 +4,19 @@ import ginrummy.Card;
 import ginrummy.GinRummyPlayer;
 
 import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -18,6 +26,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 
 /**
  * Gin Arena's adapter for players written against the EAAI Gin Rummy kit.
@@ -38,11 +49,13 @@ import java.util.Random;
  *
  * Cards: the arena numbers a card suit * 13 + rank with suits c d h s; the kit
  * numbers it suit * 13 + rank with suits C H S D.  A new player object is made
- * for every game and every java.util.Random it holds (its fields, its classes'
- * static fields, Math.random's and Collections.shuffle's) is seeded from the
- * game's seed, so the same seed replays the same game.
+ * for every game, as the kit makes one; one is made at the handshake already, so
+ * that a player that cannot be made fails to load instead of forfeiting every
+ * game (that one plays the first game).  The generators the player can reach are
+ * seeded from the game's seed (see Seeder), so the same seed replays the same game.
  *
- * Usage: java -cp adapter:kit:player ginarena.EaaiAdapter com.example.MyPlayer
+ * Usage: java -cp player:kit:adapter ginarena.EaaiAdapter com.example.MyPlayer PLAYER_PATH KIT_PATH
+ * (the player's jar or class folder and the kit's, as on the class path).
  */
 public final class EaaiAdapter {
     /** The arena's suit (c d h s) of each kit suit (C H S D), and back. */
@@ -52,6 +65,8 @@ public final class EaaiAdapter {
     private final Class<?> playerClass;
     private final PrintStream out;
     private GinRummyPlayer player;
+    private GinRummyPlayer spare; // made at the handshake, for the first game
+    private long gameSeed;
 
     // The adapter's mirror of the table, for this seat and hand.
     private int seat = -1, handNo = -1, stock;
@@ -73,27 +88,31 @@ public final class EaaiAdapter {
         PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        if (args.length != 1) {
-            System.err.println("usage: java ginarena.EaaiAdapter PLAYER_CLASS");
+        if (args.length != 3) {
+            System.err.println("usage: java ginarena.EaaiAdapter PLAYER_CLASS PLAYER_PATH KIT_PATH");
             System.exit(2);
         }
         String loadError = null;
         Class<?> cls = null;
+        GinRummyPlayer first = null;
         try {
             cls = Class.forName(args[0]);
             if (!GinRummyPlayer.class.isAssignableFrom(cls))
                 loadError = args[0] + " does not implement ginrummy.GinRummyPlayer";
             else
-                cls.getDeclaredConstructor();
+                first = construct(cls);
         } catch (ClassNotFoundException e) {
             loadError = "class " + args[0] + " not found on the class path";
-        } catch (NoSuchMethodException e) {
-            loadError = args[0] + " has no constructor without arguments";
+        } catch (PlayerFault e) {
+            loadError = e.getMessage();
         } catch (Throwable e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             loadError = "loading " + args[0] + " failed: " + e.getClass().getName() + " (" + cause + ")";
         }
+        if (loadError == null)
+            Seeder.findStatics(cls.getName(), new File(args[1]), new File(args[2]));
         EaaiAdapter adapter = new EaaiAdapter(cls, protocol);
+        adapter.spare = first;
         String line;
         while ((line = in.readLine()) != null) {
             Map<String, Object> msg = Json.object(line);
@@ -111,6 +130,8 @@ public final class EaaiAdapter {
                     answer = adapter.decide(msg);
                 } catch (OutOfStep e) {
                     answer = "{\"error\":" + Json.quote("eaai adapter out of step with the table: " + e.getMessage()) + "}";
+                } catch (PlayerFault e) {
+                    answer = "{\"error\":" + Json.quote(e.getMessage()) + "}";
                 } catch (Throwable e) {
                     answer = "{\"error\":" + Json.quote("the player raised " + e) + "}";
                 }
@@ -120,6 +141,8 @@ public final class EaaiAdapter {
                     adapter.handOver(msg);
                 } catch (OutOfStep e) {
                     adapter.fault = "eaai adapter out of step with the table: " + e.getMessage();
+                } catch (PlayerFault e) {
+                    adapter.fault = e.getMessage();
                 } catch (Throwable e) {
                     adapter.fault = "the player raised " + e + " at the end of a hand";
                 }
@@ -133,6 +156,35 @@ public final class EaaiAdapter {
         out.print(s);
         out.print('\n');
         out.flush();
+    }
+
+    /**
+     * A new player object, as the kit makes one for each game; a PlayerFault says in one line why
+     * none can be made (the constructor's own exception, not the reflection's wrapper around it).
+     */
+    static GinRummyPlayer construct(Class<?> cls) throws PlayerFault {
+        String name = cls.getName();
+        if (Modifier.isAbstract(cls.getModifiers()))
+            throw new PlayerFault(name + " is abstract" + (cls.isInterface() ? " (an interface)" : "")
+                    + ": name a class that can be constructed");
+        try {
+            Constructor<?> c = cls.getDeclaredConstructor();
+            c.setAccessible(true);
+            return (GinRummyPlayer) c.newInstance();
+        } catch (NoSuchMethodException e) {
+            throw new PlayerFault(name + " has no constructor without arguments");
+        } catch (InvocationTargetException e) {
+            throw new PlayerFault("the constructor of " + name + " raised " + describe(e.getCause()));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new PlayerFault(name + " cannot be constructed: " + describe(e));
+        }
+    }
+
+    /** An exception and, when its own text leaves it out, its cause (an initializer's error, say). */
+    static String describe(Throwable e) {
+        Throwable cause = e.getCause();
+        String s = e.toString();
+        return cause == null || s.contains(cause.toString()) ? s : s + " (" + cause + ")";
     }
 
     static String botName(Class<?> cls) {
@@ -225,11 +277,15 @@ public final class EaaiAdapter {
             case "melds": {
                 StringBuilder b = new StringBuilder("[");
                 for (ArrayList<Card> meld : finalMelds) {
+                    if (meld == null)
+                        return "{\"error\":\"getFinalMelds returned a null meld\"}";
+                    if (meld.contains(null))
+                        return "{\"error\":\"getFinalMelds returned a meld that holds a null card\"}";
                     if (b.length() > 1)
                         b.append(',');
                     b.append('[');
                     for (int i = 0; i < meld.size(); i++)
-                        b.append(i > 0 ? "," : "").append(meld.get(i) == null ? -1 : ours(meld.get(i)));
+                        b.append(i > 0 ? "," : "").append(ours(meld.get(i)));
                     b.append(']');
                 }
                 finalMelds = null;
@@ -240,11 +296,14 @@ public final class EaaiAdapter {
         }
     }
 
-    private void newGame(long seed) throws Exception {
-        player = (GinRummyPlayer) playerClass.getDeclaredConstructor().newInstance();
-        Seeder.seed(player, seed);
+    private void newGame(long seed) throws PlayerFault {
         fault = null;
         inHand = false;
+        gameSeed = seed;
+        player = null; // none for this game if it cannot be made
+        player = spare != null ? spare : construct(playerClass);
+        spare = null;
+        Seeder.seed(player, seed);
     }
 
     private void startHand(Map<String, Object> msg, int mySeat, int no) throws OutOfStep {
@@ -263,6 +322,8 @@ public final class EaaiAdapter {
         inHand = true;
         int starting = Boolean.TRUE.equals(msg.get("is_dealer")) ? 1 - seat : seat;
         player.startGame(seat, starting, kitCards(h));
+        // Again, for a generator startGame made (seeded from the game's seed, a new one each hand).
+        Seeder.seed(player, gameSeed + 0x632BE59BD9B4E019L * (no + 1));
     }
 
     /**
@@ -408,13 +469,168 @@ public final class EaaiAdapter {
         }
     }
 
+    /** The player cannot play: its message is the whole reason, for the arena's one line. */
+    static final class PlayerFault extends Exception {
+        PlayerFault(String why) {
+            super(why);
+        }
+    }
+
     // --- seeding the player's generators ----------------------------------------------------
 
+    /**
+     * Seeds, from one seed, every java.util.Random the adapter can find before the player draws:
+     * those in the player object's fields (and in their objects' fields, two levels deep), in the
+     * static fields of its class and superclasses, the static Random fields of the other classes
+     * of the player's jar or folder that its code refers to (findStatics), and Math.random's and
+     * Collections.shuffle's.  It runs when a game's player is made and again after each startGame.
+     *
+     * A Random the adapter cannot reach is not seeded: one made and used within a method, or made
+     * after startGame (until the next hand), held in an array or a collection, or not of the class
+     * Random itself (a SecureRandom adds entropy to any seed).  ThreadLocalRandom and clocks are
+     * beyond any seed.
+     */
     static final class Seeder {
+        /** The static Random fields of the player's other classes (findStatics), in name order. */
+        private static final List<Field> STATICS = new ArrayList<>();
+        private static final String RANDOM = "Ljava/util/Random;";
+
         private long state;
 
         private Seeder(long seed) {
             state = seed;
+        }
+
+        /**
+         * Find the classes of the player's jar or folder that its class refers to, directly or
+         * through its other classes there, and that declare a static Random field; initialize them,
+         * so that their generators exist to be seeded before the player draws from them.
+         *
+         * The class files are read, not loaded, to find out: no class is loaded or initialized but
+         * these, since a class initializer may take long or fail, a jar may bundle whole libraries,
+         * and a folder may hold other players.  Such a class is only initialized sooner than the
+         * player would have.  Classes the kit also holds (a player folder with the kit inside) are
+         * the kit's and left alone, as is the adapter's package.
+         */
+        static void findStatics(String playerClass, File player, File kit) {
+            TreeMap<String, Boolean> reached = new TreeMap<>(); // class name -> declares a static Random
+            try (ClassFiles mine = new ClassFiles(player); ClassFiles kits = new ClassFiles(kit)) {
+                List<String> todo = new ArrayList<>(List.of(playerClass));
+                while (!todo.isEmpty()) {
+                    String name = todo.remove(todo.size() - 1);
+                    if (reached.containsKey(name) || name.startsWith("ginarena.") || kits.has(name))
+                        continue;
+                    byte[] bytes = mine.read(name);
+                    if (bytes != null)
+                        reached.put(name, readClassFile(bytes, todo));
+                }
+            } catch (IOException | RuntimeException e) {
+                System.err.println("[eaai adapter] cannot read the classes of " + player + ": " + e);
+                return;
+            }
+            ClassLoader loader = ClassLoader.getSystemClassLoader();
+            for (Map.Entry<String, Boolean> c : reached.entrySet()) {
+                if (!c.getValue())
+                    continue;
+                try {
+                    for (Field f : Class.forName(c.getKey(), true, loader).getDeclaredFields())
+                        if (Modifier.isStatic(f.getModifiers()) && f.getType() == Random.class) {
+                            f.setAccessible(true);
+                            STATICS.add(f);
+                        }
+                } catch (Throwable e) {
+                    System.err.println("[eaai adapter] cannot seed the static Random of " + c.getKey() + ": "
+                            + describe(e));
+                }
+            }
+        }
+
+        /**
+         * The class files of a jar or a class folder, read by class name when asked (a jar may
+         * bundle whole libraries).  With java.io, not java.nio.file: NIO's first file channel sets
+         * up the JVM's networking, whose socket() the wall refuses (check-bot would list it against
+         * the player).
+         */
+        static final class ClassFiles implements AutoCloseable {
+            private final File folder;
+            private final JarFile jar;
+
+            ClassFiles(File path) throws IOException {
+                folder = path.isDirectory() ? path : null;
+                jar = folder == null ? new JarFile(path) : null;
+            }
+
+            boolean has(String className) {
+                String rel = file(className);
+                return folder != null ? new File(folder, rel).isFile() : jar.getJarEntry(rel) != null;
+            }
+
+            /** The bytes of the class, or null when it is not here. */
+            byte[] read(String className) throws IOException {
+                if (!has(className))
+                    return null;
+                String rel = file(className);
+                try (InputStream in = folder != null ? new FileInputStream(new File(folder, rel))
+                        : jar.getInputStream(jar.getJarEntry(rel))) {
+                    return in.readAllBytes();
+                }
+            }
+
+            private static String file(String className) {
+                return className.replace('.', '/') + ".class";
+            }
+
+            @Override
+            public void close() throws IOException {
+                if (jar != null)
+                    jar.close();
+            }
+        }
+
+        /**
+         * Read a class file (JVMS 4.1, 4.4, 4.5): whether it declares a static field of type
+         * java.util.Random; the names of the classes it refers to are added to refs.
+         */
+        static boolean readClassFile(byte[] bytes, List<String> refs) {
+            boolean staticRandom = false;
+            try {
+                DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
+                if (in.readInt() != 0xCAFEBABE)
+                    return false;
+                in.skipBytes(4); // minor and major version
+                int count = in.readUnsignedShort();
+                String[] utf8 = new String[count];
+                List<Integer> classNames = new ArrayList<>();
+                for (int i = 1; i < count; i++) {
+                    int tag = in.readUnsignedByte();
+                    switch (tag) {
+                        case 1: utf8[i] = in.readUTF(); break; // the class file's own modified UTF-8
+                        case 7: classNames.add(in.readUnsignedShort()); break;
+                        case 8: case 16: case 19: case 20: in.skipBytes(2); break;
+                        case 15: in.skipBytes(3); break;
+                        case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18: in.skipBytes(4); break;
+                        case 5: case 6: in.skipBytes(8); i++; break; // a long or a double takes two slots
+                        default: return false;
+                    }
+                }
+                for (int index : classNames) // internal names (a/b/C), or array descriptors ([[La/b/C;)
+                    refs.add(utf8[index].replaceAll("^\\[+L|;$", "").replace('/', '.'));
+                in.skipBytes(6); // access flags, this class, super class
+                in.skipBytes(2 * in.readUnsignedShort()); // interfaces
+                for (int fields = in.readUnsignedShort(); fields > 0; fields--) {
+                    int access = in.readUnsignedShort();
+                    in.skipBytes(2); // name
+                    int descriptor = in.readUnsignedShort();
+                    staticRandom |= (access & Modifier.STATIC) != 0 && RANDOM.equals(utf8[descriptor]);
+                    for (int attributes = in.readUnsignedShort(); attributes > 0; attributes--) {
+                        in.skipBytes(2);
+                        in.skipBytes(in.readInt());
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // not a class file the JVM would load either: as far as it was read
+            }
+            return staticRandom;
         }
 
         private long next() { // splitmix64
@@ -438,6 +654,13 @@ public final class EaaiAdapter {
                     } catch (Throwable e) {
                         // a field the JVM will not open: nothing of ours to seed there
                     }
+                }
+            }
+            for (Field f : STATICS) {
+                try {
+                    s.visit(f.get(null), seen, 2);
+                } catch (IllegalAccessException e) {
+                    // cannot happen: findStatics opened it
                 }
             }
             s.jdk("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator", false);
