@@ -725,7 +725,9 @@ def fsck(
     import logging
 
     from arena.run.store import RunStore
+    from arena.run.store.files import lock_holder
 
+    busy: str | None = None
     quiet = logging.getLogger("arena.store")
     was = quiet.disabled
     quiet.disabled = True  # the findings are this command's output, printed once below
@@ -735,6 +737,7 @@ def fsck(
             with RunStore.open_for_writing(run_dir, what="arena fsck --repair") as writer:
                 lines = writer.check(repair=True)
         else:
+            busy = lock_holder(Path(run_dir))
             lines = RunStore(run_dir).check(repair=False)
         store = RunStore(run_dir)
         summary = f"{len(store.matchups())} matchup(s), {store.n_chunks()} chunk(s), {store.n_games()} games"
@@ -744,12 +747,19 @@ def fsck(
         _fail(str(exc))
     finally:
         quiet.disabled = was
+    if not repair and busy and lines:  # a live run's chunk in the making reads as an unindexed file or a temp file
+        typer.echo(
+            f"note: {run_dir} is in use by {busy}: the chunk it is writing can show as a problem below; "
+            "check again when it has finished"
+        )
     for line in lines:
         typer.echo(f"{'repaired' if repair else 'problem'}: {line}")
     if not lines:
         typer.echo(f"ok: {run_dir}: {summary}, no problems")
     elif repair:
         typer.echo(f"repaired {len(lines)} problem(s): {run_dir}: {summary}")
+    elif busy:
+        _fail(f"{len(lines)} problem(s) in {run_dir} while {busy} writes it; check again when it is done", EXIT_FAILED)
     else:
         _fail(f"{len(lines)} problem(s) in {run_dir}; 'arena fsck {run_dir} --repair' repairs them", EXIT_FAILED)
 

@@ -11,6 +11,7 @@ bot's games take new ids.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -359,3 +360,18 @@ def test_a_file_name_ending_in_a_newline_is_neither_a_chunk_nor_a_temp_file(run_
     assert found.exit_code == 1, found.output
     for name in ("00077.parquet\n", ".00077.parquet.tmp7\n"):
         assert f"games/{folder.name}/{name}: not a chunk file" in found.output, found.output
+
+
+def test_fsck_of_a_folder_in_use_says_the_finding_may_be_the_chunk_being_written(run_dir):
+    # A monitoring job's fsck during a run saw the chunk in the making (a temp file, a file not yet
+    # indexed) as damage and told the user to --repair, which the busy folder then refused.
+    any_games = next(p for p in (run_dir / "games").iterdir() if p.is_dir())
+    with RunStore.open_for_writing(run_dir, what="arena run"):  # the run, which then starts a chunk
+        (any_games / ".00099.parquet.tmp4242").write_bytes(b"half a chunk")
+        out = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert out.exit_code == 1
+    assert f"note: {run_dir} is in use by pid {os.getpid()} (arena run)" in out.output
+    assert "repairs them" not in out.output and "check again when it is done" in out.output
+    # Once the run has let go, the same finding is a problem to repair, as before.
+    out = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert out.exit_code == 1 and "note:" not in out.output and "--repair' repairs them" in out.output

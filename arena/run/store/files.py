@@ -89,6 +89,26 @@ def append_line(path: Path, line: str) -> None:
         fsync_dir(path.parent)
 
 
+def lock_holder(folder: Path) -> str | None:
+    """Who holds ``folder``'s lock ("pid 1234 (arena run)"), or None when nobody does; changes nothing.
+
+    A shared lock is tried and let go at once: it fails only while a writer holds the folder.
+    """
+    try:
+        fd = os.open(folder / LOCK, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None  # no lock file: never written to, so nobody holds it
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def take_lock(folder: Path, what: str) -> int:
     """Hold ``folder``'s lock (its file names the holder); StoreBusy when another process holds it."""
     path = folder / LOCK
