@@ -162,6 +162,13 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
     """A folder played under other rules, seed or sizes can't be continued."""
     old_text = store.read_text("config.toml")
     if old_text is None:
+        if played := store.n_games():
+            # Nothing says what these games were played by: another seed or rules would start every
+            # matchup over under new ids and leave the earlier games in the folder, superseded in silence.
+            raise TournamentError(
+                f"{store.dir} holds {played} games but no config.toml, so this config can't be checked against "
+                "them; restore its config.toml, or use --fresh or another --name"
+            )
         return
     import tomllib
 
@@ -175,7 +182,10 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
             saved["rules"] = str(store.dir / "rules.toml")
         old = config_from_dict(saved, source=str(store.dir / "config.toml"))
     except (ConfigError, tomllib.TOMLDecodeError) as exc:
-        raise TournamentError(f"{store.dir}: its config.toml is unreadable ({exc}); use another --name") from None
+        raise TournamentError(
+            f"{store.dir}: its config.toml is unreadable ({exc}); restore it (the games are intact), "
+            "or use --fresh or another --name"
+        ) from None
     played, now = old.resolved_rules(), cfg.resolved_rules()
     if played != now:
         there, here = played.to_dict(), now.to_dict()

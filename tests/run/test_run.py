@@ -158,6 +158,14 @@ def test_a_folder_from_other_rules_is_refused_and_left_intact(tmp_path):
     with pytest.raises(TournamentError, match="seed"):
         run_tournament(cfg(tmp_path, seed=99), progress=False)
     assert snapshot == {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
+    # Without its config.toml nothing says what the games were played by: another seed started every
+    # matchup over under new ids, the earlier games superseded in silence. Now it is refused, even the same config.
+    (run_dir / "config.toml").unlink()
+    for again in (cfg(tmp_path, seed=99), cfg(tmp_path)):
+        with pytest.raises(TournamentError, match=r"holds 120 games but no config.toml.*restore its config.toml"):
+            run_tournament(again, progress=False)
+    del snapshot[run_dir / "config.toml"]
+    assert snapshot == {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file() and p.name != ".lock"}
 
 
 # --- stored bytes are checked -----------------------------------------------------------------------
