@@ -162,11 +162,11 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
     """A folder played under other rules, seed or sizes can't be continued."""
     old_text = store.read_text("config.toml")
     if old_text is None:
-        if played := store.n_games():
+        if n_games := store.n_games():
             # Nothing says what these games were played by: another seed or rules would start every
             # matchup over under new ids and leave the earlier games in the folder, superseded in silence.
             raise TournamentError(
-                f"{store.dir} holds {played} games but no config.toml, so this config can't be checked against "
+                f"{store.dir} holds {n_games} games but no config.toml, so this config can't be checked against "
                 "them; restore its config.toml, or use --fresh or another --name"
             )
         return
