@@ -79,6 +79,7 @@ def _arena(
     ] = None,
 ) -> None:
     ctx.obj = {"eaai_kit": None}
+    _sigterm_as_interrupt(ctx)
     if eaai_kit is not None:
         from arena.botkit.bot import BotError
         from arena.external.eaai import use_kit
@@ -88,6 +89,31 @@ def _arena(
         except BotError as exc:
             _fail(str(exc))
         ctx.obj["eaai_kit"] = str(eaai_kit.resolve())  # wins over a config's eaai_kit (_kit_option)
+
+
+def _sigterm_as_interrupt(ctx: typer.Context) -> None:
+    """SIGTERM ends a command as the exit codes say (130 and one line) from its first moment.
+
+    A run turns SIGTERM into a clean stop while it plays (:class:`_Signals`); before that, while the
+    compiled code loads (a few seconds, with nothing written yet), and after it, SIGTERM killed the
+    process with 143 and no word.  Forked workers end at once, silently, as under :class:`_Signals`;
+    the handler before this one comes back when the command ends.
+    """
+    import os
+    import signal
+
+    me = os.getpid()
+
+    def handler(signum: int, frame: object) -> None:
+        if os.getpid() == me:
+            os.write(2, f"error: interrupted ({signal.Signals(signum).name})\n".encode())
+        os._exit(EXIT_INTERRUPTED if os.getpid() == me else 128 + signum)
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding host): leave signals to it
+        return
+    ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, old))
 
 
 def _kit_option(ctx: typer.Context) -> str | None:

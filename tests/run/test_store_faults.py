@@ -271,6 +271,37 @@ def _children(pid: int) -> list[int]:
     return [int(x) for x in out.split()]
 
 
+def _catches(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` has a handler for ``sig`` (its SigCgt mask in /proc)."""
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+    return bool(mask >> (sig - 1) & 1)
+
+
+def test_sigterm_outside_a_run_is_exit_130_and_one_line(tmp_path):
+    # A run stops cleanly on SIGTERM while it plays; before that (seconds of loading compiled code)
+    # and in the other commands, SIGTERM killed the process with 143 and no word.  Here check-bot
+    # waits on a bot that never answers its handshake.
+    mute = tmp_path / "mute.py"
+    mute.write_text("import time\ntime.sleep(120)\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "check-bot", f"cmd:{sys.executable} {mute}", "--games", "2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    deadline = time.monotonic() + 60
+    while not (_catches(proc.pid, signal.SIGTERM) and _children(proc.pid)):  # waiting on the bot's handshake
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
+    assert _one_error_line(err) == "error: interrupted (SIGTERM)"
+
+
 def test_sigterm_of_the_driver_is_handled_like_ctrl_c(tmp_path, reference):
     conf = _config(tmp_path, tmp_path / "results", games=800, chunk=20, workers=2)  # 40 chunks: stopped at 2
     run_dir = tmp_path / "results" / "f"
