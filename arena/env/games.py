@@ -326,10 +326,10 @@ def resolve_opponent(opponent: str | Bot) -> Bot:
         from arena.settings.botref import BotRef, BotRefError
 
         try:
-            kind = BotRef.parse(opponent).kind
+            own_process = not BotRef.parse(opponent).in_process
         except BotRefError as exc:
             raise BotError(f"opponent {opponent!r}: {exc}") from None
-        if kind in ("command", "sandbox", "eaai"):  # refused before a program is started for nothing
+        if own_process:  # refused before a program is started for nothing
             raise BotError(
                 f"opponent {opponent!r} is not a compiled bot: the env plays its opponent inside one compiled "
                 "step, so it takes a built-in bot or a numba bot file (not cmd:, sandbox: or eaai:)"

@@ -21,6 +21,7 @@ import numpy as np
 from arena.analysis.sweep.analysis import SweepResult, analyse_sweep
 from arena.analysis.sweep.spec import SweepError, SweepSpec, load_sweep
 from arena.run import run_tournament
+from arena.run.store import holds_run
 
 __all__ = ["run_sweep"]
 
@@ -137,7 +138,7 @@ def _refuse_to_delete(d: Path) -> None:
     """
     held = list(d.iterdir())
     ours = any((d / f).exists() for f in ("sweep.csv", "best.csv", "rounds.md")) or any(
-        (p / "index.jsonl").exists() or (p / "games").is_dir() for p in held if p.is_dir()
+        holds_run(p) for p in held if p.is_dir()
     )
     if held and not ours:
         raise SweepError(

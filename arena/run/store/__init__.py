@@ -128,10 +128,22 @@ __all__ = [
     "chunk_meta",
     "close_inherited_locks",
     "env_error",
+    "holds_run",
     "read_index",
     "said",
     "to_table",
 ]
+
+
+#: What a run folder holds (the index, its checkpoint, the tables' folders, an older version's
+#: files): ``--fresh`` deletes a folder only if it is empty or holds one of these.
+_RUN_MARKS = (INDEX, CHECKPOINT, "games", "hands", "chunks", "games.parquet", "manifest.json")
+
+
+def holds_run(d: Path) -> bool:
+    """Whether folder ``d`` holds a run's files (what ``--fresh`` may delete; a sweep asks it of
+    its rules values' folders)."""
+    return any((d / mark).exists() for mark in _RUN_MARKS)
 
 
 class RunStore:
@@ -227,15 +239,11 @@ class RunStore:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    #: What a run folder holds (the index, its checkpoint, the tables' folders, an older version's
-    #: files): ``--fresh`` deletes a folder only if it is empty or holds one of these.
-    _RUN_MARKS = (INDEX, CHECKPOINT, "games", "hands", "chunks", "games.parquet", "manifest.json")
-
     @classmethod
     def _refuse_to_clear(cls, d: Path) -> None:
-        """StoreError when ``d`` holds files but none of a run's (:data:`_RUN_MARKS`)."""
+        """StoreError when ``d`` holds files but no run (:func:`holds_run`)."""
         held = [p for p in d.iterdir() if p.name != LOCK]
-        if held and not any((d / mark).exists() for mark in cls._RUN_MARKS):
+        if held and not holds_run(d):
             raise StoreError(
                 f"--fresh would delete {d}, which holds files but no run "
                 f"(e.g. {held[0].name}); give another --name or --results-dir, or empty it yourself"
