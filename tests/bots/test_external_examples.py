@@ -128,8 +128,10 @@ def test_check_bot_command_fails_a_broken_bot_and_passes_a_good_one(tmp_path):
 
 
 def test_check_bot_warns_of_a_bot_that_does_not_replay_from_its_seed(tmp_path):
-    """A bot that takes the upcard or not by an unseeded coin plays legal games, but not the same
-    ones twice: a run's results could not be reproduced from its seed."""
+    """A bot that decides by an unseeded generator plays legal games, but not the same ones twice:
+    a run's results could not be reproduced from its seed. It draws every discard at random from
+    about ten legal cards as well as every take, so that two replayed games coinciding by chance
+    (a coin on the takes alone did, about once in a thousand runs) is out of reach."""
     dice = tmp_path / "dice.py"
     dice.write_text(
         "import json, random, sys\n"
@@ -140,7 +142,7 @@ def test_check_bot_warns_of_a_bot_that_does_not_replay_from_its_seed(tmp_path):
         "    elif msg['type'] != 'decide':\n"
         "        break\n"
         "    elif msg['decision'] == 'discard':\n"
-        "        print(max(c for c in msg['hand'] if c != msg['just_taken']), flush=True)\n"
+        "        print(random.choice([c for c in msg['hand'] if c != msg['just_taken']]), flush=True)\n"
         "    else:\n"
         "        print(random.randint(0, 1) if msg['decision'] == 'take_upcard' else 1, flush=True)\n"
     )
