@@ -713,12 +713,17 @@ def report(
 ) -> None:
     """Write report.md, report.html, leaderboard.csv and pairs.csv (exit 1 if the folder has problems)."""
     from arena.run.store import RunStore, said
+    from arena.run.store.format import say_once
 
     _setup_logging(True)  # each problem: one warning line, once
     said(reset=True)
+    lost: list[str] = []
     try:
         if verify:
             RunStore(run_dir).check(repair=False)
+            lost = RunStore(run_dir).meta_problems()
+            for line in lost:
+                say_once(line)
         from arena.analysis.report import write_report
 
         try:
@@ -732,6 +737,8 @@ def report(
     except _user_errors() as exc:
         _fail(str(exc))
     problems = said()
+    if problems and len(problems) == len(lost):
+        _fail(f"{len(problems)} problem(s) in {run_dir}, named above: restore the file(s) they name", EXIT_FAILED)
     if problems:
         _fail(
             f"{len(problems)} problem(s) in {run_dir}, named above; the report reads the folder as "
@@ -766,6 +773,7 @@ def fsck(
             busy = lock_holder(Path(run_dir))
             lines = RunStore(run_dir).check(repair=False)
         store = RunStore(run_dir)
+        lost = store.meta_problems()  # config, rules, manifest: named, but no repair rebuilds them
         summary = f"{len(store.matchups())} matchup(s), {store.n_chunks()} chunk(s), {store.n_games()} games"
     except _env_errors() as exc:
         _fail(str(exc), EXIT_ENV)
@@ -780,12 +788,24 @@ def fsck(
         )
     for line in lines:
         typer.echo(f"{'repaired' if repair else 'problem'}: {line}")
-    if not lines:
+    for line in lost:
+        typer.echo(f"problem: {line}")
+    if not lines and not lost:
         typer.echo(f"ok: {run_dir}: {summary}, no problems")
-    elif repair:
+    elif repair and lines:
         typer.echo(f"repaired {len(lines)} problem(s): {run_dir}: {summary}")
-    elif busy:
+    if lost and (repair or not lines):
+        _fail(f"{len(lost)} problem(s) in {run_dir} that no repair mends; restore the file(s) named above", EXIT_FAILED)
+    if not lines or repair:
+        return
+    if busy:
         _fail(f"{len(lines)} problem(s) in {run_dir} while {busy} writes it; check again when it is done", EXIT_FAILED)
+    elif lost:
+        _fail(
+            f"{len(lines) + len(lost)} problem(s) in {run_dir}; 'arena fsck {run_dir} --repair' repairs "
+            f"{len(lines)} of them, and the file(s) no repair mends must be restored",
+            EXIT_FAILED,
+        )
     else:
         _fail(f"{len(lines)} problem(s) in {run_dir}; 'arena fsck {run_dir} --repair' repairs them", EXIT_FAILED)
 

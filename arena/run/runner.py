@@ -160,32 +160,12 @@ def _config(
 
 def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
     """A folder played under other rules, seed or sizes can't be continued."""
-    old_text = store.read_text("config.toml")
-    if old_text is None:
-        if n_games := store.n_games():
-            # Nothing says what these games were played by: another seed or rules would start every
-            # matchup over under new ids and leave the earlier games in the folder, superseded in silence.
-            raise TournamentError(
-                f"{store.dir} holds {n_games} games but no config.toml, so this config can't be checked against "
-                "them; restore its config.toml, or use --fresh or another --name"
-            )
-        return
-    import tomllib
-
-    from arena.settings.config import config_from_dict
-
     try:
-        saved = tomllib.loads(old_text)
-        if (store.dir / "rules.toml").is_file():
-            # The rules its games were played by, not the saved config's rules read again: a rules
-            # file it names may have changed since, and a submit would play new games by the new one.
-            saved["rules"] = str(store.dir / "rules.toml")
-        old = config_from_dict(saved, source=str(store.dir / "config.toml"))
-    except (ConfigError, tomllib.TOMLDecodeError) as exc:
-        raise TournamentError(
-            f"{store.dir}: its config.toml is unreadable ({exc}); restore it (the games are intact), "
-            "or use --fresh or another --name"
-        ) from None
+        old = store.played_config()
+    except StoreError as exc:
+        raise TournamentError(f"{exc}; restore it (the games are intact), or use --fresh or another --name") from None
+    if old is None:
+        return
     played, now = old.resolved_rules(), cfg.resolved_rules()
     if played != now:
         there, here = played.to_dict(), now.to_dict()

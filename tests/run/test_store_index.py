@@ -375,3 +375,32 @@ def test_fsck_of_a_folder_in_use_says_the_finding_may_be_the_chunk_being_written
     # Once the run has let go, the same finding is a problem to repair, as before.
     out = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
     assert out.exit_code == 1 and "note:" not in out.output and "--repair' repairs them" in out.output
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (lambda d: (d / "config.toml").unlink(), "holds 120 games but no config.toml"),
+        (lambda d: (d / "config.toml").write_text("bots = [\n"), "its config.toml or rules.toml is unreadable"),
+        (lambda d: (d / "rules.toml").write_text("gin_bonus = 'lots'\n"), "config.toml or rules.toml is unreadable"),
+        (lambda d: (d / "manifest.json").write_text('{"status": "compl'), "its manifest.json is not a JSON object"),
+        (lambda d: (d / "manifest.json").write_text("[1, 2]"), "its manifest.json is not a JSON object"),
+    ],
+    ids=["config-lost", "config-torn", "rules-bad-value", "manifest-torn", "manifest-not-object"],
+)
+def test_fsck_names_a_lost_or_damaged_config_rules_or_manifest_which_no_repair_rebuilds(run_dir, damage, named):
+    # fsck said "ok, no problems" of a folder whose config.toml was gone, which the next resume then refused.
+    damage(run_dir)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1, found.output
+    assert f"problem: {run_dir}" in found.output and named in found.output, found.output
+    assert "--repair' repairs" not in found.output and "restore the file(s) named above" in found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 1 and named in repaired.output, repaired.output  # still there: no repair mends it
+    report = CliRunner().invoke(app, ["report", str(run_dir), "--verify"], catch_exceptions=False)
+    assert report.exit_code == 1 and "restore the file(s) they name" in report.output, report.output
+
+
+def test_fsck_of_a_whole_folder_reads_its_config_rules_and_manifest_as_sound(run_dir):
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 0 and "no problems" in found.output, found.output

@@ -492,6 +492,14 @@ class RunStore:
         """The config of the latest run on the folder, set to continue this folder."""
         return _meta.config(self)
 
+    def played_config(self) -> TournamentConfig | None:
+        """The config the folder's games were played by, with the rules of its ``rules.toml`` (None: no games)."""
+        return _meta.played_config(self)
+
+    def meta_problems(self) -> list[str]:
+        """One line per damaged or lost config.toml, rules.toml or manifest.json (which no repair rebuilds)."""
+        return _meta.problems(self)
+
     def rules(self) -> Rules:
         """The resolved rules the folder's games were played by (``rules.toml``)."""
         return _meta.rules(self)

@@ -45,6 +45,59 @@ def rules(store: RunStore) -> Rules:
         raise StoreError(f"{store.dir}: {exc}") from None
 
 
+def played_config(store: RunStore) -> TournamentConfig | None:
+    """The config the folder's games were played by, its rules read from ``rules.toml``; None if it holds none.
+
+    The rules are the folder's own copy, not the saved config's rules read
+    again: a rules file the config names may have changed since.  A folder
+    that holds games but lost its config.toml is refused: nothing would say
+    what they were played by, and another seed or rules would start every
+    matchup over under new ids, leaving the earlier games superseded in silence.
+    """
+    import tomllib
+
+    text = store.read_text("config.toml")
+    if text is None:
+        if n_games := store.n_games():
+            raise StoreError(
+                f"{store.dir} holds {n_games} games but no config.toml, so nothing says what they were played by"
+            )
+        return None
+    try:
+        saved = tomllib.loads(text)
+        if (store.dir / "rules.toml").is_file():
+            saved["rules"] = str(store.dir / "rules.toml")
+        return config_from_dict(saved, source=str(store.dir / "config.toml"))
+    except (ConfigError, tomllib.TOMLDecodeError) as exc:
+        raise StoreError(f"{store.dir}: its config.toml or rules.toml is unreadable ({exc})") from None
+
+
+def problems(store: RunStore) -> list[str]:
+    """One line per damaged file the games can't rebuild: config.toml, rules.toml, manifest.json.
+
+    A chunk or an index line can be rebuilt or set aside by a repair; these
+    can't (the games' ids depend on the config and rules), so each line says
+    what to restore and what is at stake.
+    """
+    out = []
+    try:
+        played_config(store)
+    except StoreError as exc:
+        out.append(f"{exc}; restore it from a copy (the games are intact): a resume refuses the folder until then")
+    text = store.read_text("manifest.json")
+    if text is not None:
+        try:
+            ok = isinstance(json.loads(text), dict)
+        except ValueError:
+            ok = False
+        if not ok:
+            out.append(
+                f"{store.dir}: its manifest.json is not a JSON object; the report shows no versions or status "
+                "until the next run on the folder writes it again"
+            )
+    return out
+
+
 #: Manifest fields whose value is data, kept whole: ``current`` maps each current matchup to
 #: its SPRT limit, and a limit of None (every chunk counts) is what a repair must read back.
 DATA_FIELDS = ("current",)
@@ -77,9 +130,10 @@ def manifest(store: RunStore) -> dict[str, Any]:
     if text is None:
         return {}
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError:
-        return {"(unreadable)": "manifest.json"}
+        value = None
+    return value if isinstance(value, dict) else {"(unreadable)": "manifest.json"}
 
 
 def meta(store: RunStore) -> dict[str, Any]:
