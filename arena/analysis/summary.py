@@ -23,6 +23,12 @@ What is kept, per matchup (``bot_a`` against ``bot_b``):
   per hand, non-dealer shares.  Named for what is summed:
   ``win_score_x_games`` is the sum over pairs of bot_a's score times the
   games with a result;
+* per deal, bucketed (:data:`DEAL_BUCKETS`, the pair number modulo it): the
+  games with a result, bot_a's score, the hands and each side's points
+  (:data:`DEAL_ROWS`).  Every matchup of a run plays the same deals (pair k
+  has the same seed in each), so a bot's results on one deal against two
+  opponents are not independent: its per-bot intervals and the ratings'
+  cluster on the deal, across matchups, from these sums;
 * running win-rate moments at fixed positions of the pair sequence
   (:data:`LADDER`), for the convergence plot.  A position is the pair
   *number* + 1, so the positions kept do not depend on how the run was cut
@@ -51,7 +57,19 @@ import pandas as pd
 
 from arena.external.process import STREAK_FORFEIT
 
-__all__ = ["Summary", "Hist", "LADDER", "GAME_COLUMNS", "HAND_COLUMNS", "FIELDS", "MOMENTS", "summarize_run", "merge"]
+__all__ = [
+    "Summary",
+    "Hist",
+    "LADDER",
+    "GAME_COLUMNS",
+    "HAND_COLUMNS",
+    "FIELDS",
+    "MOMENTS",
+    "DEAL_BUCKETS",
+    "DEAL_ROWS",
+    "summarize_run",
+    "merge",
+]
 
 WIN_KINDS = ("knock", "undercut", "gin", "big_gin")
 
@@ -179,6 +197,14 @@ FIELDS = (
     *MOMENTS["first_nondealer"],
 )
 F = {name: i for i, name in enumerate(FIELDS)}
+
+#: Deals are clustered by pair number modulo this: exactly by deal up to this many pairs a
+#: matchup, and beyond it by groups of deals, each group still holding every game of its deals
+#: (coarser clusters stay valid; 256 of them are plenty for a variance).  It bounds the memory:
+#: ``len(DEAL_ROWS) * DEAL_BUCKETS`` numbers a matchup, however many games.
+DEAL_BUCKETS = 256
+#: The per-deal sums each matchup keeps (rows of ``_Matchup.deals``), seen from bot_a.
+DEAL_ROWS = ("games", "score_a", "hands", "points_a", "points_b")
 
 
 # --- histograms --------------------------------------------------------------------------
@@ -505,10 +531,11 @@ class _Matchup:
     bot_a: str
     bot_b: str
     sums: np.ndarray
+    deals: np.ndarray  # DEAL_ROWS x DEAL_BUCKETS
     segments: list[_Segment] = field(default_factory=list)  # sorted by lo, never overlapping
 
     def copy(self) -> _Matchup:
-        return _Matchup(self.bot_a, self.bot_b, self.sums.copy(), list(self.segments))
+        return _Matchup(self.bot_a, self.bot_b, self.sums.copy(), self.deals.copy(), list(self.segments))
 
 
 class Summary:
@@ -650,6 +677,16 @@ class Summary:
 
         sums = np.column_stack([np.asarray(s[f], dtype=np.float64) for f in FIELDS])
 
+        # per deal bucket (DEAL_ROWS), per matchup
+        bucket = c_m * DEAL_BUCKETS + c_pair % DEAL_BUCKETS
+        deals = np.stack(
+            [
+                np.bincount(bucket, weights=w, minlength=n_m * DEAL_BUCKETS).reshape(n_m, DEAL_BUCKETS)
+                for w in (c_n, c_s, c_h, csum(sa), csum(sb))
+            ],
+            axis=1,
+        )
+
         # running win-rate moments per matchup, kept at the ladder's pairs
         segs: dict[int, _Segment] = {}
         keep = np.flatnonzero(c_n > 0)
@@ -665,7 +702,7 @@ class Summary:
         for i, name in enumerate(d.matchups):
             seg = segs.get(i)
             self._m[name] = _Matchup(
-                d.bots[d.m_a[i]], d.bots[d.m_b[i]], sums[i].copy(), [seg] if seg is not None else []
+                d.bots[d.m_a[i]], d.bots[d.m_b[i]], sums[i].copy(), deals[i].copy(), [seg] if seg is not None else []
             )
 
         # per-bot histograms of per-game values (self-play left out)
@@ -736,6 +773,7 @@ class Summary:
                 self._m[name] = mo.copy()
                 continue
             mine.sums += mo.sums
+            mine.deals += mo.deals
             for seg in mo.segments:
                 bisect.insort(mine.segments, seg, key=lambda x: x.lo)
         for bot, kinds in other.hists.items():
@@ -766,6 +804,13 @@ class Summary:
         return out
 
     # --- reading --------------------------------------------------------------------------
+    def deals(self) -> np.ndarray:
+        """Per-deal sums, matchups x :data:`DEAL_ROWS` x :data:`DEAL_BUCKETS` (matchups in :attr:`matchups` order)."""
+        names = self.matchups
+        if not names:
+            return np.zeros((0, len(DEAL_ROWS), DEAL_BUCKETS))
+        return np.stack([self._m[n].deals for n in names])
+
     def view(self) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray]:
         """``(matchups sorted, bots sorted, bot_a code per matchup, bot_b code, sums matrix)``.
 
