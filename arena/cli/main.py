@@ -265,6 +265,10 @@ def _setup_logging(quiet: bool) -> None:
     logger._arena_configured = True  # type: ignore[attr-defined]
 
 
+#: How the results tables count win%, in the words of the report's Methods ("no winner 0.5").
+WIN_PCT_NOTE = "win%: wins plus half the games with no winner ('none'), over the games with a result"
+
+
 def _print_tables(result, summary) -> None:
     from arena.analysis.render import text_width
     from arena.analysis.stats import bot_summary, pair_summary
@@ -282,6 +286,8 @@ def _print_tables(result, summary) -> None:
     typer.echo(f"{'bot':<{wb}} {'games':>8} {'win%':>7} {'forfeits':>9}")
     for r in bots.itertuples():
         typer.echo(f"{r.bot:<{wb}} {r.games:>8} {100 * r.win_rate:>6.1f}% {r.forfeits:>9}")
+    # said, not assumed: a bot that never won reads 50.0% when every game had no winner
+    typer.echo(f"\n{WIN_PCT_NOTE}")
     if summary.errors:  # say why at once: a forfeit count alone sends the user hunting through the report
         total = sum(summary.errors.values())
         typer.echo(f"\n{total:,} game(s) ended in an error or a forfeit; the commonest:")
