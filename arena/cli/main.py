@@ -1008,7 +1008,7 @@ def luck(
 ) -> None:
     """Measure the luck of every draw and deal, and show results with the luck taken out (luck-adjusted)."""
     from arena.analysis import luck as lk
-    from arena.analysis.luck_report import WHAT_IT_DOES, per_bot_text, results_text
+    from arena.analysis.luck_report import per_bot_text, results_text, what_it_does
     from arena.run.progress import Progress, progress_bar
 
     bars: list[Progress] = []
@@ -1032,7 +1032,7 @@ def luck(
     )
     if res is not None and not res.empty:
         typer.echo(results_text(res))
-    typer.echo(WHAT_IT_DOES)
+    typer.echo(what_it_does(res))
     per_bot = lk.stored_luck_per_bot(run_dir)
     if per_bot is not None and not per_bot.empty:
         typer.echo(per_bot_text(per_bot))
