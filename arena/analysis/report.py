@@ -47,6 +47,7 @@ from arena.analysis.render import (
 )
 from arena.analysis.summary import Summary, summarize_run
 from arena.analysis.tally import Tally, tally_of
+from arena.analysis.variance import COVARIATES, PAIRS_TO_ADJUST
 from arena.run.store import RunStore, StoreError
 
 __all__ = ["ReportError", "load_summary", "write_report", "plot_run"]
@@ -563,7 +564,8 @@ CV_TEXT = (
     "(recomputed from the stored seeds; mean exactly 0), and beta is cross-fitted (each half of the pairs is "
     "adjusted with the beta fitted on the other half), so the adjusted estimate is unbiased. VRF = raw variance / "
     "adjusted variance; equivalent games = games x VRF: the raw estimate would need that many games for the "
-    "adjusted interval's width."
+    f"adjusted interval's width. A matchup of fewer than {PAIRS_TO_ADJUST} pairs has too few to fit beta's "
+    f"{len(COVARIATES)} slopes: it is not adjusted, and its adjusted columns show 'not adjusted' and '-'."
 )
 
 
@@ -575,11 +577,13 @@ def _cv_table(tally: Tally, order: list[str], conf: float) -> Table | None:
     rows = []
     for m in sorted(tally.cv, key=lambda m: order.index(m) if m in order else len(order)):
         e = tally.cv[m].estimate("margin", conf)
+        raw = [m, _f(e.raw, 2, True), _ci(e.raw_lo, e.raw_hi, 2, sign=True)]
+        if not e.adjusted:  # the raw estimate again, and a VRF of 1 by construction: not a measurement
+            rows.append([*raw, "not adjusted", "-", "-", "-"])
+            continue
         rows.append(
             [
-                m,
-                _f(e.raw, 2, True),
-                _ci(e.raw_lo, e.raw_hi, 2, sign=True),
+                *raw,
                 _f(e.adj, 2, True),
                 _ci(e.adj_lo, e.adj_hi, 2, sign=True),
                 _f(e.vrf, 3),
