@@ -325,8 +325,12 @@ def _build(
     manifest = stored if isinstance(stored, dict) else {}
     if manifest.get("stopped_early"):
         facts.insert(0, ("stopped early", str(manifest["stopped_early"])))
-    if manifest.get("status") and manifest.get("status") != "complete":
-        facts.insert(0, ("run status", str(manifest["status"])))
+    status = manifest.get("status")
+    if status == "running" and "held_by" in meta and meta["held_by"] is None:
+        # the manifest is written "running" when a run begins; a run killed outright never rewrites it
+        status = "interrupted (no run holds the folder; resume with the same command)"
+    if status and status != "complete":
+        facts.insert(0, ("run status", str(status)))
     listed = manifest.get("bots")
     bots_run: dict[str, Any] = listed if isinstance(listed, dict) else {}
     weak = sorted(n for n, b in bots_run.items() if isinstance(b, dict) and b.get("sandbox") == "weak")
@@ -619,6 +623,7 @@ def write_report(
         t, _ = tally_of(store, tally, progress)
         meta = store.meta()
         meta["problems"] = list(getattr(store, "problems", []))  # chunks left out: failed their checksum
+        meta["held_by"] = store.holder()  # a "running" manifest with no live run is an interrupted run
         order = [m.name for m in store.matchups()]
     except StoreError as exc:
         raise ReportError(f"run folder {run}: {exc}") from None

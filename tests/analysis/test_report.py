@@ -171,6 +171,20 @@ def test_report_streams_the_store_and_matches_the_whole_table(tmp_path, run_tabl
         assert pairs.loc[want.index, col].to_numpy() == pytest.approx(want[col].to_numpy(), rel=1e-9, nan_ok=True), col
 
 
+def test_a_running_manifest_with_no_run_holding_the_folder_reads_as_interrupted(tmp_path, run_tables):
+    """A run killed outright (kill -9) leaves "running" in manifest.json, but its lock went with it: the
+    report says the run was interrupted and how to resume it, and "running" only while a run holds the folder."""
+    games, _ = run_tables
+    run = _write_run(tmp_path / "killed", games, None)
+    with RunStore.open_for_writing(run) as store:
+        store.write_manifest({"run": "killed", "status": "running"})
+    md = write_report(run)["report_md"].read_text()
+    assert "- **run status**: interrupted (no run holds the folder; resume with the same command)" in md
+    with RunStore.open_for_writing(run, what="arena run"):  # a live run holds the folder
+        md = write_report(run)["report_md"].read_text()
+    assert "- **run status**: running" in md and "interrupted" not in md
+
+
 def test_report_leaves_out_a_corrupted_chunk_and_says_so(tmp_path, run_tables):
     games, hands = run_tables
     run = _write_run(tmp_path / "flipped", games, None, pairs_per_chunk=5)
