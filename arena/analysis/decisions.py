@@ -585,12 +585,13 @@ def error_rates(parts: Iterable[pd.DataFrame], doubtful: float, blunder: float, 
 
     The error rate is the mean loss per decision, in thousandths of a game.
     Decisions of one game are not independent, so the interval is the
-    cluster-robust one of a ratio (clustered by game; normal quantile).
+    cluster-robust one of a ratio, clustered by game, with a Student t quantile on
+    games - 1 degrees of freedom as every interval of :mod:`arena.analysis.stats`
+    (a normal quantile is too narrow when a bot was graded in a few games).
     Streams: only per-game sums are kept.
     """
-    from statistics import NormalDist
+    from scipy import stats as sps
 
-    z = NormalDist().inv_cdf(0.5 + conf / 2)
     sums: dict[tuple[str, str], _Sums] = {}
     for df in parts:
         if df.empty:
@@ -620,6 +621,7 @@ def error_rates(parts: Iterable[pd.DataFrame], doubtful: float, blunder: float, 
         rate = lsum.sum() / total
         g = len(n)
         se = math.sqrt(g / (g - 1) * float(((lsum - rate * n) ** 2).sum())) / total if g > 1 else float("nan")
+        z = float(sps.t.ppf(0.5 + conf / 2, g - 1)) if g > 1 else float("nan")
         rows.append(
             {
                 "bot": b,

@@ -597,7 +597,8 @@ def luck_results(parts: Iterable[pd.DataFrame], conf: float = 0.95) -> pd.DataFr
     """Per matchup and side: points per game and win rate, plain and luck-adjusted, with intervals.
 
     Intervals are t intervals over duplicate pairs (a pair's mean is one
-    observation).  ``games_ratio`` is plain variance over adjusted variance:
+    observation; without duplicate pairs each game is its own pair, and
+    ``pairs`` equals ``games``).  ``games_ratio`` is plain variance over adjusted variance:
     how many times more games the plain result needs for the interval the
     adjusted one has.
     """

@@ -10,7 +10,7 @@ import pandas as pd
 
 from arena.analysis.render import Table, html_table, md_table, text_width
 
-__all__ = ["WHAT_IT_DOES", "luck_section", "results_table", "results_text", "per_bot_text"]
+__all__ = ["WHAT_IT_DOES", "what_it_does", "luck_section", "results_table", "results_text", "per_bot_text"]
 
 #: The plain sentence the report and the command print with the results.
 WHAT_IT_DOES = (
@@ -22,20 +22,41 @@ WHAT_IT_DOES = (
 )
 
 
+def _has_pairs(res: pd.DataFrame | None) -> bool:
+    """Whether the results' units are duplicate pairs: without them each game is its own unit (pairs = games)."""
+    return res is None or res.empty or bool((res["pairs"] < res["games"]).any())
+
+
+def what_it_does(res: pd.DataFrame | None) -> str:
+    """:data:`WHAT_IT_DOES`, its last sentence naming the unit the intervals are over: a run without duplicate
+    pairs has games, each on its own, and saying "duplicate pairs" there claimed a pairing it did not have."""
+    if _has_pairs(res):
+        return WHAT_IT_DOES
+    return WHAT_IT_DOES.replace(
+        "over duplicate pairs.", "over games (the run has no duplicate pairs: each game is its own unit)."
+    )
+
+
 def _ci(lo: float, hi: float, digits: int, pct: bool) -> str:
+    """An interval as text; a rate's (``pct``) ends are shown within 0..100%: the adjusted rate's t interval can
+    reach past them, where no rate lies."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "-"
     if pct:
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
         return f"{100 * lo:.{digits}f}..{100 * hi:.{digits}f}%"
     return f"{lo:+.{digits}f}..{hi:+.{digits}f}"
 
 
 def results_table(res: pd.DataFrame) -> Table:
-    """Per matchup and bot: points per game and win rate, plain and adjusted, with intervals and games ratios."""
+    """Per matchup and bot: points per game and win rate, plain and adjusted, with intervals and games ratios.
+
+    The third column counts the units the intervals are over: duplicate pairs, or games in a run without them.
+    """
     head = [
         "bot",
         "opponent",
-        "pairs",
+        "pairs" if _has_pairs(res) else "games",
         "points/game",
         "95% CI",
         "adjusted",
@@ -110,8 +131,9 @@ def luck_section(run: Path, run_games: int | None = None) -> tuple[list[str], li
     if res is None or res.empty:
         return [], []
     t = results_table(res)
-    md = ["## Luck-adjusted results", "", WHAT_IT_DOES, ""]
-    h = ["<h2>Luck-adjusted results</h2>", f"<p>{html.escape(WHAT_IT_DOES)}</p>"]
+    what = what_it_does(res)
+    md = ["## Luck-adjusted results", "", what, ""]
+    h = ["<h2>Luck-adjusted results</h2>", f"<p>{html.escape(what)}</p>"]
     measured = int(res.drop_duplicates("matchup")["games"].sum())
     if run_games is not None and measured < run_games:
         note = (

@@ -628,16 +628,24 @@ def _sweep_curves(spec: SweepSpec, t: pd.DataFrame) -> Figure:
 
 
 def _sweep_field(spec: SweepSpec, b: pd.DataFrame) -> Figure:
-    """Field win rate (adjusted and raw) per rules value; star: the best, squares: its equals."""
+    """Field win rate (adjusted and raw) per rules value; star: the best, squares: its equals.
+
+    A rules value whose points had too few pairs to adjust (``field_adjusted`` false) gets its raw line
+    alone, labelled so."""
     x = spec.param_names[0]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for ri, (label, g) in enumerate(b.groupby("rules", sort=False)):
         g = g.sort_values(x)
         c = colours[ri % len(colours)]
-        ax.plot(g[x], g["field_win_rate_adj"], "-o", color=c, ms=3, label=f"{label}: adjusted")
-        ax.fill_between(g[x], g["field_win_rate_adj_ci_low"], g["field_win_rate_adj_ci_high"], color=c, alpha=0.25)
-        ax.plot(g[x], g["field_win_rate"], ":", color=c, lw=1, label=f"{label}: raw")
+        adjusted = bool(g["field_adjusted"].all()) if "field_adjusted" in g else True
+        if adjusted:
+            ax.plot(g[x], g["field_win_rate_adj"], "-o", color=c, ms=3, label=f"{label}: adjusted")
+            ax.fill_between(g[x], g["field_win_rate_adj_ci_low"], g["field_win_rate_adj_ci_high"], color=c, alpha=0.25)
+            ax.plot(g[x], g["field_win_rate"], ":", color=c, lw=1, label=f"{label}: raw")
+        else:  # too few pairs to adjust: an "adjusted" line would be the raw one under another name
+            ax.plot(g[x], g["field_win_rate"], "-o", color=c, ms=3, label=f"{label}: raw (too few pairs to adjust)")
+            ax.fill_between(g[x], g["field_win_rate_ci_low"], g["field_win_rate_ci_high"], color=c, alpha=0.25)
         tied = g[g["tied_with_best"]]
         ax.plot(tied[x], tied["field_win_rate_adj"], "s", color=c, mfc="none", ms=9)
         bb = g[g["best"]]
@@ -664,7 +672,8 @@ def _sweep_heatmap(spec: SweepSpec, label: str, g: pd.DataFrame) -> Figure:
         ax.text(j, i, f"{cell:.3f}", ha="center", va="center", fontsize=7)
     ax.set_xlabel(x)
     ax.set_ylabel(second)
-    ax.set_title(f"{label}: field win rate (adjusted)")
+    adjusted = bool(g["field_adjusted"].all()) if "field_adjusted" in g else True
+    ax.set_title(f"{label}: field win rate ({'adjusted' if adjusted else 'raw: too few pairs to adjust'})")
     fig.colorbar(im, ax=ax)
     fig.tight_layout()
     return fig

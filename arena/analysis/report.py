@@ -47,6 +47,7 @@ from arena.analysis.render import (
 )
 from arena.analysis.summary import Summary, summarize_run
 from arena.analysis.tally import Tally, tally_of
+from arena.analysis.variance import COVARIATES, PAIRS_TO_ADJUST
 from arena.run.store import RunStore, StoreError
 
 __all__ = ["ReportError", "load_summary", "write_report", "plot_run"]
@@ -140,11 +141,39 @@ def _pval(p: Any) -> str:
 
 # --- the tables of the report ---------------------------------------------------------------
 
+#: Under a table whose margin (or points) figures include forfeited games.  A forfeit is stored 0-0, so a
+#: bot that forfeits every game showed a margin of +0.0, better than a bot that played and lost.
+FORFEIT_NOTE = (
+    "*: forfeited games count 0–0 in this figure, so a bot that forfeits looks nearer even than it played and "
+    "its opponents' margins shrink; -: every game was forfeited (the forfeits column and the win rate count "
+    "them as losses)."
+)
 
-def _leaderboard_table(lb: pd.DataFrame) -> Table:
+
+def _forfeited(ps: pd.DataFrame) -> tuple[dict[str, int], dict[str, int]]:
+    """Games ended by a forfeit, of each matchup and of each bot (either side forfeiting; self-play left out)."""
+    per_matchup = {str(r.matchup): int(r.forfeits_a + r.forfeits_b) for r in ps.itertuples(index=False)}
+    per_bot: dict[str, int] = {}
+    for r in ps.itertuples(index=False):
+        if r.bot_a != r.bot_b:
+            for b in (str(r.bot_a), str(r.bot_b)):
+                per_bot[b] = per_bot.get(b, 0) + int(r.forfeits_a + r.forfeits_b)
+    return per_matchup, per_bot
+
+
+def _marked(text: str, forfeited: int, games: int) -> str:
+    """A margin or points figure with its :data:`FORFEIT_NOTE` mark: ``*`` when forfeits count 0-0 in it,
+    ``-`` when every game was forfeited (the figure then says nothing of play)."""
+    if forfeited and forfeited >= games:
+        return "-"
+    return f"{text}*" if forfeited else text
+
+
+def _leaderboard_table(lb: pd.DataFrame, forfeited: dict[str, int] | None = None) -> Table:
     head = ["#", "bot", "Elo", "95% CI", "games", "W-L-D", "win rate", "95% CI", "pts/hand", "margin/game", "forfeits"]
     rows = []
     for r in lb.itertuples(index=False):
+        lost = (forfeited or {}).get(str(r.bot), 0)
         rows.append(
             [
                 str(r.rank),
@@ -155,8 +184,8 @@ def _leaderboard_table(lb: pd.DataFrame) -> Table:
                 f"{r.wins:,}-{r.losses:,}-{r.draws:,}",
                 _pct(r.win_rate),
                 _ci(r.win_rate_ci_low, r.win_rate_ci_high, pct=True),
-                _f(r.points_per_hand, 2),
-                _f(r.margin, 1, True),
+                _marked(_f(r.points_per_hand, 2), lost, int(r.games)),
+                _marked(_f(r.margin, 1, True), lost, int(r.games)),
                 _int(r.forfeits),
             ]
         )
@@ -220,6 +249,7 @@ def _pairs_table(ps: pd.DataFrame) -> Table:
     ]
     rows = []
     for r in ps.itertuples(index=False):
+        lost = int(r.forfeits_a + r.forfeits_b)
         rows.append(
             [
                 str(r.matchup),
@@ -230,8 +260,8 @@ def _pairs_table(ps: pd.DataFrame) -> Table:
                 _f(r.elo_diff, 0, True),
                 f"{r.sweeps_a:,}:{r.sweeps_b:,}",
                 _pval(r.sign_p),
-                _f(r.margin, 1, True),
-                _ci(r.margin_ci_low, r.margin_ci_high, 1, sign=True),
+                _marked(_f(r.margin, 1, True), lost, int(r.games)),
+                _marked(_ci(r.margin_ci_low, r.margin_ci_high, 1, sign=True), lost, int(r.games)),
             ]
         )
     return Table(head, rows, "lrrrrrrrrr")
@@ -324,8 +354,12 @@ def _build(
     manifest = stored if isinstance(stored, dict) else {}
     if manifest.get("stopped_early"):
         facts.insert(0, ("stopped early", str(manifest["stopped_early"])))
-    if manifest.get("status") and manifest.get("status") != "complete":
-        facts.insert(0, ("run status", str(manifest["status"])))
+    status = manifest.get("status")
+    if status == "running" and "held_by" in meta and meta["held_by"] is None:
+        # the manifest is written "running" when a run begins; a run killed outright never rewrites it
+        status = "interrupted (no run holds the folder; resume with the same command)"
+    if status and status != "complete":
+        facts.insert(0, ("run status", str(status)))
     listed = manifest.get("bots")
     bots_run: dict[str, Any] = listed if isinstance(listed, dict) else {}
     weak = sorted(n for n, b in bots_run.items() if isinstance(b, dict) and b.get("sandbox") == "weak")
@@ -356,8 +390,9 @@ def _build(
     errs = _error_summary(p)
     best = lb.iloc[0] if len(lb) else None
 
+    forfeited_m, forfeited_b = _forfeited(ps)
     tables = {
-        "leaderboard": _leaderboard_table(lb),
+        "leaderboard": _leaderboard_table(lb, forfeited_b),
         "style": _style_table(lb),
         "pairs": _pairs_table(ps),
         "first": _first_mover_table(fm),
@@ -396,10 +431,12 @@ def _build(
     def fig(kind: str) -> list[str]:
         return md_figure(kind, f"plots/{kind}.png", captions[kind])
 
-    md += ["## Leaderboard", "", md_table(tables["leaderboard"]), "", *fig("ratings")]
-    md += ["## Matchups", "", md_table(tables["pairs"]), "", *fig("heatmap"), *fig("convergence")]
+    forfeit_md = [md_escape(FORFEIT_NOTE), ""] if any(forfeited_m.values()) else []
+    md += ["## Leaderboard", "", md_table(tables["leaderboard"]), "", *forfeit_md, *fig("ratings")]
+    md += ["## Matchups", "", md_table(tables["pairs"]), "", *forfeit_md, *fig("heatmap"), *fig("convergence")]
     if cv is not None:
         md += ["## Fewer games for the same certainty: the deal control variate", "", CV_TEXT, "", md_table(cv), ""]
+        md += forfeit_md
     md += ["## Play style (per hand played)", "", md_table(tables["style"]), ""]
     md += [*fig("outcomes"), *fig("scores"), *fig("lengths")]
     md += ["## First-mover effect", "", md_table(tables["first"]), ""]
@@ -434,11 +471,12 @@ def _build(
         h += [
             '<div class="note"><b>Notes</b><ul>' + "".join(f"<li>{html.escape(w)}</li>" for w in warns) + "</ul></div>"
         ]
-    h += ["<h2>Leaderboard</h2>", html_table(tables["leaderboard"]), img("ratings")]
-    h += ["<h2>Matchups</h2>", html_table(tables["pairs"]), img("heatmap"), img("convergence")]
+    forfeit_h = [f"<p>{html.escape(FORFEIT_NOTE)}</p>"] if any(forfeited_m.values()) else []
+    h += ["<h2>Leaderboard</h2>", html_table(tables["leaderboard"]), *forfeit_h, img("ratings")]
+    h += ["<h2>Matchups</h2>", html_table(tables["pairs"]), *forfeit_h, img("heatmap"), img("convergence")]
     if cv is not None:
         h += ["<h2>Fewer games for the same certainty: the deal control variate</h2>", f"<p>{html.escape(CV_TEXT)}</p>"]
-        h += [html_table(cv)]
+        h += [html_table(cv), *forfeit_h]
     h += [
         "<h2>Play style (per hand played)</h2>",
         html_table(tables["style"]),
@@ -563,25 +601,36 @@ CV_TEXT = (
     "(recomputed from the stored seeds; mean exactly 0), and beta is cross-fitted (each half of the pairs is "
     "adjusted with the beta fitted on the other half), so the adjusted estimate is unbiased. VRF = raw variance / "
     "adjusted variance; equivalent games = games x VRF: the raw estimate would need that many games for the "
-    "adjusted interval's width."
+    f"adjusted interval's width. A matchup of fewer than {PAIRS_TO_ADJUST} pairs has too few to fit beta's "
+    f"{len(COVARIATES)} slopes: it is not adjusted, and its adjusted columns show 'not adjusted' and '-'."
 )
 
 
 def _cv_table(tally: Tally, order: list[str], conf: float) -> Table | None:
-    """Raw and control-variate-adjusted margins per matchup, in play order (None when unavailable)."""
+    """Raw and control-variate-adjusted margins per matchup, in play order (None when unavailable); the
+    margins marked as in the matchups table when forfeits count 0-0 in them (:data:`FORFEIT_NOTE`)."""
     if not tally.cv:
         return None
     head = ["matchup", "margin/game", f"{conf:.0%} CI", "adjusted", f"{conf:.0%} CI", "VRF", "equivalent games"]
+    ps = st.pair_stats(tally.summary, conf)
+    forfeited, _ = _forfeited(ps)
+    n_games = dict(zip(ps["matchup"], ps["games"]))
     rows = []
     for m in sorted(tally.cv, key=lambda m: order.index(m) if m in order else len(order)):
         e = tally.cv[m].estimate("margin", conf)
+        lost, games = forfeited.get(m, 0), int(n_games.get(m, 0))
+        if lost and lost >= games:  # every game forfeited: no margin of play to adjust
+            rows.append([m, "-", "-", "-", "-", "-", "-"])
+            continue
+        raw = [m, _marked(_f(e.raw, 2, True), lost, games), _marked(_ci(e.raw_lo, e.raw_hi, 2, sign=True), lost, games)]
+        if not e.adjusted:  # the raw estimate again, and a VRF of 1 by construction: not a measurement
+            rows.append([*raw, "not adjusted", "-", "-", "-"])
+            continue
         rows.append(
             [
-                m,
-                _f(e.raw, 2, True),
-                _ci(e.raw_lo, e.raw_hi, 2, sign=True),
-                _f(e.adj, 2, True),
-                _ci(e.adj_lo, e.adj_hi, 2, sign=True),
+                *raw,
+                _marked(_f(e.adj, 2, True), lost, games),
+                _marked(_ci(e.adj_lo, e.adj_hi, 2, sign=True), lost, games),
                 _f(e.vrf, 3),
                 _int(e.equivalent_games) if np.isfinite(e.equivalent_games) else "-",
             ]
@@ -615,6 +664,7 @@ def write_report(
         t, _ = tally_of(store, tally, progress)
         meta = store.meta()
         meta["problems"] = list(getattr(store, "problems", []))  # chunks left out: failed their checksum
+        meta["held_by"] = store.holder()  # a "running" manifest with no live run is an interrupted run
         order = [m.name for m in store.matchups()]
     except StoreError as exc:
         raise ReportError(f"run folder {run}: {exc}") from None

@@ -262,6 +262,11 @@ def pair_table(chunks: Iterable[Any], matchups: Sequence[str] | None = None) -> 
 MIN_PAIRS_PER_COVARIATE = 10
 
 
+#: Fewest pairs of a matchup that the default two-fold cross-fit adjusts (each fold's slopes fitted on the other):
+#: below it the adjusted estimate is the raw one.
+PAIRS_TO_ADJUST = 2 * (MIN_PAIRS_PER_COVARIATE * len(COVARIATES) + 2)
+
+
 def _too_few(pairs: float, covariates: int) -> bool:
     """Too few pairs to fit ``covariates`` slopes (and an intercept): the adjustment is left out."""
     return pairs < MIN_PAIRS_PER_COVARIATE * covariates + 2
@@ -292,6 +297,9 @@ class CVEstimate:
     ``vrf``: the variance reduction factor, raw variance / adjusted variance
     (1.5 means the adjusted estimate is as precise as the raw one on 1.5x the
     games); ``equivalent_games``: games x vrf; ``reduction``: 1 - 1/vrf.
+    ``adjusted``: False when no fold had the pairs to fit ``beta`` (see
+    :func:`fit_beta`): ``adj`` is then ``raw`` and ``vrf`` 1 by construction, not
+    measured, and a table shows neither as if it were.
     """
 
     raw: float
@@ -305,6 +313,7 @@ class CVEstimate:
     vrf: float
     pairs: int
     games: int
+    adjusted: bool = True
 
     @property
     def equivalent_games(self) -> float:
@@ -371,7 +380,11 @@ def cv_estimate(
     r = _t_ci(y, conf)
     a = _t_ci(adj, conf)
     vrf = (r[3] / a[3]) ** 2 if a[3] and a[3] > 0 else float("nan")
-    return CVEstimate(*r, *a, vrf=vrf, pairs=len(y), games=int(games if games is not None else 2 * len(y)))
+    fold = np.arange(len(y)) % folds
+    k = np.asarray(z).reshape(len(y), -1).shape[1]
+    fitted = beta is not None or any(not _too_few(int((fold != f).sum()), k) for f in range(folds))
+    n_games = int(games if games is not None else 2 * len(y))
+    return CVEstimate(*r, *a, vrf=vrf, pairs=len(y), games=n_games, adjusted=fitted)
 
 
 # --- streaming: sums per matchup and fold (flat memory, for reports of any size) -------------------
@@ -417,12 +430,14 @@ class CVSums:
         i = _WHAT.index(what)
         n_all = self.n.sum()
         adj_s = adj_ss = 0.0
+        fitted = False
         for f in range(self.folds):
             o = np.arange(self.folds) != f  # fit on the other folds
             n, sy, sz = self.n[o].sum(), self.sy[i, o].sum(), self.sz[o].sum(axis=0)
             if _too_few(n, sz.shape[0]):  # as fit_beta
                 b = np.zeros(sz.shape[0])
             else:
+                fitted = True
                 a = self.szz[o].sum(axis=0) - np.outer(sz, sz) / n
                 c = self.szy[i, o].sum(axis=0) - sz * sy / n
                 a += ridge * np.trace(a) / a.shape[0] * np.eye(a.shape[0]) + 1e-12 * np.eye(a.shape[0])
@@ -432,7 +447,7 @@ class CVSums:
         raw = _moments_ci(n_all, self.sy[i].sum(), self.syy[i].sum(), conf)
         adj = _moments_ci(n_all, adj_s, adj_ss, conf)
         vrf = (raw[3] / adj[3]) ** 2 if adj[3] > 0 else float("nan")
-        return CVEstimate(*raw, *adj, vrf=vrf, pairs=int(n_all), games=self.games)
+        return CVEstimate(*raw, *adj, vrf=vrf, pairs=int(n_all), games=self.games, adjusted=fitted)
 
 
 def _moments_ci(n: float, s: float, ss: float, conf: float) -> tuple[float, float, float, float]:

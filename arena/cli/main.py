@@ -265,6 +265,10 @@ def _setup_logging(quiet: bool) -> None:
     logger._arena_configured = True  # type: ignore[attr-defined]
 
 
+#: How the results tables count win%, in the words of the report's Methods ("no winner 0.5").
+WIN_PCT_NOTE = "win%: wins plus half the games with no winner ('none'), over the games with a result"
+
+
 def _print_tables(result, summary) -> None:
     from arena.analysis.render import text_width
     from arena.analysis.stats import bot_summary, pair_summary
@@ -282,6 +286,8 @@ def _print_tables(result, summary) -> None:
     typer.echo(f"{'bot':<{wb}} {'games':>8} {'win%':>7} {'forfeits':>9}")
     for r in bots.itertuples():
         typer.echo(f"{r.bot:<{wb}} {r.games:>8} {100 * r.win_rate:>6.1f}% {r.forfeits:>9}")
+    # said, not assumed: a bot that never won reads 50.0% when every game had no winner
+    typer.echo(f"\n{WIN_PCT_NOTE}")
     if summary.errors:  # say why at once: a forfeit count alone sends the user hunting through the report
         total = sum(summary.errors.values())
         typer.echo(f"\n{total:,} game(s) ended in an error or a forfeit; the commonest:")
@@ -1002,7 +1008,7 @@ def luck(
 ) -> None:
     """Measure the luck of every draw and deal, and show results with the luck taken out (luck-adjusted)."""
     from arena.analysis import luck as lk
-    from arena.analysis.luck_report import WHAT_IT_DOES, per_bot_text, results_text
+    from arena.analysis.luck_report import per_bot_text, results_text, what_it_does
     from arena.run.progress import Progress, progress_bar
 
     bars: list[Progress] = []
@@ -1026,7 +1032,7 @@ def luck(
     )
     if res is not None and not res.empty:
         typer.echo(results_text(res))
-    typer.echo(WHAT_IT_DOES)
+    typer.echo(what_it_does(res))
     per_bot = lk.stored_luck_per_bot(run_dir)
     if per_bot is not None and not per_bot.empty:
         typer.echo(per_bot_text(per_bot))

@@ -187,7 +187,7 @@ def test_settings_are_checked_with_one_line_naming_the_key(tmp_path):
     assert (s.samples, s.blunder, s.seed) == (64, 80.0, 9)
 
 
-def test_error_rates_are_mean_losses_with_game_clustered_intervals():
+def test_error_rates_are_mean_losses_with_game_clustered_t_intervals():
     import pandas as pd
 
     rows = pd.DataFrame(
@@ -206,9 +206,10 @@ def test_error_rates_are_mean_losses_with_game_clustered_intervals():
     assert r.loc[("a", "all"), "blunders"] == 1 and r.loc[("a", "all"), "doubtful"] == 1
     assert r.loc[("a", "discard"), "doubtful"] == 1 and r.loc[("a", "knock"), "blunders"] == 1
     assert r.loc[("b", "draw"), "error_rate"] == pytest.approx(2.0)
-    # two games with per-game loss sums 70 and 30 over 3 decisions each: cluster-robust se
+    # two games with per-game loss sums 70 and 30 over 3 decisions each: cluster-robust se, and the t
+    # quantile on 2 - 1 degrees of freedom (12.71), as every interval of the report, not the normal 1.96
     se = np.sqrt(2 / 1 * ((70 - 100 / 6 * 3) ** 2 + (30 - 100 / 6 * 3) ** 2)) / 6
-    assert r.loc[("a", "all"), "ci_high"] - r.loc[("a", "all"), "error_rate"] == pytest.approx(1.959964 * se, rel=1e-4)
+    assert r.loc[("a", "all"), "ci_high"] - r.loc[("a", "all"), "error_rate"] == pytest.approx(12.7062 * se, rel=1e-4)
     assert list(r.loc["a"].index) == ["draw", "discard", "knock", "all"]
 
 

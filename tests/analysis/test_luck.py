@@ -389,3 +389,59 @@ def test_the_luck_table_shows_two_long_variant_names_whole():
     )
     lines = per_bot_text(per_bot).splitlines()
     assert [line.split()[0] for line in lines[1:]] == names
+
+
+def _luck_part(pair: list[int], win: list[float], luck_win: list[float]) -> pd.DataFrame:
+    """A stored luck table's part for one matchup x vs y: the given pair numbers, wins and luck; 4 hands a game."""
+    n = len(pair)
+    return pd.DataFrame(
+        {
+            "matchup": ["x vs y"] * n,
+            "bot_a": ["x"] * n,
+            "bot_b": ["y"] * n,
+            "pair": pair,
+            "hands": [4] * n,
+            "margin": [30.0 * (2 * w - 1) for w in win],
+            "win": win,
+            "luck_points": [0.0] * n,
+            "luck_win": luck_win,
+        }
+    )
+
+
+def test_the_luck_table_counts_games_and_says_so_for_a_run_without_duplicate_pairs():
+    """Without duplicate pairs each game is its own unit: the table's count column is headed "games" and the
+    text says the intervals are over games; with duplicate pairs both say pairs."""
+    from arena.analysis.luck_report import results_table, what_it_does
+
+    win = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+    single = luck.luck_results([_luck_part(list(range(6)), win, [0.0] * 6)])
+    assert single["pairs"].tolist() == [6, 6] and single["games"].tolist() == [6, 6]
+    assert results_table(single).head[2] == "games"
+    assert "over games (the run has no duplicate pairs" in what_it_does(single)
+    assert "duplicate pairs." not in what_it_does(single)
+    paired = luck.luck_results([_luck_part([0, 0, 1, 1, 2, 2], win, [0.0] * 6)])
+    assert paired["pairs"].tolist() == [3, 3]
+    assert results_table(paired).head[2] == "pairs"
+    assert what_it_does(paired).endswith("Intervals: 95%, over duplicate pairs.")
+
+
+def test_the_luck_table_shows_win_rate_intervals_within_0_and_100_percent():
+    """Luck-adjusted win rates near 0 or 1 have t intervals that reach past them; the table shows the ends at
+    0% and 100% (a rate lies nowhere else), and leaves the points intervals as they are."""
+    from arena.analysis.luck_report import results_table
+
+    # x wins 9 games of 10, the one loss the unlucky one: adjusted values 0.95 and 1.05, mean 0.99
+    win = [1.0] * 9 + [0.0]
+    luck_win = [-0.05, 0.05] * 4 + [0.05, -0.95]
+    res = luck.luck_results([_luck_part(list(range(10)), win, luck_win)])
+    x = res[res["bot"] == "x"].iloc[0]
+    assert x["win_adjusted_hi"] > 1.0 and x["win_adjusted_lo"] < 1.0  # the interval reaches past 100%
+    y = res[res["bot"] == "y"].iloc[0]
+    assert y["win_adjusted_lo"] < 0.0
+    table = results_table(res)
+    rows = {row[0]: row for row in table.rows}
+    win_lo, win_hi = 100 * x["win_adjusted_lo"], 100 * x["win_adjusted_hi"]
+    assert rows["x"][11] == f"{win_lo:.1f}..100.0%"
+    assert rows["y"][11] == f"0.0..{100 - win_lo:.1f}%"
+    assert win_hi > 100.0 and rows["x"][4] == f"{x['points_plain_lo']:+.2f}..{x['points_plain_hi']:+.2f}"

@@ -171,6 +171,50 @@ def test_report_streams_the_store_and_matches_the_whole_table(tmp_path, run_tabl
         assert pairs.loc[want.index, col].to_numpy() == pytest.approx(want[col].to_numpy(), rel=1e-9, nan_ok=True), col
 
 
+def test_a_bot_that_forfeits_every_game_shows_no_margin_and_its_opponents_margins_are_marked(tmp_path, run_tables):
+    """A forfeited game is stored 0-0: a bot forfeiting every game had a margin of +0.0, ahead of a bot that
+    played and lost.  Its margin and points read "-", and every figure forfeits count 0-0 in is marked with a
+    note saying so; a matchup without forfeits is shown as it was."""
+    games, _ = run_tables
+    games = games.copy()
+    mine = (games["bot_a"] == "random-b") | (games["bot_b"] == "random-b")  # every game of random-b: forfeited
+    seat = np.where(games["bot0"] == "random-b", 0, 1).astype(np.int8)
+    other = np.where(seat == 0, games["bot1"], games["bot0"])
+    games.loc[mine, "forfeit_seat"] = seat[mine]
+    games.loc[mine, "winner_seat"] = (1 - seat)[mine]
+    games.loc[mine, "winner"] = other[mine]
+    games.loc[mine, ["score0", "score1", "hands"]] = [0, 0, 1]
+    games.loc[mine, "error"] = "bot 'random-b' discarded a card it does not hold in discard()"
+    run = _write_run(tmp_path / "forfeits", games, None)
+    md = write_report(run)["report_md"].read_text()
+
+    def rows(section: str, key: int) -> dict[str, list[str]]:
+        lines = md.split(f"## {section}\n")[1].split("\n## ")[0].splitlines()
+        return {line.strip(" |").split(" | ")[key]: line.strip(" |").split(" | ") for line in lines if line[:2] == "| "}
+
+    bots = rows("Leaderboard", 1)
+    assert bots["random-b"][8:11] == ["-", "-", "40"]  # pts/hand, margin/game, forfeits
+    assert bots["simple"][9].endswith("\\*") and bots["random"][9].endswith("\\*")
+    pairs = rows("Matchups", 0)
+    assert pairs["random vs random-b"][8:] == ["-", "-"] and pairs["simple vs random-b"][8:] == ["-", "-"]
+    assert not pairs["simple vs random"][8].endswith("*") and pairs["simple vs random"][8] != "-"
+    assert "forfeited games count 0–0 in this figure" in md
+
+
+def test_a_running_manifest_with_no_run_holding_the_folder_reads_as_interrupted(tmp_path, run_tables):
+    """A run killed outright (kill -9) leaves "running" in manifest.json, but its lock went with it: the
+    report says the run was interrupted and how to resume it, and "running" only while a run holds the folder."""
+    games, _ = run_tables
+    run = _write_run(tmp_path / "killed", games, None)
+    with RunStore.open_for_writing(run) as store:
+        store.write_manifest({"run": "killed", "status": "running"})
+    md = write_report(run)["report_md"].read_text()
+    assert "- **run status**: interrupted (no run holds the folder; resume with the same command)" in md
+    with RunStore.open_for_writing(run, what="arena run"):  # a live run holds the folder
+        md = write_report(run)["report_md"].read_text()
+    assert "- **run status**: running" in md and "interrupted" not in md
+
+
 def test_report_leaves_out_a_corrupted_chunk_and_says_so(tmp_path, run_tables):
     games, hands = run_tables
     run = _write_run(tmp_path / "flipped", games, None, pairs_per_chunk=5)

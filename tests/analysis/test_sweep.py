@@ -174,6 +174,28 @@ def test_file_and_policy_opponents_are_in_every_table(tmp_path):
     assert res.files["csv"].exists()
 
 
+def test_a_sweep_too_small_to_adjust_shows_raw_figures_under_their_own_name(tmp_path):
+    """20 pairs per point are too few to fit the control variate's slopes: sweep.csv and best.csv say so
+    (cv_adjusted, field_adjusted), the tables show "not adjusted" where a VRF of 1.000 and the raw figures
+    stood as if measured, and the field figure draws one raw line, labelled so, not an "adjusted" copy of it."""
+    from arena.analysis import plots
+
+    res = run_sweep(_sweep(tmp_path, games=40, chunk_size=40), progress=False)
+    assert not res.table["cv_adjusted"].any() and not res.best["field_adjusted"].any()
+    csv = pd.read_csv(res.files["csv"])
+    assert not csv["cv_adjusted"].any()
+    md = res.files["report_md"].read_text()
+    field = md.split("## Win rate against the field")[1].split("\n## ")[0]
+    estimates = md.split("## Raw and control-variate estimates")[1]
+    assert field.count("| not adjusted | - |") == 2
+    assert estimates.count("| not adjusted | - | - | - | - |") == 2 and "1.000" not in estimates
+    ax = plots._sweep_field(res.spec, res.best).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["standard: raw (too few pairs to adjust)"]
+    # with enough pairs (as the flag says) the adjusted line and the raw one are both drawn
+    ax = plots._sweep_field(res.spec, res.best.assign(field_adjusted=True)).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["standard: adjusted", "standard: raw"]
+
+
 @pytest.mark.parametrize("label", ["a/b", "..", ""])
 def test_a_rules_label_must_name_a_folder(tmp_path, label):
     with pytest.raises(SweepError, match="cannot name a folder"):

@@ -155,13 +155,13 @@ def test_streamed_sums_give_the_array_estimate():
 
 def test_run_report_shows_raw_and_adjusted(tmp_path):
     # A run with hands gets the control-variate section: raw and adjusted margins with intervals,
-    # the VRF and the equivalent games, one row per matchup.
+    # the VRF and the equivalent games, one row per matchup (200 pairs: enough to fit the slopes).
     from arena.analysis.report import write_report
     from arena.run import run_tournament
     from arena.run.schedule import Inline
     from arena.run.store import RunStore
 
-    cfg = dict(name="r", results_dir=str(tmp_path), bots=["early-knock", "simple"], games_per_pair=200, chunk_size=100)
+    cfg = dict(name="r", results_dir=str(tmp_path), bots=["early-knock", "simple"], games_per_pair=400, chunk_size=200)
     run_tournament(cfg, schedule=Inline(), progress=False)
     files = write_report(tmp_path / "r")
     md = files["report_md"].read_text()
@@ -172,17 +172,16 @@ def test_run_report_shows_raw_and_adjusted(tmp_path):
     # The numbers are the streamed estimate's, computed here again from the stored chunks.
     e = var.cv_sums(RunStore(tmp_path / "r").chunks(var.GAME_COLS, hands=var.HAND_COLS))["early-knock vs simple"]
     e = e.estimate("margin")
-    assert name == "early-knock vs simple" and e.games == 200 and e.pairs == 100
+    assert name == "early-knock vs simple" and e.games == 400 and e.pairs == 200 and e.adjusted
     assert (raw, raw_ci) == (f"{e.raw:+.2f}", f"[{e.raw_lo:+.2f}, {e.raw_hi:+.2f}]")
     assert (adj, adj_ci) == (f"{e.adj:+.2f}", f"[{e.adj_lo:+.2f}, {e.adj_hi:+.2f}]")
-    assert (vrf, equivalent) == (f"{e.vrf:.3f}", f"{int(200 * e.vrf):,}")
+    assert (vrf, equivalent) == (f"{e.vrf:.3f}", f"{int(400 * e.vrf):,}")
     # Raw is the matchups table's margin and interval (every pair complete: the same t interval on pair means).
     pair = pd.read_csv(files["pairs"]).set_index("matchup").loc["early-knock vs simple"]
     assert (e.raw, e.raw_lo, e.raw_hi) == pytest.approx(
         (pair["margin"], pair["margin_ci_low"], pair["margin_ci_high"]), rel=1e-9
     )
-    # VRF is what it says: the adjusted interval is the raw one narrowed by sqrt(VRF) (here, on only 100
-    # pairs, the cross-fitted beta is noisy and VRF < 1: the report shows that too).
+    # VRF is what it says: the adjusted interval is the raw one narrowed by sqrt(VRF).
     assert (e.adj_hi - e.adj_lo) == pytest.approx((e.raw_hi - e.raw_lo) / np.sqrt(e.vrf), rel=1e-9)
 
 
@@ -202,5 +201,26 @@ def test_too_few_pairs_to_fit_the_slopes_leave_the_estimate_raw(n):
     if n // 2 < var.MIN_PAIRS_PER_COVARIATE * k + 2:
         assert est.adj == est.raw and est.adj_lo == est.raw_lo and est.vrf == pytest.approx(1.0)
         assert streamed.adj == pytest.approx(streamed.raw) and 0 <= est.adj_lo <= est.adj_hi <= 1
+        assert not est.adjusted and not streamed.adjusted  # said, so no table shows the 1.0 as measured
+        assert n < var.PAIRS_TO_ADJUST
     else:  # enough pairs: the slope on the real covariate is fitted and the interval narrows
         assert est.vrf > 1.1 and streamed.vrf > 1.1
+        assert est.adjusted and streamed.adjusted and n >= var.PAIRS_TO_ADJUST
+
+
+def test_a_matchup_too_small_to_adjust_says_not_adjusted_instead_of_a_vrf_of_1(tmp_path):
+    """20 pairs are too few to fit the eight slopes: the report's row shows the raw margin and "not adjusted",
+    not the raw margin again as "adjusted" with a VRF of 1.000 and equivalent games equal to the games."""
+    from arena.analysis.report import write_report
+    from arena.run import run_tournament
+    from arena.run.schedule import Inline
+
+    cfg = dict(name="r", results_dir=str(tmp_path), bots=["early-knock", "simple"], games_per_pair=40, chunk_size=40)
+    run_tournament(cfg, schedule=Inline(), progress=False)
+    md = write_report(tmp_path / "r")["report_md"].read_text()
+    section = md.split("the deal control variate")[1]
+    assert f"fewer than {var.PAIRS_TO_ADJUST} pairs" in section
+    line = next(x for x in section.splitlines() if x.startswith("| early-knock vs simple"))
+    cells = [c.strip() for c in line.strip(" |").split(" | ")]
+    assert cells[3:] == ["not adjusted", "-", "-", "-"], line
+    assert cells[1] != "-" and cells[2].startswith("[")  # the raw margin and its interval stay

@@ -286,6 +286,33 @@ def test_the_results_table_says_why_games_were_forfeited_and_keeps_long_names_in
     assert len({len(line) for line in table}) == 1, table
 
 
+def test_the_results_table_says_win_pct_counts_a_game_with_no_winner_as_half(tmp_path):
+    """Two bots that never knock, one hand a game: every game ends with no winner, so each bot's
+    win% is 50.0% without a single win, and the table says why in one line."""
+    funcs = "".join(
+        f"def {f}(view, params, memory, rng):\n    return {r}\n"
+        for f, r in (("take_upcard", 0), ("draw", 0), ("big_gin", 0), ("knock", 0))
+    )
+    discard = (
+        "from arena.botkit.lib import discardable\nfrom arena.engine.cards import lsb\n"
+        "from arena.engine.layout import V_HAND\nfrom arena.engine.melds import best_discard\n"
+        "def discard(view, params, memory, rng):\n    extra = view[V_HAND] & ~discardable(view)\n"
+        "    return best_discard(view[V_HAND], lsb(extra) if extra else -1)[0]\n"
+    )
+    for name in ("never_a", "never_b"):
+        (tmp_path / f"{name}.py").write_text(funcs + discard)
+    conf = tmp_path / "c.toml"
+    conf.write_text(
+        'name = "draws"\nbots = ["never_a.py", "never_b.py"]\ngames_per_pair = 4\nchunk_size = 4\n'
+        f'workers = 1\nresults_dir = "{tmp_path / "results"}"\n[rules]\nhand_cap = 1\n'
+    )
+    out = invoke("run", str(conf), "--quiet", "--no-report")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert any(line.split() == ["never_a", "vs", "never_b", "4", "0", "0", "4", "50.0%"] for line in lines), lines
+    assert "win%: wins plus half the games with no winner ('none'), over the games with a result" in lines
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -71,7 +71,8 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
     spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
     by_variant = {spec.variant(p): p for p in spec.points()}
     rows: list[dict[str, Any]] = []
-    pair_scores: dict[tuple[str, tuple[float, ...], str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    # per (rules, point, opponent): pair numbers, raw and adjusted pair scores, and whether beta was fitted
+    pair_scores: dict[tuple[str, tuple[float, ...], str], tuple[np.ndarray, np.ndarray, np.ndarray, bool]] = {}
     for label, _ in spec.rules:
         run_dir = spec.dir / label
         if not run_dir.exists():
@@ -88,7 +89,7 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
             pt = pairs[m]
             wr = var.cv_estimate(pt.score, pt.z, games=int(ps["games"]))
             mg = var.cv_estimate(pt.margin, pt.z, games=int(ps["games"]))
-            pair_scores[(label, point, opp)] = (pt.pair, pt.score, var.adjusted_values(pt.score, pt.z))
+            pair_scores[(label, point, opp)] = (pt.pair, pt.score, var.adjusted_values(pt.score, pt.z), wr.adjusted)
             row: dict[str, Any] = {"rules": label}
             row.update(dict(zip(spec.param_names, point)))
             row.update(
@@ -113,6 +114,7 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
                 margin_adj_ci_high=mg.adj_hi,
                 vrf_win_rate=wr.vrf,
                 vrf_margin=mg.vrf,
+                cv_adjusted=wr.adjusted and mg.adjusted,
                 knock_rate=float(b["knock_rate"]),
                 gin_rate=float(b["gin_rate"]),
                 **_rate_ci("gin_rate", pt, 1),
@@ -188,6 +190,7 @@ def _best(spec: SweepSpec, pair_scores: dict) -> pd.DataFrame:
                 field_win_rate_adj=float(f.mean()),
                 field_win_rate_adj_ci_low=float(f.mean()) - _t(n) * se_f,
                 field_win_rate_adj_ci_high=float(f.mean()) + _t(n) * se_f,
+                field_adjusted=all(pair_scores[(label, p, o)][3] for o in spec.opponent_names),
                 behind_best=dm,
                 behind_best_ci_low=dlo,
                 behind_best_ci_high=dhi,

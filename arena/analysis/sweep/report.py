@@ -26,6 +26,7 @@ from arena.analysis.render import (
     md_table,
     md_text,
 )
+from arena.analysis.variance import COVARIATES, PAIRS_TO_ADJUST
 
 if TYPE_CHECKING:
     from arena.analysis.sweep.analysis import SweepResult
@@ -42,7 +43,9 @@ HOW = (
     "pair's value, where z sums the difference of the two seats' dealt deadwood, deadwood with the upcard, "
     "outs and knock-readiness over the game's hands (mean exactly 0), and beta is cross-fitted: each half of "
     "the pairs is adjusted with the beta fitted on the other half. VRF = raw variance / adjusted variance; "
-    "equivalent games = games x VRF."
+    f"equivalent games = games x VRF. Below {PAIRS_TO_ADJUST} pairs per grid point and opponent there are too few "
+    f"to fit beta's {len(COVARIATES)} slopes: those estimates are not adjusted (the tables say so, the field "
+    "figure draws the raw line only), and the best is chosen on the raw field win rate."
 )
 
 _CSS = (
@@ -77,10 +80,11 @@ def write_sweep_report(res: SweepResult) -> dict[str, Path]:
         tied = g[g["tied_with_best"] & ~g["best"]]
         pv = ", ".join(f"{p} = {bb[p]:g}" for p in spec.param_names)
         tv = "; ".join(", ".join(f"{p} = {r[p]:g}" for p in spec.param_names) for _, r in tied.iterrows()) or "none"
+        raw = "" if bb.get("field_adjusted", True) else " (not adjusted: too few pairs)"
         best_lines.append(
             [
                 Bold(str(label)),
-                f": best {pv}, field win rate {bb['field_win_rate_adj']:.3f} "
+                f": best {pv}, field win rate{raw} {bb['field_win_rate_adj']:.3f} "
                 f"(95% CI {bb['field_win_rate_adj_ci_low']:.3f}..{bb['field_win_rate_adj_ci_high']:.3f}); "
                 f"can't be told apart from it: {tv}.",
             ]
@@ -129,13 +133,20 @@ def _tables(res: SweepResult) -> list[tuple[str, Table]]:
     head = ["rules", *ps, "field win rate", "95% CI", "adjusted", "95% CI", "behind best", "95% CI", "best / tied"]
     rows: list[list[str]] = []
     for _, r in b.iterrows():
+        adjusted = (
+            [
+                _fmt(r["field_win_rate_adj"]),
+                f"{r['field_win_rate_adj_ci_low']:.3f}..{r['field_win_rate_adj_ci_high']:.3f}",
+            ]
+            if r.get("field_adjusted", True)
+            else ["not adjusted", "-"]  # the raw figures again: shown once, under their name
+        )
         rows.append(
             [str(r["rules"]), *[_fmt(r[p], 0 if float(r[p]).is_integer() else 2) for p in ps]]
             + [
                 _fmt(r["field_win_rate"]),
                 f"{r['field_win_rate_ci_low']:.3f}..{r['field_win_rate_ci_high']:.3f}",
-                _fmt(r["field_win_rate_adj"]),
-                f"{r['field_win_rate_adj_ci_low']:.3f}..{r['field_win_rate_adj_ci_high']:.3f}",
+                *adjusted,
                 _fmt(r["behind_best"]),
                 "-" if r["best"] else f"{r['behind_best_ci_low']:.3f}..{r['behind_best_ci_high']:.3f}",
                 "best" if r["best"] else ("tied" if r["tied_with_best"] else ""),
@@ -176,17 +187,20 @@ def _tables(res: SweepResult) -> list[tuple[str, Table]]:
     ]
     rows = []
     for _, r in t.iterrows():
-        rows.append(
-            [str(r["rules"]), *[_fmt(r[p], 0 if float(r[p]).is_integer() else 2) for p in ps], str(r["opponent"])]
-            + [
-                _fmt(r["margin"], 2),
-                f"{r['margin_ci_low']:.2f}..{r['margin_ci_high']:.2f}",
+        adjusted = (
+            [
                 _fmt(r["margin_adj"], 2),
                 f"{r['margin_adj_ci_low']:.2f}..{r['margin_adj_ci_high']:.2f}",
                 _fmt(r["vrf_margin"], 3),
                 f"{r['games'] * r['vrf_margin']:,.0f}",
                 _fmt(r["vrf_win_rate"], 3),
             ]
+            if r.get("cv_adjusted", True)
+            else ["not adjusted", "-", "-", "-", "-"]  # a VRF of 1 by construction is not a measurement
+        )
+        rows.append(
+            [str(r["rules"]), *[_fmt(r[p], 0 if float(r[p]).is_integer() else 2) for p in ps], str(r["opponent"])]
+            + [_fmt(r["margin"], 2), f"{r['margin_ci_low']:.2f}..{r['margin_ci_high']:.2f}", *adjusted]
         )
     out.append(
         (

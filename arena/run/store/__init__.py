@@ -227,6 +227,13 @@ class RunStore:
     def _lock(self, what: str) -> None:
         self._lock_fd = _files.take_lock(self.dir, what)
 
+    def holder(self) -> str | None:
+        """Who holds the folder's lock ("pid 1234 (arena run)"), or None when no live process does.
+
+        A run killed outright (SIGKILL, a power cut) leaves "running" in its manifest, but the OS let go of
+        its lock: this tells such a run from a live one.  Changes nothing."""
+        return _files.lock_holder(self.dir)
+
     def close(self) -> None:
         """Release the lock (also released by the OS if the process dies)."""
         if self._lock_fd is not None:
