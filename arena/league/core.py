@@ -326,6 +326,7 @@ class League:
                 raise LeagueError(
                     f"limit reached: {cfg.submissions_per_hour} submissions per hour; try again later", 429
                 )
+            _not_revoked(conn, user)
             bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
             if bot is None:
                 other = _lookalike(conn, "bots", name)
@@ -349,6 +350,7 @@ class League:
                     raise LeagueError(f"bot '{name}' is a house bot", 403)
                 if bot["owner_id"] != user.id and not user.organizer:
                     raise LeagueError(f"bot '{name}' belongs to another user", 403)
+                _owner_not_revoked(conn, bot)
             if kind in UPLOADS and not user.organizer:
                 held = conn.execute(
                     "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(sha256 = ?), 0) FROM (SELECT DISTINCT sha256, size"
@@ -568,6 +570,47 @@ def _house_bot(spec: str) -> Bot:
         return load(ref)  # an unknown parameter or a value out of range: a BotError
     except BotError as exc:
         raise LeagueError(f"{CONFIG_NAME}: house {exc}") from None
+
+
+def _not_revoked(conn: sqlite3.Connection, user: User) -> None:
+    """Refuse a user revoked since their token was checked (in the caller's transaction): the check and the
+    submission are two database calls, and a revoke between them must not let the submission in."""
+    r = conn.execute("SELECT revoked FROM users WHERE id = ?", (user.id,)).fetchone()
+    if r is None or r["revoked"] is not None:
+        raise LeagueError(f"user '{user.name}' is revoked; the token is not valid", 401)
+
+
+def _owner_not_revoked(conn: sqlite3.Connection, bot: sqlite3.Row) -> None:
+    """Refuse a new version of a revoked user's bot (an organizer's too): it would put the bot back on the
+    board under an owner who may no longer take part."""
+    r = conn.execute("SELECT name, revoked FROM users WHERE id = ?", (bot["owner_id"],)).fetchone()
+    if r is not None and r["revoked"] is not None:
+        raise LeagueError(f"bot '{bot['name']}' belongs to the revoked user '{r['name']}'", 403)
+
+
+def withdraw_revoked(conn: sqlite3.Connection) -> list[str]:
+    """Withdraw every bot still in the league whose owner is revoked (a transaction, only if there is one);
+    their names.
+
+    A revoke withdraws the user's bots itself; this is the scheduler's backstop, run before it checks or
+    plays anything, so nothing of a revoked user enters play even if it reached the database."""
+    found = conn.execute(
+        "SELECT b.id, b.name FROM bots b JOIN users u ON u.id = b.owner_id WHERE b.withdrawn = 0"
+        " AND u.revoked IS NOT NULL"
+    ).fetchall()
+    if found:
+        with transaction(conn):
+            for b in found:
+                _withdraw_bot(conn, b["id"])
+    return [b["name"] for b in found]
+
+
+def owner_revoked(conn: sqlite3.Connection, bot_id: int) -> bool:
+    """Whether bot ``bot_id`` belongs to a revoked user (a house bot: no)."""
+    r = conn.execute(
+        "SELECT u.revoked FROM bots b JOIN users u ON u.id = b.owner_id WHERE b.id = ?", (bot_id,)
+    ).fetchone()
+    return r is not None and r["revoked"] is not None
 
 
 def _withdraw_bot(conn: sqlite3.Connection, bot_id: int) -> None:
