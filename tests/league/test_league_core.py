@@ -296,3 +296,33 @@ def test_a_revoked_users_version_that_reached_the_database_is_withdrawn_not_chec
         "SELECT COUNT(*) FROM pairings WHERE a IN (SELECT id FROM versions WHERE bot_id ="
         " (SELECT id FROM bots WHERE name = 'davebot'))"
     ).fetchone()[0]
+
+
+def test_bringing_back_a_withdrawn_bot_counts_against_the_active_bots_limit(tmp_path):
+    """A new version of a withdrawn bot (or of one whose versions were all refused) makes it active again: the
+    same limit as a new bot, so withdrawing and resubmitting cannot hold more active bots than allowed."""
+    from tests.league.server import SIMPLE_COPY
+
+    lg = house_league(tmp_path, active_bots_per_user=2)
+    c = lg.db()
+    bob = _user(lg, c, "bob")
+    src = SIMPLE_COPY.encode()
+    lg.submit(c, bob, "one", source=src)
+    lg.submit(c, bob, "two", source=src)
+    lg.withdraw(c, bob, "two")
+    lg.submit(c, bob, "three", source=src)
+    with pytest.raises(LeagueError, match="2 active bots") as err:
+        lg.submit(c, bob, "two", source=src + b"\n# v2\n")
+    assert err.value.status == 409
+    with transaction(c):  # 'three' refused by its check: no longer active
+        c.execute("UPDATE versions SET status = 'refused' WHERE run_name = 'three-v1'")
+    lg.submit(c, bob, "two", source=src + b"\n# v2\n")  # a place is free again
+    with pytest.raises(LeagueError, match="2 active bots"):
+        lg.submit(c, bob, "three", source=src + b"\n# v2\n")
+    lg.submit(c, bob, "one", source=src + b"\n# v2\n")  # a new version of an active bot takes no new place
+    active = c.execute(
+        "SELECT DISTINCT b.name FROM bots b JOIN versions v ON v.bot_id = b.id WHERE b.owner_id = ?"
+        " AND b.withdrawn = 0 AND v.status IN ('checking', 'playing', 'rated') ORDER BY b.name",
+        (bob.id,),
+    ).fetchall()
+    assert [r[0] for r in active] == ["one", "two"]
