@@ -18,6 +18,9 @@ size at :data:`MIN_BODY_RATE` (a client that sends less than its
 honest upload of a large jar on a slow link still gets through), caps it by
 path (:data:`MAX_BODY` for the play API; the league's own limits for its paths:
 its upload limit on a submission, a small one on its forms), refuses a POST
+to a league upload route that carries no valid token or session with a 401
+from its headers alone, before a byte of its body is read
+(:meth:`arena.league.web.LeagueSite.upload_refusal`), refuses a POST
 to the play API that is not ``application/json`` (415: a page elsewhere cannot
 post a "simple" text/plain form to this server, the CSRF route; the league's
 forms carry CSRF tokens instead), and marks every answer ``Cache-Control:
@@ -61,7 +64,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -431,6 +434,8 @@ class App:
 
 #: A path's body rule: (whether a POST must be JSON, the body's byte limit); see :class:`Guard`.
 BodyRule = Callable[[str], tuple[bool, int]]
+#: Why a POST is refused from its headers alone, before its body is read: (status, one line), or None.
+Gate = Callable[[Scope], Awaitable[tuple[int, str] | None]]
 
 
 def play_rule(path: str) -> tuple[bool, int]:
@@ -440,10 +445,13 @@ def play_rule(path: str) -> tuple[bool, int]:
 
 class Guard:
     """Reads the body in time (:data:`BODY_TIMEOUT`, :data:`MIN_BODY_RATE`) under its path's limit, wants
-    JSON where the rule says so, and marks answers no-store."""
+    JSON where the rule says so, and marks answers no-store.  ``gate`` (the league's: who is sending an
+    upload) may refuse a POST from its headers first, so a stranger's body is never read or held."""
 
-    def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule):
-        self.app, self.timeout, self.rule = app, timeout, rule
+    def __init__(
+        self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule, gate: Gate | None = None
+    ):
+        self.app, self.timeout, self.rule, self.gate = app, timeout, rule, gate
         play = play_csp().encode()
         #: the pages' own policies, for their 2xx answers (``/`` is the play page, or a redirect to the league)
         self.page_csp = {"/view": view_csp().encode(), "/play": play, "/": play}
@@ -480,6 +488,9 @@ class Guard:
 
         if scope["method"] != "POST":
             await self.app(scope, receive, no_store)
+            return
+        if self.gate is not None and (refusal := await self.gate(scope)) is not None:
+            await self._reply(scope, no_store, *refusal)
             return
         json_only, limit = self.rule(scope["path"])
         headers = dict(scope["headers"])
@@ -586,6 +597,7 @@ def create_app(
     api = _fastapi(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
     api.state.arena = state
     rule: BodyRule = play_rule
+    gate: Gate | None = None
     if league is not None:
         from arena.league.core import League
         from arena.league.web import LeagueSite
@@ -593,6 +605,7 @@ def create_app(
         site = LeagueSite(League(league))
         api.router.routes.extend(site.routes())
         api.state.league_site = site  # for asgi_app: the board's polls answered before the framework
+        gate = site.upload_refusal
 
         def rule(path: str) -> tuple[bool, int]:
             # the league's paths: its own limits, forms allowed (they carry CSRF tokens); the rest: the play API's
@@ -641,7 +654,7 @@ def create_app(
         return state.game(run, game)
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
-    api.add_middleware(Guard, rule=rule)
+    api.add_middleware(Guard, rule=rule, gate=gate)
     api.add_middleware(Hosts, allowed_hosts=list(hosts))
     api.state.hosts = list(hosts)
     return api

@@ -202,6 +202,43 @@ def test_a_client_sending_headers_a_byte_at_a_time_is_cut_off(site):
     idle.close()
 
 
+def _post_headers_only(server: Server, path: str, extra: str = "") -> tuple[bytes, float]:
+    """(the answer's first bytes, seconds it took) of a POST that declares a large body and sends none."""
+    ctype = "application/json" if path.startswith("/api/") else "multipart/form-data; boundary=xx"
+    with socket.create_connection(("127.0.0.1", server.port)) as s:
+        s.settimeout(15)
+        t0 = time.monotonic()
+        s.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {ctype}\r\n{extra}"
+            "Content-Length: 80000\r\n\r\n".encode()
+        )
+        return s.recv(4096), time.monotonic() - t0
+
+
+@pytest.mark.parametrize(
+    ("path", "extra", "words"),
+    [
+        ("/api/submit", "", b"log in first"),
+        ("/api/submit", "Authorization: Bearer not-a-token\r\n", b"the token is not valid"),
+        ("/league/submit", "", b"log in first"),
+        ("/league/submit", "Cookie: league_session=not-a-session\r\n", b"log in first"),
+    ],
+)
+def test_an_upload_from_a_stranger_is_refused_from_its_headers_before_its_body_is_read(site, path, extra, words):
+    """Nobody may make the server wait for (up to the 5 s body timeout) or hold an upload before it knows who
+    sends it: a POST to an upload route with no valid token or session is a 401 at once, its body unread."""
+    server, _, _ = site
+    got, waited = _post_headers_only(server, path, extra)
+    assert got.startswith(b"HTTP/1.1 401") and words in got, got[:300]
+    assert waited < 2.0, waited
+
+
+def test_a_valid_token_still_gets_its_upload_read(site):
+    server, tokens, _ = site
+    got, waited = _post_headers_only(server, "/api/submit", f"Authorization: Bearer {tokens['bob']}\r\n")
+    assert got.startswith(b"HTTP/1.1 408") and waited >= 4.0, (got[:200], waited)  # waited for the body
+
+
 def test_the_board_answers_with_an_etag_and_304_until_it_changes(site):
     server, tokens, _ = site
     status, headers, body = server.request("GET", "/api/leaderboard")
