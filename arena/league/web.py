@@ -54,7 +54,7 @@ from starlette.types import Scope
 from arena.league.core import League, User
 from arena.league.db import DB_NAME, LeagueError, Reconnecting
 from arena.league.file_kinds import PAGE_SUFFIXES, file_kind, policy_format
-from arena.league.forms import FilePart, read_file_form, read_form, read_json
+from arena.league.forms import FilePart, decimal, read_file_form, read_form, read_json
 
 log = logging.getLogger("arena.league.web")
 
@@ -351,9 +351,9 @@ class LeagueSite:
         raw = request.query_params.get("version")
         number = None
         if raw is not None:
-            if not raw.isdigit() or len(raw) > 9:
-                raise LeagueError(f"version {raw[:20]!r} is not a number")
-            number = int(raw)
+            number = decimal(raw, 9)
+            if number is None:
+                raise LeagueError(f"version {raw[:20]!r} is not a number (digits 0-9)")
         user = None
         if _bearer(request) is not None or request.cookies.get(SESSION_COOKIE):
             user = await self.api_user(request, write=False)

@@ -499,7 +499,7 @@ class Guard:
             await self._reply(scope, no_store, 415, "POST bodies must be JSON (Content-Type: application/json)")
             return
         declared = headers.get(b"content-length", b"")
-        expected = min(int(declared), limit) if declared.isdigit() else limit
+        expected = min(int(declared), limit) if declared.isdigit() else limit  # bytes: ASCII digits only
         allowed = self.timeout + expected / MIN_BODY_RATE
         deadline = time.monotonic() + allowed
         chunks: list[bytes] = []

@@ -351,3 +351,13 @@ def test_pages_escape_what_users_and_bots_wrote(site):
     text = server.request("GET", "/league/bot/simple")[2].decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "/view?run=r000%22%3E%3Cx%3E&amp;game=3" in text  # the game link, its parameters escaped
+
+
+@pytest.mark.parametrize("raw", ["%C2%B2", "%D9%A1", "%EF%BC%91", "1%C2%B2", "+1", "%201", "1234567890"])
+def test_a_version_number_is_ascii_digits_and_anything_else_is_one_400_line(site, raw):
+    """str.isdigit() passed a superscript two (which int() refuses: a 500) and Arabic-Indic or full-width
+    digits (which int() reads: version 1 by another name); a version is ASCII digits, at most nine."""
+    server, tokens, _ = site
+    status, _, body = server.request("GET", f"/api/bots/simple/source?version={raw}", token=tokens["olga"])
+    assert status == 400 and "not a number" in one_line_error(status, body), (status, body)
+    assert server.request("GET", "/api/bots/simple/source?version=1", token=tokens["olga"])[0] == 200
