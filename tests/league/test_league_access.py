@@ -136,6 +136,24 @@ def test_arena_submit_takes_the_token_from_arena_token_or_a_file_and_warns_about
     assert out.returncode == 2 and "cannot read the token file" in out.stderr
 
 
+def test_arena_submit_takes_the_league_address_the_server_prints(site, tmp_path):
+    """``arena league serve`` prints its pages' address (``http://HOST:PORT/league/``): ``arena submit --to``
+    takes it as the league's, and an address that is no league gets a hint, not a bare 'Not Found'."""
+    server, tokens, _ = site
+    bot = tmp_path / "olgaurl.py"
+    bot.write_text(SIMPLE_COPY + "# by its page address\n")
+    e = {k: v for k, v in os.environ.items() if k != "ARENA_TOKEN"}
+    e.update({"PYTHONPATH": str(ROOT), "ARENA_TOKEN": tokens["olga"]})
+
+    def submit_to(url: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*ARENA, "submit", str(bot), "--to", url], capture_output=True, text=True, env=e)
+
+    out = submit_to(server.url + "/league/")
+    assert out.returncode == 0 and "submitted olgaurl version 1" in out.stdout, out.stderr
+    out = submit_to(server.url + "/nothing/here")
+    assert out.returncode == 2 and "(404)" in out.stderr and "a league server (http://HOST:PORT)?" in out.stderr
+
+
 def bot_files(folder: Path) -> tuple[int, int]:
     files = [p for p in (folder / "bots").rglob("*") if p.is_file()]
     return len(files), sum(p.stat().st_size for p in files)
