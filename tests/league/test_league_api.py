@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.league.server import SIMPLE_COPY, Server, add_user, arena, login, make_league, set_cookie
+from tests.league.server import SIMPLE_COPY, Server, add_user, arena, free_port, login, make_league, set_cookie
 
 KEYS = {"bot", "owner", "version", "rating", "rating_low", "rating_high", "games", "win_rate", "forfeits"}
 
@@ -79,6 +79,23 @@ def test_serve_refuses_bad_options(tmp_path):
     assert out.returncode == 2 and "not both" in out.stderr
     out = arena("league", "serve", str(tmp_path / "none"), check=False)
     assert out.returncode == 2 and "not a league folder" in out.stderr
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_serve_refuses_a_league_db_linked_from_another_folder(tmp_path, link):
+    """The server's lock is its folder's: a second folder whose league.db names the first's database would
+    take its own lock, and two schedulers would play every pairing twice on one file."""
+    import shutil
+
+    first = make_league(tmp_path / "lg")
+    second = tmp_path / "lg2"
+    second.mkdir()
+    shutil.copy(first / "league.toml", second / "league.toml")
+    getattr(second / "league.db", "symlink_to" if link == "symlink" else "hardlink_to")(first / "league.db")
+    port = str(free_port())
+    out = arena("league", "serve", str(second), "--no-play", "--port", port, check=False, timeout=30)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and "must be a file of its own folder" in lines[0], out.stderr
 
 
 def test_leaderboard_json_shape(site):
