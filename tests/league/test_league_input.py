@@ -233,6 +233,18 @@ def test_an_upload_from_a_stranger_is_refused_from_its_headers_before_its_body_i
     assert waited < 2.0, waited
 
 
+def test_a_stranger_who_sends_the_whole_body_before_reading_still_gets_the_401(site):
+    """urllib (and ``arena submit``) send the whole body before they read: the server answers at once, then
+    takes in and drops the body, so such a client reads the 401 rather than a reset connection."""
+    server, _, _ = site
+    body = json.dumps({"name": "big", "source": "#" * 1_500_000}).encode()
+    for _ in range(3):
+        status, _, answer = server.request(
+            "POST", "/api/submit", body, token="not-a-token", headers={"Content-Type": "application/json"}
+        )
+        assert status == 401 and b"the token is not valid" in answer, answer[:200]
+
+
 def test_a_valid_token_still_gets_its_upload_read(site):
     server, tokens, _ = site
     got, waited = _post_headers_only(server, "/api/submit", f"Authorization: Bearer {tokens['bob']}\r\n")
