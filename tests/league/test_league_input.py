@@ -8,6 +8,7 @@ One ``arena league serve --no-play`` process on a real SQLite file for the whole
 from __future__ import annotations
 
 import json
+import re
 import select
 import socket
 import time
@@ -203,7 +204,8 @@ def test_a_client_sending_headers_a_byte_at_a_time_is_cut_off(site):
 
 
 def _post_headers_only(server: Server, path: str, extra: str = "") -> tuple[bytes, float]:
-    """(the answer's first bytes, seconds it took) of a POST that declares a large body and sends none."""
+    """(the answer's head and body, seconds until both were in) of a POST that declares a large body and
+    sends none."""
     ctype = "application/json" if path.startswith("/api/") else "multipart/form-data; boundary=xx"
     with socket.create_connection(("127.0.0.1", server.port)) as s:
         s.settimeout(15)
@@ -212,7 +214,20 @@ def _post_headers_only(server: Server, path: str, extra: str = "") -> tuple[byte
             f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {ctype}\r\n{extra}"
             "Content-Length: 80000\r\n\r\n".encode()
         )
-        return s.recv(4096), time.monotonic() - t0
+        got = b""
+        while b"\r\n\r\n" not in got or len(got.partition(b"\r\n\r\n")[2]) < _length(got):
+            more = s.recv(4096)
+            if not more:
+                break
+            got += more
+        return got, time.monotonic() - t0
+
+
+def _length(answer: bytes) -> int:
+    """The Content-Length of an answer's head (0 until the head is in)."""
+    head = answer.partition(b"\r\n\r\n")[0].lower()
+    m = re.search(rb"\r\ncontent-length: *(\d+)", head)
+    return int(m.group(1)) if m else 0
 
 
 @pytest.mark.parametrize(
