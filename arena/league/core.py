@@ -319,6 +319,7 @@ class League:
         digest = hashlib.sha256(data).hexdigest()
         now = time.time()
         with transaction(conn):
+            _not_revoked(conn, user)
             recent = conn.execute(
                 "SELECT COUNT(*) FROM versions WHERE submitted_by = ? AND created_ts > ?", (user.id, now - 3600)
             ).fetchone()[0]
@@ -326,7 +327,6 @@ class League:
                 raise LeagueError(
                     f"limit reached: {cfg.submissions_per_hour} submissions per hour; try again later", 429
                 )
-            _not_revoked(conn, user)
             bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
             if bot is None:
                 other = _lookalike(conn, "bots", name)
