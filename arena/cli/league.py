@@ -257,11 +257,12 @@ def serve(
         check_database(league.dir / DB_NAME)  # a damaged file is refused here, never served
     except LeagueError as exc:
         _fail(str(exc))
-    from arena.league.serving import FolderBusy, holding
+    from arena.league.serving import FolderBusy, check_own_database, holding
 
     held = contextlib.ExitStack()  # the folder's lock, held while this server runs
     try:
         held.enter_context(holding(league.dir, "arena league serve"))
+        check_own_database(league.dir)
     except FolderBusy as exc:
         _fail(f"{exc}: one server per league folder")
     except LeagueError as exc:

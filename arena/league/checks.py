@@ -11,7 +11,9 @@ A check (:func:`arena.loading.check.check_bot`: handshake, each decision,
   user's bots can hold at most one slot for at most ``check_seconds`` at a
   time, whatever they do and however many they queue;
 * the next check goes to the user who waited longest since their last one
-  started (round-robin), then to the oldest submission.
+  started (round-robin), then to the oldest submission;
+* a version of a revoked user's bot is withdrawn, never checked, and one
+  whose owner is revoked during its check does not enter the field.
 
 :class:`Checker` is polled by a thread of the scheduler process
 (:meth:`arena.league.scheduler.Scheduler.run_forever`), with its own database
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from arena.league.core import NEW_BOT_PRIORITY, League, public_text, queue_pairing
+from arena.league.core import NEW_BOT_PRIORITY, League, owner_revoked, public_text, queue_pairing, withdraw_revoked
 from arena.league.db import Reconnecting, rows, transaction
 from arena.settings.botref import BotRef
 
@@ -145,6 +147,7 @@ class Checker:
         if free <= 0:
             return
         busy = {int(r.version["submitted_by"] or 0) for r in self.running.values()}
+        withdraw_revoked(conn)  # a revoked user's version is never checked, even one that reached the database
         waiting = [
             v
             for v in rows(conn, "SELECT * FROM versions WHERE status = 'checking' ORDER BY id")
@@ -182,6 +185,9 @@ class Checker:
         with transaction(conn):
             cur = conn.execute("SELECT status FROM versions WHERE id = ?", (v["id"],)).fetchone()
             if cur is None or cur["status"] != "checking":  # withdrawn meanwhile
+                return
+            if owner_revoked(conn, v["bot_id"]):  # revoked meanwhile: it does not enter the field
+                conn.execute("UPDATE versions SET status = 'withdrawn' WHERE id = ?", (v["id"],))
                 return
             if reason:
                 conn.execute("UPDATE versions SET status = 'refused', reason = ? WHERE id = ?", (reason, v["id"]))

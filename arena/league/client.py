@@ -19,6 +19,16 @@ def is_url(to: str) -> bool:
     return to.startswith(("http://", "https://"))
 
 
+def league_base(url: str) -> str:
+    """The league server's address (``http://HOST:PORT``) from what a user may give: the server prints its
+    pages' address (``http://HOST:PORT/league/``), and a browser shows a page's; the API is under ``/api/``."""
+    base = url.rstrip("/")
+    for tail in ("/league", "/api/submit", "/api"):
+        if base.endswith(tail):
+            return base.removesuffix(tail)
+    return base
+
+
 def _read(file: str) -> bytes:
     try:
         return Path(file).read_bytes()
@@ -68,7 +78,7 @@ def submit_to_server(
         raise LeagueError("a cmd: bot needs --name")
     payload["name"] = bot
     req = urllib.request.Request(
-        url.rstrip("/") + "/api/submit",
+        league_base(url) + "/api/submit",
         data=json.dumps(payload).encode(),
         method="POST",
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
@@ -81,7 +91,8 @@ def submit_to_server(
             msg = json.loads(exc.read().decode()).get("error", "")
         except (ValueError, AttributeError, UnicodeDecodeError):
             msg = ""
-        raise LeagueError(f"the server refused the bot ({exc.code}): {msg or exc.reason}") from None
+        hint = f"; is {url} a league server (http://HOST:PORT)?" if exc.code == 404 else ""
+        raise LeagueError(f"the server refused the bot ({exc.code}): {msg or exc.reason}{hint}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise LeagueError(f"cannot reach the league at {url}: {reason}") from None

@@ -319,6 +319,7 @@ class League:
         digest = hashlib.sha256(data).hexdigest()
         now = time.time()
         with transaction(conn):
+            _not_revoked(conn, user)
             recent = conn.execute(
                 "SELECT COUNT(*) FROM versions WHERE submitted_by = ? AND created_ts > ?", (user.id, now - 3600)
             ).fetchone()[0]
@@ -333,22 +334,14 @@ class League:
                     raise LeagueError(f"bot name '{name}' looks like the existing bot '{other}'; choose another", 409)
                 if VERSION_SUFFIX_RE.fullmatch(name):
                     raise LeagueError(f"bot name '{name}' ends like a version (-v1, -v2...); choose another")
-                active = conn.execute(
-                    "SELECT COUNT(DISTINCT b.id) FROM bots b JOIN versions v ON v.bot_id = b.id"
-                    f" WHERE b.owner_id = ? AND b.withdrawn = 0 AND v.status IN {ACTIVE}",
-                    (user.id,),
-                ).fetchone()[0]
-                if active >= cfg.active_bots_per_user and not user.organizer:
-                    raise LeagueError(
-                        f"limit reached: {cfg.active_bots_per_user} active bots per user; "
-                        "withdraw one or submit a new version of one",
-                        409,
-                    )
             else:
                 if bot["owner_id"] is None:
                     raise LeagueError(f"bot '{name}' is a house bot", 403)
                 if bot["owner_id"] != user.id and not user.organizer:
                     raise LeagueError(f"bot '{name}' belongs to another user", 403)
+                _owner_not_revoked(conn, bot)
+            if not user.organizer:
+                _within_active_limit(conn, cfg.active_bots_per_user, user, bot)
             if kind in UPLOADS and not user.organizer:
                 held = conn.execute(
                     "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(sha256 = ?), 0) FROM (SELECT DISTINCT sha256, size"
@@ -568,6 +561,72 @@ def _house_bot(spec: str) -> Bot:
         return load(ref)  # an unknown parameter or a value out of range: a BotError
     except BotError as exc:
         raise LeagueError(f"{CONFIG_NAME}: house {exc}") from None
+
+
+def _not_revoked(conn: sqlite3.Connection, user: User) -> None:
+    """Refuse a user revoked since their token was checked (in the caller's transaction): the check and the
+    submission are two database calls, and a revoke between them must not let the submission in."""
+    r = conn.execute("SELECT revoked FROM users WHERE id = ?", (user.id,)).fetchone()
+    if r is None or r["revoked"] is not None:
+        raise LeagueError(f"user '{user.name}' is revoked; the token is not valid", 401)
+
+
+def _owner_not_revoked(conn: sqlite3.Connection, bot: sqlite3.Row) -> None:
+    """Refuse a new version of a revoked user's bot (an organizer's too): it would put the bot back on the
+    board under an owner who may no longer take part."""
+    r = conn.execute("SELECT name, revoked FROM users WHERE id = ?", (bot["owner_id"],)).fetchone()
+    if r is not None and r["revoked"] is not None:
+        raise LeagueError(f"bot '{bot['name']}' belongs to the revoked user '{r['name']}'", 403)
+
+
+def _within_active_limit(conn: sqlite3.Connection, limit: int, user: User, bot: sqlite3.Row | None) -> None:
+    """Refuse a submission that would make one bot too many of ``user``'s active: a new bot, and also a
+    withdrawn bot (or one with no active version) brought back by a new version.  A new version of a bot
+    already active takes no new place."""
+    if bot is not None and not bot["withdrawn"] and _is_active(conn, bot["id"]):
+        return
+    active = conn.execute(
+        "SELECT COUNT(DISTINCT b.id) FROM bots b JOIN versions v ON v.bot_id = b.id"
+        f" WHERE b.owner_id = ? AND b.withdrawn = 0 AND v.status IN {ACTIVE}",
+        (user.id,),
+    ).fetchone()[0]
+    if active >= limit:
+        raise LeagueError(
+            f"limit reached: {limit} active bots per user; withdraw one or submit a new version of an active one",
+            409,
+        )
+
+
+def _is_active(conn: sqlite3.Connection, bot_id: int) -> bool:
+    return (
+        conn.execute(f"SELECT 1 FROM versions WHERE bot_id = ? AND status IN {ACTIVE}", (bot_id,)).fetchone()
+        is not None
+    )
+
+
+def withdraw_revoked(conn: sqlite3.Connection) -> list[str]:
+    """Withdraw every bot still in the league whose owner is revoked (a transaction, only if there is one);
+    their names.
+
+    A revoke withdraws the user's bots itself; this is the scheduler's backstop, run before it checks or
+    plays anything, so nothing of a revoked user enters play even if it reached the database."""
+    found = conn.execute(
+        "SELECT b.id, b.name FROM bots b JOIN users u ON u.id = b.owner_id WHERE b.withdrawn = 0"
+        " AND u.revoked IS NOT NULL"
+    ).fetchall()
+    if found:
+        with transaction(conn):
+            for b in found:
+                _withdraw_bot(conn, b["id"])
+    return [b["name"] for b in found]
+
+
+def owner_revoked(conn: sqlite3.Connection, bot_id: int) -> bool:
+    """Whether bot ``bot_id`` belongs to a revoked user (a house bot: no)."""
+    r = conn.execute(
+        "SELECT u.revoked FROM bots b JOIN users u ON u.id = b.owner_id WHERE b.id = ?", (bot_id,)
+    ).fetchone()
+    return r is not None and r["revoked"] is not None
 
 
 def _withdraw_bot(conn: sqlite3.Connection, bot_id: int) -> None:

@@ -2,12 +2,14 @@
 
 The upload is untrusted bytes.  It is accepted only if it is a zip archive (a jar is one) of at
 most ``max_bytes``, whose entries are plain files and folders with relative names inside the
-archive (no absolute path, no ``..``, no backslash, no link), at most :data:`MAX_ENTRIES` of
+archive (no absolute path, no ``..``, no backslash, no link), readable (not encrypted, compressed by
+one of :data:`METHODS`), no name both a file and a folder, at most :data:`MAX_ENTRIES` of
 them, unpacking to at most :data:`UNPACKED_FACTOR` times the upload's size (a zip bomb stops at
 the first entry past it, measured as it is written, whatever the header claims), and holding
 the class to play.  A zip of a class folder may hold the folder itself (``bin/com/x/P.class``):
-the root is then that folder.  It is unpacked into its own folder (read-only files, readable
-by the bots' user) named by its hash, and played as ``eaai:<folder>:<class>``.
+the root is then that folder.  A refusal names the entry, never a server path.  It is unpacked
+into its own folder (read-only files, readable by the bots' user) named by its hash, and played
+as ``eaai:<folder>:<class>``.
 
 :func:`check_eaai_upload` makes every check that needs no disk, so the league refuses a bad upload
 before its transaction; :func:`unpack_eaai_upload` writes it, inside the transaction.
@@ -34,18 +36,54 @@ MAX_ENTRIES = 5000
 UNPACKED_FACTOR = 20
 
 
+#: The compression methods an entry may use: those Python's zipfile reads (deflate64, say, it cannot).
+METHODS = {
+    zipfile.ZIP_STORED: "stored",
+    zipfile.ZIP_DEFLATED: "deflated",
+    zipfile.ZIP_BZIP2: "bzip2",
+    zipfile.ZIP_LZMA: "lzma",
+}
+
+
 def _names(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The archive's entries, each a plain relative file or folder that can be read, and no name both a
+    file and a folder; a one-line :class:`LeagueError` naming the first entry that is not."""
     infos = z.infolist()
     if len(infos) > MAX_ENTRIES:
         raise LeagueError(f"the archive holds {len(infos)} entries; the limit is {MAX_ENTRIES}")
     for info in infos:
         name = info.filename
         parts = PurePosixPath(name).parts
-        if not name or name.startswith("/") or "\\" in name or "\0" in name or ".." in parts or ":" in name:
+        if not parts or name.startswith("/") or "\\" in name or "\0" in name or ".." in parts or ":" in name:
             raise LeagueError(f"the archive entry {name[:80]!r} is not a plain relative path")
         if stat.S_ISLNK(info.external_attr >> 16):
             raise LeagueError(f"the archive entry {name[:80]!r} is a link")
+        if info.flag_bits & 0x1:
+            raise LeagueError(f"the archive entry {name[:80]!r} is encrypted; send it unencrypted")
+        if info.compress_type not in METHODS:
+            raise LeagueError(
+                f"the archive entry {name[:80]!r} is compressed with method {info.compress_type}, which the "
+                f"server cannot read; use one of {', '.join(METHODS.values())}"
+            )
+    _no_file_and_folder(infos)
     return infos
+
+
+def _no_file_and_folder(infos: list[zipfile.ZipInfo]) -> None:
+    """Refuse a name that is a file and also a folder (``com`` beside ``com/x.class``): it cannot be
+    unpacked, and the disk's error would name a server path."""
+    folders: set[tuple[str, ...]] = set()
+    files: dict[tuple[str, ...], str] = {}
+    for info in infos:
+        parts = PurePosixPath(info.filename).parts
+        folders.update(parts[:i] for i in range(1, len(parts)))
+        if info.is_dir():
+            folders.add(parts)
+        else:
+            files.setdefault(parts, info.filename)
+    for parts, name in files.items():
+        if parts in folders:
+            raise LeagueError(f"the archive entry {name[:80]!r} is a file and also a folder of other entries")
 
 
 @dataclass(frozen=True)
@@ -112,7 +150,9 @@ def unpack_eaai_upload(folder: Path, data: bytes, checked: CheckedArchive) -> Pa
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             _unpack(z, _names(z), checked.root, work, budget=_budget(data))
         os.replace(work, dest)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+    except OSError as exc:  # its text would name the server's folder: the reason alone
+        raise LeagueError(f"the archive cannot be unpacked: {exc.strerror or type(exc).__name__}") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
         raise LeagueError(f"the archive cannot be unpacked: {exc}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)

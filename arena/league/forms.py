@@ -39,11 +39,23 @@ MAX_HEADER_BYTES = 2048
 MAX_FORM_FIELDS = 20
 
 
+#: A whole number as a request may send it: ASCII digits only (``str.isdigit`` also passes ``²``, which
+#: ``int`` refuses, and Arabic-Indic or full-width digits, which it reads).
+DECIMAL_RE = re.compile(r"[0-9]+")
+
+
+def decimal(text: str, most_digits: int) -> int | None:
+    """``text`` as a whole number of at most ``most_digits`` ASCII digits; None if it is not one."""
+    if len(text) > most_digits or not DECIMAL_RE.fullmatch(text):
+        return None
+    return int(text)
+
+
 async def read_body(request: Request, limit: int) -> bytes:
     """The body, refused with 413 past ``limit`` bytes (announced or not)."""
     length = request.headers.get("content-length")
     if length is not None:
-        if not length.isdigit():
+        if decimal(length, 18) is None:
             raise LeagueError("bad Content-Length header")
         if int(length) > limit:
             raise LeagueError(f"the request body is over the {limit}-byte limit", 413)

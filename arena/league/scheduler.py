@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.checks import Checker, enter_version, public_names, use_eaai_kit, version_spec
-from arena.league.core import League, now_iso, public_text, queue_pairing, sweep_files
+from arena.league.core import League, now_iso, public_text, queue_pairing, sweep_files, withdraw_revoked
 from arena.league.db import Reconnecting, rows, set_state, transaction
 
 log = logging.getLogger("arena.league")
@@ -159,6 +159,7 @@ class Scheduler:
     # --- 2. pairings ------------------------------------------------------------------
     def play_next(self) -> bool:
         c = self.conn
+        withdraw_revoked(c)  # a revoked user's bots leave the league before anything is picked
         with transaction(c):
             # A queued pairing whose bot left the league is cancelled, not played.
             c.execute(

@@ -6,6 +6,9 @@ the folder (its connections and its scheduler would go on with the file they had
 same folder is refused (two schedulers would play every pairing twice), and a server does not start in the
 middle of a restore.  The kernel lets the lock go when its holder ends, however it ends (``kill -9``
 included), so a crashed server never blocks a restore.  The file names its holder, for the refusal's line.
+
+The lock is the folder's, so a server refuses a ``league.db`` that is a link (symbolic, or a second name of
+one file): another folder could name the same database, and its server would take its own lock.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from arena.league.db import LeagueError
+from arena.league.db import DB_NAME, LeagueError
 
 LOCK_NAME = "server.lock"
 
@@ -51,3 +55,21 @@ def holding(folder: str | Path, what: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # lets the lock go
+
+
+def check_own_database(folder: str | Path) -> None:
+    """Refuse a league folder whose ``league.db`` is a symbolic link or a hard link (a file with another
+    name): two folders' servers, each holding its own folder's lock, would play on one database."""
+    path = Path(folder) / DB_NAME
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise LeagueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode) or st.st_nlink > 1:
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else f"one of {st.st_nlink} names of a file"
+        raise LeagueError(
+            f"{path} is {kind}; a league's database must be a file of its own folder (the server's lock is the "
+            "folder's, so another folder's server could use it too): copy it in place of the link"
+        )

@@ -49,11 +49,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Scope
 
 from arena.league.core import League, User
 from arena.league.db import DB_NAME, LeagueError, Reconnecting
 from arena.league.file_kinds import PAGE_SUFFIXES, file_kind, policy_format
-from arena.league.forms import FilePart, read_file_form, read_form, read_json
+from arena.league.forms import FilePart, decimal, read_file_form, read_form, read_json
 
 log = logging.getLogger("arena.league.web")
 
@@ -65,6 +66,10 @@ LOGIN_COOKIE = "league_login_csrf"
 _SETTING = r"[A-Za-z_][A-Za-z0-9_]{0,30}=[-+0-9.eE]{1,24}"
 PARAM_RE = re.compile(rf"[A-Za-z0-9_-]{{1,40}}|[a-z][a-z-]{{1,30}}:{_SETTING}(?:,{_SETTING}){{0,7}}")
 SMALL_BODY = 16_384
+#: The routes that take an upload: the sender is checked from the headers before the body is read.
+UPLOAD_PATHS = ("/api/submit", "/league/submit")
+#: What the API and pages say when the database cannot be read.
+DB_DOWN = "the league's database cannot be read just now; the organizer must restore it"
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -187,10 +192,9 @@ def _guard(api: bool) -> Callable[[Handler], Handler]:
                     request.url.path,
                     _one_line(str(exc))[:200],
                 )
-                msg = "the league's database cannot be read just now; the organizer must restore it"
                 if api:
-                    return _api_error(503, msg)
-                return PlainTextResponse(msg, status_code=503, headers=HEADERS)
+                    return _api_error(503, DB_DOWN)
+                return PlainTextResponse(DB_DOWN, status_code=503, headers=HEADERS)
             except Exception:
                 log.exception("%s %s", request.method, request.url.path)
                 msg = "internal error (logged on the server)"
@@ -271,6 +275,25 @@ class LeagueSite:
             self.cached.looked = 0.0  # it may have written: the board's next answer looks again
 
     # --- who is asking ----------------------------------------------------------------
+    async def upload_refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """Why a POST to an upload route is refused before its body is read: no valid token or session
+        (status, one line); None when it may be read.  The one web app's Guard asks before it reads any
+        body, so a stranger cannot make the server wait for, or hold, an upload of theirs.  The route
+        checks the caller again (the same calls): this only decides whether the body is worth reading."""
+        if scope["path"] not in UPLOAD_PATHS:
+            return None
+        request = Request(scope)
+        try:
+            if scope["path"] == "/api/submit":
+                await self.api_user(request, write=True)
+            elif await self.session(request) is None:
+                raise LeagueError("log in first", 401)
+        except LeagueError as exc:
+            return exc.status, _one_line(str(exc))
+        except sqlite3.DatabaseError:
+            return 503, DB_DOWN
+        return None
+
     async def session(self, request: Request) -> tuple[User, str] | None:
         return await self.db(League.session, request.cookies.get(SESSION_COOKIE))
 
@@ -328,9 +351,9 @@ class LeagueSite:
         raw = request.query_params.get("version")
         number = None
         if raw is not None:
-            if not raw.isdigit() or len(raw) > 9:
-                raise LeagueError(f"version {raw[:20]!r} is not a number")
-            number = int(raw)
+            number = decimal(raw, 9)
+            if number is None:
+                raise LeagueError(f"version {raw[:20]!r} is not a number (digits 0-9)")
         user = None
         if _bearer(request) is not None or request.cookies.get(SESSION_COOKIE):
             user = await self.api_user(request, write=False)
@@ -547,7 +570,7 @@ class LeagueSite:
         return await self._page(request, "Submit", self._submit_form(s[1]))
 
     async def submit(self, request: Request) -> Response:
-        if await self.session(request) is None:  # before the body is parsed: a stranger's upload is not read
+        if await self.session(request) is None:  # the Guard has refused a stranger already (upload_refusal)
             raise LeagueError("log in first", 401)
         fields, files = await read_file_form(request, self.max_form, text=self.form_text, files=frozenset({"file"}))
         user = await self.form_user(request, fields)

@@ -18,6 +18,9 @@ size at :data:`MIN_BODY_RATE` (a client that sends less than its
 honest upload of a large jar on a slow link still gets through), caps it by
 path (:data:`MAX_BODY` for the play API; the league's own limits for its paths:
 its upload limit on a submission, a small one on its forms), refuses a POST
+to a league upload route that carries no valid token or session with a 401
+from its headers alone, before its body (then dropped as it comes, never kept)
+(:meth:`arena.league.web.LeagueSite.upload_refusal`), refuses a POST
 to the play API that is not ``application/json`` (415: a page elsewhere cannot
 post a "simple" text/plain form to this server, the CSRF route; the league's
 forms carry CSRF tokens instead), and marks every answer ``Cache-Control:
@@ -61,7 +64,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -431,6 +434,8 @@ class App:
 
 #: A path's body rule: (whether a POST must be JSON, the body's byte limit); see :class:`Guard`.
 BodyRule = Callable[[str], tuple[bool, int]]
+#: Why a POST is refused from its headers alone, before its body is read: (status, one line), or None.
+Gate = Callable[[Scope], Awaitable[tuple[int, str] | None]]
 
 
 def play_rule(path: str) -> tuple[bool, int]:
@@ -438,24 +443,77 @@ def play_rule(path: str) -> tuple[bool, int]:
     return True, MAX_BODY
 
 
+def _error_body(scope: Scope, message: str) -> bytes:
+    """The Guard's one line: JSON on the API, text on a page (the league's forms)."""
+    if scope["path"].startswith("/api/"):
+        return json.dumps({"error": message}).encode()
+    return message.encode()
+
+
+def _error_headers(scope: Scope, body: bytes) -> list[tuple[bytes, bytes]]:
+    ctype = b"application/json" if scope["path"].startswith("/api/") else b"text/plain; charset=utf-8"
+    return [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
+
+
 class Guard:
     """Reads the body in time (:data:`BODY_TIMEOUT`, :data:`MIN_BODY_RATE`) under its path's limit, wants
-    JSON where the rule says so, and marks answers no-store."""
+    JSON where the rule says so, and marks answers no-store.  ``gate`` (the league's: who is sending an
+    upload) may refuse a POST from its headers first, so nobody waits for a stranger's body or holds it."""
 
-    def __init__(self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule):
-        self.app, self.timeout, self.rule = app, timeout, rule
+    def __init__(
+        self, app: ASGIApp, timeout: float = BODY_TIMEOUT, rule: BodyRule = play_rule, gate: Gate | None = None
+    ):
+        self.app, self.timeout, self.rule, self.gate = app, timeout, rule, gate
         play = play_csp().encode()
         #: the pages' own policies, for their 2xx answers (``/`` is the play page, or a redirect to the league)
         self.page_csp = {"/view": view_csp().encode(), "/play": play, "/": play}
 
     async def _reply(self, scope: Scope, send: Send, status: int, message: str) -> None:
-        if scope["path"].startswith("/api/"):
-            body, ctype = json.dumps({"error": message}).encode(), b"application/json"
-        else:  # a page (the league's forms): the line as text
-            body, ctype = message.encode(), b"text/plain; charset=utf-8"
-        headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+        body = _error_body(scope, message)
+        await send({"type": "http.response.start", "status": status, "headers": _error_headers(scope, body)})
         await send({"type": "http.response.body", "body": body})
+
+    async def _read_body(
+        self, scope: Scope, receive: Receive, limit: int, keep: Callable[[bytes], object]
+    ) -> tuple[int, str] | None:
+        """Receive the body, each chunk to ``keep``, in time and under ``limit``; None when it is all in, else
+        why it was cut off (408 or 413, one line), or ``(0, "")`` when the client left."""
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        expected = min(int(declared), limit) if declared.isdigit() else limit  # bytes: ASCII digits only
+        allowed = self.timeout + expected / MIN_BODY_RATE
+        deadline = time.monotonic() + allowed
+        size = 0
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                async with asyncio.timeout(max(0.0, min(self.timeout, left))):
+                    message = await receive()
+            except TimeoutError:
+                if left <= self.timeout:
+                    why = f"the request body did not arrive within {allowed:.3g} s (the time {expected} bytes get)"
+                    return 408, why
+                return 408, f"the request body did not arrive: nothing came for {self.timeout:g} s"
+            if message["type"] == "http.disconnect":
+                return 0, ""
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                return 413, f"request body too large (limit {limit} bytes)"
+            keep(chunk)
+            if not message.get("more_body", False):
+                return None
+
+    async def _refuse_unread(
+        self, scope: Scope, receive: Receive, send: Send, limit: int, status: int, message: str
+    ) -> None:
+        """Answer ``status`` at once, before the body, then take in and drop whatever body comes (in the
+        body's time, under its limit) before the answer ends: a client that sends its whole body before it
+        reads (urllib, ``arena submit``) gets the answer rather than a reset connection, and nothing is kept."""
+        body = _error_body(scope, message)
+        await send({"type": "http.response.start", "status": status, "headers": _error_headers(scope, body)})
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+        await self._read_body(scope, receive, limit, lambda chunk: None)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -482,39 +540,20 @@ class Guard:
             await self.app(scope, receive, no_store)
             return
         json_only, limit = self.rule(scope["path"])
+        if self.gate is not None and (refusal := await self.gate(scope)) is not None:
+            await self._refuse_unread(scope, receive, no_store, limit, *refusal)
+            return
         headers = dict(scope["headers"])
         ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         if json_only and ctype != b"application/json":
             await self._reply(scope, no_store, 415, "POST bodies must be JSON (Content-Type: application/json)")
             return
-        declared = headers.get(b"content-length", b"")
-        expected = min(int(declared), limit) if declared.isdigit() else limit
-        allowed = self.timeout + expected / MIN_BODY_RATE
-        deadline = time.monotonic() + allowed
         chunks: list[bytes] = []
-        size = 0
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                async with asyncio.timeout(max(0.0, min(self.timeout, left))):
-                    message = await receive()
-            except TimeoutError:
-                if left <= self.timeout:
-                    why = f"the request body did not arrive within {allowed:.3g} s (the time {expected} bytes get)"
-                else:
-                    why = f"the request body did not arrive: nothing came for {self.timeout:g} s"
-                await self._reply(scope, no_store, 408, why)
-                return
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await self._reply(scope, no_store, 413, f"request body too large (limit {limit} bytes)")
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        cut = await self._read_body(scope, receive, limit, chunks.append)
+        if cut is not None:
+            if cut[0]:  # else the client left
+                await self._reply(scope, no_store, *cut)
+            return
         body = b"".join(chunks)
         sent = False
 
@@ -586,6 +625,7 @@ def create_app(
     api = _fastapi(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
     api.state.arena = state
     rule: BodyRule = play_rule
+    gate: Gate | None = None
     if league is not None:
         from arena.league.core import League
         from arena.league.web import LeagueSite
@@ -593,6 +633,7 @@ def create_app(
         site = LeagueSite(League(league))
         api.router.routes.extend(site.routes())
         api.state.league_site = site  # for asgi_app: the board's polls answered before the framework
+        gate = site.upload_refusal
 
         def rule(path: str) -> tuple[bool, int]:
             # the league's paths: its own limits, forms allowed (they carry CSRF tokens); the rest: the play API's
@@ -641,7 +682,7 @@ def create_app(
         return state.game(run, game)
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
-    api.add_middleware(Guard, rule=rule)
+    api.add_middleware(Guard, rule=rule, gate=gate)
     api.add_middleware(Hosts, allowed_hosts=list(hosts))
     api.state.hosts = list(hosts)
     return api

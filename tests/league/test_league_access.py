@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.league.server import ARENA, ROOT, SIMPLE_COPY, Server, add_user, arena, make_league
+from tests.league.server import ARENA, ROOT, SIMPLE_COPY, Server, add_user, arena, make_league, wait_for
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -136,6 +136,24 @@ def test_arena_submit_takes_the_token_from_arena_token_or_a_file_and_warns_about
     assert out.returncode == 2 and "cannot read the token file" in out.stderr
 
 
+def test_arena_submit_takes_the_league_address_the_server_prints(site, tmp_path):
+    """``arena league serve`` prints its pages' address (``http://HOST:PORT/league/``): ``arena submit --to``
+    takes it as the league's, and an address that is no league gets a hint, not a bare 'Not Found'."""
+    server, tokens, _ = site
+    bot = tmp_path / "olgaurl.py"
+    bot.write_text(SIMPLE_COPY + "# by its page address\n")
+    e = {k: v for k, v in os.environ.items() if k != "ARENA_TOKEN"}
+    e.update({"PYTHONPATH": str(ROOT), "ARENA_TOKEN": tokens["olga"]})
+
+    def submit_to(url: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*ARENA, "submit", str(bot), "--to", url], capture_output=True, text=True, env=e)
+
+    out = submit_to(server.url + "/league/")
+    assert out.returncode == 0 and "submitted olgaurl version 1" in out.stdout, out.stderr
+    out = submit_to(server.url + "/nothing/here")
+    assert out.returncode == 2 and "(404)" in out.stderr and "a league server (http://HOST:PORT)?" in out.stderr
+
+
 def bot_files(folder: Path) -> tuple[int, int]:
     files = [p for p in (folder / "bots").rglob("*") if p.is_file()]
     return len(files), sum(p.stat().st_size for p in files)
@@ -165,3 +183,39 @@ def test_refused_uploads_leave_no_file_and_a_quota_bounds_each_user(site):
     status, body = send(server, tokens["olga"], "olgabot", big)  # organizers have no quota
     assert status == 202
     assert len(server.get("/api/users/finn")["versions"]) == 3
+
+
+def test_a_revoked_users_version_left_checking_is_never_checked_or_played_by_the_server(tmp_path):
+    """A submission that slipped past a revoke (the state an older server's race left: the user revoked, their
+    bot back in the league with a version 'checking') is withdrawn by the server's scheduler; the house
+    bots play on without it."""
+    import sqlite3
+
+    from arena.league.core import League
+
+    folder = make_league(tmp_path / "lg", extra_rounds=0)
+    league = League(folder)
+    conn = league.db()
+    dave = League.user_by_token(conn, league.add_user(conn, "dave"))
+    assert dave is not None
+    league.submit(conn, dave, "davebot", source=SIMPLE_COPY.encode())
+    conn.execute("UPDATE users SET revoked = '2026-12-06T00:00:00+00:00' WHERE name = 'dave'")
+    conn.close()
+    server = Server(folder, play=True)
+    try:
+        wait_for(
+            lambda: (p := server.get("/api/progress"))["done"] >= 1 and not p["queued"] and not p["running"],
+            120,
+            "the house pairing to be played",
+        )
+        info = server.get("/api/bots/davebot")
+        assert info["withdrawn"] and [v["status"] for v in info["versions"]] == ["withdrawn"], info
+        assert "davebot" not in {e["bot"] for e in server.get("/api/leaderboard")}
+    finally:
+        server.stop()
+    with sqlite3.connect(folder / "league.db") as db:
+        played = db.execute(
+            "SELECT COUNT(*) FROM pairings p JOIN versions v ON v.id IN (p.a, p.b) WHERE v.run_name = 'davebot-v1'"
+        ).fetchone()[0]
+    assert played == 0
+    assert "checking davebot-v1" not in Path(server.log.name).read_text()

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.league.server import SIMPLE_COPY, Server, add_user, arena, login, make_league, set_cookie
+from tests.league.server import SIMPLE_COPY, Server, add_user, arena, free_port, login, make_league, set_cookie
 
 KEYS = {"bot", "owner", "version", "rating", "rating_low", "rating_high", "games", "win_rate", "forfeits"}
 
@@ -79,6 +79,23 @@ def test_serve_refuses_bad_options(tmp_path):
     assert out.returncode == 2 and "not both" in out.stderr
     out = arena("league", "serve", str(tmp_path / "none"), check=False)
     assert out.returncode == 2 and "not a league folder" in out.stderr
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_serve_refuses_a_league_db_linked_from_another_folder(tmp_path, link):
+    """The server's lock is its folder's: a second folder whose league.db names the first's database would
+    take its own lock, and two schedulers would play every pairing twice on one file."""
+    import shutil
+
+    first = make_league(tmp_path / "lg")
+    second = tmp_path / "lg2"
+    second.mkdir()
+    shutil.copy(first / "league.toml", second / "league.toml")
+    getattr(second / "league.db", "symlink_to" if link == "symlink" else "hardlink_to")(first / "league.db")
+    port = str(free_port())
+    out = arena("league", "serve", str(second), "--no-play", "--port", port, check=False, timeout=30)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and "must be a file of its own folder" in lines[0], out.stderr
 
 
 def test_leaderboard_json_shape(site):
@@ -351,3 +368,13 @@ def test_pages_escape_what_users_and_bots_wrote(site):
     text = server.request("GET", "/league/bot/simple")[2].decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "/view?run=r000%22%3E%3Cx%3E&amp;game=3" in text  # the game link, its parameters escaped
+
+
+@pytest.mark.parametrize("raw", ["%C2%B2", "%D9%A1", "%EF%BC%91", "1%C2%B2", "+1", "%201", "1234567890"])
+def test_a_version_number_is_ascii_digits_and_anything_else_is_one_400_line(site, raw):
+    """str.isdigit() passed a superscript two (which int() refuses: a 500) and Arabic-Indic or full-width
+    digits (which int() reads: version 1 by another name); a version is ASCII digits, at most nine."""
+    server, tokens, _ = site
+    status, _, body = server.request("GET", f"/api/bots/simple/source?version={raw}", token=tokens["olga"])
+    assert status == 400 and "not a number" in one_line_error(status, body), (status, body)
+    assert server.request("GET", "/api/bots/simple/source?version=1", token=tokens["olga"])[0] == 200

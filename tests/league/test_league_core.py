@@ -236,3 +236,93 @@ def test_a_bad_house_bot_is_one_line_and_creates_no_league(tmp_path, house_bots,
         League.init(tmp_path / "lg", LeagueConfig(house_bots=house_bots))
     assert message in str(err.value) and "\n" not in str(err.value)
     assert not (tmp_path / "lg").exists()
+
+
+def _user(lg: League, c: sqlite3.Connection, name: str, organizer: bool = False) -> User:
+    token = lg.add_user(c, name, organizer)
+    user = League.user_by_token(c, token)
+    assert user is not None
+    return user
+
+
+def test_a_submission_whose_token_was_checked_before_a_revoke_is_refused(tmp_path):
+    """The web side checks the token, then submits in a second database call: a revoke in between must
+    refuse the submission, not put a version of the revoked user in the queue."""
+    from tests.league.server import SIMPLE_COPY
+
+    lg = house_league(tmp_path)
+    c = lg.db()
+    dave = _user(lg, c, "dave")  # the token checked: the request is on its way
+    lg.submit(c, dave, "davebot", source=SIMPLE_COPY.encode())
+    lg.revoke_user(c, "dave")
+    for name in ("davebot", "davenew"):
+        with pytest.raises(LeagueError, match="'dave' is revoked") as err:
+            lg.submit(c, dave, name, source=SIMPLE_COPY.encode() + b"\n# v2\n")
+        assert err.value.status == 401
+    assert [r[0] for r in c.execute("SELECT status FROM versions WHERE run_name LIKE 'dave%'")] == ["withdrawn"]
+    assert c.execute("SELECT withdrawn FROM bots WHERE name = 'davebot'").fetchone()[0] == 1
+
+
+def test_an_organizer_cannot_bring_back_a_revoked_users_bot(tmp_path):
+    from tests.league.server import SIMPLE_COPY
+
+    lg = house_league(tmp_path)
+    c = lg.db()
+    dave, olga = _user(lg, c, "dave"), _user(lg, c, "olga", organizer=True)
+    lg.submit(c, dave, "davebot", source=SIMPLE_COPY.encode())
+    lg.revoke_user(c, "dave")
+    with pytest.raises(LeagueError, match="belongs to the revoked user 'dave'") as err:
+        lg.submit(c, olga, "davebot", source=SIMPLE_COPY.encode() + b"\n# v2\n")
+    assert err.value.status == 403
+    assert c.execute("SELECT withdrawn FROM bots WHERE name = 'davebot'").fetchone()[0] == 1
+
+
+def test_a_revoked_users_version_that_reached_the_database_is_withdrawn_not_checked(tmp_path):
+    """The scheduler's backstop: a version of a revoked owner's bot still 'checking' (as a submission that
+    slipped past an older server's revoke left it) is withdrawn before the checks start; none plays."""
+    from tests.league.server import SIMPLE_COPY
+
+    lg = house_league(tmp_path, check_games=2)
+    c = lg.db()
+    dave = _user(lg, c, "dave")
+    lg.submit(c, dave, "davebot", source=SIMPLE_COPY.encode())
+    with transaction(c):  # revoked, its bot left in the league: what the race left behind
+        c.execute("UPDATE users SET revoked = 'now' WHERE name = 'dave'")
+    s = Scheduler(lg, workers=1)
+    s.check_next()
+    assert c.execute("SELECT status FROM versions WHERE run_name = 'davebot-v1'").fetchone()[0] == "withdrawn"
+    assert c.execute("SELECT withdrawn FROM bots WHERE name = 'davebot'").fetchone()[0] == 1
+    assert not c.execute(
+        "SELECT COUNT(*) FROM pairings WHERE a IN (SELECT id FROM versions WHERE bot_id ="
+        " (SELECT id FROM bots WHERE name = 'davebot'))"
+    ).fetchone()[0]
+
+
+def test_bringing_back_a_withdrawn_bot_counts_against_the_active_bots_limit(tmp_path):
+    """A new version of a withdrawn bot (or of one whose versions were all refused) makes it active again: the
+    same limit as a new bot, so withdrawing and resubmitting cannot hold more active bots than allowed."""
+    from tests.league.server import SIMPLE_COPY
+
+    lg = house_league(tmp_path, active_bots_per_user=2)
+    c = lg.db()
+    bob = _user(lg, c, "bob")
+    src = SIMPLE_COPY.encode()
+    lg.submit(c, bob, "one", source=src)
+    lg.submit(c, bob, "two", source=src)
+    lg.withdraw(c, bob, "two")
+    lg.submit(c, bob, "three", source=src)
+    with pytest.raises(LeagueError, match="2 active bots") as err:
+        lg.submit(c, bob, "two", source=src + b"\n# v2\n")
+    assert err.value.status == 409
+    with transaction(c):  # 'three' refused by its check: no longer active
+        c.execute("UPDATE versions SET status = 'refused' WHERE run_name = 'three-v1'")
+    lg.submit(c, bob, "two", source=src + b"\n# v2\n")  # a place is free again
+    with pytest.raises(LeagueError, match="2 active bots"):
+        lg.submit(c, bob, "three", source=src + b"\n# v2\n")
+    lg.submit(c, bob, "one", source=src + b"\n# v2\n")  # a new version of an active bot takes no new place
+    active = c.execute(
+        "SELECT DISTINCT b.name FROM bots b JOIN versions v ON v.bot_id = b.id WHERE b.owner_id = ?"
+        " AND b.withdrawn = 0 AND v.status IN ('checking', 'playing', 'rated') ORDER BY b.name",
+        (bob.id,),
+    ).fetchall()
+    assert [r[0] for r in active] == ["one", "two"]

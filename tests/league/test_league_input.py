@@ -8,6 +8,7 @@ One ``arena league serve --no-play`` process on a real SQLite file for the whole
 from __future__ import annotations
 
 import json
+import re
 import select
 import socket
 import time
@@ -200,6 +201,69 @@ def test_a_client_sending_headers_a_byte_at_a_time_is_cut_off(site):
     assert idle.recv(100) == b""  # a connection that sent nothing is closed too, and quietly
     slow.close()
     idle.close()
+
+
+def _post_headers_only(server: Server, path: str, extra: str = "") -> tuple[bytes, float]:
+    """(the answer's head and body, seconds until both were in) of a POST that declares a large body and
+    sends none."""
+    ctype = "application/json" if path.startswith("/api/") else "multipart/form-data; boundary=xx"
+    with socket.create_connection(("127.0.0.1", server.port)) as s:
+        s.settimeout(15)
+        t0 = time.monotonic()
+        s.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {ctype}\r\n{extra}"
+            "Content-Length: 80000\r\n\r\n".encode()
+        )
+        got = b""
+        while b"\r\n\r\n" not in got or len(got.partition(b"\r\n\r\n")[2]) < _length(got):
+            more = s.recv(4096)
+            if not more:
+                break
+            got += more
+        return got, time.monotonic() - t0
+
+
+def _length(answer: bytes) -> int:
+    """The Content-Length of an answer's head (0 until the head is in)."""
+    head = answer.partition(b"\r\n\r\n")[0].lower()
+    m = re.search(rb"\r\ncontent-length: *(\d+)", head)
+    return int(m.group(1)) if m else 0
+
+
+@pytest.mark.parametrize(
+    ("path", "extra", "words"),
+    [
+        ("/api/submit", "", b"log in first"),
+        ("/api/submit", "Authorization: Bearer not-a-token\r\n", b"the token is not valid"),
+        ("/league/submit", "", b"log in first"),
+        ("/league/submit", "Cookie: league_session=not-a-session\r\n", b"log in first"),
+    ],
+)
+def test_an_upload_from_a_stranger_is_refused_from_its_headers_before_its_body_is_read(site, path, extra, words):
+    """Nobody may make the server wait for (up to the 5 s body timeout) or hold an upload before it knows who
+    sends it: a POST to an upload route with no valid token or session is a 401 at once, its body unread."""
+    server, _, _ = site
+    got, waited = _post_headers_only(server, path, extra)
+    assert got.startswith(b"HTTP/1.1 401") and words in got, got[:300]
+    assert waited < 2.0, waited
+
+
+def test_a_stranger_who_sends_the_whole_body_before_reading_still_gets_the_401(site):
+    """urllib (and ``arena submit``) send the whole body before they read: the server answers at once, then
+    takes in and drops the body, so such a client reads the 401 rather than a reset connection."""
+    server, _, _ = site
+    body = json.dumps({"name": "big", "source": "#" * 1_500_000}).encode()
+    for _ in range(3):
+        status, _, answer = server.request(
+            "POST", "/api/submit", body, token="not-a-token", headers={"Content-Type": "application/json"}
+        )
+        assert status == 401 and b"the token is not valid" in answer, answer[:200]
+
+
+def test_a_valid_token_still_gets_its_upload_read(site):
+    server, tokens, _ = site
+    got, waited = _post_headers_only(server, "/api/submit", f"Authorization: Bearer {tokens['bob']}\r\n")
+    assert got.startswith(b"HTTP/1.1 408") and waited >= 4.0, (got[:200], waited)  # waited for the body
 
 
 def test_the_board_answers_with_an_etag_and_304_until_it_changes(site):

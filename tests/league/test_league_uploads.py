@@ -162,6 +162,51 @@ def test_an_archive_is_refused_before_anything_is_stored_and_counts_against_the_
     conn.close()
 
 
+@pytest.fixture(scope="module")
+def kitless(tmp_path_factory):
+    """A server (no scheduler) whose league takes EAAI-kit players; its kit is an empty folder, never run:
+    the archives sent to it are refused before anything plays them."""
+    root = tmp_path_factory.mktemp("kitless")
+    (root / "kit").mkdir()
+    folder = make_league(root / "lg", eaai_kit=str(root / "kit"), submissions_per_hour=50)
+    token = add_user(folder, "ann")
+    server = Server(folder, play=False)
+    yield server, token, folder
+    server.stop()
+
+
+def _patched(flag: int = 0, method: int | None = None) -> bytes:
+    """A zip of players/P.class whose headers (local and central) say it is encrypted (``flag`` 1) or compressed
+    with ``method`` (9: deflate64), neither of which Python's zipfile can read."""
+    data = bytearray(zip_bytes({"players/P.class": b"\xca\xfe\xba\xbe" * 50}))
+    local, central = data.find(b"PK\x03\x04"), data.find(b"PK\x01\x02")
+    data[local + 6] |= flag
+    data[central + 8] |= flag
+    if method is not None:
+        data[local + 8 : local + 10] = data[central + 10 : central + 12] = method.to_bytes(2, "little")
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (_patched(method=9), "'players/P.class' is compressed with method 9"),
+        (_patched(flag=1), "'players/P.class' is encrypted"),
+        (zip_bytes({"players/P.class": b"x", "com": b"file", "com/x.class": b"x"}), "'com' is a file and also"),
+        (zip_bytes({"players/P.class": b"x", "com/": b"", "com/x/": b"", "com/x": b"x"}), "'com/x' is a file and"),
+    ],
+    ids=["deflate64", "encrypted", "file-then-folder", "folder-then-file"],
+)
+def test_an_archive_that_cannot_be_unpacked_is_a_400_naming_the_entry_and_no_server_path(kitless, data, why):
+    """Entries the server cannot read (deflate64, encrypted) were a 500 with a traceback; a name that is a file
+    and a folder was a 400 quoting the disk's error, with the server's upload folder in it."""
+    server, token, folder = kitless
+    got, ans = _post_archive(server, token, "annbot", data, "players.P")
+    assert got == 400 and why in ans["error"] and "\n" not in ans["error"], ans
+    assert str(folder.parent) not in ans["error"] and "upload-" not in ans["error"], ans
+    assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
+
+
 # --- through the real server: refused at once, refused by the check, or playing on the board -------------
 
 AGENT = POLICY.encode()

@@ -132,7 +132,9 @@ def test_guard_rules_by_path_keep_the_league_forms_and_uploads(played):
     cfg = lg.config  # a bot file JSON-escaped, or an archive or policy file in base64
     limit = max(2 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
     huge = b"x" * (limit + 1)
-    status, _, body, _ = call(srv, "POST", "/api/submit", huge, {"Content-Type": "application/json"})
+    token = lg.add_user(lg.db(), "guardtess")  # a stranger's body is refused (401) before it is read
+    auth = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    status, _, body, _ = call(srv, "POST", "/api/submit", huge, auth)
     assert status == 413 and str(limit) in error(body)
     # A league form past its small limit: 413 as a line of text (a page, not the API).
     status, headers, body, _ = call(srv, "POST", "/league/login", b"token=" + b"x" * 20_000, form)
