@@ -4,7 +4,7 @@ Every opponent plays ``--pairs`` duplicate pairs with the candidate: deal
 ``s_i`` (the seeds ``arena run`` gives pairs of a run seeded ``--seed``)
 once with the candidate in seat 0, once in seat 1.  A pair scores its
 wins (a draw counts one half) over its two games, and the interval of the
-win rate is the pair-clustered t interval of ``arena report``
+win rate is the pair-clustered interval of ``arena report``
 (:func:`arena.analysis.stats.ratio_ci_moments`), so the luck the two games
 of a pair share is accounted for.  Games are played by the compiled kernel
 (:func:`arena.engine.play.play_batch`), split in chunks over ``--workers``
