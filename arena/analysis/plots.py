@@ -3,7 +3,7 @@
 One entry point for a run, :func:`plot`, dispatches on the kind:
 
 * ``heatmap``     - win rate of each bot (row) against each other bot (column),
-                    values written in the cells, with the pair-clustered 95% half width;
+                    values written in the cells, with their pair-clustered 95% interval;
 * ``ratings``     - Bradley-Terry Elo of every bot with its 95% interval;
 * ``outcomes``    - how each bot's hands ended (stacked shares of hands played);
 * ``scores``      - points per hand won and lost per bot (needs hands data) and
@@ -138,7 +138,8 @@ def _note(ax, text: str) -> None:
 def _heatmap(p: Summary, anchor=None):
     order = _order(p, anchor)
     wr = st.win_matrix(p, "win_rate").loc[order, order]
-    hw = st.win_matrix(p, "half_width").loc[order, order]
+    lo = st.win_matrix(p, "ci_low").loc[order, order]
+    hi = st.win_matrix(p, "ci_high").loc[order, order]
     ng = st.win_matrix(p, "games").loc[order, order]
     n = len(order)
     size = max(5.0, 0.9 * n + 2.5)
@@ -155,8 +156,8 @@ def _heatmap(p: Summary, anchor=None):
             if not np.isfinite(v):
                 ax.text(j, i, "n/a", ha="center", va="center", color="#868e96", fontsize=fs)
                 continue
-            h = hw.iat[i, j]
-            sub = f"\n±{100 * h:.1f}" if np.isfinite(h) and n <= 12 else ""
+            a, b = lo.iat[i, j], hi.iat[i, j]  # lopsided near 0% and 100%, so both ends, not a "±"
+            sub = f"\n[{100 * a:.1f}, {100 * b:.1f}]" if np.isfinite(a) and np.isfinite(b) and n <= 12 else ""
             colour = "white" if abs(v - 0.5) > 0.3 else "black"
             ax.text(j, i, f"{100 * v:.1f}%{sub}", ha="center", va="center", color=colour, fontsize=fs)
     ax.set_xticks(range(n), order, rotation=40, ha="right")
@@ -165,7 +166,7 @@ def _heatmap(p: Summary, anchor=None):
     ax.set_ylabel("bot")
     total = int(np.nansum(ng.to_numpy()) / 2)
     ax.set_title(
-        f"Win rate of row bot vs column bot (draws count half; ± = 95% CI half width, pair-clustered)\n{total:,} games",
+        f"Win rate of row bot vs column bot (draws count half; [ ] = 95% interval, pair-clustered)\n{total:,} games",
         fontsize=10,
     )
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate")

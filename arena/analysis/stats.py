@@ -487,15 +487,19 @@ def _outcome_mix(x: _M) -> pd.DataFrame:
     return out[out["hands"] > 0].reset_index(drop=True)
 
 
+WIN_MATRICES = ("win_rate", "games", "ci_low", "ci_high", "half_width")
+
+
 def win_matrix(games: Games, what: str = "win_rate") -> pd.DataFrame:
     """Bots x bots: ``what`` of the row bot against the column bot (nan if they never met).
 
-    ``what`` is ``win_rate`` (score share, draws half), ``games``, or
-    ``half_width`` (half the width of the pair-clustered 95% interval).
+    ``what`` is ``win_rate`` (score share, draws half), ``games``,
+    ``ci_low`` / ``ci_high`` (the ends of the pair-clustered 95% interval,
+    Wilson's as every win rate's here), or ``half_width`` (half its width).
     Both orientations of a matchup are merged.  Self-play is left out.
     """
-    if what not in ("win_rate", "games", "half_width"):
-        raise ValueError(f"unknown matrix '{what}' (win_rate, games, half_width)")
+    if what not in WIN_MATRICES:
+        raise ValueError(f"unknown matrix '{what}' ({', '.join(WIN_MATRICES)})")
     s = summarize(games)
     return _cached(s, ("win_matrix", what), lambda: _win_matrix(_M(s), what))
 
@@ -510,11 +514,13 @@ def _win_matrix(x: _M, what: str) -> pd.DataFrame:
     G, N, S, SS, SN, NN = (
         np.bincount(grp, weights=np.concatenate([ma[c], mb[c]]), minlength=n * n) for ma, mb in zip(side_a, side_b)
     )
-    r = ratio_ci_moments(G, N, S, SS, SN, NN, conf=0.95)
+    r = ratio_ci_moments(G, N, S, SS, SN, NN, conf=0.95, clip=(0.0, 1.0))
     if what == "win_rate":
         vals = r["est"]
     elif what == "games":
         vals = r["den"]
+    elif what in ("ci_low", "ci_high"):
+        vals = r["lo" if what == "ci_low" else "hi"]
     else:
         vals = (r["hi"] - r["lo"]) / 2.0
     mat = np.asarray(vals, dtype=float).reshape(n, n)

@@ -481,3 +481,15 @@ def test_rating_sandwich_is_clustered_on_the_deal_as_a_slow_sum_over_deals_gives
     P = np.eye(n_b) - 1.0 / n_b
     se = np.sqrt(np.diag(P @ cov @ P.T)) * st.ELO_K
     assert bt["elo_se"].to_numpy() == pytest.approx(se, rel=1e-6)
+
+
+def test_the_win_matrix_gives_each_matchups_interval_from_both_sides():
+    # The heatmap wrote "±0.0" under a 0% cell; its ends now come from the matchup's own interval.
+    res = np.zeros((100, 2), dtype=int)  # y swept x on every deal
+    g = games_from_results([("x", "y", res)])
+    ps = st.pair_stats(g).iloc[0]
+    lo, hi = st.win_matrix(g, "ci_low"), st.win_matrix(g, "ci_high")
+    assert (lo.loc["x", "y"], hi.loc["x", "y"]) == pytest.approx((ps["win_rate_ci_low"], ps["win_rate_ci_high"]))
+    mirrored = (1 - ps["win_rate_ci_high"], 1 - ps["win_rate_ci_low"])
+    assert (lo.loc["y", "x"], hi.loc["y", "x"]) == pytest.approx(mirrored)
+    assert hi.loc["x", "y"] > 0.03

@@ -76,7 +76,7 @@ def tables(s) -> dict[str, pd.DataFrame]:
         "convergence": st.convergence(s),
         "convergence_10": st.convergence(s, points=10),
     }
-    for what in ("win_rate", "games", "half_width"):
+    for what in st.WIN_MATRICES:
         out[f"win_matrix_{what}"] = st.win_matrix(s, what).reset_index()
     return out
 
