@@ -123,7 +123,15 @@ def _tq(conf: float, df: Any) -> np.ndarray:
 
 
 def ratio_ci_moments(
-    G: Any, N: Any, S: Any, SS: Any, SN: Any, NN: Any, conf: float = 0.95, clip: tuple[float, float] | None = None
+    G: Any,
+    N: Any,
+    S: Any,
+    SS: Any,
+    SN: Any,
+    NN: Any,
+    conf: float = 0.95,
+    clip: tuple[float, float] | None = None,
+    units: Any = None,
 ) -> dict[str, np.ndarray]:
     """Cluster-robust ratio ``S / N`` per group with a t interval, from per-group sums over clusters.
 
@@ -131,7 +139,10 @@ def ratio_ci_moments(
     ``SN = sum s_c n_c``, ``NN = sum n_c^2``: sums add over chunks, so this
     is what a streamed summary can give.  Returns ``est``, ``se``, ``lo``,
     ``hi``, ``clusters`` (G) and ``den`` (N); groups with fewer than two
-    clusters get a nan interval.
+    clusters get a nan interval.  ``clip=(0, 1)`` marks a proportion (see
+    :func:`_proportion_interval`); ``units``, the independent samples a
+    proportion counts when its clusters show no variance (``G`` by default:
+    the number of deals when clusters are buckets of deals).
     """
     G, N, S, SS, SN, NN = (np.asarray(x, dtype=float) for x in (G, N, S, SS, SN, NN))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -141,7 +152,7 @@ def ratio_ci_moments(
     se = np.where(G < 2, np.nan, se)
     tq = _tq(conf, G - 1.0)
     if clip == (0.0, 1.0):
-        lo, hi = _proportion_interval(est, se, G, tq)
+        lo, hi = _proportion_interval(est, se, G if units is None else np.asarray(units, dtype=float), tq)
     else:
         lo, hi = est - tq * se, est + tq * se
         if clip is not None:
@@ -149,7 +160,9 @@ def ratio_ci_moments(
     return {"est": est, "se": se, "lo": lo, "hi": hi, "clusters": G, "den": N}
 
 
-def _proportion_interval(p: np.ndarray, se: np.ndarray, G: np.ndarray, tq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _proportion_interval(
+    p: np.ndarray, se: np.ndarray, units: np.ndarray, tq: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """A clustered proportion's interval: Wilson's, on the effective sample size ``p (1 - p) / se^2``.
 
     The symmetric ``p +- t se`` collapses to a point when every pair is a
@@ -158,12 +171,12 @@ def _proportion_interval(p: np.ndarray, se: np.ndarray, G: np.ndarray, tq: np.nd
     the clustered variance is worth (Korn and Graubard's effective sample
     size) matches ``p +- t se`` in the middle, stays inside [0, 1] and is
     never a point.  When the pairs show no variance at all (all swept, or all
-    split), nothing measures how alike a pair's games are, so each pair
-    counts as one observation: ``G`` of them, the cautious end.
+    split), nothing measures how alike a pair's games are, so each deal
+    counts as one observation (``units`` of them), the cautious end.
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         pq = p * (1.0 - p)
-        n = np.where((se > 0) & (pq > 0), pq / (se * se), G)
+        n = np.where((se > 0) & (pq > 0), pq / (se * se), units)
         z2n = tq * tq / n
         centre = (p + z2n / 2.0) / (1.0 + z2n)
         half = tq / (1.0 + z2n) * np.sqrt(pq / n + z2n / (4.0 * n))
@@ -267,10 +280,19 @@ class _M:
         return out
 
     def per_bot_deal_ci(self, num: np.ndarray, den: np.ndarray, conf: float, clip=None) -> dict[str, np.ndarray]:
-        """A per-bot ratio ``sum num / sum den`` clustered on the deal (bots x buckets, as :meth:`per_bot_deals`)."""
+        """A per-bot ratio ``sum num / sum den`` clustered on the deal (bots x buckets, as :meth:`per_bot_deals`).
+
+        The deals a bot played are its longest matchup's pairs (every matchup deals pair k alike):
+        what a proportion with no variance counts, not the buckets they fall in.
+        """
         G = (den > 0).sum(axis=1).astype(float)
         sums = (den.sum(1), num.sum(1), (num * num).sum(1), (num * den).sum(1), (den * den).sum(1))
-        return ratio_ci_moments(G, *sums, conf=conf, clip=clip)
+        pairs = self.moments("win")[0]
+        deals = np.zeros(self.n_bots)
+        m = self.cross
+        np.maximum.at(deals, self.m_a[m], pairs[m])
+        np.maximum.at(deals, self.m_b[m], pairs[m])
+        return ratio_ci_moments(G, *sums, conf=conf, clip=clip, units=np.maximum(deals, G))
 
 
 # --- per pair (matchup) -------------------------------------------------------------

@@ -21,6 +21,7 @@ from arena.analysis.sprt import (
     sprt_bounds,
     sprt_status,
 )
+from arena.analysis.summary import DEAL_BUCKETS
 from arena.engine.rules_array import rules_array
 
 # --- builders ---------------------------------------------------------------------------
@@ -493,3 +494,15 @@ def test_the_win_matrix_gives_each_matchups_interval_from_both_sides():
     mirrored = (1 - ps["win_rate_ci_high"], 1 - ps["win_rate_ci_low"])
     assert (lo.loc["y", "x"], hi.loc["y", "x"]) == pytest.approx(mirrored)
     assert hi.loc["x", "y"] > 0.03
+
+
+def test_a_bot_swept_on_more_deals_than_buckets_counts_each_deal_once_not_each_bucket():
+    # 600 deals fall in 256 buckets; a bot that lost every game read [0.0%, 1.5%] over 240,000
+    # games, wider than any of its matchups' own intervals.
+    lost = np.zeros((600, 2), dtype=int)
+    g = games_from_results([("x", "y", lost), ("x", "z", lost)])
+    row = st.bot_stats(g).set_index("bot").loc["x"]
+    lo, hi = _wilson(0.0, 600, sps.t.ppf(0.975, DEAL_BUCKETS - 1))
+    assert (row["win_rate_ci_low"], row["win_rate_ci_high"]) == pytest.approx((lo, hi))
+    ps = st.pair_stats(g)
+    assert row["win_rate_ci_high"] <= ps["win_rate_ci_high"].max() + 1e-4
