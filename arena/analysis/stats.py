@@ -61,6 +61,7 @@ from scipy.sparse.csgraph import connected_components
 
 from arena.analysis.summary import (
     DEAL_BUCKETS,
+    DEAL_ROWS,
     FIELDS,
     MOMENTS,
     WIN_KINDS,
@@ -743,7 +744,7 @@ def leaderboard(
 
 
 def first_mover(games: Games, conf: float = 0.95) -> pd.DataFrame:
-    """The non-dealer's edge: per matchup and over the run (last row, matchup "all").
+    """The non-dealer's edge: per matchup and over the run (last row, matchup "all", clustered on the deal).
 
     The non-dealer is offered the upcard first and so moves first.
 
@@ -757,13 +758,25 @@ def first_mover(games: Games, conf: float = 0.95) -> pd.DataFrame:
     return _cached(s, ("first_mover", conf), lambda: _first_mover(_M(s), conf))
 
 
+def _deal_share(x: _M, num_row: int, den_row: int, conf: float) -> dict[str, np.ndarray]:
+    """A share over the whole run, clustered on the deal (every matchup plays the same deals)."""
+    num, den = x.deals[:, num_row].sum(axis=0), x.deals[:, den_row].sum(axis=0)
+    deals = float(x.moments("win")[0].max()) if x.n_m else 0.0
+    G = float((den > 0).sum())
+    sums = (den.sum(), num.sum(), (num * num).sum(), (num * den).sum(), (den * den).sum())
+    return ratio_ci_moments(np.array([G]), *sums, conf=conf, clip=(0.0, 1.0), units=np.array([max(deals, G)]))
+
+
 def _first_mover(x: _M, conf: float) -> pd.DataFrame:
     rows = []
+    row = {name: i for i, name in enumerate(DEAL_ROWS)}
     for names, agg in ((x.matchups, lambda v: v), (["all"], lambda v: np.array([v.sum()]))):
-        pairs, n, s, ss, sn, nn = (agg(v) for v in x.moments("nondealer"))
-        h = ratio_ci_moments(pairs, n, s, ss, sn, nn, conf=conf, clip=(0.0, 1.0))
-        pairs, n, s, ss, sn, nn = (agg(v) for v in x.moments("first_nondealer"))
-        g = ratio_ci_moments(pairs, n, s, ss, sn, nn, conf=conf, clip=(0.0, 1.0))
+        if names == ["all"]:  # the run: clustered on the deal across matchups
+            h = _deal_share(x, row["nondealer_won"], row["decided"], conf)
+            g = _deal_share(x, row["first_nondealer_won"], row["first_games"], conf)
+        else:
+            h = ratio_ci_moments(*x.moments("nondealer"), conf=conf, clip=(0.0, 1.0))
+            g = ratio_ci_moments(*x.moments("first_nondealer"), conf=conf, clip=(0.0, 1.0))
         rows.append(
             pd.DataFrame(
                 {

@@ -24,8 +24,8 @@ What is kept, per matchup (``bot_a`` against ``bot_b``):
   ``win_score_x_games`` is the sum over pairs of bot_a's score times the
   games with a result;
 * per deal, bucketed (:data:`DEAL_BUCKETS`, the pair number modulo it): the
-  games with a result, bot_a's score, the hands and each side's points
-  (:data:`DEAL_ROWS`).  Every matchup of a run plays the same deals (pair k
+  games with a result, bot_a's score, the hands and each side's points, and
+  the first-mover counts (:data:`DEAL_ROWS`).  Every matchup of a run plays the same deals (pair k
   has the same seed in each), so a bot's results on one deal against two
   opponents are not independent: its per-bot intervals and the ratings'
   cluster on the deal, across matchups, from these sums;
@@ -204,7 +204,17 @@ F = {name: i for i, name in enumerate(FIELDS)}
 #: ``len(DEAL_ROWS) * DEAL_BUCKETS`` numbers a matchup, however many games.
 DEAL_BUCKETS = 256
 #: The per-deal sums each matchup keeps (rows of ``_Matchup.deals``), seen from bot_a.
-DEAL_ROWS = ("games", "score_a", "hands", "points_a", "points_b")
+DEAL_ROWS = (
+    "games",
+    "score_a",
+    "hands",
+    "points_a",
+    "points_b",
+    "decided",  # hands won by someone
+    "nondealer_won",
+    "first_games",  # games with a winner
+    "first_nondealer_won",  # of those, games the first non-dealer won
+)
 
 
 # --- histograms --------------------------------------------------------------------------
@@ -665,14 +675,15 @@ class Summary:
 
         ws = d.col("winner_seat", np.int64, -1)
         fd = d.col("first_dealer", np.int64)
-        for ratio, num, den in (
+        shares = (
             ("nondealer", csum(d.col("nondealer_wins")), csum(decided)),
             (
                 "first_nondealer",
                 csum(((ws >= 0) & (ws != fd)).astype(np.float64)),
                 csum((ws >= 0).astype(np.float64)),
             ),
-        ):
+        )
+        for ratio, num, den in shares:
             moments(ratio, den > 0, den, num)
 
         sums = np.column_stack([np.asarray(s[f], dtype=np.float64) for f in FIELDS])
@@ -682,7 +693,7 @@ class Summary:
         deals = np.stack(
             [
                 np.bincount(bucket, weights=w, minlength=n_m * DEAL_BUCKETS).reshape(n_m, DEAL_BUCKETS)
-                for w in (c_n, c_s, c_h, csum(sa), csum(sb))
+                for w in (c_n, c_s, c_h, csum(sa), csum(sb), *(x for _, num, den in shares for x in (den, num)))
             ],
             axis=1,
         )

@@ -317,6 +317,15 @@ def test_first_mover_matches_hands(real_run):
     assert fm.loc["all", "decided_hands"] == len(decided)
     assert fm.loc["all", "nondealer_share"] == pytest.approx(nondealer / len(decided))
     assert fm.loc["all", "ci_low"] < fm.loc["all", "nondealer_share"] < fm.loc["all", "ci_high"]
+    # The run's row is clustered on the deal (pair k of every matchup), as a slow sum over pairs gives.
+    ids = games.set_index("game_id")["pair"]
+    per_deal = pd.DataFrame({"pair": ids.loc[decided.game_id].to_numpy(), "won": winner_seat != decided.dealer})
+    won = per_deal.groupby("pair")["won"].agg(["sum", "count"])
+    p = won["sum"].sum() / won["count"].sum()
+    k = len(won)
+    se = np.sqrt(((won["sum"] - p * won["count"]) ** 2).sum() / won["count"].sum() ** 2 * k / (k - 1))
+    lo, hi = _wilson(p, p * (1 - p) / se**2, sps.t.ppf(0.975, k - 1))
+    assert (fm.loc["all", "ci_low"], fm.loc["all", "ci_high"]) == pytest.approx((lo, hi))
 
 
 def test_convergence_ends_at_the_final_estimate(real_run):
