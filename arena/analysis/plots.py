@@ -157,9 +157,13 @@ def _heatmap(p: Summary, anchor=None):
                 ax.text(j, i, "n/a", ha="center", va="center", color="#868e96", fontsize=fs)
                 continue
             a, b = lo.iat[i, j], hi.iat[i, j]  # lopsided near 0% and 100%, so both ends, not a "±"
-            sub = f"\n[{100 * a:.1f}, {100 * b:.1f}]" if np.isfinite(a) and np.isfinite(b) and n <= 12 else ""
             colour = "white" if abs(v - 0.5) > 0.3 else "black"
-            ax.text(j, i, f"{100 * v:.1f}%{sub}", ha="center", va="center", color=colour, fontsize=fs)
+            if np.isfinite(a) and np.isfinite(b) and n <= 12:  # the interval under the rate, smaller
+                ax.text(j, i - 0.13, f"{100 * v:.1f}%", ha="center", va="center", color=colour, fontsize=fs)
+                ends = f"[{100 * a:.1f}, {100 * b:.1f}]"
+                ax.text(j, i + 0.2, ends, ha="center", va="center", color=colour, fontsize=max(5, 0.72 * fs))
+            else:
+                ax.text(j, i, f"{100 * v:.1f}%", ha="center", va="center", color=colour, fontsize=fs)
     ax.set_xticks(range(n), order, rotation=40, ha="right")
     ax.set_yticks(range(n), order)
     ax.set_xlabel("opponent")
@@ -264,7 +268,7 @@ def _ratings(p: Summary, anchor=None):
     axs[0].set_yticks(y, bt["bot"])
     anchor_txt = f"anchor: {anchor} = 0" if anchor else "anchor: mean of all bots = 0"
     label = f"Elo (Bradley-Terry MLE; {anchor_txt})"
-    intervals = "95% intervals: pair-clustered sandwich SE"
+    intervals = "95% intervals: deal-clustered sandwich SE"
     fig.suptitle("Ratings", fontsize=13, fontweight="bold")
     if len(axs) == 1:
         axs[0].set_xlabel(label)

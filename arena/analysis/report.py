@@ -305,11 +305,13 @@ METHODS = [
     "Game score: win 1, loss 0, no winner 0.5; a game with an error and no winner is left out. "
     "A forfeit is a loss for the bot that forfeited.",
     "Intervals are 95% and pair-clustered: the two games of a duplicate pair (same deal, seats swapped) are one "
-    "sampling unit; proportions and per-hand rates use the cluster-robust ratio estimator with a Student t interval "
-    "(with complete pairs: a t interval on the pair means).",
+    "sampling unit; a bot's figures over its matchups, the ratings and the run's first-mover row are clustered on "
+    "the deal (every matchup plays the same deals). Per-hand rates and margins use the cluster-robust ratio "
+    "estimator with a Student t interval; win rates and shares use Wilson's score interval on its effective "
+    "sample size, which stays inside 0-100% and is never a point after a clean sweep.",
     "Sign test: exact two-sided binomial test (p = 1/2) over the pairs one bot won both games of.",
     "Ratings: Bradley-Terry (logistic Elo) maximum likelihood over all games, one virtual drawn game per matchup as "
-    "a prior (keeps a clean sweep finite), pair-clustered sandwich standard errors, normal 95% interval.",
+    "a prior (keeps a clean sweep finite), deal-clustered sandwich standard errors, normal 95% interval.",
     "Per-hand rates divide by the hands the bot played; knock deadwood is the mean deadwood over its knocks that "
     "were not gin; 'discards taken by opp.' is the share of its discards the opponent picked up.",
     "Non-dealer share: hands won by the non-dealer (who moves first) over hands someone won.",
