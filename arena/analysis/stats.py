@@ -71,6 +71,7 @@ from arena.analysis.summary import (
     summarize_run,
 )
 
+_DEAL_ROW = {name: i for i, name in enumerate(DEAL_ROWS)}
 ELO_K = 400.0 / np.log(10.0)  # Elo points per unit of the logistic scale (natural log odds)
 
 __all__ = [
@@ -251,6 +252,11 @@ class _M:
         self.n_bots = len(self.bots)
         self.n_m = len(self.matchups)
         self.deals = s.deals()  # matchups x DEAL_ROWS x DEAL_BUCKETS
+        self.deal_pairs = self.moments("win")[0]  # per matchup: its deals, pair k of each being the same
+
+    def deal(self, row: str) -> np.ndarray:
+        """One of :data:`DEAL_ROWS`, matchups x deal buckets."""
+        return self.deals[:, _DEAL_ROW[row]]
 
     def __getattr__(self, name: str) -> np.ndarray:
         if name in _FIELD:
@@ -283,17 +289,24 @@ class _M:
     def per_bot_deal_ci(self, num: np.ndarray, den: np.ndarray, conf: float, clip=None) -> dict[str, np.ndarray]:
         """A per-bot ratio ``sum num / sum den`` clustered on the deal (bots x buckets, as :meth:`per_bot_deals`).
 
-        The deals a bot played are its longest matchup's pairs (every matchup deals pair k alike):
-        what a proportion with no variance counts, not the buckets they fall in.
+        The deals a bot played are its longest matchup's pairs (every matchup deals pair k alike).
         """
-        G = (den > 0).sum(axis=1).astype(float)
-        sums = (den.sum(1), num.sum(1), (num * num).sum(1), (num * den).sum(1), (den * den).sum(1))
-        pairs = self.moments("win")[0]
         deals = np.zeros(self.n_bots)
         m = self.cross
-        np.maximum.at(deals, self.m_a[m], pairs[m])
-        np.maximum.at(deals, self.m_b[m], pairs[m])
-        return ratio_ci_moments(G, *sums, conf=conf, clip=clip, units=np.maximum(deals, G))
+        np.maximum.at(deals, self.m_a[m], self.deal_pairs[m])
+        np.maximum.at(deals, self.m_b[m], self.deal_pairs[m])
+        return _deal_ci(num, den, deals, conf, clip)
+
+
+def _deal_ci(num: np.ndarray, den: np.ndarray, deals: Any, conf: float, clip=None) -> dict[str, np.ndarray]:
+    """A ratio ``sum num / sum den`` per row, clustered on the deal bucket (the last axis).
+
+    ``deals``: the deals each row played, what a proportion whose buckets
+    show no variance counts as its samples (not the buckets they fall in).
+    """
+    G = (den > 0).sum(axis=-1).astype(float)
+    sums = (den.sum(-1), num.sum(-1), (num * num).sum(-1), (num * den).sum(-1), (den * den).sum(-1))
+    return ratio_ci_moments(G, *sums, conf=conf, clip=clip, units=np.maximum(deals, G))
 
 
 # --- per pair (matchup) -------------------------------------------------------------
@@ -423,12 +436,13 @@ def _bot_stats(s: Summary, x: _M, conf: float) -> pd.DataFrame:
     wins = pb(x.wins_a, x.wins_b)
     losses = pb(x.wins_b, x.wins_a)
     draws = games - wins - losses
-    D = x.deals
-    played_d, score_d, hands_d = D[:, 0], D[:, 1], D[:, 2]
+    played_d, score_d, hands_d = x.deal("games"), x.deal("score_a"), x.deal("hands")
     wr = x.per_bot_deal_ci(
         x.per_bot_deals(score_d, played_d - score_d), x.per_bot_deals(played_d, played_d), conf, clip=(0.0, 1.0)
     )
-    pts = x.per_bot_deal_ci(x.per_bot_deals(D[:, 3], D[:, 4]), x.per_bot_deals(hands_d, hands_d), conf)
+    pts = x.per_bot_deal_ci(
+        x.per_bot_deals(x.deal("points_a"), x.deal("points_b")), x.per_bot_deals(hands_d, hands_d), conf
+    )
     n_hands = pb(x.hands, x.hands)
     own = {k: pb(getattr(x, f"{k}_a"), getattr(x, f"{k}_b")) for k in WIN_KINDS}
     opp = {k: pb(getattr(x, f"{k}_b"), getattr(x, f"{k}_a")) for k in WIN_KINDS}
@@ -671,7 +685,7 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         # deal (bucket), since every matchup plays the same deals; M = sum_c g_c g_c^T, small-sample
         # factor G / (G - 1).  The prior's virtual draws count as one more cluster per matchup, so a
         # matchup one bot swept keeps an honest (wide) interval instead of ~0.
-        nd, sd = x.deals[played, 0], x.deals[played, 1]
+        nd, sd = x.deal("games")[played], x.deal("score_a")[played]
         resid = sd - nd * q[:, None]  # played matchups x deal buckets
         inc = np.zeros((ja.size, n))
         inc[np.arange(ja.size), ja] = 1.0
@@ -758,25 +772,23 @@ def first_mover(games: Games, conf: float = 0.95) -> pd.DataFrame:
     return _cached(s, ("first_mover", conf), lambda: _first_mover(_M(s), conf))
 
 
-def _deal_share(x: _M, num_row: int, den_row: int, conf: float) -> dict[str, np.ndarray]:
-    """A share over the whole run, clustered on the deal (every matchup plays the same deals)."""
-    num, den = x.deals[:, num_row].sum(axis=0), x.deals[:, den_row].sum(axis=0)
-    deals = float(x.moments("win")[0].max()) if x.n_m else 0.0
-    G = float((den > 0).sum())
-    sums = (den.sum(), num.sum(), (num * num).sum(), (num * den).sum(), (den * den).sum())
-    return ratio_ci_moments(np.array([G]), *sums, conf=conf, clip=(0.0, 1.0), units=np.array([max(deals, G)]))
+def _run_share(x: _M, num: str, den: str, conf: float) -> dict[str, np.ndarray]:
+    """A share over the whole run (one row), clustered on the deal: every matchup plays the same deals."""
+    deals = x.deal_pairs.max() if x.n_m else 0.0
+    return _deal_ci(x.deal(num).sum(axis=0)[None], x.deal(den).sum(axis=0)[None], deals, conf, clip=(0.0, 1.0))
 
 
 def _first_mover(x: _M, conf: float) -> pd.DataFrame:
     rows = []
-    row = {name: i for i, name in enumerate(DEAL_ROWS)}
-    for names, agg in ((x.matchups, lambda v: v), (["all"], lambda v: np.array([v.sum()]))):
-        if names == ["all"]:  # the run: clustered on the deal across matchups
-            h = _deal_share(x, row["nondealer_won"], row["decided"], conf)
-            g = _deal_share(x, row["first_nondealer_won"], row["first_games"], conf)
-        else:
-            h = ratio_ci_moments(*x.moments("nondealer"), conf=conf, clip=(0.0, 1.0))
-            g = ratio_ci_moments(*x.moments("first_nondealer"), conf=conf, clip=(0.0, 1.0))
+    per_matchup = (
+        ratio_ci_moments(*x.moments("nondealer"), conf=conf, clip=(0.0, 1.0)),
+        ratio_ci_moments(*x.moments("first_nondealer"), conf=conf, clip=(0.0, 1.0)),
+    )
+    run = (_run_share(x, "nondealer_won", "decided", conf), _run_share(x, "first_nondealer_won", "first_games", conf))
+    for names, agg, (h, g) in (
+        (x.matchups, lambda v: v, per_matchup),
+        (["all"], lambda v: np.array([v.sum()]), run),
+    ):
         rows.append(
             pd.DataFrame(
                 {

@@ -668,32 +668,37 @@ class Summary:
             xa, xb = d.side(base)
             s[f"{base}_a"], s[f"{base}_b"] = msum(xa), msum(xb)
 
-        c_h = csum(hh)
-        k = c_h > 0
-        moments("points_a", k, c_h, csum(sa))
-        moments("points_b", k, c_h, csum(sb))
-
         ws = d.col("winner_seat", np.int64, -1)
         fd = d.col("first_dealer", np.int64)
-        shares = (
-            ("nondealer", csum(d.col("nondealer_wins")), csum(decided)),
-            (
-                "first_nondealer",
-                csum(((ws >= 0) & (ws != fd)).astype(np.float64)),
-                csum((ws >= 0).astype(np.float64)),
-            ),
-        )
-        for ratio, num, den in shares:
-            moments(ratio, den > 0, den, num)
+        # per pair: what the ratios below and the per-deal sums (DEAL_ROWS) are made of
+        per_pair = {
+            "games": c_n,
+            "score_a": c_s,
+            "hands": csum(hh),
+            "points_a": csum(sa),
+            "points_b": csum(sb),
+            "decided": csum(decided),
+            "nondealer_won": csum(d.col("nondealer_wins")),
+            "first_games": csum((ws >= 0).astype(np.float64)),
+            "first_nondealer_won": csum(((ws >= 0) & (ws != fd)).astype(np.float64)),
+        }
+        c_h = per_pair["hands"]
+        moments("points_a", c_h > 0, c_h, per_pair["points_a"])
+        moments("points_b", c_h > 0, c_h, per_pair["points_b"])
+        for ratio, num, den in (
+            ("nondealer", "nondealer_won", "decided"),
+            ("first_nondealer", "first_nondealer_won", "first_games"),
+        ):
+            moments(ratio, per_pair[den] > 0, per_pair[den], per_pair[num])
 
         sums = np.column_stack([np.asarray(s[f], dtype=np.float64) for f in FIELDS])
 
-        # per deal bucket (DEAL_ROWS), per matchup
+        # per deal bucket, per matchup: matchups x DEAL_ROWS x DEAL_BUCKETS
         bucket = c_m * DEAL_BUCKETS + c_pair % DEAL_BUCKETS
         deals = np.stack(
             [
-                np.bincount(bucket, weights=w, minlength=n_m * DEAL_BUCKETS).reshape(n_m, DEAL_BUCKETS)
-                for w in (c_n, c_s, c_h, csum(sa), csum(sb), *(x for _, num, den in shares for x in (den, num)))
+                np.bincount(bucket, weights=per_pair[row], minlength=n_m * DEAL_BUCKETS).reshape(n_m, DEAL_BUCKETS)
+                for row in DEAL_ROWS
             ],
             axis=1,
         )

@@ -726,8 +726,9 @@ def report(
     lost: list[str] = []
     try:
         if verify:
-            RunStore(run_dir).check(repair=False)
-            lost = RunStore(run_dir).meta_problems()
+            store = RunStore(run_dir)
+            store.check(repair=False)
+            lost = store.meta_problems()
             for line in lost:
                 say_once(line)
         from arena.analysis.report import write_report
@@ -764,20 +765,19 @@ def fsck(
     import logging
 
     from arena.run.store import RunStore
-    from arena.run.store.files import lock_holder
 
     busy: str | None = None
     quiet = logging.getLogger("arena.store")
     was = quiet.disabled
     quiet.disabled = True  # the findings are this command's output, printed once below
     try:
-        RunStore(run_dir)  # one line unless a run folder (or one whose index can be rebuilt)
+        store = RunStore(run_dir)  # one line unless a run folder (or one whose index can be rebuilt)
         if repair:
             with RunStore.open_for_writing(run_dir, what="arena fsck --repair") as writer:
                 lines = writer.check(repair=True)
         else:
-            busy = lock_holder(Path(run_dir))
-            lines = RunStore(run_dir).check(repair=False)
+            busy = store.holder()
+            lines = store.check(repair=False)
         store = RunStore(run_dir)
         lost = store.meta_problems()  # config, rules, manifest: named, but no repair rebuilds them
         summary = f"{len(store.matchups())} matchup(s), {store.n_chunks()} chunk(s), {store.n_games()} games"

@@ -84,17 +84,11 @@ def problems(store: RunStore) -> list[str]:
         played_config(store)
     except StoreError as exc:
         out.append(f"{exc}; restore it from a copy (the games are intact): a resume refuses the folder until then")
-    text = store.read_text("manifest.json")
-    if text is not None:
-        try:
-            ok = isinstance(json.loads(text), dict)
-        except ValueError:
-            ok = False
-        if not ok:
-            out.append(
-                f"{store.dir}: its manifest.json is not a JSON object; the report shows no versions or status "
-                "until the next run on the folder writes it again"
-            )
+    if "(unreadable)" in manifest(store):
+        out.append(
+            f"{store.dir}: its manifest.json is not a JSON object; the report shows no versions or status "
+            "until the next run on the folder writes it again"
+        )
     return out
 
 
