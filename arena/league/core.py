@@ -84,6 +84,16 @@ def name_key(name: str) -> str:
     return key.translate(_LOOKALIKE)
 
 
+def _builtin_lookalike(name: str) -> str | None:
+    """The built-in bot ``name`` is or looks like, house bot of this league or not: a user's
+    ``marjj-style`` (or ``MARJJ_style``) on the leaderboard would read as the built-in, whose results people
+    know from the README."""
+    from arena.botkit.bot import BUILTIN_BOTS
+
+    key = name_key(name)
+    return next((b.replace("_", "-") for b in BUILTIN_BOTS if name_key(b) == key), None)
+
+
 def _lookalike(conn: sqlite3.Connection, table: str, name: str) -> str | None:
     """An existing name of ``table`` (users or bots) that looks like ``name`` but is not it."""
     key = name_key(name)
@@ -329,6 +339,11 @@ class League:
                 )
             bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
             if bot is None:
+                builtin = _builtin_lookalike(name)
+                if builtin is not None:
+                    raise LeagueError(
+                        f"bot name '{name}' is (or looks like) the built-in bot '{builtin}'; choose another", 409
+                    )
                 other = _lookalike(conn, "bots", name)
                 if other is not None:
                     raise LeagueError(f"bot name '{name}' looks like the existing bot '{other}'; choose another", 409)

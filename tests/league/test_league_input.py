@@ -84,6 +84,18 @@ def test_look_alike_names_are_refused_and_the_hyphen_is_allowed(site):
     assert len({name_key(e["bot"]) for e in board}) == len(board)
 
 
+def test_a_built_in_bots_name_is_refused_even_when_it_is_not_a_house_bot(site):
+    """The league's house plays random, simple and gin-chasing; a user's 'marjj-style' would still read as
+    the built-in on the leaderboard."""
+    server, tokens, _ = site
+    for fake in ("marjj-style", "MARJJ_style", "rnonte-carlo", "analyzer", "Learned"):
+        status, body = send(server, tokens["bob"], fake)
+        assert status == 409 and "looks like) the built-in bot" in body["error"], (fake, body)
+    assert not {e["bot"] for e in server.get("/api/users/bob")["versions"]} & {"marjj-style", "analyzer"}
+    status, body = send(server, tokens["bob"], "marjj-styled")  # a name of its own
+    assert status == 202, body
+
+
 def test_the_house_owner_name_is_reserved_and_house_bots_are_known_by_owner(site):
     """A user called 'house' would read as the owner of the league's own bots (and, by name alone, lose the
     withdraw button of their own bots on its page)."""
