@@ -1,6 +1,44 @@
 """The ``arena`` command (:mod:`arena.cli.main`) and its terminal rendering
-of replayed games (:mod:`arena.cli.show`)."""
+of replayed games (:mod:`arena.cli.show`).
 
-from arena.cli.main import app
+The script's entry point, :func:`main`, lives here rather than in
+:mod:`arena.cli.main` so that it runs before the command's imports (typer,
+numpy, pandas, numba), and ``app`` is imported on first use.
+"""
 
-__all__ = ["app"]
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Run the ``arena`` command; a Ctrl-C while it starts is one line and exit 130
+    (:mod:`arena.cli.interrupts`)."""
+    import sys
+
+    from arena.cli import interrupts
+
+    interrupts.install()
+    try:
+        from arena.cli.main import app as arena_app
+
+        arena_app()
+    except SystemExit as exc:
+        if exc.code == interrupts.EXIT_INTERRUPTED and interrupts.unreported():
+            interrupts.report()
+        raise
+    except BaseException as exc:
+        if not interrupts.caused(exc):
+            raise
+        interrupts.report()
+        sys.exit(interrupts.EXIT_INTERRUPTED)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from arena.cli.main import app
+
+        return app
+    raise AttributeError(f"module 'arena.cli' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m arena.cli``: the ``arena`` command without its script."""
 
-from arena.cli.main import app
+from arena.cli import main
 
-app()
+main()

@@ -27,6 +27,8 @@ from typing import Annotated
 
 import typer
 
+from arena.cli import interrupts
+from arena.cli.interrupts import EXIT_INTERRUPTED
 from arena.cli.typer_app import port_problem, typer_app
 from arena.settings.botref import BotRef
 from arena.settings.config import LIMITS
@@ -138,7 +140,7 @@ DEFAULT_CONFIG = Path("default")
 EXIT_FAILED = 1  # chunks failed (or changed during the run); fsck: problems left
 EXIT_INPUT = 2  # bad input
 EXIT_ENV = 3  # the environment: disk full, read-only, no permission, scheduler lost
-EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM
+# EXIT_INTERRUPTED = 130: SIGINT or SIGTERM (arena.cli.interrupts, which the script's entry point uses too)
 
 
 def _fail(message: str, code: int = EXIT_INPUT) -> None:
@@ -453,10 +455,7 @@ def _run(
             )
     except KeyboardInterrupt as exc:
         how = getattr(exc, "signame", "SIGINT")
-        typer.echo(
-            f"\nerror: interrupted ({how}): finished chunks are saved in {run_dir}; run the same command to resume",
-            err=True,
-        )
+        interrupts.report(f"finished chunks are saved in {run_dir}; run the same command to resume", how)
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     if result.status == "failed":
         if result.changed:
@@ -884,8 +883,8 @@ def sweep(
     except errors as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
-        typer.echo("\ninterrupted: finished chunks are saved; run the same command to resume", err=True)
-        raise typer.Exit(code=130) from None
+        interrupts.report("finished chunks are saved; run the same command to resume")
+        raise typer.Exit(code=EXIT_INTERRUPTED) from None
     if res.status != "complete":
         raise typer.Exit(code=1)
 
@@ -1054,7 +1053,8 @@ def _analysis_failures(run_dir: Path, own: type[Exception]) -> Iterator[None]:
     except (own, *_user_errors()) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
-        _fail(f"interrupted (SIGINT): nothing was stored; the analyses in {run_dir} are as they were", EXIT_INTERRUPTED)
+        interrupts.report(f"nothing was stored; the analyses in {run_dir} are as they were")
+        raise typer.Exit(code=EXIT_INTERRUPTED) from None
 
 
 def _left_out(run_dir: Path) -> None:

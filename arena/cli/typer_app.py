@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import click
 import typer
 from typer.core import TyperGroup
+
+from arena.cli import interrupts
 
 
 def hoist(args: list[str], options: tuple[str, ...]) -> list[str]:
@@ -45,6 +48,21 @@ class _HoistingGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         return super().parse_args(ctx, hoist(args, self.hoisted))
+
+    def invoke(self, ctx: Any) -> Any:
+        """A Ctrl-C that no command caught is one line and exit 130 (:mod:`arena.cli.interrupts`); typer
+        would end it with exit 130 and no word."""
+        interrupts.begin()
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, click.exceptions.ClickException):
+            raise
+        except BaseException as exc:
+            if not isinstance(exc, Exception | KeyboardInterrupt) or not interrupts.caused(exc):
+                raise
+            if not interrupts.reported():
+                interrupts.report()
+            raise typer.Exit(interrupts.EXIT_INTERRUPTED) from None
 
 
 def typer_app(help: str, hoisted: tuple[str, ...] = ()) -> typer.Typer:

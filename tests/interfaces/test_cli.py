@@ -328,3 +328,32 @@ def test_a_port_out_of_range_is_one_error_line_before_any_server_starts(args):
     assert [line for line in out.output.splitlines() if line.strip()] == [
         f"error: --port {port} is not a port (0..65535)"
     ]
+
+
+#: A Ctrl-C delivered while the command imports ``module`` for the first time (``sys.argv`` is the command).
+_INTERRUPT_DURING_IMPORT = """
+import builtins, os, signal, sys
+from arena.cli import main
+module, sys.argv = sys.argv[1], ["arena", *sys.argv[2:]]
+real_import = builtins.__import__
+def interrupting_import(name, *args, **kwargs):
+    if name == module and name not in sys.modules:
+        os.kill(os.getpid(), signal.SIGINT)  # the handler runs at the next bytecode, inside the import
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = interrupting_import
+main()
+"""
+
+
+@pytest.mark.parametrize("module", ["typer", "numba", "pandas"])
+def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130(module, config, tmp_path):
+    """A Ctrl-C in the first second or two (Python importing typer, numba, pandas) printed a traceback, and
+    not always a KeyboardInterrupt: pandas' C modules turned it into a SystemError."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", _INTERRUPT_DURING_IMPORT, module, "run", str(config)]
+    cmd += ["--results-dir", str(tmp_path / "res"), "-q", "--no-report"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode == 130, (p.returncode, p.stderr[-2000:])
+    assert p.stderr.strip().splitlines() == ["error: interrupted (SIGINT)"], p.stderr[-2000:]

@@ -1,0 +1,61 @@
+"""Ctrl-C before a command has its own handling: one line and exit 130, not a traceback.
+
+Commands that keep results (``run``, ``report``...) catch the interrupt themselves and say what was saved.
+Elsewhere (while Python imports typer, numpy, pandas or numba, a second or two, or in a command with no
+handler) a Ctrl-C printed a traceback, or, once typer had it, ended with exit 130 and no word at all.  And
+an interrupt inside a C extension's module initialisation does not always come out as a
+``KeyboardInterrupt`` (pandas raises ``SystemError``), so an exception that follows a Ctrl-C is taken for
+the Ctrl-C; one without a Ctrl-C is a bug, and its traceback is shown as it is.
+
+Only the standard library here: this module is loaded before anything heavy.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+#: The exit code of a command ended by SIGINT or SIGTERM (``arena.cli.main.EXIT_INTERRUPTED``).
+EXIT_INTERRUPTED = 130
+
+_received: list[int] = []
+_reported: list[str] = []
+
+
+def _on_interrupt(signum: int, frame: object) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def install() -> None:
+    """Note each Ctrl-C as it raises ``KeyboardInterrupt`` (not when the caller ignores SIGINT, as a shell
+    does for a background job)."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_interrupt)
+
+
+def caused(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or followed, a Ctrl-C."""
+    return isinstance(exc, KeyboardInterrupt) or bool(_received)
+
+
+def report(detail: str = "", how: str = "SIGINT") -> None:
+    """The one line: ``error: interrupted (SIGINT)``, then what a command kept (``detail``), if it says."""
+    line = f"error: interrupted ({how})" + (f": {detail}" if detail else "")
+    _reported.append(line)
+    sys.stderr.write(f"\n{line}\n")
+    sys.stderr.flush()
+
+
+def begin() -> None:
+    """A command begins: nothing said yet (a test may run several in one process)."""
+    _reported.clear()
+
+
+def reported() -> bool:
+    return bool(_reported)
+
+
+def unreported() -> bool:
+    """A Ctrl-C arrived and no line said so (typer turns an interrupt it catches into exit 130, silently)."""
+    return bool(_received) and not _reported
