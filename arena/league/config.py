@@ -22,7 +22,6 @@ CONFIG_NAME = "league.toml"
 _INTS = {
     "games_per_pairing": (2, 1_000_000),
     "chunk_size": (2, 100_000),
-    "seed": (0, 2**62),
     "check_games": (0, 200),
     "extra_rounds": (0, 100),
     "max_file_bytes": (100, 5_000_000),
@@ -46,7 +45,10 @@ class LeagueConfig:
     games_per_pairing: int = 200
     #: Games per chunk (the unit stored, shown as progress and resumed after a crash).
     chunk_size: int = 100
-    seed: int = 1
+    #: "secret": each round draws its own seed, kept in its run folder only.  A number makes the rounds'
+    #: deals reproducible from the config (seed + round number), and so guessable: a bot that knows the code
+    #: and guesses the seed rebuilds every deal from its own random generator's state.
+    seed: int | str = "secret"
     #: Built-in bots that seed the field (owned by the house).
     house_bots: tuple[str, ...] = ("random", "simple", "gin-chasing")
     #: Games against simple in the conformance check of each submission.
@@ -78,6 +80,11 @@ class LeagueConfig:
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise LeagueError(f"{CONFIG_NAME}: {key} = {v!r} is not allowed (allowed: integer {lo}..{hi})")
+        seed = self.seed
+        if seed != "secret" and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**62):
+            raise LeagueError(
+                f"{CONFIG_NAME}: seed = {seed!r} is not allowed (allowed: \"secret\", or an integer 0..{2**62})"
+            )
         for key in ("games_per_pairing", "chunk_size"):
             if getattr(self, key) % 2:
                 raise LeagueError(f"{CONFIG_NAME}: {key} = {getattr(self, key)} must be even (duplicate deals)")
@@ -111,7 +118,7 @@ class LeagueConfig:
             variants=dict(variants or {}),
             games_per_pair=self.games_per_pairing,
             duplicate=True,
-            seed=self.seed + round_no,
+            seed="secret" if self.seed == "secret" else int(self.seed) + round_no,
             workers=workers,
             chunk_size=min(self.chunk_size, self.games_per_pairing),
             rules=self.rules,

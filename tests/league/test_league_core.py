@@ -326,3 +326,30 @@ def test_bringing_back_a_withdrawn_bot_counts_against_the_active_bots_limit(tmp_
         (bob.id,),
     ).fetchall()
     assert [r[0] for r in active] == ["one", "two"]
+
+
+def test_rounds_play_on_drawn_secret_seeds_unless_the_league_fixes_a_seed(tmp_path):
+    """A round seeded ``seed + round`` from a public default (1) is guessable, and a bot that guesses it
+    rebuilds every deal from its own random keys; so each round draws its own seed, kept in its run folder."""
+    import tomllib
+
+    from arena.run.store import RunStore
+
+    lg = house_league(tmp_path, extra_rounds=1)
+    run_until_idle(Scheduler(lg, workers=1))
+    rounds = sorted((lg.dir / "runs").iterdir())
+    assert [r.name for r in rounds] == ["r000", "r001"]
+    drawn = []
+    for r in rounds:
+        assert tomllib.loads((r / "config.toml").read_text())["seed"] == "secret"
+        assert (r / "seed.secret").stat().st_mode & 0o077 == 0  # for the arena's user alone
+        drawn.append(RunStore(r).secret_seed())
+    assert drawn[0] != drawn[1] and not {1, 2} & set(drawn)
+
+    fixed = house_league(tmp_path / "fixed", seed=41)
+    run_until_idle(Scheduler(fixed, workers=1))
+    r = fixed.dir / "runs" / "r000"
+    assert tomllib.loads((r / "config.toml").read_text())["seed"] == 41 and not (r / "seed.secret").exists()
+    for bad in (-1, 2**62 + 1, "1", 1.5, True, "SECRET"):
+        with pytest.raises(LeagueError, match=r"seed = .* is not allowed \(allowed: \"secret\", or an integer"):
+            LeagueConfig(seed=bad)
