@@ -83,7 +83,7 @@ class LeagueConfig:
         seed = self.seed
         if seed != "secret" and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**62):
             raise LeagueError(
-                f"{CONFIG_NAME}: seed = {seed!r} is not allowed (allowed: \"secret\", or an integer 0..{2**62})"
+                f'{CONFIG_NAME}: seed = {seed!r} is not allowed (allowed: "secret", or an integer 0..{2**62})'
             )
         for key in ("games_per_pairing", "chunk_size"):
             if getattr(self, key) % 2:
