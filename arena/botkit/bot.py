@@ -25,6 +25,7 @@ and the results for a seed are identical, only slower.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import importlib
@@ -91,6 +92,24 @@ class Bot:
     batch_clock: Any = field(default=None, compare=False, repr=False)
     #: What the bot's compiled code reads but does not own (a policy's weights), kept alive with it.
     keep: Any = field(default=None, compare=False, repr=False)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A copied or unpickled bot (``copy.deepcopy``, pickle, a spawned worker) whose params name what it
+        keeps by address (an MLP's weights) names its own copy: the original's address is another array's
+        memory, freed with it, or nothing in another process."""
+        self.__dict__.update(state)
+        repoint = getattr(self.keep, "repoint", None)
+        if repoint is not None:
+            repoint(self.params)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Bot:
+        """A deep copy that shares the bot's module, as ``copy`` shares functions and classes (a module
+        cannot be copied: an env holding a bot file's bot could not be deep-copied at all)."""
+        clone = object.__new__(type(self))
+        memo[id(self)] = clone
+        state = {k: v if k == "module" else copy.deepcopy(v, memo) for k, v in self.__dict__.items()}
+        clone.__setstate__(state)
+        return clone
 
     def param_dict(self) -> dict[str, float]:
         """The parameters by name, in their order."""
