@@ -120,16 +120,21 @@ class Bot:
         return "fast (numba)" if self.fast else "plain (Python)"
 
     def with_params(self, name: str, overrides: dict[str, Any]) -> Bot:
-        """A variant of this bot under another name with some parameters changed."""
-        values = self.param_dict()
+        """A variant of this bot under another name with some parameters changed.
+
+        The new params are a copy of this bot's with the named slots changed,
+        not rebuilt from ``param_names``: a policy's params (an MLP's layer
+        widths and where its weights are) have no names, and a bot rebuilt
+        without them forfeited every game.
+        """
+        params = self.params.copy()
         for key, value in overrides.items():
-            if key not in values:
+            if key not in self.param_names:
                 known = ", ".join(self.param_names) or "none"
                 raise BotError(f"bot '{name}': '{self.name}' has no parameter '{key}' (its parameters: {known})")
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise BotError(f"bot '{name}': parameter '{key}' = {value!r} must be a number")
-            values[key] = float(value)
-        params = np.array([values[k] for k in self.param_names], dtype=np.float64)
+            params[self.param_names.index(key)] = float(value)
         validate = getattr(self.module, "validate_params", None)
         if validate is not None:
             try:
