@@ -25,6 +25,7 @@ and the results for a seed are identical, only slower.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import importlib
@@ -92,6 +93,24 @@ class Bot:
     #: What the bot's compiled code reads but does not own (a policy's weights), kept alive with it.
     keep: Any = field(default=None, compare=False, repr=False)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A copied or unpickled bot (``copy.deepcopy``, pickle, a spawned worker) whose params name what it
+        keeps by address (an MLP's weights) names its own copy: the original's address is another array's
+        memory, freed with it, or nothing in another process."""
+        self.__dict__.update(state)
+        repoint = getattr(self.keep, "repoint", None)
+        if repoint is not None:
+            repoint(self.params)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Bot:
+        """A deep copy that shares the bot's module, as ``copy`` shares functions and classes (a module
+        cannot be copied: an env holding a bot file's bot could not be deep-copied at all)."""
+        clone = object.__new__(type(self))
+        memo[id(self)] = clone
+        state = {k: v if k == "module" else copy.deepcopy(v, memo) for k, v in self.__dict__.items()}
+        clone.__setstate__(state)
+        return clone
+
     def param_dict(self) -> dict[str, float]:
         """The parameters by name, in their order."""
         return dict(zip(self.param_names, self.params.tolist()))
@@ -101,16 +120,21 @@ class Bot:
         return "fast (numba)" if self.fast else "plain (Python)"
 
     def with_params(self, name: str, overrides: dict[str, Any]) -> Bot:
-        """A variant of this bot under another name with some parameters changed."""
-        values = self.param_dict()
+        """A variant of this bot under another name with some parameters changed.
+
+        The new params are a copy of this bot's with the named slots changed,
+        not rebuilt from ``param_names``: a policy's params (an MLP's layer
+        widths and where its weights are) have no names, and a bot rebuilt
+        without them forfeited every game.
+        """
+        params = self.params.copy()
         for key, value in overrides.items():
-            if key not in values:
+            if key not in self.param_names:
                 known = ", ".join(self.param_names) or "none"
                 raise BotError(f"bot '{name}': '{self.name}' has no parameter '{key}' (its parameters: {known})")
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise BotError(f"bot '{name}': parameter '{key}' = {value!r} must be a number")
-            values[key] = float(value)
-        params = np.array([values[k] for k in self.param_names], dtype=np.float64)
+            params[self.param_names.index(key)] = float(value)
         validate = getattr(self.module, "validate_params", None)
         if validate is not None:
             try:

@@ -11,7 +11,10 @@ The five functions are compiled once (and cached) for every MLP: the
 weights are data, not code.  The bot's ``params`` array carries where they
 are (:func:`mlp_params`: a tag, the address and length of the packed
 float32 weights, the activation, the layer widths), and the loader keeps the
-weight array alive with the bot (``Bot.keep``).  ``memory`` is the work
+weights alive with the bot (``Bot.keep``, a :class:`Weights`).  An address
+is only good in the process and for the array it was taken from, so a copy
+of the bot (``copy.deepcopy``, pickle, a worker of a spawned vector env)
+re-points its params at its own copy of the weights (:meth:`Weights.repoint`).  ``memory`` is the work
 space, read as float32: the observation, the logits and two hidden layers
 (the engine zeroes it at each game start, and a decision writes each slot
 before reading it).
@@ -70,18 +73,49 @@ def _floats_at(typingctx, address, length):
 floats_at: Any = intrinsic(_floats_at)
 
 
-def mlp_params(mlp: Mlp) -> tuple[np.ndarray, np.ndarray]:
-    """``(params, flat)``: the params array naming the packed weights ``flat`` (keep it alive with the bot)."""
+class Weights:
+    """The packed float32 weights an MLP bot's params name by address (``Bot.keep``).
+
+    The address in the params is of this object's array.  A copy of the bot
+    copies the weights to new memory but its params keep the old address,
+    which is the original's memory (freed with it: wrong answers or a
+    crash), or nothing at all in another process.  So whatever copies a bot
+    calls :meth:`repoint` on the copied params: :class:`arena.botkit.bot.Bot`
+    as it is copied or unpickled, and the env's games for their per-game copies.
+    """
+
+    def __init__(self, flat: np.ndarray) -> None:
+        self.flat = np.ascontiguousarray(flat, dtype=np.float32)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.flat = np.ascontiguousarray(state["flat"], dtype=np.float32)  # read in place: C order, float32
+
+    @property
+    def address(self) -> int:
+        return int(self.flat.ctypes.data)
+
+    def repoint(self, params: np.ndarray) -> None:
+        """Write this array's address into ``params`` (one params array or rows of them), in place, where a
+        row is :func:`mlp_params`' for weights of this length; other rows (zeros, replaced params) stay."""
+        rows = params.reshape(1, -1) if params.ndim == 1 else params
+        if rows.shape[1] < P_WIDTHS:
+            return
+        mine = (rows[:, P_TAG] == TAG) & (rows[:, P_LENGTH] == self.flat.shape[0])
+        rows[mine, P_ADDRESS] = float(self.address)  # an address < 2**53: exact in a float64
+
+
+def mlp_params(mlp: Mlp) -> tuple[np.ndarray, Weights]:
+    """``(params, weights)``: the params array naming the packed ``weights`` (keep them alive with the bot)."""
     flat, widths, activation = mlp.packed()
+    weights = Weights(flat)
     params = np.zeros(P_WIDTHS + widths.shape[0], dtype=np.float64)
     params[P_TAG] = TAG
-    params[P_ADDRESS] = float(flat.ctypes.data)  # an address < 2**53: exact in a float64
-    params[P_LENGTH] = flat.shape[0]
+    params[P_LENGTH] = weights.flat.shape[0]
     params[P_ACTIVATION] = activation
     params[P_LAYERS] = widths.shape[0] - 1
     params[P_WIDTHS:] = widths
-    assert int(params[P_ADDRESS]) == flat.ctypes.data
-    return params, flat
+    weights.repoint(params)
+    return params, weights
 
 
 def memory_size(mlp: Mlp) -> int:

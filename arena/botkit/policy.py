@@ -147,7 +147,7 @@ def _mlp_bot(data: bytes, source: str, label: str) -> Bot:
         mlp = load_policy_mlp(data, source)
     except MlpError as exc:
         raise BotError(str(exc)) from None
-    params, flat = mlp_params(mlp)
+    params, weights = mlp_params(mlp)
     bot = bot_from_module(mlp_bot, name=label, source=source)
     if not bot.fast:
         raise BotError(f"{source}: the MLP decisions did not compile: {bot.plain_reason}")
@@ -159,7 +159,7 @@ def _mlp_bot(data: bytes, source: str, label: str) -> Bot:
         param_names=(),
         memory_size=mlp_bot.memory_size(mlp),
         module=None,
-        keep=flat,
+        keep=weights,
     )
 
 

@@ -405,6 +405,17 @@ class Games:
         self.last_rows = np.zeros((n, G_SIZE), dtype=np.int64)
         self.ended = np.zeros(n, dtype=np.int64)  # games finished per env (the step that ends one adds 1)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Copied or unpickled games (``copy.deepcopy`` or pickle of an env) call their own opponent: the
+        decision addresses are retaken from the copy's bot, and the opponent's params and the per-game copies
+        of them (mid-game) name the copy's weights, as :meth:`Bot.__setstate__ <arena.botkit.bot.Bot>` does."""
+        self.__dict__.update(state)
+        self.opp_addresses = decision_addresses(self.opponent)
+        repoint = getattr(self.opponent.keep, "repoint", None)
+        if repoint is not None:
+            repoint(self.opp_params)
+            repoint(self.opp_p)
+
     def _common(self) -> tuple[Any, ...]:
         return (
             self.rules_array,

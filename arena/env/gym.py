@@ -91,7 +91,7 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         """Begin game ``seed`` (the arena's deal for that game seed); without a seed, the episode that follows
         the last one (the game's next hand, or the next game), or a game seeded from ``np_random``."""
         if seed is not None:
-            check_seed(seed)
+            seed = check_seed(seed)  # a python int: Gymnasium's seeding refuses a numpy integer
         super().reset(seed=seed)
         g = self.games
         if seed is not None:
@@ -193,19 +193,26 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Begin a game in every env: seeds ``seed + i`` (an int), one each (a sequence), or from ``np_random``."""
-        super().reset(seed=seed if isinstance(seed, int) or seed is None else None)
+        """Begin a game in every env: seeds ``seed + i`` (an int), one each (a sequence), or from ``np_random``.
+
+        A seed also seeds ``np_random``, which picks the games of a later ``reset()`` without one: an int
+        (numpy's too) as Gymnasium does, a sequence through numpy's ``SeedSequence`` of all its seeds (Gymnasium
+        takes a python int only, and ``np_random`` was left unseeded, so the later games were anyone's).
+        """
         n = self.num_envs
         if seed is None:
             seeds = self.np_random.integers(0, MAX_SEED, size=n, dtype=np.int64)
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             if not 0 <= int(seed) <= MAX_SEED - n:
                 raise ValueError(f"seed must be an integer 0..{MAX_SEED - n}, not {seed}")
+            super().reset(seed=int(seed))
             seeds = np.arange(int(seed), int(seed) + n, dtype=np.int64)
         else:
             seeds = np.asarray(seed)
             if seeds.shape != (n,) or seeds.dtype.kind not in "iu" or (seeds < 0).any() or (seeds > MAX_SEED).any():
                 raise ValueError(f"seed must be an int, None or {n} integers >= 0, not {seed!r}")
+            sequence = np.random.SeedSequence([int(s) for s in seeds])
+            self._np_random, self._np_random_seed = np.random.Generator(np.random.PCG64(sequence)), -1
         self.games.reset(seeds.astype(np.int64))
         self._started = True
         return self._obs(), {"action_mask": self._out(self.games.masks)}

@@ -140,6 +140,12 @@ class GinArenaAEC(AECEnv):
         self.agent_selection = AGENTS[int(self._st[S_CUR])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation and legal-action mask; before the first reset, or for an agent that is not
+        at this table, one clear line (they were an AttributeError and ``tuple.index``'s ValueError)."""
+        if agent not in AGENTS:
+            raise ValueError(f"unknown agent {agent!r} (the agents are {', '.join(AGENTS)})")
+        if getattr(self, "agent_selection", None) is None:
+            raise gymnasium.error.ResetNeeded("call reset() before observe()")
         seat = AGENTS.index(agent)
         obs = np.zeros(ids.OBS_SIZE, dtype=np.float32)
         mask = np.zeros(ids.NUM_ACTIONS, dtype=np.int8)

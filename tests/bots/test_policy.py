@@ -309,6 +309,18 @@ def test_an_mlp_bot_whose_params_were_replaced_forfeits_instead_of_reading_memor
     assert (rec.games[:, G_FORFEIT] == 0).all() and all("answered -1" in e for e in rec.errors)
 
 
+def test_a_policy_bot_with_params_keeps_its_weights_and_refuses_names_it_has_not(files, simple):
+    """A variant with no changes (a config variant, a league entry) plays as the policy: its params were
+    rebuilt from its parameter names (none), and the variant forfeited every game."""
+    for bot in (load_bot(f"policy:{files['npz']}"), load_bot("learned")):
+        variant = bot.with_params("variant", {})
+        rec = play_batch(variant, simple, RULES, SEEDS[:5])
+        assert (rec.games[:, G_FORFEIT] < 0).all()
+        assert variant.name == "variant" and np.array_equal(rec.games, play_batch(bot, simple, RULES, SEEDS[:5]).games)
+        with pytest.raises(BotError, match="'variant': '.*' has no parameter 'knock_at' \\(its parameters: none\\)"):
+            bot.with_params("variant", {"knock_at": 3})
+
+
 def test_a_policy_travels_as_content_and_loads_to_the_same_bot(files, simple):
     for key in ("npz", "onnx", "py"):
         text = policy_source(files[key])

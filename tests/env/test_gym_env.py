@@ -329,3 +329,21 @@ def test_a_seed_out_of_range_is_one_line_naming_the_seed(seed):
     vec = VectorGinEnv(2)
     with pytest.raises(ValueError, match="^seed must be"):
         vec.reset(seed=np.array([1, 2**63], dtype=np.uint64))
+
+
+def test_numpy_and_sequence_seeds_make_the_following_unseeded_resets_reproducible():
+    """A numpy integer seeds as the same python int does, and a sequence seeds ``np_random`` too: the
+    follow-up ``reset()`` without a seed was unseeded for both (and GinEnv refused numpy's int)."""
+
+    def then(env, seed):
+        first = env.reset(seed=seed)[0]
+        return first, env.reset()[0]
+
+    for seed in (np.int64(5), [5, 6], np.array([5, 6], dtype=np.uint32)):
+        a, b = then(VectorGinEnv(2), seed), then(VectorGinEnv(2), seed)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), seed
+    assert np.array_equal(then(VectorGinEnv(2), np.int64(5))[1], then(VectorGinEnv(2), 5)[1])
+    assert not np.array_equal(then(VectorGinEnv(2), [5, 6])[1], then(VectorGinEnv(2), [5, 7])[1])
+    env = GinEnv()
+    first = env.reset(seed=np.int64(5))[0]
+    assert np.array_equal(first, GinEnv().reset(seed=5)[0]) and env.game_seed == 5

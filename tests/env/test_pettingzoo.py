@@ -106,6 +106,19 @@ def test_stepping_without_a_live_agent_is_one_line_saying_reset():
     assert e.agents == ["player_0", "player_1"]
 
 
+def test_observing_before_reset_or_an_unknown_agent_is_one_clear_line():
+    """They were an AttributeError ('terminations') and tuple.index's 'x not in tuple'."""
+    import gymnasium
+
+    e = env()
+    with pytest.raises(gymnasium.error.ResetNeeded, match=r"^call reset\(\) before observe\(\)$"):
+        e.observe("player_0")
+    e.reset(seed=5)
+    with pytest.raises(ValueError, match=r"^unknown agent 'player_2' \(the agents are player_0, player_1\)$"):
+        e.observe("player_2")
+    assert e.observe("player_1")["observation"].shape == (378,)
+
+
 @pytest.mark.parametrize("seed", [-1, 2**63, "7"])
 def test_a_seed_out_of_range_is_one_value_error(seed):
     with pytest.raises(ValueError, match=r"^seed must be an integer 0\.\.9223372036854775807 or None"):
