@@ -404,3 +404,47 @@ def test_fsck_names_a_lost_or_damaged_config_rules_or_manifest_which_no_repair_r
 def test_fsck_of_a_whole_folder_reads_its_config_rules_and_manifest_as_sound(run_dir):
     found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
     assert found.exit_code == 0 and "no problems" in found.output, found.output
+
+
+def _forge_games_file(run_dir: Path, path: str, n_bytes: int | None = None) -> tuple[str, int]:
+    """Rewrite the first chunk's index line (with a valid CRC, as an attacker would) so that its games file is
+    ``path``; returns the chunk's (matchup, chunk)."""
+    from arena.run.store.index import format_line
+
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    for i, t in enumerate(lines):
+        rec = json.loads(t)["r"]
+        if rec.get("type") == "chunk":
+            rec["files"]["games"]["path"] = path
+            if n_bytes is not None:
+                rec["files"]["games"]["bytes"] = n_bytes
+            lines[i] = format_line(rec)
+            (run_dir / INDEX).write_text("".join(lines))
+            return rec["matchup"], rec["chunk"]
+    raise AssertionError("no chunk line")
+
+
+@pytest.mark.parametrize("how", ["dot-dot", "absolute", "link out", "device"])
+def test_a_chunk_file_named_outside_the_run_folder_or_through_a_link_is_never_read(run_dir, tmp_path, how):
+    """The viewer served games read from a folder beside the run (an index line naming ../../elsewhere or a
+    chunk file that links there), and an index naming /dev/zero read until memory ran out."""
+    mid, _ = next((r["matchup"], r["chunk"]) for r in _records(run_dir) if r.get("type") == "chunk")
+    rel = f"games/{mid}/00000.parquet"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(run_dir / rel, outside / "stolen.parquet")  # whole and hashing right: only its place is wrong
+    if how == "dot-dot":
+        _forge_games_file(run_dir, "../../outside/stolen.parquet")
+    elif how == "absolute":
+        _forge_games_file(run_dir, str(outside / "stolen.parquet"))
+    elif how == "link out":
+        (run_dir / rel).unlink()
+        (run_dir / rel).symlink_to(outside / "stolen.parquet")
+    else:
+        _forge_games_file(run_dir, "/dev/zero", 0)
+    store = RunStore(run_dir)
+    games = store.games()
+    assert len(games) == GAMES * 3 - 20  # the chunk is left out ...
+    assert any("chunk 0" in p for p in store.problems), store.problems  # ... and named
+    out = CliRunner().invoke(app, ["fsck", str(run_dir)])
+    assert out.exit_code == 1 and "chunk 0" in out.output, out.output

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arena.run.store.chunks import parquet_bytes
-from arena.run.store.files import append_line, sha256
+from arena.run.store.files import append_line, read_inside, sha256
 from arena.run.store.format import INDEX, StoreError, env_error, log, now
 from arena.run.store.index import format_line, parse_line
 
@@ -118,7 +118,7 @@ def read_parts(store: RunStore, name: str, columns: Sequence[str] | None = None)
     d = folder(store, name)
     for rec in parts:
         try:
-            data = (d / rec["path"]).read_bytes()
+            data = read_inside(d, rec["path"], rec["bytes"])
         except OSError:
             data = b""
         if len(data) != rec["bytes"] or sha256(data) != rec["sha256"]:

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arena.run.schema import ACTIONS_SCHEMA, GAMES_COLUMNS, GAMES_SCHEMA, HANDS_SCHEMA
-from arena.run.store.files import sha256
+from arena.run.store.files import read_inside, sha256
 from arena.run.store.format import KINDS, META_KEY, STORE_FORMAT, StoreError, say_once
 from arena.run.store.index import ChunkRecord, Matchup
 from arena.run.tables import COLUMNS, TableError, to_table
@@ -219,9 +219,8 @@ def quarantine(store: RunStore, rec: ChunkRecord, why: str) -> list[str]:
 def file_problem(store: RunStore, rec: ChunkRecord, kind: str) -> str:
     """What is wrong with a chunk's file of ``kind`` ("" when its bytes hash to its line), in words."""
     f = rec.files[kind]
-    path = store.dir / f["path"]
     try:
-        data = path.read_bytes()
+        data = read_inside(store.dir, f["path"], f["bytes"])
     except FileNotFoundError:
         return f"{f['path']} is missing"
     except OSError as exc:
@@ -244,7 +243,7 @@ def read_verified(store: RunStore, rec: ChunkRecord, kind: str) -> bytes | None:
     """The bytes of a chunk's file of ``kind``, or None unless they hash to what its line says."""
     f = rec.files[kind]
     try:
-        data = (store.dir / f["path"]).read_bytes()
+        data = read_inside(store.dir, f["path"], f["bytes"])
     except OSError:
         return None
     if len(data) != f["bytes"] or sha256(data) != f["sha256"]:

@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 from arena.run.store.format import KINDS, LOCK, StoreBusy, env_error
@@ -54,6 +55,32 @@ def atomic_write(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise env_error(exc, f"write {path}") from None
+
+
+def read_inside(folder: Path, rel: str, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``rel`` of ``folder``, at most ``limit`` + 1 of them (OSError if not).
+
+    ``rel`` comes from a stored line, and a stored byte is not trusted: an
+    index that names ``../../elsewhere`` or ``/dev/zero``, or a chunk file
+    that is a link out of the folder, would have the store (and the viewer
+    over it) read files outside the run, or read without end.  So the path
+    must stay inside the folder with no link on the way, the file must be a
+    regular file, and a reader that knows how long it should be reads one
+    byte more at most (enough to see that it is longer).
+    """
+    root = os.path.realpath(folder)
+    path = os.path.join(root, rel)
+    if os.path.isabs(rel) or os.path.realpath(path) != os.path.normpath(path) or ".." in Path(rel).parts:
+        raise OSError(errno.EPERM, "outside the run folder or through a link", rel)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", rel)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read() if limit is None else f.read(limit + 1)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(path: Path) -> None:

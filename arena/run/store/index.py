@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena.run.store.files import read_inside
 from arena.run.store.format import env_error
 
 
@@ -116,7 +117,7 @@ def read_lines(
 ) -> list[tuple[dict[str, Any] | None, BadLine | None]] | None:
     """Each line of an index file, parsed or named bad; None when the file does not exist."""
     try:
-        data = path.read_bytes()
+        data = read_inside(path.parent, path.name)  # a regular file, not a link (to /dev/zero, say)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.run.store.chunks import chunk_meta, file_problem
-from arena.run.store.files import CHUNK_FILE, TEMP_FILE, sha256
+from arena.run.store.files import CHUNK_FILE, TEMP_FILE, read_inside, sha256
 from arena.run.store.format import CHECKPOINT, INDEX, KINDS, STORE_FORMAT, StoreError, env_error, now, say_once
 from arena.run.store.index import BadLine, Index, apply_records, format_line, read_lines
 
@@ -316,7 +316,7 @@ def recover_chunk(store: RunStore, mid: str, chunk: int) -> tuple[tuple[dict[str
     for kind in KINDS:
         rel = f"{kind}/{mid}/{chunk:05d}.parquet"
         try:
-            data = (store.dir / rel).read_bytes()
+            data = read_inside(store.dir, rel)
         except FileNotFoundError:
             continue
         except OSError as exc:
