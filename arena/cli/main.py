@@ -163,31 +163,39 @@ def _os_error_line(exc: OSError, doing: str) -> str:
 
 
 class _Signals:
-    """SIGTERM handled like SIGINT while a run goes on: an :class:`~arena.run.runner.Interrupted` in the driver.
+    """SIGTERM and SIGINT while a run goes on: an :class:`~arena.run.runner.Interrupted` in the driver,
+    through :func:`~arena.run.runner.request_stop`, so that one that lands where its exception is dropped
+    (a C library's callback) still stops the run at its next step.
 
     Forked worker processes inherit the handler; there it ends the process
     at once (as SIGTERM did before), so the driver sees a worker that died.
+    SIGINT stays ignored where it is (a background job's, the workers' own).
     """
 
     def __enter__(self) -> None:
         import os
         import signal
 
-        from arena.run.runner import Interrupted
+        from arena.run.runner import request_stop
 
         driver = os.getpid()
 
         def handler(signum: int, frame: object) -> None:
             if os.getpid() != driver:
                 os._exit(128 + signum)
-            raise Interrupted(signal.Signals(signum).name)
+            request_stop(signal.Signals(signum).name)
 
         self.old = signal.signal(signal.SIGTERM, handler)
+        self.old_int = signal.getsignal(signal.SIGINT)
+        if self.old_int not in (signal.SIG_IGN, None):  # None: a handler set outside Python, left alone
+            signal.signal(signal.SIGINT, handler)
 
     def __exit__(self, *exc: object) -> None:
         import signal
 
         signal.signal(signal.SIGTERM, self.old)
+        if self.old_int not in (signal.SIG_IGN, None):
+            signal.signal(signal.SIGINT, self.old_int)
 
 
 def _user_errors() -> tuple[type[Exception], ...]:

@@ -21,7 +21,7 @@ import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypedDict
+from typing import Any, NoReturn, Protocol, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -65,6 +65,29 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signame: str = "SIGINT") -> None:
         super().__init__(signame)
         self.signame = signame
+
+
+#: Signals that asked the run to stop and have not stopped it yet (:func:`request_stop`).
+_stop_requests: list[str] = []
+
+
+def request_stop(signame: str) -> NoReturn:
+    """Stop the run: for a signal handler in the driver, which calls it instead of raising itself.
+
+    The handler's exception is raised where the signal lands, and a signal
+    that lands inside a C library's callback (llvmlite's, while numba loads
+    or compiles code, a few seconds of a run's start) is printed as "Exception
+    ignored" and dropped: the run played on to the end and exited 0.  So the
+    request is also noted, and the run raises it again at its next step
+    (:func:`_raise_if_stop_requested`) until it is handled.
+    """
+    _stop_requests.append(signame)
+    raise Interrupted(signame)
+
+
+def _raise_if_stop_requested() -> None:
+    if _stop_requests:
+        raise Interrupted(_stop_requests[-1])
 
 
 @dataclass
@@ -467,6 +490,7 @@ def run_tournament(
         try:
             if gate is None or gate.decision is None:
                 sched, release = _schedule(cfg, client, schedule)
+                _raise_if_stop_requested()
                 bar.warm_up(int(getattr(sched, "workers", 1)))
                 retries = max(0, retry_scheduler)
                 while True:
@@ -533,6 +557,7 @@ def run_tournament(
             run_dir, cfg, status, failed, stopped, sprt_line, kept, quarantined, findings, changed
         )
     except KeyboardInterrupt as exc:
+        _stop_requests.clear()  # handled: this run stops here
         if begun:
             why = f"stopped by {getattr(exc, 'signame', 'SIGINT')}"
             _last_words(store, cfg, bots, started, "interrupted", tasks, why)
@@ -584,8 +609,10 @@ def _play(
                 gate.add(t.chunk, out.games)
                 if gate.advance():
                     break
+            _raise_if_stop_requested()  # a signal its handler's exception did not reach (request_stop)
     finally:
         outcomes.close()
+    _raise_if_stop_requested()
 
 
 def _reconnect(address: str, wait_s: float) -> tuple[Any, Callable[[], None]]:

@@ -302,6 +302,54 @@ def test_sigterm_outside_a_run_is_exit_130_and_one_line(tmp_path):
     assert _one_error_line(err) == "error: interrupted (SIGTERM)"
 
 
+#: ``arena run`` whose driver gets ``sys.argv[1]`` (SIGTERM or SIGINT) inside a C library's callback, as a
+#: signal does that lands while llvmlite loads compiled code: the handler's exception is "ignored" there.
+_SIGNAL_IN_A_CALLBACK = """
+import ctypes, os, signal, sys
+import arena.run.runner as runner
+from arena.cli import main
+
+sig = getattr(signal, sys.argv[1])
+warm_up = runner._Bar.warm_up
+CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+def compare(a, b):
+    os.kill(os.getpid(), sig)  # the handler runs here, inside qsort's callback, and its exception is dropped
+    return 0
+
+def signalled_warm_up(self, n):
+    pair = (ctypes.c_int * 2)(1, 2)
+    ctypes.CDLL(None).qsort(pair, 2, ctypes.sizeof(ctypes.c_int), CMP(compare))
+    return warm_up(self, n)
+
+runner._Bar.warm_up = signalled_warm_up
+sys.argv = ["arena", "run", *sys.argv[2:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_whose_exception_a_c_callback_drops_still_stops_the_run(sig, tmp_path):
+    """A SIGTERM six seconds into a run (llvmlite's callbacks, while numba loads code) was printed as
+    "Exception ignored" and lost: the run played every game and exited 0."""
+    conf = _config(tmp_path, tmp_path / "results", games=800, chunk=20)  # 40 chunks
+    run_dir = tmp_path / "results" / "f"
+    p = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_IN_A_CALLBACK, sig, str(conf), "--quiet", "--no-report"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert "Exception ignored" in p.stderr  # the signal did land where its exception is dropped
+    assert p.returncode == EXIT_INTERRUPTED, p.stderr[-3000:]
+    errors = [line.strip() for line in p.stderr.splitlines() if line.strip().startswith("error:")]
+    assert len(errors) == 1 and f"interrupted ({sig})" in errors[0], p.stderr[-3000:]
+    assert _status(run_dir) == "interrupted"
+    assert RunStore(run_dir).n_games() < 800  # stopped at its next step, not at the end
+
+
 def test_sigterm_of_the_driver_is_handled_like_ctrl_c(tmp_path, reference):
     conf = _config(tmp_path, tmp_path / "results", games=800, chunk=20, workers=2)  # 40 chunks: stopped at 2
     run_dir = tmp_path / "results" / "f"
