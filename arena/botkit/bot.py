@@ -45,7 +45,7 @@ from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 
 from arena.engine._jit import jit
 from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, PHASE_FUNCTION
-from arena.settings.botref import BotRef
+from arena.settings.botref import BotRef, shown_name
 
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
@@ -350,7 +350,7 @@ def load_builtin(key: str) -> Bot:
     key = key.replace("-", "_")
     if key not in BUILTIN_BOTS:
         raise BotError(
-            f"unknown bot '{key.replace('_', '-')}' (built-in bots: "
+            f"unknown bot {shown_name(key.replace('_', '-'))} (built-in bots: "
             f"{', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; or give a path to a .py file)"
         )
     try:

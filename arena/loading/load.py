@@ -18,7 +18,7 @@ from pathlib import Path
 from arena.botkit.bot import Bot, BotError, load_bot_file, load_builtin
 from arena.external.eaai import use_kit
 from arena.external.limits import Limits
-from arena.settings.botref import BotRef, BotRefError
+from arena.settings.botref import BotRef, BotRefError, look_alike_key, name_problem, shown_name
 from arena.settings.config import START_SECONDS, ConfigError, TournamentConfig
 
 
@@ -147,7 +147,9 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
             named = spec in config.variants or bool(ref.params)  # a variant, or a built-in's inline settings
             out[spec] = load(ref, limits_for(ref, limits), name=spec if named else None)
         except BotError as exc:
-            raise ConfigError(str(exc) if str(exc).startswith(("bot ", spec)) else f"bot '{spec}': {exc}") from None
+            raise ConfigError(
+                str(exc) if str(exc).startswith(("bot ", spec)) else f"bot {shown_name(spec)}: {exc}"
+            ) from None
     if twice := same_builtin_twice({s: b for s, b in out.items() if s not in config.variants}):
         raise ConfigError(
             f"config: bots '{twice[0]}' and '{twice[1]}' are the same built-in with the same settings; list it once"
@@ -155,7 +157,17 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
     names = [b.name for b in out.values()]
     for n in names:
         if names.count(n) > 1:
-            raise ConfigError(f"config: two bots are named '{n}'; {_rename_hint(n, out, config)}")
+            raise ConfigError(f"config: two bots are named {shown_name(n)}; {_rename_hint(n, out, config)}")
+        if why := name_problem(n):
+            raise ConfigError(f"config: the bot name {shown_name(n)} {why}; rename it (NAME = ... or a variant)")
+    keys: dict[str, str] = {}
+    for n in names:
+        other = keys.setdefault(look_alike_key(n), n)
+        if other != n:
+            raise ConfigError(
+                f"config: the bots {shown_name(other)} and {shown_name(n)} read alike in a table (case or "
+                "look-alike letters of another script); rename one (NAME = ... in its file, or a variant)"
+            )
     return out
 
 

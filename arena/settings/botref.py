@@ -33,6 +33,7 @@ import math
 import os
 import re
 import shlex
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -51,6 +52,44 @@ BINARY_POLICY_SUFFIXES = (".onnx", ".npz")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: A Java class name, checked with ``fullmatch`` (``$`` would also pass a name with a final newline).
 _JAVA_CLASS = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+
+
+#: Letters of other scripts that read as Latin ones in a results table (after NFKC and case folding).
+_HOMOGLYPHS = str.maketrans(
+    {
+        "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+        "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ɡ": "g",
+        "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
+        "χ": "x",
+    }
+)  # fmt: skip
+
+
+def shown_name(name: str) -> str:
+    """A bot's name as an error line shows it: quoted, and escaped (``'sim\\xa0ple'``) where it holds a
+    character that does not show or that reads as another, so that the line names the culprit."""
+    plain = name.isascii() and name.isprintable() and name == name.strip()
+    return f"'{name}'" if plain else ascii(name)
+
+
+def name_problem(name: str) -> str:
+    """Why ``name`` can't name a bot in a table ("" if it can): characters that don't show (a control,
+    zero-width or no-break character) or spaces at its ends make two rows that read alike."""
+    if not name.strip():
+        return "is empty"
+    if name != name.strip():
+        return "starts or ends with a space"
+    if any(not c.isprintable() or unicodedata.category(c) in ("Cf", "Zs") and c != " " for c in name):
+        return "holds a character that does not show (a control, zero-width or no-break character)"
+    return ""
+
+
+def look_alike_key(name: str) -> str:
+    """The form two bot names that read alike share: ``rbot``, ``Rbot``, ``RBOT`` and ``rbot`` with a
+    Cyrillic o.  Compared after Unicode's compatibility folding (NFKC: full-width letters, ligatures), case
+    folding, and the look-alike letters of :data:`_HOMOGLYPHS`; ``_`` and ``-`` stay apart (``gin-chasing``
+    and ``gin_chasing`` are one built-in by rule, not by looks)."""
+    return unicodedata.normalize("NFKC", name).casefold().translate(_HOMOGLYPHS)
 
 
 class BotRefError(ValueError):

@@ -103,7 +103,11 @@ class ConfigError(ValueError):
 
 
 def _close(word: str, options) -> str:
-    m = difflib.get_close_matches(word, list(options), n=1)
+    """``"did you mean 'x'? "``: an option that begins as ``word`` does (its first four letters: ``gamez`` is
+    ``games_per_pair``, though ``name`` is closer letter for letter), else the closest, else ``""``."""
+    options = list(options)
+    stem = word[:4]
+    m = [o for o in options if len(stem) == 4 and o.startswith(stem)] or difflib.get_close_matches(word, options, n=1)
     return f"did you mean '{m[0]}'? " if m else ""
 
 

@@ -102,6 +102,31 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "override out of range": ({}, "", ["--set", "knock_limit=99"], "knock_limit"),
     "negative retry": ({}, "", ["--retry-scheduler", "-1"], "--retry-scheduler -1 is negative"),
     "results path is a file": ({"results_dir": '"{tmp}/a_file"'}, "", [], "{tmp}/a_file/done: a file is in the way"),
+    "a key misspelt at its end": ({"gamez": "40"}, "", [], "unknown key 'gamez' (did you mean 'games_per_pair'"),
+    "unknown bot with a no-break space": (
+        {"bots": '["random", "simple\\u00a0"]'},
+        "",
+        [],
+        "unknown bot 'simple\\xa0'",
+    ),
+    "two bots named alike but for case": (
+        {"bots": '["random", "fast", "Fast"]'},
+        '[variants.fast]\nbot = "simple"\n[variants.Fast]\nbot = "early-knock"\n',
+        [],
+        "the bots 'fast' and 'Fast' read alike in a table",
+    ),
+    "two bots named alike but for a cyrillic o": (
+        {"bots": '["random", "bot", "b\\u043et"]'},
+        '[variants.bot]\nbot = "simple"\n[variants."b\\u043et"]\nbot = "early-knock"\n',
+        [],
+        "the bots 'bot' and 'b\\u043et' read alike in a table",
+    ),
+    "a bot name with a zero-width space": (
+        {"bots": '["random", "sim\\u200bple2"]'},
+        '[variants."sim\\u200bple2"]\nbot = "simple"\n',
+        [],
+        "the bot name 'sim\\u200bple2' holds a character that does not show",
+    ),
 }
 
 RAW_CASES: dict[str, tuple[str, str]] = {
