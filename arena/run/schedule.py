@@ -620,6 +620,10 @@ class LocalProcesses:
 PROGRESS_TOPIC = "gin-arena-games"
 #: Seconds between two such events of one chunk (only when its count has moved).
 PUBLISH_EVERY = 0.5
+#: Seconds without a finished chunk before a run first checks that its Dask cluster has a worker, and
+#: between such checks after that.
+NO_WORKER_FIRST = 5.0
+NO_WORKER_EVERY = 30.0
 
 
 def _dask_play(task: ChunkTask, token: str = "") -> ChunkResult:
@@ -705,20 +709,36 @@ class DaskCluster:
             return sum(self._told.values())
 
     def _finished(self, ac: Any) -> Iterator[Any]:
-        """The futures of ``ac`` as they finish; with ``on_progress``, told the games in flight meanwhile."""
-        if self.on_progress is None:
-            yield from ac
-            return
+        """The futures of ``ac`` as they finish; with ``on_progress``, told the games in flight meanwhile.
+        While none finishes, a cluster with no worker is said every :data:`NO_WORKER_EVERY` seconds: a run
+        on a scheduler whose workers are gone (or never came) waited for one without a word."""
         told = 0.0
+        checked = time.monotonic() - NO_WORKER_EVERY + NO_WORKER_FIRST
         while not ac.is_empty():
             if ac.has_ready():
                 yield next(ac)
                 continue
             now = time.monotonic()
-            if now - told >= PUBLISH_EVERY:
+            if self.on_progress is not None and now - told >= PUBLISH_EVERY:
                 told = now
                 self.on_progress(self._games_in_flight())
+            if now - checked >= NO_WORKER_EVERY:
+                checked = now
+                self._say_if_no_worker()
             time.sleep(0.02)  # a finished chunk waits at most this long to be stored
+
+    def _say_if_no_worker(self) -> None:
+        try:
+            workers = self.client.nthreads()
+        except Exception:  # noqa: BLE001 - a scheduler gone: the futures say so, in one line
+            return
+        if not workers:
+            address = self._address()
+            log.warning(
+                "the Dask scheduler at %s has no worker; the run waits for one (start one: dask worker %s)",
+                address,
+                address,
+            )
 
     def _lost(self, exc: BaseException | None = None) -> bool:
         """Whether the client has lost its scheduler (its futures are then cancelled, not failed)."""

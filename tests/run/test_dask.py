@@ -209,6 +209,37 @@ def test_retry_scheduler_waits_for_a_new_scheduler_and_the_run_completes(tmp_pat
     assert canonical(RunStore(run_dir).games()).equals(expected)
 
 
+def test_a_cluster_with_no_worker_is_said_while_the_run_waits_and_a_worker_that_joins_finishes_it(tmp_path):
+    """A run on a scheduler with no worker (never started, or all gone) waited without a word."""
+    import select
+
+    from arena.run.store import RunStore
+
+    c = Cluster(tmp_path / "dask-logs")
+    try:
+        c.start_scheduler()
+        conf = _toml(tmp_path)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report", "--scheduler", c.address],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=c.env,
+        )
+        said, deadline = "", time.monotonic() + 120
+        while "has no worker" not in said and time.monotonic() < deadline and proc.poll() is None:
+            if select.select([proc.stderr], [], [], 1.0)[0]:
+                said += proc.stderr.readline()
+        assert f"the Dask scheduler at {c.address} has no worker; the run waits for one" in said, said
+        assert f"dask worker {c.address}" in said
+        c.start_worker()
+        _, rest = proc.communicate(timeout=300)
+        assert proc.returncode == 0, said + rest
+        assert RunStore(tmp_path / "results" / "d").n_games() == 3 * 400  # every matchup, every game
+    finally:
+        c.stop()
+
+
 def test_a_policy_file_is_shipped_as_content_and_plays_the_same_games_on_dask(tmp_path, cluster):
     from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
     from arena.engine.mlp import random_mlp, save_mlp
