@@ -131,16 +131,16 @@ _X64_ALLOW = {
     "read": 0, "write": 1, "poll": 7, "futex": 202, "ppoll": 271, "mmap": 9, "munmap": 11,
     "mprotect": 10, "madvise": 28, "brk": 12, "close": 3, "lseek": 8, "fstat": 5,
     "newfstatat": 262, "statx": 332, "stat": 4, "lstat": 6, "pread64": 17, "readv": 19,
-    "writev": 20, "preadv": 295, "preadv2": 327, "pwrite64": 18, "getdents64": 217, "getdents": 78,
+    "writev": 20, "preadv": 295, "pwrite64": 18, "getdents64": 217, "getdents": 78,
     "access": 21, "faccessat": 269, "faccessat2": 439, "readlink": 89, "readlinkat": 267,
-    "getcwd": 79, "chdir": 80, "fchdir": 81, "fcntl": 72, "flock": 73, "fsync": 74,
-    "fdatasync": 75, "fadvise64": 221, "readahead": 187, "statfs": 137, "fstatfs": 138,
+    "getcwd": 79, "chdir": 80, "fchdir": 81, "fsync": 74,
+    "fdatasync": 75, "readahead": 187, "statfs": 137, "fstatfs": 138,
     "getxattr": 191, "lgetxattr": 192, "fgetxattr": 193, "listxattr": 194, "llistxattr": 195,
     "flistxattr": 196, "dup": 32, "dup2": 33, "dup3": 292, "pipe": 22, "pipe2": 293,
     "close_range": 436, "select": 23, "pselect6": 270, "epoll_create": 213, "epoll_create1": 291,
     "epoll_ctl": 233, "epoll_wait": 232, "epoll_pwait": 281, "epoll_pwait2": 441, "eventfd": 284,
     "eventfd2": 290, "timerfd_create": 283, "timerfd_settime": 286, "timerfd_gettime": 287,
-    "signalfd": 282, "signalfd4": 289, "mremap": 25, "msync": 26, "mincore": 27, "mbind": 237,
+    "signalfd": 282, "signalfd4": 289, "mremap": 25, "msync": 26, "mbind": 237,
     "get_mempolicy": 239, "set_mempolicy": 238, "membarrier": 324, "map_shadow_stack": 453,
     "rt_sigaction": 13, "rt_sigprocmask": 14, "rt_sigreturn": 15, "rt_sigpending": 127,
     "rt_sigtimedwait": 128, "rt_sigsuspend": 130, "sigaltstack": 131, "pause": 34,
@@ -178,6 +178,22 @@ _IOCTL_ALLOWED = (0x5401, 0x5413, 0x541B, 0x5421, 0x5450, 0x5451, 0x540F)  # TCG
 #: cannot read the files beside it.
 _SOCKETPAIR = 53
 _AF_UNIX = 1
+#: Cross-process channels that need no write: two walled processes (a bot's two seats, or two
+#: matchups of one bot on two workers) could signal each other through any file both can read.
+#: Refused outright: ``flock`` (a lock per bit on a shared file), ``mincore`` (which pages of a
+#: shared file are in the page cache).  ``inotify_*``, ``fanotify_*`` and ``cachestat`` are not on
+#: the allow-list either.  Refused by argument:
+#: ``fcntl`` with a lock, lease or directory-notify command (the other commands, which the C, Python
+#: and Java libraries use on their own fds, stay allowed); ``preadv2`` with ``RWF_NOWAIT`` (it fails
+#: when the page is not cached: ``mincore`` by another name); ``fadvise64`` with
+#: ``POSIX_FADV_DONTNEED`` (it drops a shared file's pages from the cache: the other half of that
+#: channel).  What stays is timing: CPU load, page-cache read times and the system-wide counters
+#: (``sysinfo``, ``/proc/loadavg``), which a C library and a JVM read; see docs/explanation/wall.md.
+_X64_FCNTL = 72
+_FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)  # F_GETLK F_SETLK F_SETLKW F_OFD_GETLK F_OFD_SETLK
+# F_OFD_SETLKW F_SETLEASE F_GETLEASE F_NOTIFY
+_X64_PREADV2, _RWF_NOWAIT = 327, 0x8
+_X64_FADVISE64, _FADV_DONTNEED = 221, 4
 #: With ``processes``: starting and waiting for processes.
 _X64_NEW_PROCESS = {"fork": 57, "vfork": 58}
 #: With ``file_writes``.
@@ -219,10 +235,12 @@ def build_filter(limits: Limits, pid: int) -> bytes:
 
     Allowed: :data:`_X64_ALLOW`; threads (``clone`` with ``CLONE_THREAD``;
     ``clone3`` answers ENOSYS so the C library falls back to ``clone``);
-    ``open``/``openat`` without write flags (EACCES with them); signals and
+    ``open``/``openat`` without write flags (EACCES with them); ``fcntl``
+    but its lock, lease and notify commands, ``preadv2`` without ``RWF_NOWAIT``,
+    ``fadvise64`` but ``DONTNEED`` (:data:`_FCNTL_DENIED`); signals and
     ``prlimit64`` aimed at the bot itself (``pid`` or 0); a few ``ioctl``
     requests; ``socketpair`` of the ``AF_UNIX`` family; and what ``processes``, ``file_writes`` and ``network`` add.
-    Everything else fails with EPERM: io_uring, the sigqueue calls,
+    Everything else fails with EPERM: ``flock``, ``mincore``, inotify, fanotify, io_uring, the sigqueue calls,
     ptrace, process_vm_*, openat2, utime, xattr changes, unshare, mount,
     bpf, perf_event_open, keyctl, userfaultfd, memfd_create ...
     """
@@ -272,8 +290,19 @@ def build_filter(limits: Limits, pid: int) -> bytes:
             p.append(_jump(_JEQ, v, n - i, 0))
         p.extend([_stmt(_RET, eperm), _stmt(_RET, _RET_ALLOW)])
 
+    def none_of(nr: int, arg: int, values: tuple[int, ...]) -> None:
+        # if nr: load the argument; one of values -> EPERM, else allow
+        n = len(values)
+        p.extend([_jump(_JEQ, nr, 0, n + 3), _stmt(_LD_ABS_W, _arg_lo(arg))])
+        for i, v in enumerate(values):
+            p.append(_jump(_JEQ, v, n - i, 0))
+        p.extend([_stmt(_RET, _RET_ALLOW), _stmt(_RET, eperm)])
+
     for nr in _X64_ALLOW.values():
         allow(nr)
+    none_of(_X64_FCNTL, 1, _FCNTL_DENIED)
+    if_flags(_X64_PREADV2, 5, _RWF_NOWAIT, eperm)
+    none_of(_X64_FADVISE64, 3, (_FADV_DONTNEED,))
     for nr in _X64_SELF_ONLY.values():
         self_only(nr)
     one_of(_IOCTL, 1, _IOCTL_ALLOWED)

@@ -1,0 +1,192 @@
+"""Bots against the wall's side doors: two processes of one bot passing the duplicate deal between them,
+a thread bomb, a peek at other runs' files, control characters in an error line.
+
+Each test is an attacker: a real bot program behind the real wall, doing what a cheat would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from arena.engine.rules_array import rules_array
+from arena.external import Limits, external_of
+from arena.external.wall import wall_problem
+from arena.loading.load import load, load_bot
+from arena.run.plan import BotSpec, plan_matchup
+from arena.run.worker import play_chunk
+from arena.settings.botref import BotRef
+from arena.settings.rules import Rules
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "external"
+PROBLEM = wall_problem()
+pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
+LIMITS = Limits(decision_s=2.0, game_s=60.0)
+R = rules_array(Rules())
+
+
+def script(folder: Path, name: str, body: str) -> list[str]:
+    """A bot program beside a copy of the Python example (the wall shows a bot its own folder)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "simple_player.py").write_text((EXAMPLES / "simple_player.py").read_text())
+    folder.chmod(0o755)
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return [sys.executable, str(path)]
+
+
+def chunk_tasks(bot, opponent, pairs: int = 4, chunk_size: int = 4):
+    a, b = BotSpec.of(bot), BotSpec.of(opponent)
+    _, tasks = plan_matchup(
+        a,
+        b,
+        matchup_no=0,
+        rules=Rules(),
+        seed=11,
+        games=2 * pairs,
+        duplicate=True,
+        chunk_size=chunk_size,
+        record_hands=False,
+        per_game_seconds=10.0,
+        chunk_floor_seconds=60.0,
+    )
+    return tasks
+
+
+# --- the duplicate deal: two processes of one bot may not talk ---------------------------------------
+
+# The probe's covert channel: the process of game 2p (swap 0) holds a lock on a file for each bit of its
+# dealt hand; the process of game 2p+1 (swap 1, the other seat of the same deal) reads the bits by trying
+# the locks.  Files anyone can read will do; here the bot's own folder.  flock and fcntl locks both.
+COVERT = r"""
+import fcntl, json, os, struct, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import simple_player as sp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOKEN = os.urandom(4).hex()
+held = []
+def say(*a): print(*a, file=sys.stderr, flush=True)
+
+def lock(fd, how):
+    if how == "flock":
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    else:
+        fcntl.fcntl(fd, fcntl.F_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))
+
+def send(pair, hand):
+    for c in hand:
+        fd = os.open(f"{HERE}/bit{pair % 2}_{c}", os.O_RDONLY)
+        for how in ("flock", "fcntl"):
+            try:
+                lock(fd, how)
+                say("SENT", how, pair, c)
+            except OSError as e:
+                say("REFUSED", how, e.errno)
+        held.append(fd)
+
+def peek(pair):
+    # A write lock taken and dropped at once fails where the other process holds a read lock.
+    seen = {}
+    for how in ("flock", "fcntl"):
+        cards = []
+        for c in range(52):
+            fd = os.open(f"{HERE}/bit{pair % 2}_{c}", os.O_RDONLY)
+            try:
+                if how == "flock":
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                else:
+                    q = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
+                    if struct.unpack("hhqqi", q)[0] != fcntl.F_UNLCK:
+                        cards.append(c)
+            except BlockingIOError:
+                cards.append(c)
+            except OSError as e:
+                say("REFUSED", how, e.errno)
+            os.close(fd)
+        seen[how] = cards
+    return seen
+
+game = None
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"name": "covert", "protocol": 1}), flush=True)
+    elif msg["type"] == "decide":
+        if msg["new_game"]:
+            game = sp.Game(msg["seed"])
+            pair, swap = divmod(msg["game"], 2)
+            say("GAME", msg["game"], "TOKEN", TOKEN, "HAND", json.dumps(sorted(msg["hand"])))
+            if swap == 0:
+                send(pair, msg["hand"])
+            else:
+                time.sleep(0.05)
+                say("PEEK", msg["game"], json.dumps(peek(pair)))
+        print(sp.decide(msg, game), flush=True)
+    else:
+        break
+"""
+
+
+def _covert_bot(tmp_path: Path):
+    folder = tmp_path / "covert"
+    cmd = script(folder, "covert", COVERT)
+    for pair in range(2):
+        for c in range(52):
+            (folder / f"bit{pair}_{c}").write_text("")
+            (folder / f"bit{pair}_{c}").chmod(0o644)
+    return load(BotRef("command", shlex.join(cmd)), LIMITS, name="covert")
+
+
+def test_the_two_seatings_of_a_deal_cannot_pass_the_hand_through_file_locks(tmp_path):
+    bot = _covert_bot(tmp_path)
+    simple = load_bot("simple")
+    log = ""
+    for task in chunk_tasks(bot, simple):
+        res = play_chunk(task)
+        assert res.errors == []
+        log += res.logs["covert"]
+    external_of(bot).close()
+    hands = {int(g): json.loads(h) for g, h in re.findall(r"^GAME (\d+) TOKEN \w+ HAND (.*)$", log, re.M)}
+    peeks = {int(g): json.loads(p) for g, p in re.findall(r"^PEEK (\d+) (.*)$", log, re.M)}
+    assert len(peeks) == 4  # every pair's second seating looked
+    for game, seen in peeks.items():
+        opponent_hand = set(hands[game - 1])  # the covert bot's hand in the other seating of the deal
+        for how, cards in seen.items():
+            assert not set(cards) & opponent_hand, (how, game, cards)
+    assert "SENT" not in log  # no lock could be taken at all
+    assert re.search(r"^REFUSED flock 1$", log, re.M) and re.search(r"^REFUSED fcntl 1$", log, re.M)  # EPERM
+
+
+def test_no_process_of_a_bot_lives_into_the_other_seating_of_its_deals(tmp_path):
+    # A bot playing itself: one ExternalBot with a process per seat, in both seatings of each pair.
+    bot = _covert_bot(tmp_path)
+    ext = external_of(bot)
+    pids: list[tuple[str, int]] = []
+    for task in chunk_tasks(bot, bot, pairs=4, chunk_size=2):  # two chunks of two pairs
+        res = play_chunk(task)
+        assert res.errors == []
+        log = res.logs["covert"]
+        # The arena's own notes, written in the order it started and ended the processes.
+        for m in re.finditer(r"\] (?:started pid (\d+)|pid (\d+) exited|killed pid (\d+))", log):
+            pids.append(("start", int(m[1])) if m[1] else ("end", int(m[2] or m[3])))
+        tokens = set(re.findall(r"^GAME \d+ TOKEN (\w+)", log, re.M))
+        assert len(tokens) == 4  # a process per seat and part: started once per part, not per game
+    # Every process started in a part ended before the next part started one.
+    alive: set[int] = set()
+    last = None
+    for what, pid in pids:
+        if what == "start":
+            assert last != "end" or not alive, f"pid {pid} started while {alive} from the last part lived"
+            alive.add(pid)
+        else:
+            alive.discard(pid)
+        last = what
+    assert not alive and [w for w, _ in pids].count("start") >= 8
+    ext.close()
