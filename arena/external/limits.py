@@ -9,8 +9,12 @@ the child before the bot program runs, so it cannot lift them:
 * ``RLIMIT_FSIZE = 0``: no byte can be written to a file.  ``SIGXFSZ`` is
   ignored, so a write fails with ``EFBIG`` instead of killing the bot.
 * ``RLIMIT_CORE = 0``: a crash writes no core file.
-* ``RLIMIT_NPROC``: only a fallback (value 0) where seccomp is not
-  available (the kernel counts it per user and ignores it for root).
+* ``RLIMIT_NPROC``: in the wall when the arena runs as root, the tasks
+  (processes and threads) of the bots' user, :func:`bot_task_limit`: a bot
+  that starts threads without end gets EAGAIN at that bound instead of
+  filling the machine's pid table.  Otherwise only a fallback (value 0)
+  where seccomp is not available (the kernel counts it per user and
+  ignores it for root).
 * A seccomp **allow-list** (Linux x86-64; no library needed, see
   :func:`build_filter`): the system calls a Python or JVM program needs to
   compute and to talk on its pipes, threads but no processes, reading
@@ -388,6 +392,32 @@ def protect_parent() -> None:
         _prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
+def bot_task_limit() -> int:
+    """``RLIMIT_NPROC`` of a walled bot when the arena runs as root: the tasks the bots' user may have.
+
+    The kernel counts this limit per user, over every task of that user on
+    the machine: all the bots of all the workers (each dropped to the same
+    bot user) share it, so it is a budget for all of them, not one bot's.
+    Sized for the busiest legal load with room to spare: a worker per CPU,
+    each running up to four bot processes (two bots, a process per seat),
+    and a JVM with ``-XX:+UseSerialGC`` runs some 20 threads, so 256 tasks
+    per CPU is three times what that needs; at least 1024 (a small
+    machine still runs a few dozen JVMs), and at most a quarter of the
+    pid table, so that a thread bomb leaves the host three quarters of it.
+    The price: one bot that takes the whole budget makes the thread
+    starts of the other bots of that moment fail too (they crash; the
+    bomb is killed with its game).  Without root the bots run as the
+    arena's own user, whose other processes count too: no limit is set
+    there (the user's own ``ulimit -u`` applies).
+    """
+    try:
+        with open("/proc/sys/kernel/pid_max") as f:
+            pid_max = int(f.read())
+    except (OSError, ValueError):
+        pid_max = 32768
+    return max(1024, min(256 * (os.cpu_count() or 1), pid_max // 4))
+
+
 def make_preexec(limits: Limits, in_wall: bool = False):
     """A ``preexec_fn`` for :class:`subprocess.Popen` that applies ``limits`` in the child.
 
@@ -399,6 +429,8 @@ def make_preexec(limits: Limits, in_wall: bool = False):
     are set here.
     """
     use_seccomp = seccomp_available() and not in_wall
+    # As root, bwrap and setpriv ignore it; the bot, once dropped to its user, has it.
+    tasks = bot_task_limit() if in_wall and os.geteuid() == 0 and _libc is not None else 0
 
     def preexec() -> None:
         try:
@@ -415,6 +447,8 @@ def make_preexec(limits: Limits, in_wall: bool = False):
                 return
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             if in_wall:
+                if tasks:
+                    resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
                 return
             for cap in range(_CAP_LAST + 1):
                 _prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails harmlessly without CAP_SETPCAP

@@ -6,7 +6,9 @@ Each test is an attacker: a real bot program behind the real wall, doing what a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
 import shlex
 import sys
@@ -15,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
-from arena.external import Limits, external_of
-from arena.external.wall import wall_problem
+from arena.external import Limits, external_bot, external_of
+from arena.external.limits import bot_task_limit
+from arena.external.wall import bot_ids, wall_problem
 from arena.loading.load import load, load_bot
 from arena.run.plan import BotSpec, plan_matchup
 from arena.run.worker import play_chunk
@@ -190,3 +194,65 @@ def test_no_process_of_a_bot_lives_into_the_other_seating_of_its_deals(tmp_path)
         last = what
     assert not alive and [w for w, _ in pids].count("start") >= 8
     ext.close()
+
+
+# --- a thread bomb ---------------------------------------------------------------------------------
+
+BOMB = r"""
+import json, os, sys, threading, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import simple_player as sp
+
+threading.stack_size(65536)
+ev = threading.Event()
+n = 0
+try:
+    for _ in range(%d):
+        threading.Thread(target=ev.wait, daemon=True).start()
+        n += 1
+except Exception as e:
+    print("STOPPED", type(e).__name__, e, file=sys.stderr, flush=True)
+print("THREADS", n, file=sys.stderr, flush=True)
+game = None
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"name": "bomb", "protocol": 1}), flush=True)
+    elif msg["type"] == "decide":
+        if msg["new_game"]:
+            game = sp.Game(msg["seed"])
+        print(sp.decide(msg, game), flush=True)
+    else:
+        break
+"""
+
+
+def _tasks_of(uid: int) -> int:
+    n = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if os.stat(f"/proc/{pid}").st_uid == uid:
+                    n += len(os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                pass
+    return n
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the task limit is set when the arena runs as root")
+def test_a_thread_bomb_stops_at_the_bots_task_limit(tmp_path):
+    limit = bot_task_limit()
+    cmd = script(tmp_path, "bomb", BOMB % (limit + 2000))
+    bot = external_bot(None, cmd, limits=dataclasses.replace(LIMITS, start_s=60.0))
+    ext = external_of(bot)
+    uid = bot_ids()[0]
+    peak = _tasks_of(uid)
+    rec = play_batch(bot, load_bot("simple"), R, list(range(2)))
+    assert rec.errors == []
+    peak = max(peak, _tasks_of(uid))
+    log = ext.drain_log()
+    ext.close()
+    made = int(re.search(r"^THREADS (\d+)$", log, re.M)[1])
+    assert "STOPPED RuntimeError can't start new thread" in log
+    assert made < limit  # the bot's threads and every other task of the bots' user share the limit
+    assert peak <= limit
