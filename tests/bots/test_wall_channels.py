@@ -256,3 +256,65 @@ def test_a_thread_bomb_stops_at_the_bots_task_limit(tmp_path):
     assert "STOPPED RuntimeError can't start new thread" in log
     assert made < limit  # the bot's threads and every other task of the bots' user share the limit
     assert peak <= limit
+
+
+# --- other runs' files -------------------------------------------------------------------------------
+
+PEEKER = r"""
+import json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import simple_player as sp
+
+RESULTS = sys.argv[1]
+for root, dirs, files in os.walk(RESULTS):
+    for f in files:
+        p = os.path.join(root, f)
+        try:
+            print("READ", p, open(p, "rb").read()[:40], file=sys.stderr, flush=True)
+        except OSError as e:
+            print("NOREAD", p, e.errno, file=sys.stderr, flush=True)
+print("OWN", open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights.txt")).read(), file=sys.stderr)
+game = None
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"name": "peeker", "protocol": 1}), flush=True)
+    elif msg["type"] == "decide":
+        if msg["new_game"]:
+            game = sp.Game(msg["seed"])
+        print(sp.decide(msg, game), flush=True)
+    else:
+        break
+"""
+
+
+def test_a_bot_in_a_run_sees_no_run_under_the_results_root(tmp_path):
+    from arena.run.runner import run_tournament
+    from arena.settings.config import TournamentConfig
+
+    results = tmp_path / "results"  # in the bot's own folder: the folder its command names
+    other = results / "last-week"
+    (other / "logs").mkdir(parents=True)
+    (other / "config.toml").write_text('name = "last-week"\n')
+    (other / "logs" / "rival.log").write_text("rival's secret plan\n")
+    for d in (results, other, other / "logs"):
+        d.chmod(0o755)
+    for f in (other / "config.toml", other / "logs" / "rival.log"):
+        f.chmod(0o644)
+    cmd = script(tmp_path, "peeker", PEEKER)
+    (tmp_path / "weights.txt").write_text("my own weights")
+    (tmp_path / "weights.txt").chmod(0o644)
+    c = TournamentConfig(
+        name="now",
+        bots=("simple", "cmd:" + shlex.join([*cmd, str(results)])),
+        games_per_pair=2,
+        chunk_size=2,
+        seed=3,
+        workers=1,
+        results_dir=str(results),
+    )
+    res = run_tournament(c, progress=False)
+    assert res.status == "complete" and (res.games["forfeit_seat"] < 0).all()
+    log = (results / "now" / "logs" / "peeker.log").read_text()
+    assert "OWN my own weights" in log  # its own folder, around the results root, it still reads
+    assert "READ" not in log and "NOREAD" not in log, log  # the results root is an empty folder inside the wall
