@@ -318,3 +318,32 @@ def test_a_bot_in_a_run_sees_no_run_under_the_results_root(tmp_path):
     log = (results / "now" / "logs" / "peeker.log").read_text()
     assert "OWN my own weights" in log  # its own folder, around the results root, it still reads
     assert "READ" not in log and "NOREAD" not in log, log  # the results root is an empty folder inside the wall
+
+
+# --- what a bot says reaches the terminal as text --------------------------------------------------
+
+INJECT = r"""
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        desc = "plain\x1b[2J\x1b]0;TITLE\x07 bot\u202e"
+        print(json.dumps({"name": "inject", "protocol": 1, "description": desc}), flush=True)
+    elif msg["type"] == "decide":
+        fake = "\x1b[2J\x1b[31mFAKE: all results lost\n\rERROR bot 'simple' crashed\x9b1m"
+        print(json.dumps({"error": fake}), flush=True)
+    else:
+        break
+"""
+
+
+def test_a_bots_error_text_reaches_the_operator_with_its_control_characters_escaped(tmp_path):
+    cmd = script(tmp_path, "inject", INJECT)
+    bot = external_bot(None, cmd, limits=LIMITS)
+    rec = play_batch(bot, load_bot("simple"), R, list(range(3)))
+    external_of(bot).close()
+    assert len(rec.errors) == 3
+    for e in rec.errors:
+        assert e.isprintable(), repr(e)  # no ESC, no CR or newline that would forge an arena line
+        assert r"\x1b[2J\x1b[31mFAKE: all results lost\n\rERROR bot 'simple' crashed\x9b1m" in e
+    assert bot.description.isprintable() and bot.description.startswith(r"plain\x1b[2J\x1b]0;TITLE\x07 bot")
