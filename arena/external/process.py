@@ -118,6 +118,18 @@ def _read_stderr(fd: int, log: LogBuffer) -> None:
             pass
 
 
+def _oom_kills() -> int | None:
+    """Processes the kernel's OOM killer has killed since boot (any memory cgroup's too), or None."""
+    try:
+        with open("/proc/vmstat", "rb") as f:
+            for line in f:
+                if line.startswith(b"oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def _signal_name(n: int) -> str:
     try:
         return signal.Signals(n).name
@@ -190,6 +202,7 @@ class BotProcess:
             argv = [full[0], "--args", str(afd), *full[cut:]]
         else:
             protect_parent()
+        self._oom_kills = _oom_kills()  # a SIGKILL is blamed on memory only if the OOM killer struck since
         try:
             self.proc = subprocess.Popen(
                 [*tracer, *argv],
@@ -344,7 +357,13 @@ class BotProcess:
             code = 128 - code  # bwrap exits with 128 + n when the program was killed by signal n
         if code < 0:
             sig = _signal_name(-code)
-            hint = " (memory limit?)" if sig == "SIGKILL" else ""
+            hint = ""
+            if sig == "SIGKILL":  # the address-space limit makes an allocation fail; only the OOM killer kills
+                now = _oom_kills()
+                if now is None or self._oom_kills is None:
+                    hint = " (out of memory?)"
+                elif now > self._oom_kills:
+                    hint = " (the kernel's OOM killer struck meanwhile: out of memory?)"
             return f"killed by {sig}{hint}"
         return f"exited with code {code}"
 

@@ -347,3 +347,25 @@ def test_a_bots_error_text_reaches_the_operator_with_its_control_characters_esca
         assert e.isprintable(), repr(e)  # no ESC, no CR or newline that would forge an arena line
         assert r"\x1b[2J\x1b[31mFAKE: all results lost\n\rERROR bot 'simple' crashed\x9b1m" in e
     assert bot.description.isprintable() and bot.description.startswith(r"plain\x1b[2J\x1b]0;TITLE\x07 bot")
+
+
+KILLER = r"""
+import json, os, signal, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"name": "killer", "protocol": 1}), flush=True)
+    elif msg["type"] == "decide":
+        os.kill(0, signal.SIGKILL)
+    else:
+        break
+"""
+
+
+def test_a_bot_that_kills_itself_is_not_said_to_have_hit_the_memory_limit(tmp_path):
+    cmd = script(tmp_path, "killer", KILLER)
+    bot = external_bot(None, cmd, limits=LIMITS)
+    rec = play_batch(bot, load_bot("simple"), R, [0])
+    external_of(bot).close()
+    assert len(rec.errors) == 1 and "crashed: killed by SIGKILL while asked" in rec.errors[0]
+    assert "memory" not in rec.errors[0]  # no OOM kill happened: its own kill, not the memory limit's
