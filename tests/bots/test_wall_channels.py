@@ -13,6 +13,7 @@ import re
 import shlex
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -369,3 +370,28 @@ def test_a_bot_that_kills_itself_is_not_said_to_have_hit_the_memory_limit(tmp_pa
     external_of(bot).close()
     assert len(rec.errors) == 1 and "crashed: killed by SIGKILL while asked" in rec.errors[0]
     assert "memory" not in rec.errors[0]  # no OOM kill happened: its own kill, not the memory limit's
+
+
+CLOSER = r"""
+import json, os, sys, time
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"name": "closer", "protocol": 1}), flush=True)
+    elif msg["type"] == "decide":
+        os.close(1)
+        time.sleep(100)
+    else:
+        break
+"""
+
+
+def test_a_bot_that_closes_its_output_is_a_crash_at_once_not_a_timeout(tmp_path):
+    cmd = script(tmp_path, "closer", CLOSER)
+    bot = external_bot(None, cmd, limits=dataclasses.replace(LIMITS, decision_s=20.0))
+    t0 = time.monotonic()
+    rec = play_batch(bot, load_bot("simple"), R, [0])
+    took = time.monotonic() - t0
+    external_of(bot).close()
+    assert rec.errors and "crashed: closed its output while asked" in rec.errors[0], rec.errors
+    assert took < 5  # not the 20 s of the decision limit
