@@ -459,6 +459,9 @@ def parse_hello(line: bytes) -> dict[str, Any]:
         for k, v in params.items()
     ):
         raise ProtocolError("bad handshake", "params must be an object of name: number")
+    odd = next((k for k in params if not k.isprintable()), None)
+    if odd is not None:  # a name is shown as it is (check-bot, the report): no terminal escapes in it
+        raise ProtocolError("bad handshake", f"a parameter's name holds a control character: {odd[:40]!r}")
     return {
         "name": name,
         "protocol": version,

@@ -22,6 +22,7 @@ from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_bot, external_of
 from arena.external.limits import bot_task_limit
+from arena.external.protocol import ProtocolError, parse_hello
 from arena.external.wall import bot_ids, wall_problem
 from arena.loading.load import load, load_bot
 from arena.run.plan import BotSpec, plan_matchup
@@ -348,6 +349,11 @@ def test_a_bots_error_text_reaches_the_operator_with_its_control_characters_esca
         assert e.isprintable(), repr(e)  # no ESC, no CR or newline that would forge an arena line
         assert r"\x1b[2J\x1b[31mFAKE: all results lost\n\rERROR bot 'simple' crashed\x9b1m" in e
     assert bot.description.isprintable() and bot.description.startswith(r"plain\x1b[2J\x1b]0;TITLE\x07 bot")
+    # A parameter's name goes back to the bot as a key: refused rather than changed.
+    with pytest.raises(
+        ProtocolError, match=r"^bad handshake: a parameter's name holds a control character: '\\x1b\[2J'"
+    ):
+        parse_hello(b'{"name": "p", "protocol": 1, "params": {"\\u001b[2J": 1}}')
 
 
 KILLER = r"""
