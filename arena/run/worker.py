@@ -238,9 +238,9 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
                     catch_exits=catch_exits,
                 )
         finally:
+            if progress is not None:
+                progress[P_ASKED] = 0  # the part is over: what follows is the worker's, not a bot's decision
             _end_part(a, b)
-        if progress is not None:
-            progress[P_ASKED] = 0  # the part is over: what follows is the worker's, not a bot's decision
         g = games_frame(rec.games, s)
         g.insert(0, "pair", pairs)
         g.insert(1, "swap", np.int8(swap))
