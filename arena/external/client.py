@@ -216,6 +216,26 @@ class ExternalBot:
                 s.proc.close()
                 s.proc = None
 
+    def end_part(self) -> None:
+        """One seating of a chunk's pairs is over: stop every process of this bot.
+
+        With duplicate deals each pair is played twice, seats swapped, and a
+        chunk plays all its pairs in one seating, then all in the other.  A
+        process that saw a pair's deal from one seat must not be alive while
+        the other seating is played: it could tell the process of the other
+        seat (two processes of one user can always find some way to talk)
+        what the opponent holds there.  So the processes end with each part
+        and start again, lazily, in the next: a start per seat and part, not
+        per game.  A restart the arena asked for gives the new process its
+        free first answers again (a sandboxed file compiles anew).
+        """
+        if self._pid != os.getpid():
+            self._after_fork()  # a forked copy has no process yet
+            return
+        self.close()
+        for s in self.seats:
+            s.compiled = set()
+
     def drain_log(self) -> str:
         """The bot's stderr (and the arena's notes on starts and kills) since the last drain."""
         return self.log.drain()

@@ -9,8 +9,12 @@ the child before the bot program runs, so it cannot lift them:
 * ``RLIMIT_FSIZE = 0``: no byte can be written to a file.  ``SIGXFSZ`` is
   ignored, so a write fails with ``EFBIG`` instead of killing the bot.
 * ``RLIMIT_CORE = 0``: a crash writes no core file.
-* ``RLIMIT_NPROC``: only a fallback (value 0) where seccomp is not
-  available (the kernel counts it per user and ignores it for root).
+* ``RLIMIT_NPROC``: in the wall when the arena runs as root, the tasks
+  (processes and threads) of the bots' user, :func:`bot_task_limit`: a bot
+  that starts threads without end gets EAGAIN at that bound instead of
+  filling the machine's pid table.  Otherwise only a fallback (value 0)
+  where seccomp is not available (the kernel counts it per user and
+  ignores it for root).
 * A seccomp **allow-list** (Linux x86-64; no library needed, see
   :func:`build_filter`): the system calls a Python or JVM program needs to
   compute and to talk on its pipes, threads but no processes, reading
@@ -131,16 +135,16 @@ _X64_ALLOW = {
     "read": 0, "write": 1, "poll": 7, "futex": 202, "ppoll": 271, "mmap": 9, "munmap": 11,
     "mprotect": 10, "madvise": 28, "brk": 12, "close": 3, "lseek": 8, "fstat": 5,
     "newfstatat": 262, "statx": 332, "stat": 4, "lstat": 6, "pread64": 17, "readv": 19,
-    "writev": 20, "preadv": 295, "preadv2": 327, "pwrite64": 18, "getdents64": 217, "getdents": 78,
+    "writev": 20, "preadv": 295, "pwrite64": 18, "getdents64": 217, "getdents": 78,
     "access": 21, "faccessat": 269, "faccessat2": 439, "readlink": 89, "readlinkat": 267,
-    "getcwd": 79, "chdir": 80, "fchdir": 81, "fcntl": 72, "flock": 73, "fsync": 74,
-    "fdatasync": 75, "fadvise64": 221, "readahead": 187, "statfs": 137, "fstatfs": 138,
+    "getcwd": 79, "chdir": 80, "fchdir": 81, "fsync": 74,
+    "fdatasync": 75, "readahead": 187, "statfs": 137, "fstatfs": 138,
     "getxattr": 191, "lgetxattr": 192, "fgetxattr": 193, "listxattr": 194, "llistxattr": 195,
     "flistxattr": 196, "dup": 32, "dup2": 33, "dup3": 292, "pipe": 22, "pipe2": 293,
     "close_range": 436, "select": 23, "pselect6": 270, "epoll_create": 213, "epoll_create1": 291,
     "epoll_ctl": 233, "epoll_wait": 232, "epoll_pwait": 281, "epoll_pwait2": 441, "eventfd": 284,
     "eventfd2": 290, "timerfd_create": 283, "timerfd_settime": 286, "timerfd_gettime": 287,
-    "signalfd": 282, "signalfd4": 289, "mremap": 25, "msync": 26, "mincore": 27, "mbind": 237,
+    "signalfd": 282, "signalfd4": 289, "mremap": 25, "msync": 26, "mbind": 237,
     "get_mempolicy": 239, "set_mempolicy": 238, "membarrier": 324, "map_shadow_stack": 453,
     "rt_sigaction": 13, "rt_sigprocmask": 14, "rt_sigreturn": 15, "rt_sigpending": 127,
     "rt_sigtimedwait": 128, "rt_sigsuspend": 130, "sigaltstack": 131, "pause": 34,
@@ -178,6 +182,22 @@ _IOCTL_ALLOWED = (0x5401, 0x5413, 0x541B, 0x5421, 0x5450, 0x5451, 0x540F)  # TCG
 #: cannot read the files beside it.
 _SOCKETPAIR = 53
 _AF_UNIX = 1
+#: Cross-process channels that need no write: two walled processes (a bot's two seats, or two
+#: matchups of one bot on two workers) could signal each other through any file both can read.
+#: Refused outright: ``flock`` (a lock per bit on a shared file), ``mincore`` (which pages of a
+#: shared file are in the page cache).  ``inotify_*``, ``fanotify_*`` and ``cachestat`` are not on
+#: the allow-list either.  Refused by argument:
+#: ``fcntl`` with a lock, lease or directory-notify command (the other commands, which the C, Python
+#: and Java libraries use on their own fds, stay allowed); ``preadv2`` with ``RWF_NOWAIT`` (it fails
+#: when the page is not cached: ``mincore`` by another name); ``fadvise64`` with
+#: ``POSIX_FADV_DONTNEED`` (it drops a shared file's pages from the cache: the other half of that
+#: channel).  What stays is timing: CPU load, page-cache read times and the system-wide counters
+#: (``sysinfo``, ``/proc/loadavg``), which a C library and a JVM read; see docs/explanation/wall.md.
+_X64_FCNTL = 72
+_FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)  # F_GETLK F_SETLK F_SETLKW F_OFD_GETLK F_OFD_SETLK
+# F_OFD_SETLKW F_SETLEASE F_GETLEASE F_NOTIFY
+_X64_PREADV2, _RWF_NOWAIT = 327, 0x8
+_X64_FADVISE64, _FADV_DONTNEED = 221, 4
 #: With ``processes``: starting and waiting for processes.
 _X64_NEW_PROCESS = {"fork": 57, "vfork": 58}
 #: With ``file_writes``.
@@ -219,10 +239,12 @@ def build_filter(limits: Limits, pid: int) -> bytes:
 
     Allowed: :data:`_X64_ALLOW`; threads (``clone`` with ``CLONE_THREAD``;
     ``clone3`` answers ENOSYS so the C library falls back to ``clone``);
-    ``open``/``openat`` without write flags (EACCES with them); signals and
+    ``open``/``openat`` without write flags (EACCES with them); ``fcntl``
+    but its lock, lease and notify commands, ``preadv2`` without ``RWF_NOWAIT``,
+    ``fadvise64`` but ``DONTNEED`` (:data:`_FCNTL_DENIED`); signals and
     ``prlimit64`` aimed at the bot itself (``pid`` or 0); a few ``ioctl``
     requests; ``socketpair`` of the ``AF_UNIX`` family; and what ``processes``, ``file_writes`` and ``network`` add.
-    Everything else fails with EPERM: io_uring, the sigqueue calls,
+    Everything else fails with EPERM: ``flock``, ``mincore``, inotify, fanotify, io_uring, the sigqueue calls,
     ptrace, process_vm_*, openat2, utime, xattr changes, unshare, mount,
     bpf, perf_event_open, keyctl, userfaultfd, memfd_create ...
     """
@@ -272,8 +294,19 @@ def build_filter(limits: Limits, pid: int) -> bytes:
             p.append(_jump(_JEQ, v, n - i, 0))
         p.extend([_stmt(_RET, eperm), _stmt(_RET, _RET_ALLOW)])
 
+    def none_of(nr: int, arg: int, values: tuple[int, ...]) -> None:
+        # if nr: load the argument; one of values -> EPERM, else allow
+        n = len(values)
+        p.extend([_jump(_JEQ, nr, 0, n + 3), _stmt(_LD_ABS_W, _arg_lo(arg))])
+        for i, v in enumerate(values):
+            p.append(_jump(_JEQ, v, n - i, 0))
+        p.extend([_stmt(_RET, _RET_ALLOW), _stmt(_RET, eperm)])
+
     for nr in _X64_ALLOW.values():
         allow(nr)
+    none_of(_X64_FCNTL, 1, _FCNTL_DENIED)
+    if_flags(_X64_PREADV2, 5, _RWF_NOWAIT, eperm)
+    none_of(_X64_FADVISE64, 3, (_FADV_DONTNEED,))
     for nr in _X64_SELF_ONLY.values():
         self_only(nr)
     one_of(_IOCTL, 1, _IOCTL_ALLOWED)
@@ -359,6 +392,32 @@ def protect_parent() -> None:
         _prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
+def bot_task_limit() -> int:
+    """``RLIMIT_NPROC`` of a walled bot when the arena runs as root: the tasks the bots' user may have.
+
+    The kernel counts this limit per user, over every task of that user on
+    the machine: all the bots of all the workers (each dropped to the same
+    bot user) share it, so it is a budget for all of them, not one bot's.
+    Sized for the busiest legal load with room to spare: a worker per CPU,
+    each running up to four bot processes (two bots, a process per seat),
+    and a JVM with ``-XX:+UseSerialGC`` runs some 20 threads, so 256 tasks
+    per CPU is three times what that needs; at least 1024 (a small
+    machine still runs a few dozen JVMs), and at most a quarter of the
+    pid table, so that a thread bomb leaves the host three quarters of it.
+    The price: one bot that takes the whole budget makes the thread
+    starts of the other bots of that moment fail too (they crash; the
+    bomb is killed with its game).  Without root the bots run as the
+    arena's own user, whose other processes count too: no limit is set
+    there (the user's own ``ulimit -u`` applies).
+    """
+    try:
+        with open("/proc/sys/kernel/pid_max") as f:
+            pid_max = int(f.read())
+    except (OSError, ValueError):
+        pid_max = 32768
+    return max(1024, min(256 * (os.cpu_count() or 1), pid_max // 4))
+
+
 def make_preexec(limits: Limits, in_wall: bool = False):
     """A ``preexec_fn`` for :class:`subprocess.Popen` that applies ``limits`` in the child.
 
@@ -370,6 +429,8 @@ def make_preexec(limits: Limits, in_wall: bool = False):
     are set here.
     """
     use_seccomp = seccomp_available() and not in_wall
+    # As root, bwrap and setpriv ignore it; the bot, once dropped to its user, has it.
+    tasks = bot_task_limit() if in_wall and os.geteuid() == 0 and _libc is not None else 0
 
     def preexec() -> None:
         try:
@@ -386,6 +447,8 @@ def make_preexec(limits: Limits, in_wall: bool = False):
                 return
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             if in_wall:
+                if tasks:
+                    resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
                 return
             for cap in range(_CAP_LAST + 1):
                 _prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails harmlessly without CAP_SETPCAP

@@ -27,6 +27,8 @@ from arena.external.protocol import MAX_LINE, ProtocolError
 #: The reason's start for each game a bot forfeits at once after too many failed games in a row
 #: (:meth:`arena.external.client.ExternalBot._streak_error`); the report counts these apart.
 STREAK_FORFEIT = "forfeits the rest of this chunk"
+#: While an answer takes longer than this, a walled bot is checked for having closed its output.
+CLOSED_CHECK_S = 0.25
 
 
 class ExternalBotError(Exception):
@@ -118,6 +120,18 @@ def _read_stderr(fd: int, log: LogBuffer) -> None:
             pass
 
 
+def _oom_kills() -> int | None:
+    """Processes the kernel's OOM killer has killed since boot (any memory cgroup's too), or None."""
+    try:
+        with open("/proc/vmstat", "rb") as f:
+            for line in f:
+                if line.startswith(b"oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def _signal_name(n: int) -> str:
     try:
         return signal.Signals(n).name
@@ -190,6 +204,7 @@ class BotProcess:
             argv = [full[0], "--args", str(afd), *full[cut:]]
         else:
             protect_parent()
+        self._oom_kills = _oom_kills()  # a SIGKILL is blamed on memory only if the OOM killer struck since
         try:
             self.proc = subprocess.Popen(
                 [*tracer, *argv],
@@ -223,6 +238,11 @@ class BotProcess:
             target=_read_stderr, args=(err, log), daemon=True, name=f"bot-stderr-{self.pid}"
         )
         self._stderr_thread.start()
+        # Watched for a closed output in the wall (see _wait_answer); not with processes allowed, whose
+        # children may hold the output too.
+        self._watch_output = in_wall and not limits.processes
+        self._closed_output = False
+        self._pipe = f"pipe:[{os.fstat(self._out).st_ino}]"
         self._poll_in = select.poll()
         self._poll_in.register(self._out, select.POLLIN)
         self._poll_out = select.poll()
@@ -242,12 +262,14 @@ class BotProcess:
         deadline = time.monotonic() + timeout
         self._send(line, deadline, timeout, what)
         # The usual case: one wait, one read, one whole line.
-        if not self._poll_in.poll(self._ms_left(deadline)):
+        if not self._wait_answer(deadline):
             self._timeout(timeout, what)
         try:
             buf = os.read(self._out, 65536)
         except BlockingIOError:
             buf = b""
+            if self._closed_output:
+                self._crashed(what)
         else:
             if not buf:
                 self._crashed(what)
@@ -293,12 +315,14 @@ class BotProcess:
                 raise ExternalBotError("garbled answer", f"{what}: a line longer than {max_line} bytes")
             if nl >= 0:
                 break
-            if not self._poll_in.poll(self._ms_left(deadline)):
+            if not self._wait_answer(deadline):
                 self._timeout(timeout, what)
             try:
                 data = os.read(self._out, 65536)
             except BlockingIOError:
-                continue
+                if not self._closed_output:
+                    continue
+                data = b""  # it closed its output: as at an end of file
             if not data:
                 if buf.strip():
                     self.kill("garbled answer")
@@ -312,6 +336,52 @@ class BotProcess:
             self.kill("garbled answer")
             raise ExternalBotError("garbled answer", f"{what}: more than one line in answer ({rest[:60]!r} follows)")
         return answer.rstrip(b"\r")
+
+    def _wait_answer(self, deadline: float) -> bool:
+        """Wait until the bot's output can be read (an answer, or its end); False at the deadline.
+
+        Inside the wall bubblewrap's own two processes keep a copy of the bot's output, so a bot
+        that closes its output without exiting leaves the pipe open: no end-of-file comes.  While
+        an answer takes longer than :data:`CLOSED_CHECK_S`, the bot's open files are looked at each
+        time: once none of them is its output, the output reads as ended (the caller sees a crash,
+        "closed its output") instead of a timeout at the deadline.
+        """
+        if not self._watch_output:
+            return bool(self._poll_in.poll(self._ms_left(deadline)))
+        step = int(CLOSED_CHECK_S * 1000)
+        while True:
+            left = self._ms_left(deadline)
+            if self._poll_in.poll(min(left, step)):
+                return True
+            if left <= step:
+                return False
+            if self._output_closed():
+                self._closed_output = True
+                return True
+
+    def _output_closed(self) -> bool:
+        """The walled program holds no copy of its output any more (False when that can't be known)."""
+        pid = self.pid  # bwrap, then its reaper (pid 1 in the wall), then the program (pid 2)
+        for _ in range(2):
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    kids = f.read().split()
+            except OSError:
+                return False
+            if len(kids) != 1:
+                return False
+            pid = int(kids[0])
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            return False
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == self._pipe:
+                    return False
+            except OSError:
+                continue
+        return bool(fds)  # an empty list: it is exiting (or hides its fds): not a closed output
 
     @staticmethod
     def _ms_left(deadline: float) -> int:
@@ -344,7 +414,13 @@ class BotProcess:
             code = 128 - code  # bwrap exits with 128 + n when the program was killed by signal n
         if code < 0:
             sig = _signal_name(-code)
-            hint = " (memory limit?)" if sig == "SIGKILL" else ""
+            hint = ""
+            if sig == "SIGKILL":  # the address-space limit makes an allocation fail; only the OOM killer kills
+                now = _oom_kills()
+                if now is None or self._oom_kills is None:
+                    hint = " (out of memory?)"
+                elif now > self._oom_kills:
+                    hint = " (the kernel's OOM killer struck meanwhile: out of memory?)"
             return f"killed by {sig}{hint}"
         return f"exited with code {code}"
 

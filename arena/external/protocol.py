@@ -364,6 +364,20 @@ def _show(line: bytes, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
+def printable(text: str) -> str:
+    """A bot's text made safe to print: every character that is not printable (a control character: ESC
+    of a terminal escape, a carriage return or newline that would forge a line of the arena's, a bidi
+    override) is written as its escape, as :func:`repr` writes it."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _bot_error(value: Any, limit: int) -> str:
+    """The text of a bot's ``{"error": ...}``: at most ``limit`` characters of it, made printable."""
+    return printable(str(value)[:limit])
+
+
 def parse_answer(line: bytes, decision: str) -> int:
     """The action in a bot's answer line (without its newline).
 
@@ -380,7 +394,7 @@ def parse_answer(line: bytes, decision: str) -> int:
     value = _loads(line, f"the answer to {decision}()")
     if isinstance(value, dict):
         if "error" in value:
-            raise ProtocolError("bot error", f"{decision}(): {str(value['error'])[:200]}")
+            raise ProtocolError("bot error", f"{decision}(): {_bot_error(value['error'], 200)}")
         if "action" not in value:
             raise ProtocolError("ill-typed answer", f'{decision}() answered an object without "action": {_show(line)}')
         value = value["action"]
@@ -416,7 +430,7 @@ def parse_hello(line: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ProtocolError("bad handshake", f'expected a JSON object with "name" and "protocol", got {_show(line)}')
     if "error" in value:
-        raise ProtocolError("bot error", str(value["error"])[:500])
+        raise ProtocolError("bot error", _bot_error(value["error"], 500))
     version = value.get("protocol")
     if version != PROTOCOL_VERSION or isinstance(version, bool):
         raise ProtocolError(
@@ -445,10 +459,13 @@ def parse_hello(line: bytes) -> dict[str, Any]:
         for k, v in params.items()
     ):
         raise ProtocolError("bad handshake", "params must be an object of name: number")
+    odd = next((k for k in params if not k.isprintable()), None)
+    if odd is not None:  # a name is shown as it is (check-bot, the report): no terminal escapes in it
+        raise ProtocolError("bad handshake", f"a parameter's name holds a control character: {odd[:40]!r}")
     return {
         "name": name,
         "protocol": version,
-        "description": description.strip().splitlines()[0][:200] if description.strip() else "",
+        "description": printable(description.strip().splitlines()[0][:200]) if description.strip() else "",
         "params": {k: float(v) for k, v in params.items()},
         **wants,
     }
@@ -495,7 +512,7 @@ def parse_melds(line: bytes) -> list[list[int]] | None:
     value = _loads(line, "the answer to melds()")
     if isinstance(value, dict):
         if "error" in value:
-            raise ProtocolError("bot error", f"melds(): {str(value['error'])[:200]}")
+            raise ProtocolError("bot error", f"melds(): {_bot_error(value['error'], 200)}")
         if "melds" not in value:
             raise ProtocolError("ill-typed answer", f'melds() answered an object without "melds": {_show(line)}')
         value = value["melds"]
@@ -605,7 +622,7 @@ def parse_actions(line: bytes, n: int) -> np.ndarray:
     """
     value = _loads(line, "the answer to act()")
     if isinstance(value, dict) and "error" in value:
-        raise ProtocolError("bot error", f"act(): {str(value['error'])[:200]}")
+        raise ProtocolError("bot error", f"act(): {_bot_error(value['error'], 200)}")
     if not isinstance(value, list):
         raise ProtocolError("ill-typed answer", f"act() must answer a list of {n} action ids, got {_show(line)}")
     if len(value) != n:

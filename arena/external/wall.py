@@ -75,11 +75,12 @@ _OTHERS: set[str] = set()
 
 
 def hide(path: str | os.PathLike) -> None:
-    """Never show ``path`` (a run folder) to a bot, even inside a folder its command names.
+    """Never show ``path`` (a run folder, the results root) to a bot, even inside a folder its command names.
 
     The run folder is never bound on purpose; this covers a command naming
     a folder that contains it (``-cp .`` in the project folder): the path
-    is covered by an empty tmpfs inside the wall.
+    is covered by an empty tmpfs inside the wall (all of it but the bot's
+    own files, should they lie inside it).
     """
     _HIDDEN.add(os.path.realpath(path))
 
@@ -275,6 +276,30 @@ class WallError(Exception):
     """A bot can't be started inside the wall as asked (one line: what and why)."""
 
 
+def _cover(hidden: str, own: set[str]) -> list[str]:
+    """bwrap options that cover ``hidden`` inside the wall, but for the bot's ``own`` paths in it.
+
+    A folder is covered by an empty tmpfs, a file by an empty file.  When the bot's own
+    files lie inside ``hidden`` (its folder under the results root), each entry of the
+    folder around them is covered instead, down to the bot's own.
+    """
+    inside = any(_within(o, hidden) and o != hidden for o in own)
+    if not inside:
+        if hidden in own:
+            return []  # the bot's own file or folder
+        if os.path.isdir(hidden):
+            return ["--tmpfs", hidden]
+        return ["--ro-bind", "/dev/null", hidden] if os.path.exists(hidden) else []
+    out = []
+    try:
+        entries = sorted(os.listdir(hidden))
+    except OSError:
+        return ["--tmpfs", hidden]
+    for entry in entries:
+        out += _cover(os.path.join(hidden, entry), own)
+    return out
+
+
 def _check_readable(path: str) -> None:
     """The bot's user reads only what others may read: say so at once rather than let the bot fail obscurely."""
     st = os.stat(path)
@@ -324,10 +349,14 @@ def wall_command(
     for p in [*named, *extra]:
         binds.add(p, p)
     args += binds.args
-    for hidden in sorted(_HIDDEN):
-        if binds.covered(hidden) and os.path.isdir(hidden):
-            args += ["--tmpfs", hidden]
     own = {os.path.realpath(p) for p in named}
+    # Under a hidden folder the bot keeps only the files its command names and their folders: a folder
+    # named as such (an argument, ``-cp .``) does not uncover a run.
+    files = {p for p in own if os.path.isfile(p)}
+    kept = files | ({os.path.dirname(p) for p in files} & own)
+    for hidden in sorted(_HIDDEN):
+        if binds.covered(hidden):
+            args += _cover(hidden, kept)
     for other in sorted(_OTHERS - _HIDDEN):
         if not binds.covered(other) or any(_within(o, other) for o in own):
             continue  # not in sight, or this bot's own (or a folder it names something inside of)

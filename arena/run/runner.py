@@ -407,7 +407,8 @@ def run_tournament(
     specs = {key: BotSpec.of(b) for key, b in bots.items()}
     run_dir = Path(cfg.results_dir) / cfg.name
     store = RunStore.open_for_writing(run_dir, fresh=fresh, what="arena run")
-    hide(store.dir)  # no bot's wall shows the run folder, even inside a folder its command names
+    hide(store.dir)  # no bot's wall shows the run folder, even inside a folder its command names,
+    hide(cfg.results_dir)  # nor any other run under the results root (its games, configs, bots' logs, locks)
     release = lambda: None  # noqa: E731
     started = _now()
     tasks: list[ChunkTask] = []

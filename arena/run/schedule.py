@@ -342,17 +342,21 @@ def bots_allowance(task: ChunkTask) -> float:
 
     Each game may take ``game_s`` of answers and a restart (``start_s``) per
     bot in its own process, plus the first answers of each decision, which
-    may take ``start_s`` while a sandboxed file compiles.  The worker waits
-    on them without using CPU, so the watchdog's CPU limit never counts it.
+    may take ``start_s`` while a sandboxed file compiles: in each of the
+    chunk's two parts, since a bot's processes start afresh with each
+    seating (:func:`arena.run.worker._end_part`), and for each seat of a bot
+    playing itself.  The worker waits on them without using CPU, so the
+    watchdog's CPU limit never counts it.
     """
     from arena.external.limits import Limits
 
     n = (task.pair_hi - task.pair_lo) * (2 if task.duplicate else 1)
+    seats = 2 if task.bot_a.name == task.bot_b.name else 1
     total = 0.0
     for spec in {task.bot_a.name: task.bot_a, task.bot_b.name: task.bot_b}.values():
         if spec.kind in ("command", "sandbox", "eaai"):
             lim = Limits(**dict(spec.limits))
-            total += n * (lim.game_s + lim.start_s) + 6 * lim.start_s
+            total += n * (lim.game_s + lim.start_s) + 2 * seats * 6 * lim.start_s
     return total
 
 

@@ -163,6 +163,17 @@ def _start_chunk(a: Bot, b: Bot, parts, duplicate: bool) -> None:
         ext.new_chunk(ids[id(ext)])
 
 
+def _end_part(a: Bot, b: Bot) -> None:
+    """A part (one seating of the chunk's pairs) is over: the external bots' processes end with it.
+
+    Its games' deals come again in the other seating (and, with the same pair numbers, in the
+    bots' other matchups): no process that saw them from one seat lives on into another part
+    (:meth:`arena.external.client.ExternalBot.end_part`).  A bot playing itself is closed once.
+    """
+    for ext in {id(e): e for e in (external_of(a), external_of(b)) if e is not None}.values():
+        ext.end_part()
+
+
 def games_finished(task: ChunkTask, progress: np.ndarray) -> int:
     """Games of ``task``'s chunk finished so far, read off the counters :func:`play_chunk` keeps in
     ``progress`` (0 before its first part starts: the slots hold -1 then).
@@ -214,19 +225,22 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         if progress is not None:
             progress[P_NEXT_GAME] = 0  # first: with the new part's swap, the last part's count would be read
             progress[P_SWAP] = swap
-        with contextlib.redirect_stdout(printed):
-            rec = play_batch(
-                seat0,
-                seat1,
-                rules,
-                s,
-                record_hands=task.record_hands,
-                record_log=task.record_log,
-                counters=counters,
-                catch_exits=catch_exits,
-            )
-        if progress is not None:
-            progress[P_ASKED] = 0  # the part is over: what follows is the worker's, not a bot's decision
+        try:
+            with contextlib.redirect_stdout(printed):
+                rec = play_batch(
+                    seat0,
+                    seat1,
+                    rules,
+                    s,
+                    record_hands=task.record_hands,
+                    record_log=task.record_log,
+                    counters=counters,
+                    catch_exits=catch_exits,
+                )
+        finally:
+            if progress is not None:
+                progress[P_ASKED] = 0  # the part is over: what follows is the worker's, not a bot's decision
+            _end_part(a, b)
         g = games_frame(rec.games, s)
         g.insert(0, "pair", pairs)
         g.insert(1, "swap", np.int8(swap))

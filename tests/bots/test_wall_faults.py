@@ -227,6 +227,7 @@ def test_cpu_seconds_and_the_bots_allowance():
         per_game_seconds=0.5,
         chunk_floor_seconds=1.0,
     )
-    # 20 games, each up to 10 s of answers and a 5 s restart, plus six 5 s first answers
-    assert bots_allowance(tasks[0]) == 20 * 15 + 30
+    # 20 games, each up to 10 s of answers and a 5 s restart, plus six 5 s first answers in each part (the
+    # processes start afresh with each seating)
+    assert bots_allowance(tasks[0]) == 20 * 15 + 2 * 30
     assert json.loads(json.dumps(dict(spec.limits)))["sandbox"] == "wall"  # the manifest names the sandbox
