@@ -215,7 +215,8 @@ class PlaySession:
         **kw: Any,
     ) -> PlaySession:
         """A new game; ``targets``: the targets the page offers (a ``--rules`` file's may be among them);
-        ``loader``: what loads the bot by its spec (a server's loads each spec once: :meth:`arena.web.server.App.bot`)."""
+        ``loader``: what loads the bot by its spec (a server's loads each spec once,
+        :meth:`arena.web.server.App.bot`)."""
         if target not in targets:
             raise IllegalAction(f"target must be one of {', '.join(map(str, targets))}, not {target!r}", 400)
         extra = dict(overrides or {})

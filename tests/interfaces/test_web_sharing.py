@@ -183,7 +183,9 @@ def test_a_refused_host_on_the_api_is_json_with_the_security_headers(local):
 def test_head_is_answered_like_get_without_a_body(local, path):
     url = local.url.rstrip("/")
     hostport = url.split("//")[1]
-    status, headers, body = _head(url, f"HEAD {path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n".encode())
+    status, headers, body = _head(
+        url, f"HEAD {path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n".encode()
+    )
     assert status == 200 and headers["content-type"].startswith("text/html") and body == b""
     assert "script-src" in headers["content-security-policy"]
 
