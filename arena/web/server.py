@@ -48,7 +48,8 @@ change nothing; a refusal met in play also gives its ``code`` and ``values``,
 - ``GET /api/game?run=R&game=G``: a recorded game, every step (``GET /view?run=R&game=G`` is its page):
   ``arena view RUN --game ID`` shows the games of RUN (ID without ``?game``); a league, ``runs/rNNN``.
 
-Every play endpoint takes ``?session=ID``; without it, the game used last.  ``arena league serve`` leaves
+Every play endpoint takes ``?session=ID``; without it, the game used last on a server bound to loopback
+without a league (one person's ``arena play``), a 400 on a shared one.  ``arena league serve`` leaves
 the play page and its endpoints out unless given ``--play-page`` (``create_app(play=False)``: 404s).
 """
 
@@ -80,6 +81,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from arena.botkit.bot import Bot
 from arena.web.session import TARGETS, IllegalAction, PlaySession
 from arena.web.viewer import GameNotFound, Games
 
@@ -96,14 +98,18 @@ HEADER_TIMEOUT = 5.0
 MAX_PIPELINE = 32
 #: The listen backlog: 200 browsers' worth of concurrent connections queue instead of being reset.
 BACKLOG = 1024
-#: At most this many games are kept; the least recently used goes first.
-MAX_SESSIONS = 16
+#: At most this many games are kept in all; the least recently used goes first.
+MAX_SESSIONS = 256
+#: At most this many games are kept per client address: a client's new game pushes out its own oldest.
+MAX_PER_CLIENT = 16
 #: A game untouched this long (seconds) is dropped.
 SESSION_TTL = 6 * 3600
 #: Host names the server answers to (any port): a page on another name that resolves here is refused.
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 #: What ``--allowed-host`` takes: a name, ``*.name``, an IPv4 address, ``[IPv6]``, or ``*`` (any: no Host check).
 HOST_RE = re.compile(r"\*|(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\]")  # fullmatch
+#: Addresses that reach this machine only: a server bound to another is shared (:func:`create_app`).
+LOOPBACK_BINDS = ("127.0.0.1", "localhost", "::1")
 #: Addresses that mean "every interface".
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 STATIC = Path(str(resources.files("arena.web") / "static"))
@@ -294,24 +300,44 @@ class Act(BaseModel):
 
 
 class Sessions:
-    """The games the server keeps: bounded in number and in idle time."""
+    """The games the server keeps: bounded in number, per client and in idle time.
 
-    def __init__(self, limit: int = MAX_SESSIONS, ttl: float = SESSION_TTL, clock: Any = time.monotonic):
-        self.limit, self.ttl, self.clock = limit, ttl, clock
+    Each game is kept under the address of the client that started it.  A client with :attr:`per_client`
+    games that starts another loses its own least recently used one, never someone else's; only when the
+    server holds :attr:`limit` games in all does a new one push out the least recently used of anyone's
+    (at the old limit of 16 in all, 16 strangers' new games pushed out every game being played)."""
+
+    def __init__(
+        self,
+        limit: int = MAX_SESSIONS,
+        ttl: float = SESSION_TTL,
+        clock: Any = time.monotonic,
+        per_client: int = MAX_PER_CLIENT,
+    ):
+        self.limit, self.ttl, self.clock, self.per_client = limit, ttl, clock, per_client
         self.games: OrderedDict[str, tuple[PlaySession, float]] = OrderedDict()
+        self.owners: dict[str, str] = {}  # session id -> the address of the client that started it
         self.lock = threading.Lock()
+
+    def _drop(self, sid: str) -> None:
+        del self.games[sid]
+        self.owners.pop(sid, None)
 
     def _expire(self) -> None:
         now = self.clock()
         for sid in [s for s, (_, t) in self.games.items() if now - t > self.ttl]:
-            del self.games[sid]
+            self._drop(sid)
 
-    def add(self, s: PlaySession) -> None:
+    def add(self, s: PlaySession, client: str = "") -> None:
         with self.lock:
             self._expire()
+            mine = [sid for sid in self.games if self.owners.get(sid) == client]  # least recently used first
+            while mine and len(mine) >= self.per_client:
+                self._drop(mine.pop(0))
             self.games[s.id] = (s, self.clock())
+            self.owners[s.id] = client
             while len(self.games) > self.limit:
-                self.games.popitem(last=False)
+                self._drop(next(iter(self.games)))
 
     def get(self, sid: str | None) -> PlaySession:
         with self.lock:
@@ -344,6 +370,7 @@ class App:
         seed: int | None = None,
         max_sessions: int = MAX_SESSIONS,
         session_ttl: float = SESSION_TTL,
+        per_client: int = MAX_PER_CLIENT,
     ):
         from arena.settings.rules import available_presets, load_rules
 
@@ -359,12 +386,26 @@ class App:
         self.recorded = recorded
         self.games = games
         self.seed = seed
-        self.sessions = Sessions(max_sessions, session_ttl)
+        self.sessions = Sessions(max_sessions, session_ttl, per_client=per_client)
+        #: Each bot loaded once, by spec, for every game against it: a bot holds no state of its own between
+        #: games (its memory, random state and parameters are each game's, :class:`PlaySession`), and loading
+        #: one per game grew the server's memory by a quarter of a megabyte each new game, for ever.
+        self.bots: dict[str, Bot] = {}
+        self.bots_lock = threading.Lock()
 
     @property
     def session(self) -> PlaySession | None:
         """The game used last (tests and single-user use)."""
         return next(reversed(self.sessions.games.values()))[0] if self.sessions.games else None
+
+    def bot(self, spec: str) -> Bot:
+        """The bot ``spec`` names, loaded on its first game and kept for the next ones."""
+        with self.bots_lock:
+            if spec not in self.bots:
+                from arena.loading.load import load_bot
+
+                self.bots[spec] = load_bot(spec)
+            return self.bots[spec]
 
     def presets(self) -> list[str]:
         from arena.settings.rules import available_presets
@@ -395,7 +436,8 @@ class App:
 
         return self.custom[preset] if preset in self.custom else load_rules(preset)
 
-    def new_game(self, body: NewGame) -> dict[str, Any]:
+    def new_game(self, body: NewGame, client: str = "") -> dict[str, Any]:
+        """A new game for ``client`` (its address: what :class:`Sessions` bounds the games of)."""
         bot = body.bot if body.bot is not None else self.defaults["bot"]
         preset = body.preset if body.preset is not None else self.defaults["preset"]
         target = body.target if body.target is not None else self.defaults["target"]
@@ -413,8 +455,9 @@ class App:
             overrides=body.rules,
             targets=self.targets,
             seed=self.seed,
+            loader=self.bot,
         )
-        self.sessions.add(s)
+        self.sessions.add(s, client)
         return s.view()
 
     def game(self, run: str | None, game: str | None) -> dict[str, Any]:
@@ -568,7 +611,10 @@ class Guard:
 
 
 class Hosts(TrustedHostMiddleware):
-    """Starlette's Host check (DNS rebinding), whose refusal names the Host and how to allow it, in one line."""
+    """Starlette's Host check (DNS rebinding), whose refusal names the Host and how to allow it, in one line:
+    JSON on the API, text elsewhere, with the security headers of every other answer.  A request with more
+    than one Host header is a 400 (RFC 7230, 5.4): which one a check reads and which one a proxy routes by
+    need not be the same."""
 
     def __init__(self, app: ASGIApp, allowed_hosts: Sequence[str]):
         super().__init__(self._passed, allowed_hosts=list(allowed_hosts), www_redirect=False)
@@ -578,20 +624,37 @@ class Hosts(TrustedHostMiddleware):
         scope["arena.host_ok"] = True
         await self.inner(scope, receive, send)
 
+    @staticmethod
+    def _refusal(scope: Scope, line: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
+        """The headers and body of a refusal of this middleware's own."""
+        body = _error_body(scope, line)
+        headers = _error_headers(scope, body) + [
+            (b"cache-control", b"no-store"),
+            (b"x-content-type-options", b"nosniff"),
+            (b"content-security-policy", STRICT_CSP.encode()),
+        ]
+        return headers, body
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
-        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")[:100]
-        line = (
+        given = [v for k, v in scope["headers"] if k.lower() == b"host"]
+        if len(given) > 1:
+            headers, body = self._refusal(scope, "more than one Host header (a request names one host)")
+            await send({"type": "http.response.start", "status": 400, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        host = (given[0] if given else b"").decode("latin-1")[:100]
+        headers, line = self._refusal(
+            scope,
             f"this server does not answer to Host {host!r} (DNS rebinding); "
-            "a league's server allows it with --allowed-host NAME"
-        ).encode()
+            "a league's server allows it with --allowed-host NAME",
+        )
 
         async def named(message: Message) -> None:
             if not scope.get("arena.host_ok"):  # the check's own refusal: say which Host, and the fix
                 if message["type"] == "http.response.start":
-                    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"%d" % len(line))]
                     message = {**message, "headers": headers}
                 elif message["type"] == "http.response.body":
                     message = {**message, "body": line, "more_body": False}
@@ -615,13 +678,15 @@ def create_app(
     league: str | Path | None = None,
     hosts: Sequence[str] = tuple(ALLOWED_HOSTS),
     play: bool = True,
+    shared: bool | None = None,
 ) -> FastAPI:
     """The one ASGI app: pages, static files, the play API and the viewer API; with ``league``, the
     league of that folder too (its pages under ``/league/``, its JSON under ``/api/``; ``/`` leads there).
 
     ``hosts``: the Host names answered (:func:`allowed_hosts`).  ``play``: serve the play page (``/play``,
     and ``/`` without a league) and its API (``/api/options``, ``new``, ``state``, ``act``, ``next``);
-    without it those paths are 404s, as any other unknown path."""
+    without it those paths are 404s, as any other unknown path.  ``shared`` (default: with a league): a server
+    others reach, where a play request without ``?session=`` is a 400 rather than the game used last."""
     api = _fastapi(title="Gin Arena", docs_url=None, redoc_url=None, openapi_url=None)
     api.state.arena = state
     rule: BodyRule = play_rule
@@ -667,13 +732,13 @@ def create_app(
         return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=500)
 
     if play:
-        _play_routes(api, state, home=league is None)
+        _play_routes(api, state, home=league is None, shared=league is not None if shared is None else shared)
 
     @api.get("/favicon.ico")
     def favicon() -> Response:
         return Response(status_code=204)  # no icon: browsers ask anyway, and a 404 shows in their console
 
-    @api.get("/view")
+    @api.api_route("/view", methods=["GET", "HEAD"])
     def view_page() -> FileResponse:
         return FileResponse(page_path("view.html"), media_type="text/html; charset=utf-8")
 
@@ -699,37 +764,44 @@ def asgi_app(api: FastAPI) -> ASGIApp:
     return BoardFastPath(api, site.cached, api.state.hosts)
 
 
-def _play_routes(api: FastAPI, state: App, *, home: bool) -> None:
-    """The play page (at ``/play``, and at ``/`` when ``home``) and its JSON API."""
+def _play_routes(api: FastAPI, state: App, *, home: bool, shared: bool) -> None:
+    """The play page (at ``/play``, and at ``/`` when ``home``) and its JSON API.  ``shared``: a server others
+    reach too, where each request must name its game (``?session=``): without it, the game used last would be
+    anyone's."""
 
     def play_page() -> FileResponse:
         return FileResponse(page_path("play.html"), media_type="text/html; charset=utf-8")
 
-    api.get("/play")(play_page)
+    api.api_route("/play", methods=["GET", "HEAD"])(play_page)
     if home:
-        api.get("/")(play_page)
+        api.api_route("/", methods=["GET", "HEAD"])(play_page)
+
+    def game(session: str | None) -> PlaySession:
+        if session is None and shared:
+            raise IllegalAction("missing session: this server is shared, name your game with ?session=ID", 400)
+        return state.sessions.get(session)
 
     @api.get("/api/options")
     def options() -> dict[str, Any]:
         return state.options()
 
     @api.post("/api/new")
-    def new(body: NewGame) -> dict[str, Any]:
-        return state.new_game(body)
+    def new(body: NewGame, request: Request) -> dict[str, Any]:
+        return state.new_game(body, request.client.host if request.client else "")
 
     @api.get("/api/state")
     def game_state(session: str | None = None) -> dict[str, Any]:
-        return state.sessions.get(session).view()
+        return game(session).view()
 
     @api.post("/api/act")
     def act(body: Act, session: str | None = None) -> dict[str, Any]:
-        s = state.sessions.get(session)
+        s = game(session)
         s.act(body.action, body.card, body.melds)
         return s.view()
 
     @api.post("/api/next")
     def next_hand(session: str | None = None) -> dict[str, Any]:
-        s = state.sessions.get(session)
+        s = game(session)
         s.next_hand()
         return s.view()
 
@@ -785,13 +857,18 @@ class Server:
         league: str | Path | None = None,
         hosts: Sequence[str] = tuple(ALLOWED_HOSTS),
         play: bool = True,
+        shared: bool | None = None,
     ):
+        """``shared`` (default: with a league, or bound to an address that is not loopback): see
+        :func:`create_app`."""
         self.app = app
         self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
         self.sock.listen(BACKLOG)
-        asgi = asgi_app(create_app(app, league=league, hosts=hosts, play=play))
+        if shared is None:
+            shared = league is not None or host not in LOOPBACK_BINDS
+        asgi = asgi_app(create_app(app, league=league, hosts=hosts, play=play, shared=shared))
         config = uvicorn.Config(
             asgi,
             log_level="warning",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,6 +100,23 @@ ACTIONS: dict[str, tuple[tuple[int, ...], int | None]] = {
 }
 #: Actions of the showdown stages: the person's knock ("lay_down") and the person's defence.
 STAGE_ACTIONS = {"lay_down": ("lay_down",), "defend": ("lay_off", "take_back", "lay_down", "pass")}
+
+#: Each action in words, for refusals ("you cannot decline to knock now"): never the action's name.
+PHRASES = {
+    "take": "take the upcard",
+    "pass": "pass",
+    "draw_stock": "draw from the stock",
+    "draw_pile": "draw from the discard pile",
+    "discard": "discard",
+    "play_on": "discard and play on",
+    "knock": "knock",
+    "no_knock": "decline to knock",
+    "big_gin": "go big gin",
+    "no_big_gin": "decline big gin",
+    "lay_down": "lay down",
+    "lay_off": "lay off",
+    "take_back": "take back your layoffs",
+}
 
 #: What the person must do in each phase (the tail of an error message).
 NEEDED = {
@@ -194,9 +211,12 @@ class PlaySession:
         rules: Rules | None = None,
         overrides: Mapping[str, Any] | None = None,
         targets: Sequence[int] = TARGETS,
+        loader: Callable[[str], Bot] = load_bot,
         **kw: Any,
     ) -> PlaySession:
-        """A new game; ``targets``: the targets the page offers (a ``--rules`` file's may be among them)."""
+        """A new game; ``targets``: the targets the page offers (a ``--rules`` file's may be among them);
+        ``loader``: what loads the bot by its spec (a server's loads each spec once,
+        :meth:`arena.web.server.App.bot`)."""
         if target not in targets:
             raise IllegalAction(f"target must be one of {', '.join(map(str, targets))}, not {target!r}", 400)
         extra = dict(overrides or {})
@@ -209,7 +229,7 @@ class PlaySession:
         except (RulesError, ValueError, OSError) as exc:
             raise IllegalAction(str(exc), 400) from None
         try:
-            b = load_bot(bot)
+            b = loader(bot)
         except (ValueError, OSError) as exc:
             raise IllegalAction(str(exc), 400) from None
         return cls(b, r, preset, **kw)
@@ -322,7 +342,7 @@ class PlaySession:
                 self._showdown_act(action, card, melds)
                 return
             if action in ("lay_down", "lay_off", "take_back"):
-                raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: nobody has knocked")
+                raise IllegalAction(f"you cannot {PHRASES[action]} now: nobody has knocked")
             phases, answer = ACTIONS[action]
             phase = self.table.phase
             needs_card = answer is None or (action == "knock" and phase == PH_DISCARD)
@@ -331,7 +351,7 @@ class PlaySession:
             if self.table.to_act != PERSON:
                 raise IllegalAction("it is not your turn")
             if phase not in phases:
-                raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {NEEDED[phase]}")
+                raise IllegalAction(f"you cannot {PHRASES[action]} now: {NEEDED[phase]}")
             if needs_card and (err := int(illegal_reason(self.st, self.rules, card))) != 0:
                 if err == ERR_RETAKE:
                     raise IllegalAction(
@@ -371,7 +391,7 @@ class PlaySession:
     def _showdown_act(self, action: str, card: Any, melds: Sequence[Sequence[int]] | None) -> None:
         if action not in STAGE_ACTIONS[self.stage]:
             need = "lay down your melds" if self.stage == "lay_down" else "lay off, lay down or pass"
-            raise IllegalAction(f"you cannot {action.replace('_', ' ')} now: {need}")
+            raise IllegalAction(f"you cannot {PHRASES[action]} now: {need}")
         hand = self.table.hand(PERSON)
         bot_hand = self.table.hand(BOT)
         try:

@@ -497,3 +497,172 @@ def test_the_html_report_fits_a_phone(browser, shots, tmp_path):
         page.screenshot(path=str(shots / "report-phone.png"))
     finally:
         ctx.close()
+
+
+# --- the keyboard, accessible names, a lost game, odd answers -------------------------------------------------
+
+SNAP = (
+    "JSON.stringify(state && [state.phase, state.stage, state.hand_over, state.hand_no, state.log.length,"
+    " state.you.cards.length])"
+)
+
+
+def tab_to(page, selector, most=120):
+    """Press Tab until the focus is on an element matching ``selector`` (the keyboard's way to a control)."""
+    for _ in range(most):
+        if page.evaluate("s => !!document.activeElement && document.activeElement.matches(s)", selector):
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+def press(page, selector, key="Enter"):
+    """Tab to ``selector``, press ``key``, and wait for the game to move on."""
+    before = page.evaluate(SNAP)
+    tab_to(page, selector)
+    page.keyboard.press(key)
+    for _ in range(400):
+        if page.evaluate(SNAP) != before:
+            return
+        page.wait_for_timeout(25)
+    raise AssertionError(f"{key} on {selector} changed nothing")
+
+
+def test_a_whole_hand_can_be_played_with_the_keyboard_only(browser, srv, shots):
+    ctx, page = _page(browser)
+    try:
+        page.goto(srv.url)
+        page.wait_for_selector("#preset option", state="attached")
+        tab_to(page, "#go")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#table:not(.hidden)")
+        assert page.evaluate("state.hand_no") == 1
+        keys = iter(["Enter", " "] * 200)  # both keys press a card, the stock, a button
+        for _ in range(200):
+            s = page.evaluate("state")
+            if s["hand_over"]:
+                break
+            allowed = s["allowed"]
+            if "pass" in allowed and s["stage"] == "play":
+                press(page, "#pass", next(keys))
+            elif "draw_stock" in allowed:
+                press(page, "#stock", next(keys))
+            elif "no_big_gin" in allowed:
+                press(page, "#no_big_gin", next(keys))
+            elif "discard" in allowed:
+                press(page, "#you-hand .card", next(keys))  # the first card of the hand: discard it
+            elif s["stage"] == "defend":
+                press(page, "#lay_down:not(.hidden), #pass_defend:not(.hidden)", next(keys))
+            else:
+                raise AssertionError(f"nothing to do from the keyboard: {s['phase']} {s['stage']} {allowed}")
+            if s["stage"] == "play" and "discard" in allowed:
+                page.screenshot(path=str(shots / "keyboard-discard.png"))
+        page.wait_for_selector("#overlay:not(.hidden)")
+        assert page.evaluate("document.activeElement.id") == "next"  # the showdown takes the focus
+        page.screenshot(path=str(shots / "keyboard-showdown.png"))
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => state.hand_no === 2 && !state.hand_over")
+        assert page.locator("#overlay").is_hidden()
+    finally:
+        ctx.close()
+
+
+def test_cards_piles_and_hands_have_accessible_names_and_the_status_and_errors_are_live(browser, srv, shots):
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))  # drew Ad: discard phase
+        hand = page.locator("#you-hand")
+        assert hand.get_by_role("button", name="king of hearts", exact=True).count() == 1
+        assert hand.get_by_role("button", name="ace of diamonds", exact=True).count() == 1
+        assert page.get_by_role("button", name="stock: 30").is_visible()  # 52 - 21 dealt - the drawn Ad
+        assert page.get_by_role("button", name="discard pile: five of hearts").is_visible()
+        assert page.locator("#bot-hand").get_attribute("aria-label") == "simple's hand: 10 cards"
+        assert page.locator("#status").get_attribute("aria-live") == "polite"
+        assert page.locator("#error").get_attribute("role") == "alert"
+        assert page.locator("#error").get_attribute("aria-live") == "assertive"
+        page.click("#knock")
+        card(page, "Kh").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        page.click("#lay_down")
+        dialog = page.get_by_role("dialog", name="Game over: you win")
+        dialog.wait_for()
+        assert page.evaluate("document.activeElement.id") == "again"  # the dialog takes the focus
+        page.screenshot(path=str(shots / "a11y-game-over.png"))
+    finally:
+        ctx.close()
+
+
+def test_the_game_over_score_stays_on_one_line_on_a_narrow_phone(browser, srv, shots):
+    ctx, page = _page(browser, {"width": 375, "height": 740})
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))
+        page.click("#knock")
+        card(page, "Kh").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        page.click("#lay_down")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        # a long name, the bot winning: the title needs two lines
+        page.evaluate("() => { state.names[1] = 'a-bot-with-a-long-name'; state.winner_seat = 1; render(); }")
+        page.evaluate("() => { state.scores = [0, 120]; render(); }")
+        title = page.locator("#box h2")
+        assert title.inner_text() == "Game over: a-bot-with-a-long-name wins 120–0"
+        assert page.evaluate("document.querySelector('#box h2 .nowrap').getClientRects().length") == 1
+        assert page.locator("#box h2 .nowrap").inner_text() == "120–0"
+        page.screenshot(path=str(shots / "phone-game-over-title.png"))
+    finally:
+        ctx.close()
+
+
+def test_a_game_gone_from_the_server_disables_the_table_and_says_so(browser, srv, shots):
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1)  # the person is to take or pass the upcard
+        assert page.locator("#take").is_enabled()
+        srv.app.sessions.games.clear()  # evicted, expired, the server restarted
+        page.click("#pass")
+        page.wait_for_selector("#restart:visible")
+        assert page.locator("#take").is_disabled() and page.locator("#pass").is_disabled()
+        assert "no longer on the server" in page.locator("#status").inner_text()
+        assert "Take the upcard" not in page.locator("#status").inner_text()
+        assert "clickable" not in page.locator("#stock").get_attribute("class")
+        page.screenshot(path=str(shots / "game-gone.png"))
+    finally:
+        ctx.close()
+
+
+def test_an_answer_that_is_not_json_shows_its_status_without_an_unhandled_rejection(browser, srv):
+    ctx, page = _page(browser)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1)
+        page.route("**/api/act*", lambda route: route.fulfill(status=502, body="<html>bad gateway</html>"))
+        page.click("#pass")
+        page.wait_for_selector("#error:not(.hidden)")
+        assert page.locator("#error").inner_text().startswith("502")
+        page.wait_for_timeout(300)
+        assert not errors, errors
+    finally:
+        ctx.close()
+
+
+def test_the_viewer_s_error_page_shows_only_the_message(browser, shots, tmp_path):
+    from arena.web.viewer import Games, recorded_game
+
+    run = _recorded(tmp_path)
+    srv = Server(App(recorded=recorded_game(run, 1), games=Games(run_dir=run, default=1)), port=0).start()
+    ctx, page = _page(browser, PHONE)
+    try:
+        page.goto(srv.url + "view?game=abc")
+        page.wait_for_function("() => document.querySelector('#text').textContent.length > 0")
+        assert page.locator("#text").is_visible()
+        for hidden in ("#stockcard", "#pile", "#p0", "#p1", "#controls", "#slider", "header"):
+            assert page.locator(hidden).is_hidden(), hidden
+        page.screenshot(path=str(shots / "view-error.png"))
+    finally:
+        ctx.close()
+        srv.stop()

@@ -11,6 +11,13 @@ const RANKS = "A23456789TJQK", SUITS = "cdhs";
 function suitOf(id) { return SUITS[Math.floor(id / 13)]; }
 function rankText(id) { const r = RANKS[id % 13]; return r === "T" ? "10" : r; }
 function cardText(id) { return rankText(id) + {c: "\u2663", d: "\u2666", h: "\u2665", s: "\u2660"}[suitOf(id)]; }
+// Each card's accessible name ("queen of hearts"): English words unless a page sets others (the play page's
+// language, from its catalog: CARD_WORDS.ranks and .suits in RANKS and SUITS order, .name with {rank} and {suit}).
+let CARD_WORDS = {ranks: ["ace", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "jack", "queen", "king"],
+                  suits: ["clubs", "diamonds", "hearts", "spades"], name: "{rank} of {suit}"};
+function cardName(id) {
+  return CARD_WORDS.name.split("{rank}").join(CARD_WORDS.ranks[id % 13]).split("{suit}").join(CARD_WORDS.suits[Math.floor(id / 13)]);
+}
 function suitSvg(s) { return `<svg viewBox="0 0 100 100" aria-hidden="true" fill="currentColor">${SUIT_PATHS[s]}</svg>`; }
 function cardEl(id, extra) {
   const s = suitOf(id), el = document.createElement("div");
@@ -18,6 +25,7 @@ function cardEl(id, extra) {
   el.dataset.id = id;
   el.innerHTML = `<div class="r">${rankText(id)}<span>${suitSvg(s)}</span></div><div class="c">${suitSvg(s)}</div>`;
   el.title = cardText(id);
+  el.setAttribute("role", "img"); el.setAttribute("aria-label", cardName(id));
   return el;
 }
-function backEl() { const el = document.createElement("div"); el.className = "card back"; return el; }
+function backEl() { const el = document.createElement("div"); el.className = "card back"; el.setAttribute("aria-hidden", "true"); return el; }
