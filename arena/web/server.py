@@ -399,13 +399,20 @@ class App:
         return next(reversed(self.sessions.games.values()))[0] if self.sessions.games else None
 
     def bot(self, spec: str) -> Bot:
-        """The bot ``spec`` names, loaded on its first game and kept for the next ones."""
-        with self.bots_lock:
-            if spec not in self.bots:
-                from arena.loading.load import load_bot
+        """The bot ``spec`` names, loaded on its first game and kept for the next ones (loading one for
+        every game grew the server's memory without end).  A bot in its own process (``cmd:``, a
+        sandboxed file) is loaded for each game: its process holds one game's conversation, and two
+        games at once would interleave their questions in it."""
+        from arena.external.client import external_of
+        from arena.loading.load import load_bot
 
-                self.bots[spec] = load_bot(spec)
-            return self.bots[spec]
+        with self.bots_lock:
+            if spec in self.bots:
+                return self.bots[spec]
+            bot = load_bot(spec)
+            if external_of(bot) is None:
+                self.bots[spec] = bot
+            return bot
 
     def presets(self) -> list[str]:
         from arena.settings.rules import available_presets

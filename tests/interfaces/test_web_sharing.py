@@ -113,6 +113,26 @@ def test_the_server_loads_each_bot_once_for_all_its_games(monkeypatch):
     assert games[0].mem_bot is not games[1].mem_bot and games[0].params is not games[1].params  # each game's own
 
 
+def test_a_bot_in_its_own_process_is_loaded_for_each_game(monkeypatch):
+    """Its process holds one game's conversation: two games sharing it would interleave their questions."""
+    import arena.external.client as client
+    import arena.loading.load as load
+
+    calls = []
+    real = load.load_bot
+
+    def counted(spec, *a, **kw):
+        calls.append(spec)
+        return real(spec, *a, **kw)
+
+    monkeypatch.setattr(load, "load_bot", counted)
+    monkeypatch.setattr(client, "external_of", lambda bot: object() if bot.name == "gin-chasing" else None)
+    app = App(bot="simple", seed=2)
+    for spec in ("gin-chasing", "gin-chasing", "simple", "simple"):
+        app.new_game(NewGame(bot=spec))
+    assert calls == ["gin-chasing", "gin-chasing", "simple"]
+
+
 def _rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
