@@ -192,10 +192,10 @@ def test_a_served_league_answers_to_its_allowed_hosts_on_every_interface_and_beh
         req = urllib.request.Request(url, headers={"Host": "evil.example"})
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(req, timeout=30)
-        assert refused.value.read().decode() == (
-            "this server does not answer to Host 'evil.example' (DNS rebinding); "
+        assert json.loads(refused.value.read().decode()) == {  # on the API, JSON like every other answer there
+            "error": "this server does not answer to Host 'evil.example' (DNS rebinding); "
             "a league's server allows it with --allowed-host NAME"
-        )
+        }
         # Behind a TLS proxy on this machine: X-Forwarded-Proto https makes the cookies Secure.
         status, headers = _host_status(server.url + "/league/login", "league.example.org", "https")
         assert status == 200 and "secure" in headers["set-cookie"].lower()
