@@ -47,6 +47,25 @@ def script(folder: Path, name: str, body: str) -> list[str]:
     return [sys.executable, str(path)]
 
 
+def play_loop(name: str) -> str:
+    """The end of a bot program: the handshake as ``name``, then the Python example's play, game by game."""
+    return textwrap.dedent(
+        f"""
+        game = None
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "hello":
+                print(json.dumps({{"name": "{name}", "protocol": 1}}), flush=True)
+            elif msg["type"] == "decide":
+                if msg["new_game"]:
+                    game = sp.Game(msg["seed"])
+                print(sp.decide(msg, game), flush=True)
+            else:
+                break
+        """
+    )
+
+
 def chunk_tasks(bot, opponent, pairs: int = 4, chunk_size: int = 4):
     a, b = BotSpec.of(bot), BotSpec.of(opponent)
     _, tasks = plan_matchup(
@@ -215,18 +234,7 @@ try:
 except Exception as e:
     print("STOPPED", type(e).__name__, e, file=sys.stderr, flush=True)
 print("THREADS", n, file=sys.stderr, flush=True)
-game = None
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg["type"] == "hello":
-        print(json.dumps({"name": "bomb", "protocol": 1}), flush=True)
-    elif msg["type"] == "decide":
-        if msg["new_game"]:
-            game = sp.Game(msg["seed"])
-        print(sp.decide(msg, game), flush=True)
-    else:
-        break
-"""
+""" + play_loop("bomb")
 
 
 def _tasks_of(uid: int) -> int:
@@ -276,18 +284,7 @@ for root, dirs, files in os.walk(RESULTS):
         except OSError as e:
             print("NOREAD", p, e.errno, file=sys.stderr, flush=True)
 print("OWN", open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights.txt")).read(), file=sys.stderr)
-game = None
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg["type"] == "hello":
-        print(json.dumps({"name": "peeker", "protocol": 1}), flush=True)
-    elif msg["type"] == "decide":
-        if msg["new_game"]:
-            game = sp.Game(msg["seed"])
-        print(sp.decide(msg, game), flush=True)
-    else:
-        break
-"""
+""" + play_loop("peeker")
 
 
 def test_a_bot_in_a_run_sees_no_run_under_the_results_root(tmp_path):

@@ -92,10 +92,12 @@ def test_strangers_new_games_push_out_only_their_own_and_not_another_client_s_re
     assert sessions.get(mine[-1].id) is mine[-1]
 
 
-def test_the_server_loads_each_bot_once_for_all_its_games(monkeypatch):
+@pytest.fixture
+def load_calls(monkeypatch) -> list[str]:
+    """The specs the server loads, in order (``load_bot`` counted)."""
     import arena.loading.load as load
 
-    calls = []
+    calls: list[str] = []
     real = load.load_bot
 
     def counted(spec, *a, **kw):
@@ -103,6 +105,11 @@ def test_the_server_loads_each_bot_once_for_all_its_games(monkeypatch):
         return real(spec, *a, **kw)
 
     monkeypatch.setattr(load, "load_bot", counted)
+    return calls
+
+
+def test_the_server_loads_each_bot_once_for_all_its_games(load_calls):
+    calls = load_calls
     app = App(bot="simple", seed=2)
     for _ in range(5):
         app.new_game(NewGame())
@@ -113,19 +120,11 @@ def test_the_server_loads_each_bot_once_for_all_its_games(monkeypatch):
     assert games[0].mem_bot is not games[1].mem_bot and games[0].params is not games[1].params  # each game's own
 
 
-def test_a_bot_in_its_own_process_is_loaded_for_each_game(monkeypatch):
+def test_a_bot_in_its_own_process_is_loaded_for_each_game(load_calls, monkeypatch):
     """Its process holds one game's conversation: two games sharing it would interleave their questions."""
     import arena.external.client as client
-    import arena.loading.load as load
 
-    calls = []
-    real = load.load_bot
-
-    def counted(spec, *a, **kw):
-        calls.append(spec)
-        return real(spec, *a, **kw)
-
-    monkeypatch.setattr(load, "load_bot", counted)
+    calls = load_calls
     monkeypatch.setattr(client, "external_of", lambda bot: object() if bot.name == "gin-chasing" else None)
     app = App(bot="simple", seed=2)
     for spec in ("gin-chasing", "gin-chasing", "simple", "simple"):
