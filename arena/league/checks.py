@@ -245,10 +245,18 @@ def _fails_of(out: IO[bytes], code: int) -> list[str]:
     return [f"the check failed (exit code {code}): {last.strip()[:300]}"]
 
 
-def check_in_process(spec: str, games: int) -> list[str]:
+def check_seed() -> int:
+    """The first seed of a submission's check games: drawn, so that no bot can tell them from rated ones."""
+    import secrets
+
+    return secrets.randbits(48)
+
+
+def check_in_process(spec: str, games: int, first_seed: int = 0) -> list[str]:
     """The check of a version that plays in the arena's process (MLP weights): it loads (every array
     checked again: stored bytes are not trusted) and plays ``games`` games against simple, each seat in
-    turn, without a forfeit.  The FAIL lines, as :func:`arena.loading.check.check_bot` gives them."""
+    turn, without a forfeit, on seeds from ``first_seed``.  The FAIL lines, as
+    :func:`arena.loading.check.check_bot` gives them."""
     import numpy as np
 
     from arena.botkit.bot import BotError
@@ -262,7 +270,7 @@ def check_in_process(spec: str, games: int) -> list[str]:
     except BotError as exc:
         return [f"load: {exc}"]
     simple = load_bot("simple")
-    seeds = np.arange(games // 2 + 1, dtype=np.int64)
+    seeds = np.arange(first_seed, first_seed + games // 2 + 1, dtype=np.int64)
     for pair in ((bot, simple), (simple, bot)):
         rec = play_batch(*pair, rules_array(Rules()), seeds)
         if rec.errors:  # one message per forfeited game
@@ -282,11 +290,14 @@ def main(argv: list[str] | None = None) -> int:
 
     # The limits the bot will play under (the check sets the start time of its kind).
     limits = Limits(**cfg.run_config(["random", "simple"], round_no=0, results_dir=".").bot_limits())
+    # Drawn seeds: on fixed ones a bot could know its check games (by its own random keys, as it could
+    # guess a public seed) and behave there alone.
+    first = check_seed()
     try:
         if BotRef.parse(spec).in_process:
-            fails = check_in_process(spec, cfg.check_games)
+            fails = check_in_process(spec, cfg.check_games, first)
         else:
-            report = check_bot(spec, games=cfg.check_games, limits=limits, echo=None)
+            report = check_bot(spec, games=cfg.check_games, limits=limits, echo=None, first_seed=first)
             fails = [f"{what}: {detail}" for status, what, detail in report.lines if status == "FAIL"]
     except Exception as exc:  # a check that breaks refuses the bot
         fails = [f"the check failed: {type(exc).__name__}: {exc}"]

@@ -56,6 +56,8 @@ from arena.external.process import ExternalBotError
 from arena.external.protocol import DECISION_OF_PHASE
 from arena.settings.botref import BotRef
 
+#: The seed of check-bot's first game against simple (the next ones count up from it).
+CHECK_SEED = 1000
 #: Games check-bot plays a second time with the same seeds, to see that the bot replays them.
 REPLAYED = 3
 
@@ -274,9 +276,15 @@ def _legal(view: np.ndarray, answer: int) -> str:
 
 
 def check_bot(
-    spec: str, games: int = 20, limits: Limits | None = None, echo: Callable[[str], None] | None = print
+    spec: str,
+    games: int = 20,
+    limits: Limits | None = None,
+    echo: Callable[[str], None] | None = print,
+    first_seed: int = CHECK_SEED,
 ) -> CheckReport:
-    """Run the check on ``cmd:...`` (or a bot file, run in the sandbox); lines are echoed as they come."""
+    """Run the check on ``cmd:...`` (or a bot file, run in the sandbox); lines are echoed as they come.
+    Its games are seeded ``first_seed``, ``first_seed + 1``...: fixed for ``arena check-bot`` (a failure
+    replays), drawn by a league, whose bots must not know a check game from a rated one."""
     from arena.engine.play import play_batch
     from arena.loading.load import limits_for, load_bot
     from arena.settings.rules import Rules
@@ -297,7 +305,7 @@ def check_bot(
     ext = ExternalBot(command, cwd, limits, env=env, record_times=True, read_paths=read_paths, **timing)
     try:
         probes = ref.kind != "eaai"
-        _check(report, ext, games, echo, load_bot, play_batch, Rules, probes, _REPLAY_HINTS[ref.kind])
+        _check(report, ext, games, echo, load_bot, play_batch, Rules, probes, _REPLAY_HINTS[ref.kind], first_seed)
     finally:
         ext.close()
     if report.passed:
@@ -307,7 +315,9 @@ def check_bot(
     return report
 
 
-def _check(report, ext, games, echo, load_bot, play_batch, Rules, probes: bool, replay_hint: str) -> None:
+def _check(
+    report, ext, games, echo, load_bot, play_batch, Rules, probes: bool, replay_hint: str, first_seed: int
+) -> None:
     """The check's steps; ``probes``: ask each kind of decision once on a sample view, out of any
     game's sequence (not for an EAAI-kit player, whose adapter follows the table move by move and
     rightly refuses a view that could not follow its last one: its decisions are checked in the
@@ -363,7 +373,7 @@ def _check(report, ext, games, echo, load_bot, play_batch, Rules, probes: bool, 
         simple = load_bot("simple")
         rules = rules_array(Rules())
         half = max(1, games // 2)
-        seeds = np.arange(1000, 1000 + half)
+        seeds = np.arange(first_seed, first_seed + half)
         try:
             ext.start(1)  # the second seat's process, so that its start is not timed as play
         except ExternalBotError as exc:

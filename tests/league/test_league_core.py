@@ -353,3 +353,26 @@ def test_rounds_play_on_drawn_secret_seeds_unless_the_league_fixes_a_seed(tmp_pa
     for bad in (-1, 2**62 + 1, "1", 1.5, True, "SECRET"):
         with pytest.raises(LeagueError, match=r"seed = .* is not allowed \(allowed: \"secret\", or an integer"):
             LeagueConfig(seed=bad)
+
+
+def test_a_submissions_check_plays_on_drawn_seeds_a_bot_cannot_know(tmp_path, monkeypatch, capsys):
+    """On the fixed seeds of before (0, 1, ...; 1000, ... for a walled bot), a bot could tell its check
+    games from rated ones by its own random keys, and behave in them alone."""
+    import arena.engine.play as play
+    from arena.league import checks
+
+    draws = {checks.check_seed() for _ in range(4)}
+    assert len(draws) == 4 and min(draws) > 10**6
+    seen: list[list[int]] = []
+    real = play.play_batch
+
+    def spy(a, b, rules, seeds, *args, **kw):
+        seen.append(seeds.tolist())
+        return real(a, b, rules, seeds, *args, **kw)
+
+    monkeypatch.setattr(play, "play_batch", spy)
+    monkeypatch.setattr(checks, "check_seed", lambda: 987_654_321)
+    lg = house_league(tmp_path)
+    assert checks.main([str(lg.dir), "learned"]) == 0
+    assert '"fails": []' in capsys.readouterr().out
+    assert seen and all(s[0] == 987_654_321 for s in seen)
