@@ -333,6 +333,7 @@ def test_a_port_out_of_range_is_one_error_line_before_any_server_starts(args):
 #: A Ctrl-C delivered while the command imports ``module`` for the first time (``sys.argv`` is the command).
 _INTERRUPT_DURING_IMPORT = """
 import builtins, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background job ignores it)
 from arena.cli import main
 module, sys.argv = sys.argv[1], ["arena", *sys.argv[2:]]
 real_import = builtins.__import__

@@ -306,6 +306,7 @@ def test_sigterm_outside_a_run_is_exit_130_and_one_line(tmp_path):
 #: signal does that lands while llvmlite loads compiled code: the handler's exception is "ignored" there.
 _SIGNAL_IN_A_CALLBACK = """
 import ctypes, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background job ignores it)
 import arena.run.runner as runner
 from arena.cli import main
 
