@@ -33,6 +33,7 @@ import importlib.util
 import sys
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,8 +229,15 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
     )
 
 
+#: Each decision function's compiled form, by the Python function (and whether numba's disk cache was used):
+#: a bot loaded again (a league's every pairing, a server's every game) reuses it.  A new dispatcher per load
+#: loaded the machine code anew each time, and numba never frees it: a quarter of a megabyte per load of a
+#: bot, for as long as the process lives.
+_COMPILED: weakref.WeakKeyDictionary[Callable[..., Any], dict[bool, Callable[..., int]]] = weakref.WeakKeyDictionary()
+
+
 def _compile_decision(py: Callable[..., Any], fname: str, source: str, cache: bool) -> Callable[..., int]:
-    """One decision function compiled for the engine's signature, once if it can be.
+    """One decision function compiled for the engine's signature, once per Python function (:data:`_COMPILED`).
 
     It is compiled for the argument types, so numba infers what it returns:
     a float answer (1.7, 0.2) would be cut to an int without a word by the
@@ -240,13 +248,15 @@ def _compile_decision(py: Callable[..., Any], fname: str, source: str, cache: bo
     Another integer or a bool (int32, uint64, True: other machine types) is
     compiled once more with the signature, which converts it exactly.
     """
+    done = _COMPILED.setdefault(py, {})
+    if cache in done:
+        return done[cache]
     inferred = jit(BOT_SIGNATURE.args, cache=cache)(py)
     ret = inferred.nopython_signatures[0].return_type
     if not isinstance(ret, (types.Integer, types.Boolean)):
         raise BotError(f"{source}: {fname}() returns {ret}; a decision must return an integer (0/1 or a card number)")
-    if types.unliteral(ret) == types.int64:
-        return inferred
-    return jit(BOT_SIGNATURE, cache=cache)(py)
+    done[cache] = inferred if types.unliteral(ret) == types.int64 else jit(BOT_SIGNATURE, cache=cache)(py)
+    return done[cache]
 
 
 def bot_cache_dir() -> Path:
