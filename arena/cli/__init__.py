@@ -26,8 +26,8 @@ def main() -> None:
 
         arena_app()
     except SystemExit as exc:
-        if exc.code == interrupts.EXIT_INTERRUPTED and interrupts.unreported():
-            interrupts.report()
+        if exc.code == interrupts.EXIT_INTERRUPTED and interrupts.signalled():
+            interrupts.report_once()
         raise
     except BaseException as exc:
         if not interrupts.caused(exc):

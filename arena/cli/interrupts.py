@@ -19,7 +19,7 @@ import sys
 EXIT_INTERRUPTED = 130
 
 _received: list[int] = []
-_reported: list[str] = []
+_said: list[bool] = []  # a line has said so, in this command
 
 
 def _on_interrupt(signum: int, frame: object) -> None:
@@ -42,20 +42,22 @@ def caused(exc: BaseException) -> bool:
 def report(detail: str = "", how: str = "SIGINT") -> None:
     """The one line: ``error: interrupted (SIGINT)``, then what a command kept (``detail``), if it says."""
     line = f"error: interrupted ({how})" + (f": {detail}" if detail else "")
-    _reported.append(line)
+    _said.append(True)
     sys.stderr.write(f"\n{line}\n")
     sys.stderr.flush()
 
 
 def begin() -> None:
     """A command begins: nothing said yet (a test may run several in one process)."""
-    _reported.clear()
+    _said.clear()
 
 
-def reported() -> bool:
-    return bool(_reported)
+def signalled() -> bool:
+    """A Ctrl-C arrived (typer turns one it catches into exit 130, silently)."""
+    return bool(_received)
 
 
-def unreported() -> bool:
-    """A Ctrl-C arrived and no line said so (typer turns an interrupt it catches into exit 130, silently)."""
-    return bool(_received) and not _reported
+def report_once() -> None:
+    """:func:`report`, unless a command already said what it kept."""
+    if not _said:
+        report()

@@ -60,8 +60,7 @@ class _HoistingGroup(TyperGroup):
         except BaseException as exc:
             if not isinstance(exc, Exception | KeyboardInterrupt) or not interrupts.caused(exc):
                 raise
-            if not interrupts.reported():
-                interrupts.report()
+            interrupts.report_once()
             raise typer.Exit(interrupts.EXIT_INTERRUPTED) from None
 
 

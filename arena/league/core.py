@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
 from arena.league.db import DB_NAME, LeagueError, atomic_write, connect, get_state, rows, transaction
 from arena.league.uploads import check_policy, check_upload
-from arena.settings.botref import BotRef
+from arena.settings.botref import BotRef, look_alike_key
 
 if TYPE_CHECKING:
     from arena.botkit.bot import Bot
@@ -75,12 +75,12 @@ def name_key(name: str) -> str:
     """The form two names that look alike share: ``AliceBot``, ``aIicebot`` and ``a1icebot`` all give the
     key of ``alicebot``; a new name whose key is an existing name's is refused.
 
-    An ASCII folding of our own rather than Unicode's confusable skeleton (UTS #39): names are ASCII by
-    :data:`NAME_RE`, so the cross-script look-alikes the skeleton exists for (Cyrillic a for Latin a) cannot
-    be typed at all, while the skeleton keeps case apart and does not fold 'rn' with 'm' in lower case as
-    readers do; a table of five characters and two pairs is also one that a reader can check by eye.  It
-    errs towards refusing: 'bil' and 'bll' share a key, and the one who asks second picks another name."""
-    key = name.lower().replace("rn", "m").replace("vv", "w")
+    A run's look-alike key (:func:`arena.settings.botref.look_alike_key`: case) folded further, as a
+    league's names are ASCII by :data:`NAME_RE` and a leaderboard is read by people: Unicode's confusable
+    skeleton (UTS #39) keeps case apart and does not fold 'rn' with 'm' in lower case as readers do; a
+    table of five characters and two pairs is also one that a reader can check by eye.  It errs towards
+    refusing: 'bil' and 'bll' share a key, and the one who asks second picks another name."""
+    key = look_alike_key(name).replace("rn", "m").replace("vv", "w")
     return key.translate(_LOOKALIKE)
 
 
