@@ -104,6 +104,10 @@ MAX_SESSIONS = 256
 MAX_PER_CLIENT = 16
 #: A game untouched this long (seconds) is dropped.
 SESSION_TTL = 6 * 3600
+#: At most this many games are kept whose bot runs in processes of its own (``cmd:``, a sandboxed file,
+#: an EAAI player): each holds two or three processes and a bot's memory, so 256 of them could exhaust
+#: the machine.  A new one pushes out the least recently used of them.
+MAX_PROCESS_GAMES = 32
 #: Host names the server answers to (any port): a page on another name that resolves here is refused.
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 #: What ``--allowed-host`` takes: a name, ``*.name``, an IPv4 address, ``[IPv6]``, or ``*`` (any: no Host check).
@@ -305,7 +309,11 @@ class Sessions:
     Each game is kept under the address of the client that started it.  A client with :attr:`per_client`
     games that starts another loses its own least recently used one, never someone else's; only when the
     server holds :attr:`limit` games in all does a new one push out the least recently used of anyone's
-    (at the old limit of 16 in all, 16 strangers' new games pushed out every game being played)."""
+    (at the old limit of 16 in all, 16 strangers' new games pushed out every game being played).
+
+    A game whose bot runs in processes of its own stops them when it is dropped, and :attr:`process_limit`
+    bounds how many such games are kept: left to the garbage collector, every game ever started against
+    a ``cmd:`` bot kept its processes alive until it expired (three per game, up to 256 games)."""
 
     def __init__(
         self,
@@ -313,15 +321,27 @@ class Sessions:
         ttl: float = SESSION_TTL,
         clock: Any = time.monotonic,
         per_client: int = MAX_PER_CLIENT,
+        process_limit: int = MAX_PROCESS_GAMES,
     ):
         self.limit, self.ttl, self.clock, self.per_client = limit, ttl, clock, per_client
+        self.process_limit = process_limit
         self.games: OrderedDict[str, tuple[PlaySession, float]] = OrderedDict()
         self.owners: dict[str, str] = {}  # session id -> the address of the client that started it
         self.lock = threading.Lock()
+        self._dropped: list[PlaySession] = []  # to close once the lock is let go (see _close_dropped)
 
     def _drop(self, sid: str) -> None:
-        del self.games[sid]
+        s, _ = self.games.pop(sid)
         self.owners.pop(sid, None)
+        self._dropped.append(s)
+
+    def _close_dropped(self) -> None:
+        """Stop the processes of the games just dropped, outside :attr:`lock` (a game still answering a
+        request finishes it first: :meth:`PlaySession.close` takes the game's own lock)."""
+        with self.lock:
+            dropped, self._dropped = self._dropped, []
+        for s in dropped:
+            s.close()
 
     def _expire(self) -> None:
         now = self.clock()
@@ -338,8 +358,19 @@ class Sessions:
             self.owners[s.id] = client
             while len(self.games) > self.limit:
                 self._drop(next(iter(self.games)))
+            if s.own_processes:
+                held = [sid for sid, (g, _) in self.games.items() if g.own_processes]  # least recently used first
+                while len(held) > self.process_limit:
+                    self._drop(held.pop(0))
+        self._close_dropped()
 
     def get(self, sid: str | None) -> PlaySession:
+        try:
+            return self._get(sid)
+        finally:
+            self._close_dropped()
+
+    def _get(self, sid: str | None) -> PlaySession:
         with self.lock:
             self._expire()
             if sid is None:  # the game used last; a named game that is gone is a 404 even when none is left
@@ -371,6 +402,7 @@ class App:
         max_sessions: int = MAX_SESSIONS,
         session_ttl: float = SESSION_TTL,
         per_client: int = MAX_PER_CLIENT,
+        process_games: int = MAX_PROCESS_GAMES,
     ):
         from arena.settings.rules import available_presets, load_rules
 
@@ -386,7 +418,7 @@ class App:
         self.recorded = recorded
         self.games = games
         self.seed = seed
-        self.sessions = Sessions(max_sessions, session_ttl, per_client=per_client)
+        self.sessions = Sessions(max_sessions, session_ttl, per_client=per_client, process_limit=process_games)
         #: Each bot loaded once, by spec, for every game against it: a bot holds no state of its own between
         #: games (its memory, random state and parameters are each game's, :class:`PlaySession`), and loading
         #: one per game grew the server's memory by a quarter of a megabyte each new game, for ever.

@@ -75,6 +75,7 @@ from arena.engine.step import (
     new_state,
 )
 from arena.engine.table import Table
+from arena.external.client import close_bot, external_of
 from arena.loading.load import load_bot
 from arena.settings.rules import Rules, RulesError, load_rules
 from arena.web.table import action_text, showdown, table_state
@@ -293,6 +294,17 @@ class PlaySession:
                 words = f"{self.names[PERSON]} draw {_card(drawn[0])} from the stock"
             self._note(words, auto)
 
+    @property
+    def own_processes(self) -> bool:
+        """Whether the bot runs in processes of its own (``cmd:``, a sandboxed file, an EAAI player)."""
+        return external_of(self.bot) is not None
+
+    def close(self) -> None:
+        """Stop the bot's processes, if it has any: the server dropped this game.  Waits for a request
+        the game is answering (the game's lock), so no move is cut off half way."""
+        with self.lock:
+            close_bot(self.bot)
+
     def _finish_hand(self) -> None:
         self.last_hand = showdown(self.st, self.rules, self.names)
         if self.last_hand["knocker"] < 0:
@@ -309,6 +321,8 @@ class PlaySession:
             }
         )
         self.game_over = bool(end_hand(self.st, self.rules, self.row))
+        if self.game_over:
+            close_bot(self.bot)  # nothing more to ask: its processes need not wait for the game to expire
 
     def _bot_moves(self) -> None:
         """Let the bot act until it is the person's turn, the person must defend, or the hand is over."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import urllib.error
 import urllib.request
 
@@ -12,6 +11,7 @@ import pytest
 from arena.engine.cards import cards_of
 from arena.engine.layout import S_DECK, S_HAND, S_STOCK_POS
 from arena.web.server import App, Server
+from tests.web_play import call, play_to_the_end
 
 ARENA = [__import__("sys").executable, "-c", "from arena.cli import app; app(prog_name='arena')"]
 
@@ -21,17 +21,6 @@ def server():
     srv = Server(App(bot="simple", seed=12345), port=0).start()
     yield srv
     srv.stop()
-
-
-def call(srv, method, path, body=None, raw=None):
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(srv.url.rstrip("/") + path, data=data, method=method)
-    req.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=180) as r:
-            return r.status, json.loads(r.read()) if "json" in r.headers["Content-Type"] else r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def secret_cards(srv):
@@ -160,43 +149,9 @@ def test_throwing_back_the_card_just_taken_is_refused(server):
 
 @pytest.mark.parametrize("preset", ["standard", "oklahoma"])
 def test_a_whole_game_through_the_api_against_simple(server, preset):
-    rnd = random.Random(7)
-    status, v = call(server, "POST", "/api/new", {"preset": preset, "target": 50, "bot": "simple"})
-    assert status == 200
-    hands, outcomes, knocks = 0, set(), 0
-    for _ in range(5000):
-        assert_private(server, v)
-        if v["hand_over"]:
-            hands += 1
-            sd = v["showdown"]
-            outcomes.add(sd["outcome"])
-            assert sum(sd["points"]) >= 0 and v["scores"] == sd["scores_after"]
-            if sd["knocker"] >= 0:
-                assert sd["line"] and sd["hands"][1] is not None  # both hands laid out
-            if v["game_over"]:
-                break
-            v = call(server, "POST", "/api/next", {})[1]
-            continue
-        assert v["your_turn"] and v["allowed"], v  # the bot moved until it was our turn
-        allowed = v["allowed"]
-        if v["stage"] != "play":  # a knock: lay down the proposed melds (knocker) or own melds (defender)
-            assert set(allowed) >= {"lay_down"}
-            status, v = call(server, "POST", "/api/act", {"action": "lay_down", "melds": v["arrange"]["proposal"]})
-            assert status == 200 and v["hand_over"], v
-            knocks += 1
-            continue
-        if "knock" in allowed and v["phase"] == "knock":
-            act, card = "knock", None
-        elif "knock" in allowed:  # knock from the discard phase, with the discard the engine allows
-            act, card = "knock", v["knock_discards"][0]
-        elif "discard" in allowed:
-            act, card = "discard", max(v["you"]["deadwood_cards"] or [c["id"] for c in v["you"]["cards"]])
-            if card == v["just_taken"]:
-                card = next(c["id"] for c in v["you"]["cards"] if c["id"] != card)
-        else:
-            act, card = rnd.choice([a for a in allowed if a not in ("discard", "play_on")]), None
-        status, v = call(server, "POST", "/api/act", {"action": act} if card is None else {"action": act, "card": card})
-        assert status == 200, v
+    v, hands, outcomes, knocks = play_to_the_end(
+        server, {"preset": preset, "target": 50, "bot": "simple"}, each=lambda v: assert_private(server, v)
+    )
     assert v["game_over"] and max(v["scores"]) >= 50 and v["winner"] in ("You", "simple")
     assert hands >= 1 and outcomes <= {"knock", "undercut", "gin", "big_gin", "dead"} and knocks >= 1, (
         outcomes,

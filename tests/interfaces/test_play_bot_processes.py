@@ -1,0 +1,66 @@
+"""The play server stops the processes of a bot that runs in its own (``cmd:``): none outlives its game.
+
+Each game against such a bot holds its own processes (the bot keeps one
+game's conversation).  Left to the garbage collector they lived as long as
+the game was kept, finished or not: up to 256 games of three processes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from arena.web.server import App, NewGame, Server
+from tests.web_play import call, play_to_the_end
+
+PLAYER = Path(__file__).resolve().parents[2] / "examples" / "external" / "simple_player.py"
+SPEC = f"cmd:{sys.executable} {PLAYER}"
+
+
+def descendants() -> int:
+    """How many processes descend from this one."""
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue  # it ended meanwhile
+            kids.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    todo, n = [os.getpid()], 0
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            n += 1
+            todo.append(k)
+    return n
+
+
+def test_games_pushed_out_stop_their_bot_processes_and_only_so_many_are_kept():
+    app = App(bot=SPEC, seed=3, process_games=2)
+    base = descendants()
+    first = app.new_game(NewGame(), client="10.0.0.1")
+    per_game = descendants() - base
+    assert per_game >= 1  # the bot's processes started with the game
+    ids = [first["session"]] + [app.new_game(NewGame(), client=f"10.0.0.{i}")["session"] for i in (2, 3, 4)]
+    assert descendants() - base == 2 * per_game  # was 4 games' worth: nothing stopped them
+    assert [sid in app.sessions.games for sid in ids] == [False, False, True, True]
+    app.sessions.get(ids[2])  # the kept games still play
+    app.sessions.get(ids[3])
+    for sid in ids[2:]:
+        app.sessions.games[sid][0].close()
+    assert descendants() == base
+
+
+def test_a_finished_game_stops_its_bot_processes():
+    srv = Server(App(bot=SPEC, seed=11), port=0).start()
+    try:
+        base = descendants()
+        seen = []
+        v, hands, _, _ = play_to_the_end(srv, {"target": 50}, each=lambda v: seen.append(descendants() - base))
+        assert v["game_over"] and hands >= 1
+        assert max(seen) >= 1  # the bot played from processes of its own
+        assert descendants() == base  # and they ended with the game, not when it expires hours later
+        assert call(srv, "POST", "/api/next", {})[0] == 409
+    finally:
+        srv.stop()
