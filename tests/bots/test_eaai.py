@@ -394,6 +394,49 @@ def test_an_adapter_out_of_step_with_the_table_resigns_with_the_reason(java):
     close_bot(kit)
 
 
+RETAKER = textwrap.dedent(
+    """
+    from arena.engine.layout import V_HAND, V_JUST_TAKEN
+    PLAIN = True
+    PARAMS = {}
+    MEMORY = 1
+
+    def take_upcard(view, params, memory, rng):
+        return 1
+
+    def draw(view, params, memory, rng):
+        return 1
+
+    def big_gin(view, params, memory, rng):
+        return 0
+
+    def discard(view, params, memory, rng):
+        if view[V_JUST_TAKEN] >= 0:
+            return int(view[V_JUST_TAKEN])
+        return max(c for c in range(52) if int(view[V_HAND]) >> c & 1)
+
+    def knock(view, params, memory, rng):
+        return 0
+    """
+)
+
+
+@needs_java
+def test_an_opponent_that_throws_back_the_card_it_took_is_followed_not_out_of_step(java, tmp_path):
+    """Where the rules let a player discard the card it just took (no_retake = false), an opponent
+    that takes the top of the pile and throws it straight back leaves the pile and the stock as they
+    were: only the turn count and what it took and discarded show the turn.  The adapter reports it
+    (reportDraw, reportDiscard) instead of resigning the kit player's game as out of step."""
+    (tmp_path / "retaker.py").write_text(RETAKER)
+    rules = rules_array(load_rules("eaai", {"no_retake": False, "turn_cap": 30}))
+    kit = kit_bot(java, "KitSimplePlayer")
+    retaker = load(BotRef.parse(str(tmp_path / "retaker.py")))
+    a = play_batch(kit, retaker, rules, np.arange(2))
+    b = play_batch(retaker, kit, rules, np.arange(2))
+    close_bot(kit)
+    assert a.errors == [] and b.errors == []
+
+
 # --- the end of a hand and the knocker's melds, for any external program -------------------------------
 
 PROGRAM = textwrap.dedent(

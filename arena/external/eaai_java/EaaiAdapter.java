@@ -70,6 +70,7 @@ public final class EaaiAdapter {
 
     // The adapter's mirror of the table, for this seat and hand.
     private int seat = -1, handNo = -1, stock;
+    private int turn; // discards so far in this hand, both players' (the table's "turn")
     private long hand, oppTaken, oppDiscarded;
     private final List<Integer> pile = new ArrayList<>();
     private ArrayList<ArrayList<Card>> finalMelds; // what getFinalMelds returned after our last discard
@@ -265,6 +266,7 @@ public final class EaaiAdapter {
                     return Integer.toString(c); // the arena rejects it and forfeits, as the kit does
                 hand &= ~(1L << c);
                 pile.add(c);
+                turn++;
                 player.reportDiscard(seat, d);
                 finalMelds = player.getFinalMelds();
                 askedFinal = true;
@@ -317,6 +319,7 @@ public final class EaaiAdapter {
         pile.clear();
         pile.add(integer(msg, "upcard"));
         stock = 31;
+        turn = 0;
         finalMelds = null;
         askedFinal = false;
         inHand = true;
@@ -331,8 +334,11 @@ public final class EaaiAdapter {
      *
      * Between two of our decisions either the opponent played one turn (a draw, from the stock
      * or the top of the pile, then a discard, which tops the pile), or we drew (our hand grew by
-     * one card), or nothing moved.  Which one is read from the pile and the stock, not from the
-     * card sets (a card may be taken or discarded twice in a hand); the sets are checked after.
+     * one card), or nothing moved.  Which one is read from the pile, the stock and the turn count,
+     * not from the card sets (a card may be taken or discarded twice in a hand); the sets are
+     * checked after.  The turn count is needed where the rules let a player discard the card it
+     * just took (no_retake off): an opponent that takes the top card and throws it back leaves
+     * the pile and the stock as they were.
      */
     private void catchUp(Map<String, Object> msg, boolean bigGin) throws OutOfStep {
         if (askedFinal && finalMelds != null) {
@@ -351,6 +357,7 @@ public final class EaaiAdapter {
         List<Integer> table = new ArrayList<>();
         for (Object o : (List<?>) msg.get("pile"))
             table.add(((Long) o).intValue());
+        int msgTurn = integer(msg, "turn");
         long h = mask(msg.get("hand"));
         long mine = h & ~hand;
         if (mine != 0) { // our own draw (from the pile, the stock, or the stock after both passed)
@@ -366,7 +373,7 @@ public final class EaaiAdapter {
             }
             hand = h;
             player.reportDraw(seat, kit(c));
-        } else if (!(table.equals(pile) && msgStock == stock)) { // the opponent's turn
+        } else if (!(table.equals(pile) && msgStock == stock && msgTurn == turn)) { // the opponent's turn
             boolean fromStock = msgStock == stock - 1;
             if (!fromStock && msgStock != stock)
                 throw new OutOfStep("the stock went from " + stock + " to " + msgStock + " cards in one turn");
@@ -391,6 +398,7 @@ public final class EaaiAdapter {
             if (discarded) {
                 int d = table.get(table.size() - 1);
                 oppDiscarded |= 1L << d;
+                turn++;
                 player.reportDiscard(opp, kit(d));
             }
         }
@@ -402,6 +410,8 @@ public final class EaaiAdapter {
             throw new OutOfStep("our hand is " + Long.toHexString(hand) + ", the table says " + Long.toHexString(h));
         if (msgStock != stock)
             throw new OutOfStep("the stock holds " + stock + " cards, the table says " + msgStock);
+        if (integer(msg, "turn") != turn)
+            throw new OutOfStep("this is turn " + turn + " of the hand, the table says " + integer(msg, "turn"));
         List<?> p = (List<?>) msg.get("pile");
         boolean same = p.size() == pile.size();
         for (int i = 0; same && i < p.size(); i++)
