@@ -159,6 +159,9 @@ def eaai_command(ref: BotRef) -> tuple[list[str], str]:
     player = Path(path).resolve()
     if not player.exists():
         raise _error(f"{ref.spec()}: {player} does not exist (a jar or a class folder)")
+    if player.is_file() and not zipfile.is_zipfile(player):
+        # Java skips such a class path entry in silence and then reports the class as not found.
+        raise _error(f"{ref.spec()}: {player} is not a jar (a zip file): give the player's jar or class folder")
     _check_class_path_entry(player, f"{ref.spec()}: {player}")
     kit = kit_path()
     adapter = adapter_classes(kit)

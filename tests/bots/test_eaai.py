@@ -672,6 +672,19 @@ def test_a_player_finds_its_files_from_the_class_paths_root(java):
     assert rec.errors == [] and "resource root table: 2 lines" in log
 
 
+def test_a_player_file_that_is_not_a_jar_is_named_as_such_not_as_a_missing_class(tmp_path):
+    """A source file, a class file or a damaged download given as the jar: Java would skip it on the
+    class path and report the class as not found, which sends the user looking for a typo in the name."""
+    for name, data in (("player.jar", b"not a zip"), ("MyPlayer.class", b"\xca\xfe\xba\xbe")):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(BotError) as err:
+            load(BotRef.parse(f"eaai:{tmp_path / name}:MyPlayer"))
+        assert str(err.value).endswith(
+            f"{tmp_path / name} is not a jar (a zip file): give the player's jar or class folder"
+        ), err.value
+        assert "\n" not in str(err.value)
+
+
 def test_a_path_holding_the_class_path_separator_is_refused_naming_it(tmp_path, monkeypatch):
     """Java would split it in two and look for the class in neither half ("not found")."""
     player = tmp_path / "my:player"
