@@ -130,8 +130,12 @@ def adapter_classes(kit: Path) -> Path:
     folder = bot_cache_dir() / f"eaai-adapter-{key}"
     if (folder / "ginarena" / "EaaiAdapter.class").is_file():
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="eaai-adapter-", dir=folder.parent))
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="eaai-adapter-", dir=folder.parent))
+    except OSError as exc:  # a cache under a file, a read-only home: one line, as for a sandboxed file
+        why = exc.strerror or exc
+        raise _error(f"the EAAI adapter cannot be compiled into the bot cache {folder.parent}: {why}") from None
     try:
         r = subprocess.run(
             [_java("javac"), "-nowarn", "-encoding", "UTF-8", "-cp", str(kit), "-d", str(work), str(ADAPTER_SOURCE)],

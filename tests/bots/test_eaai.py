@@ -685,6 +685,25 @@ def test_a_player_file_that_is_not_a_jar_is_named_as_such_not_as_a_missing_class
         assert "\n" not in str(err.value)
 
 
+def test_a_bot_cache_that_cannot_be_written_fails_the_load_in_one_line(tmp_path, monkeypatch):
+    """The adapter is compiled into the bot cache: a cache under a file (or a read-only home) is a
+    one-line BotError naming the cache, not a traceback out of every command that loads the player."""
+    kit = tmp_path / "kit" / "ginrummy"
+    kit.mkdir(parents=True)
+    for name in ("GinRummyPlayer.class", "Card.class"):
+        (kit / name).write_bytes(b"")
+    (tmp_path / "player").mkdir()
+    (tmp_path / "cache").write_text("a file, not a folder")
+    monkeypatch.setenv(KIT_ENV, str(kit.parent))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with pytest.raises(BotError) as err:
+        load(BotRef.parse(f"eaai:{tmp_path / 'player'}:MyPlayer"))
+    assert str(err.value) == (
+        f"the EAAI adapter cannot be compiled into the bot cache {tmp_path / 'cache' / 'gin-arena' / 'bots'}: "
+        "Not a directory"
+    )
+
+
 def test_a_path_holding_the_class_path_separator_is_refused_naming_it(tmp_path, monkeypatch):
     """Java would split it in two and look for the class in neither half ("not found")."""
     player = tmp_path / "my:player"
