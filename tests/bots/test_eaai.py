@@ -368,6 +368,19 @@ def test_a_null_in_the_knocking_melds_forfeits_with_what_was_null(java, player, 
 
 
 @needs_java
+def test_a_player_that_raises_after_the_games_last_hand_leaves_the_reason_in_its_log(java):
+    """A fault at a hand's end forfeits the game at its next decision; after the game's last hand
+    there is none (the game is scored), so the bot's log is where it shows, not nowhere."""
+    kit = kit_bot(java, "EndThrowPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(2))
+    close_bot(kit)  # the last hand_over has no answer: bye, and the process's exit, come after it
+    log = drain_log(kit)
+    assert rec.errors == []
+    said = "[eaai adapter] the player raised java.lang.IllegalStateException: scores past the target at the end of a hand"
+    assert log.count(said) == 2, log[-2000:]
+
+
+@needs_java
 def test_an_adapter_out_of_step_with_the_table_resigns_with_the_reason(java):
     """A table that could not have followed the last one (two opponent discards, nothing on the pile)."""
     from arena.engine.step import build_view

@@ -138,14 +138,21 @@ public final class EaaiAdapter {
                 }
                 adapter.send(answer);
             } else if ("hand_over".equals(type)) {
+                String why = null;
                 try {
                     adapter.handOver(msg);
                 } catch (OutOfStep e) {
-                    adapter.fault = "eaai adapter out of step with the table: " + e.getMessage();
+                    why = "eaai adapter out of step with the table: " + e.getMessage();
                 } catch (PlayerFault e) {
-                    adapter.fault = e.getMessage();
+                    why = e.getMessage();
                 } catch (Throwable e) {
-                    adapter.fault = "the player raised " + e + " at the end of a hand";
+                    why = "the player raised " + e + " at the end of a hand";
+                }
+                if (why != null) {
+                    // It forfeits the game at the game's next decision; after the game's last hand
+                    // none comes (the game is scored), so the bot's log is where it shows.
+                    adapter.fault = why;
+                    System.err.println("[eaai adapter] " + why);
                 }
             } else if ("bye".equals(type)) {
                 return;
