@@ -381,6 +381,22 @@ def test_a_player_that_raises_after_the_games_last_hand_leaves_the_reason_in_its
 
 
 @needs_java
+def test_a_player_whose_threads_outlive_the_games_exits_when_told_bye(java):
+    """A thread pool never shut down keeps a JVM alive after main returns: the adapter ends the JVM
+    at bye, so the arena need not wait out its grace and kill it at every process's end."""
+    from arena.external.client import external_of
+
+    kit = kit_bot(java, "PoolPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(1))
+    proc = external_of(kit).seats[0].proc
+    proc.close(grace=10.0)
+    log = drain_log(kit)
+    close_bot(kit)
+    assert rec.errors == []
+    assert f"pid {proc.pid} exited" in log and "did not exit after bye" not in log, log[-1000:]
+
+
+@needs_java
 def test_an_adapter_out_of_step_with_the_table_resigns_with_the_reason(java):
     """A table that could not have followed the last one (two opponent discards, nothing on the pile)."""
     from arena.engine.step import build_view

@@ -121,7 +121,7 @@ public final class EaaiAdapter {
             if ("hello".equals(type)) {
                 if (loadError != null) {
                     adapter.send("{\"error\":" + Json.quote(loadError) + "}");
-                    return;
+                    System.exit(0);
                 }
                 adapter.send("{\"name\":" + Json.quote(botName(cls)) + ",\"protocol\":1,\"description\":"
                         + Json.quote("EAAI kit player " + cls.getName()) + ",\"hand_over\":true,\"melds\":true}");
@@ -155,9 +155,13 @@ public final class EaaiAdapter {
                     System.err.println("[eaai adapter] " + why);
                 }
             } else if ("bye".equals(type)) {
-                return;
+                break;
             }
         }
+        // Not a return from main: a thread the player started and never stopped (a thread pool not
+        // shut down, as many searching players leave one) would keep the JVM alive, and the arena
+        // would wait out its grace and kill it at the end of every process.
+        System.exit(0);
     }
 
     private void send(String s) {
