@@ -119,7 +119,7 @@ def _command_of(
         from arena.external.eaai import eaai_command
 
         try:
-            command, cwd = eaai_command(ref)
+            command, cwd = eaai_command(ref, limits)
         except BotError as exc:
             raise ValueError(str(exc)) from None
         return command, cwd, None, ()

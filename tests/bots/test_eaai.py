@@ -376,7 +376,8 @@ def test_a_player_that_raises_after_the_games_last_hand_leaves_the_reason_in_its
     close_bot(kit)  # the last hand_over has no answer: bye, and the process's exit, come after it
     log = drain_log(kit)
     assert rec.errors == []
-    said = "[eaai adapter] the player raised java.lang.IllegalStateException: scores past the target at the end of a hand"
+    said = "[eaai adapter] the player raised java.lang.IllegalStateException: scores past the target"
+    said += " at the end of a hand"
     assert log.count(said) == 2, log[-2000:]
 
 
@@ -394,6 +395,20 @@ def test_a_player_whose_threads_outlive_the_games_exits_when_told_bye(java):
     close_bot(kit)
     assert rec.errors == []
     assert f"pid {proc.pid} exited" in log and "did not exit after bye" not in log, log[-1000:]
+
+
+@needs_java
+def test_raising_memory_mb_gives_a_kit_player_the_heap_it_needs(java):
+    """The docs say to raise memory_mb for a player that needs more than the JVM's 256 MiB heap: the
+    heap grows with it (here a 300 MiB table under 4096 MiB), and stays 256 MiB at the default limit."""
+    from arena.external.eaai import eaai_command
+
+    ref = BotRef.parse(f"eaai:{java}:players.BigTablePlayer")
+    assert "-Xmx256m" in eaai_command(ref, Limits())[0]
+    kit = kit_bot(java, "BigTablePlayer", memory_mb=4096)
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(1))
+    close_bot(kit)
+    assert rec.errors == []
 
 
 @needs_java
