@@ -35,10 +35,9 @@ ADAPTER_SOURCE = Path(__file__).resolve().parent / "eaai_java" / "EaaiAdapter.ja
 ADAPTER_CLASS = "ginarena.EaaiAdapter"
 #: The kit's classes the adapter compiles against.
 _KIT_CLASSES = ("ginrummy/GinRummyPlayer.class", "ginrummy/Card.class")
-#: The JVM's options: a heap of its own within the bot's address-space limit, and the two
-#: packages whose generators (Math.random, Collections.shuffle) the adapter seeds per game.
+#: The JVM's options (its heap is :func:`heap_option`'s): room within the bot's address-space limit,
+#: and the two packages whose generators (Math.random, Collections.shuffle) the adapter seeds per game.
 JAVA_OPTIONS = (
-    "-Xmx256m",
     "-Xss4m",
     "-XX:+UseSerialGC",
     "-XX:CompressedClassSpaceSize=64m",
@@ -46,6 +45,22 @@ JAVA_OPTIONS = (
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
     "--add-opens=java.base/java.util=ALL-UNNAMED",
 )
+
+
+#: The smallest heap, the one under the default memory limit (2048 MiB of address space).
+HEAP_MB = 256
+#: What a JVM keeps of the address-space limit outside its heap: its code, classes, and the stacks
+#: and malloc arenas of its threads, which grow with a player's threads (one JVM takes a heap of
+#: 1536 MiB under 2048 MiB, but not with a pool of threads); the default limit leaves HEAP_MB.
+OUTSIDE_HEAP_MB = 1792
+
+
+def heap_option(limits: Limits | None) -> list[str]:
+    """The JVM's heap for the bot's limits: what ``memory_mb`` leaves beside the JVM's own reservations,
+    at least :data:`HEAP_MB`, so that raising ``memory_mb`` gives a player that needs more its heap;
+    with no memory limit (0), the JVM's own default (a quarter of the machine's memory)."""
+    memory = (limits or Limits()).memory_mb
+    return [f"-Xmx{max(HEAP_MB, memory - OUTSIDE_HEAP_MB)}m"] if memory > 0 else []
 
 
 def _error(text: str) -> Exception:
@@ -130,8 +145,12 @@ def adapter_classes(kit: Path) -> Path:
     folder = bot_cache_dir() / f"eaai-adapter-{key}"
     if (folder / "ginarena" / "EaaiAdapter.class").is_file():
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="eaai-adapter-", dir=folder.parent))
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="eaai-adapter-", dir=folder.parent))
+    except OSError as exc:  # a cache under a file, a read-only home: one line, as for a sandboxed file
+        why = exc.strerror or exc
+        raise _error(f"the EAAI adapter cannot be compiled into the bot cache {folder.parent}: {why}") from None
     try:
         r = subprocess.run(
             [_java("javac"), "-nowarn", "-encoding", "UTF-8", "-cp", str(kit), "-d", str(work), str(ADAPTER_SOURCE)],
@@ -153,12 +172,15 @@ def adapter_classes(kit: Path) -> Path:
     return folder
 
 
-def eaai_command(ref: BotRef) -> tuple[list[str], str]:
-    """(command, cwd) that play the kit player ``ref`` through the adapter."""
+def eaai_command(ref: BotRef, limits: Limits | None = None) -> tuple[list[str], str]:
+    """(command, cwd) that play the kit player ``ref`` through the adapter, with a heap for ``limits``."""
     path, name = ref.player
     player = Path(path).resolve()
     if not player.exists():
         raise _error(f"{ref.spec()}: {player} does not exist (a jar or a class folder)")
+    if player.is_file() and not zipfile.is_zipfile(player):
+        # Java skips such a class path entry in silence and then reports the class as not found.
+        raise _error(f"{ref.spec()}: {player} is not a jar (a zip file): give the player's jar or class folder")
     _check_class_path_entry(player, f"{ref.spec()}: {player}")
     kit = kit_path()
     adapter = adapter_classes(kit)
@@ -172,7 +194,8 @@ def eaai_command(ref: BotRef) -> tuple[list[str], str]:
     # ginarena.* classes would shadow the adapter's, which gains it nothing: it runs in the adapter's
     # JVM and can read the adapter's stdin and fields anyway, and the arena checks every answer.
     classpath = os.pathsep.join(str(p) for p in (player, kit, adapter))
-    command = [_java("java"), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS, name, str(player), str(kit)]
+    command = [_java("java"), *heap_option(limits), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS]
+    command += [name, str(player), str(kit)]
     return command, str(player if player.is_dir() else player.parent)
 
 
@@ -184,7 +207,7 @@ def eaai_bot(ref: BotRef, limits: Limits | None = None, name: str | None = None)
     """
     from arena.external.client import external_bot
 
-    command, cwd = eaai_command(ref)
+    command, cwd = eaai_command(ref, limits)
     digest = hashlib.sha256(
         (content_hash(Path(ref.player[0]).resolve()) + content_hash(kit_path()) + ref.player[1]).encode()
     ).hexdigest()[:16]

@@ -67,7 +67,8 @@ _REPLAY_HINTS = {
     "sandbox": "draw every random number from the rng the arena passes to each decision",
     "file": "draw every random number from the rng the arena passes to each decision",
     "eaai": "keep every Random in a field of the player or a static field of its classes, where the "
-    "adapter seeds it from the game's seed (docs/how-to/eaai-players.md)",
+    "adapter seeds it from the game's seed, draw from it in startGame or later, not in the constructor, "
+    "and keep a game's state in the player object, not in static fields (docs/how-to/eaai-players.md)",
 }
 
 
@@ -118,7 +119,7 @@ def _command_of(
         from arena.external.eaai import eaai_command
 
         try:
-            command, cwd = eaai_command(ref)
+            command, cwd = eaai_command(ref, limits)
         except BotError as exc:
             raise ValueError(str(exc)) from None
         return command, cwd, None, ()

@@ -368,6 +368,50 @@ def test_a_null_in_the_knocking_melds_forfeits_with_what_was_null(java, player, 
 
 
 @needs_java
+def test_a_player_that_raises_after_the_games_last_hand_leaves_the_reason_in_its_log(java):
+    """A fault at a hand's end forfeits the game at its next decision; after the game's last hand
+    there is none (the game is scored), so the bot's log is where it shows, not nowhere."""
+    kit = kit_bot(java, "EndThrowPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(2))
+    close_bot(kit)  # the last hand_over has no answer: bye, and the process's exit, come after it
+    log = drain_log(kit)
+    assert rec.errors == []
+    said = "[eaai adapter] the player raised java.lang.IllegalStateException: scores past the target"
+    said += " at the end of a hand"
+    assert log.count(said) == 2, log[-2000:]
+
+
+@needs_java
+def test_a_player_whose_threads_outlive_the_games_exits_when_told_bye(java):
+    """A thread pool never shut down keeps a JVM alive after main returns: the adapter ends the JVM
+    at bye, so the arena need not wait out its grace and kill it at every process's end."""
+    from arena.external.client import external_of
+
+    kit = kit_bot(java, "PoolPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(1))
+    proc = external_of(kit).seats[0].proc
+    proc.close(grace=10.0)
+    log = drain_log(kit)
+    close_bot(kit)
+    assert rec.errors == []
+    assert f"pid {proc.pid} exited" in log and "did not exit after bye" not in log, log[-1000:]
+
+
+@needs_java
+def test_raising_memory_mb_gives_a_kit_player_the_heap_it_needs(java):
+    """The docs say to raise memory_mb for a player that needs more than the JVM's 256 MiB heap: the
+    heap grows with it (here a 300 MiB table under 4096 MiB), and stays 256 MiB at the default limit."""
+    from arena.external.eaai import eaai_command
+
+    ref = BotRef.parse(f"eaai:{java}:players.BigTablePlayer")
+    assert "-Xmx256m" in eaai_command(ref, Limits())[0]
+    kit = kit_bot(java, "BigTablePlayer", memory_mb=4096)
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(1))
+    close_bot(kit)
+    assert rec.errors == []
+
+
+@needs_java
 def test_an_adapter_out_of_step_with_the_table_resigns_with_the_reason(java):
     """A table that could not have followed the last one (two opponent discards, nothing on the pile)."""
     from arena.engine.step import build_view
@@ -392,6 +436,49 @@ def test_an_adapter_out_of_step_with_the_table_resigns_with_the_reason(java):
         "eaai adapter out of step with the table: the opponent's takes or discards differ from the table's"
     )
     close_bot(kit)
+
+
+RETAKER = textwrap.dedent(
+    """
+    from arena.engine.layout import V_HAND, V_JUST_TAKEN
+    PLAIN = True
+    PARAMS = {}
+    MEMORY = 1
+
+    def take_upcard(view, params, memory, rng):
+        return 1
+
+    def draw(view, params, memory, rng):
+        return 1
+
+    def big_gin(view, params, memory, rng):
+        return 0
+
+    def discard(view, params, memory, rng):
+        if view[V_JUST_TAKEN] >= 0:
+            return int(view[V_JUST_TAKEN])
+        return max(c for c in range(52) if int(view[V_HAND]) >> c & 1)
+
+    def knock(view, params, memory, rng):
+        return 0
+    """
+)
+
+
+@needs_java
+def test_an_opponent_that_throws_back_the_card_it_took_is_followed_not_out_of_step(java, tmp_path):
+    """Where the rules let a player discard the card it just took (no_retake = false), an opponent
+    that takes the top of the pile and throws it straight back leaves the pile and the stock as they
+    were: only the turn count and what it took and discarded show the turn.  The adapter reports it
+    (reportDraw, reportDiscard) instead of resigning the kit player's game as out of step."""
+    (tmp_path / "retaker.py").write_text(RETAKER)
+    rules = rules_array(load_rules("eaai", {"no_retake": False, "turn_cap": 30}))
+    kit = kit_bot(java, "KitSimplePlayer")
+    retaker = load(BotRef.parse(str(tmp_path / "retaker.py")))
+    a = play_batch(kit, retaker, rules, np.arange(2))
+    b = play_batch(retaker, kit, rules, np.arange(2))
+    close_bot(kit)
+    assert a.errors == [] and b.errors == []
 
 
 # --- the end of a hand and the knocker's melds, for any external program -------------------------------
@@ -627,6 +714,38 @@ def test_a_player_finds_its_files_from_the_class_paths_root(java):
     log = drain_log(kit)
     close_bot(kit)
     assert rec.errors == [] and "resource root table: 2 lines" in log
+
+
+def test_a_player_file_that_is_not_a_jar_is_named_as_such_not_as_a_missing_class(tmp_path):
+    """A source file, a class file or a damaged download given as the jar: Java would skip it on the
+    class path and report the class as not found, which sends the user looking for a typo in the name."""
+    for name, data in (("player.jar", b"not a zip"), ("MyPlayer.class", b"\xca\xfe\xba\xbe")):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(BotError) as err:
+            load(BotRef.parse(f"eaai:{tmp_path / name}:MyPlayer"))
+        assert str(err.value).endswith(
+            f"{tmp_path / name} is not a jar (a zip file): give the player's jar or class folder"
+        ), err.value
+        assert "\n" not in str(err.value)
+
+
+def test_a_bot_cache_that_cannot_be_written_fails_the_load_in_one_line(tmp_path, monkeypatch):
+    """The adapter is compiled into the bot cache: a cache under a file (or a read-only home) is a
+    one-line BotError naming the cache, not a traceback out of every command that loads the player."""
+    kit = tmp_path / "kit" / "ginrummy"
+    kit.mkdir(parents=True)
+    for name in ("GinRummyPlayer.class", "Card.class"):
+        (kit / name).write_bytes(b"")
+    (tmp_path / "player").mkdir()
+    (tmp_path / "cache").write_text("a file, not a folder")
+    monkeypatch.setenv(KIT_ENV, str(kit.parent))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with pytest.raises(BotError) as err:
+        load(BotRef.parse(f"eaai:{tmp_path / 'player'}:MyPlayer"))
+    assert str(err.value) == (
+        f"the EAAI adapter cannot be compiled into the bot cache {tmp_path / 'cache' / 'gin-arena' / 'bots'}: "
+        "Not a directory"
+    )
 
 
 def test_a_path_holding_the_class_path_separator_is_refused_naming_it(tmp_path, monkeypatch):

@@ -70,6 +70,7 @@ public final class EaaiAdapter {
 
     // The adapter's mirror of the table, for this seat and hand.
     private int seat = -1, handNo = -1, stock;
+    private int turn; // discards so far in this hand, both players' (the table's "turn")
     private long hand, oppTaken, oppDiscarded;
     private final List<Integer> pile = new ArrayList<>();
     private ArrayList<ArrayList<Card>> finalMelds; // what getFinalMelds returned after our last discard
@@ -120,7 +121,7 @@ public final class EaaiAdapter {
             if ("hello".equals(type)) {
                 if (loadError != null) {
                     adapter.send("{\"error\":" + Json.quote(loadError) + "}");
-                    return;
+                    System.exit(0);
                 }
                 adapter.send("{\"name\":" + Json.quote(botName(cls)) + ",\"protocol\":1,\"description\":"
                         + Json.quote("EAAI kit player " + cls.getName()) + ",\"hand_over\":true,\"melds\":true}");
@@ -137,19 +138,30 @@ public final class EaaiAdapter {
                 }
                 adapter.send(answer);
             } else if ("hand_over".equals(type)) {
+                String why = null;
                 try {
                     adapter.handOver(msg);
                 } catch (OutOfStep e) {
-                    adapter.fault = "eaai adapter out of step with the table: " + e.getMessage();
+                    why = "eaai adapter out of step with the table: " + e.getMessage();
                 } catch (PlayerFault e) {
-                    adapter.fault = e.getMessage();
+                    why = e.getMessage();
                 } catch (Throwable e) {
-                    adapter.fault = "the player raised " + e + " at the end of a hand";
+                    why = "the player raised " + e + " at the end of a hand";
+                }
+                if (why != null) {
+                    // It forfeits the game at the game's next decision; after the game's last hand
+                    // none comes (the game is scored), so the bot's log is where it shows.
+                    adapter.fault = why;
+                    System.err.println("[eaai adapter] " + why);
                 }
             } else if ("bye".equals(type)) {
-                return;
+                break;
             }
         }
+        // Not a return from main: a thread the player started and never stopped (a thread pool not
+        // shut down, as many searching players leave one) would keep the JVM alive, and the arena
+        // would wait out its grace and kill it at the end of every process.
+        System.exit(0);
     }
 
     private void send(String s) {
@@ -265,6 +277,7 @@ public final class EaaiAdapter {
                     return Integer.toString(c); // the arena rejects it and forfeits, as the kit does
                 hand &= ~(1L << c);
                 pile.add(c);
+                turn++;
                 player.reportDiscard(seat, d);
                 finalMelds = player.getFinalMelds();
                 askedFinal = true;
@@ -317,6 +330,7 @@ public final class EaaiAdapter {
         pile.clear();
         pile.add(integer(msg, "upcard"));
         stock = 31;
+        turn = 0;
         finalMelds = null;
         askedFinal = false;
         inHand = true;
@@ -331,8 +345,11 @@ public final class EaaiAdapter {
      *
      * Between two of our decisions either the opponent played one turn (a draw, from the stock
      * or the top of the pile, then a discard, which tops the pile), or we drew (our hand grew by
-     * one card), or nothing moved.  Which one is read from the pile and the stock, not from the
-     * card sets (a card may be taken or discarded twice in a hand); the sets are checked after.
+     * one card), or nothing moved.  Which one is read from the pile, the stock and the turn count,
+     * not from the card sets (a card may be taken or discarded twice in a hand); the sets are
+     * checked after.  The turn count is needed where the rules let a player discard the card it
+     * just took (no_retake off): an opponent that takes the top card and throws it back leaves
+     * the pile and the stock as they were.
      */
     private void catchUp(Map<String, Object> msg, boolean bigGin) throws OutOfStep {
         if (askedFinal && finalMelds != null) {
@@ -351,6 +368,7 @@ public final class EaaiAdapter {
         List<Integer> table = new ArrayList<>();
         for (Object o : (List<?>) msg.get("pile"))
             table.add(((Long) o).intValue());
+        int msgTurn = integer(msg, "turn");
         long h = mask(msg.get("hand"));
         long mine = h & ~hand;
         if (mine != 0) { // our own draw (from the pile, the stock, or the stock after both passed)
@@ -366,7 +384,7 @@ public final class EaaiAdapter {
             }
             hand = h;
             player.reportDraw(seat, kit(c));
-        } else if (!(table.equals(pile) && msgStock == stock)) { // the opponent's turn
+        } else if (!(table.equals(pile) && msgStock == stock && msgTurn == turn)) { // the opponent's turn
             boolean fromStock = msgStock == stock - 1;
             if (!fromStock && msgStock != stock)
                 throw new OutOfStep("the stock went from " + stock + " to " + msgStock + " cards in one turn");
@@ -391,6 +409,7 @@ public final class EaaiAdapter {
             if (discarded) {
                 int d = table.get(table.size() - 1);
                 oppDiscarded |= 1L << d;
+                turn++;
                 player.reportDiscard(opp, kit(d));
             }
         }
@@ -402,6 +421,8 @@ public final class EaaiAdapter {
             throw new OutOfStep("our hand is " + Long.toHexString(hand) + ", the table says " + Long.toHexString(h));
         if (msgStock != stock)
             throw new OutOfStep("the stock holds " + stock + " cards, the table says " + msgStock);
+        if (integer(msg, "turn") != turn)
+            throw new OutOfStep("this is turn " + turn + " of the hand, the table says " + integer(msg, "turn"));
         List<?> p = (List<?>) msg.get("pile");
         boolean same = p.size() == pile.size();
         for (int i = 0; same && i < p.size(); i++)
