@@ -164,9 +164,10 @@ public final class EaaiAdapter {
         System.exit(0);
     }
 
+    /** One line, in one write: a player thread that exits the JVM between two writes left half a line. */
     private void send(String s) {
-        out.print(s);
-        out.print('\n');
+        byte[] line = (s + "\n").getBytes(StandardCharsets.UTF_8);
+        out.write(line, 0, line.length);
         out.flush();
     }
 
