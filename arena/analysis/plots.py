@@ -24,9 +24,11 @@ value for a two-parameter grid.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import matplotlib
 
@@ -48,6 +50,23 @@ DPI = 110
 
 __all__ = ["KINDS", "axis_spans", "plot", "sweep_figures"]
 
+_F = TypeVar("_F", bound=Callable)
+
+
+def _plain_text(draw: _F) -> _F:
+    """Draw with matplotlib's mathtext off: a figure's text holds bot names, and matplotlib reads
+    ``$...$`` as math, so a bot named ``$\\nope{x}$`` raised from every figure (no plot, no report) and
+    ``a$b`` next to ``c$d`` set the text between them as a formula.  Each text keeps the setting it was
+    made with, so a figure drawn later (a notebook) stays plain; no figure here uses mathtext."""
+
+    @functools.wraps(draw)
+    def plain(*args, **kwargs):
+        with plt.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return plain  # type: ignore[return-value]
+
+
 # Outcome mix: column of stats.outcome_mix -> (label, colour)
 _OUTCOME_STYLE = {
     "won_knock": ("won: knock", "#2b8a3e"),
@@ -64,6 +83,7 @@ _OUTCOME_STYLE = {
 }
 
 
+@_plain_text
 def plot(
     kind: str,
     games: pd.DataFrame | Summary,
@@ -98,6 +118,7 @@ def plot(
     return path
 
 
+@_plain_text
 def figure(kind: str, games: pd.DataFrame | Summary, hands: pd.DataFrame | None = None, *, anchor: str | None = None):
     """One figure of the run as a matplotlib ``Figure``, unsaved (for a notebook: it shows itself).
 
@@ -482,6 +503,7 @@ _DRAW = {
 # --- decision analysis (arena analyze): not in KINDS, they read an analysis table, not a Summary ---
 
 
+@_plain_text
 def decision_errors(rates: pd.DataFrame, path: Path, title: str = "") -> Path:
     """Error rate x1000 per bot and decision kind, with its 95% interval (from
     :func:`arena.analysis.decisions.error_rates`); bots in the order of their overall rate."""
@@ -515,6 +537,7 @@ def decision_errors(rates: pd.DataFrame, path: Path, title: str = "") -> Path:
     return path
 
 
+@_plain_text
 def decision_convergence(curve: pd.DataFrame, path: Path) -> Path:
     """Error rate (x1000, all decisions) of each bot against the samples per decision, with its 95% band.
 
@@ -540,6 +563,7 @@ def decision_convergence(curve: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+@_plain_text
 def equity_curve(rows: pd.DataFrame, names: tuple[str, str], path: Path) -> Path:
     """One game's equity curve: seat 0's chance of winning the game after each graded decision."""
     fig, ax = plt.subplots(figsize=(8.0, 3.2))
@@ -576,6 +600,7 @@ _SWEEP_PANELS = (
 )
 
 
+@_plain_text
 def sweep_figures(spec: SweepSpec, table: pd.DataFrame, best: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
     """Draw a sweep's figures into ``out_dir``; returns ``{key: path}``.
 

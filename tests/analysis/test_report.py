@@ -298,3 +298,20 @@ def test_the_reports_numbers_stay_on_one_line_in_a_narrow_window(browser, run_ta
     assert wrapped(rp._CSS) == []
     before = rp._CSS.replace("th,td{overflow-wrap:normal}", "").replace("td.r{white-space:nowrap}", "")
     assert "1,334:7,883" in wrapped(before)  # the page's rules as they were split it (and the intervals)
+
+
+def test_a_bot_name_with_dollar_signs_is_drawn_as_text_not_read_as_mathtext(tmp_path):
+    # matplotlib reads $...$ as mathtext: '$\nope{x}$' raised ParseFatalException from every figure, so
+    # neither the report nor any plot was written; 'a$b' and 'c$d' side by side would set 'b ... c' as math.
+    name = "$\\nope{x}$"
+    games, hands = build_run({"simple": "simple", name: "random"}, n_pairs=4)
+    files = write_report(_write_run(tmp_path / "dollars", games, hands))
+    for kind in plots.KINDS:
+        assert files[f"plot_{kind}"].read_bytes()[:8] == PNG, kind
+    fig = plots.figure("heatmap", games, hands)
+    try:
+        labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        assert name in labels
+        fig.canvas.draw()  # drawn later (a notebook shows it): still plain text
+    finally:
+        plots.plt.close(fig)
