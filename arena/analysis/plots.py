@@ -25,6 +25,7 @@ value for a two-parameter grid.
 from __future__ import annotations
 
 import functools
+import io
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from arena.analysis import stats as st  # noqa: E402
+from arena.analysis.render import write_file  # noqa: E402
 from arena.analysis.summary import TPH_SCALE, Summary  # noqa: E402
 
 if TYPE_CHECKING:
@@ -112,7 +114,7 @@ def plot(
         base = fig.get_suptitle()
         fig.suptitle(f"{title}: {base}" if base else title, fontsize=13, fontweight="bold")
     try:
-        fig.savefig(path, dpi=DPI, format="png", bbox_inches="tight")
+        _save_png(fig, path, dpi=DPI, bbox_inches="tight")
     finally:
         plt.close(fig)
     return path
@@ -531,8 +533,7 @@ def decision_errors(rates: pd.DataFrame, path: Path, title: str = "") -> Path:
     ax.legend(fontsize=8, ncol=min(3, len(bots)))
     ax.set_title(title or "Error rate per decision kind, 95% interval (game-clustered)", fontsize=11, fontweight="bold")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    _save_png(fig, path, dpi=DPI)
     plt.close(fig)
     return path
 
@@ -557,8 +558,7 @@ def decision_convergence(curve: pd.DataFrame, path: Path) -> Path:
     ax.legend(fontsize=8)
     ax.set_title("Convergence: error rates as the samples per decision grow", fontsize=11, fontweight="bold")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    _save_png(fig, path, dpi=DPI)
     plt.close(fig)
     return path
 
@@ -576,8 +576,7 @@ def equity_curve(rows: pd.DataFrame, names: tuple[str, str], path: Path) -> Path
     ax.set_ylabel(f"{names[0]}: chance to win")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    _save_png(fig, path, dpi=DPI)
     plt.close(fig)
     return path
 
@@ -623,9 +622,16 @@ def sweep_figures(spec: SweepSpec, table: pd.DataFrame, best: pd.DataFrame, out_
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    fig.savefig(path, dpi=SWEEP_DPI)
+    _save_png(fig, path, dpi=SWEEP_DPI)
     plt.close(fig)
     return path
+
+
+def _save_png(fig: Figure, path: Path, **options) -> None:
+    """Save a figure as PNG through :func:`~arena.analysis.render.write_file` (whole, never through a link)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", **options)
+    write_file(path, buf.getvalue())
 
 
 def _sweep_curves(spec: SweepSpec, t: pd.DataFrame) -> Figure:

@@ -315,3 +315,25 @@ def test_a_bot_name_with_dollar_signs_is_drawn_as_text_not_read_as_mathtext(tmp_
         fig.canvas.draw()  # drawn later (a notebook shows it): still plain text
     finally:
         plots.plt.close(fig)
+
+
+def test_a_report_replaces_a_link_in_the_run_folder_and_never_writes_through_it(tmp_path, run_tables):
+    # A run folder from elsewhere (a tarball, a shared results/) may hold report.html -> ~/.bashrc: writing
+    # through the link put the page (and pairs.csv's lines, which start with a bot name) into that file.
+    games, hands = run_tables
+    run = _write_run(tmp_path / "linked", games, hands)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    names = ["report.html", "report.md", "leaderboard.csv", "pairs.csv", "plots/heatmap.png"]
+    (run / "plots").mkdir()
+    for name in names:
+        (run / name).symlink_to(victim)
+    files = write_report(run)
+    assert victim.read_text() == "precious\n"
+    for name in names:
+        assert not (run / name).is_symlink() and (run / name).stat().st_size > 0, name
+    assert files["plot_heatmap"].read_bytes()[:8] == PNG
+    (run / "plots" / "ratings.png").unlink()
+    (run / "plots" / "ratings.png").symlink_to(victim)
+    plot_run(run, "ratings")
+    assert victim.read_text() == "precious\n" and (run / "plots" / "ratings.png").read_bytes()[:8] == PNG
