@@ -448,3 +448,38 @@ def test_a_chunk_file_named_outside_the_run_folder_or_through_a_link_is_never_re
     assert any("chunk 0" in p for p in store.problems), store.problems  # ... and named
     out = CliRunner().invoke(app, ["fsck", str(run_dir)])
     assert out.exit_code == 1 and "chunk 0" in out.output, out.output
+
+
+def test_a_matchup_line_planning_a_trillion_chunks_is_read_by_what_is_stored_not_counted_up_to(run_dir):
+    """The readers walked chunk numbers 0 .. the planned count: a forged, well-checked line planning 10**12
+    chunks held arena fsck, report, replay and the counts for hours.  They now look up what is stored."""
+    import signal
+
+    from arena.run.store.index import format_line
+
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    for i, t in enumerate(lines):
+        rec = json.loads(t)["r"]
+        if rec.get("type") == "matchup":
+            rec["chunks"] = 10**12
+            lines[i] = format_line(rec)
+            break
+    (run_dir / INDEX).write_text("".join(lines))
+    (run_dir / CHECKPOINT).write_text("".join(lines))
+
+    def stuck(signum, frame):
+        raise TimeoutError("still counting chunk numbers after 20 s")
+
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(20)
+    try:
+        store = RunStore(run_dir)
+        assert store.n_chunks() == 6 and store.n_games() == 3 * GAMES
+        assert len(store.games()) == 3 * GAMES
+        assert store.game(0)["game_id"] == 0
+        out = CliRunner().invoke(app, ["fsck", str(run_dir)])
+        assert out.exit_code == 0 and "6 chunk(s)" in out.output, out.output
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+

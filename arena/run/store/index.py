@@ -111,6 +111,18 @@ class Index:
     def next_no(self) -> int:
         return 1 + max((m.no for m in self.matchups.values()), default=-1)
 
+    def stored_of(self, m: Matchup, counted: bool = True) -> list[ChunkRecord]:
+        """The stored chunks of matchup ``m`` in chunk order: those below its planned count, and when
+        ``counted`` below its SPRT limit too.
+
+        Looked up by what is stored, never by walking chunk numbers up to the planned count: that
+        count is a number read from the file, and a line planning 10**12 chunks held every reader
+        for hours.  Both ways cost the stored chunks at most."""
+        n = m.chunks if m.limit is None or not counted else min(m.limit, m.chunks)
+        if n <= len(self.chunks):
+            return [r for c in range(n) if (r := self.chunks.get((m.id, c))) is not None]
+        return sorted((r for (mid, c), r in self.chunks.items() if mid == m.id and 0 <= c < n), key=lambda r: r.chunk)
+
 
 def read_lines(
     path: Path,
