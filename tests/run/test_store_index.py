@@ -483,3 +483,26 @@ def test_a_matchup_line_planning_a_trillion_chunks_is_read_by_what_is_stored_not
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
 
+
+def test_a_folder_of_a_newer_store_format_is_refused_in_one_line_and_left_as_it_is(run_dir):
+    """The header's format number was written and never read: a folder of format 3 was reported, resumed and
+    repaired as format 2, with this version's lines appended to it."""
+    from arena.run.store.index import format_line
+
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    head = json.loads(lines[0])["r"]
+    assert head["type"] == "store"
+    head["format"] = 3
+    lines[0] = format_line(head)
+    (run_dir / INDEX).write_text("".join(lines))
+    before = (run_dir / INDEX).read_bytes()
+    with pytest.raises(StoreError, match="newer gin-arena .*format 3"):
+        RunStore(run_dir).n_games()
+    for args in (["report", str(run_dir)], ["fsck", str(run_dir)], ["fsck", str(run_dir), "--repair"]):
+        out = CliRunner().invoke(app, args)
+        assert out.exit_code == 2, (args, out.output)
+        errors = [line for line in out.output.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and "newer gin-arena" in errors[0], (args, out.output)
+    res = CliRunner().invoke(app, ["run", str(run_dir / "config.toml"), "--quiet", "--results-dir", str(run_dir.parent)])
+    assert res.exit_code == 2 and "newer gin-arena" in res.output, res.output
+    assert (run_dir / INDEX).read_bytes() == before

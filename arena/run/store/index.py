@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.run.store.files import read_inside
-from arena.run.store.format import env_error
+from arena.run.store.format import STORE_FORMAT, StoreError, env_error
 
 
 def format_line(record: dict[str, Any]) -> str:
@@ -127,7 +127,11 @@ class Index:
 def read_lines(
     path: Path,
 ) -> list[tuple[dict[str, Any] | None, BadLine | None]] | None:
-    """Each line of an index file, parsed or named bad; None when the file does not exist."""
+    """Each line of an index file, parsed or named bad; None when the file does not exist.
+
+    A :class:`StoreError` when its header names a newer store format than this version's: read as
+    this format, such a folder's files would be misread, and a run or a repair would write this
+    format's lines into it."""
     try:
         data = read_inside(path.parent, path.name)  # a regular file, not a link (to /dev/zero, say)
     except FileNotFoundError:
@@ -158,8 +162,19 @@ def read_lines(
                 )
             )
         else:
+            _known_format(path, rec)
             out.append((rec, None))
     return out
+
+
+def _known_format(path: Path, rec: dict[str, Any]) -> None:
+    """Refuse a header line of a store format newer than :data:`STORE_FORMAT` (one line naming both)."""
+    fmt = rec.get("format") if rec.get("type") == "store" else None
+    if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt > STORE_FORMAT:
+        raise StoreError(
+            f"{path} was written by a newer gin-arena (store format {fmt}; this version reads format "
+            f"{STORE_FORMAT}): read it with that version"
+        )
 
 
 def apply_records(records: Sequence[dict[str, Any]], idx: Index | None = None) -> Index:
