@@ -92,7 +92,12 @@ def game_record(store: RunStore, game_id: int) -> GameRecord:
 
 
 def games_per_pair(store: RunStore) -> int:
+    """The games each matchup plans: game ids are matchup number * this + index in the matchup.
+
+    A count below 1 is refused in one line: it is read from the index, and ids divide by it."""
     ms = list(store.index().matchups.values())
     if not ms:
         raise StoreError(f"{store.dir}: no games stored")
+    if ms[0].games < 1:
+        raise StoreError(f"{store.dir}: the index plans {ms[0].games} games for {ms[0].name}: no game id can be read")
     return ms[0].games
