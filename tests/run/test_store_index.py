@@ -503,6 +503,8 @@ def test_a_folder_of_a_newer_store_format_is_refused_in_one_line_and_left_as_it_
         assert out.exit_code == 2, (args, out.output)
         errors = [line for line in out.output.splitlines() if line.startswith("error:")]
         assert len(errors) == 1 and "newer gin-arena" in errors[0], (args, out.output)
-    res = CliRunner().invoke(app, ["run", str(run_dir / "config.toml"), "--quiet", "--results-dir", str(run_dir.parent)])
+    res = CliRunner().invoke(
+        app, ["run", str(run_dir / "config.toml"), "--quiet", "--results-dir", str(run_dir.parent)]
+    )
     assert res.exit_code == 2 and "newer gin-arena" in res.output, res.output
     assert (run_dir / INDEX).read_bytes() == before
