@@ -24,9 +24,12 @@ value for a two-parameter grid.
 
 from __future__ import annotations
 
+import functools
+import io
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import matplotlib
 
@@ -38,6 +41,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from arena.analysis import stats as st  # noqa: E402
+from arena.analysis.render import write_file  # noqa: E402
 from arena.analysis.summary import TPH_SCALE, Summary  # noqa: E402
 
 if TYPE_CHECKING:
@@ -47,6 +51,23 @@ KINDS = ("heatmap", "ratings", "outcomes", "scores", "lengths", "convergence")
 DPI = 110
 
 __all__ = ["KINDS", "axis_spans", "plot", "sweep_figures"]
+
+_F = TypeVar("_F", bound=Callable)
+
+
+def _plain_text(draw: _F) -> _F:
+    """Draw with matplotlib's mathtext off: a figure's text holds bot names, and matplotlib reads
+    ``$...$`` as math, so a bot named ``$\\nope{x}$`` raised from every figure (no plot, no report) and
+    ``a$b`` next to ``c$d`` set the text between them as a formula.  Each text keeps the setting it was
+    made with, so a figure drawn later (a notebook) stays plain; no figure here uses mathtext."""
+
+    @functools.wraps(draw)
+    def plain(*args, **kwargs):
+        with plt.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return plain  # type: ignore[return-value]
+
 
 # Outcome mix: column of stats.outcome_mix -> (label, colour)
 _OUTCOME_STYLE = {
@@ -64,6 +85,7 @@ _OUTCOME_STYLE = {
 }
 
 
+@_plain_text
 def plot(
     kind: str,
     games: pd.DataFrame | Summary,
@@ -92,12 +114,13 @@ def plot(
         base = fig.get_suptitle()
         fig.suptitle(f"{title}: {base}" if base else title, fontsize=13, fontweight="bold")
     try:
-        fig.savefig(path, dpi=DPI, format="png", bbox_inches="tight")
+        _save_png(fig, path, dpi=DPI, bbox_inches="tight")
     finally:
         plt.close(fig)
     return path
 
 
+@_plain_text
 def figure(kind: str, games: pd.DataFrame | Summary, hands: pd.DataFrame | None = None, *, anchor: str | None = None):
     """One figure of the run as a matplotlib ``Figure``, unsaved (for a notebook: it shows itself).
 
@@ -482,6 +505,7 @@ _DRAW = {
 # --- decision analysis (arena analyze): not in KINDS, they read an analysis table, not a Summary ---
 
 
+@_plain_text
 def decision_errors(rates: pd.DataFrame, path: Path, title: str = "") -> Path:
     """Error rate x1000 per bot and decision kind, with its 95% interval (from
     :func:`arena.analysis.decisions.error_rates`); bots in the order of their overall rate."""
@@ -509,12 +533,12 @@ def decision_errors(rates: pd.DataFrame, path: Path, title: str = "") -> Path:
     ax.legend(fontsize=8, ncol=min(3, len(bots)))
     ax.set_title(title or "Error rate per decision kind, 95% interval (game-clustered)", fontsize=11, fontweight="bold")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    _save_png(fig, path, dpi=DPI)
     plt.close(fig)
     return path
 
 
+@_plain_text
 def decision_convergence(curve: pd.DataFrame, path: Path) -> Path:
     """Error rate (x1000, all decisions) of each bot against the samples per decision, with its 95% band.
 
@@ -534,12 +558,12 @@ def decision_convergence(curve: pd.DataFrame, path: Path) -> Path:
     ax.legend(fontsize=8)
     ax.set_title("Convergence: error rates as the samples per decision grow", fontsize=11, fontweight="bold")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    _save_png(fig, path, dpi=DPI)
     plt.close(fig)
     return path
 
 
+@_plain_text
 def equity_curve(rows: pd.DataFrame, names: tuple[str, str], path: Path) -> Path:
     """One game's equity curve: seat 0's chance of winning the game after each graded decision."""
     fig, ax = plt.subplots(figsize=(8.0, 3.2))
@@ -552,8 +576,7 @@ def equity_curve(rows: pd.DataFrame, names: tuple[str, str], path: Path) -> Path
     ax.set_ylabel(f"{names[0]}: chance to win")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    _save_png(fig, path, dpi=DPI)
     plt.close(fig)
     return path
 
@@ -576,6 +599,7 @@ _SWEEP_PANELS = (
 )
 
 
+@_plain_text
 def sweep_figures(spec: SweepSpec, table: pd.DataFrame, best: pd.DataFrame, out_dir: Path) -> dict[str, Path]:
     """Draw a sweep's figures into ``out_dir``; returns ``{key: path}``.
 
@@ -598,9 +622,16 @@ def sweep_figures(spec: SweepSpec, table: pd.DataFrame, best: pd.DataFrame, out_
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    fig.savefig(path, dpi=SWEEP_DPI)
+    _save_png(fig, path, dpi=SWEEP_DPI)
     plt.close(fig)
     return path
+
+
+def _save_png(fig: Figure, path: Path, **options) -> None:
+    """Save a figure as PNG through :func:`~arena.analysis.render.write_file` (whole, never through a link)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", **options)
+    write_file(path, buf.getvalue())
 
 
 def _sweep_curves(spec: SweepSpec, t: pd.DataFrame) -> Figure:

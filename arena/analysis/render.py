@@ -11,7 +11,8 @@ texts a bot raised.  So no caller pastes a value into either format itself:
   pieces are shown in bold;
 * :func:`md_figure` / :func:`html_figure` link or embed a PNG;
 * :func:`md_code` fences a block of text (a config file);
-* :func:`html_page` wraps the body.
+* :func:`html_page` wraps the body;
+* :func:`write_file` writes an output file (a report, a table, a figure).
 
 Escaping.  Markdown: a ``|`` would end a table cell and a line break the
 row, ``<`` would open raw HTML (``<script>`` runs in many renderers), and
@@ -44,6 +45,7 @@ __all__ = [
     "html_figure",
     "html_page",
     "text_width",
+    "write_file",
 ]
 
 
@@ -165,3 +167,18 @@ def html_page(title: str, body: Iterable[str], css: str) -> str:
         "</head><body>",
     ]
     return "\n".join([*head, *body, "</body></html>"])
+
+
+def write_file(path: str | Path, data: str | bytes) -> Path:
+    """Write one output file whole (text as UTF-8), through a temp file renamed over ``path``.
+
+    A run folder may come from elsewhere (a tarball, a shared ``results/``) with ``report.html`` a link to
+    ``~/.bashrc``: an ``open(path, "w")`` writes through the link, into that file (and ``pairs.csv``'s
+    lines begin with a bot name).  The rename replaces the link itself; and a crash mid-write leaves the
+    earlier file, not half a page.  One line (:class:`~arena.run.store.StoreEnvError`) when refused.
+    """
+    from arena.run.store.files import atomic_write
+
+    path = Path(path)
+    atomic_write(path, data.encode("utf-8") if isinstance(data, str) else data)
+    return path

@@ -44,6 +44,7 @@ from arena.analysis.render import (
     md_figure,
     md_table,
     md_text,
+    write_file,
 )
 from arena.analysis.summary import Summary, summarize_run
 from arena.analysis.tally import Tally, tally_of
@@ -330,9 +331,9 @@ def _build(
     fm = st.first_mover(p, conf)
     files: dict[str, Path] = {}
     files["leaderboard"] = run / "leaderboard.csv"
-    lb.to_csv(files["leaderboard"], index=False)
+    write_file(files["leaderboard"], lb.to_csv(index=False))
     files["pairs"] = run / "pairs.csv"
-    ps.to_csv(files["pairs"], index=False)
+    write_file(files["pairs"], ps.to_csv(index=False))
     figs: dict[str, Path] = {}
     for kind in plots.KINDS:
         figs[kind] = plots.plot(kind, p, None, run / "plots" / f"{kind}.png", anchor=anchor)
@@ -676,7 +677,7 @@ def write_report(
     cv = _cv_table(t, order, conf) if summary.has_hands else None
     md, page, files = _build(run, summary, meta, anchor, conf, cv)
     files["report_md"] = run / "report.md"
-    files["report_md"].write_text(md, encoding="utf-8")
+    write_file(files["report_md"], md)
     files["report_html"] = run / "report.html"
-    files["report_html"].write_text(page, encoding="utf-8")
+    write_file(files["report_html"], page)
     return files

@@ -101,9 +101,9 @@ class Tally:
 def current_chunks(store: Any) -> set[tuple[str, int]]:
     """``(matchup id, chunk)`` of every chunk the store counts: current matchups, within an SPRT stop."""
     out: set[tuple[str, int]] = set()
+    idx = store.index()
     for m in store.matchups():
-        n = m.chunks if m.limit is None else min(m.limit, m.chunks)
-        out.update((m.id, c) for c in range(n) if store.stored(m.id, c) is not None)
+        out.update((m.id, r.chunk) for r in idx.stored_of(m))
     return out
 
 

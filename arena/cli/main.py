@@ -835,6 +835,8 @@ def plot(
         from arena.analysis.report import plot_run
 
         typer.echo(str(plot_run(run_dir, kind)))
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
 

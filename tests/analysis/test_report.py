@@ -298,3 +298,42 @@ def test_the_reports_numbers_stay_on_one_line_in_a_narrow_window(browser, run_ta
     assert wrapped(rp._CSS) == []
     before = rp._CSS.replace("th,td{overflow-wrap:normal}", "").replace("td.r{white-space:nowrap}", "")
     assert "1,334:7,883" in wrapped(before)  # the page's rules as they were split it (and the intervals)
+
+
+def test_a_bot_name_with_dollar_signs_is_drawn_as_text_not_read_as_mathtext(tmp_path):
+    # matplotlib reads $...$ as mathtext: '$\nope{x}$' raised ParseFatalException from every figure, so
+    # neither the report nor any plot was written; 'a$b' and 'c$d' side by side would set 'b ... c' as math.
+    name = "$\\nope{x}$"
+    games, hands = build_run({"simple": "simple", name: "random"}, n_pairs=4)
+    files = write_report(_write_run(tmp_path / "dollars", games, hands))
+    for kind in plots.KINDS:
+        assert files[f"plot_{kind}"].read_bytes()[:8] == PNG, kind
+    fig = plots.figure("heatmap", games, hands)
+    try:
+        labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        assert name in labels
+        fig.canvas.draw()  # drawn later (a notebook shows it): still plain text
+    finally:
+        plots.plt.close(fig)
+
+
+def test_a_report_replaces_a_link_in_the_run_folder_and_never_writes_through_it(tmp_path, run_tables):
+    # A run folder from elsewhere (a tarball, a shared results/) may hold report.html -> ~/.bashrc: writing
+    # through the link put the page (and pairs.csv's lines, which start with a bot name) into that file.
+    games, hands = run_tables
+    run = _write_run(tmp_path / "linked", games, hands)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    names = ["report.html", "report.md", "leaderboard.csv", "pairs.csv", "plots/heatmap.png"]
+    (run / "plots").mkdir()
+    for name in names:
+        (run / name).symlink_to(victim)
+    files = write_report(run)
+    assert victim.read_text() == "precious\n"
+    for name in names:
+        assert not (run / name).is_symlink() and (run / name).stat().st_size > 0, name
+    assert files["plot_heatmap"].read_bytes()[:8] == PNG
+    (run / "plots" / "ratings.png").unlink()
+    (run / "plots" / "ratings.png").symlink_to(victim)
+    plot_run(run, "ratings")
+    assert victim.read_text() == "precious\n" and (run / "plots" / "ratings.png").read_bytes()[:8] == PNG

@@ -266,3 +266,12 @@ def test_a_sweep_name_that_is_neither_a_file_nor_a_shipped_example_lists_the_exa
         "error: sweep-knok: no such sweep file, nor a shipped example (the examples: sweep-knock, sweep-mc-samples)"
     ]
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("values", [[3, 3], [3, 3.0000000001, 5]])
+def test_grid_values_that_name_one_point_are_a_one_line_error_not_one_silent_row(tmp_path, values):
+    # A grid point is named by its values as %g: 3 and 3.0000000001 are both 'knock_at=3', one variant, and
+    # the sweep played and tabled one point for the two asked, without a word.
+    with pytest.raises(SweepError, match=r"grid.knock_at gives the value 3 twice") as exc:
+        load_sweep(_sweep(tmp_path, grid={"knock_at": values}))
+    assert "\n" not in str(exc.value)

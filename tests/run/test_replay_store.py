@@ -115,3 +115,27 @@ def test_without_a_log_replay_refuses_a_changed_bot_file(tmp_path):
         assert out.exit_code == 2, out.output
         lines = out.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and "changed since" in lines[0]
+
+
+def test_a_matchup_line_planning_no_games_is_one_error_line_for_replay_not_a_division_by_zero(tmp_path):
+    """Game ids are matchup number * planned games + index: a well-checked line planning 0 games made
+    arena replay (and the viewer, analyze --game) end in a ZeroDivisionError traceback."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+    from arena.run.store import INDEX
+    from arena.run.store.index import format_line
+
+    run_dir = _run(tmp_path)
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    for i, t in enumerate(lines):
+        rec = json.loads(t)["r"]
+        if rec.get("type") == "matchup":
+            rec["games"] = 0
+            lines[i] = format_line(rec)
+    (run_dir / INDEX).write_text("".join(lines))
+    out = CliRunner().invoke(app, ["replay", str(run_dir), "--game", "3"])
+    assert out.exit_code == 2, out.output
+    assert out.output.count("error:") == 1 and "0 games" in out.output, out.output

@@ -448,3 +448,63 @@ def test_a_chunk_file_named_outside_the_run_folder_or_through_a_link_is_never_re
     assert any("chunk 0" in p for p in store.problems), store.problems  # ... and named
     out = CliRunner().invoke(app, ["fsck", str(run_dir)])
     assert out.exit_code == 1 and "chunk 0" in out.output, out.output
+
+
+def test_a_matchup_line_planning_a_trillion_chunks_is_read_by_what_is_stored_not_counted_up_to(run_dir):
+    """The readers walked chunk numbers 0 .. the planned count: a forged, well-checked line planning 10**12
+    chunks held arena fsck, report, replay and the counts for hours.  They now look up what is stored."""
+    import signal
+
+    from arena.run.store.index import format_line
+
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    for i, t in enumerate(lines):
+        rec = json.loads(t)["r"]
+        if rec.get("type") == "matchup":
+            rec["chunks"] = 10**12
+            lines[i] = format_line(rec)
+            break
+    (run_dir / INDEX).write_text("".join(lines))
+    (run_dir / CHECKPOINT).write_text("".join(lines))
+
+    def stuck(signum, frame):
+        raise TimeoutError("still counting chunk numbers after 20 s")
+
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(20)
+    try:
+        store = RunStore(run_dir)
+        assert store.n_chunks() == 6 and store.n_games() == 3 * GAMES
+        assert len(store.games()) == 3 * GAMES
+        assert store.game(0)["game_id"] == 0
+        out = CliRunner().invoke(app, ["fsck", str(run_dir)])
+        assert out.exit_code == 0 and "6 chunk(s)" in out.output, out.output
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_a_folder_of_a_newer_store_format_is_refused_in_one_line_and_left_as_it_is(run_dir):
+    """The header's format number was written and never read: a folder of format 3 was reported, resumed and
+    repaired as format 2, with this version's lines appended to it."""
+    from arena.run.store.index import format_line
+
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    head = json.loads(lines[0])["r"]
+    assert head["type"] == "store"
+    head["format"] = 3
+    lines[0] = format_line(head)
+    (run_dir / INDEX).write_text("".join(lines))
+    before = (run_dir / INDEX).read_bytes()
+    with pytest.raises(StoreError, match="newer gin-arena .*format 3"):
+        RunStore(run_dir).n_games()
+    for args in (["report", str(run_dir)], ["fsck", str(run_dir)], ["fsck", str(run_dir), "--repair"]):
+        out = CliRunner().invoke(app, args)
+        assert out.exit_code == 2, (args, out.output)
+        errors = [line for line in out.output.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and "newer gin-arena" in errors[0], (args, out.output)
+    res = CliRunner().invoke(
+        app, ["run", str(run_dir / "config.toml"), "--quiet", "--results-dir", str(run_dir.parent)]
+    )
+    assert res.exit_code == 2 and "newer gin-arena" in res.output, res.output
+    assert (run_dir / INDEX).read_bytes() == before

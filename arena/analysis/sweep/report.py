@@ -25,6 +25,7 @@ from arena.analysis.render import (
     md_figure,
     md_table,
     md_text,
+    write_file,
 )
 from arena.analysis.variance import COVARIATES, PAIRS_TO_ADJUST
 
@@ -61,10 +62,10 @@ def write_sweep_report(res: SweepResult) -> dict[str, Path]:
     files: dict[str, Path] = {}
     res.dir.mkdir(parents=True, exist_ok=True)
     files["csv"] = res.dir / "sweep.csv"
-    res.table.to_csv(files["csv"], index=False)
+    write_file(files["csv"], res.table.to_csv(index=False))
     if len(res.best):
         files["best_csv"] = res.dir / "best.csv"
-        res.best.to_csv(files["best_csv"], index=False)
+        write_file(files["best_csv"], res.best.to_csv(index=False))
     files.update(plots.sweep_figures(spec, res.table, res.best, res.dir / "plots"))
     grid = ", ".join(f"{p} = {', '.join(f'{v:g}' for v in vals)}" for p, vals in spec.grid)
     fixed = f" (fixed: {', '.join(f'{k} = {v:g}' for k, v in spec.params.items())})" if spec.params else ""
@@ -106,9 +107,9 @@ def write_sweep_report(res: SweepResult) -> dict[str, Path]:
         md += [f"## {md_escape(title)}", "", md_table(table), ""]
         page += [f"<h2>{html.escape(title)}</h2>", html_table(table)]
     files["report_md"] = res.dir / "report.md"
-    files["report_md"].write_text("\n".join(md), encoding="utf-8")
+    write_file(files["report_md"], "\n".join(md))
     files["report_html"] = res.dir / "report.html"
-    files["report_html"].write_text(html_page(f"Sweep {spec.name}", page, _CSS), encoding="utf-8")
+    write_file(files["report_html"], html_page(f"Sweep {spec.name}", page, _CSS))
     return files
 
 

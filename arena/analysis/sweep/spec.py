@@ -119,6 +119,12 @@ class SweepSpec:
 def _num_list(key: str, v: Any) -> tuple[float, ...]:
     if not isinstance(v, list) or not v or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
         raise SweepError(f"sweep: {key} must be a non-empty list of numbers (got {v!r})")
+    # A point is named by its values as %g (SweepSpec.variant): two values that print alike would be one
+    # variant, played and tabled once for the two points asked.
+    shown = [f"{float(x):g}" for x in v]
+    twice = next((s for i, s in enumerate(shown) if s in shown[:i]), None)
+    if twice is not None:
+        raise SweepError(f"sweep: {key} gives the value {twice} twice (values that print alike are one point)")
     return tuple(float(x) for x in v)
 
 

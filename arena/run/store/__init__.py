@@ -402,11 +402,8 @@ class RunStore:
     def _current_records(self) -> Iterator[tuple[Matchup, ChunkRecord]]:
         idx = self.index()
         for m in self.matchups():
-            n = m.chunks if m.limit is None else min(m.limit, m.chunks)
-            for c in range(n):
-                r = idx.chunks.get((m.id, c))
-                if r is not None:
-                    yield m, r
+            for r in idx.stored_of(m):
+                yield m, r
 
     def checkpoint(self) -> None:
         """Copy the index to :data:`CHECKPOINT` by atomic rename (the end of a run, a repair)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.run.store.files import read_inside
-from arena.run.store.format import env_error
+from arena.run.store.format import STORE_FORMAT, StoreError, env_error
 
 
 def format_line(record: dict[str, Any]) -> str:
@@ -111,11 +111,27 @@ class Index:
     def next_no(self) -> int:
         return 1 + max((m.no for m in self.matchups.values()), default=-1)
 
+    def stored_of(self, m: Matchup, counted: bool = True) -> list[ChunkRecord]:
+        """The stored chunks of matchup ``m`` in chunk order: those below its planned count, and when
+        ``counted`` below its SPRT limit too.
+
+        Looked up by what is stored, never by walking chunk numbers up to the planned count: that
+        count is a number read from the file, and a line planning 10**12 chunks held every reader
+        for hours.  Both ways cost the stored chunks at most."""
+        n = m.chunks if m.limit is None or not counted else min(m.limit, m.chunks)
+        if n <= len(self.chunks):
+            return [r for c in range(n) if (r := self.chunks.get((m.id, c))) is not None]
+        return sorted((r for (mid, c), r in self.chunks.items() if mid == m.id and 0 <= c < n), key=lambda r: r.chunk)
+
 
 def read_lines(
     path: Path,
 ) -> list[tuple[dict[str, Any] | None, BadLine | None]] | None:
-    """Each line of an index file, parsed or named bad; None when the file does not exist."""
+    """Each line of an index file, parsed or named bad; None when the file does not exist.
+
+    A :class:`StoreError` when its header names a newer store format than this version's: read as
+    this format, such a folder's files would be misread, and a run or a repair would write this
+    format's lines into it."""
     try:
         data = read_inside(path.parent, path.name)  # a regular file, not a link (to /dev/zero, say)
     except FileNotFoundError:
@@ -146,8 +162,19 @@ def read_lines(
                 )
             )
         else:
+            _known_format(path, rec)
             out.append((rec, None))
     return out
+
+
+def _known_format(path: Path, rec: dict[str, Any]) -> None:
+    """Refuse a header line of a store format newer than :data:`STORE_FORMAT` (one line naming both)."""
+    fmt = rec.get("format") if rec.get("type") == "store" else None
+    if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt > STORE_FORMAT:
+        raise StoreError(
+            f"{path} was written by a newer gin-arena (store format {fmt}; this version reads format "
+            f"{STORE_FORMAT}): read it with that version"
+        )
 
 
 def apply_records(records: Sequence[dict[str, Any]], idx: Index | None = None) -> Index:

@@ -42,7 +42,7 @@ def locate(store: RunStore, game_id: int) -> tuple[Matchup, list[ChunkRecord]]:
     if m is None:
         top = idx.next_no() * cfg_games - 1
         raise StoreError(f"{store.dir}: no game {game_id} (ids run from 0 to {top})")
-    recs = [r for c in range(m.chunks) if (r := idx.chunks.get((m.id, c))) is not None]
+    recs = idx.stored_of(m, counted=False)
     per_chunk = -(-m.games // max(1, m.chunks))
     exact = [r for r in recs if r.chunk == local // per_chunk]
     if exact and exact[0].ids is not None:  # the chunk its number says, known to hold it
@@ -92,7 +92,12 @@ def game_record(store: RunStore, game_id: int) -> GameRecord:
 
 
 def games_per_pair(store: RunStore) -> int:
+    """The games each matchup plans: game ids are matchup number * this + index in the matchup.
+
+    A count below 1 is refused in one line: it is read from the index, and ids divide by it."""
     ms = list(store.index().matchups.values())
     if not ms:
         raise StoreError(f"{store.dir}: no games stored")
+    if ms[0].games < 1:
+        raise StoreError(f"{store.dir}: the index plans {ms[0].games} games for {ms[0].name}: no game id can be read")
     return ms[0].games
