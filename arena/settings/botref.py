@@ -72,13 +72,21 @@ def shown_name(name: str) -> str:
     return f"'{name}'" if plain else ascii(name)
 
 
+#: First characters of a cell that a spreadsheet reads as a formula (OWASP's CSV injection list).
+FORMULA_STARTS = "=+-@"
+
+
 def name_problem(name: str) -> str:
     """Why ``name`` can't name a bot in a table ("" if it can): characters that don't show (a control,
-    zero-width or no-break character) or spaces at its ends make two rows that read alike."""
+    zero-width or no-break character) or spaces at its ends make two rows that read alike; and a first
+    character that makes a spreadsheet read the cell as a formula (``=HYPERLINK(..)`` in
+    ``leaderboard.csv`` runs when the table is opened: a program names itself in its hello)."""
     if not name.strip():
         return "is empty"
     if name != name.strip():
         return "starts or ends with a space"
+    if name[0] in FORMULA_STARTS:
+        return f"starts with {name[0]!r} (a spreadsheet opening the tables would read it as a formula)"
     if any(not c.isprintable() or unicodedata.category(c) in ("Cf", "Zs") and c != " " for c in name):
         return "holds a character that does not show (a control, zero-width or no-break character)"
     return ""

@@ -127,6 +127,12 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "the bot name 'sim\\u200bple2' holds a character that does not show",
     ),
+    "a bot name a spreadsheet reads as a formula": (
+        {"bots": '["random", "=1+1"]'},
+        '[variants."=1+1"]\nbot = "simple"\n',
+        [],
+        "the bot name '=1+1' starts with '=' (a spreadsheet opening the tables would read it as a formula)",
+    ),
 }
 
 RAW_CASES: dict[str, tuple[str, str]] = {
