@@ -19,21 +19,33 @@ from __future__ import annotations
 
 import hashlib
 import io
+import lzma
 import os
 import shutil
 import stat
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
 
 from arena.league.db import LeagueError
 from arena.settings.botref import EAAI_PREFIX, BotRef, BotRefError
 
+T = TypeVar("T")
+
 MAX_ENTRIES = 5000
 #: The unpacked files may be at most this many times the upload's size.
 UNPACKED_FACTOR = 20
+
+
+#: What Python's zipfile raises on a damaged archive besides BadZipFile: a version it does not know
+#: (NotImplementedError), a stream that does not decompress (zlib, LZMA; bz2 raises OSError, which
+#: :func:`_read_entry` also counts as the entry's), an offset before the archive's start (ValueError), a
+#: header's name that is not the UTF-8 it claims (UnicodeDecodeError, a ValueError), a truncated entry.
+ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, NotImplementedError, ValueError, RuntimeError)
 
 
 #: The compression methods an entry may use: those Python's zipfile reads (deflate64, say, it cannot).
@@ -117,8 +129,10 @@ def check_eaai_upload(data: bytes, class_name: str, max_bytes: int) -> CheckedAr
         raise LeagueError(f"{class_name[:80]!r} is not a Java class name (e.g. com.example.MyPlayer)") from None
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError, EOFError):
+    except zipfile.BadZipFile:
         raise LeagueError("the upload is not a jar or a zip archive") from None
+    except ZIP_ERRORS as exc:
+        raise LeagueError(f"the upload is not a jar or a zip archive the server can read ({_reason(exc)})") from None
     with z:
         infos = _names(z)
         want = class_name.replace(".", "/") + ".class"
@@ -152,8 +166,10 @@ def unpack_eaai_upload(folder: Path, data: bytes, checked: CheckedArchive) -> Pa
         os.replace(work, dest)
     except OSError as exc:  # its text would name the server's folder: the reason alone
         raise LeagueError(f"the archive cannot be unpacked: {exc.strerror or type(exc).__name__}") from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
-        raise LeagueError(f"the archive cannot be unpacked: {exc}") from None
+    except LeagueError:  # a ValueError too: already its one line
+        raise
+    except ZIP_ERRORS as exc:
+        raise LeagueError(f"the archive cannot be unpacked: {_reason(exc)}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if made and not dest.exists():
@@ -182,11 +198,28 @@ def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], root: str, work: P
             target.mkdir(parents=True, exist_ok=True)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        with z.open(info) as src, open(target, "wb") as out:
-            while chunk := src.read(1 << 16):
+        with _read_entry(info, z.open, info) as src, open(target, "wb") as out:
+            while chunk := _read_entry(info, src.read, 1 << 16):
                 written += len(chunk)
                 if written > budget:
                     raise LeagueError(f"the archive unpacks to more than {budget} bytes")
                 out.write(chunk)
     for p in work.rglob("*"):
         p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def _read_entry(info: zipfile.ZipInfo, read: Callable[[Any], T], arg: Any) -> T:
+    """``read(arg)`` (opening an entry, or reading from it); a one-line :class:`LeagueError` naming the entry
+    when the archive's bytes are damaged there (an OSError here is bz2's, not the disk's)."""
+    try:
+        return read(arg)
+    except (*ZIP_ERRORS, OSError) as exc:
+        raise LeagueError(
+            f"the archive cannot be unpacked: its entry {info.filename[:80]!r} is damaged ({_reason(exc)})"
+        ) from None
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception's text in one short line, without a path (or its type, when it has no text)."""
+    text = " ".join(str(getattr(exc, "strerror", None) or exc).split())[:120]
+    return text or type(exc).__name__

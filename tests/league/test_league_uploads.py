@@ -207,6 +207,51 @@ def test_an_archive_that_cannot_be_unpacked_is_a_400_naming_the_entry_and_no_ser
     assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
 
 
+def _damaged(kind: str) -> bytes:
+    """A zip holding players/P.class, damaged as a fuzzer found Python's zipfile failing on it: a central header
+    asking for zip version 25.5, an LZMA stream of garbage, an end record that puts every entry before the
+    archive's first byte, a local header whose copy of a UTF-8 name is not UTF-8."""
+    entries = {"players/P.class": b"\xca\xfe\xba\xbe" * 64}
+    if kind == "local-name":
+        entries["players/\u00e9.txt"] = b"x"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_LZMA if kind == "lzma" else zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    d = bytearray(buf.getvalue())
+    if kind == "version":
+        d[d.find(b"PK\x01\x02") + 6] = 255
+    elif kind == "lzma":
+        start = 30 + len("players/P.class") + 9  # past the local header and the LZMA properties
+        d[start : start + 5] = bytes(b ^ 0x5A for b in d[start : start + 5])
+    elif kind == "offset":
+        end = d.rfind(b"PK\x05\x06")
+        d[end + 16 : end + 20] = (int.from_bytes(d[end + 16 : end + 20], "little") + 4096).to_bytes(4, "little")
+    else:
+        d[d.find("players/\u00e9.txt".encode()) + 8] = 0xFF
+    return bytes(d)
+
+
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [
+        ("version", "not a jar or a zip archive the server can read (zip file version 25.5)"),
+        ("lzma", "cannot be unpacked: its entry 'players/P.class' is damaged"),
+        ("offset", "cannot be unpacked: its entry 'players/P.class' is damaged"),
+        ("local-name", "cannot be unpacked: its entry 'players/\u00e9.txt' is damaged"),
+    ],
+    ids=["zip-version", "lzma-garbage", "entry-before-start", "local-name-not-utf8"],
+)
+def test_a_damaged_archive_is_a_400_naming_its_entry_not_a_500(kitless, kind, why):
+    """zipfile raises more than BadZipFile on a damaged archive (NotImplementedError, LZMAError, ValueError,
+    UnicodeDecodeError): each was a 500 'internal error' with a traceback in the log."""
+    server, token, folder = kitless
+    got, ans = _post_archive(server, token, "annbot", _damaged(kind), "players.P")
+    assert got == 400 and why in ans["error"] and "\n" not in ans["error"], ans
+    assert str(folder.parent) not in ans["error"] and "upload-" not in ans["error"], ans
+    assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
+
+
 # --- through the real server: refused at once, refused by the check, or playing on the board -------------
 
 AGENT = POLICY.encode()
