@@ -3,13 +3,13 @@
 The upload is untrusted bytes.  It is accepted only if it is a zip archive (a jar is one) of at
 most ``max_bytes``, whose entries are plain files and folders with relative names inside the
 archive (no absolute path, no ``..``, no backslash, no link), readable (not encrypted, compressed by
-one of :data:`METHODS`), no name both a file and a folder, at most :data:`MAX_ENTRIES` of
-them, unpacking to at most :data:`UNPACKED_FACTOR` times the upload's size (a zip bomb stops at
-the first entry past it, measured as it is written, whatever the header claims), and holding
-the class to play.  A zip of a class folder may hold the folder itself (``bin/com/x/P.class``):
-the root is then that folder.  A refusal names the entry, never a server path.  It is unpacked
-into its own folder (read-only files, readable by the bots' user) named by its hash, and played
-as ``eaai:<folder>:<class>``.
+one of :data:`METHODS`), no name both a file and a folder, none nested deeper than
+:data:`MAX_DEPTH` folders, at most :data:`MAX_ENTRIES` of them, unpacking to at most
+:data:`UNPACKED_FACTOR` times the upload's size (a zip bomb stops at the first entry past it,
+measured as it is written, whatever the header claims), and holding the class to play.  A zip of a
+class folder may hold the folder itself (``bin/com/x/P.class``): the root is then that folder.  A
+refusal names the entry, never a server path.  It is unpacked into its own folder (read-only files,
+readable by the bots' user) named by its hash, and played as ``eaai:<folder>:<class>``.
 
 :func:`check_eaai_upload` makes every check that needs no disk, so the league refuses a bad upload
 before its transaction; :func:`unpack_eaai_upload` writes it, inside the transaction.
@@ -37,6 +37,8 @@ from arena.settings.botref import EAAI_PREFIX, BotRef, BotRefError
 T = TypeVar("T")
 
 MAX_ENTRIES = 5000
+#: The most folders an entry's name may nest (a Java package is a few deep; a name of 64 KB may be 32,000).
+MAX_DEPTH = 64
 #: The unpacked files may be at most this many times the upload's size.
 UNPACKED_FACTOR = 20
 
@@ -68,6 +70,10 @@ def _names(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         parts = PurePosixPath(name).parts
         if not parts or name.startswith("/") or "\\" in name or "\0" in name or ".." in parts or ":" in name:
             raise LeagueError(f"the archive entry {name[:80]!r} is not a plain relative path")
+        if len(parts) > MAX_DEPTH + 1:
+            raise LeagueError(
+                f"the archive entry {name[:80]!r} nests {len(parts) - 1} folders deep; the limit is {MAX_DEPTH}"
+            )
         if stat.S_ISLNK(info.external_attr >> 16):
             raise LeagueError(f"the archive entry {name[:80]!r} is a link")
         if info.flag_bits & 0x1:
@@ -83,18 +89,14 @@ def _names(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
 
 def _no_file_and_folder(infos: list[zipfile.ZipInfo]) -> None:
     """Refuse a name that is a file and also a folder (``com`` beside ``com/x.class``): it cannot be
-    unpacked, and the disk's error would name a server path."""
-    folders: set[tuple[str, ...]] = set()
-    files: dict[tuple[str, ...], str] = {}
-    for info in infos:
-        parts = PurePosixPath(info.filename).parts
-        folders.update(parts[:i] for i in range(1, len(parts)))
-        if info.is_dir():
-            folders.add(parts)
-        else:
-            files.setdefault(parts, info.filename)
-    for parts, name in files.items():
-        if parts in folders:
+    unpacked, and the disk's error would name a server path.
+
+    Sorted by their parts (a file before a folder entry of the same name), the names under a file's come
+    right after it and its copies, so one pass over neighbours finds them: no set of every prefix, whose
+    size grows with the square of a name's depth."""
+    named = sorted((PurePosixPath(i.filename).parts, i.is_dir(), i.filename) for i in infos)
+    for (parts, is_dir, name), (after, after_is_dir, _) in zip(named, named[1:]):
+        if not is_dir and after[: len(parts)] == parts and (after != parts or after_is_dir):
             raise LeagueError(f"the archive entry {name[:80]!r} is a file and also a folder of other entries")
 
 

@@ -252,6 +252,27 @@ def test_a_damaged_archive_is_a_400_naming_its_entry_not_a_500(kitless, kind, wh
     assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
 
 
+def _peak_mb(pid: int) -> int:
+    return (
+        int(next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("VmHWM")).split()[1])
+        >> 10
+    )
+
+
+def test_an_entry_nested_thousands_of_folders_deep_is_refused_at_once_without_the_servers_memory_growing(kitless):
+    """A 48 KB upload whose entry is 12,000 folders deep made the check build every prefix of its path (quadratic:
+    700 MB and seconds in the server for one entry; a 2 MB archive of 64 KB names would take the machine's memory)."""
+    server, token, folder = kitless
+    Path(f"/proc/{server.proc.pid}/clear_refs").write_text("5")  # the peak, from now
+    before = _peak_mb(server.proc.pid)
+    got, ans = _post_archive(
+        server, token, "annbot", zip_bytes({"players/P.class": b"x", "a/" * 12_000 + "x": b"y"}), "players.P"
+    )
+    assert _peak_mb(server.proc.pid) - before < 150
+    assert got == 400 and "nests 12000 folders deep; the limit is" in ans["error"] and "\n" not in ans["error"], ans
+    assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
+
+
 # --- through the real server: refused at once, refused by the check, or playing on the board -------------
 
 AGENT = POLICY.encode()
