@@ -114,8 +114,12 @@ class CheckedArchive:
 
     @property
     def folder(self) -> str:
-        """Where it is unpacked, relative to the league folder."""
-        return f"bots/{self.sha256[:32]}/classes"
+        """Where it is unpacked, relative to the league folder: named by the upload's hash and, when its class is
+        under a folder of the archive, that folder's (the same bytes sent with a class under another folder
+        unpack from there: another tree, in a folder of its own)."""
+        if not self.root:
+            return f"bots/{self.sha256[:32]}/classes"
+        return f"bots/{self.sha256[:32]}/classes-{hashlib.sha256(self.root.encode()).hexdigest()[:16]}"
 
 
 def check_eaai_upload(data: bytes, class_name: str, max_bytes: int) -> CheckedArchive:

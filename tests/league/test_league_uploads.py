@@ -273,6 +273,24 @@ def test_an_entry_nested_thousands_of_folders_deep_is_refused_at_once_without_th
     assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
 
 
+def test_the_same_archive_sent_with_a_class_under_another_root_is_unpacked_from_that_root(tmp_path):
+    """An upload is unpacked from the folder that holds its class; the same bytes sent again with a class under
+    another folder reused the first upload's unpacked folder, which lacks that class (and anyone who had sent
+    those bytes first decided what a later sender's player would be)."""
+    (tmp_path / "kit").mkdir()
+    lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random",), eaai_kit=str(tmp_path / "kit")))
+    conn = lg.db()
+    data = zip_bytes({"a/players/P.class": b"\xca\xfe\xba\xbeP", "players/Q.class": b"\xca\xfe\xba\xbeQ"})
+    for user, cls in (("ann", "players.P"), ("bob", "players.Q")):
+        out = lg.submit(conn, _user(lg, conn, user), f"{user}bot", archive=data, class_name=cls)
+        spec = conn.execute("SELECT spec FROM versions WHERE id = ?", (out["id"],)).fetchone()[0]
+        unpacked = lg.dir / spec.rpartition(":")[0]
+        assert spec.endswith(f":{cls}")
+        name = cls.replace(".", "/") + ".class"
+        assert (unpacked / name).read_bytes() == b"\xca\xfe\xba\xbe" + name[-7:-6].encode()
+    conn.close()
+
+
 # --- through the real server: refused at once, refused by the check, or playing on the board -------------
 
 AGENT = POLICY.encode()
