@@ -242,8 +242,9 @@ class LeagueSite:
         self.conns = _Conns(league)
         self.cached = _Cached(league)
         cfg = league.config
-        # JSON escaping may double a file; base64 makes an archive 4/3 its size
-        self.max_upload = max(2 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
+        # JSON escaping may make a file's text 6 times its UTF-8 bytes (a control byte is \u0001, an ASCII-escaped
+        # é is \u00e9: arena submit escapes so); base64 makes an archive 4/3 its size
+        self.max_upload = max(6 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
         # The submit page: pasted source %-encoded (3 bytes a byte), or a file as it is beside that text
         self.max_form = max(3 * cfg.max_file_bytes, max(cfg.max_file_bytes, cfg.max_archive_bytes) + cfg.max_file_bytes)
         self.max_form += 16_384  # the other fields, the parts' headers
