@@ -291,6 +291,48 @@ def test_the_same_archive_sent_with_a_class_under_another_root_is_unpacked_from_
     conn.close()
 
 
+def _damaged_npz(kind: str) -> bytes:
+    """An MLP .npz damaged as a fuzzer found numpy and zipfile failing on it past the errors the check caught: an
+    unknown compression method, an encrypted entry, a deflate stream of garbage, an .npy header cut mid-tuple."""
+    from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
+    from arena.engine.mlp import random_mlp, save_mlp
+
+    saved = io.BytesIO()
+    save_mlp(saved, random_mlp(OBS_SIZE, NUM_ACTIONS, (8,), seed=1))
+    extra = {}
+    if kind == "npy-header":
+        head = b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,"
+        head += b" " * (63 - (10 + len(head)) % 64) + b"\n"
+        extra["b9.npy"] = b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head + bytes(12)
+    out = io.BytesIO()
+    with zipfile.ZipFile(saved) as zi, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zo:
+        for info in zi.infolist():
+            zo.writestr(info.filename, zi.read(info), zipfile.ZIP_DEFLATED if kind == "deflate" else zipfile.ZIP_STORED)
+        for name, data in extra.items():
+            zo.writestr(name, data, zipfile.ZIP_STORED)
+    d = bytearray(out.getvalue())
+    local, central = d.find(b"PK\x03\x04"), d.find(b"PK\x01\x02")
+    if kind == "method":
+        d[local + 8 : local + 10] = d[central + 10 : central + 12] = (99).to_bytes(2, "little")
+    elif kind == "encrypted":
+        d[local + 6] |= 1
+        d[central + 8] |= 1
+    elif kind == "deflate":
+        start = local + 30 + int.from_bytes(d[local + 26 : local + 28], "little")
+        d[start : start + 2] = b"\xff\xff"
+    return bytes(d)
+
+
+@pytest.mark.parametrize("kind", ["method", "encrypted", "deflate", "npy-header"])
+def test_a_damaged_npz_policy_is_a_400_not_a_500(kitless, kind):
+    """zipfile and numpy raise more than the check of an .npz caught (NotImplementedError, RuntimeError,
+    zlib.error, tokenize.TokenError): each was a 500 'internal error' with a traceback in the log."""
+    server, token, folder = kitless
+    got, ans = _post_policy(server, token, "annpol", _damaged_npz(kind), "npz")
+    assert got == 400 and "not an .npz file of MLP weights" in ans["error"] and "\n" not in ans["error"], ans
+    assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
+
+
 # --- through the real server: refused at once, refused by the check, or playing on the board -------------
 
 AGENT = POLICY.encode()
