@@ -8,8 +8,9 @@ one of :data:`METHODS`), no name both a file and a folder, none nested deeper th
 :data:`UNPACKED_FACTOR` times the upload's size (a zip bomb stops at the first entry past it,
 measured as it is written, whatever the header claims), and holding the class to play.  A zip of a
 class folder may hold the folder itself (``bin/com/x/P.class``): the root is then that folder.  A
-refusal names the entry, never a server path.  It is unpacked into its own folder (read-only files,
-readable by the bots' user) named by its hash, and played as ``eaai:<folder>:<class>``.
+refusal names the entry, never a server path.  It is unpacked whole into its own folder (read-only
+files, readable by the bots' user) named by its hash, and played as ``eaai:<the folder in it that
+holds the class>:<class>``.
 
 :func:`check_eaai_upload` makes every check that needs no disk, so the league refuses a bad upload
 before its transaction; :func:`unpack_eaai_upload` writes it, inside the transaction.
@@ -107,19 +108,22 @@ class CheckedArchive:
     class_name: str
     #: The folder inside the archive that holds the class's package (``""``: the archive's top).
     root: str
-    #: Bytes the files under ``root`` unpack to, as their headers declare: what the player takes on disk,
-    #: and the quota's measure (a header that lies is caught while unpacking: no file gets more bytes).
+    #: Bytes the archive's files unpack to, as their headers declare: what it takes on disk, and the quota's
+    #: measure (a header that lies is caught while unpacking: no file gets more bytes).
     unpacked: int
     sha256: str
 
     @property
     def folder(self) -> str:
-        """Where it is unpacked, relative to the league folder: named by the upload's hash and, when its class is
-        under a folder of the archive, that folder's (the same bytes sent with a class under another folder
-        unpack from there: another tree, in a folder of its own)."""
-        if not self.root:
-            return f"bots/{self.sha256[:32]}/classes"
-        return f"bots/{self.sha256[:32]}/classes-{hashlib.sha256(self.root.encode()).hexdigest()[:16]}"
+        """Where the whole archive is unpacked, relative to the league folder: named by its hash alone, so the
+        same bytes are one tree on disk (and once in the quota), whichever class is played from them.  (Older
+        leagues unpacked the class's folder alone into ``classes``; their versions keep their folders.)"""
+        return f"bots/{self.sha256[:32]}/archive"
+
+    @property
+    def player(self) -> str:
+        """The player's class folder, relative to the league folder: the one in the archive that holds the class."""
+        return f"{self.folder}/{self.root}".rstrip("/")
 
 
 def check_eaai_upload(data: bytes, class_name: str, max_bytes: int) -> CheckedArchive:
@@ -146,7 +150,7 @@ def check_eaai_upload(data: bytes, class_name: str, max_bytes: int) -> CheckedAr
         if not roots:
             raise LeagueError(f"the archive holds no {want}")
         root = min(roots, key=len)
-        unpacked = sum(i.file_size for i in infos if i.filename.startswith(root) and not i.is_dir())
+        unpacked = sum(i.file_size for i in infos if not i.is_dir())
     budget = _budget(data)
     if unpacked > budget:
         raise LeagueError(f"the archive unpacks to more than {budget} bytes ({UNPACKED_FACTOR} times its size)")
@@ -158,17 +162,17 @@ def _budget(data: bytes) -> int:
 
 
 def unpack_eaai_upload(folder: Path, data: bytes, checked: CheckedArchive) -> Path:
-    """Unpack a checked upload into ``folder / checked.folder`` (once: an upload already there is kept);
-    the unpacked folder.  Nothing is left behind when it fails (:class:`LeagueError`)."""
+    """Unpack a checked upload, whole, into ``folder / checked.folder`` (once: an upload already there is kept);
+    the player's class folder in it.  Nothing is left behind when it fails (:class:`LeagueError`)."""
     dest = folder / checked.folder
     if dest.is_dir():
-        return dest
+        return folder / checked.player
     made = not dest.parent.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="upload-", dir=dest.parent))
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
-            _unpack(z, _names(z), checked.root, work, budget=_budget(data))
+            _unpack(z, _names(z), work, budget=_budget(data))
         os.replace(work, dest)
     except OSError as exc:  # its text would name the server's folder: the reason alone
         raise LeagueError(f"the archive cannot be unpacked: {exc.strerror or type(exc).__name__}") from None
@@ -180,7 +184,7 @@ def unpack_eaai_upload(folder: Path, data: bytes, checked: CheckedArchive) -> Pa
         shutil.rmtree(work, ignore_errors=True)
         if made and not dest.exists():
             shutil.rmtree(dest.parent, ignore_errors=True)
-    return dest
+    return folder / checked.player
 
 
 def store_eaai_upload(folder: Path, data: bytes, class_name: str, max_bytes: int) -> tuple[str, str]:
@@ -189,17 +193,15 @@ def store_eaai_upload(folder: Path, data: bytes, class_name: str, max_bytes: int
     Raises :class:`LeagueError` (one line) for anything refused.
     """
     checked = check_eaai_upload(data, class_name, max_bytes)
-    dest = unpack_eaai_upload(folder, data, checked)
-    return f"{EAAI_PREFIX}{dest.resolve()}:{class_name}", checked.sha256
+    player = unpack_eaai_upload(folder, data, checked)
+    return f"{EAAI_PREFIX}{player.resolve()}:{class_name}", checked.sha256
 
 
-def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], root: str, work: Path, budget: int) -> None:
+def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], work: Path, budget: int) -> None:
     work.chmod(0o755)
     written = 0
     for info in infos:
-        if not info.filename.startswith(root) or info.filename == root:
-            continue
-        target = work / info.filename[len(root) :]
+        target = work / info.filename
         if info.is_dir():
             target.mkdir(parents=True, exist_ok=True)
             continue

@@ -273,21 +273,25 @@ def test_an_entry_nested_thousands_of_folders_deep_is_refused_at_once_without_th
     assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
 
 
-def test_the_same_archive_sent_with_a_class_under_another_root_is_unpacked_from_that_root(tmp_path):
-    """An upload is unpacked from the folder that holds its class; the same bytes sent again with a class under
-    another folder reused the first upload's unpacked folder, which lacks that class (and anyone who had sent
-    those bytes first decided what a later sender's player would be)."""
+def test_the_same_archive_is_one_tree_on_disk_and_plays_any_class_in_it_from_that_class_folder(tmp_path):
+    """An upload was unpacked from the folder that holds its class alone, into a folder named by its hash: the same
+    bytes sent again with a class under another folder reused that folder, which lacked the class (whoever sent
+    the bytes first decided what a later sender's player would be).  A folder per class's root would fix that but
+    put the same bytes on disk again while the quota, which counts the same bytes once, saw nothing.  The whole
+    archive is unpacked once; each version plays from the folder in it that holds its class."""
     (tmp_path / "kit").mkdir()
     lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random",), eaai_kit=str(tmp_path / "kit")))
     conn = lg.db()
     data = zip_bytes({"a/players/P.class": b"\xca\xfe\xba\xbeP", "players/Q.class": b"\xca\xfe\xba\xbeQ"})
-    for user, cls in (("ann", "players.P"), ("bob", "players.Q")):
-        out = lg.submit(conn, _user(lg, conn, user), f"{user}bot", archive=data, class_name=cls)
+    ann, bob = _user(lg, conn, "ann"), _user(lg, conn, "bob")
+    for user, bot, cls in ((ann, "annp", "players.P"), (ann, "annq", "players.Q"), (bob, "bobq", "players.Q")):
+        out = lg.submit(conn, user, bot, archive=data, class_name=cls)
         spec = conn.execute("SELECT spec FROM versions WHERE id = ?", (out["id"],)).fetchone()[0]
-        unpacked = lg.dir / spec.rpartition(":")[0]
         assert spec.endswith(f":{cls}")
         name = cls.replace(".", "/") + ".class"
-        assert (unpacked / name).read_bytes() == b"\xca\xfe\xba\xbe" + name[-7:-6].encode()
+        assert (lg.dir / spec.rpartition(":")[0] / name).read_bytes() == b"\xca\xfe\xba\xbe" + name[-7:-6].encode()
+    on_disk = sorted(p.relative_to(lg.dir).as_posix().split("/", 3)[-1] for p in (lg.dir / "bots").rglob("*.class"))
+    assert on_disk == ["a/players/P.class", "players/Q.class"]
     conn.close()
 
 
