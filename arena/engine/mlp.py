@@ -26,9 +26,12 @@ batched in numpy (BLAS), for Python callers.
 from __future__ import annotations
 
 import io
+import lzma
 import math
 import re
+import tokenize
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,6 +126,22 @@ def save_mlp(path: str | Path | io.BytesIO, mlp: Mlp) -> None:
 
 #: Most bytes the arrays of an MLP file may unpack to (16 layers of 4096 x 4096 float32 would be 1 GiB).
 MAX_MLP_BYTES = 256 * 1024 * 1024
+#: What reading a damaged or hostile ``.npz`` may raise besides MlpError: zipfile's BadZipFile, EOFError,
+#: NotImplementedError (a compression method or zip version it lacks), RuntimeError (an encrypted entry),
+#: zlib's and LZMA's errors (a stream that does not decompress), OSError (bz2's), ValueError, and numpy's
+#: .npy header parsing (tokenize.TokenError, SyntaxError): each is the file's fault, one MlpError line.
+NPZ_ERRORS = (
+    OSError,
+    ValueError,
+    zipfile.BadZipFile,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    zlib.error,
+    lzma.LZMAError,
+    tokenize.TokenError,
+    SyntaxError,
+)
 #: The array names an MLP file may hold (``w<i>``, ``b<i>``, ``format``, ``activation``).
 _ARRAY_NAME = re.compile(r"(format|activation|[wb](?:0|[1-9][0-9]?))\.npy")
 
@@ -149,7 +168,7 @@ def check_npz(raw: io.BytesIO | Path | str, label: str, max_bytes: int = MAX_MLP
                 _check_entry(z, info, label)
     except FileNotFoundError:
         raise
-    except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
+    except NPZ_ERRORS as exc:
         if isinstance(exc, MlpError):
             raise
         raise MlpError(f"{label}: not an .npz file of MLP weights ({type(exc).__name__}: {exc})") from None
@@ -199,7 +218,7 @@ def load_mlp(source: str | Path | bytes, name: str = "", max_bytes: int = MAX_ML
         raise MlpError(f"{label}: no such file") from None
     except MlpError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+    except NPZ_ERRORS as exc:
         raise MlpError(f"{label}: not an .npz file of MLP weights ({type(exc).__name__}: {exc})") from None
     fmt = arrays.pop("format", None)
     if fmt is None or fmt.shape != () or str(fmt) != MLP_FORMAT:

@@ -88,7 +88,7 @@ def check_upload(
         return Upload(
             "eaai",
             archive,
-            f"{checked.folder}:{checked.class_name}",
+            f"{checked.player}:{checked.class_name}",
             max(len(archive), checked.unpacked),
             lambda folder: unpack_eaai_upload(folder, archive, checked),
         )

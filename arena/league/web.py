@@ -40,7 +40,8 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from html import escape
 from typing import Any
 from urllib.parse import quote
@@ -68,6 +69,8 @@ PARAM_RE = re.compile(rf"[A-Za-z0-9_-]{{1,40}}|[a-z][a-z-]{{1,30}}:{_SETTING}(?:
 SMALL_BODY = 16_384
 #: The routes that take an upload: the sender is checked from the headers before the body is read.
 UPLOAD_PATHS = ("/api/submit", "/league/submit")
+#: The uploads one user may be sending at once (to this server process); the next is a 429 from its headers.
+UPLOADS_AT_ONCE = 2
 #: What the API and pages say when the database cannot be read.
 DB_DOWN = "the league's database cannot be read just now; the organizer must restore it"
 HEADERS = {
@@ -242,11 +245,14 @@ class LeagueSite:
         self.conns = _Conns(league)
         self.cached = _Cached(league)
         cfg = league.config
-        # JSON escaping may double a file; base64 makes an archive 4/3 its size
-        self.max_upload = max(2 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
+        # JSON escaping may make a file's text 6 times its UTF-8 bytes (a control byte is \u0001, an ASCII-escaped
+        # é is \u00e9: arena submit escapes so); base64 makes an archive 4/3 its size
+        self.max_upload = max(6 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
         # The submit page: pasted source %-encoded (3 bytes a byte), or a file as it is beside that text
         self.max_form = max(3 * cfg.max_file_bytes, max(cfg.max_file_bytes, cfg.max_archive_bytes) + cfg.max_file_bytes)
         self.max_form += 16_384  # the other fields, the parts' headers
+        #: The uploads each user is sending now (user id -> count), kept by :meth:`upload_refusal`.
+        self.sending: dict[int, int] = {}
         #: The submit form's text fields and their byte limits (a browser sends a textarea's lines as CRLF).
         self.form_text = {"csrf": 200, "name": 200, "class": 400, "source": 2 * cfg.max_file_bytes}
 
@@ -275,24 +281,42 @@ class LeagueSite:
             self.cached.looked = 0.0  # it may have written: the board's next answer looks again
 
     # --- who is asking ----------------------------------------------------------------
-    async def upload_refusal(self, scope: Scope) -> tuple[int, str] | None:
-        """Why a POST to an upload route is refused before its body is read: no valid token or session
-        (status, one line); None when it may be read.  The one web app's Guard asks before it reads any
-        body, so a stranger cannot make the server wait for, or hold, an upload of theirs.  The route
-        checks the caller again (the same calls): this only decides whether the body is worth reading."""
+    @asynccontextmanager
+    async def upload_refusal(self, scope: Scope) -> AsyncIterator[tuple[int, str] | None]:
+        """Why a POST to an upload route is refused before its body is read (status, one line), or None when it
+        may be read, held while the request is served.  The one web app's Guard asks before it reads any body:
+        a stranger (no valid token or session) cannot make the server wait for, or hold, an upload of theirs,
+        and a user who is already sending :data:`UPLOADS_AT_ONCE` uploads gets a 429 (each body is held whole
+        in memory while it comes; counted in this process, so a server of N workers takes N times as many).
+        The route checks the caller again (the same calls): this only decides whether the body is worth reading."""
         if scope["path"] not in UPLOAD_PATHS:
-            return None
+            yield None
+            return
         request = Request(scope)
         try:
             if scope["path"] == "/api/submit":
-                await self.api_user(request, write=True)
-            elif await self.session(request) is None:
+                user = await self.api_user(request, write=True)
+            elif (s := await self.session(request)) is not None:
+                user = s[0]
+            else:
                 raise LeagueError("log in first", 401)
         except LeagueError as exc:
-            return exc.status, _one_line(str(exc))
+            yield exc.status, _one_line(str(exc))
+            return
         except sqlite3.DatabaseError:
-            return 503, DB_DOWN
-        return None
+            yield 503, DB_DOWN
+            return
+        sending = self.sending.get(user.id, 0)
+        if sending >= UPLOADS_AT_ONCE:
+            yield 429, f"you are already sending {sending} uploads; send the next once one has its answer"
+            return
+        self.sending[user.id] = sending + 1
+        try:
+            yield None
+        finally:
+            self.sending[user.id] -= 1
+            if not self.sending[user.id]:
+                del self.sending[user.id]
 
     async def session(self, request: Request) -> tuple[User, str] | None:
         return await self.db(League.session, request.cookies.get(SESSION_COOKIE))

@@ -19,7 +19,8 @@ honest upload of a large jar on a slow link still gets through), caps it by
 path (:data:`MAX_BODY` for the play API; the league's own limits for its paths:
 its upload limit on a submission, a small one on its forms), refuses a POST
 to a league upload route that carries no valid token or session with a 401
-from its headers alone, before its body (then dropped as it comes, never kept)
+from its headers alone, before its body (then dropped as it comes, never kept),
+and one from a user already sending two uploads with a 429
 (:meth:`arena.league.web.LeagueSite.upload_refusal`), refuses a POST
 to the play API that is not ``application/json`` (415: a page elsewhere cannot
 post a "simple" text/plain form to this server, the CSRF route; the league's
@@ -65,7 +66,8 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -516,8 +518,9 @@ class App:
 
 #: A path's body rule: (whether a POST must be JSON, the body's byte limit); see :class:`Guard`.
 BodyRule = Callable[[str], tuple[bool, int]]
-#: Why a POST is refused from its headers alone, before its body is read: (status, one line), or None.
-Gate = Callable[[Scope], Awaitable[tuple[int, str] | None]]
+#: Why a POST is refused from its headers alone, before its body is read: (status, one line), or None; held
+#: (``async with``) while the request is served, so a gate may count the requests it let through.
+Gate = Callable[[Scope], AbstractAsyncContextManager[tuple[int, str] | None]]
 
 
 def play_rule(path: str) -> tuple[bool, int]:
@@ -622,9 +625,17 @@ class Guard:
             await self.app(scope, receive, no_store)
             return
         json_only, limit = self.rule(scope["path"])
-        if self.gate is not None and (refusal := await self.gate(scope)) is not None:
-            await self._refuse_unread(scope, receive, no_store, limit, *refusal)
+        if self.gate is None:
+            await self._post(scope, receive, no_store, json_only, limit)
             return
+        async with self.gate(scope) as refusal:
+            if refusal is not None:
+                await self._refuse_unread(scope, receive, no_store, limit, *refusal)
+                return
+            await self._post(scope, receive, no_store, json_only, limit)
+
+    async def _post(self, scope: Scope, receive: Receive, no_store: Send, json_only: bool, limit: int) -> None:
+        """A POST its gate let through: its body read under the path's rule, then the app."""
         headers = dict(scope["headers"])
         ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         if json_only and ctype != b"application/json":

@@ -278,6 +278,46 @@ def test_a_valid_token_still_gets_its_upload_read(site):
     assert got.startswith(b"HTTP/1.1 408") and waited >= 4.0, (got[:200], waited)  # waited for the body
 
 
+def test_one_user_sends_at_most_two_uploads_at_once_and_a_third_is_refused_before_its_body(site):
+    """Each upload's body is held whole in the server's memory while it comes (up to the upload limit, a few
+    copies while it is parsed): a participant who opened hundreds of uploads at once with their one token made
+    the server hold hundreds of bodies (40 at once took 270 MB more).  A third upload of the same user while two
+    are still coming is a 429 from its headers; another user's upload, and the same user's once one ends, are
+    read as ever."""
+    server, tokens, _ = site
+    auth = f"Authorization: Bearer {tokens['alice']}\r\n"
+    holders = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+    try:
+        for h in holders:  # two uploads that declare a body and send none yet: the server waits for them
+            h.sendall(
+                f"POST /api/submit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{auth}"
+                "Content-Length: 80000\r\n\r\n".encode()
+            )
+        time.sleep(0.5)
+        got, waited = _post_headers_only(server, "/api/submit", auth)
+        assert got.startswith(b"HTTP/1.1 429") and b"already sending 2 uploads" in got, got[:300]
+        assert waited < 2.0, waited
+        status, answer = send(server, tokens["alice"], "atonce")
+        assert status == 429 and "already sending 2 uploads" in answer["error"] and "\n" not in answer["error"]
+        status, answer = send(server, tokens["bob"], "bobatonce")
+        assert status == 202, answer
+    finally:
+        for h in holders:
+            h.close()
+    status, answer = wait_for_status(lambda: send(server, tokens["alice"], "atonce"), 202, 15)
+    assert status == 202, answer
+
+
+def wait_for_status(call, status: int, seconds: float) -> tuple[int, dict]:
+    """``call()`` again until it answers ``status`` (or ``seconds`` pass); its last answer."""
+    deadline = time.monotonic() + seconds
+    while True:
+        got = call()
+        if got[0] == status or time.monotonic() > deadline:
+            return got
+        time.sleep(0.3)
+
+
 def test_the_board_answers_with_an_etag_and_304_until_it_changes(site):
     server, tokens, _ = site
     status, headers, body = server.request("GET", "/api/leaderboard")

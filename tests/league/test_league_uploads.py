@@ -207,6 +207,136 @@ def test_an_archive_that_cannot_be_unpacked_is_a_400_naming_the_entry_and_no_ser
     assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
 
 
+def _damaged(kind: str) -> bytes:
+    """A zip holding players/P.class, damaged as a fuzzer found Python's zipfile failing on it: a central header
+    asking for zip version 25.5, an LZMA stream of garbage, an end record that puts every entry before the
+    archive's first byte, a local header whose copy of a UTF-8 name is not UTF-8."""
+    entries = {"players/P.class": b"\xca\xfe\xba\xbe" * 64}
+    if kind == "local-name":
+        entries["players/\u00e9.txt"] = b"x"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_LZMA if kind == "lzma" else zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    d = bytearray(buf.getvalue())
+    if kind == "version":
+        d[d.find(b"PK\x01\x02") + 6] = 255
+    elif kind == "lzma":
+        start = 30 + len("players/P.class") + 9  # past the local header and the LZMA properties
+        d[start : start + 5] = bytes(b ^ 0x5A for b in d[start : start + 5])
+    elif kind == "offset":
+        end = d.rfind(b"PK\x05\x06")
+        d[end + 16 : end + 20] = (int.from_bytes(d[end + 16 : end + 20], "little") + 4096).to_bytes(4, "little")
+    else:
+        d[d.find("players/\u00e9.txt".encode()) + 8] = 0xFF
+    return bytes(d)
+
+
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [
+        ("version", "not a jar or a zip archive the server can read (zip file version 25.5)"),
+        ("lzma", "cannot be unpacked: its entry 'players/P.class' is damaged"),
+        ("offset", "cannot be unpacked: its entry 'players/P.class' is damaged"),
+        ("local-name", "cannot be unpacked: its entry 'players/\u00e9.txt' is damaged"),
+    ],
+    ids=["zip-version", "lzma-garbage", "entry-before-start", "local-name-not-utf8"],
+)
+def test_a_damaged_archive_is_a_400_naming_its_entry_not_a_500(kitless, kind, why):
+    """zipfile raises more than BadZipFile on a damaged archive (NotImplementedError, LZMAError, ValueError,
+    UnicodeDecodeError): each was a 500 'internal error' with a traceback in the log."""
+    server, token, folder = kitless
+    got, ans = _post_archive(server, token, "annbot", _damaged(kind), "players.P")
+    assert got == 400 and why in ans["error"] and "\n" not in ans["error"], ans
+    assert str(folder.parent) not in ans["error"] and "upload-" not in ans["error"], ans
+    assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
+
+
+def _peak_mb(pid: int) -> int:
+    return (
+        int(next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("VmHWM")).split()[1])
+        >> 10
+    )
+
+
+def test_an_entry_nested_thousands_of_folders_deep_is_refused_at_once_without_the_servers_memory_growing(kitless):
+    """A 48 KB upload whose entry is 12,000 folders deep made the check build every prefix of its path (quadratic:
+    700 MB and seconds in the server for one entry; a 2 MB archive of 64 KB names would take the machine's memory)."""
+    server, token, folder = kitless
+    Path(f"/proc/{server.proc.pid}/clear_refs").write_text("5")  # the peak, from now
+    before = _peak_mb(server.proc.pid)
+    got, ans = _post_archive(
+        server, token, "annbot", zip_bytes({"players/P.class": b"x", "a/" * 12_000 + "x": b"y"}), "players.P"
+    )
+    assert _peak_mb(server.proc.pid) - before < 150
+    assert got == 400 and "nests 12000 folders deep; the limit is" in ans["error"] and "\n" not in ans["error"], ans
+    assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
+
+
+def test_the_same_archive_is_one_tree_on_disk_and_plays_any_class_in_it_from_that_class_folder(tmp_path):
+    """An upload was unpacked from the folder that holds its class alone, into a folder named by its hash: the same
+    bytes sent again with a class under another folder reused that folder, which lacked the class (whoever sent
+    the bytes first decided what a later sender's player would be).  A folder per class's root would fix that but
+    put the same bytes on disk again while the quota, which counts the same bytes once, saw nothing.  The whole
+    archive is unpacked once; each version plays from the folder in it that holds its class."""
+    (tmp_path / "kit").mkdir()
+    lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random",), eaai_kit=str(tmp_path / "kit")))
+    conn = lg.db()
+    data = zip_bytes({"a/players/P.class": b"\xca\xfe\xba\xbeP", "players/Q.class": b"\xca\xfe\xba\xbeQ"})
+    ann, bob = _user(lg, conn, "ann"), _user(lg, conn, "bob")
+    for user, bot, cls in ((ann, "annp", "players.P"), (ann, "annq", "players.Q"), (bob, "bobq", "players.Q")):
+        out = lg.submit(conn, user, bot, archive=data, class_name=cls)
+        spec = conn.execute("SELECT spec FROM versions WHERE id = ?", (out["id"],)).fetchone()[0]
+        assert spec.endswith(f":{cls}")
+        name = cls.replace(".", "/") + ".class"
+        assert (lg.dir / spec.rpartition(":")[0] / name).read_bytes() == b"\xca\xfe\xba\xbe" + name[-7:-6].encode()
+    on_disk = sorted(p.relative_to(lg.dir).as_posix().split("/", 3)[-1] for p in (lg.dir / "bots").rglob("*.class"))
+    assert on_disk == ["a/players/P.class", "players/Q.class"]
+    conn.close()
+
+
+def _damaged_npz(kind: str) -> bytes:
+    """An MLP .npz damaged as a fuzzer found numpy and zipfile failing on it past the errors the check caught: an
+    unknown compression method, an encrypted entry, a deflate stream of garbage, an .npy header cut mid-tuple."""
+    from arena.engine.actions import NUM_ACTIONS, OBS_SIZE
+    from arena.engine.mlp import random_mlp, save_mlp
+
+    saved = io.BytesIO()
+    save_mlp(saved, random_mlp(OBS_SIZE, NUM_ACTIONS, (8,), seed=1))
+    extra = {}
+    if kind == "npy-header":
+        head = b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,"
+        head += b" " * (63 - (10 + len(head)) % 64) + b"\n"
+        extra["b9.npy"] = b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head + bytes(12)
+    out = io.BytesIO()
+    with zipfile.ZipFile(saved) as zi, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zo:
+        for info in zi.infolist():
+            zo.writestr(info.filename, zi.read(info), zipfile.ZIP_DEFLATED if kind == "deflate" else zipfile.ZIP_STORED)
+        for name, data in extra.items():
+            zo.writestr(name, data, zipfile.ZIP_STORED)
+    d = bytearray(out.getvalue())
+    local, central = d.find(b"PK\x03\x04"), d.find(b"PK\x01\x02")
+    if kind == "method":
+        d[local + 8 : local + 10] = d[central + 10 : central + 12] = (99).to_bytes(2, "little")
+    elif kind == "encrypted":
+        d[local + 6] |= 1
+        d[central + 8] |= 1
+    elif kind == "deflate":
+        start = local + 30 + int.from_bytes(d[local + 26 : local + 28], "little")
+        d[start : start + 2] = b"\xff\xff"
+    return bytes(d)
+
+
+@pytest.mark.parametrize("kind", ["method", "encrypted", "deflate", "npy-header"])
+def test_a_damaged_npz_policy_is_a_400_not_a_500(kitless, kind):
+    """zipfile and numpy raise more than the check of an .npz caught (NotImplementedError, RuntimeError,
+    zlib.error, tokenize.TokenError): each was a 500 'internal error' with a traceback in the log."""
+    server, token, folder = kitless
+    got, ans = _post_policy(server, token, "annpol", _damaged_npz(kind), "npz")
+    assert got == 400 and "not an .npz file of MLP weights" in ans["error"] and "\n" not in ans["error"], ans
+    assert not [p for p in (folder / "bots").rglob("*") if p.is_file()]
+
+
 # --- through the real server: refused at once, refused by the check, or playing on the board -------------
 
 AGENT = POLICY.encode()

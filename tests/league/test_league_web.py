@@ -130,7 +130,7 @@ def test_guard_rules_by_path_keep_the_league_forms_and_uploads(played):
     status, _, body, _ = call(srv, "POST", "/api/submit", big, {"Content-Type": "application/json"})
     assert status == 401 and "log in" in error(body)
     cfg = lg.config  # a bot file JSON-escaped, or an archive or policy file in base64
-    limit = max(2 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
+    limit = max(6 * cfg.max_file_bytes, 4 * cfg.max_archive_bytes // 3 + 4) + 4096
     huge = b"x" * (limit + 1)
     token = lg.add_user(lg.db(), "guardtess")  # a stranger's body is refused (401) before it is read
     auth = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}

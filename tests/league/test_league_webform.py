@@ -255,6 +255,33 @@ def test_an_oversize_file_is_refused_by_the_leagues_limit_and_a_huge_body_before
     assert versions(folder) == before
 
 
+@pytest.mark.parametrize("filler", ["\u00e9", "\x01"], ids=["french-comments", "control-bytes"])
+def test_a_bot_file_at_the_limit_is_taken_by_the_api_whatever_json_escapes_it_to(tmp_path, filler):
+    """``arena submit`` sends a bot file as JSON text, ASCII-escaped: an é (2 bytes) is 6 bytes there, a control
+    byte 6 too.  The API's body limit counted on JSON doubling a file at most, so where a league's max_file_bytes
+    is large beside its max_archive_bytes, a file within the limit was refused as a body 'too large' (naming
+    the body's limit, not the file's); one byte over the file's limit is the league's own refusal."""
+    limit = 1_000_000
+    folder = make_league(tmp_path / "big", max_file_bytes=limit)
+    token = add_user(folder, "cat")
+    server = Server(folder, play=False)
+    try:
+        for name, size in (("atlimit", limit), ("over", limit + 1)):
+            head = SIMPLE_COPY.encode() + b"\n#"
+            source = (head + filler.encode() * size)[:size]
+            source = source if source.decode("utf-8", "ignore").encode() == source else source[:-1] + b"x"
+            assert len(source) == size
+            status, answer = server.post_json("/api/submit", {"name": name, "source": source.decode()}, token=token)
+            if size == limit:
+                assert status == 202, answer
+            else:
+                assert status == 413 and answer["error"] == f"the file is {size} bytes; the limit is {limit}", answer
+        names = [v[0] for v in versions(folder)]
+        assert "atlimit-v1" in names and "over-v1" not in names
+    finally:
+        server.stop()
+
+
 def _send_chunked(server: Server, sid: str, total: int) -> tuple[int, bytes]:
     """Stream a chunked multipart body of ``total`` bytes, stopping when the server answers; (bytes sent, answer)."""
     s = socket.create_connection(("127.0.0.1", server.port), timeout=20)
