@@ -328,6 +328,7 @@ class AnalysisResult:
     seconds: float
     bots: list[str] = field(default_factory=list)
     earlier: str = ""  # what became of the analysis this one took the place of ("" when there was none)
+    resumed: int = 0  # games kept from an interrupted pass of the same analysis
 
 
 def run_rules(store: Any) -> np.ndarray:
@@ -472,7 +473,7 @@ def analyse_run(
     start = time.monotonic()
     earlier = ""
     planned = games or (1 if game is not None else 0)
-    n_games = n_dec = 0
+    n_games = n_dec = resumed = 0
     shown: list[pa.Table] = []
     writer = None
     try:
@@ -480,9 +481,18 @@ def analyse_run(
         if store_result:
             writer = RunStore.open_for_writing(run, what="arena analyze")
         # Staged: a failure anywhere (a --game that isn't there, a log that doesn't replay, a lost worker,
-        # Ctrl-C) leaves the earlier analysis as it was, and no partial one in its place.
-        with writer.staged_analysis(stored_as, info) if writer else contextlib.nullcontext() as put:
-            jobs = game_jobs(store, bot, games, game, opponent)
+        # Ctrl-C) leaves the earlier analysis as it was, and no partial one in its place; the games graded
+        # are kept for the next pass of the same analysis, which grades only the others (not for one --game).
+        staged = writer.staged_analysis(stored_as, info, resume=game is None) if writer else contextlib.nullcontext()
+        with staged as put:
+            done: set[int] = set()
+            for kept in put.kept(["game_id"]) if put is not None else ():
+                n_dec += len(kept)
+                done.update(int(x) for x in kept["game_id"])
+            n_games = resumed = len(done)
+            if progress is not None and resumed:
+                progress(n_games, planned)
+            jobs = (j for j in game_jobs(store, bot, games, game, opponent) if j.game_id not in done)
             for part, table in _results(_tasks(jobs, rules, settings), workers, client):
                 n_dec += table.num_rows
                 n_games += len(set(table.column("game_id").to_pylist())) if table.num_rows else 0
@@ -506,7 +516,7 @@ def analyse_run(
         if own_client is not None:
             own_client.close()
     res = AnalysisResult(
-        stored_as, settings, n_games, n_dec, time.monotonic() - start, [bot] if bot else known, earlier
+        stored_as, settings, n_games, n_dec, time.monotonic() - start, [bot] if bot else known, earlier, resumed
     )
     frame = pa.concat_tables(shown).to_pandas() if shown else None
     return res, frame

@@ -474,6 +474,7 @@ class LuckRun:
     games: int
     seconds: float
     value: str
+    resumed: int = 0  # games kept from an interrupted pass of the same measure
 
 
 def analyse_luck(
@@ -515,14 +516,22 @@ def analyse_luck(
         except SchedulerAddressError as exc:  # an unreachable scheduler passes through: the machine's fault
             raise LuckError(str(exc)) from None
     start = time.monotonic()
-    n = 0
+    n = resumed = 0
     writer = None
     try:
         writer = RunStore.open_for_writing(run, what="arena luck")
         value = shipped_value()
         info = {"value_sha256": value.sha256, "value": value.meta.get("source", "")}
-        with writer.staged_analysis(TABLE, info) as put:  # a failure halfway (or Ctrl-C) leaves the earlier table
-            for part, table in enumerate(map_in_order(run_task, _tasks(store, rules), workers=workers, client=client)):
+        # A failure halfway (or Ctrl-C) leaves the earlier table, and the chunks measured for the next pass.
+        with writer.staged_analysis(TABLE, info) as put:
+            done: set[int] = set()
+            for kept in put.kept(["game_id"]):
+                done.update(int(x) for x in kept["game_id"])
+            n = resumed = len(done)
+            if progress is not None and n:
+                progress(n)
+            tasks = (t for t in _tasks(store, rules) if not done.issuperset(int(x) for x in t.games["game_id"]))
+            for part, table in enumerate(map_in_order(run_task, tasks, workers=workers, client=client)):
                 put(part, table)
                 n += table.num_rows
                 if progress is not None:
@@ -536,7 +545,7 @@ def analyse_luck(
             writer.close()
         if own is not None:
             own.close()
-    return LuckRun(TABLE, n, time.monotonic() - start, value.sha256)
+    return LuckRun(TABLE, n, time.monotonic() - start, value.sha256, resumed)
 
 
 # --- reading it back: plain and luck-adjusted results -------------------------------------------------------

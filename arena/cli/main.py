@@ -986,8 +986,9 @@ def analyze(
     hind = "  [HINDSIGHT: --perfect rolls out on the true hidden cards]" if settings.perfect else ""
     typer.echo(
         f"{res.decisions:,} decisions in {res.games:,} games graded in {res.seconds:.1f} s "
-        f"({res.decisions / max(res.seconds, 1e-9):.0f}/s) at {settings.samples} samples; "
-        f"stored as analysis '{res.table}' in {run_dir}{hind}"
+        f"({res.decisions / max(res.seconds, 1e-9):.0f}/s) at {settings.samples} samples"
+        + (f" ({res.resumed:,} of the games by an interrupted pass, kept)" if res.resumed else "")
+        + f"; stored as analysis '{res.table}' in {run_dir}{hind}"
     )
     if res.earlier:
         typer.echo(f"analysis '{res.table}': {res.earlier}")
@@ -1036,8 +1037,9 @@ def luck(
         for b in bars:
             b.close()
     typer.echo(
-        f"luck of {done.games:,} games measured in {done.seconds:.1f} s; stored as analysis '{done.table}' "
-        f"in {run_dir} (value {done.value[:12]})"
+        f"luck of {done.games:,} games measured in {done.seconds:.1f} s"
+        + (f" ({done.resumed:,} of them by an interrupted pass, kept)" if done.resumed else "")
+        + f"; stored as analysis '{done.table}' in {run_dir} (value {done.value[:12]})"
     )
     if res is not None and not res.empty:
         typer.echo(results_text(res))

@@ -327,3 +327,41 @@ def test_a_report_says_when_its_luck_and_decision_tables_predate_games_played_si
     md = write_report(run)["report_md"].read_text()
     assert "This table measures 4 of the run's 12 games: run `arena luck` again" in md
     assert "Every decision of every bot in 4 games (of the run's 12), graded" in md
+
+
+def test_a_pass_interrupted_halfway_is_gone_on_from_by_the_next_and_grades_as_one_pass(run, tmp_path, monkeypatch):
+    """Ctrl-C in the second task of two: the next pass of the same analysis grades only the second task's
+    games (an interrupted pass used to be thrown away whole: hours on a large run), and the table is the one
+    a single pass gives; a pass at other settings starts afresh."""
+    import shutil
+
+    fresh, copy = tmp_path / "fresh", tmp_path / "half"
+    for d in (fresh, copy):
+        shutil.copytree(run, d)
+        shutil.rmtree(d / "analysis", ignore_errors=True)
+    whole, _ = dec.analyse_run(fresh, SETTINGS, workers=1)
+    graded = dec.run_task
+    second_fails, calls = failing_on_call(graded, 2, KeyboardInterrupt())
+    monkeypatch.setattr(dec, "run_task", second_fails)
+    with pytest.raises(KeyboardInterrupt):
+        dec.analyse_run(copy, SETTINGS, workers=1)
+    assert RunStore(copy).analyses() == []  # the half table is not an analysis anyone reads
+    counted, again = failing_on_call(graded, 0, AssertionError("never"))
+    monkeypatch.setattr(dec, "run_task", counted)
+    res, _ = dec.analyse_run(copy, SETTINGS, workers=1)
+    assert len(again) == 1 and {j.game_id for j in again[0].games} == set(range(4, 8))
+    assert (res.resumed, res.games, res.decisions) == (4, 8, whole.decisions)
+    key = ["game_id", "step", "seat"]
+    pd.testing.assert_frame_equal(
+        frame(copy).sort_values(key).reset_index(drop=True), frame(fresh).sort_values(key).reset_index(drop=True)
+    )
+    assert RunStore(copy).analyses() == [dec.TABLE]
+    monkeypatch.setattr(dec, "run_task", second_fails)
+    calls.clear()
+    with pytest.raises(KeyboardInterrupt):
+        dec.analyse_run(copy, SETTINGS, workers=1)
+    other = dec.AnalysisSettings(samples=13, seed=5)
+    again.clear()
+    monkeypatch.setattr(dec, "run_task", counted)
+    res, _ = dec.analyse_run(copy, other, workers=1)
+    assert len(again) == 2 and res.resumed == 0  # other settings: nothing of the interrupted pass is kept

@@ -445,3 +445,30 @@ def test_the_luck_table_shows_win_rate_intervals_within_0_and_100_percent():
     assert rows["x"][11] == f"{win_lo:.1f}..100.0%"
     assert rows["y"][11] == f"0.0..{100 - win_lo:.1f}%"
     assert win_hi > 100.0 and rows["x"][4] == f"{x['points_plain_lo']:+.2f}..{x['points_plain_hi']:+.2f}"
+
+
+def test_an_interrupted_measure_is_gone_on_from_by_the_next_pass_and_measures_as_one(runs, tmp_path, monkeypatch):
+    """Ctrl-C in the second chunk: the next pass measures only the chunks not yet stored (it used to start over,
+    and the luck of a million games takes hours), and the table equals a single pass's."""
+    import shutil
+
+    copy = tmp_path / "half"
+    shutil.copytree(runs["ek"], copy)
+    shutil.rmtree(copy / "analysis", ignore_errors=True)
+    whole = luck.analyse_luck(runs["ek"], workers=1)
+    measured = luck.run_task
+    second_fails, calls = failing_on_call(measured, 2, KeyboardInterrupt())
+    monkeypatch.setattr(luck, "run_task", second_fails)
+    with pytest.raises(KeyboardInterrupt):
+        luck.analyse_luck(copy, workers=1)
+    assert RunStore(copy).analyses() == []
+    counted, again = failing_on_call(measured, 0, AssertionError("never"))
+    monkeypatch.setattr(luck, "run_task", counted)
+    done = luck.analyse_luck(copy, workers=1)
+    kept = len(calls[0].games)
+    assert done.resumed == kept > 0 and done.games == whole.games
+    assert not {int(g) for g in calls[0].games["game_id"]} & {int(g) for t in again for g in t.games["game_id"]}
+    pd.testing.assert_frame_equal(
+        _table(copy).sort_values("game_id").reset_index(drop=True),
+        _table(runs["ek"]).sort_values("game_id").reset_index(drop=True),
+    )

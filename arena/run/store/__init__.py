@@ -60,7 +60,7 @@ import contextlib
 import errno
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -533,11 +533,12 @@ class RunStore:
         _analysis.begin(self, name, info)
 
     def staged_analysis(
-        self, name: str, info: dict[str, Any]
-    ) -> contextlib.AbstractContextManager[Callable[[int, pa.Table], None]]:
+        self, name: str, info: dict[str, Any], resume: bool = True
+    ) -> contextlib.AbstractContextManager[_analysis.Stage]:
         """``with store.staged_analysis(name, info) as put:`` the analysis ``name``, put in place only
-        if the block ends normally (a failure halfway leaves the stored one as it was)."""
-        return _analysis.staged(self, name, info)
+        if the block ends normally (a failure halfway leaves the stored one as it was, and the parts
+        written for the next pass of the same analysis to go on from: :class:`~arena.run.store.analysis.Stage`)."""
+        return _analysis.staged(self, name, info, resume)
 
     def drop_analysis(self, name: str) -> None:
         """Delete the analysis table ``name`` if there is one."""

@@ -5,15 +5,18 @@ how), then one checked line per part file written;
 ``analysis/<name>/<part>.parquet`` holds the part's rows.  Starting an
 analysis of a name replaces the previous one of that name; :func:`rename`
 keeps one under another name.  :func:`staged` writes a table that takes
-its name only once complete, so a failure halfway loses nothing.
+its name only once complete, so a failure halfway loses nothing: not the
+earlier table, and not the parts already written, which the next pass of
+the same analysis (the same header) keeps and goes on from.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,23 +49,61 @@ def begin(store: RunStore, name: str, info: dict[str, Any]) -> None:
     )
 
 
+class Stage:
+    """An analysis being written by :func:`staged`: ``stage(part, table)`` stores a part, and
+    :meth:`kept` reads back what an interrupted pass of the same analysis stored before."""
+
+    def __init__(self, store: RunStore, name: str, kept_parts: int, first: int):
+        self.store, self.name = store, name
+        #: Parts kept from an interrupted pass of the same analysis (0: a fresh start).
+        self.kept_parts = kept_parts
+        self._first = first
+
+    def __call__(self, part: int, table: pa.Table) -> None:
+        """Store this pass's part ``part`` (numbered after the kept ones)."""
+        put_part(self.store, self.name, self._first + part, table)
+
+    def kept(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
+        """The kept parts' ``columns``, part by part (a damaged one is left out and its games done again)."""
+        if self.kept_parts:
+            problems = list(self.store.problems)
+            yield from read_parts(self.store, self.name, columns)
+            self.store.problems[:] = problems  # a damaged kept part is graded again, not a problem of the table
+
+
 @contextlib.contextmanager
-def staged(store: RunStore, name: str, info: dict[str, Any]) -> Iterator[Callable[[int, pa.Table], None]]:
+def staged(store: RunStore, name: str, info: dict[str, Any], resume: bool = True) -> Iterator[Stage]:
     """Write the analysis ``name`` so that it takes the place of a stored one only once complete.
 
-    Yields ``put(part, table)``.  The parts go to ``name`` + :data:`UNFINISHED`;
+    Yields a :class:`Stage`.  The parts go to ``name`` + :data:`UNFINISHED`;
     when the block ends normally that table is renamed ``name`` (replacing
     one of that name), and when it raises (a log that doesn't replay, a lost
-    worker, Ctrl-C) it is dropped and the stored ``name`` stays as it was.
+    worker, Ctrl-C) the stored ``name`` stays as it was.  The unfinished
+    table stays too, out of :func:`stored_names`: a later pass with the same
+    ``info`` goes on from its parts (:attr:`Stage.kept_parts`), where hours
+    of grading a large run used to be thrown away by one Ctrl-C.  A pass
+    with other ``info``, or not to ``resume``, starts afresh.
     """
     unfinished = name + UNFINISHED
-    begin(store, unfinished, info)
+    kept, first = _resumable(store, unfinished, info) if resume else (0, 0)
+    if not kept:
+        begin(store, unfinished, info)
+    yield Stage(store, unfinished, kept, first)
+    rename(store, unfinished, name)
+
+
+def _resumable(store: RunStore, name: str, info: dict[str, Any]) -> tuple[int, int]:
+    """(parts kept, the next part's number) of the unfinished analysis ``name`` when it was begun with
+    ``info`` (compared as stored: JSON), else (0, 0)."""
+    if not (folder(store, name) / INDEX).is_file():
+        return 0, 0
     try:
-        yield lambda part, table: put_part(store, unfinished, part, table)
-        rename(store, unfinished, name)
-    finally:
-        with contextlib.suppress(StoreError, OSError):  # what a failure left half-written
-            drop(store, unfinished)
+        head, parts = read_index(store, name)
+    except (StoreError, OSError, ValueError):
+        return 0, 0
+    if not parts or json.loads(json.dumps(info, default=str)) != head:
+        return 0, 0
+    return len(parts), max(int(p["part"]) for p in parts) + 1
 
 
 def drop(store: RunStore, name: str) -> None:
@@ -101,9 +142,11 @@ def put_part(store: RunStore, name: str, part: int, table: pa.Table) -> None:
 
 
 def stored_names(store: RunStore) -> list[str]:
-    """Names of the analysis tables stored in the folder."""
+    """Names of the analysis tables stored in the folder (not one still being written, or interrupted)."""
     root = store.dir / "analysis"
-    return sorted(p.name for p in root.iterdir() if (p / INDEX).is_file()) if root.is_dir() else []
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / INDEX).is_file() and not p.name.endswith(UNFINISHED))
 
 
 def info(store: RunStore, name: str) -> dict[str, Any]:
