@@ -275,3 +275,12 @@ def test_grid_values_that_name_one_point_are_a_one_line_error_not_one_silent_row
     with pytest.raises(SweepError, match=r"grid.knock_at gives the value 3 twice") as exc:
         load_sweep(_sweep(tmp_path, grid={"knock_at": values}))
     assert "\n" not in str(exc.value)
+
+
+def test_a_sweep_says_how_many_games_it_will_play_before_the_first(tmp_path):
+    """A 300 x 300 grid started in silence; the first line now says the size of what was asked."""
+    lines: list[str] = []
+    spec = _sweep(tmp_path, opponents=["simple", "random"], games=20, chunk_size=20, grid={"knock_at": [0, 5, 10]})
+    run_sweep(spec, progress=lines.append, report=False)
+    assert lines[0] == "sweep 's': 3 point(s) x 1 rules value(s) x 2 opponent(s) x 20 games = 120 games"
+    assert lines[1].startswith("[1/3] ")

@@ -58,6 +58,11 @@ def run_sweep(
     status = "complete"
     points = spec.points()
     n = len(points) * len(spec.rules)
+    # What was asked, before the first game: a grid of 300 x 300 is 90,000 tournaments, and its size shows here.
+    say(
+        f"sweep '{spec.name}': {len(points):,} point(s) x {len(spec.rules)} rules value(s) x "
+        f"{len(spec.opponents)} opponent(s) x {spec.games:,} games = {n * len(spec.opponents) * spec.games:,} games"
+    )
     i = 0
     for label, rules in spec.rules:
         for point in points:
