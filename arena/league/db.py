@@ -207,6 +207,22 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def reuse_folder(folder: Path) -> None:
+    """Mark the upload folder ``folder`` (``bots/<hash>``) as used now, before a new version points to it.
+
+    An identical upload reuses the folder an earlier one left.  The sweep
+    (:func:`arena.league.core.sweep_files`, in the scheduler's process) removes
+    a folder no version points to once nothing in it changed for ten minutes:
+    a leftover of a failed submission is such a folder, and a new version about
+    to point to it must not lose it between its check and its commit.  Its
+    time, set here, keeps the sweep off it for ten more minutes.
+    """
+    try:
+        os.utime(folder)
+    except OSError:
+        pass  # gone or not ours to touch: the write that follows says so in its own words
+
+
 def file_key(path: str | Path) -> tuple[int, int, int] | None:
     """(inode, size, mtime in ns) of a file; None when it is gone."""
     try:

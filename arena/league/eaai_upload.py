@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
-from arena.league.db import LeagueError
+from arena.league.db import LeagueError, reuse_folder
 from arena.settings.botref import EAAI_PREFIX, BotRef, BotRefError
 
 T = TypeVar("T")
@@ -166,6 +166,7 @@ def unpack_eaai_upload(folder: Path, data: bytes, checked: CheckedArchive) -> Pa
     the player's class folder in it.  Nothing is left behind when it fails (:class:`LeagueError`)."""
     dest = folder / checked.folder
     if dest.is_dir():
+        reuse_folder(dest.parent)  # a leftover the sweep could take before the new version points to it
         return folder / checked.player
     made = not dest.parent.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)

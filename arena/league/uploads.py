@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.league.config import LeagueConfig
-from arena.league.db import LeagueError, atomic_write
+from arena.league.db import LeagueError, atomic_write, reuse_folder
 from arena.league.eaai_upload import check_eaai_upload, unpack_eaai_upload
 from arena.settings.botref import CMD_PREFIX, is_policy_tree
 
@@ -156,6 +156,7 @@ def python_tree(data: bytes, limit: int) -> ast.Module:
 def store_file(path: Path, data: bytes) -> None:
     """A bot file in a folder of its own (a sandboxed bot's folder holds only it), once."""
     if path.exists():
+        reuse_folder(path.parent)  # a leftover the sweep could take before the new version points to it
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

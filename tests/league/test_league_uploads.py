@@ -575,6 +575,30 @@ def test_the_sweep_removes_an_unreferenced_upload_folder_with_its_tree_and_keeps
     conn.close()
 
 
+def test_a_leftover_folder_an_identical_upload_reuses_is_not_swept_before_its_version_commits(tmp_path, uploads):
+    """A failed submission leaves an unreferenced folder; an identical upload later reuses it.  Between the
+    reuse and the new version's commit the sweep saw an old folder that no version points to and removed it:
+    the version then pointed to nothing.  The reuse marks the folder as used now."""
+    from arena.league.core import sweep_files
+    from arena.league.eaai_upload import check_eaai_upload, unpack_eaai_upload
+    from arena.league.uploads import store_file
+
+    lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random",), eaai_kit=str(uploads["kit"])))
+    conn = lg.db()
+    source, spec = b"x = 1\n", "bots/" + "a" * 32 + "/bot.py"
+    checked = check_eaai_upload(uploads["jar"], "players.KitSimplePlayer", 10_000_000)
+    store_file(lg.dir / spec, source)  # the failed submissions' leftovers, ten minutes old and more
+    unpack_eaai_upload(lg.dir, uploads["jar"], checked)
+    old = 1_000_000_000
+    for p in [*(lg.dir / "bots").rglob("*"), *(lg.dir / "bots").glob("*")]:
+        os.utime(p, (old, old), follow_symlinks=False)
+    store_file(lg.dir / spec, source)  # the identical uploads, their versions not yet committed
+    player = unpack_eaai_upload(lg.dir, uploads["jar"], checked)
+    assert sweep_files(lg.dir, conn) == []
+    assert (lg.dir / spec).is_file() and (player / "players" / "KitSimplePlayer.class").is_file()
+    conn.close()
+
+
 def test_a_bot_file_the_disk_refuses_is_one_507_line_and_leaves_no_temp_file(tmp_path, monkeypatch):
     """A full disk while an upload is written: the uploader is told in one line (507, Insufficient
     Storage), and the folder holds neither the file nor the half-written temp file beside it."""
