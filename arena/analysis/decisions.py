@@ -329,6 +329,7 @@ class AnalysisResult:
     bots: list[str] = field(default_factory=list)
     earlier: str = ""  # what became of the analysis this one took the place of ("" when there was none)
     resumed: int = 0  # games kept from an interrupted pass of the same analysis
+    resumed_decisions: int = 0  # .. and their decisions
 
 
 def run_rules(store: Any) -> np.ndarray:
@@ -473,7 +474,7 @@ def analyse_run(
     start = time.monotonic()
     earlier = ""
     planned = games or (1 if game is not None else 0)
-    n_games = n_dec = resumed = 0
+    n_games = n_dec = resumed = kept_dec = 0
     shown: list[pa.Table] = []
     writer = None
     try:
@@ -490,6 +491,7 @@ def analyse_run(
                 n_dec += len(kept)
                 done.update(int(x) for x in kept["game_id"])
             n_games = resumed = len(done)
+            kept_dec = n_dec
             if progress is not None and resumed:
                 progress(n_games, planned)
             jobs = (j for j in game_jobs(store, bot, games, game, opponent) if j.game_id not in done)
@@ -516,7 +518,15 @@ def analyse_run(
         if own_client is not None:
             own_client.close()
     res = AnalysisResult(
-        stored_as, settings, n_games, n_dec, time.monotonic() - start, [bot] if bot else known, earlier, resumed
+        stored_as,
+        settings,
+        n_games,
+        n_dec,
+        time.monotonic() - start,
+        [bot] if bot else known,
+        earlier,
+        resumed,
+        kept_dec,
     )
     frame = pa.concat_tables(shown).to_pandas() if shown else None
     return res, frame

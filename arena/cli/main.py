@@ -986,7 +986,7 @@ def analyze(
     hind = "  [HINDSIGHT: --perfect rolls out on the true hidden cards]" if settings.perfect else ""
     typer.echo(
         f"{res.decisions:,} decisions in {res.games:,} games graded in {res.seconds:.1f} s "
-        f"({res.decisions / max(res.seconds, 1e-9):.0f}/s) at {settings.samples} samples"
+        f"({(res.decisions - res.resumed_decisions) / max(res.seconds, 1e-9):.0f}/s) at {settings.samples} samples"
         + (f" ({res.resumed:,} of the games by an interrupted pass, kept)" if res.resumed else "")
         + f"; stored as analysis '{res.table}' in {run_dir}{hind}"
     )

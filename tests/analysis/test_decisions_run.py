@@ -351,6 +351,7 @@ def test_a_pass_interrupted_halfway_is_gone_on_from_by_the_next_and_grades_as_on
     res, _ = dec.analyse_run(copy, SETTINGS, workers=1)
     assert len(again) == 1 and {j.game_id for j in again[0].games} == set(range(4, 8))
     assert (res.resumed, res.games, res.decisions) == (4, 8, whole.decisions)
+    assert 0 < res.resumed_decisions < res.decisions  # the rate shown is over this pass's decisions alone
     key = ["game_id", "step", "seat"]
     pd.testing.assert_frame_equal(
         frame(copy).sort_values(key).reset_index(drop=True), frame(fresh).sort_values(key).reset_index(drop=True)
