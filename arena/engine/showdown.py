@@ -137,6 +137,11 @@ def layoff_mask(defender: int, knock_sets: int, knock_runs: int, laid: Iterable[
     spots = _set_spots(int(knock_sets))
     run_cover = int(knock_runs)
     out = 0
+    # The runs first, grown as far as the cards reach, and only then the sets: a set of three
+    # misses one card only, so giving that card to a run takes no spot another card could fill,
+    # while the longer run may take the next card of a chain.  The card must go to the run even
+    # when it fits the set before the run reaches it: 2d 3d 4d on 5d 6d 7d beside 3c 3h 3s, the
+    # 3d named before the 4d, would otherwise take the set and leave the 2d with nowhere to go.
     progress = True
     while pending and progress:
         progress = False
@@ -144,18 +149,17 @@ def layoff_mask(defender: int, knock_sets: int, knock_runs: int, laid: Iterable[
             r = c % NUM_RANKS
             below = r > 0 and (run_cover >> (c - 1)) & 1
             above = r < NUM_RANKS - 1 and (run_cover >> (c + 1)) & 1
-            # The run first: a set of three misses one card only, so giving that card to a run takes
-            # no spot another card could fill, and the longer run may take the next card of a chain
-            # (3c 4c on 5c 6c 7c while 4d 4h 4s wants 4c: the 4c must go to the run).
             if below or above:
                 run_cover |= 1 << c
-            elif (spots >> c) & 1:
-                spots &= ~(1 << c)
-            else:
-                continue
+                out |= 1 << c
+                pending.remove(c)
+                progress = True
+    # A card on a set extends nothing, so one pass places the rest.
+    for c in list(pending):
+        if (spots >> c) & 1:
+            spots &= ~(1 << c)
             out |= 1 << c
             pending.remove(c)
-            progress = True
     if pending:
         raise ArrangementError(
             f"{_name(pending[0])} fits none of the knocker's melds", "layoff_fits_none", card=pending[0]
@@ -177,27 +181,31 @@ def attach(melds: Sequence[int], laid: int) -> list[int]:
 
 
 def _attach(melds: Sequence[int], laid: int, runs_first: bool) -> tuple[list[int], list[int]]:
+    """``(melds with their layoffs, cards left over)``.  ``runs_first``: every card a run's chain
+    reaches goes on the run (grown as far as it goes first, as :func:`layoff_mask` does), the rest
+    on their sets; else a card fitting a set goes there at once."""
     out = [int(m) for m in melds]
     left = _cards(int(laid))
-    progress = True
-    while left and progress:
-        progress = False
-        for c in list(left):
-            r, s = c % NUM_RANKS, c // NUM_RANKS
-            runs, sets = [], []
-            for i, m in enumerate(out):
-                ranks = {x % NUM_RANKS for x in _cards(m)}
-                suits = {x // NUM_RANKS for x in _cards(m)}
-                if len(ranks) == 1:
-                    if ranks == {r}:
-                        sets.append(i)
-                elif suits == {s} and ((r > 0 and (m >> (c - 1)) & 1) or (r < 12 and (m >> (c + 1)) & 1)):
-                    runs.append(i)
-            fits = runs + sets if runs_first else sets + runs
-            if fits:
-                out[fits[0]] |= 1 << c
-                left.remove(c)
-                progress = True
+    for kinds in (("runs",), ("runs", "sets")) if runs_first else (("sets", "runs"),):
+        progress = True
+        while left and progress:
+            progress = False
+            for c in list(left):
+                r, s = c % NUM_RANKS, c // NUM_RANKS
+                fit: dict[str, list[int]] = {"runs": [], "sets": []}
+                for i, m in enumerate(out):
+                    ranks = {x % NUM_RANKS for x in _cards(m)}
+                    suits = {x // NUM_RANKS for x in _cards(m)}
+                    if len(ranks) == 1:
+                        if ranks == {r}:
+                            fit["sets"].append(i)
+                    elif suits == {s} and ((r > 0 and (m >> (c - 1)) & 1) or (r < 12 and (m >> (c + 1)) & 1)):
+                        fit["runs"].append(i)
+                fits = [i for kind in kinds for i in fit[kind]]
+                if fits:
+                    out[fits[0]] |= 1 << c
+                    left.remove(c)
+                    progress = True
     return out, left
 
 

@@ -155,7 +155,8 @@ class Rules:
     knock_limit: int = field(default=10, metadata=_int(0, 10, "0 = gin only"))
     """Most deadwood a player may knock with.  Standard 10; any 0..10 is a
     house variant, 0 meaning a player may only end the hand by going gin.
-    With ``oklahoma`` on, the upcard replaces this each hand."""
+    With ``oklahoma`` on, the upcard sets each hand's limit, never above
+    this setting (the choice documented in ``arena/engine/step.py``)."""
 
     gin_bonus: int = field(default=25, metadata=_int(0, MAX_BONUS))
     """Bonus for going gin (on top of the defender's deadwood).  25 standard;
@@ -193,8 +194,9 @@ class Rules:
 
     oklahoma: bool = field(default=False, metadata=_bool())
     """Oklahoma gin (a common variant): each hand's knock limit is the first
-    upcard's value (face cards 10, an Ace means gin only), and a spade
-    upcard doubles every point of that hand.  Off by default."""
+    upcard's value (face cards 10, an Ace means gin only; never above
+    ``knock_limit``), and a spade upcard doubles every point of that hand.
+    Off by default."""
 
     turn_cap: int = field(default=200, metadata=_int(10, 10_000))
     """Engine safety, not in the seeds: a hand still running after this many

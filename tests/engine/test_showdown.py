@@ -44,6 +44,7 @@ from arena.engine.showdown import (
     knock_discards,
     lay_down,
     layoff_mask,
+    layoff_steps,
     meld_masks,
 )
 from arena.engine.step import apply_action, begin_hand
@@ -263,3 +264,20 @@ def test_a_chain_whose_first_card_also_completes_a_set_goes_on_the_run():
     assert np.array_equal(st, auto)
     shown = attach([m("4d 4h 4s"), m("5c 6c 7c"), m("Ad As Ah")], m("3c 4c"))
     assert shown == [m("4d 4h 4s"), m("3c 4c 5c 6c 7c"), m("Ad As Ah")]
+
+
+def test_a_layoff_chain_through_a_sets_missing_card_is_accepted_in_any_order():
+    """2d 3d 4d on the knocker's 5d 6d 7d while its 3c 3h 3s misses the 3d: a legal chain (RULES.md:
+    "a card laid off can itself be extended"), in whatever order the cards are named.
+
+    The 3d fits the set before the 4d reaches it, but given to the set it would leave the 2d
+    with nowhere to go; the web page names a person's layoffs lowest card first, so it refused
+    the 2d whatever the person did.  The table's display must show all three on the run too.
+    """
+    sets, runs = m("3c 3h 3s"), m("5d 6d 7d")
+    defender = m("2d 3d 4d Kc Qh")
+    for order in itertools.permutations(parse_cards("2d 3d 4d")):
+        assert layoff_mask(defender, sets, runs, list(order)) == m("2d 3d 4d")
+    assert attach([sets, runs], m("2d 3d 4d")) == [sets, m("2d 3d 4d 5d 6d 7d")]
+    steps = layoff_steps([sets, runs], m("2d 3d 4d"))
+    assert [c for c, _ in steps] == parse_cards("4d 3d 2d")
