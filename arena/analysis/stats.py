@@ -699,7 +699,15 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         inc[np.arange(ja.size), jb] = -1.0
         g = inc.T @ resid  # bots x deal buckets
         G = float((nd.sum(axis=0) > 0).sum())
-        M = (g @ g.T + _laplacian(ja, jb, prior_draws**2 * (0.5 - q) ** 2, n)) * (G / max(G - 1.0, 1.0))
+        # A matchup whose pairs all scored alike (every pair split, or every game drawn) has residuals of 0:
+        # nothing measures how alike a pair's games are, so, as the win rate's interval does, each pair
+        # counts as one observation (its score n_c q, variance n_c^2 q (1 - q)), not as nothing.
+        s_m, n_m = agg["s"][played], agg["n"][played]
+        r_m = s_m / n_m
+        within = agg["ss"][played] - 2.0 * r_m * agg["sn"][played] + r_m * r_m * agg["nn"][played]
+        flat = within <= 1e-9 * agg["nn"][played]
+        floor = np.where(flat, agg["nn"][played] * q * (1.0 - q), 0.0)
+        M = (g @ g.T + _laplacian(ja, jb, prior_draws**2 * (0.5 - q) ** 2 + floor, n)) * (G / max(G - 1.0, 1.0))
     n_comp = connected_components(coo_matrix((np.ones(ja.size), (ja, jb)), shape=(n, n)), directed=False)[0] if n else 0
 
     if anchor is not None and anchor not in x.bots:

@@ -549,3 +549,19 @@ def test_bots_without_any_result_get_no_rating_rather_than_zero_plus_minus_zero(
     g["winner"], g["winner_seat"], g["error"] = "", -1, "crashed"
     bt = st.bradley_terry(g)
     assert bt[["elo", "elo_se", "elo_ci_low", "elo_ci_high"]].isna().all().all()
+
+
+@pytest.mark.parametrize("kind", ["split", "drawn"])
+def test_a_matchup_whose_pairs_show_no_variance_gets_a_rating_interval_not_a_point(kind):
+    """Every pair split 1-1 (or every game drawn): the sandwich's residuals are all 0, so the rating gap was
+    0 +- 0.  As for the win rate, each deal then counts as one observation: the gap's interval is about as wide
+    as the pair table's Elo interval (Wilson on the deals)."""
+    g = games_from_results([("x", "y", np.tile([1, 0], (30, 1)))])
+    if kind == "drawn":
+        g["winner"], g["winner_seat"] = "", -1
+    bt = st.bradley_terry(g).set_index("bot")
+    gap_lo, gap_hi = 2 * bt.loc["x", "elo_ci_low"], 2 * bt.loc["x", "elo_ci_high"]
+    ps = st.pair_stats(g).iloc[0]
+    assert ps["elo_ci_high"] > 100  # the pair table's interval of the same gap
+    assert gap_hi > 0.5 * ps["elo_ci_high"] and gap_lo < 0.5 * ps["elo_ci_low"]
+    assert gap_hi < 2 * ps["elo_ci_high"] and gap_lo > 2 * ps["elo_ci_low"]
