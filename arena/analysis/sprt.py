@@ -149,9 +149,12 @@ def _mle_t_log(freq: np.ndarray, t: float, support: np.ndarray, ref: float = 0.5
     - t ((a_i - mu)^2 + sigma^2) / (2 sigma)``, and ``sum_i p_i u_i`` equals the
     constraint itself.  So the optimum solves the linear problem of
     :func:`_secular` with ``d = u`` evaluated at its own ``mu, sigma``: iterate
-    from the observed distribution until ``p`` stops moving.
+    from the uniform distribution (as fishtest does) until ``p`` stops moving.
+    Not from the observed one: when it is lopsided (every pair lost, say) its
+    ``sigma`` is tiny, ``u`` takes one sign only and the secular equation has
+    no root.
     """
-    p = freq.copy()
+    p = np.full(freq.shape, 1.0 / freq.size)
     for _ in range(200):
         mu = float(np.sum(p * support))
         sigma = float(np.sqrt(max(np.sum(p * (support - mu) ** 2), 1e-300)))

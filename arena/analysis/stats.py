@@ -669,14 +669,21 @@ def _laplacian(ia: np.ndarray, ib: np.ndarray, w: np.ndarray, n_bots: int) -> np
 def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, method: str) -> pd.DataFrame:
     if method not in ("sandwich", "fisher"):
         raise ValueError(f"unknown interval method '{method}' (sandwich, fisher)")
-    n = x.n_bots
     c = x.cross
     agg = {k: np.where(c, v, 0.0) for k, v in zip(("G", "n", "s", "ss", "sn", "nn"), x.moments("win"))}
     ia, ib = x.m_a.astype(np.int64), x.m_b.astype(np.int64)
     played = (agg["n"] > 0) & (ia != ib)
-    th = fit_bt(ia, ib, agg["n"], agg["s"], n, prior_draws)
+    # Only bots with a result against another bot are rated: one seen only in self-play or void games has no
+    # likelihood term, and kept in the fit it made the Hessian singular (every interval a point, or ~1e7 Elo
+    # wide, when it was the reference removed below) and shifted the mean anchor.
+    active = np.zeros(x.n_bots, dtype=bool)
+    active[ia[played]] = True
+    active[ib[played]] = True
+    pos = np.cumsum(active) - 1  # a rated bot's index among the rated
+    n = int(active.sum())
+    ja, jb = pos[ia[played]], pos[ib[played]]
+    th = fit_bt(ja, jb, agg["n"][played], agg["s"][played], n, prior_draws)
 
-    ja, jb = ia[played], ib[played]
     nn = agg["n"][played] + prior_draws
     q = 1.0 / (1.0 + np.exp(-(th[ja] - th[jb])))
     H = _laplacian(ja, jb, nn * q * (1.0 - q), n)
@@ -692,12 +699,22 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         inc[np.arange(ja.size), jb] = -1.0
         g = inc.T @ resid  # bots x deal buckets
         G = float((nd.sum(axis=0) > 0).sum())
-        M = (g @ g.T + _laplacian(ja, jb, prior_draws**2 * (0.5 - q) ** 2, n)) * (G / max(G - 1.0, 1.0))
+        # A matchup whose pairs all scored alike (every pair split, or every game drawn) has residuals of 0:
+        # nothing measures how alike a pair's games are, so, as the win rate's interval does, each pair
+        # counts as one observation (its score n_c q, variance n_c^2 q (1 - q)), not as nothing.
+        s_m, n_m = agg["s"][played], agg["n"][played]
+        r_m = s_m / n_m
+        within = agg["ss"][played] - 2.0 * r_m * agg["sn"][played] + r_m * r_m * agg["nn"][played]
+        flat = within <= 1e-9 * agg["nn"][played]
+        floor = np.where(flat, agg["nn"][played] * q * (1.0 - q), 0.0)
+        M = (g @ g.T + _laplacian(ja, jb, prior_draws**2 * (0.5 - q) ** 2 + floor, n)) * (G / max(G - 1.0, 1.0))
     n_comp = connected_components(coo_matrix((np.ones(ja.size), (ja, jb)), shape=(n, n)), directed=False)[0] if n else 0
 
     if anchor is not None and anchor not in x.bots:
         raise ValueError(f"anchor bot '{anchor}' is not in this run (bots: {', '.join(x.bots)})")
-    k = x.bots.index(anchor) if anchor is not None else 0
+    if anchor is not None and not active[x.bots.index(anchor)]:
+        raise ValueError(f"anchor bot '{anchor}' has no result against another bot: it cannot anchor the ratings")
+    k = int(pos[x.bots.index(anchor)]) if anchor is not None else 0
     keep = np.arange(n) != k
     cov = np.zeros((n, n))
     if n > 1:
@@ -705,7 +722,7 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         Hinv = np.linalg.pinv(Hk)
         cov[np.ix_(keep, keep)] = Hinv @ M[np.ix_(keep, keep)] @ Hinv if method == "sandwich" else Hinv
     if anchor is None:
-        P = np.eye(n) - 1.0 / n
+        P = np.eye(n) - 1.0 / n if n else np.zeros((0, 0))
         cov = P @ cov @ P.T
         elo = th * ELO_K
     else:
@@ -714,14 +731,18 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
     if anchor is not None:
         se[k] = 0.0
     z = sps.norm.ppf(0.5 + conf / 2.0)
-    qa = 1.0 / (1.0 + np.exp(-(th[ia] - th[ib])))
+    th_all = np.zeros(x.n_bots)
+    th_all[active] = th
+    elo_all, se_all = np.full(x.n_bots, np.nan), np.full(x.n_bots, np.nan)
+    elo_all[active], se_all[active] = elo, se
+    qa = 1.0 / (1.0 + np.exp(-(th_all[ia] - th_all[ib])))
     out = pd.DataFrame(
         {
             "bot": x.bots,
-            "elo": elo,
-            "elo_se": se,
-            "elo_ci_low": elo - z * se,
-            "elo_ci_high": elo + z * se,
+            "elo": elo_all,
+            "elo_se": se_all,
+            "elo_ci_low": elo_all - z * se_all,
+            "elo_ci_high": elo_all + z * se_all,
             "games": x.per_bot(agg["n"], agg["n"]).astype(np.int64),
             "score": x.per_bot(agg["s"], agg["n"] - agg["s"]),
             "expected": x.per_bot(agg["n"] * qa, agg["n"] * (1.0 - qa)),

@@ -224,3 +224,55 @@ def test_config_sequential_picks_the_model_and_checks_it():
         config_from_dict({"sequential": "pentanomial", "duplicate": False})
     with pytest.raises(ConfigError, match="sprt.elo = 'bayes' is not allowed"):
         config_from_dict({"sprt": {"elo": "bayes"}})
+
+
+def _multistart_llr(counts, elo0, elo1, elo):
+    """reference_llr's brute force from several starting points (the observed one fails on lopsided counts)."""
+    c = np.where(np.asarray(counts, dtype=float) <= 0, 1e-3, np.asarray(counts, dtype=float))
+    a = np.linspace(0.0, 1.0, c.size)
+    rng = np.random.default_rng(0)
+
+    def best(e):
+        t = e / (800.0 / math.log(10.0)) * (math.sqrt(2.0) if c.size == 5 else 1.0)
+
+        def g(p):
+            mu = p @ a
+            return mu - 0.5 - t * math.sqrt(max(p @ (a - mu) ** 2, 1e-300))
+
+        vals = []
+        for k in range(8):
+            x0 = np.full(c.size, 1.0 / c.size) if k == 0 else rng.dirichlet(np.ones(c.size))
+            r = minimize(
+                lambda p: -np.sum(c * np.log(np.maximum(p, 1e-300))),
+                x0,
+                method="SLSQP",
+                bounds=[(1e-12, 1.0)] * c.size,
+                constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1.0}, {"type": "eq", "fun": g}],
+                options={"ftol": 1e-15, "maxiter": 2000},
+            )
+            if r.success and abs(g(r.x)) < 1e-8 and abs(r.x.sum() - 1.0) < 1e-8:
+                vals.append(-r.fun)
+        return max(vals)
+
+    return best(elo1) - best(elo0)
+
+
+@pytest.mark.parametrize(
+    ("counts", "elo0", "elo1"),
+    [
+        ([5, 0, 0, 0, 0], 0, 5),
+        ([1, 0, 0, 0, 0], 0, 50),
+        ([0, 0, 9, 0, 0], 0, 50),
+        ([40, 10, 1, 0, 0], 0, 50),
+        ([4, 0, 0], 0, 50),
+        ([0, 0, 7], -5, 5),
+    ],
+)
+def test_normalized_llr_of_lopsided_counts_is_the_constrained_maximum_not_a_crash(counts, elo0, elo1):
+    """A bot that loses every pair so far (the first chunk of a mismatch) must not stop a normalized-Elo SPRT
+    with a root-finding error; its LLR is the brute-force constrained likelihood maximum's."""
+    got = llr(counts, elo0, elo1, "normalized")
+    assert got == pytest.approx(_multistart_llr(counts, elo0, elo1, "normalized"), abs=2e-6)
+    test = Sprt(elo0, elo1, model="pentanomial" if len(counts) == 5 else "trinomial", elo="normalized")
+    test.update(counts=counts)
+    assert test.llr == pytest.approx(got)

@@ -515,3 +515,53 @@ def test_a_bot_swept_on_more_deals_than_buckets_counts_each_deal_once_not_each_b
     assert (row["win_rate_ci_low"], row["win_rate_ci_high"]) == pytest.approx((lo, hi))
     ps = st.pair_stats(g)
     assert row["win_rate_ci_high"] <= ps["win_rate_ci_high"].max() + 1e-4
+
+
+def _with_bystanders(games: pd.DataFrame) -> pd.DataFrame:
+    """``games`` plus a bot that only plays itself ("a_self") and one whose every game is void ("a_void")."""
+    own = games_from_results([("a_self", "a_self", np.array([[1, 0]] * 20))])
+    void = games_from_results([("a_void", "x", np.array([[1, 0]] * 20))])
+    void["winner"], void["winner_seat"], void["error"] = "", -1, "crashed"
+    extra = pd.concat([own, void], ignore_index=True)
+    extra["game_id"] += games["game_id"].max() + 1
+    return pd.concat([games, extra], ignore_index=True)
+
+
+@pytest.mark.parametrize("method", ["sandwich", "fisher"])
+def test_ratings_and_their_intervals_ignore_bots_with_no_result_against_another_bot(method):
+    """A bot seen only in self-play or void games (sorted first, as the removed reference of the covariance) used to
+    collapse every other bot's interval to a point (sandwich) or blow it up to ~1e7 Elo (fisher)."""
+    g = _round_robin(np.random.default_rng(5), 200)
+    base = st.bradley_terry(g, method=method).set_index("bot")
+    bt = st.bradley_terry(_with_bystanders(g), method=method)
+    assert sorted(bt["bot"]) == sorted(base.index)
+    comps = bt.attrs["components"]
+    bt = bt.set_index("bot").loc[base.index]
+    assert bt["elo"].to_numpy() == pytest.approx(base["elo"].to_numpy(), abs=1e-4)
+    assert bt["elo_se"].to_numpy() == pytest.approx(base["elo_se"].to_numpy(), rel=1e-6)
+    assert comps == 1  # the bystanders are not groups of their own ("ratings comparable only within a group")
+    with pytest.raises(ValueError, match="no result against another bot"):
+        st.bradley_terry(_with_bystanders(g), anchor="a_self")
+
+
+def test_bots_without_any_result_get_no_rating_rather_than_zero_plus_minus_zero():
+    g = games_from_results([("x", "y", np.ones((10, 2), dtype=int))])
+    g["winner"], g["winner_seat"], g["error"] = "", -1, "crashed"
+    bt = st.bradley_terry(g)
+    assert bt[["elo", "elo_se", "elo_ci_low", "elo_ci_high"]].isna().all().all()
+
+
+@pytest.mark.parametrize("kind", ["split", "drawn"])
+def test_a_matchup_whose_pairs_show_no_variance_gets_a_rating_interval_not_a_point(kind):
+    """Every pair split 1-1 (or every game drawn): the sandwich's residuals are all 0, so the rating gap was
+    0 +- 0.  As for the win rate, each deal then counts as one observation: the gap's interval is about as wide
+    as the pair table's Elo interval (Wilson on the deals)."""
+    g = games_from_results([("x", "y", np.tile([1, 0], (30, 1)))])
+    if kind == "drawn":
+        g["winner"], g["winner_seat"] = "", -1
+    bt = st.bradley_terry(g).set_index("bot")
+    gap_lo, gap_hi = 2 * bt.loc["x", "elo_ci_low"], 2 * bt.loc["x", "elo_ci_high"]
+    ps = st.pair_stats(g).iloc[0]
+    assert ps["elo_ci_high"] > 100  # the pair table's interval of the same gap
+    assert gap_hi > 0.5 * ps["elo_ci_high"] and gap_lo < 0.5 * ps["elo_ci_low"]
+    assert gap_hi < 2 * ps["elo_ci_high"] and gap_lo > 2 * ps["elo_ci_low"]
