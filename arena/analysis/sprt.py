@@ -288,10 +288,11 @@ class Sprt:
                 raise ValueError("pair points must be 0, 0.5, 1, 1.5 or 2 (bot A's points in the pair)")
             add += np.bincount(k, minlength=5)
         if counts is not None:
-            c = np.asarray(list(counts), dtype=np.int64)
-            if c.shape != (k_out,) or c.min() < 0:
-                what = "5 non-negative entries (pairs scoring 0, 0.5, 1, 1.5, 2)"
-                raise ValueError(f"counts need {what if k_out == 5 else '3 non-negative entries (L, D, W)'}")
+            raw = np.asarray(list(counts), dtype=float)
+            c = raw.astype(np.int64) if raw.size and np.all(np.isfinite(raw)) else np.zeros(0, dtype=np.int64)
+            if c.shape != (k_out,) or c.min() < 0 or np.any(c != raw):  # 0.5 of a pair was silently 0
+                what = "5 non-negative whole numbers (pairs scoring 0, 0.5, 1, 1.5, 2)"
+                raise ValueError(f"counts need {what if k_out == 5 else '3 non-negative whole numbers (L, D, W)'}")
             add += c
         self.counts += add
         self.llr = llr(self.counts, self.elo0, self.elo1, self.elo_model)

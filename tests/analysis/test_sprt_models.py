@@ -276,3 +276,14 @@ def test_normalized_llr_of_lopsided_counts_is_the_constrained_maximum_not_a_cras
     test = Sprt(elo0, elo1, model="pentanomial" if len(counts) == 5 else "trinomial", elo="normalized")
     test.update(counts=counts)
     assert test.llr == pytest.approx(got)
+
+
+@pytest.mark.parametrize(
+    "counts", [[0.5, 0, 0, 0, 3], [1, 2, float("nan"), 0, 0], [1, 2, float("inf"), 0, 0], [-1, 0, 0, 0, 2]]
+)
+def test_counts_that_are_not_whole_numbers_are_refused_not_truncated(counts):
+    """Half a pair was silently 0: the test went on as if it had never been given."""
+    test = Sprt(elo0=0, elo1=5)
+    with pytest.raises(ValueError, match="counts need 5 non-negative whole numbers"):
+        test.update(counts=counts)
+    assert test.counts.tolist() == [0, 0, 0, 0, 0]
