@@ -72,10 +72,10 @@ class Table:
 
     @property
     def dealt(self) -> tuple[int, int]:
-        """Each seat's ten dealt cards (masks): the non-dealer is dealt first."""
+        """Each seat's ten dealt cards (masks): the non-dealer is dealt the deck's first ten."""
         deck = self.st[S_DECK : S_DECK + 20]
         first, second = _mask(deck[:10]), _mask(deck[10:20])
-        return (second, first) if self.dealer == 1 else (first, second)
+        return (first, second) if self.dealer == 1 else (second, first)
 
     @property
     def upcard(self) -> int:

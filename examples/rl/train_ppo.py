@@ -18,9 +18,9 @@ interval.  At the end it writes:
 * ``OUT/curve.csv`` and ``OUT/curve.png``: win rate against steps;
 * ``OUT/train.json``: the command, seed, steps, wall time, final results;
 
-and with ``--gauntlet N`` it runs ``arena run --gauntlet policy:OUT/policy.npz``
-against ``simple`` for N games (duplicate deals), whose report is in
-``results/<name>/``.
+and with ``--gauntlet N`` it writes ``OUT/gauntlet.toml`` (the field: ``simple``, N games
+on duplicate deals) and runs ``arena run OUT/gauntlet.toml --gauntlet policy:OUT/policy.npz
+--fresh``, whose report is in ``results/ppo-gauntlet-<seed>/``.
 
 Install: ``pip install 'gin-arena[train]'`` (torch: ``pip install torch==2.13.0``
 takes a CPU build).  Run::
@@ -151,6 +151,17 @@ def write_curve(curve: list[dict], out: Path) -> None:
             f.write(",".join(str(row[k]) for k in keys) + "\n")
 
 
+def gauntlet_command(out: Path, games: int, seed: int) -> list[str]:
+    """Write ``OUT/gauntlet.toml`` (the field: simple alone; ``games`` games, ``seed``) and return the
+    command that enters ``OUT/policy.npz`` in it; its report goes to ``results/ppo-gauntlet-<seed>/``."""
+    import tomli_w
+
+    config = {"name": f"ppo-gauntlet-{seed}", "bots": ["simple"], "games_per_pair": games, "seed": seed}
+    (out / "gauntlet.toml").write_text(tomli_w.dumps(config))
+    run = [sys.executable, "-m", "arena.cli", "run", str(out / "gauntlet.toml")]
+    return [*run, "--gauntlet", f"policy:{out / 'policy.npz'}", "--fresh"]
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--opponent", default="simple")
@@ -275,18 +286,7 @@ def main(argv: list[str] | None = None) -> dict:
     }
     (out / "train.json").write_text(json.dumps(summary, indent=2) + "\n")
     if args.gauntlet:
-        name = f"ppo-gauntlet-{args.seed}"
-        cmd = [
-            sys.executable,
-            "-m",
-            "arena.cli",
-            "run",
-            "--bot",
-            "simple",
-            "--gauntlet",
-            f"policy:{out / 'policy.npz'}",
-        ]
-        cmd += ["--games", str(args.gauntlet), "--seed", str(args.seed), "--name", name, "--fresh"]
+        cmd = gauntlet_command(out, args.gauntlet, args.seed)
         print(" ".join(cmd), flush=True)
         subprocess.run(cmd, check=True, env={**os.environ})
     return summary

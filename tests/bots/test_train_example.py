@@ -142,3 +142,20 @@ def test_the_deadwood_head_targets_are_the_hands_least_deadwood_with_and_without
         sizes.add(len(held))
         assert out[i, 0] == np.float32(min(now, 50) / 50) and out[i, 1] == np.float32(min(taken, 50) / 50), i
     assert sizes == {10, 11} and (out[:, 0] != out[:, 1]).any()  # both hand sizes, and the pile card mattered
+
+
+@pytest.mark.slow
+def test_the_ppo_gauntlet_plays_the_policy_against_simple_alone(tmp_path, monkeypatch):
+    """``--gauntlet N`` writes ``OUT/gauntlet.toml`` (the field: simple) and plays the exported policy
+    against it, N games into ``results/ppo-gauntlet-<seed>/``: one matchup, not the default config's field."""
+    import tomllib
+
+    import arena
+
+    monkeypatch.chdir(tmp_path)
+    train = _example("train_ppo")
+    tiny = ["--steps", "1", "--envs", "8", "--rollout", "4", "--eval-pairs", "2", "--hidden", "8", "--minibatch", "32"]
+    train.main([*tiny, "--seed", "9", "--out", "ppo", "--gauntlet", "4"])
+    assert tomllib.loads((tmp_path / "ppo" / "gauntlet.toml").read_text())["bots"] == ["simple"]
+    pairs = arena.results(tmp_path / "results" / "ppo-gauntlet-9").pairs()
+    assert sorted(zip(pairs["bot_a"], pairs["bot_b"], pairs["games"])) == [("policy", "simple", 4)]
