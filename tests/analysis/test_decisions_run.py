@@ -361,8 +361,9 @@ def test_a_pass_interrupted_halfway_is_gone_on_from_by_the_next_and_grades_as_on
     calls.clear()
     with pytest.raises(KeyboardInterrupt):
         dec.analyse_run(copy, SETTINGS, workers=1)
-    other = dec.AnalysisSettings(samples=13, seed=5)
-    again.clear()
-    monkeypatch.setattr(dec, "run_task", counted)
-    res, _ = dec.analyse_run(copy, other, workers=1)
-    assert len(again) == 2 and res.resumed == 0  # other settings: nothing of the interrupted pass is kept
+    first_fails, tried = failing_on_call(graded, 1, KeyboardInterrupt())
+    monkeypatch.setattr(dec, "run_task", first_fails)
+    with pytest.raises(KeyboardInterrupt):
+        dec.analyse_run(copy, dec.AnalysisSettings(samples=13, seed=5), workers=1)
+    # other settings: nothing of the interrupted pass is kept, so its first task holds the games graded before
+    assert {j.game_id for j in tried[0].games} == set(range(4))
