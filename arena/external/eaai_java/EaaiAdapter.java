@@ -422,8 +422,9 @@ public final class EaaiAdapter {
             throw new OutOfStep("our hand is " + Long.toHexString(hand) + ", the table says " + Long.toHexString(h));
         if (msgStock != stock)
             throw new OutOfStep("the stock holds " + stock + " cards, the table says " + msgStock);
-        if (integer(msg, "turn") != turn)
-            throw new OutOfStep("this is turn " + turn + " of the hand, the table says " + integer(msg, "turn"));
+        int msgTurn = integer(msg, "turn");
+        if (msgTurn != turn)
+            throw new OutOfStep("this is turn " + turn + " of the hand, the table says " + msgTurn);
         List<?> p = (List<?>) msg.get("pile");
         boolean same = p.size() == pile.size();
         for (int i = 0; same && i < p.size(); i++)
