@@ -367,3 +367,25 @@ def test_a_pass_interrupted_halfway_is_gone_on_from_by_the_next_and_grades_as_on
         dec.analyse_run(copy, dec.AnalysisSettings(samples=13, seed=5), workers=1)
     # other settings: nothing of the interrupted pass is kept, so its first task holds the games graded before
     assert {j.game_id for j in tried[0].games} == set(range(4))
+
+
+def test_an_interrupted_pass_with_a_damaged_part_is_not_gone_on_from_but_graded_afresh(run, tmp_path, monkeypatch):
+    """A kept part that fails its checksum would stay in the finished table, named as left out at every read:
+    the next pass starts afresh instead, and the table it writes reads without a problem."""
+    import shutil
+
+    copy = tmp_path / "damaged"
+    shutil.copytree(run, copy)
+    shutil.rmtree(copy / "analysis", ignore_errors=True)
+    graded = dec.run_task
+    second_fails, _ = failing_on_call(graded, 2, KeyboardInterrupt())
+    monkeypatch.setattr(dec, "run_task", second_fails)
+    with pytest.raises(KeyboardInterrupt):
+        dec.analyse_run(copy, SETTINGS, workers=1)
+    part = next((copy / "analysis" / (dec.TABLE + "-unfinished")).glob("*.parquet"))
+    part.write_bytes(part.read_bytes()[:-8] + b"damaged!")
+    monkeypatch.setattr(dec, "run_task", graded)
+    res, _ = dec.analyse_run(copy, SETTINGS, workers=1)
+    store = RunStore(copy)
+    table = pd.concat(list(store.analysis_parts(dec.TABLE)), ignore_index=True)
+    assert res.resumed == 0 and table["game_id"].nunique() == 8 and store.problems == []

@@ -64,11 +64,9 @@ class Stage:
         put_part(self.store, self.name, self._first + part, table)
 
     def kept(self, columns: Sequence[str]) -> Iterator[pd.DataFrame]:
-        """The kept parts' ``columns``, part by part (a damaged one is left out and its games done again)."""
+        """The kept parts' ``columns``, part by part (all intact: :func:`_resumable` checked them)."""
         if self.kept_parts:
-            problems = list(self.store.problems)
             yield from read_parts(self.store, self.name, columns)
-            self.store.problems[:] = problems  # a damaged kept part is graded again, not a problem of the table
 
 
 @contextlib.contextmanager
@@ -94,7 +92,8 @@ def staged(store: RunStore, name: str, info: dict[str, Any], resume: bool = True
 
 def _resumable(store: RunStore, name: str, info: dict[str, Any]) -> tuple[int, int]:
     """(parts kept, the next part's number) of the unfinished analysis ``name`` when it was begun with
-    ``info`` (compared as stored: JSON), else (0, 0)."""
+    ``info`` (compared as stored: JSON) and every part is intact, else (0, 0): a damaged part kept would
+    stay in the finished table, named as left out at every read."""
     if not (folder(store, name) / INDEX).is_file():
         return 0, 0
     try:
@@ -102,6 +101,8 @@ def _resumable(store: RunStore, name: str, info: dict[str, Any]) -> tuple[int, i
     except (StoreError, OSError, ValueError):
         return 0, 0
     if not parts or json.loads(json.dumps(info, default=str)) != head:
+        return 0, 0
+    if any(_intact(store, name, rec) is None for rec in parts):
         return 0, 0
     return len(parts), max(int(p["part"]) for p in parts) + 1
 
@@ -158,19 +159,24 @@ def info(store: RunStore, name: str) -> dict[str, Any]:
 def read_parts(store: RunStore, name: str, columns: Sequence[str] | None = None) -> Iterator[pd.DataFrame]:
     """The analysis table ``name`` part by part, each verified (a bad part is named in :attr:`problems`)."""
     _, parts = read_index(store, name)
-    d = folder(store, name)
     for rec in parts:
-        try:
-            data = read_inside(d, rec["path"], rec["bytes"])
-        except OSError:
-            data = b""
-        if len(data) != rec["bytes"] or sha256(data) != rec["sha256"]:
+        data = _intact(store, name, rec)
+        if data is None:
             line = f"{store.dir}: analysis '{name}' part {rec['part']}: missing or corrupted; left out"
             if line not in store.problems:
                 store.problems.append(line)
                 log.warning("%s", line)
             continue
         yield pq.read_table(pa.BufferReader(data), columns=list(columns) if columns else None).to_pandas()
+
+
+def _intact(store: RunStore, name: str, rec: dict[str, Any]) -> bytes | None:
+    """The bytes of the part ``rec`` of the analysis ``name``, or None when missing or not as its line says."""
+    try:
+        data = read_inside(folder(store, name), rec["path"], rec["bytes"])
+    except OSError:
+        return None
+    return data if len(data) == rec["bytes"] and sha256(data) == rec["sha256"] else None
 
 
 def folder(store: RunStore, name: str) -> Path:
