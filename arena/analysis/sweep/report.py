@@ -17,6 +17,7 @@ from arena.analysis import plots
 from arena.analysis.render import (
     Bold,
     Table,
+    csv_text,
     html_figure,
     html_page,
     html_table,
@@ -25,6 +26,7 @@ from arena.analysis.render import (
     md_figure,
     md_table,
     md_text,
+    own_folder,
     write_file,
 )
 from arena.analysis.variance import COVARIATES, PAIRS_TO_ADJUST
@@ -62,11 +64,11 @@ def write_sweep_report(res: SweepResult) -> dict[str, Path]:
     files: dict[str, Path] = {}
     res.dir.mkdir(parents=True, exist_ok=True)
     files["csv"] = res.dir / "sweep.csv"
-    write_file(files["csv"], res.table.to_csv(index=False))
+    write_file(files["csv"], csv_text(res.table))
     if len(res.best):
         files["best_csv"] = res.dir / "best.csv"
-        write_file(files["best_csv"], res.best.to_csv(index=False))
-    files.update(plots.sweep_figures(spec, res.table, res.best, res.dir / "plots"))
+        write_file(files["best_csv"], csv_text(res.best))
+    files.update(plots.sweep_figures(spec, res.table, res.best, own_folder(res.dir / "plots")))
     grid = ", ".join(f"{p} = {', '.join(f'{v:g}' for v in vals)}" for p, vals in spec.grid)
     fixed = f" (fixed: {', '.join(f'{k} = {v:g}' for k, v in spec.params.items())})" if spec.params else ""
     intro = [
