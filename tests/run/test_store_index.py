@@ -508,3 +508,44 @@ def test_a_folder_of_a_newer_store_format_is_refused_in_one_line_and_left_as_it_
     )
     assert res.exit_code == 2 and "newer gin-arena" in res.output, res.output
     assert (run_dir / INDEX).read_bytes() == before
+
+
+def _edit_line(run_dir: Path, kind: str, key: str, value) -> dict:
+    """Edit the first ``kind`` line of the index and its checkpoint copy, with a valid CRC (as a person would
+    who knows the format); returns the edited record."""
+    from arena.run.store.index import format_line
+
+    lines = (run_dir / INDEX).read_text().splitlines(keepends=True)
+    for i, t in enumerate(lines):
+        rec = json.loads(t)["r"]
+        if rec.get("type") == kind:
+            rec[key] = value
+            lines[i] = format_line(rec)
+            break
+    (run_dir / INDEX).write_text("".join(lines))
+    (run_dir / CHECKPOINT).write_text("".join(lines))
+    return rec
+
+
+@pytest.mark.parametrize(
+    "kind, key, value, said",
+    [
+        ("chunk", "games", 10**12, "games: the index says 1000000000000"),
+        ("chunk", "hands", 3, "hands: the index says 3"),
+        ("matchup", "bot_a", "champion", "first bot: the index says 'champion'"),
+    ],
+)
+def test_fsck_holds_each_index_line_to_what_its_chunk_files_say_of_themselves(run_dir, kind, key, value, said):
+    """A line's CRC catches damage, not an edit: a chunk line counting 10**12 games (or a matchup line naming
+    another bot), with the files' hashes kept, passed fsck as sound while the counts and progress read it."""
+    _edit_line(run_dir, kind, key, value)
+    out = CliRunner().invoke(app, ["fsck", str(run_dir)])
+    assert out.exit_code == 1 and said in out.output and "an edited line" in out.output, out.output
+    assert "--repair moves it to quarantine/" in out.output
+    fixed = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"])
+    assert fixed.exit_code == 0 and "to be played again" in fixed.output, fixed.output
+    store = RunStore(run_dir)
+    assert store.n_games() == len(store.games()) < 3 * GAMES  # what the lines count is what is there
+    assert list((run_dir / "quarantine").rglob("*.parquet"))  # set aside, not deleted
+    again = CliRunner().invoke(app, ["fsck", str(run_dir)])
+    assert again.exit_code == 0 and "no problems" in again.output, again.output

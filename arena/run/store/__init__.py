@@ -443,9 +443,9 @@ class RunStore:
         """Store one chunk's tables (atomically, then its fsync'd index line); idempotent: :func:`.chunks.put_chunk`."""
         return _chunks.put_chunk(self, mid, chunk, games, hands, actions)
 
-    def verify(self, matchup_ids: Sequence[str] | None = None) -> list[str]:
+    def verify(self, matchup_ids: Sequence[str] | None = None, deep: bool = False) -> list[str]:
         """Check stored chunks against their checksums; quarantine and drop bad ones: :func:`.chunks.verify`."""
-        return _chunks.verify(self, matchup_ids)
+        return _chunks.verify(self, matchup_ids, deep)
 
     def chunks(
         self,

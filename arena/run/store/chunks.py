@@ -173,12 +173,13 @@ def intact(store: RunStore, rec: ChunkRecord) -> bool:
     return all(read_verified(store, rec, kind) is not None for kind in rec.files)
 
 
-def verify(store: RunStore, matchup_ids: Sequence[str] | None = None) -> list[str]:
+def verify(store: RunStore, matchup_ids: Sequence[str] | None = None, deep: bool = False) -> list[str]:
     """Check every stored chunk (of these matchups) against its checksum.
 
     A bad or missing file is named in one line (returned and logged),
     moved to ``quarantine/`` and dropped from the index, so the next run
-    plays that chunk again.
+    plays that chunk again.  ``deep`` (``arena fsck``) also holds each line
+    to its file's own description (:func:`line_problem`).
     """
     store._writable()
     bad = []
@@ -187,7 +188,7 @@ def verify(store: RunStore, matchup_ids: Sequence[str] | None = None) -> list[st
         if ids is not None and mid not in ids:
             continue
         for kind in rec.files:
-            problem = file_problem(store, rec, kind)
+            problem = file_problem(store, rec, kind, deep)
             if problem:
                 m = store.index().matchups.get(mid)
                 moved = quarantine(store, rec, problem)
@@ -216,8 +217,12 @@ def quarantine(store: RunStore, rec: ChunkRecord, why: str) -> list[str]:
     return moved
 
 
-def file_problem(store: RunStore, rec: ChunkRecord, kind: str) -> str:
-    """What is wrong with a chunk's file of ``kind`` ("" when its bytes hash to its line), in words."""
+def file_problem(store: RunStore, rec: ChunkRecord, kind: str, deep: bool = False) -> str:
+    """What is wrong with a chunk's file of ``kind`` ("" when its bytes hash to its line), in words.
+
+    ``deep`` (``arena fsck``) also reads the file and holds its line to what the file says of
+    itself (:func:`line_problem`), which a plain read does not pay for.
+    """
     f = rec.files[kind]
     try:
         data = read_inside(store.dir, f["path"], f["bytes"])
@@ -226,7 +231,7 @@ def file_problem(store: RunStore, rec: ChunkRecord, kind: str) -> str:
     except OSError as exc:
         return f"{f['path']} is unreadable ({exc.strerror})"
     if len(data) == f["bytes"] and sha256(data) == f["sha256"]:
-        return ""
+        return line_problem(store, rec, kind, data) if deep else ""
     try:  # whole, but another chunk's file (swapped, copied over)?  Its own metadata says so.
         meta = chunk_meta(data)
     except StoreError:
@@ -237,6 +242,32 @@ def file_problem(store: RunStore, rec: ChunkRecord, kind: str) -> str:
     if len(data) != f["bytes"]:
         return f"{f['path']} is {len(data)} bytes, the index says {f['bytes']} (truncated?)"
     return f"{f['path']} does not match its checksum (corrupted)"
+
+
+def line_problem(store: RunStore, rec: ChunkRecord, kind: str, data: bytes) -> str:
+    """Where the index lines of a chunk and of its matchup disagree with its file of ``kind`` ("" if nowhere).
+
+    A line's CRC catches a damaged line, not an edited one: a line saying 10**12 games, or
+    another bot, with the file's own hash kept, passed every check while counts and progress
+    read it.  Each file says what it holds (:func:`chunk_meta`), so fsck holds the lines to that.
+    """
+    f = rec.files[kind]
+    try:
+        meta = chunk_meta(data)
+    except StoreError as exc:
+        return f"{f['path']} {exc}"
+    m = store.index().matchups.get(rec.matchup)
+    said = {
+        "games": (rec.games, int(meta["games"])),
+        "hands": (rec.hands, int(meta["hands"])),
+        "game ids": (list(rec.ids) if rec.ids else None, [int(v) for v in meta["game_ids"]]),
+        "first bot": (m.bot_a if m else None, meta["bot_a"]),
+        "second bot": (m.bot_b if m else None, meta["bot_b"]),
+    }
+    for what, (line, own) in said.items():
+        if line is not None and line != own:
+            return f"{what}: the index says {line!r}, its file {f['path']} says {own!r} (an edited line?)"
+    return ""
 
 
 def read_verified(store: RunStore, rec: ChunkRecord, kind: str) -> bytes | None:

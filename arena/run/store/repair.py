@@ -52,7 +52,8 @@ def check(store: RunStore, *, repair: bool = False, verify: bool = True) -> list
     without its line.  What can't be trusted - a file that fails its
     checksum, a stray file - is moved to ``quarantine/``; temp files of
     cut-short writes are deleted.  ``verify`` also hashes every indexed
-    file (what :meth:`verify` does).  Without ``repair`` nothing changes
+    file (what :meth:`verify` does) and holds each line to what its files
+    say of themselves (an edited line's CRC is as good as a true one's).  Without ``repair`` nothing changes
     and each line says what a repair would do.
     """
     if repair:
@@ -82,17 +83,17 @@ def check(store: RunStore, *, repair: bool = False, verify: bool = True) -> list
     for line in lines:
         say_once(f"{store.dir}: {line}")
     if verify:
-        lines += store.verify() if repair else verify_lines(store)
+        lines += store.verify(deep=True) if repair else verify_lines(store)
     return lines
 
 
 def verify_lines(store: RunStore) -> list[str]:
-    """One line per indexed chunk whose file fails its checksum, saying what --repair would do (changes nothing)."""
+    """One line per indexed chunk whose file fails its checksum or disagrees with its line (changes nothing)."""
     out = []
     idx = store.index()
     for (mid, c), rec in list(idx.chunks.items()):
         for kind in rec.files:
-            problem = file_problem(store, rec, kind)
+            problem = file_problem(store, rec, kind, deep=True)
             if problem:
                 m = idx.matchups.get(mid)
                 out.append(f"chunk {c} of {m.name if m else mid}: {problem}; --repair moves it to quarantine/")
