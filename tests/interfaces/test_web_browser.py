@@ -246,6 +246,24 @@ def test_touch_tap_selects_a_card_then_the_pile_discards_it_or_another_card_move
         ctx.close()
 
 
+def _settled_hand(page, srv, before: list[str], timeout: float = 15.0) -> list[int]:
+    """The person's hand once the server has taken the click (its allowed moves are no longer ``before``)
+    and the page shows what the server holds, for two looks 0.3 s apart."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        view = srv.app.session.view()
+        server = sorted(c["id"] for c in view["you"]["cards"]) if view["allowed"] != before else None
+        ids = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id))")
+        if server is not None and sorted(ids) == server and server == last:
+            return page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id)).sort()")
+        last = server if sorted(ids) == server else None
+        page.wait_for_timeout(300)
+    raise AssertionError(f"the page's hand never settled on the server's ({last})")
+
+
 def test_a_reload_resumes_the_game(browser, srv):
     ctx, page = _page(browser)
     try:
@@ -256,8 +274,7 @@ def test_a_reload_resumes_the_game(browser, srv):
             page.click("#pass")
         elif "draw_stock" in v["allowed"]:
             page.click("#stock")
-        page.wait_for_timeout(300)
-        shown = page.eval_on_selector_all("#you-hand .card", "els => els.map(e => Number(e.dataset.id)).sort()")
+        shown = _settled_hand(page, srv, v["allowed"])  # not a fixed wait: a loaded machine had not drawn yet at 300 ms
         sid = srv.app.session.id
         assert f"s={sid}" in page.url
         page.reload()
