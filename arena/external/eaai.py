@@ -55,6 +55,13 @@ HEAP_MB = 256
 OUTSIDE_HEAP_MB = 1792
 
 
+#: The least ``memory_mb`` a kit player is started under.  Below it the adapter's VM fails to start in
+#: erratic ways: on this project's 2-core machine 512, 640, 896 and 1024 MiB failed (as "garbled" or
+#: non-JSON handshakes) and 768 and 1088 to 2112 MiB (in steps of 64) started; a VM's malloc arenas
+#: grow with the cores, so the floor keeps a margin above 1088.
+MIN_MEMORY_MB = 1280
+
+
 def heap_option(limits: Limits | None) -> list[str]:
     """The JVM's heap for the bot's limits: what ``memory_mb`` leaves beside the JVM's own reservations,
     at least :data:`HEAP_MB`, so that raising ``memory_mb`` gives a player that needs more its heap;
@@ -182,6 +189,13 @@ def eaai_command(ref: BotRef, limits: Limits | None = None) -> tuple[list[str], 
         # Java skips such a class path entry in silence and then reports the class as not found.
         raise _error(f"{ref.spec()}: {player} is not a jar (a zip file): give the player's jar or class folder")
     _check_class_path_entry(player, f"{ref.spec()}: {player}")
+    memory = (limits or Limits()).memory_mb
+    if 0 < memory < MIN_MEMORY_MB:
+        raise _error(
+            f"{ref.spec()}: memory_mb = {memory} is too small for the Java VM of a kit player (it reserves address"
+            f" space for its heap of {HEAP_MB} MiB, its code and its threads): give at least {MIN_MEMORY_MB}"
+            " (2048 by default)"
+        )
     kit = kit_path()
     adapter = adapter_classes(kit)
     _check_class_path_entry(adapter, f"the EAAI adapter's folder {adapter} (the bot cache)")

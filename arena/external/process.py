@@ -501,9 +501,46 @@ def start_and_handshake(
         hello = parse_hello(line)
     except ProtocolError as exc:
         proc.kill(exc.reason)
-        raise ExternalBotError(exc.reason, exc.detail) from None
+        raise ExternalBotError(exc.reason, exc.detail + vm_memory_hint(exc.detail, log, limits)) from None
     except ExternalBotError as exc:
         if exc.reason == "timeout":
             raise ExternalBotError("timeout", f"no handshake within {limits.start_s:.3g} s") from None
+        hint = vm_memory_hint(exc.detail, log, limits)
+        if hint:
+            raise ExternalBotError(exc.reason, exc.detail + hint) from None
         raise
     return proc, hello
+
+
+#: What a Java VM says when the address-space limit leaves it too little to start (on stdout or stderr).
+VM_MEMORY_WORDS = (
+    "error occurred during initialization of vm",
+    "insufficient memory for the java runtime",
+    "could not reserve enough space",
+    "failed to start thread",
+    "unable to create native thread",
+    "could not allocate compressed class space",
+)
+
+
+def vm_memory_hint(detail: str, log: LogBuffer, limits: Limits) -> str:
+    """A hint to raise ``memory_mb`` when a handshake failed with a Java VM's words for too little memory.
+
+    A VM reserves far more address space than it uses (heap, code cache, class space, a stack and a
+    malloc arena per thread), and under a small ``memory_mb`` it fails to start in one of half a dozen
+    ways, on stdout (a "garbled" handshake) or stderr, none of which names the limit.
+    """
+    text = (detail + "\n" + log.tail_line()).lower()
+    if not limits.memory_mb:
+        return ""
+    if any(w in text for w in VM_MEMORY_WORDS):
+        return (
+            f"; a Java VM could not start within memory_mb = {limits.memory_mb} (address space, not memory in"
+            " use): raise memory_mb (2048 by default), or give the VM a smaller -Xmx"
+        )
+    if any(f"killed by {sig}" in text for sig in ("sigsegv", "sigbus", "sigabrt")):  # a VM's silent failures
+        return (
+            f"; a VM (Java, node, .NET) may not start within memory_mb = {limits.memory_mb} (address space,"
+            " not memory in use): if it is one, raise memory_mb (2048 by default)"
+        )
+    return ""

@@ -894,3 +894,14 @@ def test_an_uploaded_jar_unpacks_to_a_player_that_passes_check_bot(java, tmp_pat
     assert [x[0] for x in report.lines if x[1] == "replay"] == ["PASS"], report.lines  # played again the same
     if shutil.which("strace"):  # the Java VM's own start-up write is not laid at the player's door
         assert [x[0] for x in report.lines if x[1] == "syscalls"] == ["PASS"], report.lines
+
+
+@needs_java
+def test_a_kit_player_under_too_small_a_memory_mb_is_refused_in_one_line_naming_it(java):
+    """Under 1024 MiB the adapter's VM failed its handshake as a garbled answer that did not name the limit."""
+    with pytest.raises(BotError, match=r"memory_mb = 1024 is too small .* at least 1280"):
+        kit_bot(java, "KitSimplePlayer", memory_mb=1024)
+    kit = kit_bot(java, "KitSimplePlayer", memory_mb=1280)
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(1))
+    close_bot(kit)
+    assert rec.errors == []

@@ -182,3 +182,17 @@ def test_check_bot_gives_a_sandboxed_file_the_first_answer_allowance_a_run_gives
     assert report.passed, report.lines
     timing = next(line for line in report.lines if line[1] == "timing")
     assert "the first answer of each kind, which may compile, apart: max 3" in timing[2], timing
+
+
+@pytest.mark.parametrize("memory_mb", [128, 256, 384])
+def test_a_java_bot_that_cannot_start_under_memory_mb_is_told_to_raise_it(java_classes, memory_mb):
+    """A VM under a small address-space limit fails its handshake in one of several ways (a "garbled" or
+    non-JSON first line, a crash), none of which named the limit: the line now says which to raise."""
+    from arena.botkit.bot import BotError
+    from arena.external.limits import Limits
+
+    cmd = ["java", *JAVA_OPTS, "-cp", str(java_classes), "SimplePlayer"]
+    with pytest.raises(BotError) as err:
+        external_bot(None, cmd, limits=Limits(memory_mb=memory_mb))
+    text = str(err.value)
+    assert len(text.splitlines()) == 1 and f"within memory_mb = {memory_mb}" in text and "raise memory_mb" in text, text
