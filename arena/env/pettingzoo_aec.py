@@ -119,7 +119,7 @@ class GinArenaAEC(AECEnv):
             return
         if seed is not None:
             self.game_seed = check_seed(seed)
-            self._seeds, _ = seeding.np_random(seed)
+            self._seeds, _ = seeding.np_random(self.game_seed)  # a python int: Gymnasium's seeding refuses numpy's
         else:
             if self._seeds is None:
                 self._seeds, _ = seeding.np_random(None)

@@ -123,3 +123,17 @@ def test_observing_before_reset_or_an_unknown_agent_is_one_clear_line():
 def test_a_seed_out_of_range_is_one_value_error(seed):
     with pytest.raises(ValueError, match=r"^seed must be an integer 0\.\.9223372036854775807 or None"):
         env().reset(seed=seed)
+
+
+def test_a_numpy_integer_seed_deals_the_same_game_as_the_python_int():
+    """A seed from numpy (``rng.integers``, an array element) was Gymnasium's 'Seed must be a python integer'
+    from the seeding call, after check_seed had accepted it."""
+    a, b = env(), env()
+    a.reset(seed=np.int64(17))
+    b.reset(seed=17)
+    assert a.game_seed == b.game_seed == 17
+    assert np.array_equal(a.observe("player_0")["observation"], b.observe("player_0")["observation"])
+    a.reset()
+    b.reset()  # and the seedless resets that follow draw the same games
+    assert a.game_seed == b.game_seed
+
