@@ -183,6 +183,7 @@ class GinArenaAEC(AECEnv):
             names = ", ".join(f"{x} ({ids.action_name(x)})" for x in ids.legal_ids(legal))
             raise ValueError(f"illegal action {shown} for {agent}; legal: {names}")
         self._cumulative_rewards[agent] = 0.0  # last() gives what came since the agent's own last step
+        self.infos[agent] = {}  # and so does its info: a hand's result is shown to each agent once
         self._clear_rewards()
         apply_action(self._st, self._r, int(ids.answer_of_action(int(self._st[S_PHASE]), a)))
         if self._st[S_PHASE] == PH_DONE:

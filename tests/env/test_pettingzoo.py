@@ -137,3 +137,24 @@ def test_a_numpy_integer_seed_deals_the_same_game_as_the_python_int():
     b.reset()  # and the seedless resets that follow draw the same games
     assert a.game_seed == b.game_seed
 
+
+def test_a_hands_result_is_in_each_agents_info_once_not_through_the_next_hands():
+    """``hand_outcome`` / ``hand_points`` stayed in every agent's info for the rest of the game, so a reader of
+    ``last()`` could not tell when a hand ended: each agent now sees a hand's result once, at its first
+    ``last()`` after the hand, and its info is cleared when it acts."""
+    e = env(reward="points")
+    e.reset(seed=11)
+    rng = np.random.default_rng(0)
+    seen = dict.fromkeys(e.possible_agents, 0)
+    hands = 0
+    for agent in e.agent_iter():
+        obs, _, term, trunc, info = e.last()
+        seen[agent] += "hand_outcome" in info
+        if term or trunc:
+            e.step(None)
+            continue
+        mask = obs["action_mask"]
+        e.step(55 if mask[55] else int(rng.choice(np.flatnonzero(mask))))  # knock when it may: hands end
+        hands += "hand_outcome" in e.infos[agent]  # the hand ended on this agent's action
+    assert hands > 3
+    assert seen == dict.fromkeys(e.possible_agents, hands)
