@@ -347,3 +347,16 @@ def test_numpy_and_sequence_seeds_make_the_following_unseeded_resets_reproducibl
     env = GinEnv()
     first = env.reset(seed=np.int64(5))[0]
     assert np.array_equal(first, GinEnv().reset(seed=5)[0]) and env.game_seed == 5
+
+
+def test_reset_options_the_vector_env_does_not_take_are_refused_not_ignored():
+    """Gymnasium's own vector envs reset only the envs of ``options["reset_mask"]``; this one ignored every
+    option and reset all its games, silently."""
+    vec = VectorGinEnv(3)
+    obs, _ = vec.reset(seed=1)
+    with pytest.raises(ValueError, match=r"^options: VectorGinEnv takes no reset options, not 'reset_mask'"):
+        vec.reset(options={"reset_mask": np.array([True, False, False])})
+    assert np.array_equal(vec.games.obs, obs)  # nothing was reset
+    assert np.array_equal(vec.reset(seed=1, options={})[0], obs) and np.array_equal(
+        vec.reset(seed=1, options=None)[0], obs
+    )
