@@ -476,13 +476,13 @@ class Games:
             raise ValueError(
                 f"actions must be an integer array of shape ({self.num_envs},), not {arr.dtype} of shape {arr.shape}"
             )
-        if arr.dtype != np.int64 or not arr.flags.c_contiguous:
+        if arr.dtype != np.int64 or not arr.flags.c_contiguous or not arr.flags.writeable:  # the kernel's type
             if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
                 if not self.mode & MODE_PENALTY:
                     i = int(np.argmax(arr))
                     raise self.illegal(i, int(arr[i]))
                 arr = np.where(arr > np.iinfo(np.int64).max, 0, arr + 1).astype(np.int64) - 1  # too big: -1
-            arr = np.ascontiguousarray(arr, dtype=np.int64)
+            arr = np.array(arr, dtype=np.int64, order="C")  # a copy: writable too
         return arr
 
     def illegal(self, env: int, action: int) -> ValueError:

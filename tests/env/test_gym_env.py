@@ -360,3 +360,17 @@ def test_reset_options_the_vector_env_does_not_take_are_refused_not_ignored():
     assert np.array_equal(vec.reset(seed=1, options={})[0], obs) and np.array_equal(
         vec.reset(seed=1, options=None)[0], obs
     )
+
+
+def test_a_read_only_action_array_is_stepped_like_a_writable_one():
+    """``np.asarray`` of a JAX array, ``np.frombuffer`` or a frozen buffer give read-only int64 actions: the
+    compiled step refused them, which came out as "opponent 'simple' raised TypeError ... reset() the env"."""
+    vec, ref = VectorGinEnv(3), VectorGinEnv(3)
+    _, info = vec.reset(seed=2)
+    ref.reset(seed=2)
+    actions = np.array([_random_legal(m) for m in info["action_mask"]], dtype=np.int64)
+    frozen = actions.copy()
+    frozen.setflags(write=False)
+    obs, rew, *_ = vec.step(frozen)
+    ref_obs, ref_rew, *_ = ref.step(actions)
+    assert np.array_equal(obs, ref_obs) and np.array_equal(rew, ref_rew)
