@@ -13,7 +13,8 @@ observes a dict: ``"observation"``, the engine's observation of its seat
   of a sequence drawn from the first seed.
 * ``episode="game"`` (the default) plays hands until a player reaches the
   target; ``"hand"`` makes each hand an episode, and a reset without a seed
-  deals the game's next hand (scores carried) until the game is over.
+  deals the game's next hand (scores carried) until the game is over; after
+  a hand left unfinished, it begins a new game.
 * ``reward="win"`` (the default) pays +1/-1 at the end of the episode (0
   when nobody wins: a dead or capped hand, the hand cap); ``"points"`` pays
   each hand's points as they are scored (own minus the opponent's).
@@ -130,7 +131,7 @@ class GinArenaAEC(AECEnv):
         self._begin_episode()
 
     def _begin_episode(self) -> None:
-        self._game_on = True
+        self._game_on = False  # until the hand ends with the game not over: a reset mid-hand begins a new game
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

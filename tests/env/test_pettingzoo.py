@@ -158,3 +158,18 @@ def test_a_hands_result_is_in_each_agents_info_once_not_through_the_next_hands()
         hands += "hand_outcome" in e.infos[agent]  # the hand ended on this agent's action
     assert hands > 3
     assert seen == dict.fromkeys(e.possible_agents, hands)
+
+
+def test_a_seedless_reset_after_an_abandoned_hand_does_not_deal_that_hand_again():
+    """With ``episode="hand"``, a ``reset()`` in the middle of a hand dealt the same hand again (its number
+    was not yet advanced): a loop that cuts episodes at a step limit replayed one deal forever.  An abandoned
+    hand is followed by a new game, as in the Gymnasium env."""
+    e = env(episode="hand")
+    e.reset(seed=5)
+    first = {a: e.observe(a)["observation"].copy() for a in e.possible_agents}
+    for _ in range(6):
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    assert not e.game_running  # no finished hand: nothing to continue
+    e.reset()
+    assert e.game_seed != 5
+    assert not all(np.array_equal(first[a], e.observe(a)["observation"]) for a in e.possible_agents)
