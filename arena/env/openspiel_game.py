@@ -186,6 +186,12 @@ class GinArenaGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type=None, params=None) -> GinArenaObserver:
         if params:
             raise ValueError(f"{GAME_NAME}: observation parameters are not supported (got {params})")
+        own = pyspiel.PrivateInfoType.SINGLE_PLAYER
+        if iig_obs_type is not None and (iig_obs_type.private_info != own or not iig_obs_type.public_info):
+            raise ValueError(
+                f"{GAME_NAME}: observations hold the seat's own view (public and its private information), "
+                f"not private_info={iig_obs_type.private_info.name}, public_info={iig_obs_type.public_info}"
+            )
         perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
         return GinArenaObserver(perfect_recall)
 

@@ -213,3 +213,21 @@ def test_resample_keeps_cards_the_opponent_took_from_the_pile():
     for seed in range(5):
         r = state.resample_from_infostate(1 - taker, pyspiel.UniformProbabilitySampler(seed, 0.0, 1.0))
         assert upcard in str(r).split("|")[taker]
+
+
+@pytest.mark.parametrize("private", ["NONE", "ALL_PLAYERS"])
+def test_an_observer_of_other_than_the_seats_own_information_is_refused(private):
+    """A public-only observer (``private_info=NONE``) was handed the seat's hand in its tensor and string, and
+    an all-players one got one seat's view: an observation type the game does not provide is one line."""
+    from open_spiel.python.observation import make_observation
+
+    game = pyspiel.load_game(GAME_NAME, {"episode": "hand"})
+    kind = pyspiel.IIGObservationType(
+        perfect_recall=False, public_info=True, private_info=getattr(pyspiel.PrivateInfoType, private)
+    )
+    with pytest.raises(ValueError, match=rf"^{GAME_NAME}: observations hold the seat's own view .* not private_info="):
+        make_observation(game, kind)
+    own = pyspiel.IIGObservationType(
+        perfect_recall=True, public_info=True, private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER
+    )
+    assert make_observation(game, own).tensor.shape == (378,)
