@@ -133,8 +133,8 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         return obs, float(g.rewards[0]), done, False, info
 
     def legal_actions(self) -> list[int]:
-        """The action ids legal now."""
-        return legal_ids(int(self.games.ids[0]))
+        """The action ids legal now (none once the episode is over, as the mask says, until reset())."""
+        return [] if self._ended else legal_ids(int(self.games.ids[0]))
 
     def describe(self, action: int) -> str:
         """An action id in words (``discard 7c``, ``knock``)."""

@@ -374,3 +374,16 @@ def test_a_read_only_action_array_is_stepped_like_a_writable_one():
     obs, rew, *_ = vec.step(frozen)
     ref_obs, ref_rew, *_ = ref.step(actions)
     assert np.array_equal(obs, ref_obs) and np.array_equal(rew, ref_rew)
+
+
+def test_legal_actions_agree_with_the_mask_once_the_episode_is_over():
+    """After the step that ends an episode, the mask is all zeros but ``legal_actions()`` listed the next
+    episode's first decision (the env has already begun it), which no action may be taken at before reset()."""
+    env = GinEnv(illegal="penalty")
+    _, info = env.reset(seed=4)
+    assert env.legal_actions() == list(np.flatnonzero(info["action_mask"]))
+    _, _, term, _, info = env.step(int(np.flatnonzero(info["action_mask"] == 0)[0]))  # forfeits: the episode ends
+    assert term and not info["action_mask"].any()
+    assert env.legal_actions() == []
+    _, info = env.reset()
+    assert env.legal_actions() == list(np.flatnonzero(info["action_mask"]))
