@@ -77,7 +77,7 @@ from arena.engine.layout import (
 )
 from arena.engine.rules_array import rules_array
 from arena.engine.step import DECK_SIZE, HAND_SIZE, apply_action, deal_from_deck, end_hand, new_state
-from arena.env.games import EPISODES, REWARDS
+from arena.env.games import EPISODES, REWARDS, winner_of_hand
 from arena.settings.rules import Rules, load_rules
 
 GAME_NAME = "python_gin_arena"
@@ -364,7 +364,7 @@ class GinArenaState(pyspiel.State):
         for p in range(NUM_PLAYERS):
             self._points[p] += pts[p]
         if self._g.episode == "hand":
-            self._finish(winner=_leader(pts))
+            self._finish(winner=winner_of_hand(st))  # a knock tied without undercut is the knocker's
             return
         over = end_hand(st, self._r, self._row)
         if over:
@@ -529,10 +529,6 @@ def _ids(values: list[int]) -> str:
 
 def _cards(mask: int) -> str:
     return " ".join(card_str(c) for c in range(DECK_SIZE) if (mask >> c) & 1)
-
-
-def _leader(points: tuple[int, int]) -> int:
-    return -1 if points[0] == points[1] else (0 if points[0] > points[1] else 1)
 
 
 def _table_text(state: GinArenaState, player: int) -> str:

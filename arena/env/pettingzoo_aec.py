@@ -52,7 +52,7 @@ from arena.engine.layout import (
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state
-from arena.env.games import EPISODES, REWARDS, check_seed, resolve_rules
+from arena.env.games import EPISODES, REWARDS, check_seed, resolve_rules, winner_of_hand
 from arena.settings.rules import Rules
 
 AGENTS = ("player_0", "player_1")
@@ -201,10 +201,11 @@ class GinArenaAEC(AECEnv):
                 self.rewards[a] = float(pts[p] - pts[1 - p])
         for a in AGENTS:
             self.infos[a] = {"hand_outcome": OUTCOME_NAMES[int(st[S_OUTCOME])], "hand_points": tuple(pts)}
+        winner = winner_of_hand(st)  # a knock tied without undercut is the knocker's, at 0 points
         game_over = bool(end_hand(st, self._r, self._row))
         if self.episode == "hand":
             self._game_on = not game_over
-            self._end(-1 if pts[0] == pts[1] else int(pts[1] > pts[0]))
+            self._end(winner)
         elif game_over:
             self._game_on = False
             self._end(int(self._row[G_WINNER]))

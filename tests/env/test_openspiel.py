@@ -231,3 +231,21 @@ def test_an_observer_of_other_than_the_seats_own_information_is_refused(private)
         perfect_recall=True, public_info=True, private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER
     )
     assert make_observation(game, own).tensor.shape == (378,)
+
+
+def test_a_knock_tied_without_undercut_is_the_knockers_hand_for_the_win_reward():
+    """With ``undercut_on_tie`` off, a knock the defender ties scores 0 points but is the knocker's hand (the
+    engine's rule, and the Gymnasium env's +1): a hand episode's win returns were read from the points, 0-0."""
+    p1 = [0, 1, 2, 17, 18, 19, 34, 47, 8, 27]  # Ac 2c 3c, 5d 6d 7d, 9h 9s 9c; 2h: deadwood 2
+    p0 = [11, 24, 37, 49, 36, 23, 43, 44, 45, 40]  # Qc Qd Qh, Js Jh Jd, 5s 6s 7s; 2s: deadwood 2, no layoff
+    # P0 deals ten to P1, ten to P0 and the upcard Kd; both pass it; P1 draws Ks (chance), discards it, knocks
+    moves = [0, *p1, *p0, 25, 54, 54, 51, 51, 55]
+    returns = {}
+    for reward in ("win", "points"):
+        state = pyspiel.load_game(GAME_NAME, {"episode": "hand", "undercut_on_tie": False, "reward": reward})
+        state = state.new_initial_state()
+        for a in moves:
+            state.apply_action(a)
+        assert state.is_terminal() and "hand over: knock, points 0-0" in state.information_state_string(0)
+        returns[reward] = state.returns()
+    assert returns == {"win": [-1.0, 1.0], "points": [0.0, 0.0]}

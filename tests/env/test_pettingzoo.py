@@ -173,3 +173,33 @@ def test_a_seedless_reset_after_an_abandoned_hand_does_not_deal_that_hand_again(
     e.reset()
     assert e.game_seed != 5
     assert not all(np.array_equal(first[a], e.observe(a)["observation"]) for a in e.possible_agents)
+
+
+def test_a_knock_tied_without_undercut_is_the_knockers_hand_for_the_win_reward():
+    """With ``undercut_on_tie`` off, a knock the defender ties scores 0 points but is the knocker's hand (the
+    engine's rule, and the Gymnasium env's +1): the win reward of a hand episode was read from the points and
+    paid nobody."""
+    from arena.engine.melds import deadwood
+
+    e = env(episode="hand", rules={"undercut_on_tie": False})
+    e.reset(seed=41)  # this driver's seed 41 ends in such a knock
+    rng = np.random.default_rng(41)
+    knocker, end, paid = None, None, {}
+    for agent in e.agent_iter():
+        obs, reward, term, _, info = e.last()
+        if term:
+            end = (info["hand_outcome"], info["hand_points"])
+            paid[agent] = reward
+            e.step(None)
+            continue
+        mask = obs["action_mask"]
+        if mask[55]:
+            knocker, a = agent, 55
+        elif mask[:52].any():  # the discard that leaves the least deadwood
+            hand = sum(1 << int(c) for c in np.flatnonzero(obs["observation"][:52]))
+            a = int(min(np.flatnonzero(mask[:52]), key=lambda c: deadwood(hand & ~(1 << int(c)))))
+        else:
+            a = int(rng.choice(np.flatnonzero(mask)))
+        e.step(a)
+    assert end == ("knock", (0, 0)) and knocker is not None
+    assert paid == {knocker: 1.0, next(a for a in e.possible_agents if a != knocker): -1.0}
