@@ -249,3 +249,23 @@ def test_a_knock_tied_without_undercut_is_the_knockers_hand_for_the_win_reward()
         assert state.is_terminal() and "hand over: knock, points 0-0" in state.information_state_string(0)
         returns[reward] = state.returns()
     assert returns == {"win": [-1.0, 1.0], "points": [0.0, 0.0]}
+
+
+def test_a_resample_for_the_waiting_seat_keeps_the_opponents_pending_knock_question():
+    """While a seat is asked whether to knock, OpenSpiel's turn order shows it to the other seat (the
+    question is only asked when the discard left the deadwood within the limit).  A resample for the other
+    seat dealt the asked seat cards of any deadwood, so the question was gone and the turn had passed: a state
+    the waiting seat could tell apart (``to act P0`` instead of ``P1``)."""
+    game = pyspiel.load_game(GAME_NAME, {"episode": "hand"})
+    p1 = [0, 1, 2, 17, 18, 19, 34, 47, 8, 27]  # Ac 2c 3c, 5d 6d 7d, 9h 9s 9c; 2h
+    p0 = [11, 24, 37, 49, 36, 23, 43, 44, 45, 40]
+    state = game.new_initial_state()
+    for a in [0, *p1, *p0, 25, 54, 54, 51, 51]:  # P1 draws Ks and discards it: deadwood 2, "knock?"
+        state.apply_action(a)
+    assert state.current_player() == 1 and state.legal_actions() == [55, 57]
+    for seed in range(8):
+        r = state.resample_from_infostate(0, pyspiel.UniformProbabilitySampler(seed, 0.0, 1.0))
+        assert r.current_player() == 1 and r.legal_actions() == [55, 57], seed
+        assert r.observation_string(0) == state.observation_string(0)
+        assert r.information_state_string(0) == state.information_state_string(0)
+        assert r.information_state_tensor(0) == state.information_state_tensor(0)
