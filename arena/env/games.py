@@ -323,7 +323,7 @@ def resolve_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
     return load_rules(rules)
 
 
-def resolve_opponent(opponent: str | Bot) -> Bot:
+def resolve_opponent(opponent: str | os.PathLike[str] | Bot) -> Bot:
     """A compiled bot from any reference the arena accepts (a built-in name, a bot file), or a loaded bot.
 
     The opponent plays inside the compiled step, so it must be a numba bot: an
@@ -332,6 +332,8 @@ def resolve_opponent(opponent: str | Bot) -> Bot:
     """
     from arena.loading.load import load_bot
 
+    if isinstance(opponent, os.PathLike):  # a bot file, as ``rules`` takes a rules file
+        opponent = os.fspath(opponent)
     if not isinstance(opponent, (str, Bot)):
         raise ValueError(
             f"opponent must be a bot reference (a name such as 'simple', a bot file) or a Bot, not {opponent!r}"

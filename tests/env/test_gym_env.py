@@ -387,3 +387,16 @@ def test_legal_actions_agree_with_the_mask_once_the_episode_is_over():
     assert env.legal_actions() == []
     _, info = env.reset()
     assert env.legal_actions() == list(np.flatnonzero(info["action_mask"]))
+
+
+def test_a_bot_file_given_as_a_path_object_is_the_opponent_its_name_gives(tmp_path):
+    """``rules`` takes a ``pathlib.Path`` to a rules file; ``opponent`` refused a ``Path`` to a bot file."""
+    from pathlib import Path
+
+    import bots
+
+    mine = tmp_path / "my_random.py"
+    mine.write_text((Path(bots.__file__).parent / "random.py").read_text())
+    by_path, by_name = GinEnv(opponent=mine), GinEnv(opponent=str(mine))
+    assert by_path.games.opponent.name == by_name.games.opponent.name == "my_random"
+    assert np.array_equal(by_path.reset(seed=3)[0], by_name.reset(seed=3)[0])
