@@ -420,6 +420,7 @@ class Games:
         self.final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
         self.last_rows = np.zeros((n, G_SIZE), dtype=np.int64)
         self.ended = np.zeros(n, dtype=np.int64)  # games finished per env (the step that ends one adds 1)
+        self.broken = False  # the opponent raised mid-step: its game stopped mid-turn until reset()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Copied or unpickled games (``copy.deepcopy`` or pickle of an env) call their own opponent: the
@@ -462,6 +463,7 @@ class Games:
             raise ValueError(f"seeds must be {self.num_envs} integers >= 0")
         self.seeds[:] = seeds
         reset_games(*self._common())
+        self.broken = False
         self.rewards[:] = 0.0
         self.done[:] = False
 
@@ -471,10 +473,13 @@ class Games:
 
     def step(self, actions: Any) -> None:
         """Apply one action id per env; a bad one raises :class:`ValueError` and changes nothing."""
+        if self.broken:  # the masks are of the agent's last decision, not of the game as it stopped
+            raise BotError(f"opponent '{self.opponent.name}' raised in an earlier step; reset() the env")
         arr = self.check_actions(actions)
         try:
             bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
         except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step
+            self.broken = True
             raise BotError(
                 f"opponent '{self.opponent.name}' raised {type(exc).__name__}: {exc}; reset() the env"
             ) from exc

@@ -400,3 +400,35 @@ def test_a_bot_file_given_as_a_path_object_is_the_opponent_its_name_gives(tmp_pa
     by_path, by_name = GinEnv(opponent=mine), GinEnv(opponent=str(mine))
     assert by_path.games.opponent.name == by_name.games.opponent.name == "my_random"
     assert np.array_equal(by_path.reset(seed=3)[0], by_name.reset(seed=3)[0])
+
+
+def test_after_the_opponent_raised_the_env_refuses_to_step_until_reset(tmp_path):
+    """A step the opponent's code broke off leaves the game mid-turn, the opponent to act, and the mask of the
+    agent's last decision: a further step was taken against that stale mask (its action handed to the engine
+    as the opponent's move and refused there, silently), so an agent that caught the BotError played on in a
+    game it no longer knew.  Until reset() the env now refuses to step."""
+    from pathlib import Path
+
+    import bots
+
+    source = (Path(bots.__file__).parent / "random.py").read_text()
+    once = tmp_path / "once.py"  # raises at its first discard of each game only
+    once.write_text(
+        source.replace(
+            "def discard(view, params, memory, rng):\n",
+            "def discard(view, params, memory, rng):\n    if memory[0] == 0.0:\n"
+            "        memory[0] = 1.0\n        raise ValueError('once')\n",
+            1,
+        )
+    )
+    env = GinEnv(opponent=str(once))
+    _, info = env.reset(seed=0)
+    with pytest.raises(BotError, match="raised ValueError: once"):
+        for _ in range(50):
+            _, _, _, _, info = env.step(_random_legal(info["action_mask"]))
+    before = env.games.st.copy()
+    with pytest.raises(BotError, match=r"^opponent 'once' raised in an earlier step; reset\(\) the env$"):
+        env.step(_random_legal(info["action_mask"]))
+    assert np.array_equal(env.games.st, before)
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].any()
