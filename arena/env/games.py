@@ -462,8 +462,11 @@ class Games:
         if seeds.shape != (self.num_envs,) or seeds.dtype.kind not in "iu" or (seeds < 0).any():
             raise ValueError(f"seeds must be {self.num_envs} integers >= 0")
         self.seeds[:] = seeds
-        reset_games(*self._common())
         self.broken = False
+        try:
+            reset_games(*self._common())  # the opponent plays up to the agent's first decision
+        except Exception as exc:
+            raise self._opponent_raised(exc) from exc
         self.rewards[:] = 0.0
         self.done[:] = False
 
@@ -479,12 +482,14 @@ class Games:
         try:
             bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
         except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step
-            self.broken = True
-            raise BotError(
-                f"opponent '{self.opponent.name}' raised {type(exc).__name__}: {exc}; reset() the env"
-            ) from exc
+            raise self._opponent_raised(exc) from exc
         if bad >= 0:
             raise self.illegal(int(bad), int(arr[bad]))
+
+    def _opponent_raised(self, exc: Exception) -> BotError:
+        """The one-line error of an exception from the opponent's code; its game stopped mid-turn."""
+        self.broken = True
+        return BotError(f"opponent '{self.opponent.name}' raised {type(exc).__name__}: {exc}; reset() the env")
 
     def check_actions(self, actions: Any) -> np.ndarray:
         """``actions`` as an int64 array of ``num_envs`` ids, or a one-line :class:`ValueError`."""

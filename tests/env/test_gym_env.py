@@ -432,3 +432,29 @@ def test_after_the_opponent_raised_the_env_refuses_to_step_until_reset(tmp_path)
     assert np.array_equal(env.games.st, before)
     _, info = env.reset(seed=0)
     assert info["action_mask"].any()
+
+
+def test_an_opponent_that_raises_during_reset_is_the_same_bot_error(tmp_path):
+    """When the opponent acts before the agent's first decision, reset() runs its code: an exception there
+    came out bare (``ValueError: no upcard``, the type of the agent's own bad input), naming no opponent."""
+    from pathlib import Path
+
+    import bots
+
+    source = (Path(bots.__file__).parent / "random.py").read_text()
+    angry = tmp_path / "upangry.py"
+    angry.write_text(
+        source.replace(
+            "def take_upcard(view, params, memory, rng):\n",
+            "def take_upcard(view, params, memory, rng):\n    if view[0]:\n        raise ValueError('no upcard')\n",
+            1,
+        )
+    )
+    env = GinEnv(opponent=str(angry))
+    env.reset(seed=0)  # the agent is offered the upcard first in game 0
+    with pytest.raises(BotError, match=r"^opponent 'upangry' raised ValueError: no upcard; reset\(\) the env$"):
+        env.reset(seed=1)  # the opponent is the non-dealer of game 1: it is offered the upcard first
+    with pytest.raises(BotError, match=r"^opponent 'upangry' raised in an earlier step; reset\(\) the env$"):
+        env.step(52)
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].any()
