@@ -44,9 +44,14 @@ from arena.engine.contract import BOT_SIGNATURE, DecisionType
 from arena.engine.layout import (
     G_SIZE,
     G_WINNER,
+    OUT_BIG_GIN,
     OUT_FORFEIT,
+    OUT_GIN,
+    OUT_KNOCK,
+    OUT_UNDERCUT,
     PH_DONE,
     S_CUR,
+    S_KNOCKER,
     S_OUTCOME,
     S_PHASE,
     S_POINTS,
@@ -70,6 +75,15 @@ def check_seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
         raise ValueError(f"seed must be an integer 0..{MAX_SEED} or None, not {seed!r}")
     return int(seed)
+
+
+def winner_of_hand(st: np.ndarray) -> int:
+    """The seat that won the finished hand in ``st``, -1 for none: :func:`~arena.engine.step.hand_winner` for
+    Python callers (a knock tied without ``undercut_on_tie`` is the knocker's, though it scores 0 points)."""
+    out = int(st[S_OUTCOME])
+    if out == OUT_UNDERCUT:
+        return 1 - int(st[S_KNOCKER])
+    return int(st[S_KNOCKER]) if out in (OUT_KNOCK, OUT_GIN, OUT_BIG_GIN) else -1
 
 
 #: The seed stream that chains a finished game's seed to the next game's.
@@ -309,7 +323,7 @@ def resolve_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
     return load_rules(rules)
 
 
-def resolve_opponent(opponent: str | Bot) -> Bot:
+def resolve_opponent(opponent: str | os.PathLike[str] | Bot) -> Bot:
     """A compiled bot from any reference the arena accepts (a built-in name, a bot file), or a loaded bot.
 
     The opponent plays inside the compiled step, so it must be a numba bot: an
@@ -318,6 +332,8 @@ def resolve_opponent(opponent: str | Bot) -> Bot:
     """
     from arena.loading.load import load_bot
 
+    if isinstance(opponent, os.PathLike):  # a bot file, as ``rules`` takes a rules file
+        opponent = os.fspath(opponent)
     if not isinstance(opponent, (str, Bot)):
         raise ValueError(
             f"opponent must be a bot reference (a name such as 'simple', a bot file) or a Bot, not {opponent!r}"
@@ -404,6 +420,7 @@ class Games:
         self.final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
         self.last_rows = np.zeros((n, G_SIZE), dtype=np.int64)
         self.ended = np.zeros(n, dtype=np.int64)  # games finished per env (the step that ends one adds 1)
+        self.broken = False  # the opponent raised mid-step: its game stopped mid-turn until reset()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Copied or unpickled games (``copy.deepcopy`` or pickle of an env) call their own opponent: the
@@ -445,7 +462,11 @@ class Games:
         if seeds.shape != (self.num_envs,) or seeds.dtype.kind not in "iu" or (seeds < 0).any():
             raise ValueError(f"seeds must be {self.num_envs} integers >= 0")
         self.seeds[:] = seeds
-        reset_games(*self._common())
+        self.broken = False
+        try:
+            reset_games(*self._common())  # the opponent plays up to the agent's first decision
+        except Exception as exc:
+            raise self._opponent_raised(exc) from exc
         self.rewards[:] = 0.0
         self.done[:] = False
 
@@ -455,15 +476,20 @@ class Games:
 
     def step(self, actions: Any) -> None:
         """Apply one action id per env; a bad one raises :class:`ValueError` and changes nothing."""
+        if self.broken:  # the masks are of the agent's last decision, not of the game as it stopped
+            raise BotError(f"opponent '{self.opponent.name}' raised in an earlier step; reset() the env")
         arr = self.check_actions(actions)
         try:
             bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
         except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step
-            raise BotError(
-                f"opponent '{self.opponent.name}' raised {type(exc).__name__}: {exc}; reset() the env"
-            ) from exc
+            raise self._opponent_raised(exc) from exc
         if bad >= 0:
             raise self.illegal(int(bad), int(arr[bad]))
+
+    def _opponent_raised(self, exc: Exception) -> BotError:
+        """The one-line error of an exception from the opponent's code; its game stopped mid-turn."""
+        self.broken = True
+        return BotError(f"opponent '{self.opponent.name}' raised {type(exc).__name__}: {exc}; reset() the env")
 
     def check_actions(self, actions: Any) -> np.ndarray:
         """``actions`` as an int64 array of ``num_envs`` ids, or a one-line :class:`ValueError`."""
@@ -476,13 +502,13 @@ class Games:
             raise ValueError(
                 f"actions must be an integer array of shape ({self.num_envs},), not {arr.dtype} of shape {arr.shape}"
             )
-        if arr.dtype != np.int64 or not arr.flags.c_contiguous:
+        if arr.dtype != np.int64 or not arr.flags.c_contiguous or not arr.flags.writeable:  # the kernel's type
             if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
                 if not self.mode & MODE_PENALTY:
                     i = int(np.argmax(arr))
                     raise self.illegal(i, int(arr[i]))
                 arr = np.where(arr > np.iinfo(np.int64).max, 0, arr + 1).astype(np.int64) - 1  # too big: -1
-            arr = np.ascontiguousarray(arr, dtype=np.int64)
+            arr = np.array(arr, dtype=np.int64, order="C")  # a copy: writable too
         return arr
 
     def illegal(self, env: int, action: int) -> ValueError:

@@ -133,8 +133,8 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         return obs, float(g.rewards[0]), done, False, info
 
     def legal_actions(self) -> list[int]:
-        """The action ids legal now."""
-        return legal_ids(int(self.games.ids[0]))
+        """The action ids legal now (none once the episode is over, as the mask says, until reset())."""
+        return [] if self._ended else legal_ids(int(self.games.ids[0]))
 
     def describe(self, action: int) -> str:
         """An action id in words (``discard 7c``, ``knock``)."""
@@ -199,6 +199,11 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         (numpy's too) as Gymnasium does, a sequence through numpy's ``SeedSequence`` of all its seeds (Gymnasium
         takes a python int only, and ``np_random`` was left unseeded, so the later games were anyone's).
         """
+        if options:  # Gymnasium's vector envs reset only options["reset_mask"]'s envs: never ignore it silently
+            raise ValueError(
+                f"options: VectorGinEnv takes no reset options, not {', '.join(map(repr, options))} "
+                "(it resets every env; finished games are followed at once by the next)"
+            )
         n = self.num_envs
         if seed is None:
             seeds = self.np_random.integers(0, MAX_SEED, size=n, dtype=np.int64)

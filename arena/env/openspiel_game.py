@@ -66,6 +66,7 @@ from arena.engine.layout import (
     S_DEALER,
     S_DECK,
     S_HAND,
+    S_KNOCK_LIMIT,
     S_OUTCOME,
     S_PHASE,
     S_PILE,
@@ -75,9 +76,10 @@ from arena.engine.layout import (
     S_STOCK_POS,
     V_SIZE,
 )
+from arena.engine.melds import deadwood
 from arena.engine.rules_array import rules_array
 from arena.engine.step import DECK_SIZE, HAND_SIZE, apply_action, deal_from_deck, end_hand, new_state
-from arena.env.games import EPISODES, REWARDS
+from arena.env.games import EPISODES, REWARDS, winner_of_hand
 from arena.settings.rules import Rules, load_rules
 
 GAME_NAME = "python_gin_arena"
@@ -186,6 +188,12 @@ class GinArenaGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type=None, params=None) -> GinArenaObserver:
         if params:
             raise ValueError(f"{GAME_NAME}: observation parameters are not supported (got {params})")
+        own = pyspiel.PrivateInfoType.SINGLE_PLAYER
+        if iig_obs_type is not None and (iig_obs_type.private_info != own or not iig_obs_type.public_info):
+            raise ValueError(
+                f"{GAME_NAME}: observations hold the seat's own view (public and its private information), "
+                f"not private_info={iig_obs_type.private_info.name}, public_info={iig_obs_type.public_info}"
+            )
         perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
         return GinArenaObserver(perfect_recall)
 
@@ -358,7 +366,7 @@ class GinArenaState(pyspiel.State):
         for p in range(NUM_PLAYERS):
             self._points[p] += pts[p]
         if self._g.episode == "hand":
-            self._finish(winner=_leader(pts))
+            self._finish(winner=winner_of_hand(st))  # a knock tied without undercut is the knocker's
             return
         over = end_hand(st, self._r, self._row)
         if over:
@@ -421,6 +429,8 @@ class GinArenaState(pyspiel.State):
         again of its new cards.  The inputs are the seat's own records and
         the public ones, so two states the seat cannot tell apart give the
         same resample for the same sampler (``tests/env/test_openspiel.py``).
+        While the opponent is being asked to knock (or to declare big gin), which the turn order shows, its
+        cards in this hand are dealt again until they would be asked too (:data:`RESAMPLE_TRIES` at most).
         """
         rng = np.random.default_rng(int(probability_sampler() * 2**53))
         me, opp = player_id, 1 - player_id
@@ -429,7 +439,45 @@ class GinArenaState(pyspiel.State):
             end = self.hands[h + 1][0] if h + 1 < len(self.hands) else len(recs)
             over = h + 1 < len(self.hands) or self._over
             _redeal_hand(recs, start, end, me, opp, showdown and over, final[opp], rng)
+        most = self._asked_deadwood(opp)
+        if most >= 0:  # the turn order shows the opponent asked "knock?" (or "big gin?"): its new cards must be
+            start = self.hands[-1][0]
+            for _ in range(RESAMPLE_TRIES):
+                if deadwood(_hand_of(recs, start, opp)) <= most:
+                    break
+                _redeal_hand(recs, start, len(recs), me, opp, False, 0, rng)  # this hand's cards again
+            else:
+                asked = "big gin" if int(self._st[S_PHASE]) == PH_BIG_GIN else "knock"
+                raise ValueError(
+                    f"{GAME_NAME}: no deal of P{opp}'s unseen cards in {RESAMPLE_TRIES} tries keeps its pending "
+                    f"{asked} question (deadwood at most {most}); resample P{me} at its own decisions"
+                )
         return _replay(self.get_game(), self._g, recs, opp, self.current_player())
+
+    def _asked_deadwood(self, seat: int) -> int:
+        """When ``seat`` is being asked to knock (or to declare big gin), the most deadwood its hand can have
+        (the question is only asked then); else -1."""
+        if self._over or self.is_chance_node() or self.current_player() != seat:
+            return -1
+        phase = int(self._st[S_PHASE])
+        return int(self._st[S_KNOCK_LIMIT]) if phase == PH_KNOCK else (0 if phase == PH_BIG_GIN else -1)
+
+
+#: How many deals of the unseen cards a resample tries to keep the opponent's pending question.
+RESAMPLE_TRIES = 10_000
+
+
+def _hand_of(recs: list[Record], start: int, seat: int) -> int:
+    """``seat``'s cards (a mask) after ``recs[start:]``, the records of one hand from its deal."""
+    hand = 0
+    for r in recs[start:]:
+        if r.seat != seat:
+            continue
+        if r.kind in ("deal", "draw") or (r.kind == "act" and r.action == ids.A_TAKE):
+            hand |= 1 << (r.action if r.kind != "act" else r.card)
+        elif r.kind == "act" and r.action < DECK_SIZE:
+            hand &= ~(1 << r.action)
+    return hand
 
 
 def _redeal_hand(recs, start, end, me, opp, shown, final_opp, rng) -> None:
@@ -523,10 +571,6 @@ def _ids(values: list[int]) -> str:
 
 def _cards(mask: int) -> str:
     return " ".join(card_str(c) for c in range(DECK_SIZE) if (mask >> c) & 1)
-
-
-def _leader(points: tuple[int, int]) -> int:
-    return -1 if points[0] == points[1] else (0 if points[0] > points[1] else 1)
 
 
 def _table_text(state: GinArenaState, player: int) -> str:

@@ -13,7 +13,8 @@ observes a dict: ``"observation"``, the engine's observation of its seat
   of a sequence drawn from the first seed.
 * ``episode="game"`` (the default) plays hands until a player reaches the
   target; ``"hand"`` makes each hand an episode, and a reset without a seed
-  deals the game's next hand (scores carried) until the game is over.
+  deals the game's next hand (scores carried) until the game is over; after
+  a hand left unfinished, it begins a new game.
 * ``reward="win"`` (the default) pays +1/-1 at the end of the episode (0
   when nobody wins: a dead or capped hand, the hand cap); ``"points"`` pays
   each hand's points as they are scored (own minus the opponent's).
@@ -51,7 +52,7 @@ from arena.engine.layout import (
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state
-from arena.env.games import EPISODES, REWARDS, check_seed, resolve_rules
+from arena.env.games import EPISODES, REWARDS, check_seed, resolve_rules, winner_of_hand
 from arena.settings.rules import Rules
 
 AGENTS = ("player_0", "player_1")
@@ -119,7 +120,7 @@ class GinArenaAEC(AECEnv):
             return
         if seed is not None:
             self.game_seed = check_seed(seed)
-            self._seeds, _ = seeding.np_random(seed)
+            self._seeds, _ = seeding.np_random(self.game_seed)  # a python int: Gymnasium's seeding refuses numpy's
         else:
             if self._seeds is None:
                 self._seeds, _ = seeding.np_random(None)
@@ -130,7 +131,7 @@ class GinArenaAEC(AECEnv):
         self._begin_episode()
 
     def _begin_episode(self) -> None:
-        self._game_on = True
+        self._game_on = False  # until the hand ends with the game not over: a reset mid-hand begins a new game
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -183,6 +184,7 @@ class GinArenaAEC(AECEnv):
             names = ", ".join(f"{x} ({ids.action_name(x)})" for x in ids.legal_ids(legal))
             raise ValueError(f"illegal action {shown} for {agent}; legal: {names}")
         self._cumulative_rewards[agent] = 0.0  # last() gives what came since the agent's own last step
+        self.infos[agent] = {}  # and so does its info: a hand's result is shown to each agent once
         self._clear_rewards()
         apply_action(self._st, self._r, int(ids.answer_of_action(int(self._st[S_PHASE]), a)))
         if self._st[S_PHASE] == PH_DONE:
@@ -199,10 +201,11 @@ class GinArenaAEC(AECEnv):
                 self.rewards[a] = float(pts[p] - pts[1 - p])
         for a in AGENTS:
             self.infos[a] = {"hand_outcome": OUTCOME_NAMES[int(st[S_OUTCOME])], "hand_points": tuple(pts)}
+        winner = winner_of_hand(st)  # a knock tied without undercut is the knocker's, at 0 points
         game_over = bool(end_hand(st, self._r, self._row))
         if self.episode == "hand":
             self._game_on = not game_over
-            self._end(-1 if pts[0] == pts[1] else int(pts[1] > pts[0]))
+            self._end(winner)
         elif game_over:
             self._game_on = False
             self._end(int(self._row[G_WINNER]))

@@ -347,3 +347,114 @@ def test_numpy_and_sequence_seeds_make_the_following_unseeded_resets_reproducibl
     env = GinEnv()
     first = env.reset(seed=np.int64(5))[0]
     assert np.array_equal(first, GinEnv().reset(seed=5)[0]) and env.game_seed == 5
+
+
+def test_reset_options_the_vector_env_does_not_take_are_refused_not_ignored():
+    """Gymnasium's own vector envs reset only the envs of ``options["reset_mask"]``; this one ignored every
+    option and reset all its games, silently."""
+    vec = VectorGinEnv(3)
+    obs, _ = vec.reset(seed=1)
+    with pytest.raises(ValueError, match=r"^options: VectorGinEnv takes no reset options, not 'reset_mask'"):
+        vec.reset(options={"reset_mask": np.array([True, False, False])})
+    assert np.array_equal(vec.games.obs, obs)  # nothing was reset
+    assert np.array_equal(vec.reset(seed=1, options={})[0], obs) and np.array_equal(
+        vec.reset(seed=1, options=None)[0], obs
+    )
+
+
+def test_a_read_only_action_array_is_stepped_like_a_writable_one():
+    """``np.asarray`` of a JAX array, ``np.frombuffer`` or a frozen buffer give read-only int64 actions: the
+    compiled step refused them, which came out as "opponent 'simple' raised TypeError ... reset() the env"."""
+    vec, ref = VectorGinEnv(3), VectorGinEnv(3)
+    _, info = vec.reset(seed=2)
+    ref.reset(seed=2)
+    actions = np.array([_random_legal(m) for m in info["action_mask"]], dtype=np.int64)
+    frozen = actions.copy()
+    frozen.setflags(write=False)
+    obs, rew, *_ = vec.step(frozen)
+    ref_obs, ref_rew, *_ = ref.step(actions)
+    assert np.array_equal(obs, ref_obs) and np.array_equal(rew, ref_rew)
+
+
+def test_legal_actions_agree_with_the_mask_once_the_episode_is_over():
+    """After the step that ends an episode, the mask is all zeros but ``legal_actions()`` listed the next
+    episode's first decision (the env has already begun it), which no action may be taken at before reset()."""
+    env = GinEnv(illegal="penalty")
+    _, info = env.reset(seed=4)
+    assert env.legal_actions() == list(np.flatnonzero(info["action_mask"]))
+    _, _, term, _, info = env.step(int(np.flatnonzero(info["action_mask"] == 0)[0]))  # forfeits: the episode ends
+    assert term and not info["action_mask"].any()
+    assert env.legal_actions() == []
+    _, info = env.reset()
+    assert env.legal_actions() == list(np.flatnonzero(info["action_mask"]))
+
+
+def test_a_bot_file_given_as_a_path_object_is_the_opponent_its_name_gives(tmp_path):
+    """``rules`` takes a ``pathlib.Path`` to a rules file; ``opponent`` refused a ``Path`` to a bot file."""
+    from pathlib import Path
+
+    import bots
+
+    mine = tmp_path / "my_random.py"
+    mine.write_text((Path(bots.__file__).parent / "random.py").read_text())
+    by_path, by_name = GinEnv(opponent=mine), GinEnv(opponent=str(mine))
+    assert by_path.games.opponent.name == by_name.games.opponent.name == "my_random"
+    assert np.array_equal(by_path.reset(seed=3)[0], by_name.reset(seed=3)[0])
+
+
+def test_after_the_opponent_raised_the_env_refuses_to_step_until_reset(tmp_path):
+    """A step the opponent's code broke off leaves the game mid-turn, the opponent to act, and the mask of the
+    agent's last decision: a further step was taken against that stale mask (its action handed to the engine
+    as the opponent's move and refused there, silently), so an agent that caught the BotError played on in a
+    game it no longer knew.  Until reset() the env now refuses to step."""
+    from pathlib import Path
+
+    import bots
+
+    source = (Path(bots.__file__).parent / "random.py").read_text()
+    once = tmp_path / "once.py"  # raises at its first discard of each game only
+    once.write_text(
+        source.replace(
+            "def discard(view, params, memory, rng):\n",
+            "def discard(view, params, memory, rng):\n    if memory[0] == 0.0:\n"
+            "        memory[0] = 1.0\n        raise ValueError('once')\n",
+            1,
+        )
+    )
+    env = GinEnv(opponent=str(once))
+    _, info = env.reset(seed=0)
+    with pytest.raises(BotError, match="raised ValueError: once"):
+        for _ in range(50):
+            _, _, _, _, info = env.step(_random_legal(info["action_mask"]))
+    before = env.games.st.copy()
+    with pytest.raises(BotError, match=r"^opponent 'once' raised in an earlier step; reset\(\) the env$"):
+        env.step(_random_legal(info["action_mask"]))
+    assert np.array_equal(env.games.st, before)
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].any()
+
+
+def test_an_opponent_that_raises_during_reset_is_the_same_bot_error(tmp_path):
+    """When the opponent acts before the agent's first decision, reset() runs its code: an exception there
+    came out bare (``ValueError: no upcard``, the type of the agent's own bad input), naming no opponent."""
+    from pathlib import Path
+
+    import bots
+
+    source = (Path(bots.__file__).parent / "random.py").read_text()
+    angry = tmp_path / "upangry.py"
+    angry.write_text(
+        source.replace(
+            "def take_upcard(view, params, memory, rng):\n",
+            "def take_upcard(view, params, memory, rng):\n    if view[0]:\n        raise ValueError('no upcard')\n",
+            1,
+        )
+    )
+    env = GinEnv(opponent=str(angry))
+    env.reset(seed=0)  # the agent is offered the upcard first in game 0
+    with pytest.raises(BotError, match=r"^opponent 'upangry' raised ValueError: no upcard; reset\(\) the env$"):
+        env.reset(seed=1)  # the opponent is the non-dealer of game 1: it is offered the upcard first
+    with pytest.raises(BotError, match=r"^opponent 'upangry' raised in an earlier step; reset\(\) the env$"):
+        env.step(52)
+    _, info = env.reset(seed=0)
+    assert info["action_mask"].any()

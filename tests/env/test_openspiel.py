@@ -213,3 +213,59 @@ def test_resample_keeps_cards_the_opponent_took_from_the_pile():
     for seed in range(5):
         r = state.resample_from_infostate(1 - taker, pyspiel.UniformProbabilitySampler(seed, 0.0, 1.0))
         assert upcard in str(r).split("|")[taker]
+
+
+@pytest.mark.parametrize("private", ["NONE", "ALL_PLAYERS"])
+def test_an_observer_of_other_than_the_seats_own_information_is_refused(private):
+    """A public-only observer (``private_info=NONE``) was handed the seat's hand in its tensor and string, and
+    an all-players one got one seat's view: an observation type the game does not provide is one line."""
+    from open_spiel.python.observation import make_observation
+
+    game = pyspiel.load_game(GAME_NAME, {"episode": "hand"})
+    kind = pyspiel.IIGObservationType(
+        perfect_recall=False, public_info=True, private_info=getattr(pyspiel.PrivateInfoType, private)
+    )
+    with pytest.raises(ValueError, match=rf"^{GAME_NAME}: observations hold the seat's own view .* not private_info="):
+        make_observation(game, kind)
+    own = pyspiel.IIGObservationType(
+        perfect_recall=True, public_info=True, private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER
+    )
+    assert make_observation(game, own).tensor.shape == (378,)
+
+
+def test_a_knock_tied_without_undercut_is_the_knockers_hand_for_the_win_reward():
+    """With ``undercut_on_tie`` off, a knock the defender ties scores 0 points but is the knocker's hand (the
+    engine's rule, and the Gymnasium env's +1): a hand episode's win returns were read from the points, 0-0."""
+    p1 = [0, 1, 2, 17, 18, 19, 34, 47, 8, 27]  # Ac 2c 3c, 5d 6d 7d, 9h 9s 9c; 2h: deadwood 2
+    p0 = [11, 24, 37, 49, 36, 23, 43, 44, 45, 40]  # Qc Qd Qh, Js Jh Jd, 5s 6s 7s; 2s: deadwood 2, no layoff
+    # P0 deals ten to P1, ten to P0 and the upcard Kd; both pass it; P1 draws Ks (chance), discards it, knocks
+    moves = [0, *p1, *p0, 25, 54, 54, 51, 51, 55]
+    returns = {}
+    for reward in ("win", "points"):
+        state = pyspiel.load_game(GAME_NAME, {"episode": "hand", "undercut_on_tie": False, "reward": reward})
+        state = state.new_initial_state()
+        for a in moves:
+            state.apply_action(a)
+        assert state.is_terminal() and "hand over: knock, points 0-0" in state.information_state_string(0)
+        returns[reward] = state.returns()
+    assert returns == {"win": [-1.0, 1.0], "points": [0.0, 0.0]}
+
+
+def test_a_resample_for_the_waiting_seat_keeps_the_opponents_pending_knock_question():
+    """While a seat is asked whether to knock, OpenSpiel's turn order shows it to the other seat (the
+    question is only asked when the discard left the deadwood within the limit).  A resample for the other
+    seat dealt the asked seat cards of any deadwood, so the question was gone and the turn had passed: a state
+    the waiting seat could tell apart (``to act P0`` instead of ``P1``)."""
+    game = pyspiel.load_game(GAME_NAME, {"episode": "hand"})
+    p1 = [0, 1, 2, 17, 18, 19, 34, 47, 8, 27]  # Ac 2c 3c, 5d 6d 7d, 9h 9s 9c; 2h
+    p0 = [11, 24, 37, 49, 36, 23, 43, 44, 45, 40]
+    state = game.new_initial_state()
+    for a in [0, *p1, *p0, 25, 54, 54, 51, 51]:  # P1 draws Ks and discards it: deadwood 2, "knock?"
+        state.apply_action(a)
+    assert state.current_player() == 1 and state.legal_actions() == [55, 57]
+    for seed in range(8):
+        r = state.resample_from_infostate(0, pyspiel.UniformProbabilitySampler(seed, 0.0, 1.0))
+        assert r.current_player() == 1 and r.legal_actions() == [55, 57], seed
+        assert r.observation_string(0) == state.observation_string(0)
+        assert r.information_state_string(0) == state.information_state_string(0)
+        assert r.information_state_tensor(0) == state.information_state_tensor(0)

@@ -123,3 +123,83 @@ def test_observing_before_reset_or_an_unknown_agent_is_one_clear_line():
 def test_a_seed_out_of_range_is_one_value_error(seed):
     with pytest.raises(ValueError, match=r"^seed must be an integer 0\.\.9223372036854775807 or None"):
         env().reset(seed=seed)
+
+
+def test_a_numpy_integer_seed_deals_the_same_game_as_the_python_int():
+    """A seed from numpy (``rng.integers``, an array element) was Gymnasium's 'Seed must be a python integer'
+    from the seeding call, after check_seed had accepted it."""
+    a, b = env(), env()
+    a.reset(seed=np.int64(17))
+    b.reset(seed=17)
+    assert a.game_seed == b.game_seed == 17
+    assert np.array_equal(a.observe("player_0")["observation"], b.observe("player_0")["observation"])
+    a.reset()
+    b.reset()  # and the seedless resets that follow draw the same games
+    assert a.game_seed == b.game_seed
+
+
+def test_a_hands_result_is_in_each_agents_info_once_not_through_the_next_hands():
+    """``hand_outcome`` / ``hand_points`` stayed in every agent's info for the rest of the game, so a reader of
+    ``last()`` could not tell when a hand ended: each agent now sees a hand's result once, at its first
+    ``last()`` after the hand, and its info is cleared when it acts."""
+    e = env(reward="points")
+    e.reset(seed=11)
+    rng = np.random.default_rng(0)
+    seen = dict.fromkeys(e.possible_agents, 0)
+    hands = 0
+    for agent in e.agent_iter():
+        obs, _, term, trunc, info = e.last()
+        seen[agent] += "hand_outcome" in info
+        if term or trunc:
+            e.step(None)
+            continue
+        mask = obs["action_mask"]
+        e.step(55 if mask[55] else int(rng.choice(np.flatnonzero(mask))))  # knock when it may: hands end
+        hands += "hand_outcome" in e.infos[agent]  # the hand ended on this agent's action
+    assert hands > 3
+    assert seen == dict.fromkeys(e.possible_agents, hands)
+
+
+def test_a_seedless_reset_after_an_abandoned_hand_does_not_deal_that_hand_again():
+    """With ``episode="hand"``, a ``reset()`` in the middle of a hand dealt the same hand again (its number
+    was not yet advanced): a loop that cuts episodes at a step limit replayed one deal forever.  An abandoned
+    hand is followed by a new game, as in the Gymnasium env."""
+    e = env(episode="hand")
+    e.reset(seed=5)
+    first = {a: e.observe(a)["observation"].copy() for a in e.possible_agents}
+    for _ in range(6):
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    assert not e.game_running  # no finished hand: nothing to continue
+    e.reset()
+    assert e.game_seed != 5
+    assert not all(np.array_equal(first[a], e.observe(a)["observation"]) for a in e.possible_agents)
+
+
+def test_a_knock_tied_without_undercut_is_the_knockers_hand_for_the_win_reward():
+    """With ``undercut_on_tie`` off, a knock the defender ties scores 0 points but is the knocker's hand (the
+    engine's rule, and the Gymnasium env's +1): the win reward of a hand episode was read from the points and
+    paid nobody."""
+    from arena.engine.melds import deadwood
+
+    e = env(episode="hand", rules={"undercut_on_tie": False})
+    e.reset(seed=41)  # this driver's seed 41 ends in such a knock
+    rng = np.random.default_rng(41)
+    knocker, end, paid = None, None, {}
+    for agent in e.agent_iter():
+        obs, reward, term, _, info = e.last()
+        if term:
+            end = (info["hand_outcome"], info["hand_points"])
+            paid[agent] = reward
+            e.step(None)
+            continue
+        mask = obs["action_mask"]
+        if mask[55]:
+            knocker, a = agent, 55
+        elif mask[:52].any():  # the discard that leaves the least deadwood
+            hand = sum(1 << int(c) for c in np.flatnonzero(obs["observation"][:52]))
+            a = int(min(np.flatnonzero(mask[:52]), key=lambda c: deadwood(hand & ~(1 << int(c)))))
+        else:
+            a = int(rng.choice(np.flatnonzero(mask)))
+        e.step(a)
+    assert end == ("knock", (0, 0)) and knocker is not None
+    assert paid == {knocker: 1.0, next(a for a in e.possible_agents if a != knocker): -1.0}
