@@ -676,6 +676,13 @@ def hand_winner(st) -> int:
     return -1
 
 
+@kernel
+def winner_of_hand(st) -> int:
+    """:func:`hand_winner` for Python callers (the env adapters): an inline helper has no Python entry,
+    and calling one from Python crashes the interpreter."""
+    return hand_winner(st)
+
+
 #: Hand-row slots copied straight from the state: (row slot, state slot) pairs,
 #: one loop in write_hand_row instead of a line each (each line costs compile time).
 _ROW_COPIES = np.array(

@@ -44,14 +44,9 @@ from arena.engine.contract import BOT_SIGNATURE, DecisionType
 from arena.engine.layout import (
     G_SIZE,
     G_WINNER,
-    OUT_BIG_GIN,
     OUT_FORFEIT,
-    OUT_GIN,
-    OUT_KNOCK,
-    OUT_UNDERCUT,
     PH_DONE,
     S_CUR,
-    S_KNOCKER,
     S_OUTCOME,
     S_PHASE,
     S_POINTS,
@@ -75,15 +70,6 @@ def check_seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
         raise ValueError(f"seed must be an integer 0..{MAX_SEED} or None, not {seed!r}")
     return int(seed)
-
-
-def winner_of_hand(st: np.ndarray) -> int:
-    """The seat that won the finished hand in ``st``, -1 for none: :func:`~arena.engine.step.hand_winner` for
-    Python callers (a knock tied without ``undercut_on_tie`` is the knocker's, though it scores 0 points)."""
-    out = int(st[S_OUTCOME])
-    if out == OUT_UNDERCUT:
-        return 1 - int(st[S_KNOCKER])
-    return int(st[S_KNOCKER]) if out in (OUT_KNOCK, OUT_GIN, OUT_BIG_GIN) else -1
 
 
 #: The seed stream that chains a finished game's seed to the next game's.

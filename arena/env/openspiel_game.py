@@ -78,8 +78,8 @@ from arena.engine.layout import (
 )
 from arena.engine.melds import deadwood
 from arena.engine.rules_array import rules_array
-from arena.engine.step import DECK_SIZE, HAND_SIZE, apply_action, deal_from_deck, end_hand, new_state
-from arena.env.games import EPISODES, REWARDS, winner_of_hand
+from arena.engine.step import DECK_SIZE, HAND_SIZE, apply_action, deal_from_deck, end_hand, new_state, winner_of_hand
+from arena.env.games import EPISODES, REWARDS
 from arena.settings.rules import Rules, load_rules
 
 GAME_NAME = "python_gin_arena"

@@ -51,8 +51,8 @@ from arena.engine.layout import (
 )
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
-from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state
-from arena.env.games import EPISODES, REWARDS, check_seed, resolve_rules, winner_of_hand
+from arena.engine.step import apply_action, begin_game, begin_hand, end_hand, new_state, winner_of_hand
+from arena.env.games import EPISODES, REWARDS, check_seed, resolve_rules
 from arena.settings.rules import Rules
 
 AGENTS = ("player_0", "player_1")
