@@ -367,6 +367,12 @@ def run(
     from arena.settings.config import load_config
 
     _setup_logging(quiet)
+    # Contradictory flags are refused, not settled silently: --fresh won over --resume (deleting the run
+    # asked to be continued), and --secret-seed over --seed.
+    if fresh and resume:
+        _fail("--fresh deletes the run and --resume continues it; give one of them")
+    if secret_seed and seed is not None:
+        _fail(f"--secret-seed draws the seed and --seed {seed} gives one; give one of them")
     try:
         overrides = {
             "games_per_pair": games,

@@ -147,6 +147,28 @@ def test_rerun_with_other_rules_is_refused_without_touching_results(config, tmp_
     assert snapshot(run_dir) == before
 
 
+def test_fresh_with_resume_is_refused_and_keeps_the_run(config, tmp_path):
+    """--resume asks to continue a run and --fresh to delete it: together they contradict, and --fresh
+    won, deleting the games the user had just asked to keep."""
+    assert invoke("run", str(config), "--quiet", "--no-report").exit_code == 0
+    run_dir = tmp_path / "results" / "cli"
+    before = snapshot(run_dir)
+    out = invoke("run", str(config), "--quiet", "--no-report", "--fresh", "--resume")
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "--fresh" in lines[0] and "--resume" in lines[0]
+    assert snapshot(run_dir) == before
+
+
+def test_secret_seed_with_seed_is_refused(config, tmp_path):
+    """--seed 7 beside --secret-seed was dropped without a word: the run drew a secret seed."""
+    out = invoke("run", str(config), "--quiet", "--no-report", "--secret-seed", "--seed", "7")
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "--secret-seed" in lines[0] and "--seed" in lines[0]
+    assert not (tmp_path / "results" / "cli").exists()
+
+
 def test_bots_lists_builtins_with_parameters():
     out = invoke("bots", "--config", str(ROOT / "configs" / "default.toml"))
     assert out.exit_code == 0
