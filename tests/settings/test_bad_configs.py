@@ -97,6 +97,12 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "variant 'k' must be a table with bot",
     ),
+    "a variant that takes a built-in's name": (
+        {"bots": '["random", "simple"]'},
+        '[variants.simple]\nbot = "early-knock"\n',
+        [],
+        "variant 'simple' takes the name of the built-in bot 'simple'",
+    ),
     "another seed on the finished folder": ({"seed": "10"}, "", [], "was played with seed = 9, not 10"),
     "other rules on the finished folder": ({}, "", ["--set", "knock_limit=5"], "was played under different rules"),
     "override out of range": ({}, "", ["--set", "knock_limit=99"], "knock_limit"),
