@@ -380,3 +380,37 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130(module, config
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert p.returncode == 130, (p.returncode, p.stderr[-2000:])
     assert p.stderr.strip().splitlines() == ["error: interrupted (SIGINT)"], p.stderr[-2000:]
+
+
+#: ``arena run`` that gets a SIGINT of its own once the command has ended and Python shuts down: in an
+#: exit function (``atexit``), or while Python tears its modules down (``teardown``).
+_INTERRUPT_AT_EXIT = """
+import atexit, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background job ignores it)
+from arena.cli import main
+when, sys.argv = sys.argv[1], ["arena", *sys.argv[2:]]
+class CtrlC:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+if when == "atexit":
+    atexit.register(os.kill, os.getpid(), signal.SIGINT)
+else:
+    ctrl_c = CtrlC()  # deleted with this module's globals, after Python let go of its signal handlers
+main()
+"""
+
+
+@pytest.mark.parametrize("when", ["atexit", "teardown"])
+def test_ctrl_c_after_the_command_ended_leaves_its_exit_code(when, config, tmp_path):
+    """The half second after a finished run, while Python shut down, a Ctrl-C killed the process by
+    SIGINT with no line (or printed a KeyboardInterrupt traceback from an exit function): the run was
+    complete, and the shell saw an interrupted one."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", _INTERRUPT_AT_EXIT, when, "run", str(config)]
+    cmd += ["--results-dir", str(tmp_path / "res"), "-q", "--no-report"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr and "KeyboardInterrupt" not in p.stderr, p.stderr[-2000:]
+    assert len(stored_games(tmp_path / "res" / "cli")) == 40
