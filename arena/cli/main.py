@@ -634,11 +634,14 @@ def show_rules(
 
 
 def _toml_keys(path: Path) -> set[str]:
+    """The top-level keys of a TOML file; none when it does not read (the rules' reader says why)."""
     import tomllib
 
+    from arena.settings.rules import TOML_ERRORS
+
     try:
-        return set(tomllib.loads(path.read_text()))
-    except tomllib.TOMLDecodeError:
+        return set(tomllib.loads(path.read_text(encoding="utf-8")))
+    except TOML_ERRORS:
         return set()
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from arena.settings.botref import BotRef, BotRefError
-from arena.settings.rules import PRESET_KEY, Rules, RulesError, load_rules, read_from
+from arena.settings.rules import PRESET_KEY, TOML_ERRORS, Rules, RulesError, load_rules, read_from, toml_problem
 
 FORMATS = ("round-robin", "gauntlet")
 #: The longest run name, in bytes: a folder name (the OS allows 255), with room for what is derived from it.
@@ -467,9 +467,9 @@ def load_config(
         shipped = ", ".join(name for name in examples if not name.startswith("sweep-"))
         raise ConfigError(f"{path}: no such config file, nor a shipped example (the examples: {shipped})")
     try:
-        d = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        d = tomllib.loads(p.read_text(encoding="utf-8"))
+    except TOML_ERRORS as exc:
+        raise ConfigError(f"{path}: {toml_problem(exc)}") from None
     if "bots" not in d:
         _check_keys(d, str(path))  # bots under a misnamed table: name the table, not "no bots"
         raise ConfigError(

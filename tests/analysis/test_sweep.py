@@ -60,6 +60,21 @@ def test_bad_sweep_files_are_one_line_errors(tmp_path, change, message):
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (b'bot = "early-knock"\nname = "caf\xe9"\n', "is not UTF-8 text"),
+        ('bot = "early-knock"\nx = ' + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    ],
+)
+def test_a_sweep_file_that_is_not_toml_text_is_one_line_error(tmp_path, body, message):
+    path = tmp_path / "s.toml"
+    path.write_bytes(body if isinstance(body, bytes) else body.encode())
+    with pytest.raises(SweepError, match=message) as exc:
+        load_sweep(path)
+    assert "\n" not in str(exc.value) and str(path) in str(exc.value)
+
+
 def test_rules_grid_and_labels(tmp_path):
     s = load_sweep(_sweep(tmp_path, rules_grid={"preset": "eaai", "undercut_bonus": [10, 25]}))
     assert [lab for lab, _ in s.rules] == ["undercut_bonus=10", "undercut_bonus=25"]

@@ -195,6 +195,17 @@ def test_rules_prints_resolved_settings():
     assert invoke("rules", "nosuchpreset").exit_code == 2
 
 
+def test_rules_of_a_file_that_is_not_utf8_is_one_error_line(tmp_path):
+    """``arena rules FILE`` peeks at the file's keys first; bytes that are not UTF-8 were a traceback there."""
+    p = tmp_path / "r.toml"
+    p.write_bytes(b"# r\xe8gles\nknock_limit = 5\n")
+    out = invoke("rules", str(p))
+    assert out.exit_code == 2, out.output
+    assert [line for line in out.output.splitlines() if line.strip()] == [
+        f"error: rules ({p}): {p} is not UTF-8 text (byte 0xe8 at offset 3); save it as UTF-8"
+    ]
+
+
 def test_replay_shows_hands_melds_and_scores(config, tmp_path):
     assert invoke("run", str(config), "--quiet", "--no-report").exit_code == 0
     out = invoke("replay", str(tmp_path / "results" / "cli"), "--game", "1", "--letters")

@@ -49,6 +49,12 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "rule out of range": ({}, "[rules]\nknock_limit = 11\n", [], "knock_limit"),
     "unknown rule": ({}, "[rules]\ngin_bonuss = 20\n", [], "gin_bonuss"),
     "rules file missing": ({"rules": '"no_such_rules.toml"'}, "", [], "no_such_rules.toml"),
+    "rules file not UTF-8": (
+        {"rules": '"{tmp}/latin1_rules.toml"'},
+        "",
+        [],
+        "{tmp}/latin1_rules.toml is not UTF-8 text",
+    ),
     "sprt the wrong way": ({}, "[sprt]\nelo0 = 5\nelo1 = 0\n", [], "sprt needs elo0 < elo1"),
     "sprt alpha": ({}, "[sprt]\nalpha = 0.5\n", [], "sprt.alpha = 0.5 is not allowed"),
     "unknown limit": ({}, "[limits]\ndecision_secs = 1\n", [], "limits has no key 'decision_secs'"),
@@ -141,8 +147,13 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     ),
 }
 
-RAW_CASES: dict[str, tuple[str, str]] = {
+#: A value nested deeper than the TOML reader's recursion goes (it raised RecursionError).
+TOO_DEEP = 'bots = ["random", "simple"]\nx = ' + "[" * 5000 + "]" * 5000 + "\n"
+
+RAW_CASES: dict[str, tuple[str | bytes, str]] = {
     "not TOML": ("bots = [\n", "not valid TOML"),
+    "not UTF-8": (b'bots = ["random", "simple"]\nname = "caf\xe9"\n', "not UTF-8 text"),
+    "nested too deeply": (TOO_DEEP, "nested too deeply"),
     "empty file": ("", "the file is empty"),
     "no bots": ('name = "done"\nseed = 9\n', "no bots"),
     "keys under a table": ('[tournament]\nbots = ["random", "simple"]\n', "unknown table [tournament]"),
@@ -177,12 +188,13 @@ def _one_error_line(output: str) -> str:
     return errors[0]
 
 
-def _bad_run(finished: Path, tmp_path: Path, body: str, options: list[str]) -> str:
+def _bad_run(finished: Path, tmp_path: Path, body: str | bytes, options: list[str]) -> str:
     (tmp_path / "not_a_bot.py").write_text(NOT_A_BOT)
     (tmp_path / "syntax.py").write_text(SYNTAX_ERROR)
     (tmp_path / "a_file").write_text("a file where the results folder goes")
+    (tmp_path / "latin1_rules.toml").write_bytes(b"# r\xe8gles\nknock_limit = 5\n")
     conf = tmp_path / "bad.toml"
-    conf.write_text(body)
+    conf.write_bytes(body) if isinstance(body, bytes) else conf.write_text(body)
     before = _snapshot(finished / "done")
     out = CliRunner().invoke(app, ["run", str(conf), "--quiet", "--no-report", *options], catch_exceptions=False)
     assert out.exit_code == EXIT_INPUT, out.output
