@@ -387,7 +387,15 @@ def run_tournament(
     cfg, base_dir = _config(config, base_dir)
     if stop is not None and len(cfg.all_bots()) != 2:
         raise TournamentError("stopping early (--sprt) needs exactly two bots (a head-to-head match)")
-    bots = load_bots(cfg, base_dir)  # every bot loads (and compiles) before the folder is touched
+    try:
+        bots = load_bots(cfg, base_dir)  # every bot loads (and compiles) before the folder is touched
+    except ConfigError:
+        # A signal that landed in a bot file's top-level code came out as that file's import error.
+        if _stop_requests:
+            signame = _stop_requests[-1]
+            _stop_requests.clear()
+            raise Interrupted(signame) from None
+        raise
     slow_chunks = False
     for b in bots.values():
         if b.fast:

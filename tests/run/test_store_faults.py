@@ -351,6 +351,32 @@ def test_a_signal_whose_exception_a_c_callback_drops_still_stops_the_run(sig, tm
     assert RunStore(run_dir).n_games() < 800  # stopped at its next step, not at the end
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_a_bot_file_imports_is_an_interrupt_not_a_bad_bot(sig, tmp_path):
+    """A SIGTERM while a bot file's top-level code ran (a slow import: a model, a table) was caught with the
+    file's import errors: "not a bot: importing it failed: Interrupted: SIGTERM", exit 2 (bad input)."""
+    mark = tmp_path / "importing"
+    slow = tmp_path / "slow.py"
+    slow.write_text(f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\nwhile True:\n    time.sleep(0.01)\n")
+    conf = _config(tmp_path, tmp_path / "results", bots=("random", str(slow)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    deadline = time.monotonic() + 120
+    while not mark.exists():  # the bot file's top-level code is running
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
+    assert _one_error_line(err).startswith(f"error: interrupted ({signal.Signals(sig).name})"), err[-3000:]
+
+
 def test_sigterm_of_the_driver_is_handled_like_ctrl_c(tmp_path, reference):
     conf = _config(tmp_path, tmp_path / "results", games=800, chunk=20, workers=2)  # 40 chunks: stopped at 2
     run_dir = tmp_path / "results" / "f"
