@@ -144,6 +144,11 @@ EXIT_ENV = 3  # the environment: disk full, read-only, no permission, scheduler 
 
 
 def _fail(message: str, code: int = EXIT_INPUT) -> None:
+    if interrupts.signalled():
+        # An error that follows a Ctrl-C is the Ctrl-C (arena.cli.interrupts): a bot file's import catches
+        # the KeyboardInterrupt as the file's fault ("not a bot: importing it failed: KeyboardInterrupt").
+        interrupts.report_once()
+        raise typer.Exit(code=EXIT_INTERRUPTED)
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code=code)
 

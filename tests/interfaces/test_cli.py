@@ -411,17 +411,62 @@ main()
 """
 
 
+def test_ctrl_c_while_a_bot_file_imports_is_exit_130_not_a_bad_bot(tmp_path):
+    """A Ctrl-C while a sweep's bot file ran its top-level code (a slow import) was caught with the file's
+    import errors: "not a bot: importing it failed: KeyboardInterrupt", exit 2 (bad input)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    mark = tmp_path / "importing"
+    slow = tmp_path / "slow.py"
+    slow.write_text(f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\nwhile True:\n    time.sleep(0.01)\n")
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(
+        f'bot = "early-knock"\nopponents = [{str(slow)!r}]\ngames = 20\nchunk_size = 10\nworkers = 1\n'
+        f"results_dir = {str(tmp_path / 'res')!r}\n[grid]\nknock_at = [3]\n"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "import sys; from arena.cli import main; sys.argv = ['arena', *sys.argv[1:]]; main()",
+            "sweep",
+            str(sweep),
+            "-q",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    deadline = time.monotonic() + 120
+    while not mark.exists():  # the bot file's top-level code is running
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-3000:]
+    assert [line for line in err.splitlines() if line.strip()] == ["error: interrupted (SIGINT)"], err[-3000:]
+
+
 @pytest.mark.parametrize("when", ["atexit", "teardown"])
 def test_ctrl_c_after_the_command_ended_leaves_its_exit_code(when, config, tmp_path):
     """The half second after a finished run, while Python shut down, a Ctrl-C killed the process by
     SIGINT with no line (or printed a KeyboardInterrupt traceback from an exit function): the run was
     complete, and the shell saw an interrupted one."""
+    import os
     import subprocess
     import sys
 
     cmd = [sys.executable, "-c", _INTERRUPT_AT_EXIT, when, "run", str(config)]
     cmd += ["--results-dir", str(tmp_path / "res"), "-q", "--no-report"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's arena, not an installed one
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
     assert "Traceback" not in p.stderr and "KeyboardInterrupt" not in p.stderr, p.stderr[-2000:]
     assert len(stored_games(tmp_path / "res" / "cli")) == 40
