@@ -295,7 +295,10 @@ class TournamentConfig:
                 rules = load_rules(self.rules)
             else:
                 d = dict(self.rules)
-                rules = load_rules(d.pop("preset", "standard"), d)
+                preset = d.pop(PRESET_KEY, "standard")
+                if not isinstance(preset, str):  # was an AttributeError traceback (5.endswith)
+                    raise bad("rules.preset", preset, "a preset name or a .toml path")
+                rules = load_rules(preset, d)
         except RulesError as exc:
             raise ConfigError(f"config: {exc}") from None
         object.__setattr__(self, "resolved", rules)
@@ -486,6 +489,13 @@ def load_config(
         listed = list(d["bots"]) if isinstance(d["bots"], (list, tuple)) else [d["bots"]]
         bots = listed + [b for b in add_bots if b not in listed]
         d["bots"] = [b for b in bots if b != (overrides or {}).get("candidate")]
+    if d.get("candidate") is not None and d.get("format", "round-robin") != "gauntlet":
+        # Read from the file only: a round-robin leaves its candidate out without a word (a run folder's
+        # saved config, read by config_from_dict, still loads).
+        raise ConfigError(
+            f'{path}: candidate = {d["candidate"]!r} is only played with format = "gauntlet" '
+            "(add that, or list the bot in bots)"
+        )
     if rules or rule_sets:
         base = rules or d.get("rules", "standard")
         table = {PRESET_KEY: base} if isinstance(base, str) else dict(base)

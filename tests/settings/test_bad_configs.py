@@ -48,6 +48,13 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "unknown preset": ({"rules": '"standerd"'}, "", [], "standerd"),
     "rule out of range": ({}, "[rules]\nknock_limit = 11\n", [], "knock_limit"),
     "unknown rule": ({}, "[rules]\ngin_bonuss = 20\n", [], "gin_bonuss"),
+    "a preset that is a number": ({}, "[rules]\npreset = 5\n", [], "rules.preset = 5 is not allowed"),
+    "a candidate without the gauntlet format": (
+        {"candidate": '"early-knock"'},
+        "",
+        [],
+        "candidate = 'early-knock' is only played with format = \"gauntlet\"",
+    ),
     "rules file missing": ({"rules": '"no_such_rules.toml"'}, "", [], "no_such_rules.toml"),
     "rules file not UTF-8": (
         {"rules": '"{tmp}/latin1_rules.toml"'},
