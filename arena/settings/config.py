@@ -250,6 +250,10 @@ class TournamentConfig:
                         f"config: variant '{vname}' runs a command; it takes only command and cwd "
                         f"(not {', '.join(extra)})"
                     )
+                if "cwd" in spec and (not isinstance(spec["cwd"], str) or not spec["cwd"]):  # was a TypeError
+                    raise bad(f"variants.{vname}.cwd", spec["cwd"], "a folder path, as text")
+            if "sandbox" in spec and not isinstance(spec["sandbox"], bool):  # bool("no") sandboxed it
+                raise bad(f"variants.{vname}.sandbox", spec["sandbox"], "true or false")
         if not isinstance(self.sprt, Mapping):
             raise bad("sprt", self.sprt, "a table with elo0, elo1, alpha, beta")
         if self.sprt:

@@ -104,6 +104,18 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "no parameter 'knock_att'",
     ),
+    "variant with a cwd that is not text": (
+        {"bots": '["random", "k"]'},
+        '[variants.k]\ncommand = ["/bin/true"]\ncwd = 5\n',
+        [],
+        "variants.k.cwd = 5 is not allowed (allowed: a folder path, as text)",
+    ),
+    'variant with sandbox = "no"': (
+        {"bots": '["random", "k"]'},
+        '[variants.k]\nbot = "{tmp}/not_a_bot.py"\nsandbox = "no"\n',
+        [],
+        "variants.k.sandbox = 'no' is not allowed (allowed: true or false)",
+    ),
     "variant without a bot": (
         {"bots": '["random", "k"]'},
         "[variants.k]\nknock_at = 3\n",
