@@ -329,6 +329,34 @@ main()
 """
 
 
+#: As above, but the library whose callback dropped the exception then fails on its own half-done work, as
+#: numba's cache did ("RuntimeError: no compiled object yet for <Library 'draw'>") for a Ctrl-C that landed
+#: in llvmlite's object-code callback while a bot compiled in the driver.
+_SIGNAL_THEN_A_LIBRARY_ERROR = _SIGNAL_IN_A_CALLBACK.replace(
+    "    return warm_up(self, n)\n",
+    "    raise RuntimeError(\"no compiled object yet for <Library 'draw'>\")\n",
+)
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_an_error_that_follows_a_dropped_signal_is_the_interrupt(sig, tmp_path):
+    """The run's own step never came: the library's RuntimeError ended the command with a traceback, exit 1."""
+    conf = _config(tmp_path, tmp_path / "results", games=800, chunk=20)
+    p = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_THEN_A_LIBRARY_ERROR, sig, str(conf), "--quiet", "--no-report"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert "Exception ignored" in p.stderr  # the signal did land where its exception is dropped
+    assert p.returncode == EXIT_INTERRUPTED, p.stderr[-3000:]
+    assert "RuntimeError" not in p.stderr, p.stderr[-3000:]
+    errors = [line.strip() for line in p.stderr.splitlines() if line.strip().startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: interrupted ({sig})"), p.stderr[-3000:]
+
+
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
 def test_a_signal_whose_exception_a_c_callback_drops_still_stops_the_run(sig, tmp_path):
     """A SIGTERM six seconds into a run (llvmlite's callbacks, while numba loads code) was printed as
