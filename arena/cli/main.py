@@ -885,12 +885,16 @@ def sweep(
             names = ", ".join(name for name in examples if name.startswith("sweep-"))
             _fail(f"{sweep_file}: no such sweep file, nor a shipped example (the examples: {names})")
         path = examples[str(path)]
+    if report_only and fresh:
+        _fail("--report-only rebuilds the report of the stored games and --fresh deletes them; give one of them")
     try:
         overrides = {"workers": workers, "games": games, "results_dir": results_dir, "scheduler": scheduler or None}
         spec = load_sweep(path, overrides)
         t0 = time.monotonic()
         if report_only:
             res = analyse_sweep(spec)
+            if not len(res.table):  # it said "complete", exit 0, and wrote nothing
+                _fail(f"sweep '{spec.name}': no games stored in {spec.dir} yet; run it without --report-only")
         else:
             res = run_sweep(spec, progress=not quiet, fresh=fresh)
         typer.echo(f"sweep '{res.spec.name}': {res.status}, {time.monotonic() - t0:.1f} s -> {res.dir}", err=True)

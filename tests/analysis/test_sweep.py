@@ -234,6 +234,27 @@ def test_cli_sweep(tmp_path):
     assert r.exit_code == 2 and "error:" in r.output
 
 
+def test_report_only_of_a_sweep_never_played_or_with_fresh_is_refused(tmp_path):
+    """--report-only on a sweep with no games said "complete", exit 0, and wrote nothing; beside --fresh,
+    which it ignored, it rebuilt the report of the results --fresh was to delete."""
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    f = tmp_path / "sw.toml"
+    f.write_text(
+        'bot = "early-knock"\nopponents = ["simple"]\ngames = 40\nchunk_size = 40\nworkers = 1\n'
+        f'results_dir = "{tmp_path}"\n[grid]\nknock_at = [0, 10]\n'
+    )
+    r = CliRunner().invoke(app, ["sweep", str(f), "-q", "--report-only"])
+    assert r.exit_code == 2, r.output
+    assert [line for line in r.output.splitlines() if line.startswith("error:")] == [
+        f"error: sweep 'sw': no games stored in {tmp_path / 'sw'} yet; run it without --report-only"
+    ]
+    r = CliRunner().invoke(app, ["sweep", str(f), "-q", "--report-only", "--fresh"])
+    assert r.exit_code == 2 and "--report-only" in r.output and "--fresh" in r.output, r.output
+
+
 def test_adaptive_sweep_halves_the_grid_on_fresh_deals(tmp_path):
     # Successive halving: round 0 plays all 4 points; round 1 plays the 2 best of round 0
     # (by adjusted field win rate) with twice the games, on a new seed, in round-1/.
