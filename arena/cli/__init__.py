@@ -34,6 +34,11 @@ def main() -> None:
             raise
         interrupts.report()
         sys.exit(interrupts.EXIT_INTERRUPTED)
+    finally:
+        # The command has ended and said so: a Ctrl-C while Python shuts down (half a second after a run,
+        # exit functions and tearing down numba's modules) printed a traceback from an exit function, or,
+        # once Python let go of its handlers, killed the process with no line and no exit code of its own.
+        interrupts.ignore()
 
 
 def __getattr__(name: str) -> Any:

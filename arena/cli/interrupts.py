@@ -34,6 +34,12 @@ def install() -> None:
         signal.signal(signal.SIGINT, _on_interrupt)
 
 
+def ignore() -> None:
+    """Ignore SIGINT from now on: the command has ended (it said what it kept), and the process only exits.
+    An ignored SIGINT stays ignored while Python shuts down, when it would otherwise kill the process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def caused(exc: BaseException) -> bool:
     """Whether ``exc`` is, or followed, a Ctrl-C."""
     return isinstance(exc, KeyboardInterrupt) or bool(_received)

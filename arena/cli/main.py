@@ -144,6 +144,11 @@ EXIT_ENV = 3  # the environment: disk full, read-only, no permission, scheduler 
 
 
 def _fail(message: str, code: int = EXIT_INPUT) -> None:
+    if interrupts.signalled():
+        # An error that follows a Ctrl-C is the Ctrl-C (arena.cli.interrupts): a bot file's import catches
+        # the KeyboardInterrupt as the file's fault ("not a bot: importing it failed: KeyboardInterrupt").
+        interrupts.report_once()
+        raise typer.Exit(code=EXIT_INTERRUPTED)
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code=code)
 
@@ -367,6 +372,12 @@ def run(
     from arena.settings.config import load_config
 
     _setup_logging(quiet)
+    # Contradictory flags are refused, not settled silently: --fresh won over --resume (deleting the run
+    # asked to be continued), and --secret-seed over --seed.
+    if fresh and resume:
+        _fail("--fresh deletes the run and --resume continues it; give one of them")
+    if secret_seed and seed is not None:
+        _fail(f"--secret-seed draws the seed and --seed {seed} gives one; give one of them")
     try:
         overrides = {
             "games_per_pair": games,
@@ -628,11 +639,14 @@ def show_rules(
 
 
 def _toml_keys(path: Path) -> set[str]:
+    """The top-level keys of a TOML file; none when it does not read (the rules' reader says why)."""
     import tomllib
 
+    from arena.settings.rules import TOML_ERRORS
+
     try:
-        return set(tomllib.loads(path.read_text()))
-    except tomllib.TOMLDecodeError:
+        return set(tomllib.loads(path.read_text(encoding="utf-8")))
+    except TOML_ERRORS:
         return set()
 
 
@@ -871,12 +885,16 @@ def sweep(
             names = ", ".join(name for name in examples if name.startswith("sweep-"))
             _fail(f"{sweep_file}: no such sweep file, nor a shipped example (the examples: {names})")
         path = examples[str(path)]
+    if report_only and fresh:
+        _fail("--report-only rebuilds the report of the stored games and --fresh deletes them; give one of them")
     try:
         overrides = {"workers": workers, "games": games, "results_dir": results_dir, "scheduler": scheduler or None}
         spec = load_sweep(path, overrides)
         t0 = time.monotonic()
         if report_only:
             res = analyse_sweep(spec)
+            if not len(res.table):  # it said "complete", exit 0, and wrote nothing
+                _fail(f"sweep '{spec.name}': no games stored in {spec.dir} yet; run it without --report-only")
         else:
             res = run_sweep(spec, progress=not quiet, fresh=fresh)
         typer.echo(f"sweep '{res.spec.name}': {res.status}, {time.monotonic() - t0:.1f} s -> {res.dir}", err=True)

@@ -166,6 +166,8 @@ class BotProcess:
         argv, in_wall = list(command), limits.sandbox == "wall"
         pass_fds: tuple[int, ...] = ()
         self.in_wall = in_wall
+        if cwd is not None and not os.path.isdir(cwd):  # Popen's chdir error reads as the program's
+            raise ExternalBotError("crashed", f"could not start {command[0]!r}: its folder {cwd} does not exist (cwd)")
         if in_wall:
             from arena.external.wall import (
                 PID_IN_WALL,

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from arena.botkit.bot import Bot, BotError, load_bot_file, load_builtin
+from arena.botkit.bot import BUILTIN_BOTS, Bot, BotError, load_bot_file, load_builtin
 from arena.external.eaai import use_kit
 from arena.external.limits import Limits
 from arena.settings.botref import BotRef, BotRefError, look_alike_key, name_problem, shown_name
@@ -141,6 +141,13 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
         except BotError as exc:
             raise ConfigError(f"{exc} (--eaai-kit PATH names another)") from None
     limits = Limits(**config.bot_limits())
+    for spec in config.all_bots():
+        # A variant under a built-in's name played another bot labelled as that built-in in every table.
+        if spec in config.variants and spec.replace("-", "_") in BUILTIN_BOTS:
+            raise ConfigError(
+                f"config: variant {shown_name(spec)} takes the name of the built-in bot "
+                f"'{spec.replace('_', '-')}'; give the variant a name of its own"
+            )
     out: dict[str, Bot] = {}
     for spec, ref in config.bot_refs(base_dir).items():
         try:

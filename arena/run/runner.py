@@ -85,9 +85,13 @@ def request_stop(signame: str) -> NoReturn:
     raise Interrupted(signame)
 
 
-def _raise_if_stop_requested() -> None:
+def _raise_if_stop_requested(*, clear: bool = False) -> None:
+    """Raise the pending stop request, if any (``clear``: outside the run's own handling, which clears it)."""
     if _stop_requests:
-        raise Interrupted(_stop_requests[-1])
+        signame = _stop_requests[-1]
+        if clear:
+            _stop_requests.clear()
+        raise Interrupted(signame) from None
 
 
 @dataclass
@@ -387,7 +391,13 @@ def run_tournament(
     cfg, base_dir = _config(config, base_dir)
     if stop is not None and len(cfg.all_bots()) != 2:
         raise TournamentError("stopping early (--sprt) needs exactly two bots (a head-to-head match)")
-    bots = load_bots(cfg, base_dir)  # every bot loads (and compiles) before the folder is touched
+    try:
+        bots = load_bots(cfg, base_dir)  # every bot loads (and compiles) before the folder is touched
+    except Exception:
+        # A signal that landed in a bot file's top-level code came out as that file's import error, or one
+        # whose exception a C callback dropped left numba to fail on its half-done work.
+        _raise_if_stop_requested(clear=True)
+        raise
     slow_chunks = False
     for b in bots.values():
         if b.fast:
@@ -567,6 +577,16 @@ def run_tournament(
         if begun:
             _last_words(store, cfg, bots, started, "failed", tasks, str(exc))
         raise
+    except Exception:
+        if not _stop_requests:
+            raise
+        # A signal whose exception a C callback dropped (llvmlite's), and the library it cut short then
+        # failed on its half-done work (numba: "no compiled object yet"): the signal is what happened.
+        signame = _stop_requests[-1]
+        _stop_requests.clear()
+        if begun:
+            _last_words(store, cfg, bots, started, "interrupted", tasks, f"stopped by {signame}")
+        raise Interrupted(signame) from None
     else:
         release()  # the workers are done; the folder stays ours until ``then`` has finished with it
         release = lambda: None  # noqa: E731

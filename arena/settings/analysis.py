@@ -12,6 +12,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from arena.settings.rules import TOML_ERRORS, toml_problem
+
 #: The analysis table's name in the run store (a hindsight analysis is stored apart).
 TABLE = "decisions"
 TABLE_PERFECT = "decisions-perfect"
@@ -64,8 +66,8 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> AnalysisS
             doc = tomllib.loads(p.read_text(encoding="utf-8"))
         except OSError as exc:
             raise AnalysisError(f"cannot read {p}: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise AnalysisError(f"{p} is not valid TOML: {exc}") from None
+        except TOML_ERRORS as exc:
+            raise AnalysisError(f"{p} is {toml_problem(exc)}") from None
         table = doc.get("analysis", {})
         if not isinstance(table, dict):
             raise AnalysisError(f"{p}: [analysis] must be a table")

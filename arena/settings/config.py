@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from arena.settings.botref import BotRef, BotRefError
-from arena.settings.rules import PRESET_KEY, Rules, RulesError, load_rules, read_from
+from arena.settings.rules import PRESET_KEY, TOML_ERRORS, Rules, RulesError, load_rules, read_from, toml_problem
 
 FORMATS = ("round-robin", "gauntlet")
 #: The longest run name, in bytes: a folder name (the OS allows 255), with room for what is derived from it.
@@ -250,6 +250,10 @@ class TournamentConfig:
                         f"config: variant '{vname}' runs a command; it takes only command and cwd "
                         f"(not {', '.join(extra)})"
                     )
+                if "cwd" in spec and (not isinstance(spec["cwd"], str) or not spec["cwd"]):  # was a TypeError
+                    raise bad(f"variants.{vname}.cwd", spec["cwd"], "a folder path, as text")
+            if "sandbox" in spec and not isinstance(spec["sandbox"], bool):  # bool("no") sandboxed it
+                raise bad(f"variants.{vname}.sandbox", spec["sandbox"], "true or false")
         if not isinstance(self.sprt, Mapping):
             raise bad("sprt", self.sprt, "a table with elo0, elo1, alpha, beta")
         if self.sprt:
@@ -295,7 +299,10 @@ class TournamentConfig:
                 rules = load_rules(self.rules)
             else:
                 d = dict(self.rules)
-                rules = load_rules(d.pop("preset", "standard"), d)
+                preset = d.pop(PRESET_KEY, "standard")
+                if not isinstance(preset, str):  # was an AttributeError traceback (5.endswith)
+                    raise bad("rules.preset", preset, "a preset name or a .toml path")
+                rules = load_rules(preset, d)
         except RulesError as exc:
             raise ConfigError(f"config: {exc}") from None
         object.__setattr__(self, "resolved", rules)
@@ -467,9 +474,9 @@ def load_config(
         shipped = ", ".join(name for name in examples if not name.startswith("sweep-"))
         raise ConfigError(f"{path}: no such config file, nor a shipped example (the examples: {shipped})")
     try:
-        d = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        d = tomllib.loads(p.read_text(encoding="utf-8"))
+    except TOML_ERRORS as exc:
+        raise ConfigError(f"{path}: {toml_problem(exc)}") from None
     if "bots" not in d:
         _check_keys(d, str(path))  # bots under a misnamed table: name the table, not "no bots"
         raise ConfigError(
@@ -486,6 +493,13 @@ def load_config(
         listed = list(d["bots"]) if isinstance(d["bots"], (list, tuple)) else [d["bots"]]
         bots = listed + [b for b in add_bots if b not in listed]
         d["bots"] = [b for b in bots if b != (overrides or {}).get("candidate")]
+    if d.get("candidate") is not None and d.get("format", "round-robin") != "gauntlet":
+        # Read from the file only: a round-robin leaves its candidate out without a word (a run folder's
+        # saved config, read by config_from_dict, still loads).
+        raise ConfigError(
+            f'{path}: candidate = {d["candidate"]!r} is only played with format = "gauntlet" '
+            "(add that, or list the bot in bots)"
+        )
     if rules or rule_sets:
         base = rules or d.get("rules", "standard")
         table = {PRESET_KEY: base} if isinstance(base, str) else dict(base)

@@ -37,6 +37,20 @@ import numpy as np
 
 import arena
 
+#: What reading a TOML file raises besides ``OSError``: bad syntax, bytes that are not UTF-8 (``UnicodeDecodeError``,
+#: not a ``TOMLDecodeError``), a value nested too deeply for the recursive reader (``RecursionError``).
+TOML_ERRORS = (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError)
+
+
+def toml_problem(exc: BaseException) -> str:
+    """Why a file did not read as TOML (one of :data:`TOML_ERRORS`), for a line ``<file> is <this>``."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); save it as UTF-8"
+    if isinstance(exc, RecursionError):
+        return "not valid TOML: a value is nested too deeply"
+    return f"not valid TOML: {exc}"
+
+
 #: Where the preset files live: ``arena/presets/<name>.toml``, package data
 #: (see ``[tool.setuptools.package-data]`` in pyproject.toml), so a wheel
 #: install finds them as well as a checkout does.  A plain folder, not a zip:
@@ -376,8 +390,8 @@ def _read_toml(path: Path, source: str) -> dict[str, Any]:
         raise RulesError(f"file {path} does not exist", source=source) from None
     except OSError as e:
         raise RulesError(f"cannot read {path}: {e.strerror or e}", source=source) from None
-    except tomllib.TOMLDecodeError as e:
-        raise RulesError(f"{path} is not valid TOML: {e}", source=source) from None
+    except TOML_ERRORS as e:
+        raise RulesError(f"{path} is {toml_problem(e)}", source=source) from None
     if "rules" in data and isinstance(data["rules"], dict):
         # A [rules] table: other tables belong to other readers (e.g. a
         # tournament section), but loose top-level keys would be ignored

@@ -185,6 +185,9 @@ def test_settings_are_checked_with_one_line_naming_the_key(tmp_path):
     p.write_text("[analysis]\nsamples = 64\nblunder = 80\n")
     s = dec.load_settings(p, samples=None, seed=9)
     assert (s.samples, s.blunder, s.seed) == (64, 80.0, 9)
+    p.write_bytes(b"# r\xe9glages\n[analysis]\nsamples = 64\n")  # not UTF-8: was a UnicodeDecodeError
+    with pytest.raises(dec.AnalysisError, match="a.toml is not UTF-8 text"):
+        dec.load_settings(p)
 
 
 def test_error_rates_are_mean_losses_with_game_clustered_t_intervals():

@@ -60,6 +60,21 @@ def test_bad_sweep_files_are_one_line_errors(tmp_path, change, message):
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (b'bot = "early-knock"\nname = "caf\xe9"\n', "is not UTF-8 text"),
+        ('bot = "early-knock"\nx = ' + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    ],
+)
+def test_a_sweep_file_that_is_not_toml_text_is_one_line_error(tmp_path, body, message):
+    path = tmp_path / "s.toml"
+    path.write_bytes(body if isinstance(body, bytes) else body.encode())
+    with pytest.raises(SweepError, match=message) as exc:
+        load_sweep(path)
+    assert "\n" not in str(exc.value) and str(path) in str(exc.value)
+
+
 def test_rules_grid_and_labels(tmp_path):
     s = load_sweep(_sweep(tmp_path, rules_grid={"preset": "eaai", "undercut_bonus": [10, 25]}))
     assert [lab for lab, _ in s.rules] == ["undercut_bonus=10", "undercut_bonus=25"]
@@ -217,6 +232,27 @@ def test_cli_sweep(tmp_path):
     assert (tmp_path / "sw" / "sweep.csv").exists() and "best" in r.output
     r = CliRunner().invoke(app, ["sweep", str(tmp_path / "missing.toml")])
     assert r.exit_code == 2 and "error:" in r.output
+
+
+def test_report_only_of_a_sweep_never_played_or_with_fresh_is_refused(tmp_path):
+    """--report-only on a sweep with no games said "complete", exit 0, and wrote nothing; beside --fresh,
+    which it ignored, it rebuilt the report of the results --fresh was to delete."""
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    f = tmp_path / "sw.toml"
+    f.write_text(
+        'bot = "early-knock"\nopponents = ["simple"]\ngames = 40\nchunk_size = 40\nworkers = 1\n'
+        f'results_dir = "{tmp_path}"\n[grid]\nknock_at = [0, 10]\n'
+    )
+    r = CliRunner().invoke(app, ["sweep", str(f), "-q", "--report-only"])
+    assert r.exit_code == 2, r.output
+    assert [line for line in r.output.splitlines() if line.startswith("error:")] == [
+        f"error: sweep 'sw': no games stored in {tmp_path / 'sw'} yet; run it without --report-only"
+    ]
+    r = CliRunner().invoke(app, ["sweep", str(f), "-q", "--report-only", "--fresh"])
+    assert r.exit_code == 2 and "--report-only" in r.output and "--fresh" in r.output, r.output
 
 
 def test_adaptive_sweep_halves_the_grid_on_fresh_deals(tmp_path):

@@ -375,6 +375,9 @@ def test_limits_are_validated():
 def test_a_bot_that_fails_to_start_is_a_clear_load_error_and_stops_being_retried(tmp_path):
     with pytest.raises(BotError, match="could not start 'no-such-program-x'"):
         load_bot("cmd:no-such-program-x --fast")
+    # A cwd that is not there was blamed on the program: "could not start '/bin/true': No such file or directory".
+    with pytest.raises(BotError, match=f"could not start '{sys.executable}': its folder {tmp_path / 'gone'} does not"):
+        external_bot(None, [sys.executable, "-c", "pass"], cwd=str(tmp_path / "gone"), limits=Limits(sandbox="weak"))
     with pytest.raises(BotError, match="timeout: no handshake within 0.5 s"):
         external_bot(None, [sys.executable, "-c", "import time; time.sleep(30)"], limits=Limits(start_s=0.5))
     ext = ExternalBot([sys.executable, "-c", "import sys; sys.exit(4)"])

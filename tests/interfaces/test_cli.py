@@ -147,6 +147,28 @@ def test_rerun_with_other_rules_is_refused_without_touching_results(config, tmp_
     assert snapshot(run_dir) == before
 
 
+def test_fresh_with_resume_is_refused_and_keeps_the_run(config, tmp_path):
+    """--resume asks to continue a run and --fresh to delete it: together they contradict, and --fresh
+    won, deleting the games the user had just asked to keep."""
+    assert invoke("run", str(config), "--quiet", "--no-report").exit_code == 0
+    run_dir = tmp_path / "results" / "cli"
+    before = snapshot(run_dir)
+    out = invoke("run", str(config), "--quiet", "--no-report", "--fresh", "--resume")
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "--fresh" in lines[0] and "--resume" in lines[0]
+    assert snapshot(run_dir) == before
+
+
+def test_secret_seed_with_seed_is_refused(config, tmp_path):
+    """--seed 7 beside --secret-seed was dropped without a word: the run drew a secret seed."""
+    out = invoke("run", str(config), "--quiet", "--no-report", "--secret-seed", "--seed", "7")
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "--secret-seed" in lines[0] and "--seed" in lines[0]
+    assert not (tmp_path / "results" / "cli").exists()
+
+
 def test_bots_lists_builtins_with_parameters():
     out = invoke("bots", "--config", str(ROOT / "configs" / "default.toml"))
     assert out.exit_code == 0
@@ -171,6 +193,17 @@ def test_rules_prints_resolved_settings():
     out = invoke("rules", "standard", "--set", "target=50")
     assert out.exit_code == 0 and "50" in out.output
     assert invoke("rules", "nosuchpreset").exit_code == 2
+
+
+def test_rules_of_a_file_that_is_not_utf8_is_one_error_line(tmp_path):
+    """``arena rules FILE`` peeks at the file's keys first; bytes that are not UTF-8 were a traceback there."""
+    p = tmp_path / "r.toml"
+    p.write_bytes(b"# r\xe8gles\nknock_limit = 5\n")
+    out = invoke("rules", str(p))
+    assert out.exit_code == 2, out.output
+    assert [line for line in out.output.splitlines() if line.strip()] == [
+        f"error: rules ({p}): {p} is not UTF-8 text (byte 0xe8 at offset 3); save it as UTF-8"
+    ]
 
 
 def test_replay_shows_hands_melds_and_scores(config, tmp_path):
@@ -358,3 +391,82 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130(module, config
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert p.returncode == 130, (p.returncode, p.stderr[-2000:])
     assert p.stderr.strip().splitlines() == ["error: interrupted (SIGINT)"], p.stderr[-2000:]
+
+
+#: ``arena run`` that gets a SIGINT of its own once the command has ended and Python shuts down: in an
+#: exit function (``atexit``), or while Python tears its modules down (``teardown``).
+_INTERRUPT_AT_EXIT = """
+import atexit, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background job ignores it)
+from arena.cli import main
+when, sys.argv = sys.argv[1], ["arena", *sys.argv[2:]]
+class CtrlC:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+if when == "atexit":
+    atexit.register(os.kill, os.getpid(), signal.SIGINT)
+else:
+    ctrl_c = CtrlC()  # deleted with this module's globals, after Python let go of its signal handlers
+main()
+"""
+
+
+def test_ctrl_c_while_a_bot_file_imports_is_exit_130_not_a_bad_bot(tmp_path):
+    """A Ctrl-C while a sweep's bot file ran its top-level code (a slow import) was caught with the file's
+    import errors: "not a bot: importing it failed: KeyboardInterrupt", exit 2 (bad input)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    mark = tmp_path / "importing"
+    slow = tmp_path / "slow.py"
+    slow.write_text(f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\nwhile True:\n    time.sleep(0.01)\n")
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(
+        f'bot = "early-knock"\nopponents = [{str(slow)!r}]\ngames = 20\nchunk_size = 10\nworkers = 1\n'
+        f"results_dir = {str(tmp_path / 'res')!r}\n[grid]\nknock_at = [3]\n"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "import sys; from arena.cli import main; sys.argv = ['arena', *sys.argv[1:]]; main()",
+            "sweep",
+            str(sweep),
+            "-q",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    deadline = time.monotonic() + 120
+    while not mark.exists():  # the bot file's top-level code is running
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-3000:]
+    assert [line for line in err.splitlines() if line.strip()] == ["error: interrupted (SIGINT)"], err[-3000:]
+
+
+@pytest.mark.parametrize("when", ["atexit", "teardown"])
+def test_ctrl_c_after_the_command_ended_leaves_its_exit_code(when, config, tmp_path):
+    """The half second after a finished run, while Python shut down, a Ctrl-C killed the process by
+    SIGINT with no line (or printed a KeyboardInterrupt traceback from an exit function): the run was
+    complete, and the shell saw an interrupted one."""
+    import os
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", _INTERRUPT_AT_EXIT, when, "run", str(config)]
+    cmd += ["--results-dir", str(tmp_path / "res"), "-q", "--no-report"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's arena, not an installed one
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr and "KeyboardInterrupt" not in p.stderr, p.stderr[-2000:]
+    assert len(stored_games(tmp_path / "res" / "cli")) == 40

@@ -329,6 +329,34 @@ main()
 """
 
 
+#: As above, but the library whose callback dropped the exception then fails on its own half-done work, as
+#: numba's cache did ("RuntimeError: no compiled object yet for <Library 'draw'>") for a Ctrl-C that landed
+#: in llvmlite's object-code callback while a bot compiled in the driver.
+_SIGNAL_THEN_A_LIBRARY_ERROR = _SIGNAL_IN_A_CALLBACK.replace(
+    "    return warm_up(self, n)\n",
+    "    raise RuntimeError(\"no compiled object yet for <Library 'draw'>\")\n",
+)
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_an_error_that_follows_a_dropped_signal_is_the_interrupt(sig, tmp_path):
+    """The run's own step never came: the library's RuntimeError ended the command with a traceback, exit 1."""
+    conf = _config(tmp_path, tmp_path / "results", games=800, chunk=20)
+    p = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_THEN_A_LIBRARY_ERROR, sig, str(conf), "--quiet", "--no-report"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert "Exception ignored" in p.stderr  # the signal did land where its exception is dropped
+    assert p.returncode == EXIT_INTERRUPTED, p.stderr[-3000:]
+    assert "RuntimeError" not in p.stderr, p.stderr[-3000:]
+    errors = [line.strip() for line in p.stderr.splitlines() if line.strip().startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: interrupted ({sig})"), p.stderr[-3000:]
+
+
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
 def test_a_signal_whose_exception_a_c_callback_drops_still_stops_the_run(sig, tmp_path):
     """A SIGTERM six seconds into a run (llvmlite's callbacks, while numba loads code) was printed as
@@ -349,6 +377,32 @@ def test_a_signal_whose_exception_a_c_callback_drops_still_stops_the_run(sig, tm
     assert len(errors) == 1 and f"interrupted ({sig})" in errors[0], p.stderr[-3000:]
     assert _status(run_dir) == "interrupted"
     assert RunStore(run_dir).n_games() < 800  # stopped at its next step, not at the end
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_a_bot_file_imports_is_an_interrupt_not_a_bad_bot(sig, tmp_path):
+    """A SIGTERM while a bot file's top-level code ran (a slow import: a model, a table) was caught with the
+    file's import errors: "not a bot: importing it failed: Interrupted: SIGTERM", exit 2 (bad input)."""
+    mark = tmp_path / "importing"
+    slow = tmp_path / "slow.py"
+    slow.write_text(f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\nwhile True:\n    time.sleep(0.01)\n")
+    conf = _config(tmp_path, tmp_path / "results", bots=("random", str(slow)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    deadline = time.monotonic() + 120
+    while not mark.exists():  # the bot file's top-level code is running
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
+    assert _one_error_line(err).startswith(f"error: interrupted ({signal.Signals(sig).name})"), err[-3000:]
 
 
 def test_sigterm_of_the_driver_is_handled_like_ctrl_c(tmp_path, reference):

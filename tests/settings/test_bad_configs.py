@@ -48,7 +48,20 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "unknown preset": ({"rules": '"standerd"'}, "", [], "standerd"),
     "rule out of range": ({}, "[rules]\nknock_limit = 11\n", [], "knock_limit"),
     "unknown rule": ({}, "[rules]\ngin_bonuss = 20\n", [], "gin_bonuss"),
+    "a preset that is a number": ({}, "[rules]\npreset = 5\n", [], "rules.preset = 5 is not allowed"),
+    "a candidate without the gauntlet format": (
+        {"candidate": '"early-knock"'},
+        "",
+        [],
+        "candidate = 'early-knock' is only played with format = \"gauntlet\"",
+    ),
     "rules file missing": ({"rules": '"no_such_rules.toml"'}, "", [], "no_such_rules.toml"),
+    "rules file not UTF-8": (
+        {"rules": '"{tmp}/latin1_rules.toml"'},
+        "",
+        [],
+        "{tmp}/latin1_rules.toml is not UTF-8 text",
+    ),
     "sprt the wrong way": ({}, "[sprt]\nelo0 = 5\nelo1 = 0\n", [], "sprt needs elo0 < elo1"),
     "sprt alpha": ({}, "[sprt]\nalpha = 0.5\n", [], "sprt.alpha = 0.5 is not allowed"),
     "unknown limit": ({}, "[limits]\ndecision_secs = 1\n", [], "limits has no key 'decision_secs'"),
@@ -91,11 +104,29 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "no parameter 'knock_att'",
     ),
+    "variant with a cwd that is not text": (
+        {"bots": '["random", "k"]'},
+        '[variants.k]\ncommand = ["/bin/true"]\ncwd = 5\n',
+        [],
+        "variants.k.cwd = 5 is not allowed (allowed: a folder path, as text)",
+    ),
+    'variant with sandbox = "no"': (
+        {"bots": '["random", "k"]'},
+        '[variants.k]\nbot = "{tmp}/not_a_bot.py"\nsandbox = "no"\n',
+        [],
+        "variants.k.sandbox = 'no' is not allowed (allowed: true or false)",
+    ),
     "variant without a bot": (
         {"bots": '["random", "k"]'},
         "[variants.k]\nknock_at = 3\n",
         [],
         "variant 'k' must be a table with bot",
+    ),
+    "a variant that takes a built-in's name": (
+        {"bots": '["random", "simple"]'},
+        '[variants.simple]\nbot = "early-knock"\n',
+        [],
+        "variant 'simple' takes the name of the built-in bot 'simple'",
     ),
     "another seed on the finished folder": ({"seed": "10"}, "", [], "was played with seed = 9, not 10"),
     "other rules on the finished folder": ({}, "", ["--set", "knock_limit=5"], "was played under different rules"),
@@ -135,8 +166,13 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     ),
 }
 
-RAW_CASES: dict[str, tuple[str, str]] = {
+#: A value nested deeper than the TOML reader's recursion goes (it raised RecursionError).
+TOO_DEEP = 'bots = ["random", "simple"]\nx = ' + "[" * 5000 + "]" * 5000 + "\n"
+
+RAW_CASES: dict[str, tuple[str | bytes, str]] = {
     "not TOML": ("bots = [\n", "not valid TOML"),
+    "not UTF-8": (b'bots = ["random", "simple"]\nname = "caf\xe9"\n', "not UTF-8 text"),
+    "nested too deeply": (TOO_DEEP, "nested too deeply"),
     "empty file": ("", "the file is empty"),
     "no bots": ('name = "done"\nseed = 9\n', "no bots"),
     "keys under a table": ('[tournament]\nbots = ["random", "simple"]\n', "unknown table [tournament]"),
@@ -171,12 +207,13 @@ def _one_error_line(output: str) -> str:
     return errors[0]
 
 
-def _bad_run(finished: Path, tmp_path: Path, body: str, options: list[str]) -> str:
+def _bad_run(finished: Path, tmp_path: Path, body: str | bytes, options: list[str]) -> str:
     (tmp_path / "not_a_bot.py").write_text(NOT_A_BOT)
     (tmp_path / "syntax.py").write_text(SYNTAX_ERROR)
     (tmp_path / "a_file").write_text("a file where the results folder goes")
+    (tmp_path / "latin1_rules.toml").write_bytes(b"# r\xe8gles\nknock_limit = 5\n")
     conf = tmp_path / "bad.toml"
-    conf.write_text(body)
+    conf.write_bytes(body) if isinstance(body, bytes) else conf.write_text(body)
     before = _snapshot(finished / "done")
     out = CliRunner().invoke(app, ["run", str(conf), "--quiet", "--no-report", *options], catch_exceptions=False)
     assert out.exit_code == EXIT_INPUT, out.output

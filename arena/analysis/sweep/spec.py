@@ -18,6 +18,7 @@ from typing import Any
 from arena.botkit.bot import BotError
 from arena.loading.load import load, load_bots
 from arena.settings.config import FOLDER_NAME, ConfigError, config_from_dict, is_folder_name
+from arena.settings.rules import TOML_ERRORS, toml_problem
 
 __all__ = ["KEYS", "SweepError", "SweepSpec", "load_sweep"]
 
@@ -160,8 +161,8 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
             d = tomllib.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise SweepError(f"sweep: cannot read {path}: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise SweepError(f"sweep: {path} is not valid TOML: {exc}") from None
+        except TOML_ERRORS as exc:
+            raise SweepError(f"sweep: {path} is {toml_problem(exc)}") from None
         d.setdefault("name", path.stem)
     else:
         d = dict(source)
