@@ -88,6 +88,10 @@ LIMITS: dict[str, tuple[float, float, float]] = {
 }
 
 
+#: The limits counted in whole units (the others are seconds, fractions allowed).
+WHOLE_LIMITS = ("memory_mb", "max_crashes")
+
+
 class BotLimits(TypedDict):
     """The configured limits of a bot in its own process (fields of ``arena.external.Limits``)."""
 
@@ -292,6 +296,8 @@ class TournamentConfig:
             _, low, high = LIMITS[k]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
                 raise bad(f"limits.{k}", v, f"a number {low:g}..{high:g}")
+            if k in WHOLE_LIMITS and v != int(v):  # 100.7 MiB was cut to 100 without a word
+                raise bad(f"limits.{k}", v, f"a whole number {low:g}..{high:g}")
         if self.resolved is not None:
             return
         try:

@@ -66,6 +66,8 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "sprt alpha": ({}, "[sprt]\nalpha = 0.5\n", [], "sprt.alpha = 0.5 is not allowed"),
     "unknown limit": ({}, "[limits]\ndecision_secs = 1\n", [], "limits has no key 'decision_secs'"),
     "limit out of range": ({}, "[limits]\nchunk_min_seconds = 0\n", [], "limits.chunk_min_seconds = 0 is not allowed"),
+    "a fraction of a MiB": ({}, "[limits]\nmemory_mb = 100.7\n", [], "limits.memory_mb = 100.7 is not allowed"),
+    "half a crash": ({}, "[limits]\nmax_crashes = 2.5\n", [], "limits.max_crashes = 2.5 is not allowed"),
     "scheduler not an address": ({"scheduler": '"nowhere"'}, "", [], "scheduler = 'nowhere' is not allowed"),
     "results_dir not text": ({"results_dir": "5"}, "", [], "results_dir = 5 is not allowed"),
     "unknown bot": ({"bots": '["random", "simpel"]'}, "", [], "unknown bot 'simpel'"),
