@@ -509,6 +509,9 @@ def start_and_handshake(
         if hint:
             raise ExternalBotError(exc.reason, exc.detail + hint) from None
         raise
+    except BaseException:  # a fault of the arena's own checking, or Ctrl-C: never leave the bot running
+        proc.kill("the handshake was not finished")
+        raise
     return proc, hello
 
 

@@ -420,6 +420,17 @@ def hello_line(limits: dict[str, Any]) -> bytes:
     ).encode()
 
 
+def _float_value(v: Any) -> bool:
+    """``v`` is a JSON number that is a finite float: an integer past a float's range (``1e400`` written
+    out as 401 digits, valid JSON) is not, and must not raise OverflowError from the check itself."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
 def parse_hello(line: bytes) -> dict[str, Any]:
     """Check a bot's handshake answer; returns {name, protocol, description, params}.
 
@@ -454,11 +465,8 @@ def parse_hello(line: bytes) -> dict[str, Any]:
     if wants["batch"] and (wants["hand_over"] or wants["melds"]):
         raise ProtocolError("bad handshake", "batch excludes hand_over and melds: a batched bot gets act lines only")
     params = value.get("params", {})
-    if not isinstance(params, dict) or not all(
-        isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        for k, v in params.items()
-    ):
-        raise ProtocolError("bad handshake", "params must be an object of name: number")
+    if not isinstance(params, dict) or not all(isinstance(k, str) and _float_value(v) for k, v in params.items()):
+        raise ProtocolError("bad handshake", "params must be an object of name: number (a finite float)")
     odd = next((k for k in params if not k.isprintable()), None)
     if odd is not None:  # a name is shown as it is (check-bot, the report): no terminal escapes in it
         raise ProtocolError("bad handshake", f"a parameter's name holds a control character: {odd[:40]!r}")
