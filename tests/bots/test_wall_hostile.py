@@ -52,3 +52,53 @@ def test_a_hello_with_a_parameter_too_big_for_a_float_is_a_bad_handshake_and_lea
     with pytest.raises(ExternalBotError, match="^bad handshake: params"):
         start_and_handshake([sys.executable, str(script)], str(tmp_path), Limits(), log)
     assert _bot_processes(str(script)) == []
+
+
+#: A bot that holds kernel memory, which ``memory_mb`` (an address-space limit) does not count: it
+#: raises its open-files limit as far as it may, then fills the buffers of AF_UNIX socket pairs (the
+#: one socket call the allow-list keeps, for the JVM) until no more can be made, or 300 MB are held.
+FD_HOARDER = r"""
+import ctypes, json, os, resource, sys
+libc = ctypes.CDLL(None, use_errno=True)
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+try:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+except (OSError, ValueError):
+    pass
+held, pairs, why = 0, 0, ""
+chunk = b"x" * 65536
+while held < 300 << 20:
+    sv = (ctypes.c_int * 2)()
+    if libc.socketpair(1, 1 | os.O_NONBLOCK, 0, sv) != 0:
+        why = os.strerror(ctypes.get_errno())
+        break
+    pairs += 1
+    for fd in sv:
+        while True:
+            try:
+                held += os.write(fd, chunk)
+            except BlockingIOError:
+                break
+limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+for line in sys.stdin:
+    if json.loads(line).get("type") == "hello":
+        print(json.dumps({"name": "hoarder", "protocol": 1, "description": json.dumps([held, pairs, why, limit])}))
+        sys.stdout.flush()
+"""
+
+
+@needs_wall
+def test_a_bot_cannot_hold_kernel_memory_past_its_limit_through_open_files(tmp_path):
+    """Buffered pipe and socket data is kernel memory, outside the address space that ``memory_mb``
+    bounds: with the open-files limit the arena inherited (often 2^20 in a container, which the bot
+    could raise its own soft limit to), 1000 socket pairs held 465 MB for a bot of memory_mb = 64, and
+    more would exhaust the machine.  The wall bounds the bot's open files, and so that memory."""
+    tmp_path.chmod(0o755)
+    script = tmp_path / "fd_hoarder.py"
+    script.write_text(FD_HOARDER)
+    log = LogBuffer(1 << 16)
+    proc, hello = start_and_handshake([sys.executable, str(script)], str(tmp_path), Limits(memory_mb=64), log)
+    proc.close()
+    held, pairs, why, limit = json.loads(hello["description"])
+    assert why == "Too many open files", (held, pairs, why, limit)  # stopped by the limit, not by the bot
+    assert held < 128 << 20, f"{held >> 20} MB held in {pairs} socket pairs (open-files limit {limit})"
