@@ -285,6 +285,8 @@ class BotProcess:
         """Write all of ``line`` by ``deadline``: one write in the usual case, the rest as the pipe drains."""
         if not self.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
+        if self._poll_in.poll(0):
+            self._unasked(what)
         try:
             n = os.write(self._in, line)
         except BlockingIOError:
@@ -293,6 +295,21 @@ class BotProcess:
             self._crashed(what)
         if n < len(line):
             self._write_rest(memoryview(line)[n:], deadline, timeout, what)
+
+    def _unasked(self, what: str) -> None:
+        """Output is waiting before a question is sent: a second answer, or an answer to a ``hand_over``.
+
+        Read as it was, it became the answer to the next question (a move the bot never chose for it, or
+        a forfeit naming the wrong answer).  Any byte there is a garbled answer; an end of file is left
+        to the question itself (a crash).
+        """
+        try:
+            early = os.read(self._out, 80)
+        except (BlockingIOError, OSError):
+            return
+        if early:
+            self.kill("garbled answer")
+            raise ExternalBotError("garbled answer", f"{what}: the bot wrote {early!r} before it was asked")
 
     def _write_rest(self, view: memoryview, deadline: float, timeout: float, what: str) -> None:
         try:

@@ -102,3 +102,40 @@ def test_a_bot_cannot_hold_kernel_memory_past_its_limit_through_open_files(tmp_p
     held, pairs, why, limit = json.loads(hello["description"])
     assert why == "Too many open files", (held, pairs, why, limit)  # stopped by the limit, not by the bot
     assert held < 128 << 20, f"{held >> 20} MB held in {pairs} socket pairs (open-files limit {limit})"
+
+
+#: A bot that answers its first question twice, the second copy a little later: a line nobody asked for.
+ANSWERS_TWICE = r"""
+import sys, time
+sys.stdin.readline()
+print("1", flush=True)
+time.sleep(0.2)
+print("1", flush=True)
+for line in sys.stdin:
+    print("0", flush=True)
+"""
+
+
+@needs_wall
+def test_a_line_written_before_the_question_is_a_garbled_answer_not_the_next_answer(tmp_path):
+    """A bot that answers twice (or answers a ``hand_over``, which wants no answer) left a line in the
+    pipe, and the arena read it as the answer to its next question: a move the bot never chose for that
+    decision, or a forfeit whose reason named the wrong answer ("answer must be 0 or 1 in draw()
+    (answered 20)").  A line waiting before a question is asked is a garbled answer, said as such."""
+    import time
+
+    tmp_path.chmod(0o755)
+    script = tmp_path / "answers_twice.py"
+    script.write_text(ANSWERS_TWICE)
+    log = LogBuffer(1 << 16)
+    from arena.external.process import BotProcess
+
+    proc = BotProcess([sys.executable, str(script)], str(tmp_path), Limits(), log)
+    try:
+        assert proc.request(b'{"type":"decide"}\n', 30, "draw()") == b"1"
+        time.sleep(0.6)  # the second copy has come by now
+        with pytest.raises(ExternalBotError, match=r"^garbled answer: take_upcard\(\): .*before it was asked"):
+            proc.request(b'{"type":"decide"}\n', 30, "take_upcard()")
+        assert not proc.alive
+    finally:
+        proc.kill()
