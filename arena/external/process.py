@@ -72,6 +72,10 @@ class LogBuffer:
                     self._size -= extra
                     self._dropped += extra
 
+    def overflowing(self) -> bool:
+        """Output was dropped since the last drain: more came than the log keeps."""
+        return self._dropped > 0
+
     def note(self, text: str) -> None:
         """A line from the arena itself (starts, kills), marked as such."""
         self.write(f"[arena {time.strftime('%H:%M:%S')}] {text}\n".encode())
@@ -104,6 +108,14 @@ class LogBuffer:
         return lines[-1].strip()[:200] if lines else ""
 
 
+#: Once a bot's stderr overflows the log, its reader rests this long after each read (at most 64 KiB):
+#: some 6 MB/s, a percent of a core.  Read at full speed, a flood cost the worker half a core for as long
+#: as the bot lived, all of it thrown away, and the watchdog, which measures a chunk by its worker's CPU
+#: time, failed the chunk of a bot that flooded while it answered slowly within its own limits.  The
+#: flooding bot's own writes wait instead.
+LOG_FLOOD_REST_S = 0.01
+
+
 def _read_stderr(fd: int, log: LogBuffer) -> None:
     try:
         while True:
@@ -111,6 +123,8 @@ def _read_stderr(fd: int, log: LogBuffer) -> None:
             if not data:
                 break
             log.write(data)
+            if log.overflowing():
+                time.sleep(LOG_FLOOD_REST_S)
     except OSError:
         pass
     finally:

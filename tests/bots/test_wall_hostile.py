@@ -139,3 +139,45 @@ def test_a_line_written_before_the_question_is_a_garbled_answer_not_the_next_ans
         assert not proc.alive
     finally:
         proc.kill()
+
+
+#: A bot that writes to stderr without end, as fast as it can, and otherwise answers (slowly, in time).
+STDERR_FLOOD = r"""
+import json, os, sys, threading
+
+def flood():
+    junk = b"x" * 65536
+    while True:
+        os.write(2, junk)
+
+threading.Thread(target=flood, daemon=True).start()
+for line in sys.stdin:
+    if json.loads(line).get("type") == "hello":
+        print(json.dumps({"name": "flood", "protocol": 1}), flush=True)
+"""
+
+
+@needs_wall
+def test_a_bot_flooding_its_stderr_costs_the_arena_little_cpu(tmp_path):
+    """The log keeps 64 KiB, but the arena read all of a flood (some 3 GB/s) into it and threw it away:
+    half a core of the worker's CPU for as long as the bot lived.  The watchdog measures a chunk by its
+    worker's CPU time, so a bot that flooded while answering slowly, within its own limits, made its
+    chunk "time out (CPU time of its worker)" and the run fail.  Past the log limit the rest is read at
+    a bounded rate (the bot's writes wait, the arena's CPU does not go to them)."""
+    import time
+
+    tmp_path.chmod(0o755)
+    script = tmp_path / "stderr_flood.py"
+    script.write_text(STDERR_FLOOD)
+    log = LogBuffer(1 << 16)
+    proc, _ = start_and_handshake([sys.executable, str(script)], str(tmp_path), Limits(), log)
+    try:
+        time.sleep(0.5)
+        cpu = time.process_time()
+        time.sleep(2.0)
+        used = time.process_time() - cpu
+    finally:
+        proc.kill()
+    text = log.drain()
+    assert "earlier bytes of output dropped (log limit)" in text and len(text) < 70_000
+    assert used < 0.3, f"the arena used {used:.2f} s of CPU in 2 s reading a bot's stderr flood"
