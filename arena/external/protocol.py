@@ -404,7 +404,8 @@ def parse_answer(line: bytes, decision: str) -> int:
             kind = "a float (write it without a decimal point)"
         raise ProtocolError("ill-typed answer", f"{decision}() must answer an integer, got {kind}: {_show(line)}")
     if not -(2**31) <= value < 2**31:
-        raise ProtocolError("ill-typed answer", f"{decision}() answered {value}, out of range")
+        shown = str(value) if len(str(value)) <= 40 else str(value)[:40] + f"... ({len(str(value))} characters)"
+        raise ProtocolError("ill-typed answer", f"{decision}() answered {shown}, out of range")
     return value
 
 

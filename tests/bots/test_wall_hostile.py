@@ -181,3 +181,14 @@ def test_a_bot_flooding_its_stderr_costs_the_arena_little_cpu(tmp_path):
     text = log.drain()
     assert "earlier bytes of output dropped (log limit)" in text and len(text) < 70_000
     assert used < 0.3, f"the arena used {used:.2f} s of CPU in 2 s reading a bot's stderr flood"
+
+
+def test_an_answer_of_a_huge_integer_is_named_in_a_short_reason():
+    """Valid JSON integers reach 4,300 digits; the reason quoted all of them ("draw() answered 1000...0,
+    out of range"), into each forfeit's error text, the games table and the report."""
+    from arena.external.protocol import parse_answer
+
+    for line in (b"1" + b"0" * 4000, b'{"action": -' + b"9" * 4000 + b"}"):
+        with pytest.raises(ProtocolError, match="^ill-typed answer: draw.. answered .*out of range") as err:
+            parse_answer(line, "draw")
+        assert len(str(err.value)) < 200, len(str(err.value))
