@@ -262,6 +262,7 @@ class BotProcess:
         self._poll_out = select.poll()
         self._poll_out.register(self._in, select.POLLOUT)
         self.alive = True
+        self._answered = False  # no answer read yet: output waiting before the handshake is its hello
         log.note(f"started pid {self.pid}: {' '.join(command)}")
 
     # --- talking -----------------------------------------------------------------------
@@ -275,6 +276,7 @@ class BotProcess:
         """
         deadline = time.monotonic() + timeout
         self._send(line, deadline, timeout, what)
+        self._answered = True  # whatever comes now is read as this answer, or refused
         # The usual case: one wait, one read, one whole line.
         if not self._wait_answer(deadline):
             self._timeout(timeout, what)
@@ -299,7 +301,7 @@ class BotProcess:
         """Write all of ``line`` by ``deadline``: one write in the usual case, the rest as the pipe drains."""
         if not self.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
-        if self._poll_in.poll(0):
+        if self._answered and self._poll_in.poll(0):  # a hello written at start, unasked, is no harm
             self._unasked(what)
         try:
             n = os.write(self._in, line)
