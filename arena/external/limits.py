@@ -9,6 +9,12 @@ the child before the bot program runs, so it cannot lift them:
 * ``RLIMIT_FSIZE = 0``: no byte can be written to a file.  ``SIGXFSZ`` is
   ignored, so a write fails with ``EFBIG`` instead of killing the bot.
 * ``RLIMIT_CORE = 0``: a crash writes no core file.
+* ``RLIMIT_NOFILE``: :data:`BOT_OPEN_FILES` open files, soft and hard.  The
+  data buffered in a pipe or socket pair is kernel memory, outside the
+  address space ``RLIMIT_AS`` bounds, some 450 KiB per ``AF_UNIX`` pair; with
+  the limit a container gives (often 2^20, which the bot could raise its
+  soft limit to) a bot could hold gigabytes that way.  This bound keeps it
+  to some 60 MiB.
 * ``RLIMIT_NPROC``: in the wall when the arena runs as root, the tasks
   (processes and threads) of the bots' user, :func:`bot_task_limit`: a bot
   that starts threads without end gets EAGAIN at that bound instead of
@@ -51,6 +57,9 @@ from arena.settings.config import LIMITS, START_SECONDS
 
 #: The two levels of sandbox (see :class:`Limits`).
 SANDBOXES = ("wall", "weak")
+#: ``RLIMIT_NOFILE`` of a bot (soft and hard): its files, pipes and sockets open at once.  Plenty for a
+#: Python host or a JVM (a few dozen), and it bounds the kernel memory a bot holds in pipe and socket buffers.
+BOT_OPEN_FILES = 256
 
 # --- the limits ---------------------------------------------------------------------
 
@@ -441,6 +450,7 @@ def make_preexec(limits: Limits, in_wall: bool = False):
             if not limits.file_writes:
                 resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (BOT_OPEN_FILES, BOT_OPEN_FILES))
             if _libc is None:
                 if not limits.processes:
                     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))

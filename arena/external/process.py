@@ -72,6 +72,10 @@ class LogBuffer:
                     self._size -= extra
                     self._dropped += extra
 
+    def overflowing(self) -> bool:
+        """Output was dropped since the last drain: more came than the log keeps."""
+        return self._dropped > 0
+
     def note(self, text: str) -> None:
         """A line from the arena itself (starts, kills), marked as such."""
         self.write(f"[arena {time.strftime('%H:%M:%S')}] {text}\n".encode())
@@ -104,6 +108,14 @@ class LogBuffer:
         return lines[-1].strip()[:200] if lines else ""
 
 
+#: Once a bot's stderr overflows the log, its reader rests this long after each read (at most 64 KiB):
+#: some 6 MB/s, a percent of a core.  Read at full speed, a flood cost the worker half a core for as long
+#: as the bot lived, all of it thrown away, and the watchdog, which measures a chunk by its worker's CPU
+#: time, failed the chunk of a bot that flooded while it answered slowly within its own limits.  The
+#: flooding bot's own writes wait instead.
+LOG_FLOOD_REST_S = 0.01
+
+
 def _read_stderr(fd: int, log: LogBuffer) -> None:
     try:
         while True:
@@ -111,6 +123,8 @@ def _read_stderr(fd: int, log: LogBuffer) -> None:
             if not data:
                 break
             log.write(data)
+            if log.overflowing():
+                time.sleep(LOG_FLOOD_REST_S)
     except OSError:
         pass
     finally:
@@ -250,6 +264,7 @@ class BotProcess:
         self._poll_out = select.poll()
         self._poll_out.register(self._in, select.POLLOUT)
         self.alive = True
+        self._answered = False  # no answer read yet: output waiting before the handshake is its hello
         log.note(f"started pid {self.pid}: {' '.join(command)}")
 
     # --- talking -----------------------------------------------------------------------
@@ -263,6 +278,7 @@ class BotProcess:
         """
         deadline = time.monotonic() + timeout
         self._send(line, deadline, timeout, what)
+        self._answered = True  # whatever comes now is read as this answer, or refused
         # The usual case: one wait, one read, one whole line.
         if not self._wait_answer(deadline):
             self._timeout(timeout, what)
@@ -287,6 +303,8 @@ class BotProcess:
         """Write all of ``line`` by ``deadline``: one write in the usual case, the rest as the pipe drains."""
         if not self.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
+        if self._answered and self._poll_in.poll(0):  # a hello written at start, unasked, is no harm
+            self._unasked(what)
         try:
             n = os.write(self._in, line)
         except BlockingIOError:
@@ -295,6 +313,21 @@ class BotProcess:
             self._crashed(what)
         if n < len(line):
             self._write_rest(memoryview(line)[n:], deadline, timeout, what)
+
+    def _unasked(self, what: str) -> None:
+        """Output is waiting before a question is sent: a second answer, or an answer to a ``hand_over``.
+
+        Read as it was, it became the answer to the next question (a move the bot never chose for it, or
+        a forfeit naming the wrong answer).  Any byte there is a garbled answer; an end of file is left
+        to the question itself (a crash).
+        """
+        try:
+            early = os.read(self._out, 80)
+        except (BlockingIOError, OSError):
+            return
+        if early:
+            self.kill("garbled answer")
+            raise ExternalBotError("garbled answer", f"{what}: the bot wrote {early!r} before it was asked")
 
     def _write_rest(self, view: memoryview, deadline: float, timeout: float, what: str) -> None:
         try:
@@ -510,6 +543,9 @@ def start_and_handshake(
         hint = vm_memory_hint(exc.detail, log, limits)
         if hint:
             raise ExternalBotError(exc.reason, exc.detail + hint) from None
+        raise
+    except BaseException:  # a fault of the arena's own checking, or Ctrl-C: never leave the bot running
+        proc.kill("the handshake was not finished")
         raise
     return proc, hello
 

@@ -404,7 +404,8 @@ def parse_answer(line: bytes, decision: str) -> int:
             kind = "a float (write it without a decimal point)"
         raise ProtocolError("ill-typed answer", f"{decision}() must answer an integer, got {kind}: {_show(line)}")
     if not -(2**31) <= value < 2**31:
-        raise ProtocolError("ill-typed answer", f"{decision}() answered {value}, out of range")
+        shown = str(value) if len(str(value)) <= 40 else str(value)[:40] + f"... ({len(str(value))} characters)"
+        raise ProtocolError("ill-typed answer", f"{decision}() answered {shown}, out of range")
     return value
 
 
@@ -418,6 +419,17 @@ def hello_line(limits: dict[str, Any]) -> bytes:
         )
         + "\n"
     ).encode()
+
+
+def _float_value(v: Any) -> bool:
+    """``v`` is a JSON number that is a finite float: an integer past a float's range (``1e400`` written
+    out as 401 digits, valid JSON) is not, and must not raise OverflowError from the check itself."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
 
 
 def parse_hello(line: bytes) -> dict[str, Any]:
@@ -454,11 +466,8 @@ def parse_hello(line: bytes) -> dict[str, Any]:
     if wants["batch"] and (wants["hand_over"] or wants["melds"]):
         raise ProtocolError("bad handshake", "batch excludes hand_over and melds: a batched bot gets act lines only")
     params = value.get("params", {})
-    if not isinstance(params, dict) or not all(
-        isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        for k, v in params.items()
-    ):
-        raise ProtocolError("bad handshake", "params must be an object of name: number")
+    if not isinstance(params, dict) or not all(isinstance(k, str) and _float_value(v) for k, v in params.items()):
+        raise ProtocolError("bad handshake", "params must be an object of name: number (a finite float)")
     odd = next((k for k in params if not k.isprintable()), None)
     if odd is not None:  # a name is shown as it is (check-bot, the report): no terminal escapes in it
         raise ProtocolError("bad handshake", f"a parameter's name holds a control character: {odd[:40]!r}")

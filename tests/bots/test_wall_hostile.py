@@ -1,0 +1,194 @@
+"""Hostile bots behind the real wall, on angles the other wall tests do not take: a handshake built
+to break the arena's own parsing, and kernel memory held through file descriptors, past ``memory_mb``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from arena.botkit.bot import BotError
+from arena.external import Limits, external_bot
+from arena.external.process import ExternalBotError, LogBuffer, start_and_handshake
+from arena.external.protocol import ProtocolError, parse_hello
+from arena.external.wall import wall_problem
+
+PROBLEM = wall_problem()
+if PROBLEM is not None and os.environ.get("CI") == "true":
+    raise AssertionError(f"CI must build the bot sandbox: {PROBLEM}")
+needs_wall = pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
+
+#: A bot whose hello names a parameter with an integer of 400 digits: valid JSON, a number, finite.
+HUGE_PARAM = r"""
+import json, sys
+for line in sys.stdin:
+    if json.loads(line).get("type") == "hello":
+        sys.stdout.write('{"name": "huge", "protocol": 1, "params": {"k": 1' + "0" * 400 + '}}\n')
+        sys.stdout.flush()
+"""
+
+
+def _bot_processes(marker: str) -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+    return [line for line in ps.splitlines() if marker in line and " Z" not in line and "ps -eo" not in line]
+
+
+@needs_wall
+def test_a_hello_with_a_parameter_too_big_for_a_float_is_a_bad_handshake_and_leaves_no_process(tmp_path):
+    """``math.isfinite`` of a 400-digit integer raises OverflowError: the load died with a traceback
+    (the whole run with it) and the bot's process was never killed."""
+    with pytest.raises(ProtocolError, match="^bad handshake: params"):
+        parse_hello(b'{"name": "huge", "protocol": 1, "params": {"k": 1' + b"0" * 400 + b"}}")
+    tmp_path.chmod(0o755)
+    script = tmp_path / "huge_param_bot.py"
+    script.write_text(HUGE_PARAM)
+    with pytest.raises((ExternalBotError, BotError), match="bad handshake"):
+        external_bot(None, [sys.executable, str(script)], str(tmp_path), Limits())
+    assert _bot_processes(str(script)) == []
+    log = LogBuffer(1 << 16)
+    with pytest.raises(ExternalBotError, match="^bad handshake: params"):
+        start_and_handshake([sys.executable, str(script)], str(tmp_path), Limits(), log)
+    assert _bot_processes(str(script)) == []
+
+
+#: A bot that holds kernel memory, which ``memory_mb`` (an address-space limit) does not count: it
+#: raises its open-files limit as far as it may, then fills the buffers of AF_UNIX socket pairs (the
+#: one socket call the allow-list keeps, for the JVM) until no more can be made, or 300 MB are held.
+FD_HOARDER = r"""
+import ctypes, json, os, resource, sys
+libc = ctypes.CDLL(None, use_errno=True)
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+try:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+except (OSError, ValueError):
+    pass
+held, pairs, why = 0, 0, ""
+chunk = b"x" * 65536
+while held < 300 << 20:
+    sv = (ctypes.c_int * 2)()
+    if libc.socketpair(1, 1 | os.O_NONBLOCK, 0, sv) != 0:
+        why = os.strerror(ctypes.get_errno())
+        break
+    pairs += 1
+    for fd in sv:
+        while True:
+            try:
+                held += os.write(fd, chunk)
+            except BlockingIOError:
+                break
+limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+for line in sys.stdin:
+    if json.loads(line).get("type") == "hello":
+        print(json.dumps({"name": "hoarder", "protocol": 1, "description": json.dumps([held, pairs, why, limit])}))
+        sys.stdout.flush()
+"""
+
+
+@needs_wall
+def test_a_bot_cannot_hold_kernel_memory_past_its_limit_through_open_files(tmp_path):
+    """Buffered pipe and socket data is kernel memory, outside the address space that ``memory_mb``
+    bounds: with the open-files limit the arena inherited (often 2^20 in a container, which the bot
+    could raise its own soft limit to), 1000 socket pairs held 465 MB for a bot of memory_mb = 64, and
+    more would exhaust the machine.  The wall bounds the bot's open files, and so that memory."""
+    tmp_path.chmod(0o755)
+    script = tmp_path / "fd_hoarder.py"
+    script.write_text(FD_HOARDER)
+    log = LogBuffer(1 << 16)
+    proc, hello = start_and_handshake([sys.executable, str(script)], str(tmp_path), Limits(memory_mb=64), log)
+    proc.close()
+    held, pairs, why, limit = json.loads(hello["description"])
+    assert why == "Too many open files", (held, pairs, why, limit)  # stopped by the limit, not by the bot
+    assert held < 128 << 20, f"{held >> 20} MB held in {pairs} socket pairs (open-files limit {limit})"
+
+
+#: A bot that answers its first question twice, the second copy a little later: a line nobody asked for.
+ANSWERS_TWICE = r"""
+import sys, time
+sys.stdin.readline()
+print("1", flush=True)
+time.sleep(0.2)
+print("1", flush=True)
+for line in sys.stdin:
+    print("0", flush=True)
+"""
+
+
+@needs_wall
+def test_a_line_written_before_the_question_is_a_garbled_answer_not_the_next_answer(tmp_path):
+    """A bot that answers twice (or answers a ``hand_over``, which wants no answer) left a line in the
+    pipe, and the arena read it as the answer to its next question: a move the bot never chose for that
+    decision, or a forfeit whose reason named the wrong answer ("answer must be 0 or 1 in draw()
+    (answered 20)").  A line waiting before a question is asked is a garbled answer, said as such."""
+    import time
+
+    tmp_path.chmod(0o755)
+    script = tmp_path / "answers_twice.py"
+    script.write_text(ANSWERS_TWICE)
+    log = LogBuffer(1 << 16)
+    from arena.external.process import BotProcess
+
+    proc = BotProcess([sys.executable, str(script)], str(tmp_path), Limits(), log)
+    try:
+        assert proc.request(b'{"type":"decide"}\n', 30, "draw()") == b"1"
+        time.sleep(0.6)  # the second copy has come by now
+        with pytest.raises(ExternalBotError, match=r"^garbled answer: take_upcard\(\): .*before it was asked"):
+            proc.request(b'{"type":"decide"}\n', 30, "take_upcard()")
+        assert not proc.alive
+    finally:
+        proc.kill()
+
+
+#: A bot that writes to stderr without end, as fast as it can, and otherwise answers (slowly, in time).
+STDERR_FLOOD = r"""
+import json, os, sys, threading
+
+def flood():
+    junk = b"x" * 65536
+    while True:
+        os.write(2, junk)
+
+threading.Thread(target=flood, daemon=True).start()
+for line in sys.stdin:
+    if json.loads(line).get("type") == "hello":
+        print(json.dumps({"name": "flood", "protocol": 1}), flush=True)
+"""
+
+
+@needs_wall
+def test_a_bot_flooding_its_stderr_costs_the_arena_little_cpu(tmp_path):
+    """The log keeps 64 KiB, but the arena read all of a flood (some 3 GB/s) into it and threw it away:
+    half a core of the worker's CPU for as long as the bot lived.  The watchdog measures a chunk by its
+    worker's CPU time, so a bot that flooded while answering slowly, within its own limits, made its
+    chunk "time out (CPU time of its worker)" and the run fail.  Past the log limit the rest is read at
+    a bounded rate (the bot's writes wait, the arena's CPU does not go to them)."""
+    import time
+
+    tmp_path.chmod(0o755)
+    script = tmp_path / "stderr_flood.py"
+    script.write_text(STDERR_FLOOD)
+    log = LogBuffer(1 << 16)
+    proc, _ = start_and_handshake([sys.executable, str(script)], str(tmp_path), Limits(), log)
+    try:
+        time.sleep(0.5)
+        cpu = time.process_time()
+        time.sleep(2.0)
+        used = time.process_time() - cpu
+    finally:
+        proc.kill()
+    text = log.drain()
+    assert "earlier bytes of output dropped (log limit)" in text and len(text) < 70_000
+    assert used < 0.3, f"the arena used {used:.2f} s of CPU in 2 s reading a bot's stderr flood"
+
+
+def test_an_answer_of_a_huge_integer_is_named_in_a_short_reason():
+    """Valid JSON integers reach 4,300 digits; the reason quoted all of them ("draw() answered 1000...0,
+    out of range"), into each forfeit's error text, the games table and the report."""
+    from arena.external.protocol import parse_answer
+
+    for line in (b"1" + b"0" * 4000, b'{"action": -' + b"9" * 4000 + b"}"):
+        with pytest.raises(ProtocolError, match="^ill-typed answer: draw.. answered .*out of range") as err:
+            parse_answer(line, "draw")
+        assert len(str(err.value)) < 200, len(str(err.value))
