@@ -8,6 +8,7 @@ schema version from elsewhere.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -212,3 +213,46 @@ def test_a_bad_backup_is_refused_by_restore_in_one_line_naming_the_backup_and_th
         assert "restore it from a backup" not in lines[0]  # the backup is what is being restored
         assert "the league database" not in lines[0], lines[0]
     assert live.read_bytes() == before
+
+
+@contextlib.contextmanager
+def _read_only(path: Path):
+    """``path`` made read-only for the server for the block: its mode, and for root (whom modes do not stop)
+    the immutable flag; skipped where neither holds."""
+    mode = path.stat().st_mode
+    path.chmod(0o444)
+    flagged = False
+    try:
+        if os.geteuid() == 0:
+            flagged = subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+            if not flagged:
+                pytest.skip("root, and chattr +i is not allowed here: no way to make a file read-only")
+        yield
+    finally:
+        if flagged:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        path.chmod(mode)
+
+
+def test_serve_refuses_a_read_only_database_in_one_line_that_says_so_and_not_to_restore(league):
+    """A read-only league.db (a wrong owner or mode after a copy, a read-only mount) is not damaged: served, it
+    answered every read and made every write (a login, an upload, a new user) a 503 saying to restore a
+    backup, which would lose what the file holds.  The server refuses it at start, in one line saying what
+    to fix."""
+    base, folder, _ = league
+    copy = base / "copy-read-only"
+    shutil.copytree(folder, copy)
+    db = copy / "league.db"
+    with _read_only(db):
+        proc = subprocess.run(
+            [*ARENA, "league", "serve", str(copy), "--port", "0", "--no-play"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        )
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr[-500:]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(db) in lines[0], proc.stderr
+    assert "read-only" in lines[0] and "writable" in lines[0] and "restore" not in lines[0], lines[0]
+    assert "Gin Arena at" not in proc.stderr
