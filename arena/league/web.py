@@ -230,6 +230,12 @@ def _param(request: Request, key: str) -> str:
     return value
 
 
+def _same_secret(sent: str, kept: str) -> bool:
+    """Whether ``sent`` (from a form or a header: any characters) is the secret ``kept``, in constant time
+    (``hmac.compare_digest`` compares bytes; given str with a non-ASCII character, it raises TypeError)."""
+    return hmac.compare_digest(sent.encode("utf-8", "surrogatepass"), kept.encode("utf-8", "surrogatepass"))
+
+
 def _bearer(request: Request) -> str | None:
     auth = request.headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
@@ -333,7 +339,7 @@ class LeagueSite:
         if s is None:
             raise LeagueError("log in first: send Authorization: Bearer <token>", 401)
         user, csrf = s
-        if write and not hmac.compare_digest(request.headers.get("x-csrf-token", ""), csrf):
+        if write and not _same_secret(request.headers.get("x-csrf-token", ""), csrf):
             raise LeagueError("missing or wrong X-CSRF-Token header", 403)
         return user
 
@@ -342,7 +348,7 @@ class LeagueSite:
         if s is None:
             raise LeagueError("log in first", 401)
         user, csrf = s
-        if not hmac.compare_digest(form.get("csrf", ""), csrf):
+        if not _same_secret(form.get("csrf", ""), csrf):
             raise LeagueError("the form's CSRF token is wrong or missing; reload the page", 403)
         return user
 
@@ -568,7 +574,7 @@ class LeagueSite:
 
     async def login(self, request: Request) -> Response:
         form = await read_form(request, SMALL_BODY)
-        if not hmac.compare_digest(form.get("csrf", ""), request.cookies.get(LOGIN_COOKIE, "") or "\x00"):
+        if not _same_secret(form.get("csrf", ""), request.cookies.get(LOGIN_COOKIE, "") or "\x00"):
             raise LeagueError("the login form's CSRF token is wrong or missing; reload the page", 403)
         user = await self.db(League.user_by_token, form.get("token", "").strip())
         if user is None:

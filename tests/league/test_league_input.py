@@ -450,3 +450,40 @@ def test_a_client_pipelining_polls_it_never_reads_is_held_back_not_buffered_for(
         s.close()
     assert sent > 2_000_000 and grown < 60_000_000, f"sent {sent / 1e6:.0f} MB, the server grew {grown / 1e6:.0f} MB"
     assert server.get("/api/leaderboard")  # and it serves on
+
+
+def test_a_csrf_token_with_non_ascii_characters_is_a_403_not_a_500(site):
+    """hmac.compare_digest refuses str with non-ASCII characters (TypeError): a CSRF token of 'é' in the login
+    form, a page's form or the X-CSRF-Token header was a 500 and a traceback in the log."""
+    from urllib.parse import urlencode
+
+    from tests.league.server import login, set_cookie
+
+    server, tokens, _ = site
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    _, headers, _ = server.request("GET", "/league/login")
+    nonce, _ = set_cookie(headers, "league_login_csrf")
+    body = urlencode({"token": tokens["bob"], "csrf": "\u00e9"}).encode()
+    status, _, answer = server.request(
+        "POST", "/league/login", body, headers={**form, "Cookie": f"league_login_csrf={nonce}"}
+    )
+    assert status == 403 and b"CSRF" in answer, (status, answer[:200])
+    sid, _ = login(server, tokens["bob"])
+    cookie = {"Cookie": f"league_session={sid}"}
+    for path in ("/league/logout", "/league/bot/simple/withdraw"):
+        status, _, answer = server.request("POST", path, b"csrf=%C3%A9", headers={**form, **cookie})
+        assert status == 403 and b"CSRF" in answer, (path, status, answer[:200])
+    # the header as a client sends it: one byte 0xE9 (latin-1), which the server reads as 'é'
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    s.sendall(
+        b"POST /api/users/bob/token HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 0\r\n"
+        + f"Cookie: league_session={sid}\r\n".encode()
+        + b"X-CSRF-Token: \xe9\r\n\r\n"
+    )
+    answer = b""
+    while chunk := s.recv(65536):
+        answer += chunk
+    s.close()
+    assert answer.startswith(b"HTTP/1.1 403") and b"X-CSRF-Token" in answer, answer[:300]
+    assert server.get("/api/me", token=tokens["bob"])["user"] == "bob"  # the token was not rotated
+    assert "Traceback" not in server.log_text()
