@@ -76,6 +76,12 @@ def _read_only(exc: sqlite3.Error) -> bool:
     return str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_READONLY")
 
 
+def busy(exc: BaseException) -> bool:
+    """Whether SQLite gave up waiting for a lock another connection holds (``database is locked``): the file is
+    sound, so what to say is to wait or end that transaction, not to restore a backup."""
+    return str(getattr(exc, "sqlite_errorname", "")).startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+
+
 def check_database(path: str | Path, *, backup: bool = False, write: bool = False) -> None:
     """Refuse (:class:`LeagueError`, one line naming the file) a league database that cannot be served as is:
     missing, empty, not SQLite, at a schema version this arena does not know, or failing

@@ -53,7 +53,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Scope
 
 from arena.league.core import League, User
-from arena.league.db import DB_NAME, LeagueError, Reconnecting
+from arena.league.db import DB_NAME, LeagueError, Reconnecting, busy
 from arena.league.file_kinds import PAGE_SUFFIXES, file_kind, policy_format
 from arena.league.forms import FilePart, decimal, read_file_form, read_form, read_json
 
@@ -73,6 +73,8 @@ UPLOAD_PATHS = ("/api/submit", "/league/submit")
 UPLOADS_AT_ONCE = 2
 #: What the API and pages say when the database cannot be read.
 DB_DOWN = "the league's database cannot be read just now; the organizer must restore it"
+#: ... and when another process has held it locked past SQLite's busy timeout (sound, only busy).
+DB_BUSY = "the league's database is busy (another process holds it locked); try again in a minute"
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -189,15 +191,18 @@ def _guard(api: bool) -> Callable[[Handler], Handler]:
                     headers=HEADERS,
                 )
             except sqlite3.DatabaseError as exc:  # damaged while serving: one line in the log, a 503 to the client
+                held = busy(exc)
                 log.error(
-                    "%s %s: the league database cannot be used (%s); restore it from a backup",
+                    "%s %s: the league database cannot be used (%s); %s",
                     request.method,
                     request.url.path,
                     _one_line(str(exc))[:200],
+                    "it is busy: another process holds it locked" if held else "restore it from a backup",
                 )
+                message = DB_BUSY if held else DB_DOWN
                 if api:
-                    return _api_error(503, DB_DOWN)
-                return PlainTextResponse(DB_DOWN, status_code=503, headers=HEADERS)
+                    return _api_error(503, message)
+                return PlainTextResponse(message, status_code=503, headers=HEADERS)
             except Exception:
                 log.exception("%s %s", request.method, request.url.path)
                 msg = "internal error (logged on the server)"
@@ -309,8 +314,8 @@ class LeagueSite:
         except LeagueError as exc:
             yield exc.status, _one_line(str(exc))
             return
-        except sqlite3.DatabaseError:
-            yield 503, DB_DOWN
+        except sqlite3.DatabaseError as exc:
+            yield 503, DB_BUSY if busy(exc) else DB_DOWN
             return
         sending = self.sending.get(user.id, 0)
         if sending >= UPLOADS_AT_ONCE:

@@ -256,3 +256,28 @@ def test_serve_refuses_a_read_only_database_in_one_line_that_says_so_and_not_to_
     assert len(lines) == 1 and lines[0].startswith("error: ") and str(db) in lines[0], proc.stderr
     assert "read-only" in lines[0] and "writable" in lines[0] and "restore" not in lines[0], lines[0]
     assert "Gin Arena at" not in proc.stderr
+
+
+def test_a_database_held_locked_by_another_process_is_a_503_that_says_busy_not_restore(league):
+    """A write lock held past SQLite's busy timeout (an organizer's sqlite3 shell left in a transaction) is not
+    damage: the write that waited for it was a 503 saying the organizer must restore a backup, and the log said
+    to restore one too, which would throw away a sound database.  Both now say it is busy."""
+    base, folder, token = league
+    live = base / "locked"
+    shutil.copytree(folder, live)
+    server = Server(live, play=False)
+    holder = sqlite3.connect(live / "league.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        status, _, body = server.request(
+            "POST", "/api/users/alice/token", headers={"Authorization": f"Bearer {token}"}, timeout=90
+        )
+        holder.execute("ROLLBACK")
+        error = json.loads(body)["error"]
+        assert status == 503 and "busy" in error and "restore" not in error, (status, error)
+        log = [line for line in server.log_text().splitlines() if "/api/users/alice/token" in line]
+        assert len(log) == 1 and "busy" in log[0] and "restore" not in log[0], log
+        assert server.get("/api/me", token=token)["user"] == "alice"  # nothing changed: the old token works
+    finally:
+        holder.close()
+        server.stop()
