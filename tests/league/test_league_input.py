@@ -487,3 +487,21 @@ def test_a_csrf_token_with_non_ascii_characters_is_a_403_not_a_500(site):
     assert answer.startswith(b"HTTP/1.1 403") and b"X-CSRF-Token" in answer, answer[:300]
     assert server.get("/api/me", token=tokens["bob"])["user"] == "bob"  # the token was not rotated
     assert "Traceback" not in server.log_text()
+
+
+@pytest.mark.parametrize("command", ["\ud800", "python3 bot.py \udcff", "python3\x00 bot.py"])
+def test_a_command_that_is_not_text_is_a_400_not_a_500(site, command):
+    """An organizer's cmd: bot whose command (a JSON string) holds a lone surrogate could not be encoded: a 500
+    and a traceback in the log; a NUL byte was stored, and no program can be started with it."""
+    server, tokens, _ = site
+    name = f"cmdbot{len(command)}{ord(command[-1]) % 97}"
+    body = json.dumps({"name": name, "command": command}).encode()  # ensure_ascii: "\ud800" stays an escape
+    status, _, answer = server.request(
+        "POST",
+        "/api/submit",
+        body,
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {tokens['olga']}"},
+    )
+    assert status == 400 and "command" in json.loads(answer)["error"], (status, answer[:300])
+    assert server.request("GET", f"/api/bots/{name}")[0] == 404  # nothing stored
+    assert "Traceback" not in server.log_text()
