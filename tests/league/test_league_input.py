@@ -505,3 +505,36 @@ def test_a_command_that_is_not_text_is_a_400_not_a_500(site, command):
     assert status == 400 and "command" in json.loads(answer)["error"], (status, answer[:300])
     assert server.request("GET", f"/api/bots/{name}")[0] == 404  # nothing stored
     assert "Traceback" not in server.log_text()
+
+
+def test_a_client_cut_off_for_pipelining_leaves_no_traceback_in_the_log(site):
+    """A client that pipelines requests and reads no answers is cut off (the server closes its connection).
+    uvicorn marks only the newest request of a connection as disconnected, so the request still being
+    answered (waiting for the client to read) wrote its answer to the closed connection: each such client
+    left 'Exception in ASGI application' and a 20-line traceback in the server's log."""
+    from pathlib import Path
+
+    server, _, _ = site
+    log = Path(server.log.name)
+    server.log.flush()
+    before = log.read_text().count("Exception in ASGI application")
+    ask = f"GET /api/bots/simple HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    for _ in range(3):
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        s.setblocking(False)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if not select.select([], [s], [], 1.0)[1]:
+                break  # the server stopped reading
+            try:
+                s.send(ask * 500)
+            except BlockingIOError:
+                continue
+            except OSError:  # cut off
+                break
+        s.close()
+    time.sleep(2)
+    assert server.get("/api/bots/simple")["bot"] == "simple"
+    server.log.flush()
+    text = log.read_text()
+    assert text.count("Exception in ASGI application") == before, text[-1500:]
