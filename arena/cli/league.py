@@ -254,7 +254,7 @@ def serve(
 
     try:
         league = League(folder)
-        check_database(league.dir / DB_NAME)  # a damaged file is refused here, never served
+        check_database(league.dir / DB_NAME, write=True)  # a damaged or read-only file is refused here
     except LeagueError as exc:
         _fail(str(exc))
     from arena.league.serving import FolderBusy, check_own_database, holding

@@ -67,11 +67,28 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
     return conn
 
 
-def check_database(path: str | Path, *, backup: bool = False) -> None:
+#: What a refusal of a read-only database tells the organizer to do (a restore would lose what it holds).
+WRITABLE_HINT = "make it and its folder writable by the user the server runs as (the file is not damaged)"
+
+
+def _read_only(exc: sqlite3.Error) -> bool:
+    """Whether SQLite refused a write because the file or its folder cannot be written (not damage)."""
+    return str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_READONLY")
+
+
+def busy(exc: BaseException) -> bool:
+    """Whether SQLite gave up waiting for a lock another connection holds (``database is locked``): the file is
+    sound, so what to say is to wait or end that transaction, not to restore a backup."""
+    return str(getattr(exc, "sqlite_errorname", "")).startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+
+
+def check_database(path: str | Path, *, backup: bool = False, write: bool = False) -> None:
     """Refuse (:class:`LeagueError`, one line naming the file) a league database that cannot be served as is:
     missing, empty, not SQLite, at a schema version this arena does not know, or failing
     ``PRAGMA integrity_check``.  ``backup``: the file is a backup about to be restored, so the message
-    names it as such and does not suggest restoring a backup.
+    names it as such and does not suggest restoring a backup.  ``write`` (a server about to start): also
+    refuse a file SQLite can read but not write (its mode, its folder's, a read-only mount), which would
+    serve every read and refuse every write; a write is begun and rolled back, so nothing changes.
 
     ``integrity_check`` rather than ``quick_check``: it also compares every index with its table, so it
     catches a flipped byte inside a row (a name, a token hash) that the quicker check passes; on a league's
@@ -109,7 +126,15 @@ def check_database(path: str | Path, *, backup: bool = False) -> None:
         problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)").fetchall()]
         if problems != ["ok"]:
             raise refuse(f"{kind} fails SQLite's integrity check ({'; '.join(problems)[:200]})")
+        if write:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(f"PRAGMA user_version = {version}")  # a write of the value it has, rolled back
+            finally:
+                conn.execute("ROLLBACK")
     except sqlite3.DatabaseError as exc:
+        if _read_only(exc):
+            raise LeagueError(f"{p}: {kind} is read-only ({exc}); {WRITABLE_HINT}") from None
         raise refuse(f"{kind} is damaged ({exc})") from None
     finally:
         conn.close()

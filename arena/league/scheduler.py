@@ -50,7 +50,7 @@ from typing import Any
 
 from arena.league.checks import Checker, enter_version, public_names, use_eaai_kit, version_spec
 from arena.league.core import League, now_iso, public_text, queue_pairing, sweep_files, withdraw_revoked
-from arena.league.db import Reconnecting, rows, set_state, transaction
+from arena.league.db import Reconnecting, busy, rows, set_state, transaction
 
 log = logging.getLogger("arena.league")
 
@@ -342,10 +342,12 @@ class _Outage:
         if self.since is None:
             self.since = time.monotonic()
             log.error(
-                "%s: the league database cannot be used (%s); waiting for it to be restored from a backup "
-                "(arena league restore)",
+                "%s: the league database cannot be used (%s); %s",
                 self.who,
                 " ".join(str(exc).split())[:200],
+                "waiting: another process holds it locked"
+                if busy(exc)
+                else "waiting for it to be restored from a backup (arena league restore)",
             )
         self.tries += 1
 

@@ -76,6 +76,8 @@ def check_upload(
             raise LeagueError(f"cannot split the command: {exc}") from None
         if not argv or len(command) > 2000:
             raise LeagueError("the command is empty or longer than 2000 characters")
+        if "\x00" in command or any("\ud800" <= c <= "\udfff" for c in command):
+            raise LeagueError("the command is not text a program can be started with (a NUL or a lone surrogate)")
         return Upload("cmd", command.encode(), command)
     if archive is not None:
         if not config.eaai_kit:

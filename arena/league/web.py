@@ -53,7 +53,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Scope
 
 from arena.league.core import League, User
-from arena.league.db import DB_NAME, LeagueError, Reconnecting
+from arena.league.db import DB_NAME, LeagueError, Reconnecting, busy
 from arena.league.file_kinds import PAGE_SUFFIXES, file_kind, policy_format
 from arena.league.forms import FilePart, decimal, read_file_form, read_form, read_json
 
@@ -73,6 +73,8 @@ UPLOAD_PATHS = ("/api/submit", "/league/submit")
 UPLOADS_AT_ONCE = 2
 #: What the API and pages say when the database cannot be read.
 DB_DOWN = "the league's database cannot be read just now; the organizer must restore it"
+#: ... and when another process has held it locked past SQLite's busy timeout (sound, only busy).
+DB_BUSY = "the league's database is busy (another process holds it locked); try again in a minute"
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -189,15 +191,18 @@ def _guard(api: bool) -> Callable[[Handler], Handler]:
                     headers=HEADERS,
                 )
             except sqlite3.DatabaseError as exc:  # damaged while serving: one line in the log, a 503 to the client
+                held = busy(exc)
                 log.error(
-                    "%s %s: the league database cannot be used (%s); restore it from a backup",
+                    "%s %s: the league database cannot be used (%s); %s",
                     request.method,
                     request.url.path,
                     _one_line(str(exc))[:200],
+                    "it is busy: another process holds it locked" if held else "restore it from a backup",
                 )
+                message = DB_BUSY if held else DB_DOWN
                 if api:
-                    return _api_error(503, DB_DOWN)
-                return PlainTextResponse(DB_DOWN, status_code=503, headers=HEADERS)
+                    return _api_error(503, message)
+                return PlainTextResponse(message, status_code=503, headers=HEADERS)
             except Exception:
                 log.exception("%s %s", request.method, request.url.path)
                 msg = "internal error (logged on the server)"
@@ -228,6 +233,12 @@ def _param(request: Request, key: str) -> str:
     if not PARAM_RE.fullmatch(value):
         raise LeagueError(f"{key} {value[:40]!r} is not a name (letters, digits, _ and -)", 400)
     return value
+
+
+def _same_secret(sent: str, kept: str) -> bool:
+    """Whether ``sent`` (from a form or a header: any characters) is the secret ``kept``, in constant time
+    (``hmac.compare_digest`` compares bytes; given str with a non-ASCII character, it raises TypeError)."""
+    return hmac.compare_digest(sent.encode("utf-8", "surrogatepass"), kept.encode("utf-8", "surrogatepass"))
 
 
 def _bearer(request: Request) -> str | None:
@@ -303,8 +314,8 @@ class LeagueSite:
         except LeagueError as exc:
             yield exc.status, _one_line(str(exc))
             return
-        except sqlite3.DatabaseError:
-            yield 503, DB_DOWN
+        except sqlite3.DatabaseError as exc:
+            yield 503, DB_BUSY if busy(exc) else DB_DOWN
             return
         sending = self.sending.get(user.id, 0)
         if sending >= UPLOADS_AT_ONCE:
@@ -333,7 +344,7 @@ class LeagueSite:
         if s is None:
             raise LeagueError("log in first: send Authorization: Bearer <token>", 401)
         user, csrf = s
-        if write and not hmac.compare_digest(request.headers.get("x-csrf-token", ""), csrf):
+        if write and not _same_secret(request.headers.get("x-csrf-token", ""), csrf):
             raise LeagueError("missing or wrong X-CSRF-Token header", 403)
         return user
 
@@ -342,7 +353,7 @@ class LeagueSite:
         if s is None:
             raise LeagueError("log in first", 401)
         user, csrf = s
-        if not hmac.compare_digest(form.get("csrf", ""), csrf):
+        if not _same_secret(form.get("csrf", ""), csrf):
             raise LeagueError("the form's CSRF token is wrong or missing; reload the page", 403)
         return user
 
@@ -568,7 +579,7 @@ class LeagueSite:
 
     async def login(self, request: Request) -> Response:
         form = await read_form(request, SMALL_BODY)
-        if not hmac.compare_digest(form.get("csrf", ""), request.cookies.get(LOGIN_COOKIE, "") or "\x00"):
+        if not _same_secret(form.get("csrf", ""), request.cookies.get(LOGIN_COOKIE, "") or "\x00"):
             raise LeagueError("the login form's CSRF token is wrong or missing; reload the page", 403)
         user = await self.db(League.user_by_token, form.get("token", "").strip())
         if user is None:

@@ -275,6 +275,18 @@ def http_protocol(whole_answer: WholeAnswer | None = None) -> type[asyncio.Proto
                         self.transport.write(data)
                         return
             super().on_headers_complete()
+            # every request of the connection not yet answered (uvicorn keeps only the newest as self.cycle)
+            cycles = [c for c in self.__dict__.get("_cycles", ()) if not c.response_complete]
+            self._cycles = [*cycles, self.cycle]
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            # uvicorn marks only the newest request as disconnected: one still being answered while others
+            # waited behind it (pipelined) would write its answer to the closed connection, a traceback in the log
+            for cycle in self.__dict__.pop("_cycles", ()):
+                if not cycle.response_complete:
+                    cycle.disconnected = True
+                    cycle.message_event.set()
+            super().connection_lost(exc)
 
         def on_body(self, body: bytes) -> None:
             if not self._answered:

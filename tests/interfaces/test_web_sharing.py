@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -226,3 +227,37 @@ def test_refusals_say_the_action_in_words_not_its_name():
         with pytest.raises(IllegalAction) as e:
             s.act(action)
         assert str(e.value).startswith(line + ":"), str(e.value)
+
+
+def _nginx_headers(visitor: str) -> dict[str, str]:
+    """The headers the documented nginx configuration (docs/how-to/league.md) sends for ``visitor``'s request:
+    each ``proxy_set_header NAME VALUE`` with nginx's variables filled in."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "how-to" / "league.md").read_text()
+    text = " ".join(doc.split())
+    nginx = text[text.index("With nginx") :].split("`")[1]
+    values = {"$host": "127.0.0.1", "$scheme": "https", "$remote_addr": visitor, "$proxy_add_x_forwarded_for": visitor}
+    headers = {}
+    for name, value in re.findall(r"proxy_set_header\s+(\S+)\s+([^;]+);", nginx):
+        headers[name] = values.get(value.strip(), value.strip())
+    return headers
+
+
+def test_visitors_behind_the_documented_nginx_proxy_keep_their_own_games(shared):
+    """Behind a proxy on this machine every connection comes from 127.0.0.1: the documented configuration must
+    pass the visitor's address on (X-Forwarded-For, which uvicorn trusts from 127.0.0.1), or one visitor's new
+    games push out everyone else's (16 per visitor would be 16 for the whole site)."""
+
+    def new(visitor: str) -> str:
+        req = urllib.request.Request(shared.url + "api/new", data=b"{}", method="POST")
+        for k, v in {"Content-Type": "application/json", **_nginx_headers(visitor)}.items():
+            req.add_header(k, v)
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return json.loads(r.read())["session"]
+
+    alice = new("203.0.113.1")
+    for _ in range(17):
+        new("203.0.113.9")  # a stranger starts more games than one visitor may keep
+    status, mine = call(shared.url, "GET", f"/api/state?session={alice}")
+    assert status == 200 and mine["session"] == alice

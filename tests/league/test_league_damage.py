@@ -8,6 +8,7 @@ schema version from elsewhere.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -212,3 +213,71 @@ def test_a_bad_backup_is_refused_by_restore_in_one_line_naming_the_backup_and_th
         assert "restore it from a backup" not in lines[0]  # the backup is what is being restored
         assert "the league database" not in lines[0], lines[0]
     assert live.read_bytes() == before
+
+
+@contextlib.contextmanager
+def _read_only(path: Path):
+    """``path`` made read-only for the server for the block: its mode, and for root (whom modes do not stop)
+    the immutable flag; skipped where neither holds."""
+    mode = path.stat().st_mode
+    path.chmod(0o444)
+    flagged = False
+    try:
+        if os.geteuid() == 0:
+            flagged = subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+            if not flagged:
+                pytest.skip("root, and chattr +i is not allowed here: no way to make a file read-only")
+        yield
+    finally:
+        if flagged:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        path.chmod(mode)
+
+
+def test_serve_refuses_a_read_only_database_in_one_line_that_says_so_and_not_to_restore(league):
+    """A read-only league.db (a wrong owner or mode after a copy, a read-only mount) is not damaged: served, it
+    answered every read and made every write (a login, an upload, a new user) a 503 saying to restore a
+    backup, which would lose what the file holds.  The server refuses it at start, in one line saying what
+    to fix."""
+    base, folder, _ = league
+    copy = base / "copy-read-only"
+    shutil.copytree(folder, copy)
+    db = copy / "league.db"
+    with _read_only(db):
+        proc = subprocess.run(
+            [*ARENA, "league", "serve", str(copy), "--port", "0", "--no-play"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        )
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr[-500:]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(db) in lines[0], proc.stderr
+    assert "read-only" in lines[0] and "writable" in lines[0] and "restore" not in lines[0], lines[0]
+    assert "Gin Arena at" not in proc.stderr
+
+
+def test_a_database_held_locked_by_another_process_is_a_503_that_says_busy_not_restore(league):
+    """A write lock held past SQLite's busy timeout (an organizer's sqlite3 shell left in a transaction) is not
+    damage: the write that waited for it was a 503 saying the organizer must restore a backup, and the log said
+    to restore one too, which would throw away a sound database.  Both now say it is busy."""
+    base, folder, token = league
+    live = base / "locked"
+    shutil.copytree(folder, live)
+    server = Server(live, play=False)
+    holder = sqlite3.connect(live / "league.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        status, _, body = server.request(
+            "POST", "/api/users/alice/token", headers={"Authorization": f"Bearer {token}"}, timeout=90
+        )
+        holder.execute("ROLLBACK")
+        error = json.loads(body)["error"]
+        assert status == 503 and "busy" in error and "restore" not in error, (status, error)
+        log = [line for line in server.log_text().splitlines() if "/api/users/alice/token" in line]
+        assert len(log) == 1 and "busy" in log[0] and "restore" not in log[0], log
+        assert server.get("/api/me", token=token)["user"] == "alice"  # nothing changed: the old token works
+    finally:
+        holder.close()
+        server.stop()

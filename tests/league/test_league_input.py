@@ -450,3 +450,91 @@ def test_a_client_pipelining_polls_it_never_reads_is_held_back_not_buffered_for(
         s.close()
     assert sent > 2_000_000 and grown < 60_000_000, f"sent {sent / 1e6:.0f} MB, the server grew {grown / 1e6:.0f} MB"
     assert server.get("/api/leaderboard")  # and it serves on
+
+
+def test_a_csrf_token_with_non_ascii_characters_is_a_403_not_a_500(site):
+    """hmac.compare_digest refuses str with non-ASCII characters (TypeError): a CSRF token of 'é' in the login
+    form, a page's form or the X-CSRF-Token header was a 500 and a traceback in the log."""
+    from urllib.parse import urlencode
+
+    from tests.league.server import login, set_cookie
+
+    server, tokens, _ = site
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    _, headers, _ = server.request("GET", "/league/login")
+    nonce, _ = set_cookie(headers, "league_login_csrf")
+    body = urlencode({"token": tokens["bob"], "csrf": "\u00e9"}).encode()
+    status, _, answer = server.request(
+        "POST", "/league/login", body, headers={**form, "Cookie": f"league_login_csrf={nonce}"}
+    )
+    assert status == 403 and b"CSRF" in answer, (status, answer[:200])
+    sid, _ = login(server, tokens["bob"])
+    cookie = {"Cookie": f"league_session={sid}"}
+    for path in ("/league/logout", "/league/bot/simple/withdraw"):
+        status, _, answer = server.request("POST", path, b"csrf=%C3%A9", headers={**form, **cookie})
+        assert status == 403 and b"CSRF" in answer, (path, status, answer[:200])
+    # the header as a client sends it: one byte 0xE9 (latin-1), which the server reads as 'é'
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    s.sendall(
+        b"POST /api/users/bob/token HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 0\r\n"
+        + f"Cookie: league_session={sid}\r\n".encode()
+        + b"X-CSRF-Token: \xe9\r\n\r\n"
+    )
+    answer = b""
+    while chunk := s.recv(65536):
+        answer += chunk
+    s.close()
+    assert answer.startswith(b"HTTP/1.1 403") and b"X-CSRF-Token" in answer, answer[:300]
+    assert server.get("/api/me", token=tokens["bob"])["user"] == "bob"  # the token was not rotated
+    assert "Traceback" not in server.log_text()
+
+
+@pytest.mark.parametrize("command", ["\ud800", "python3 bot.py \udcff", "python3\x00 bot.py"])
+def test_a_command_that_is_not_text_is_a_400_not_a_500(site, command):
+    """An organizer's cmd: bot whose command (a JSON string) holds a lone surrogate could not be encoded: a 500
+    and a traceback in the log; a NUL byte was stored, and no program can be started with it."""
+    server, tokens, _ = site
+    name = f"cmdbot{len(command)}{ord(command[-1]) % 97}"
+    body = json.dumps({"name": name, "command": command}).encode()  # ensure_ascii: "\ud800" stays an escape
+    status, _, answer = server.request(
+        "POST",
+        "/api/submit",
+        body,
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {tokens['olga']}"},
+    )
+    assert status == 400 and "command" in json.loads(answer)["error"], (status, answer[:300])
+    assert server.request("GET", f"/api/bots/{name}")[0] == 404  # nothing stored
+    assert "Traceback" not in server.log_text()
+
+
+def test_a_client_cut_off_for_pipelining_leaves_no_traceback_in_the_log(site):
+    """A client that pipelines requests and reads no answers is cut off (the server closes its connection).
+    uvicorn marks only the newest request of a connection as disconnected, so the request still being
+    answered (waiting for the client to read) wrote its answer to the closed connection: each such client
+    left 'Exception in ASGI application' and a 20-line traceback in the server's log."""
+    from pathlib import Path
+
+    server, _, _ = site
+    log = Path(server.log.name)
+    server.log.flush()
+    before = log.read_text().count("Exception in ASGI application")
+    ask = f"GET /api/bots/simple HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    for _ in range(3):
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        s.setblocking(False)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            if not select.select([], [s], [], 1.0)[1]:
+                break  # the server stopped reading
+            try:
+                s.send(ask * 500)
+            except BlockingIOError:
+                continue
+            except OSError:  # cut off
+                break
+        s.close()
+    time.sleep(2)
+    assert server.get("/api/bots/simple")["bot"] == "simple"
+    server.log.flush()
+    text = log.read_text()
+    assert text.count("Exception in ASGI application") == before, text[-1500:]
