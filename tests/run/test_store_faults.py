@@ -338,12 +338,11 @@ _SIGNAL_THEN_A_LIBRARY_ERROR = _SIGNAL_IN_A_CALLBACK.replace(
 )
 
 
-@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
-def test_an_error_that_follows_a_dropped_signal_is_the_interrupt(sig, tmp_path):
-    """The run's own step never came: the library's RuntimeError ended the command with a traceback, exit 1."""
+def _run_with_a_dropped_signal(script: str, sig: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Run ``script`` (one of the above) on a 40-chunk config; it exits as interrupted, the signal dropped."""
     conf = _config(tmp_path, tmp_path / "results", games=800, chunk=20)
     p = subprocess.run(
-        [sys.executable, "-c", _SIGNAL_THEN_A_LIBRARY_ERROR, sig, str(conf), "--quiet", "--no-report"],
+        [sys.executable, "-c", script, sig, str(conf), "--quiet", "--no-report"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -352,6 +351,13 @@ def test_an_error_that_follows_a_dropped_signal_is_the_interrupt(sig, tmp_path):
     )
     assert "Exception ignored" in p.stderr  # the signal did land where its exception is dropped
     assert p.returncode == EXIT_INTERRUPTED, p.stderr[-3000:]
+    return p
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_an_error_that_follows_a_dropped_signal_is_the_interrupt(sig, tmp_path):
+    """The run's own step never came: the library's RuntimeError ended the command with a traceback, exit 1."""
+    p = _run_with_a_dropped_signal(_SIGNAL_THEN_A_LIBRARY_ERROR, sig, tmp_path)
     assert "RuntimeError" not in p.stderr, p.stderr[-3000:]
     errors = [line.strip() for line in p.stderr.splitlines() if line.strip().startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith(f"error: interrupted ({sig})"), p.stderr[-3000:]
@@ -361,18 +367,8 @@ def test_an_error_that_follows_a_dropped_signal_is_the_interrupt(sig, tmp_path):
 def test_a_signal_whose_exception_a_c_callback_drops_still_stops_the_run(sig, tmp_path):
     """A SIGTERM six seconds into a run (llvmlite's callbacks, while numba loads code) was printed as
     "Exception ignored" and lost: the run played every game and exited 0."""
-    conf = _config(tmp_path, tmp_path / "results", games=800, chunk=20)  # 40 chunks
     run_dir = tmp_path / "results" / "f"
-    p = subprocess.run(
-        [sys.executable, "-c", _SIGNAL_IN_A_CALLBACK, sig, str(conf), "--quiet", "--no-report"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert "Exception ignored" in p.stderr  # the signal did land where its exception is dropped
-    assert p.returncode == EXIT_INTERRUPTED, p.stderr[-3000:]
+    p = _run_with_a_dropped_signal(_SIGNAL_IN_A_CALLBACK, sig, tmp_path)
     errors = [line.strip() for line in p.stderr.splitlines() if line.strip().startswith("error:")]
     assert len(errors) == 1 and f"interrupted ({sig})" in errors[0], p.stderr[-3000:]
     assert _status(run_dir) == "interrupted"
