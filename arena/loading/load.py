@@ -143,7 +143,11 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
     limits = Limits(**config.bot_limits())
     for spec in config.all_bots():
         # A variant under a built-in's name played another bot labelled as that built-in in every table.
-        if spec in config.variants and spec.replace("-", "_") in BUILTIN_BOTS:
+        # The built-in itself under its own name ({bot = "simple"} named simple: a league's house bot) is it.
+        variant = config.variants.get(spec)
+        key = spec.replace("-", "_")
+        itself = variant is not None and set(variant) == {"bot"} and str(variant["bot"]).replace("-", "_") == key
+        if variant is not None and key in BUILTIN_BOTS and not itself:
             raise ConfigError(
                 f"config: variant {shown_name(spec)} takes the name of the built-in bot "
                 f"'{spec.replace('_', '-')}'; give the variant a name of its own"

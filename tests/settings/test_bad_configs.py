@@ -130,6 +130,12 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "variant 'simple' takes the name of the built-in bot 'simple'",
     ),
+    "a built-in under its own name with settings": (
+        {"bots": '["random", "simple"]'},
+        '[variants.simple]\nbot = "simple"\nfoo = 1\n',
+        [],
+        "variant 'simple' takes the name of the built-in bot 'simple'",
+    ),
     "another seed on the finished folder": ({"seed": "10"}, "", [], "was played with seed = 9, not 10"),
     "other rules on the finished folder": ({}, "", ["--set", "knock_limit=5"], "was played under different rules"),
     "override out of range": ({}, "", ["--set", "knock_limit=99"], "knock_limit"),
@@ -248,3 +254,19 @@ def test_a_missing_config_file_is_one_line_exit_2(tmp_path):
     out = CliRunner().invoke(app, ["run", str(tmp_path / "nothere.toml"), "--quiet"], catch_exceptions=False)
     assert out.exit_code == EXIT_INPUT
     assert f"{tmp_path / 'nothere.toml'}: no such config file" in _one_error_line(out.output)
+
+
+def test_a_built_in_named_as_itself_in_variants_loads_as_that_built_in():
+    """A league names each house bot's variant after it ({bot = "simple"} named simple): that is the built-in
+    itself, not another bot under its name, and refusing it stopped every house pairing."""
+    from arena.loading.load import load_bots
+    from arena.settings.config import config_from_dict
+
+    cfg = config_from_dict(
+        {
+            "bots": ["simple", "early-knock"],
+            "variants": {"simple": {"bot": "simple"}, "early-knock": {"bot": "early-knock"}},
+        }
+    )
+    bots = load_bots(cfg)
+    assert sorted(bots) == ["early-knock", "simple"] and bots["simple"].name == "simple"
