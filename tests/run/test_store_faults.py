@@ -394,12 +394,15 @@ def test_a_signal_while_a_bot_file_imports_is_an_interrupt_not_a_bad_bot(sig, tm
         # has run in processes that ignore SIGINT, where this process then never heard the Ctrl-C.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    deadline = time.monotonic() + 120
-    while not mark.exists():  # the bot file's top-level code is running
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 120
+        while not mark.exists():  # the bot file's top-level code is running
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # a run that missed the signal loops in the bot file for ever: never leave it behind
     assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
     assert _one_error_line(err).startswith(f"error: interrupted ({signal.Signals(sig).name})"), err[-3000:]
 
