@@ -337,8 +337,9 @@ def _build(
     files["pairs"] = run / "pairs.csv"
     write_file(files["pairs"], csv_text(ps))
     figs: dict[str, Path] = {}
+    folder = own_folder(run / "plots")
     for kind in plots.KINDS:
-        figs[kind] = plots.plot(kind, p, None, own_folder(run / "plots") / f"{kind}.png", anchor=anchor)
+        figs[kind] = plots.plot(kind, p, None, folder / f"{kind}.png", anchor=anchor)
         files[f"plot_{kind}"] = figs[kind]
 
     name = meta["name"]

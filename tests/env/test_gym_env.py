@@ -295,21 +295,23 @@ def test_make_vec_builds_the_vectorized_env():
     assert obs.shape == (3, OBS_SIZE)
 
 
-def test_an_opponent_that_raises_is_one_bot_error(tmp_path):
+def _random_bot_raising(folder, name: str, decision: str, body: str):
+    """The built-in random bot as a file ``<name>.py`` in ``folder``, with ``body`` (indented lines) run first
+    in ``decision``: an opponent whose code raises where a test wants it to."""
     from pathlib import Path
 
     import bots
 
     source = (Path(bots.__file__).parent / "random.py").read_text()
-    angry = tmp_path / "angry.py"
-    angry.write_text(
-        source.replace(
-            "def discard(view, params, memory, rng):\n",
-            "def discard(view, params, memory, rng):\n    if view[0] != 0:\n        raise ValueError('no')\n",
-            1,
-        )
-    )
-    assert angry.read_text() != source
+    head = f"def {decision}(view, params, memory, rng):\n"
+    path = folder / f"{name}.py"
+    path.write_text(source.replace(head, head + body, 1))
+    assert path.read_text() != source
+    return path
+
+
+def test_an_opponent_that_raises_is_one_bot_error(tmp_path):
+    angry = _random_bot_raising(tmp_path, "angry", "discard", "    if view[0] != 0:\n        raise ValueError('no')\n")
     env = GinEnv(opponent=str(angry))
     _, info = env.reset(seed=0)
     with pytest.raises(BotError, match=r"^opponent 'angry' raised ValueError: no; reset\(\) the env$"):
@@ -407,19 +409,11 @@ def test_after_the_opponent_raised_the_env_refuses_to_step_until_reset(tmp_path)
     agent's last decision: a further step was taken against that stale mask (its action handed to the engine
     as the opponent's move and refused there, silently), so an agent that caught the BotError played on in a
     game it no longer knew.  Until reset() the env now refuses to step."""
-    from pathlib import Path
-
-    import bots
-
-    source = (Path(bots.__file__).parent / "random.py").read_text()
-    once = tmp_path / "once.py"  # raises at its first discard of each game only
-    once.write_text(
-        source.replace(
-            "def discard(view, params, memory, rng):\n",
-            "def discard(view, params, memory, rng):\n    if memory[0] == 0.0:\n"
-            "        memory[0] = 1.0\n        raise ValueError('once')\n",
-            1,
-        )
+    once = _random_bot_raising(  # raises at its first discard of each game only
+        tmp_path,
+        "once",
+        "discard",
+        "    if memory[0] == 0.0:\n        memory[0] = 1.0\n        raise ValueError('once')\n",
     )
     env = GinEnv(opponent=str(once))
     _, info = env.reset(seed=0)
@@ -437,18 +431,8 @@ def test_after_the_opponent_raised_the_env_refuses_to_step_until_reset(tmp_path)
 def test_an_opponent_that_raises_during_reset_is_the_same_bot_error(tmp_path):
     """When the opponent acts before the agent's first decision, reset() runs its code: an exception there
     came out bare (``ValueError: no upcard``, the type of the agent's own bad input), naming no opponent."""
-    from pathlib import Path
-
-    import bots
-
-    source = (Path(bots.__file__).parent / "random.py").read_text()
-    angry = tmp_path / "upangry.py"
-    angry.write_text(
-        source.replace(
-            "def take_upcard(view, params, memory, rng):\n",
-            "def take_upcard(view, params, memory, rng):\n    if view[0]:\n        raise ValueError('no upcard')\n",
-            1,
-        )
+    angry = _random_bot_raising(
+        tmp_path, "upangry", "take_upcard", "    if view[0]:\n        raise ValueError('no upcard')\n"
     )
     env = GinEnv(opponent=str(angry))
     env.reset(seed=0)  # the agent is offered the upcard first in game 0
