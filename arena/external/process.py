@@ -14,6 +14,7 @@ it between two drains.  Nothing is written to disk here.
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import subprocess
@@ -44,8 +45,40 @@ class ExternalBotError(Exception):
         self.detail = detail
 
 
+#: What a bot's log must not pass on raw: C0 controls but tab and newline (ESC starts the terminal's
+#: escape sequences: clear the screen, retitle the window, move the cursor over earlier lines; a carriage
+#: return writes over a line), DEL, the C1 controls, and the bidirectional overrides and isolates that
+#: show text in another order than it is stored, and the Unicode line and paragraph separators (a line
+#: break to ``str.splitlines``).  A person reads the log with ``cat`` or ``less -R``.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
+#: Starts each of the arena's own lines in the buffer; the bot's bytes can't hold it once shown, so a
+#: bot can't write a line that passes for the arena's (a fake "killed", a fake "started").
+_NOTE = "\x00"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character (:data:`_CONTROL`) written as its escape, e.g. ``\\x1b``."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def _shown(text: str) -> str:
+    """The buffer as a person may read it: the bot's text made :func:`printable`, and its lines that
+    start like the arena's (``[arena``) marked ``(bot)``; the arena's notes as written."""
+    out: list[str] = []
+    for i, part in enumerate(text.split(_NOTE)):
+        if i:  # an arena note runs to the end of its line
+            note, newline, part = part.partition("\n")
+            out.append(printable(note) + newline)
+        out.append(re.sub(r"(?m)^\[arena", "(bot) [arena", printable(part)))
+    return "".join(out)
+
+
 class LogBuffer:
-    """A bounded, thread-safe text buffer: keeps the newest ``limit`` bytes."""
+    """A bounded, thread-safe text buffer: keeps the newest ``limit`` bytes.
+
+    Holds the bot's stderr as it came and the arena's notes; :meth:`drain` gives it printable
+    (:func:`_shown`), so a bot's terminal escapes reach no one's terminal.
+    """
 
     def __init__(self, limit: int):
         self.limit = limit
@@ -55,6 +88,10 @@ class LogBuffer:
         self._lock = threading.Lock()
 
     def write(self, data: bytes) -> None:
+        """The bot's own output (a NUL in it is kept as the text ``\\x00``, never as a note's mark)."""
+        self._append(data.replace(b"\0", b"\\x00"))
+
+    def _append(self, data: bytes) -> None:
         if not data:
             return
         with self._lock:
@@ -78,7 +115,7 @@ class LogBuffer:
 
     def note(self, text: str) -> None:
         """A line from the arena itself (starts, kills), marked as such."""
-        self.write(f"[arena {time.strftime('%H:%M:%S')}] {text}\n".encode())
+        self._append(f"{_NOTE}[arena {time.strftime('%H:%M:%S')}] {text}\n".encode())
 
     def drain(self) -> str:
         with self._lock:
@@ -87,7 +124,7 @@ class LogBuffer:
             self._chunks.clear()
             self._size = 0
             self._dropped = 0
-        text = data.decode("utf-8", "replace")
+        text = _shown(data.decode("utf-8", "replace"))
         if dropped:
             text = f"[arena] ... {dropped} earlier bytes of output dropped (log limit)\n" + text
         return text
@@ -103,8 +140,8 @@ class LogBuffer:
                 if size >= 4096:
                     break
             data = b"".join(reversed(tail))
-        text = data.decode("utf-8", "replace")
-        lines = [line for line in text.splitlines() if line.strip() and not line.startswith("[arena")]
+        text = re.sub(f"{_NOTE}[^\n]*", "", data.decode("utf-8", "replace"))  # the bot's words only
+        lines = [line for line in text.split("\n") if line.strip()]
         return lines[-1].strip()[:200] if lines else ""
 
 

@@ -192,3 +192,48 @@ def test_an_answer_of_a_huge_integer_is_named_in_a_short_reason():
         with pytest.raises(ProtocolError, match="^ill-typed answer: draw.. answered .*out of range") as err:
             parse_answer(line, "draw")
         assert len(str(err.value)) < 200, len(str(err.value))
+
+
+#: A bot that writes to stderr what a terminal would obey (clear the screen, retitle the window, ring,
+#: return to the line's start and write over it, reverse the text) and lines dressed as the arena's own,
+#: one of them behind a NUL (the mark the log gives the arena's lines), then answers.
+TERMINAL_TRICKS = r"""
+import sys
+sys.stderr.buffer.write(
+    b"\x1b[2J\x1b]0;pwned\x07cleared\r[arena 12:00:00] killed pid 1 (timeout)\n"
+    b"[arena 12:00:01] started pid 2: /bin/true\n"
+    b"\x00[arena 12:00:02] exited (code 0)\n"
+    + "\u202etxt.exe\x85\u2028[arena 12:00:03] exited (code 0)\n".encode()
+)
+sys.stderr.flush()
+for line in sys.stdin:
+    sys.stdout.write("1\n")
+    sys.stdout.flush()
+"""
+
+
+@needs_wall
+def test_a_bots_log_passes_on_no_terminal_escape_and_no_line_that_passes_for_the_arenas(tmp_path):
+    """The log kept the bot's bytes as they came, and people read it with ``cat``: an ESC sequence
+    cleared their screen or retitled the window, a carriage return wrote over a line, a bidirectional
+    override showed text reversed, and a line starting ``[arena`` read as the arena's own note (a fake
+    "killed", a fake "started")."""
+    tmp_path.chmod(0o755)
+    script = tmp_path / "terminal_tricks.py"
+    script.write_text(TERMINAL_TRICKS)
+    log = LogBuffer(1 << 16)
+    from arena.external.process import BotProcess
+
+    proc = BotProcess([sys.executable, str(script)], str(tmp_path), Limits(), log)
+    try:
+        assert proc.request(b'{"type":"decide"}\n', 30, "draw()") == b"1"
+    finally:
+        proc.kill("end of test")
+    text = log.drain()
+    for raw in ("\x1b", "\x07", "\r", "\x00", "\u202e", "\x85", "\u2028"):
+        assert raw not in text, f"{raw!r} reached the log as it is"
+    assert "\\x1b[2J\\x1b]0;pwned\\x07cleared\\r[arena 12:00:00]" in text
+    assert "\\u202etxt.exe\\x85\\u2028[arena 12:00:03]" in text
+    arena_lines = [line for line in text.splitlines() if line.startswith("[arena")]
+    assert len(arena_lines) == 2 and "started pid" in arena_lines[0] and "killed pid" in arena_lines[1]
+    assert "(bot) [arena 12:00:01] started pid 2" in text and "\\x00[arena 12:00:02]" in text
