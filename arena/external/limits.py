@@ -70,7 +70,9 @@ class Limits:
 
     Times are wall-clock seconds of waiting for the bot.  ``memory_mb`` is
     the address-space limit (0 = none).  ``file_writes``/``processes``/
-    ``network`` allow what the sandbox otherwise forbids.  ``sandbox`` is
+    ``network`` allow what the sandbox otherwise forbids; ``file_writes``
+    opens the wall's private ``/tmp`` (``tmp_mb`` MiB, memory the kernel
+    holds outside ``memory_mb``) to the bot, and nothing else.  ``sandbox`` is
     ``"wall"`` (the default: namespaces, another user and the seccomp
     allow-list, see :mod:`arena.external.wall`; refused where it can't be
     built) or ``"weak"`` (the seccomp and rlimit layer alone, asked for
@@ -87,6 +89,7 @@ class Limits:
     processes: bool = False
     network: bool = False
     log_bytes: int = 64 * 1024  # stderr kept between two drain_log() calls
+    tmp_mb: int = 64  # size of the wall's /tmp, the one place file_writes lets a bot write
     sandbox: str = "wall"
     max_crashes: int = int(LIMITS["max_crashes"][0])
 
@@ -103,6 +106,8 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"limit {name} must be an int >= 0, got {value!r}")
+        if isinstance(self.tmp_mb, bool) or not isinstance(self.tmp_mb, int) or not 1 <= self.tmp_mb <= 4096:
+            raise ValueError(f"limit tmp_mb must be an int from 1 to 4096, got {self.tmp_mb!r}")
 
     @classmethod
     def from_dict(cls, d: dict) -> Limits:

@@ -244,7 +244,15 @@ class BotProcess:
             pass_fds = (rfd, afd)
             try:
                 os.write(wfd, build_filter(limits, PID_IN_WALL))
-                full = wall_command(command, cwd, rfd, network=limits.network, extra=read_paths)
+                full = wall_command(
+                    command,
+                    cwd,
+                    rfd,
+                    network=limits.network,
+                    extra=read_paths,
+                    writable_tmp=limits.file_writes,
+                    tmp_mb=limits.tmp_mb,
+                )
                 cut = full.index("--")  # options through the pipe, the command on the command line
                 os.write(bfd, b"".join(a.encode() + b"\0" for a in full[1:cut]))
             except WallError as exc:

@@ -318,12 +318,20 @@ def wall_command(
     seccomp_fd: int | None,
     network: bool = False,
     extra: tuple[str, ...] = (),
+    writable_tmp: bool = False,
+    tmp_mb: int = 64,
 ) -> list[str]:
     """The argv that runs ``command`` (in ``cwd``) inside the wall.
 
     ``seccomp_fd`` is a readable fd holding the BPF program (the caller keeps
     it open until the process has started); ``extra`` are more paths the
     program may read (the sandbox host's package and caches).
+
+    The private ``/tmp`` is a tmpfs of ``tmp_mb`` MiB: a tmpfs is kernel
+    memory, which no rlimit of the bot counts, and bwrap's default size is
+    half the machine's memory.  ``writable_tmp`` (the ``file_writes``
+    limit) lets the bot's user write there (mode 1777); otherwise it is
+    root's (as root) and the allow-list refuses writes anyway.
     """
     bwrap = find_bwrap()
     assert bwrap is not None, "wall_problem() is checked first"
@@ -333,7 +341,8 @@ def wall_command(
     if network:
         args.remove("--unshare-net")
     args += _system_binds()
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # before the binds: some may lie in /tmp
+    tmp = ["--size", str(tmp_mb << 20), "--perms", "1777" if writable_tmp else "0755", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev", *tmp]  # before the binds: some may lie in /tmp
     binds = _Binds()
     binds.dirs.add("/tmp")
     binds.done.update({"/usr", *(t for t in _TOP if os.path.exists(t))})

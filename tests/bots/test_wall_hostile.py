@@ -237,3 +237,59 @@ def test_a_bots_log_passes_on_no_terminal_escape_and_no_line_that_passes_for_the
     arena_lines = [line for line in text.splitlines() if line.startswith("[arena")]
     assert len(arena_lines) == 2 and "started pid" in arena_lines[0] and "killed pid" in arena_lines[1]
     assert "(bot) [arena 12:00:01] started pid 2" in text and "\\x00[arena 12:00:02]" in text
+
+
+#: A bot that writes 1 MiB blocks to /tmp until 200 MiB or an error, and says how far it got.
+TMP_FILLER = r"""
+import sys
+for line in sys.stdin:
+    n, why = 0, "done"
+    try:
+        with open("/tmp/big", "wb") as f:
+            for _ in range(200):
+                f.write(b"x" * (1 << 20))
+                f.flush()
+                n += 1
+    except OSError as exc:
+        why = f"errno {exc.errno}"
+    sys.stderr.write(f"wrote {n} MiB: {why}\n")
+    sys.stderr.flush()
+    sys.stdout.write("1\n")
+    sys.stdout.flush()
+"""
+
+
+@needs_wall
+@pytest.mark.parametrize("file_writes", [True, False])
+def test_the_walls_tmp_holds_tmp_mb_and_takes_writes_only_with_file_writes(tmp_path, file_writes):
+    """The wall's /tmp is a tmpfs, kernel memory that ``memory_mb`` does not count, and bwrap sizes one
+    at half the machine's memory: a bot allowed to write filled it without bound (as another user).
+    As root the tmpfs was root's, so ``file_writes`` let the bot write nowhere at all.  Now /tmp holds
+    ``tmp_mb`` MiB and is the bot's to write only with ``file_writes``."""
+    import errno
+
+    tmp_path.chmod(0o755)
+    script = tmp_path / "tmp_filler.py"
+    script.write_text(TMP_FILLER)
+    log = LogBuffer(1 << 16)
+    from arena.external.process import BotProcess
+
+    proc = BotProcess(
+        [sys.executable, str(script)], str(tmp_path), Limits(file_writes=file_writes, tmp_mb=16, memory_mb=0), log
+    )
+    try:
+        assert proc.request(b'{"type":"decide"}\n', 60, "draw()") == b"1"
+    finally:
+        proc.kill()
+    said = [line for line in log.drain().splitlines() if line.startswith("wrote")]
+    if file_writes:
+        assert said and said[-1].startswith("wrote 1") and said[-1].endswith(f"errno {errno.ENOSPC}"), said
+        assert 14 <= int(said[-1].split()[1]) <= 16
+    else:
+        assert said == [f"wrote 0 MiB: errno {errno.EACCES}"] or said == [f"wrote 0 MiB: errno {errno.EPERM}"]
+
+
+def test_tmp_mb_must_be_a_whole_number_of_mib_from_1_to_4096():
+    for bad in (0, 4097, 1.5, True, "64"):
+        with pytest.raises(ValueError, match="^limit tmp_mb must be an int from 1 to 4096"):
+            Limits(tmp_mb=bad)
