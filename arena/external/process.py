@@ -30,6 +30,16 @@ from arena.external.protocol import MAX_LINE, ProtocolError
 STREAK_FORFEIT = "forfeits the rest of this chunk"
 #: While an answer takes longer than this, a walled bot is checked for having closed its output.
 CLOSED_CHECK_S = 0.25
+#: CPU a bot's program may use while it is not asked, over its life: this many seconds, plus this share of
+#: the time it was not asked (after each answer, :meth:`BotProcess._check_idle_cpu`).  While it is asked it
+#: may use every core.  A JVM compiles and collects garbage in the background, a second or two over a run;
+#: a bot that keeps threads busy between its answers slows the machine its opponent answers on, until the
+#: opponent's answers run out of time.  One busy thread is stopped after some 7 s, a core's worth of them
+#: after about 3 s (on two cores).
+IDLE_CPU_S = 5.0
+IDLE_CPU_SHARE = 0.25
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_CORES = len(os.sched_getaffinity(0))
 
 
 class ExternalBotError(Exception):
@@ -310,6 +320,10 @@ class BotProcess:
         self._poll_out.register(self._in, select.POLLOUT)
         self.alive = True
         self._answered = False  # no answer read yet: output waiting before the handshake is its hello
+        self._born = time.monotonic()
+        self._asked_s = 0.0  # time spent asked (from its start to its first answer, then each question)
+        self._program: int | None = None  # the program's pid (inside the wall: bwrap's grandchild)
+        self._watch_cpu = not tracer  # under strace the process tree is another shape
         log.note(f"started pid {self.pid}: {' '.join(command)}")
 
     # --- talking -----------------------------------------------------------------------
@@ -321,6 +335,14 @@ class BotProcess:
         a crash, an answer longer than ``max_line`` bytes (never read past
         that and one more read), or an answer that is not exactly one line.
         """
+        asked = self._born if not self._answered else time.monotonic()  # its start counts as asked
+        answer = self._request(line, timeout, what, max_line)
+        self._asked_s += time.monotonic() - asked
+        if self._watch_cpu:
+            self._check_idle_cpu(what)
+        return answer
+
+    def _request(self, line: bytes, timeout: float, what: str, max_line: int) -> bytes:
         deadline = time.monotonic() + timeout
         self._send(line, deadline, timeout, what)
         self._answered = True  # whatever comes now is read as this answer, or refused
@@ -439,18 +461,53 @@ class BotProcess:
                 self._closed_output = True
                 return True
 
-    def _output_closed(self) -> bool:
-        """The walled program holds no copy of its output any more (False when that can't be known)."""
+    def _program_pid(self) -> int | None:
+        """The program's pid: inside the wall bwrap's grandchild (None when that can't be known)."""
+        if self._program is not None or not self.in_wall:
+            return self._program or self.pid
         pid = self.pid  # bwrap, then its reaper (pid 1 in the wall), then the program (pid 2)
         for _ in range(2):
             try:
                 with open(f"/proc/{pid}/task/{pid}/children") as f:
                     kids = f.read().split()
             except OSError:
-                return False
+                return None
             if len(kids) != 1:
-                return False
+                return None
             pid = int(kids[0])
+        self._program = pid
+        return pid
+
+    def _check_idle_cpu(self, what: str) -> None:
+        """Stop a program that used more CPU while it was not asked than :data:`IDLE_CPU_S` and
+        :data:`IDLE_CPU_SHARE` allow (a ``timeout``: it overran its time, if not its answers')."""
+        pid = self._program_pid()
+        if pid is None:
+            return
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            fields = stat[stat.rindex(b")") + 2 :].split()
+            cpu = sum(int(x) for x in fields[11:15]) / _CLK_TCK  # utime stime cutime cstime, all threads
+        except (OSError, ValueError, IndexError):
+            return
+        idle = max(0.0, time.monotonic() - self._born - self._asked_s)
+        idle_cpu = cpu - _CORES * self._asked_s
+        allowed = IDLE_CPU_S + IDLE_CPU_SHARE * idle
+        if idle_cpu > allowed:
+            self.kill("timeout")
+            raise ExternalBotError(
+                "timeout",
+                f"after {what}: used {idle_cpu:.1f} s of CPU in the {idle:.1f} s it was not asked (at most "
+                f"{IDLE_CPU_S:g} s and {IDLE_CPU_SHARE:.0%} of that time): threads or processes kept busy "
+                "between answers slow its opponent",
+            )
+
+    def _output_closed(self) -> bool:
+        """The walled program holds no copy of its output any more (False when that can't be known)."""
+        pid = self._program_pid()
+        if pid is None:
+            return False
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:

@@ -293,3 +293,67 @@ def test_tmp_mb_must_be_a_whole_number_of_mib_from_1_to_4096():
     for bad in (0, 4097, 1.5, True, "64"):
         with pytest.raises(ValueError, match="^limit tmp_mb must be an int from 1 to 4096"):
             Limits(tmp_mb=bad)
+
+
+#: A bot that answers at once, and meanwhile keeps a thread busy (``BUSY`` = 1) or computes only while
+#: asked, 0.2 s a question (``BUSY`` = 0).
+BACKGROUND_SPINNER = r"""
+import sys, threading, time
+BUSY = int(sys.argv[1])
+
+def spin():
+    while True:
+        pass
+
+if BUSY:
+    threading.Thread(target=spin, daemon=True).start()
+for line in sys.stdin:
+    if not BUSY:
+        end = time.process_time() + 0.2
+        while time.process_time() < end:
+            pass
+    sys.stdout.write("1\n")
+    sys.stdout.flush()
+"""
+
+
+@needs_wall
+@pytest.mark.parametrize("busy", [1, 0])
+def test_a_bot_that_keeps_the_cpu_busy_between_its_answers_is_stopped_one_busy_only_when_asked_is_not(
+    tmp_path, monkeypatch, busy
+):
+    """Limits bounded a bot's memory, files and answers, not its CPU: a bot answering at once while its
+    threads spun in the background took the cores its opponent answers on, until the opponent's answers
+    ran out of time (its own forfeits the arena's win).  Now CPU used while not asked past a small
+    allowance is a ``timeout``.  The allowance is lowered here (5 s and a quarter of the idle time by
+    default) to keep the test short, and so that a spinner with a third of a core, on a loaded machine, is
+    still caught."""
+    import time
+
+    from arena.external import process
+
+    monkeypatch.setattr(process, "IDLE_CPU_S", 0.5)
+    monkeypatch.setattr(process, "IDLE_CPU_SHARE", 0.05)
+    tmp_path.chmod(0o755)
+    script = tmp_path / "spinner.py"
+    script.write_text(BACKGROUND_SPINNER)
+    proc = process.BotProcess([sys.executable, str(script), str(busy)], str(tmp_path), Limits(), LogBuffer(1 << 16))
+    answers = 0
+    try:
+        end = time.monotonic() + 8.0
+        while time.monotonic() < end:
+            if busy:
+                time.sleep(0.2)  # the opponent's turn
+            try:
+                assert proc.request(b'{"type":"decide"}\n', 30, "draw()") == b"1"
+            except ExternalBotError as exc:
+                assert busy, f"a bot busy only while asked was stopped: {exc}"
+                assert str(exc).startswith("timeout: after draw(): used ") and "not asked" in str(exc)
+                assert not proc.alive
+                break
+            answers += 1
+        else:
+            assert not busy, f"a bot spinning between {answers} answers for 8 s was never stopped"
+    finally:
+        proc.kill()
+    assert answers >= (1 if busy else 10)
