@@ -55,6 +55,15 @@ class TournamentError(RuntimeError):
     """A run that cannot go on (folder from other rules, no scheduler...); one line."""
 
 
+class IncompatibleRunError(TournamentError):
+    """The run folder holds games played otherwise (rules, seed, sizes): ``fact`` says how, without the
+    hint, which is ``arena run``'s (a sweep, which has no ``--name``, gives its own)."""
+
+    def __init__(self, fact: str, hint: str):
+        super().__init__(f"{fact}; {hint}")
+        self.fact = fact
+
+
 class RunEnvError(TournamentError):
     """A run stopped by its environment, not its input: the Dask scheduler unreachable or lost; one line."""
 
@@ -190,22 +199,24 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
     try:
         old = store.played_config()
     except StoreError as exc:
-        raise TournamentError(f"{exc}; restore it (the games are intact), or use --fresh or another --name") from None
+        raise IncompatibleRunError(
+            f"{exc}", "restore it (the games are intact), or use --fresh or another --name"
+        ) from None
     if old is None:
         return
     played, now = old.resolved_rules(), cfg.resolved_rules()
     if played != now:
         there, here = played.to_dict(), now.to_dict()
         key = next(k for k in here if there[k] != here[k])
-        raise TournamentError(
-            f"{store.dir} was played under different rules ({key} = {there[key]!r} there, {here[key]!r} now); "
-            "use another --name or the same rules to resume"
+        raise IncompatibleRunError(
+            f"{store.dir} was played under different rules ({key} = {there[key]!r} there, {here[key]!r} now)",
+            "use another --name or the same rules to resume",
         )
     for key in ("seed", "games_per_pair", "duplicate", "chunk_size", "record_hands"):
         if getattr(old, key) != getattr(cfg, key):
-            raise TournamentError(
-                f"{store.dir} was played with {key} = {getattr(old, key)!r}, not "
-                f"{getattr(cfg, key)!r}; use another --name or the same setting to resume"
+            raise IncompatibleRunError(
+                f"{store.dir} was played with {key} = {getattr(old, key)!r}, not {getattr(cfg, key)!r}",
+                "use another --name or the same setting to resume",
             )
 
 

@@ -320,3 +320,28 @@ def test_a_sweep_says_how_many_games_it_will_play_before_the_first(tmp_path):
     run_sweep(spec, progress=lines.append, report=False)
     assert lines[0] == "sweep 's': 3 point(s) x 1 rules value(s) x 2 opponent(s) x 20 games = 120 games"
     assert lines[1].startswith("[1/3] ")
+
+
+def test_a_sweep_changed_since_its_games_names_the_change_and_a_sweeps_way_out_not_run_options(tmp_path):
+    """A sweep rerun with another seed (or rules, or sizes) was refused with ``arena run``'s hint, "use
+    another --name", an option ``arena sweep`` does not have."""
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    f = tmp_path / "sw.toml"
+    body = (
+        'bot = "early-knock"\nopponents = ["simple"]\ngames = 4\nchunk_size = 4\nworkers = 1\nseed = {seed}\n'
+        f'results_dir = "{tmp_path}"\n[grid]\nknock_at = [0, 10]\n'
+    )
+    f.write_text(body.format(seed=1))
+    assert CliRunner().invoke(app, ["sweep", str(f), "-q"]).exit_code == 0
+    f.write_text(body.format(seed=2))
+    r = CliRunner().invoke(app, ["sweep", str(f), "-q"])
+    assert r.exit_code == 2, r.output
+    assert [line for line in r.output.splitlines() if line.startswith("error:")] == [
+        f"error: sweep 'sw': {tmp_path / 'sw' / 'standard'} was played with seed = 1, not 2; set it back to "
+        "resume, or start the sweep afresh with --fresh (or give it another name)"
+    ]
+    assert "--name" not in r.output
+    assert CliRunner().invoke(app, ["sweep", str(f), "-q", "--fresh"]).exit_code == 0

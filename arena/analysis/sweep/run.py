@@ -21,6 +21,7 @@ import numpy as np
 from arena.analysis.sweep.analysis import SweepResult, analyse_sweep
 from arena.analysis.sweep.spec import SweepError, SweepSpec, load_sweep
 from arena.run import run_tournament
+from arena.run.runner import IncompatibleRunError
 from arena.run.store import holds_run
 
 __all__ = ["run_sweep"]
@@ -68,7 +69,7 @@ def run_sweep(
         for point in points:
             i += 1
             t = time.monotonic()
-            res = run_tournament(spec.config(label, rules, point), client=client, schedule=schedule, progress=False)
+            res = _play(spec, spec.config(label, rules, point), client, schedule)
             if res.status != "complete":
                 status = "incomplete"
             say(
@@ -80,6 +81,18 @@ def run_sweep(
     out.status = status
     out.seconds = played
     return out
+
+
+def _play(spec: SweepSpec, config: Any, client: Any, schedule: Any):
+    """One grid point's tournament; a folder played otherwise is the sweep's error, with a sweep's way out
+    (the runner's hint names ``--name``, which ``arena sweep`` does not have)."""
+    try:
+        return run_tournament(config, client=client, schedule=schedule, progress=False)
+    except IncompatibleRunError as exc:
+        raise SweepError(
+            f"sweep '{spec.name}': {exc.fact}; set it back to resume, or start the sweep afresh with --fresh "
+            "(or give it another name)"
+        ) from None
 
 
 def _run_adaptive(spec: SweepSpec, *, client: Any, schedule: Any, say: Callable[[str], None], report: bool):
