@@ -310,6 +310,11 @@ class BatchRecords:
 
 def forfeit_message(bots: tuple[PlayableBot, PlayableBot], seed: int, row: np.ndarray, detail: str = "") -> str:
     """One line naming the bot, its decision and what was wrong."""
+    return forfeit_text((bots[0].name, bots[1].name), seed, row, detail)
+
+
+def forfeit_text(names: tuple[str, str], seed: int, row: np.ndarray, detail: str = "") -> str:
+    """:func:`forfeit_message` with the seats' names."""
     seat = int(row[G_FORFEIT])
     what = ERROR_MESSAGES[int(row[G_ERROR])]
     decision = PHASE_FUNCTION[int(row[G_ERROR_KIND])]
@@ -320,7 +325,7 @@ def forfeit_message(bots: tuple[PlayableBot, PlayableBot], seed: int, row: np.nd
     if detail.startswith(POLICY_CHOSE):  # the engine saw -1 for an action that answers nothing: say what was chosen
         what, answer = "chose an illegal action", ""
     tail = f": {detail}" if detail else ""
-    return f"bot '{bots[seat].name}' (seat {seat}) {what} in {decision}(){answer}, game seed {seed}{tail}"
+    return f"bot '{names[seat]}' (seat {seat}) {what} in {decision}(){answer}, game seed {seed}{tail}"
 
 
 def game_log_spans(hands: np.ndarray, n_games: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ opponent gets the same one-line error as ``arena run``.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,7 @@ from arena.engine.layout import (
     S_SIZE,
     V_SIZE,
 )
+from arena.engine.play import forfeit_text
 from arena.engine.rng import RNG_WORDS, mix_seed
 from arena.engine.rules_array import rules_array
 from arena.engine.step import apply_action, begin_game, begin_hand, build_view, end_hand, forfeit_game, hand_winner
@@ -92,7 +94,8 @@ _M2 = types.int8[:, ::1]
 _F1 = types.float64[::1]
 _B1 = types.boolean[::1]
 # rules, opponent's decision addresses, its params, seat, mode, states, a view (work space), opponent's params
-# per env, memories, generators, scratch, rows, seeds, obs, masks, ids, final obs, last game rows, games ended
+# per env, memories, generators, scratch, rows, seeds, obs, masks, ids, final obs, last game rows, games ended,
+# games the opponent forfeited before the agent's next decision
 _COMMON = (
     _I1,
     _I2,
@@ -112,6 +115,7 @@ _COMMON = (
     _I1,
     _O2,
     _I2,
+    _I1,
     _I1,
 )
 
@@ -169,8 +173,9 @@ def _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds) -> None:
 
 @helper
 def _advance(
-    i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final, last, ended
-):
+    i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final, last, ended,
+    unseen, acted,
+):  # fmt: skip
     """Play game ``i`` on until ``seat`` is asked; return ``(reward, done)``.
 
     The opponent's decisions are its compiled functions, called here with its
@@ -179,7 +184,10 @@ def _advance(
     counted.  When an episode ends, its last observation is written into
     ``final``, the next episode begins (a new game, seed :func:`next_seed`, if
     the game is over) and is played on to the agent's first decision, with
-    ``done`` True.
+    ``done`` True.  ``acted``: the agent has made a decision in this game
+    (False from a reset).  A game that ends before the agent's next
+    decision in it (only an opponent's forfeit ends one that soon) is
+    counted in ``unseen[i]``: no episode reports it.
     """
     s = st[i]
     other = 1 - seat
@@ -188,6 +196,7 @@ def _advance(
     done = False
     while True:
         if s[S_PHASE] == PH_DONE:
+            ended_unseen = done or not acted  # the agent has not been asked since this hand began
             forfeit = s[S_OUTCOME] == OUT_FORFEIT
             if mode & MODE_POINTS:
                 reward += s[S_POINTS + seat] - s[S_POINTS + other]
@@ -206,6 +215,8 @@ def _advance(
                 for k in range(G_SIZE):
                     last[i, k] = rows[i, k]
                 ended[i] += 1
+                if ended_unseen:
+                    unseen[i] += 1
                 seeds[i] = next_seed(seeds[i])
                 _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds)
             begin_hand(s, rules, seeds[i], scratch[i])
@@ -225,7 +236,7 @@ def _advance(
 @kernel(types.int64(*_COMMON))
 def reset_games(
     rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids, final_obs,
-    last_rows, ended,
+    last_rows, ended, unseen,
 ):  # fmt: skip
     """Begin game ``seeds[i]`` in every env and play it to the agent's first decision; return 0."""
     for i in range(st.shape[0]):
@@ -250,6 +261,8 @@ def reset_games(
             final,
             last_rows,
             ended,
+            unseen,
+            False,
         )
         ids[i] = observe(st[i], rules, seat, view, obs[i])
         fill_mask(ids[i], masks[i])
@@ -259,7 +272,7 @@ def reset_games(
 @kernel(types.int64(_I1, *_COMMON, types.float64[::1], _B1, types.float64))
 def step_games(
     actions, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids,
-    final_obs, last_rows, ended, rewards, done, penalty,
+    final_obs, last_rows, ended, unseen, rewards, done, penalty,
 ):  # fmt: skip
     """Apply ``actions[i]`` (an action id) in every env; return -1, or the first env whose action is illegal.
 
@@ -286,7 +299,7 @@ def step_games(
             forfeit_game(s, rows[i])
         r, d = _advance(
             i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final_obs[i],
-            last_rows, ended,
+            last_rows, ended, unseen, True,
         )  # fmt: skip
         rewards[i] = r if legal else penalty
         done[i] = d
@@ -406,6 +419,10 @@ class Games:
         self.final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
         self.last_rows = np.zeros((n, G_SIZE), dtype=np.int64)
         self.ended = np.zeros(n, dtype=np.int64)  # games finished per env (the step that ends one adds 1)
+        # games per env the opponent forfeited before the agent's next decision (no episode reports them)
+        self.unseen = np.zeros(n, dtype=np.int64)
+        self.opponent_forfeits = np.zeros(n, dtype=np.int64)  # those of the last reset() or step(), per env
+        self._warned = False
         self.broken = False  # the opponent raised mid-step: its game stopped mid-turn until reset()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -440,6 +457,7 @@ class Games:
             self.final_obs,
             self.last_rows,
             self.ended,
+            self.unseen,
         )
 
     def reset(self, seeds: np.ndarray) -> None:
@@ -449,12 +467,14 @@ class Games:
             raise ValueError(f"seeds must be {self.num_envs} integers >= 0")
         self.seeds[:] = seeds
         self.broken = False
+        before = self.seeds.copy()
         try:
             reset_games(*self._common())  # the opponent plays up to the agent's first decision
         except Exception as exc:
             raise self._opponent_raised(exc) from exc
         self.rewards[:] = 0.0
         self.done[:] = False
+        self._take_unseen(before)
 
     def next_game_seed(self, env: int) -> int:
         """The seed of the game env ``env`` plays after the current one."""
@@ -465,12 +485,38 @@ class Games:
         if self.broken:  # the masks are of the agent's last decision, not of the game as it stopped
             raise BotError(f"opponent '{self.opponent.name}' raised in an earlier step; reset() the env")
         arr = self.check_actions(actions)
+        before = self.seeds.copy()
         try:
             bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
         except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step
             raise self._opponent_raised(exc) from exc
         if bad >= 0:
             raise self.illegal(int(bad), int(arr[bad]))
+        self._take_unseen(before)
+
+    def _take_unseen(self, seeds_before: np.ndarray) -> None:
+        """Move the count of games the opponent forfeited before the agent's next decision into
+        :attr:`opponent_forfeits`, and warn of the first such game of this object, naming it.
+
+        An episode needs a decision of the agent, so no episode can report such a game: an opponent whose
+        first answer of a game is illegal had its games skipped without a word (``reset(seed=s)`` then
+        began another game than ``s``)."""
+        self.opponent_forfeits[:] = self.unseen
+        self.unseen[:] = 0
+        if self._warned or not self.opponent_forfeits.any():
+            return
+        self._warned = True
+        i = int(np.flatnonzero(self.opponent_forfeits)[0])
+        seed = int(seeds_before[i])  # the last game that ended is the seed before the one now played
+        while int(next_seed(seed)) != int(self.seeds[i]):
+            seed = int(next_seed(seed))
+        names = (self.opponent.name, "agent") if self.seat else ("agent", self.opponent.name)
+        warnings.warn(
+            f"env {i}: {forfeit_text(names, seed, self.last_rows[i])}, before the agent's first decision "
+            "in it: no episode reports that game (info['opponent_forfeits'] counts them; warned once)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
     def _opponent_raised(self, exc: Exception) -> BotError:
         """The one-line error of an exception from the opponent's code; its game stopped mid-turn."""

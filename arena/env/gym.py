@@ -16,6 +16,12 @@ legal-action mask (``int8[58]``) in ``info["action_mask"]`` and, with ``mask_in_
 :class:`ValueError` and changes nothing (``illegal="raise"``, the default); with
 ``illegal="penalty"`` it forfeits the game instead (recorded as the agent's forfeit, as a bot's
 illegal move is in a tournament) and ends the episode with reward ``penalty``.
+
+An opponent's illegal move forfeits its game too, and the agent wins it.  A game it forfeits before
+the agent's first decision in it (or in its next hand) can end no episode, since an episode needs a
+decision of the agent: the env plays on into the next game, counts such games in
+``info["opponent_forfeits"]`` of that ``reset()`` or ``step()`` (an int; per env, an array, in the
+vector env), and warns once, naming the first.
 """
 
 from __future__ import annotations
@@ -94,6 +100,7 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
             seed = check_seed(seed)  # a python int: Gymnasium's seeding refuses a numpy integer
         super().reset(seed=seed)
         g = self.games
+        began = seed is not None or not self._ended  # else the step that ended the episode began this one
         if seed is not None:
             g.reset(np.array([seed], dtype=np.int64))
         elif not self._ended:  # first episode, or one abandoned mid-way: a new game
@@ -103,7 +110,10 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         self._started = True
         self._ended = False
         mask = g.masks[0].copy()
-        return self._obs(g.obs[0], mask), {"action_mask": mask}
+        info: dict[str, Any] = {"action_mask": mask}
+        if began and g.opponent_forfeits[0]:
+            info["opponent_forfeits"] = int(g.opponent_forfeits[0])
+        return self._obs(g.obs[0], mask), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._started:
@@ -130,6 +140,8 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         info: dict[str, Any] = {"action_mask": mask}
         if done:
             info["game_over"] = int(g.ended[0]) > games_ended  # the game ended too (always, with episode="game")
+        if g.opponent_forfeits[0]:
+            info["opponent_forfeits"] = int(g.opponent_forfeits[0])
         return obs, float(g.rewards[0]), done, False, info
 
     def legal_actions(self) -> list[int]:
@@ -220,7 +232,10 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             self._np_random, self._np_random_seed = np.random.Generator(np.random.PCG64(sequence)), -1
         self.games.reset(seeds.astype(np.int64))
         self._started = True
-        return self._obs(), {"action_mask": self._out(self.games.masks)}
+        info: dict[str, Any] = {"action_mask": self._out(self.games.masks)}
+        if self.games.opponent_forfeits.any():
+            info["opponent_forfeits"] = self.games.opponent_forfeits.copy()
+        return self._obs(), info
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
@@ -233,4 +248,6 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             info["final_obs"] = self._out(g.final_obs)
             info["_final_obs"] = g.done.copy()
             info["game_over"] = g.ended > games_ended
+        if g.opponent_forfeits.any():
+            info["opponent_forfeits"] = g.opponent_forfeits.copy()
         return self._obs(), self._out(g.rewards), self._out(g.done), self.truncated.copy(), info

@@ -442,3 +442,45 @@ def test_an_opponent_that_raises_during_reset_is_the_same_bot_error(tmp_path):
         env.step(52)
     _, info = env.reset(seed=0)
     assert info["action_mask"].any()
+
+
+def test_games_an_opponent_forfeits_before_the_agents_first_decision_are_counted_and_warned_not_skipped_silently(
+    tmp_path,
+):
+    """An opponent whose first answer of a game is illegal forfeits that game before the agent is asked,
+    and no episode can report it: the env played on into the next game without a word, and ``reset(seed=s)``
+    began another game than ``s``.  Every game that ends is now reported once: by an episode
+    (``game_over``) or in ``info["opponent_forfeits"]``, with one warning naming the first."""
+    import warnings
+
+    from arena.engine.layout import G_FORFEIT
+
+    bad = _random_bot_raising(tmp_path, "forfeiter", "take_upcard", "    return 5\n")
+    env = GinEnv(opponent=str(bad))
+    with pytest.warns(RuntimeWarning) as caught:
+        for seed in range(40):
+            _, info = env.reset(seed=seed)
+            if "opponent_forfeits" in info:
+                break
+        else:
+            raise AssertionError("the opponent was asked first in none of 40 games")
+    assert info["opponent_forfeits"] >= 1 and env.game_seed != seed
+    assert int(env.last_game_row[G_FORFEIT]) == 1
+    [warning] = [str(w.message) for w in caught]
+    assert warning.startswith("env 0: bot 'forfeiter' (seat 1) ") and "in take_upcard() (answered 5)" in warning
+    assert f"game seed {seed}, before the agent's first decision in it" in warning
+
+    vec = VectorGinEnv(4, opponent=str(bad))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, info = vec.reset(seed=100)
+        unseen = int(info.get("opponent_forfeits", np.zeros(4)).sum())
+        episodes = 0
+        for _ in range(300):
+            actions = np.array([_random_legal(info["action_mask"][i]) for i in range(4)])
+            _, _, _, _, info = vec.step(actions)
+            episodes += int(info.get("game_over", np.zeros(4, bool)).sum())
+            unseen += int(info.get("opponent_forfeits", np.zeros(4)).sum())
+    assert [w.category for w in caught] == [RuntimeWarning]  # once per env object
+    assert unseen > 0 and episodes > 0
+    assert episodes + unseen == int(vec.games.ended.sum())
