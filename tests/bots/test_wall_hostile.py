@@ -12,7 +12,7 @@ import pytest
 
 from arena.botkit.bot import BotError
 from arena.external import Limits, external_bot
-from arena.external.process import ExternalBotError, LogBuffer, start_and_handshake
+from arena.external.process import BotProcess, ExternalBotError, LogBuffer, start_and_handshake
 from arena.external.protocol import ProtocolError, parse_hello
 from arena.external.wall import wall_problem
 
@@ -29,6 +29,15 @@ for line in sys.stdin:
         sys.stdout.write('{"name": "huge", "protocol": 1, "params": {"k": 1' + "0" * 400 + '}}\n')
         sys.stdout.flush()
 """
+
+
+def _walled(folder, name: str, source: str, limits: Limits | None = None, *args: str) -> tuple[BotProcess, LogBuffer]:
+    """``source`` saved as ``<name>.py`` in ``folder`` and started in the wall (no handshake), with its log."""
+    folder.chmod(0o755)
+    script = folder / f"{name}.py"
+    script.write_text(source)
+    log = LogBuffer(1 << 16)
+    return BotProcess([sys.executable, str(script), *args], str(folder), limits or Limits(), log), log
 
 
 def _bot_processes(marker: str) -> list[str]:
@@ -124,13 +133,7 @@ def test_a_line_written_before_the_question_is_a_garbled_answer_not_the_next_ans
     (answered 20)").  A line waiting before a question is asked is a garbled answer, said as such."""
     import time
 
-    tmp_path.chmod(0o755)
-    script = tmp_path / "answers_twice.py"
-    script.write_text(ANSWERS_TWICE)
-    log = LogBuffer(1 << 16)
-    from arena.external.process import BotProcess
-
-    proc = BotProcess([sys.executable, str(script)], str(tmp_path), Limits(), log)
+    proc, _ = _walled(tmp_path, "answers_twice", ANSWERS_TWICE)
     try:
         assert proc.request(b'{"type":"decide"}\n', 30, "draw()") == b"1"
         time.sleep(0.6)  # the second copy has come by now
@@ -218,13 +221,7 @@ def test_a_bots_log_passes_on_no_terminal_escape_and_no_line_that_passes_for_the
     cleared their screen or retitled the window, a carriage return wrote over a line, a bidirectional
     override showed text reversed, and a line starting ``[arena`` read as the arena's own note (a fake
     "killed", a fake "started")."""
-    tmp_path.chmod(0o755)
-    script = tmp_path / "terminal_tricks.py"
-    script.write_text(TERMINAL_TRICKS)
-    log = LogBuffer(1 << 16)
-    from arena.external.process import BotProcess
-
-    proc = BotProcess([sys.executable, str(script)], str(tmp_path), Limits(), log)
+    proc, log = _walled(tmp_path, "terminal_tricks", TERMINAL_TRICKS)
     try:
         assert proc.request(b'{"type":"decide"}\n', 30, "draw()") == b"1"
     finally:
@@ -268,15 +265,7 @@ def test_the_walls_tmp_holds_tmp_mb_and_takes_writes_only_with_file_writes(tmp_p
     ``tmp_mb`` MiB and is the bot's to write only with ``file_writes``."""
     import errno
 
-    tmp_path.chmod(0o755)
-    script = tmp_path / "tmp_filler.py"
-    script.write_text(TMP_FILLER)
-    log = LogBuffer(1 << 16)
-    from arena.external.process import BotProcess
-
-    proc = BotProcess(
-        [sys.executable, str(script)], str(tmp_path), Limits(file_writes=file_writes, tmp_mb=16, memory_mb=0), log
-    )
+    proc, log = _walled(tmp_path, "tmp_filler", TMP_FILLER, Limits(file_writes=file_writes, tmp_mb=16, memory_mb=0))
     try:
         assert proc.request(b'{"type":"decide"}\n', 60, "draw()") == b"1"
     finally:
@@ -334,10 +323,7 @@ def test_a_bot_that_keeps_the_cpu_busy_between_its_answers_is_stopped_one_busy_o
 
     monkeypatch.setattr(process, "IDLE_CPU_S", 0.5)
     monkeypatch.setattr(process, "IDLE_CPU_SHARE", 0.05)
-    tmp_path.chmod(0o755)
-    script = tmp_path / "spinner.py"
-    script.write_text(BACKGROUND_SPINNER)
-    proc = process.BotProcess([sys.executable, str(script), str(busy)], str(tmp_path), Limits(), LogBuffer(1 << 16))
+    proc, _ = _walled(tmp_path, "spinner", BACKGROUND_SPINNER, None, str(busy))
     answers = 0
     try:
         end = time.monotonic() + 8.0
