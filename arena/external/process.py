@@ -38,6 +38,8 @@ CLOSED_CHECK_S = 0.25
 #: after about 3 s (on two cores).
 IDLE_CPU_S = 5.0
 IDLE_CPU_SHARE = 0.25
+#: Looked at no more often than this (reading /proc costs some 25 microseconds, a fast bot's whole answer).
+IDLE_CPU_EVERY_S = 0.1
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CORES = len(os.sched_getaffinity(0))
 
@@ -324,6 +326,7 @@ class BotProcess:
         self._asked_s = 0.0  # time spent asked (from its start to its first answer, then each question)
         self._program: int | None = None  # the program's pid (inside the wall: bwrap's grandchild)
         self._watch_cpu = not tracer  # under strace the process tree is another shape
+        self._cpu_looked = 0.0
         log.note(f"started pid {self.pid}: {' '.join(command)}")
 
     # --- talking -----------------------------------------------------------------------
@@ -337,8 +340,10 @@ class BotProcess:
         """
         asked = self._born if not self._answered else time.monotonic()  # its start counts as asked
         answer = self._request(line, timeout, what, max_line)
-        self._asked_s += time.monotonic() - asked
-        if self._watch_cpu:
+        now = time.monotonic()
+        self._asked_s += now - asked
+        if self._watch_cpu and now - self._cpu_looked >= IDLE_CPU_EVERY_S:
+            self._cpu_looked = now
             self._check_idle_cpu(what)
         return answer
 
