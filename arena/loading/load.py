@@ -153,7 +153,8 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
                 f"'{spec.replace('_', '-')}'; give the variant a name of its own"
             )
     out: dict[str, Bot] = {}
-    for spec, ref in config.bot_refs(base_dir).items():
+    refs = config.bot_refs(base_dir)
+    for spec, ref in refs.items():
         try:
             named = spec in config.variants or bool(ref.params)  # a variant, or a built-in's inline settings
             out[spec] = load(ref, limits_for(ref, limits), name=spec if named else None)
@@ -161,6 +162,7 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
             raise ConfigError(
                 str(exc) if str(exc).startswith(("bot ", spec)) else f"bot {shown_name(spec)}: {exc}"
             ) from None
+        _refuse_a_builtins_name(spec, ref, out[spec].name, config)
     if twice := same_builtin_twice({s: b for s, b in out.items() if s not in config.variants}):
         raise ConfigError(
             f"config: bots '{twice[0]}' and '{twice[1]}' are the same built-in with the same settings; list it once"
@@ -180,6 +182,30 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
                 "look-alike letters of another script); rename one (NAME = ... in its file, or a variant)"
             )
     return out
+
+
+#: The built-in bots by the form their names share with look-alikes (:func:`look_alike_key`, and ``_`` read
+#: as ``-``: a built-in answers to ``gin_chasing`` too, and a copy of ``bots/gin_chasing.py`` is named so).
+_BUILTIN_LOOKS = {look_alike_key(b).replace("_", "-"): b.replace("_", "-") for b in BUILTIN_BOTS}
+
+
+def _refuse_a_builtins_name(spec: str, ref: BotRef, name: str, config: TournamentConfig) -> None:
+    """A bot that is not the built-in it is named (or looks named) after is refused: a file ``simple.py``,
+    a ``NAME = "monte-carlo"``, a program whose hello says ``Simple``, shown in every table and report as
+    the built-in, whose results people know.  A run without that built-in never saw two rows to tell apart.
+    The built-in itself, bare or as a variant of its own name, is it."""
+    builtin = _BUILTIN_LOOKS.get(look_alike_key(name).replace("_", "-"))
+    if builtin is None or (ref.kind == "builtin" and ref.ref.replace("_", "-") == builtin == name):
+        return
+    if spec in config.variants:
+        how = "give the variant a name of its own"
+    elif ref.kind in ("command", "eaai"):  # named by its handshake, which the config can't change
+        how = f"name it with a variant, e.g. [variants] my-{builtin} = {{ bot = {json.dumps(spec)} }}"
+    else:
+        how = "rename it (NAME = ... in its file, or a variant)"
+    raise ConfigError(
+        f"bot {shown_name(spec)} is named {shown_name(name)}, the name of the built-in bot '{builtin}'; {how}"
+    )
 
 
 def _rename_hint(name: str, bots: dict[str, Bot], config: TournamentConfig) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import bots
 from arena.cli.main import EXIT_INPUT, app
 
 #: The finished run's config; a case changes some keys (None removes one) and may add tables.
@@ -136,6 +137,26 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "variant 'simple' takes the name of the built-in bot 'simple'",
     ),
+    # A bot named as a built-in read as that built-in in every table, in a run where the built-in was not.
+    "a copy of a built-in's file under its name": (
+        {"bots": '["random", "{tmp}/monte_carlo.py"]'},
+        "",
+        [],
+        "bot '{tmp}/monte_carlo.py' is named 'monte_carlo', the name of the built-in bot 'monte-carlo'; rename it",
+    ),
+    "a bot file whose NAME is a built-in's, but for case": (
+        {"bots": '["random", "{tmp}/named_simple.py"]'},
+        "",
+        [],
+        "bot '{tmp}/named_simple.py' is named 'Simple', the name of the built-in bot 'simple'",
+    ),
+    "a variant named like a built-in, with a cyrillic a": (
+        {"bots": '["random", "gin-ch\\u0430sing"]'},
+        '[variants."gin-ch\\u0430sing"]\nbot = "early-knock"\n',
+        [],
+        "bot 'gin-ch\\u0430sing' is named 'gin-ch\\u0430sing', the name of the built-in bot 'gin-chasing'; give the "
+        "variant a name of its own",
+    ),
     "another seed on the finished folder": ({"seed": "10"}, "", [], "was played with seed = 9, not 10"),
     "other rules on the finished folder": ({}, "", ["--set", "knock_limit=5"], "was played under different rules"),
     "override out of range": ({}, "", ["--set", "knock_limit=99"], "knock_limit"),
@@ -219,6 +240,9 @@ def _bad_run(finished: Path, tmp_path: Path, body: str | bytes, options: list[st
     (tmp_path / "not_a_bot.py").write_text(NOT_A_BOT)
     (tmp_path / "syntax.py").write_text(SYNTAX_ERROR)
     (tmp_path / "a_file").write_text("a file where the results folder goes")
+    random_bot = (Path(bots.__file__).parent / "random.py").read_text()
+    (tmp_path / "monte_carlo.py").write_text(random_bot)
+    (tmp_path / "named_simple.py").write_text(random_bot + '\nNAME = "Simple"\n')
     (tmp_path / "latin1_rules.toml").write_bytes(b"# r\xe8gles\nknock_limit = 5\n")
     conf = tmp_path / "bad.toml"
     conf.write_bytes(body) if isinstance(body, bytes) else conf.write_text(body)
