@@ -345,3 +345,19 @@ def test_a_sweep_changed_since_its_games_names_the_change_and_a_sweeps_way_out_n
     ]
     assert "--name" not in r.output
     assert CliRunner().invoke(app, ["sweep", str(f), "-q", "--fresh"]).exit_code == 0
+
+
+def test_a_point_that_wins_every_game_gets_a_field_interval_not_a_point(tmp_path):
+    # Against random every grid point won all 40 games: the field win rate's t interval was
+    # "1.000..1.000", certainty from 20 pairs, where the matchups tables give a clean sweep Wilson's
+    # interval on its pairs (about 0.82..1 here).
+    res = run_sweep(_sweep(tmp_path, opponents=["random"], games=40, chunk_size=40), progress=False, report=False)
+    b = res.best
+    assert len(b) == 2 and (b["field_win_rate"] == 1.0).all()
+    for what in ("field_win_rate", "field_win_rate_adj"):
+        lo, hi = b[f"{what}_ci_low"], b[f"{what}_ci_high"]
+        assert ((lo < 0.9) & (lo > 0.7) & (hi == 1.0)).all(), (what, lo.tolist(), hi.tolist())
+    per_opponent = res.table.set_index("knock_at")
+    assert b.set_index("knock_at")["field_win_rate_ci_low"].to_dict() == pytest.approx(
+        per_opponent["win_rate_ci_low"].to_dict()
+    )  # one opponent: the field is that matchup, and its interval the matchups table's
