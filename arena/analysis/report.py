@@ -172,8 +172,14 @@ def _marked(text: str, forfeited: int, games: int) -> str:
     return f"{text}*" if forfeited else text
 
 
-def _leaderboard_table(lb: pd.DataFrame, forfeited: dict[str, int] | None = None) -> Table:
-    head = ["#", "bot", "Elo", "95% CI", "games", "W-L-D", "win rate", "95% CI", "pts/hand", "margin/game", "forfeits"]
+def _level(conf: float) -> str:
+    """An interval's level as the tables name it: 0.95 -> "95%", 0.999 -> "99.9%"."""
+    return f"{100 * conf:g}%"
+
+
+def _leaderboard_table(lb: pd.DataFrame, forfeited: dict[str, int] | None = None, conf: float = 0.95) -> Table:
+    ci = f"{_level(conf)} CI"
+    head = ["#", "bot", "Elo", ci, "games", "W-L-D", "win rate", ci, "pts/hand", "margin/game", "forfeits"]
     rows = []
     for r in lb.itertuples(index=False):
         lost = (forfeited or {}).get(str(r.bot), 0)
@@ -237,18 +243,18 @@ def _style_table(lb: pd.DataFrame) -> Table:
     return Table(head, rows, "l" + "r" * (len(head) - 1))
 
 
-def _pairs_table(ps: pd.DataFrame) -> Table:
+def _pairs_table(ps: pd.DataFrame, conf: float = 0.95) -> Table:
     head = [
         "matchup",
         "games",
         "W-L-D (first bot)",
         "win rate",
-        "95% CI",
+        f"{_level(conf)} CI",
         "Elo diff",
         "sweeps",
         "sign test p",
         "margin/game",
-        "95% CI",
+        f"{_level(conf)} CI",
     ]
     rows = []
     for r in ps.itertuples(index=False):
@@ -270,8 +276,9 @@ def _pairs_table(ps: pd.DataFrame) -> Table:
     return Table(head, rows, "lrrrrrrrrr")
 
 
-def _first_mover_table(fm: pd.DataFrame) -> Table:
-    head = ["matchup", "decided hands", "non-dealer share", "95% CI", "games won", "first non-dealer share", "95% CI"]
+def _first_mover_table(fm: pd.DataFrame, conf: float = 0.95) -> Table:
+    ci = f"{_level(conf)} CI"
+    head = ["matchup", "decided hands", "non-dealer share", ci, "games won", "first non-dealer share", ci]
     rows = []
     for r in fm.itertuples(index=False):
         rows.append(
@@ -319,6 +326,19 @@ METHODS = [
     "were not gin; 'discards taken by opp.' is the share of its discards the opponent picked up.",
     "Non-dealer share: hands won by the non-dealer (who moves first) over hands someone won.",
 ]
+
+
+def _methods(conf: float) -> list[str]:
+    """:data:`METHODS` at the tables' level ``conf`` (the figures are drawn at 95% whatever it is)."""
+    if conf == 0.95:
+        return METHODS
+    lv = _level(conf)
+    return [
+        m.replace("Intervals are 95%", f"Intervals are {lv} (the figures': 95%)").replace(
+            "normal 95% interval", f"normal {lv} interval"
+        )
+        for m in METHODS
+    ]
 
 
 def _build(
@@ -398,10 +418,10 @@ def _build(
 
     forfeited_m, forfeited_b = _forfeited(ps)
     tables = {
-        "leaderboard": _leaderboard_table(lb, forfeited_b),
+        "leaderboard": _leaderboard_table(lb, forfeited_b, conf),
         "style": _style_table(lb),
-        "pairs": _pairs_table(ps),
-        "first": _first_mover_table(fm),
+        "pairs": _pairs_table(ps, conf),
+        "first": _first_mover_table(fm, conf),
     }
     captions = {
         "heatmap": "Win rate of each bot (row) against each opponent (column).",
@@ -452,7 +472,7 @@ def _build(
     md += dec_md
     luck_md, luck_html = luck_section(run, p.n_games)
     md += luck_md
-    md += ["## Methods", ""] + [f"- {m}" for m in METHODS] + [""]
+    md += ["## Methods", ""] + [f"- {m}" for m in _methods(conf)] + [""]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
             md += [f"## {label}", "", md_code(meta[key].rstrip(), "toml"), ""]
@@ -506,7 +526,7 @@ def _build(
         ]
     h += dec_html
     h += luck_html
-    h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in METHODS) + "</ul>"]
+    h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in _methods(conf)) + "</ul>"]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
             h += [f"<h2>{label}</h2>", f"<pre>{html.escape(meta[key].rstrip())}</pre>"]

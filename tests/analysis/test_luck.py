@@ -472,3 +472,23 @@ def test_an_interrupted_measure_is_gone_on_from_by_the_next_pass_and_measures_as
         _table(copy).sort_values("game_id").reset_index(drop=True),
         _table(runs["ek"]).sort_values("game_id").reset_index(drop=True),
     )
+
+
+@pytest.mark.parametrize("kind", ["swept", "mixed"])
+def test_the_luck_tables_plain_win_rate_has_the_matchup_tables_interval_and_never_a_point(kind):
+    """The plain win rate is the matchups table's figure: it gets the same interval (Wilson's on the pairs'
+    effective sample size).  Its t interval was a point, "0.0..0.0%", for a matchup swept on every pair,
+    beside the matchups table's 0.0-3.8% for the same games, and covered far less than 95% near 0 or 1."""
+    from arena.analysis import stats as st
+    from tests.analysis.test_stats import games_from_results
+
+    res = np.zeros((100, 2), dtype=int) if kind == "swept" else np.random.default_rng(5).integers(0, 2, size=(60, 2))
+    win = res.reshape(-1).astype(float).tolist()
+    pairs = np.repeat(np.arange(len(res)), 2).tolist()
+    table = luck.luck_results([_luck_part(pairs, win, [0.0] * len(win))]).set_index("bot")
+    want = st.pair_stats(games_from_results([("x", "y", res)])).iloc[0]
+    x, y = table.loc["x"], table.loc["y"]
+    assert x["win_plain"] == pytest.approx(want["win_rate_a"])
+    assert (x["win_plain_lo"], x["win_plain_hi"]) == pytest.approx((want["win_rate_ci_low"], want["win_rate_ci_high"]))
+    assert (y["win_plain_lo"], y["win_plain_hi"]) == pytest.approx((1 - x["win_plain_hi"], 1 - x["win_plain_lo"]))
+    assert x["win_plain_hi"] - x["win_plain_lo"] > 0.03

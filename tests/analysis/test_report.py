@@ -375,3 +375,22 @@ def test_csv_cells_of_names_a_spreadsheet_would_run_are_quoted_and_numbers_stay_
         assert numeric, f"{key} has no numeric column left"
     board = pd.read_csv(files["leaderboard"])
     assert {"'" + evil, "'@sum", "simple"} <= set(board["bot"])
+
+
+def test_a_report_at_another_confidence_labels_its_tables_with_that_level_not_95(tmp_path, run_tables):
+    # write_report(conf=0.9) wrote 90% intervals into the tables and CSVs under "95% CI" headers and a
+    # Methods line saying "Intervals are 95%": a reader took them for wider, surer intervals than they were.
+    games, hands = run_tables
+    run = _write_run(tmp_path / "conf90", games, hands)
+    files = write_report(run, conf=0.9)
+    pairs = pd.read_csv(files["pairs"]).set_index("matchup")
+    want = st.pair_stats(games, conf=0.9).set_index("matchup")
+    assert pairs.loc[want.index, "win_rate_ci_low"].to_numpy() == pytest.approx(want["win_rate_ci_low"].to_numpy())
+    md = files["report_md"].read_text()
+    tables = [line for line in md.splitlines() if line.startswith("| #") or line.startswith("| matchup")]
+    assert len(tables) >= 3  # leaderboard, matchups, first mover
+    for head in tables:
+        assert "95%" not in head and "90% CI" in head, head
+    assert "Intervals are 90%" in md and "Intervals are 95%" not in md
+    page = files["report_html"].read_text()
+    assert "90% CI" in page and "Intervals are 90%" in page

@@ -345,3 +345,30 @@ def test_a_sweep_changed_since_its_games_names_the_change_and_a_sweeps_way_out_n
     ]
     assert "--name" not in r.output
     assert CliRunner().invoke(app, ["sweep", str(f), "-q", "--fresh"]).exit_code == 0
+
+
+def test_a_point_that_wins_every_game_gets_a_field_interval_not_a_point(tmp_path):
+    # Against random every grid point won all 40 games: the field win rate's t interval was
+    # "1.000..1.000", certainty from 20 pairs, where the matchups tables give a clean sweep Wilson's
+    # interval on its pairs (about 0.82..1 here).
+    res = run_sweep(_sweep(tmp_path, opponents=["random"], games=40, chunk_size=40), progress=False, report=False)
+    b = res.best
+    assert len(b) == 2 and (b["field_win_rate"] == 1.0).all()
+    for what in ("field_win_rate", "field_win_rate_adj"):
+        lo, hi = b[f"{what}_ci_low"], b[f"{what}_ci_high"]
+        assert ((lo < 0.9) & (lo > 0.7) & (hi == 1.0)).all(), (what, lo.tolist(), hi.tolist())
+    per_opponent = res.table.set_index("knock_at")
+    assert b.set_index("knock_at")["field_win_rate_ci_low"].to_dict() == pytest.approx(
+        per_opponent["win_rate_ci_low"].to_dict()
+    )  # one opponent: the field is that matchup, and its interval the matchups table's
+
+
+def test_a_matchup_too_small_to_adjust_shows_its_raw_interval_as_the_adjusted_one_in_the_csv(tmp_path):
+    # Not adjusted, sweep.csv's win_rate_adj is win_rate, but its interval was the t interval: "1.000..1.000"
+    # beside win_rate's 0.82..1 on the same row, after a clean sweep of 20 pairs.
+    res = run_sweep(_sweep(tmp_path, opponents=["random"], games=40, chunk_size=40), progress=False, report=False)
+    t = res.table
+    assert len(t) == 2 and not t["cv_adjusted"].any() and (t["win_rate"] == 1.0).all()
+    assert (t["win_rate_adj"] == t["win_rate"]).all()
+    for end in ("ci_low", "ci_high"):
+        assert t[f"win_rate_adj_{end}"].tolist() == pytest.approx(t[f"win_rate_{end}"].tolist()), end

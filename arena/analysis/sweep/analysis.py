@@ -100,8 +100,9 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
                 win_rate_ci_low=float(ps["win_rate_ci_low"]),
                 win_rate_ci_high=float(ps["win_rate_ci_high"]),
                 win_rate_adj=wr.adj,
-                win_rate_adj_ci_low=wr.adj_lo,
-                win_rate_adj_ci_high=wr.adj_hi,
+                # not adjusted, the figure is the raw win rate: its interval is the raw one (Wilson's), not t's
+                win_rate_adj_ci_low=wr.adj_lo if wr.adjusted else float(ps["win_rate_ci_low"]),
+                win_rate_adj_ci_high=wr.adj_hi if wr.adjusted else float(ps["win_rate_ci_high"]),
                 points_per_hand=float(b["points_per_hand"]),
                 points_per_hand_ci_low=float(b["points_per_hand_ci_low"]),
                 points_per_hand_ci_high=float(b["points_per_hand_ci_high"]),
@@ -159,6 +160,15 @@ def _field(
     return pd.concat(cols, axis=1).dropna().mean(axis=1)
 
 
+def _share_ci(y: np.ndarray) -> tuple[float, float]:
+    """A mean of per-pair shares in [0, 1] with the interval a win rate gets in the matchups tables: Wilson's
+    on the effective sample size (:func:`arena.analysis.stats.ratio_ci_moments`).  A t interval was a point,
+    "1.000..1.000", for a grid point that won every game."""
+    n = float(len(y))
+    r = st.ratio_ci_moments(n, n, float(y.sum()), float(y @ y), float(y.sum()), n, clip=(0.0, 1.0))
+    return float(r["lo"]), float(r["hi"])
+
+
 def _best(spec: SweepSpec, pair_scores: dict) -> pd.DataFrame:
     """Per rules value: every grid point's field win rate, the best, and the paired test against it."""
     out = []
@@ -181,16 +191,18 @@ def _best(spec: SweepSpec, pair_scores: dict) -> pd.DataFrame:
                 dm = float(d.mean())
                 dlo, dhi = dm - _t(len(d)) * se, dm + _t(len(d)) * se
             se_f = float(f.std(ddof=1) / np.sqrt(n))
-            se_r = float(r.std(ddof=1) / np.sqrt(len(r)))
+            raw_lo, raw_hi = _share_ci(r.to_numpy())
+            adjusted = all(pair_scores[(label, p, o)][3] for o in spec.opponent_names)
             row = {"rules": label, **dict(zip(spec.param_names, p))}
             row.update(
                 field_win_rate=float(r.mean()),
-                field_win_rate_ci_low=float(r.mean()) - _t(len(r)) * se_r,
-                field_win_rate_ci_high=float(r.mean()) + _t(len(r)) * se_r,
+                field_win_rate_ci_low=raw_lo,
+                field_win_rate_ci_high=raw_hi,
                 field_win_rate_adj=float(f.mean()),
-                field_win_rate_adj_ci_low=float(f.mean()) - _t(n) * se_f,
-                field_win_rate_adj_ci_high=float(f.mean()) + _t(n) * se_f,
-                field_adjusted=all(pair_scores[(label, p, o)][3] for o in spec.opponent_names),
+                # not adjusted, f is r (every slope 0): a share, with the raw figure's interval
+                field_win_rate_adj_ci_low=float(f.mean()) - _t(n) * se_f if adjusted else raw_lo,
+                field_win_rate_adj_ci_high=float(f.mean()) + _t(n) * se_f if adjusted else raw_hi,
+                field_adjusted=adjusted,
                 behind_best=dm,
                 behind_best_ci_low=dlo,
                 behind_best_ci_high=dhi,
