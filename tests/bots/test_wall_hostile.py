@@ -326,7 +326,7 @@ def test_a_bot_that_keeps_the_cpu_busy_between_its_answers_is_stopped_one_busy_o
     proc, _ = _walled(tmp_path, "spinner", BACKGROUND_SPINNER, None, str(busy))
     answers = 0
     try:
-        end = time.monotonic() + 8.0
+        end = time.monotonic() + (8.0 if busy else 2.0)  # the spinner is caught in about a second
         while time.monotonic() < end:
             if busy:
                 time.sleep(0.2)  # the opponent's turn
@@ -342,4 +342,4 @@ def test_a_bot_that_keeps_the_cpu_busy_between_its_answers_is_stopped_one_busy_o
             assert not busy, f"a bot spinning between {answers} answers for 8 s was never stopped"
     finally:
         proc.kill()
-    assert answers >= (1 if busy else 10)
+    assert answers >= (1 if busy else 8)
