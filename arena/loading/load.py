@@ -162,7 +162,7 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
             raise ConfigError(
                 str(exc) if str(exc).startswith(("bot ", spec)) else f"bot {shown_name(spec)}: {exc}"
             ) from None
-        _refuse_a_builtins_name(spec, ref, out[spec].name, config)
+        _refuse_a_builtins_name(spec, ref, out[spec], config)
     if twice := same_builtin_twice({s: b for s, b in out.items() if s not in config.variants}):
         raise ConfigError(
             f"config: bots '{twice[0]}' and '{twice[1]}' are the same built-in with the same settings; list it once"
@@ -189,13 +189,27 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
 _BUILTIN_LOOKS = {look_alike_key(b).replace("_", "-"): b.replace("_", "-") for b in BUILTIN_BOTS}
 
 
-def _refuse_a_builtins_name(spec: str, ref: BotRef, name: str, config: TournamentConfig) -> None:
+def _builtin_file_hash(builtin: str) -> str:
+    """The source hash a bot file has when it is the built-in ``builtin``'s own file, ``bots/<key>.py``."""
+    import hashlib
+
+    import bots
+
+    path = Path(bots.__file__).parent / f"{builtin.replace('-', '_')}.py"
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def _refuse_a_builtins_name(spec: str, ref: BotRef, bot: Bot, config: TournamentConfig) -> None:
     """A bot that is not the built-in it is named (or looks named) after is refused: a file ``simple.py``,
     a ``NAME = "monte-carlo"``, a program whose hello says ``Simple``, shown in every table and report as
     the built-in, whose results people know.  A run without that built-in never saw two rows to tell apart.
-    The built-in itself, bare or as a variant of its own name, is it."""
+    The built-in itself, bare, as a variant of its own name, or as its own file (``bots/simple.py``,
+    byte for byte), is it."""
+    name = bot.name
     builtin = _BUILTIN_LOOKS.get(look_alike_key(name).replace("_", "-"))
     if builtin is None or (ref.kind == "builtin" and ref.ref.replace("_", "-") == builtin == name):
+        return
+    if ref.kind in ("file", "sandbox") and not ref.params and bot.source_hash == _builtin_file_hash(builtin):
         return
     if spec in config.variants:
         how = "give the variant a name of its own"

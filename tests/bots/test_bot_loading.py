@@ -284,3 +284,21 @@ def test_loading_a_bot_again_reuses_its_compiled_functions_and_keeps_memory_flat
         load_bot("gin-chasing")
     gc.collect()
     assert rss_mb() - before < 8, "100 loads of one bot grew the process"  # about 27 MB before the fix
+
+
+def test_a_built_ins_own_file_is_that_built_in_and_an_edited_copy_under_its_name_is_refused(tmp_path):
+    """A bot named as a built-in read as that built-in in every table; but ``bots/simple.py`` itself, byte
+    for byte, is the built-in, and its name is its own.  One changed byte makes it another bot."""
+    from pathlib import Path
+
+    import bots
+    from arena.loading.load import load_bots
+    from arena.settings.config import ConfigError, config_from_dict
+
+    own = Path(bots.__file__).parent / "simple.py"
+    ok = load_bots(config_from_dict({"bots": ["random", str(own)]}), tmp_path)
+    assert ok[str(own)].name == "simple"
+    edited = tmp_path / "simple.py"
+    edited.write_text(own.read_text() + "\n# my change\n")
+    with pytest.raises(ConfigError, match=r"is named 'simple', the name of the built-in bot 'simple'; rename it"):
+        load_bots(config_from_dict({"bots": ["random", str(edited)]}), tmp_path)
