@@ -549,3 +549,31 @@ def test_fsck_holds_each_index_line_to_what_its_chunk_files_say_of_themselves(ru
     assert list((run_dir / "quarantine").rglob("*.parquet"))  # set aside, not deleted
     again = CliRunner().invoke(app, ["fsck", str(run_dir)])
     assert again.exit_code == 0 and "no problems" in again.output, again.output
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda p: p.unlink(),
+        lambda p: p.write_bytes(p.read_bytes()[:5]),
+        lambda p: p.write_bytes(bytes([p.read_bytes()[0] ^ 1]) + p.read_bytes()[1:]),
+        lambda p: p.write_bytes(b"\0" * len(p.read_bytes())),
+    ],
+    ids=["lost", "truncated", "digit-flipped", "zero-filled"],
+)
+def test_a_lost_or_damaged_secret_seed_is_refused_not_replaced_by_a_new_one(tmp_path, damage):
+    # A lost, truncated or bit-flipped seed.secret read as a new seed: fsck said "no problems", and the same
+    # command played every matchup again under new ids, leaving all the stored games superseded in silence.
+    cfg = _cfg(tmp_path, bots=("random", "simple"), seed="secret")
+    first = run_tournament(cfg, progress=False, schedule=Inline())
+    run_dir = tmp_path / "s"
+    before = RunStore(run_dir).games().sort_values("game_id").reset_index(drop=True)
+    assert len(before) == GAMES and len(first.games) == GAMES
+    damage(run_dir / "seed.secret")
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and "seed.secret" in found.output, found.output
+    with pytest.raises(StoreError, match="seed.secret"):
+        run_tournament(cfg, progress=False, schedule=Inline())
+    store = RunStore(run_dir)
+    assert len(store.matchups(current=False)) == 1  # no matchup planned under another seed
+    assert same(store.games().sort_values("game_id").reset_index(drop=True), before)
