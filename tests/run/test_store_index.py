@@ -577,3 +577,42 @@ def test_a_lost_or_damaged_secret_seed_is_refused_not_replaced_by_a_new_one(tmp_
     store = RunStore(run_dir)
     assert len(store.matchups(current=False)) == 1  # no matchup planned under another seed
     assert same(store.games().sort_values("game_id").reset_index(drop=True), before)
+
+
+def _ck_flip(d: Path) -> None:
+    b = bytearray((d / CHECKPOINT).read_bytes())
+    b[len(b) // 2] ^= 1
+    (d / CHECKPOINT).write_bytes(bytes(b))
+
+
+def _ck_link(d: Path) -> None:
+    (d / CHECKPOINT).rename(d / "elsewhere.jsonl")
+    (d / CHECKPOINT).symlink_to(d / "elsewhere.jsonl")
+
+
+def _ck_fifo(d: Path) -> None:
+    (d / CHECKPOINT).unlink()
+    os.mkfifo(d / CHECKPOINT)
+
+
+def _ck_other(d: Path) -> None:  # not a copy of this index: its second and third lines swapped
+    lines = (d / CHECKPOINT).read_text().splitlines(keepends=True)
+    lines[1], lines[2] = lines[2], lines[1]
+    (d / CHECKPOINT).write_text("".join(lines))
+
+
+@pytest.mark.parametrize("damage", [_ck_flip, _ck_other, _ck_link, _ck_fifo], ids=["flipped", "other", "link", "fifo"])
+def test_a_damaged_or_foreign_checkpoint_is_named_by_fsck_and_rewritten_by_repair(run_dir, damage):
+    # fsck said "no problems" of a folder whose checkpoint (the copy a lost index is rebuilt from) was damaged
+    # or another index's; a checkpoint that was a link or a FIFO stopped fsck --repair, and every run, with
+    # "cannot read index.checkpoint.jsonl: operation not permitted" (exit 3), which no command mended.
+    damage(run_dir)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and CHECKPOINT in found.output, found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0 and CHECKPOINT in repaired.output, repaired.output
+    ck = run_dir / CHECKPOINT
+    assert not ck.is_symlink() and ck.read_bytes() == (run_dir / INDEX).read_bytes()
+    again = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert again.exit_code == 0 and "no problems" in again.output, again.output
+

@@ -41,6 +41,7 @@ class Scan:
     quarantine: list[tuple[Path, str]]  # files to move aside
     remove: list[Path]  # temp files to delete
     rewrite: bool  # the index file must be rewritten
+    recopy: bool = False  # the checkpoint must be written again from the index
 
 
 def check(store: RunStore, *, repair: bool = False, verify: bool = True) -> list[str]:
@@ -66,6 +67,8 @@ def check(store: RunStore, *, repair: bool = False, verify: bool = True) -> list
                 path.unlink(missing_ok=True)
             for path, why in found.quarantine:
                 store._move_aside(path, why)
+            if found.recopy and not found.rewrite:
+                store.checkpoint()
             if found.rewrite:
                 old = store.dir / INDEX
                 if old.exists():
@@ -107,11 +110,25 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
     findings: list[Finding] = []
     quarantine: list[tuple[Path, str]] = []
     lines = read_lines(store.dir / INDEX)
-    ck = read_lines(store.dir / CHECKPOINT) or []
+    # The checkpoint is a copy, and read only through a regular file: a link or a FIFO in its place is
+    # moved aside (else no command could read the folder again) and the copy written anew.
+    ck_path = store.dir / CHECKPOINT
+    ck_odd = ck_path.is_symlink() or (ck_path.exists() and not ck_path.is_file())
+    ck = [] if ck_odd else (read_lines(ck_path) or [])
     ck_recs = [rec for rec, _ in ck]
     aligned = lines is not None and all(
         a == b for (a, _), b in zip(lines, ck_recs, strict=False) if a is not None and b is not None
     )
+    recopy = ck_odd
+    if ck_odd:
+        quarantine.append((ck_path, f"{CHECKPOINT}: not a regular file (a link, a FIFO, a folder?)"))
+    elif lines is not None and ck and (not aligned or any(b is not None for _, b in ck)):
+        # A damaged line or another index's lines: nothing lost yet, but the copy a lost index is
+        # rebuilt from is not this index's, so it is named and written again.
+        recopy = True
+        n = next((i + 1 for i, (_, b) in enumerate(ck) if b is not None), None)
+        what = f"line {n} is damaged" if n else f"it is not a copy of {INDEX} (its lines differ)"
+        findings.append(Finding(f"{CHECKPOINT}: {what}", f"rewritten from {INDEX}", f"--repair rewrites it from {INDEX}"))
     records: list[dict[str, Any]] = []
     rewrite = False
     lost: list[BadLine] = []
@@ -265,7 +282,7 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
         findings.append(Finding(why, "moved to quarantine/", "--repair moves it to quarantine/"))
     if rewrite and not any(r.get("type") == "store" for r in records):
         records.insert(0, {"type": "store", "format": STORE_FORMAT, "created": now(), "rebuilt": True})
-    return Scan(records, findings, quarantine, temps, rewrite)
+    return Scan(records, findings, quarantine, temps, rewrite, recopy)
 
 
 def state_from_manifest(store: RunStore, idx: Index, findings: list[Finding]) -> list[dict[str, Any]]:
