@@ -616,3 +616,20 @@ def test_a_damaged_or_foreign_checkpoint_is_named_by_fsck_and_rewritten_by_repai
     again = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
     assert again.exit_code == 0 and "no problems" in again.output, again.output
 
+
+def test_a_chunk_file_longer_than_its_line_says_is_named_as_longer_and_a_swap_as_a_swap(run_dir):
+    # A file longer than its index line says was read only up to one byte past that length, so fsck named
+    # another chunk's (larger) file copied over it, or bytes appended to it, as "N+1 bytes ... (truncated?)".
+    files = sorted((run_dir / "games").glob("*/*.parquet"), key=lambda p: p.stat().st_size)
+    small, large = files[0], files[-1]
+    assert large.stat().st_size > small.stat().st_size
+    grown = files[1]
+    grown.write_bytes(grown.read_bytes() + b"\0" * 1000)
+    shutil.copyfile(large, small)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1, found.output
+    rel = lambda p: str(p.relative_to(run_dir))  # noqa: E731
+    said = lambda p: next(line for line in found.output.splitlines() if f"{rel(p)} is" in line)  # noqa: E731
+    assert "truncated" not in found.output, found.output
+    assert f"is {grown.stat().st_size} bytes, longer than" in said(grown), found.output
+    assert "a whole file of another chunk" in said(small), found.output
