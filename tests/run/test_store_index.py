@@ -633,3 +633,23 @@ def test_a_chunk_file_longer_than_its_line_says_is_named_as_longer_and_a_swap_as
     assert "truncated" not in found.output, found.output
     assert f"is {grown.stat().st_size} bytes, longer than" in said(grown), found.output
     assert "a whole file of another chunk" in said(small), found.output
+
+
+@pytest.mark.parametrize("how", ["link", "fifo"])
+def test_an_index_that_is_a_link_or_a_fifo_is_set_aside_and_rebuilt_by_fsck_repair(run_dir, reference, how):
+    # An index.jsonl replaced by a link (even to a true copy of itself) or a FIFO is rightly never read, but
+    # fsck, fsck --repair and every run then stopped at "cannot read index.jsonl: operation not permitted"
+    # (exit 3, a permissions problem by its words), and no command mended the folder.
+    _, games = reference
+    if how == "link":
+        (run_dir / INDEX).rename(run_dir / "copy.jsonl")
+        (run_dir / INDEX).symlink_to(run_dir / "copy.jsonl")
+    else:
+        (run_dir / INDEX).unlink()
+        os.mkfifo(run_dir / INDEX)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and f"{INDEX}: not a regular file" in found.output, found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0, repaired.output
+    assert not (run_dir / INDEX).is_symlink() and (run_dir / INDEX).is_file()
+    assert same(RunStore(run_dir).games().sort_values("game_id").reset_index(drop=True), games)

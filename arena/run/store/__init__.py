@@ -306,11 +306,14 @@ class RunStore:
     def index(self) -> Index:
         """The index; when its file is damaged or lost, as :meth:`check` would repair it (in memory)."""
         if self._index is None:
-            idx = read_index(self.dir / INDEX)
-            if self._damaged(idx):
+            p = self.dir / INDEX
+            odd = p.is_symlink() or (p.exists() and not p.is_file())  # never read: rebuilt as if lost
+            idx = apply_records([]) if odd else read_index(p)
+            if odd or self._damaged(idx):
                 scan = self._scan(verify_orphans=True)
+                bad = idx.bad
                 idx = apply_records(scan.records)
-                idx.bad = read_index(self.dir / INDEX).bad
+                idx.bad = bad
                 self.findings = scan.findings
                 for f in scan.findings:
                     say_once(f"{self.dir}: {f.line(False)}")

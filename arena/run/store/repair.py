@@ -109,9 +109,13 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
     """What the index should say, from its file, its checkpoint and the chunk files (changes nothing)."""
     findings: list[Finding] = []
     quarantine: list[tuple[Path, str]] = []
-    lines = read_lines(store.dir / INDEX)
-    # The checkpoint is a copy, and read only through a regular file: a link or a FIFO in its place is
-    # moved aside (else no command could read the folder again) and the copy written anew.
+    # Neither the index nor its copy is read through a link or from a FIFO; one in their place is moved
+    # aside unread (else no command could read the folder again) and rebuilt as if lost.
+    idx_path = store.dir / INDEX
+    idx_odd = idx_path.is_symlink() or (idx_path.exists() and not idx_path.is_file())
+    lines = None if idx_odd else read_lines(idx_path)
+    if idx_odd:
+        quarantine.append((idx_path, f"{INDEX}: not a regular file (a link, a FIFO, a folder?)"))
     ck_path = store.dir / CHECKPOINT
     ck_odd = ck_path.is_symlink() or (ck_path.exists() and not ck_path.is_file())
     ck = [] if ck_odd else (read_lines(ck_path) or [])
@@ -138,7 +142,7 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
         src = f"its checkpoint copy ({len(records)} lines) and the chunk files" if ck else "the chunk files"
         findings.append(
             Finding(
-                f"{INDEX} is missing",
+                f"{INDEX} is missing" if not idx_odd else f"{INDEX} is set aside",
                 f"rebuilt from {src}",
                 f"--repair rebuilds it from {src}",
             )
