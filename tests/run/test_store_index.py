@@ -653,3 +653,25 @@ def test_an_index_that_is_a_link_or_a_fifo_is_set_aside_and_rebuilt_by_fsck_repa
     assert repaired.exit_code == 0, repaired.output
     assert not (run_dir / INDEX).is_symlink() and (run_dir / INDEX).is_file()
     assert same(RunStore(run_dir).games().sort_values("game_id").reset_index(drop=True), games)
+
+
+def test_another_folders_matchup_copied_in_is_quarantined_not_adopted_over_this_runs_own(run_dir, reference, tmp_path):
+    # A matchup folder copied in from another run (same bots, another seed) passed as chunks that had lost their
+    # index lines: fsck --repair, and so the next run, rebuilt its matchup line, which then superseded the
+    # folder's own matchup of that pair, and the report showed the other run's games in place of this one's.
+    _, games = reference
+    other = run_tournament(_cfg(tmp_path / "other", bots=("random", "simple"), seed=8), progress=False, schedule=Inline())
+    assert other.status == "complete"
+    (mid,) = [p.name for p in (tmp_path / "other" / "s" / "games").iterdir()]
+    for kind in ("games", "hands", "actions"):
+        if (tmp_path / "other" / "s" / kind / mid).is_dir():
+            shutil.copytree(tmp_path / "other" / "s" / kind / mid, run_dir / kind / mid)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and f"games/{mid}/00000.parquet" in found.output, found.output
+    assert "number 0 is taken" in found.output, found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0, repaired.output
+    store = RunStore(run_dir)
+    assert mid not in store.index().matchups
+    assert same(store.games().sort_values("game_id").reset_index(drop=True), games)
+    assert not list((run_dir / "games").glob(f"{mid}/*.parquet"))

@@ -218,6 +218,21 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
                         quarantine.append((f, f"{rel}: {why}"))
                     continue
                 mrec, crec = got
+                taken = next(
+                    (m for m in idx.matchups.values() if m.no == mrec["no"] and m.id != mrec["id"]), None
+                )
+                if taken is not None and not indexed:
+                    # A number is never reused in a folder: this file is from another run folder (copied in),
+                    # and adopting its matchup would supersede this folder's own games of that pair.
+                    why = (
+                        f"its matchup {mrec['id']} ({mrec['bot_a']} vs {mrec['bot_b']}) has no index line and its "
+                        f"number {mrec['no']} is taken by {taken.name} ({taken.id}): a file from another run folder?"
+                    )
+                    for k in KINDS:
+                        other = store.dir / k / sub.name / f.name
+                        if other.exists() or other.is_symlink():
+                            quarantine.append((other, f"{k}/{sub.name}/{f.name}: {why}"))
+                    continue
                 if mrec["id"] not in idx.matchups and mrec["id"] not in known:
                     known.add(mrec["id"])
                     pos = next(
