@@ -675,3 +675,48 @@ def test_another_folders_matchup_copied_in_is_quarantined_not_adopted_over_this_
     assert mid not in store.index().matchups
     assert same(store.games().sort_values("game_id").reset_index(drop=True), games)
     assert not list((run_dir / "games").glob(f"{mid}/*.parquet"))
+
+
+def _other_run(run_dir: Path, tmp_path: Path) -> Path:
+    other = tmp_path / "other" / "s"
+    shutil.copytree(run_dir, other)
+    return other
+
+
+def _files_of(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*.parquet"))}
+
+
+def test_a_chunks_folder_that_links_to_another_run_is_refused_and_that_run_keeps_every_file(run_dir, tmp_path):
+    # fsck --repair (and so a run) on a folder whose games/ was a link to another run's games/ moved every
+    # chunk file of that other run into this folder's quarantine/ (or wherever a linked quarantine/ led),
+    # and a run would then have written its chunks into the other folder.
+    other = _other_run(run_dir, tmp_path)
+    before = _files_of(other)
+    shutil.rmtree(run_dir / "games")
+    (run_dir / "games").symlink_to(other / "games")
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code != 0 and "games is a link" in found.output, found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 2 and "games is a link" in repaired.output, repaired.output
+    with pytest.raises(StoreError, match="games is a link"):
+        run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())
+    assert _files_of(other) == before
+
+
+def test_a_matchup_folder_that_links_to_another_run_is_set_aside_and_that_run_keeps_every_file(
+    run_dir, reference, tmp_path
+):
+    # The same one level down: games/<matchup> a link to another run's: its files were moved out of that run.
+    _, games = reference
+    other = _other_run(run_dir, tmp_path)
+    before = _files_of(other)
+    mid = sorted(p.name for p in (run_dir / "games").iterdir())[0]
+    shutil.rmtree(run_dir / "games" / mid)
+    (run_dir / "games" / mid).symlink_to(other / "games" / mid)
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0 and f"games/{mid}: not a chunk folder" in repaired.output, repaired.output
+    assert _files_of(other) == before
+    run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())  # plays that matchup's chunks again
+    assert _files_of(other) == before
+    assert same(RunStore(run_dir).games().sort_values("game_id").reset_index(drop=True), games)

@@ -191,9 +191,20 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
     # Chunk files the index does not know (or knows from a lost line): rebuilt from their own metadata.
     for kind in KINDS:
         base = store.dir / kind
+        if base.is_symlink():
+            findings.append(
+                Finding(
+                    f"{kind} is a link: no chunk is read or written through it",
+                    "left as is: put the folder itself there",
+                )
+            )
+            continue
         if not base.is_dir():
             continue
         for sub in sorted(base.iterdir()):
+            if sub.is_symlink():
+                quarantine.append((sub, f"{kind}/{sub.name}: not a chunk folder (a link)"))
+                continue
             if not sub.is_dir():
                 if not TEMP_FILE.fullmatch(sub.name):
                     quarantine.append((sub, f"{kind}/{sub.name}: not a chunk file"))
