@@ -720,3 +720,14 @@ def test_a_matchup_folder_that_links_to_another_run_is_set_aside_and_that_run_ke
     run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())  # plays that matchup's chunks again
     assert _files_of(other) == before
     assert same(RunStore(run_dir).games().sort_values("game_id").reset_index(drop=True), games)
+
+
+def test_a_checkpoint_unlike_the_index_is_kept_in_quarantine_when_repair_writes_it_again(run_dir):
+    # Which of the two is right is a guess (an index copied in from another folder is unlike its checkpoint
+    # too), so the copy a repair replaces is kept, not lost.
+    _ck_other(run_dir)
+    old = (run_dir / CHECKPOINT).read_bytes()
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0, repaired.output
+    kept = [p for p in (run_dir / "quarantine").iterdir() if p.name.startswith(CHECKPOINT)]
+    assert [p.read_bytes() for p in kept] == [old]

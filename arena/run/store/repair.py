@@ -67,6 +67,9 @@ def check(store: RunStore, *, repair: bool = False, verify: bool = True) -> list
                 path.unlink(missing_ok=True)
             for path, why in found.quarantine:
                 store._move_aside(path, why)
+            ck = store.dir / CHECKPOINT
+            if found.recopy and ck.is_file() and not ck.is_symlink():
+                store._move_aside(ck, "checkpoint unlike the index", copy=True)  # kept: which is right is a guess
             if found.recopy and not found.rewrite:
                 store.checkpoint()
             if found.rewrite:
@@ -132,7 +135,13 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
         recopy = True
         n = next((i + 1 for i, (_, b) in enumerate(ck) if b is not None), None)
         what = f"line {n} is damaged" if n else f"it is not a copy of {INDEX} (its lines differ)"
-        findings.append(Finding(f"{CHECKPOINT}: {what}", f"rewritten from {INDEX}", f"--repair rewrites it from {INDEX}"))
+        findings.append(
+            Finding(
+                f"{CHECKPOINT}: {what}",
+                f"rewritten from {INDEX} (the old copy kept in quarantine/)",
+                f"--repair rewrites it from {INDEX} (keeping the old copy in quarantine/)",
+            )
+        )
     records: list[dict[str, Any]] = []
     rewrite = False
     lost: list[BadLine] = []
