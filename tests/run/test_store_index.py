@@ -549,3 +549,185 @@ def test_fsck_holds_each_index_line_to_what_its_chunk_files_say_of_themselves(ru
     assert list((run_dir / "quarantine").rglob("*.parquet"))  # set aside, not deleted
     again = CliRunner().invoke(app, ["fsck", str(run_dir)])
     assert again.exit_code == 0 and "no problems" in again.output, again.output
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda p: p.unlink(),
+        lambda p: p.write_bytes(p.read_bytes()[:5]),
+        lambda p: p.write_bytes(bytes([p.read_bytes()[0] ^ 1]) + p.read_bytes()[1:]),
+        lambda p: p.write_bytes(b"\0" * len(p.read_bytes())),
+    ],
+    ids=["lost", "truncated", "digit-flipped", "zero-filled"],
+)
+def test_a_lost_or_damaged_secret_seed_is_refused_not_replaced_by_a_new_one(tmp_path, damage):
+    # A lost, truncated or bit-flipped seed.secret read as a new seed: fsck said "no problems", and the same
+    # command played every matchup again under new ids, leaving all the stored games superseded in silence.
+    cfg = _cfg(tmp_path, bots=("random", "simple"), seed="secret")
+    first = run_tournament(cfg, progress=False, schedule=Inline())
+    run_dir = tmp_path / "s"
+    before = RunStore(run_dir).games().sort_values("game_id").reset_index(drop=True)
+    assert len(before) == GAMES and len(first.games) == GAMES
+    damage(run_dir / "seed.secret")
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and "seed.secret" in found.output, found.output
+    with pytest.raises(StoreError, match="seed.secret"):
+        run_tournament(cfg, progress=False, schedule=Inline())
+    store = RunStore(run_dir)
+    assert len(store.matchups(current=False)) == 1  # no matchup planned under another seed
+    assert same(store.games().sort_values("game_id").reset_index(drop=True), before)
+
+
+def _ck_flip(d: Path) -> None:
+    b = bytearray((d / CHECKPOINT).read_bytes())
+    b[len(b) // 2] ^= 1
+    (d / CHECKPOINT).write_bytes(bytes(b))
+
+
+def _ck_link(d: Path) -> None:
+    (d / CHECKPOINT).rename(d / "elsewhere.jsonl")
+    (d / CHECKPOINT).symlink_to(d / "elsewhere.jsonl")
+
+
+def _ck_fifo(d: Path) -> None:
+    (d / CHECKPOINT).unlink()
+    os.mkfifo(d / CHECKPOINT)
+
+
+def _ck_other(d: Path) -> None:  # not a copy of this index: its second and third lines swapped
+    lines = (d / CHECKPOINT).read_text().splitlines(keepends=True)
+    lines[1], lines[2] = lines[2], lines[1]
+    (d / CHECKPOINT).write_text("".join(lines))
+
+
+@pytest.mark.parametrize("damage", [_ck_flip, _ck_other, _ck_link, _ck_fifo], ids=["flipped", "other", "link", "fifo"])
+def test_a_damaged_or_foreign_checkpoint_is_named_by_fsck_and_rewritten_by_repair(run_dir, damage):
+    # fsck said "no problems" of a folder whose checkpoint (the copy a lost index is rebuilt from) was damaged
+    # or another index's; a checkpoint that was a link or a FIFO stopped fsck --repair, and every run, with
+    # "cannot read index.checkpoint.jsonl: operation not permitted" (exit 3), which no command mended.
+    damage(run_dir)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and CHECKPOINT in found.output, found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0 and CHECKPOINT in repaired.output, repaired.output
+    ck = run_dir / CHECKPOINT
+    assert not ck.is_symlink() and ck.read_bytes() == (run_dir / INDEX).read_bytes()
+    again = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert again.exit_code == 0 and "no problems" in again.output, again.output
+
+
+def test_a_chunk_file_longer_than_its_line_says_is_named_as_longer_and_a_swap_as_a_swap(run_dir):
+    # A file longer than its index line says was read only up to one byte past that length, so fsck named
+    # another chunk's (larger) file copied over it, or bytes appended to it, as "N+1 bytes ... (truncated?)".
+    files = sorted((run_dir / "games").glob("*/*.parquet"), key=lambda p: p.stat().st_size)
+    small, large = files[0], files[-1]
+    assert large.stat().st_size > small.stat().st_size
+    grown = files[1]
+    grown.write_bytes(grown.read_bytes() + b"\0" * 1000)
+    shutil.copyfile(large, small)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1, found.output
+    rel = lambda p: str(p.relative_to(run_dir))  # noqa: E731
+    said = lambda p: next(line for line in found.output.splitlines() if f"{rel(p)} is" in line)  # noqa: E731
+    assert "truncated" not in found.output, found.output
+    assert f"is {grown.stat().st_size} bytes, longer than" in said(grown), found.output
+    assert "a whole file of another chunk" in said(small), found.output
+
+
+@pytest.mark.parametrize("how", ["link", "fifo"])
+def test_an_index_that_is_a_link_or_a_fifo_is_set_aside_and_rebuilt_by_fsck_repair(run_dir, reference, how):
+    # An index.jsonl replaced by a link (even to a true copy of itself) or a FIFO is rightly never read, but
+    # fsck, fsck --repair and every run then stopped at "cannot read index.jsonl: operation not permitted"
+    # (exit 3, a permissions problem by its words), and no command mended the folder.
+    _, games = reference
+    if how == "link":
+        (run_dir / INDEX).rename(run_dir / "copy.jsonl")
+        (run_dir / INDEX).symlink_to(run_dir / "copy.jsonl")
+    else:
+        (run_dir / INDEX).unlink()
+        os.mkfifo(run_dir / INDEX)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and f"{INDEX}: not a regular file" in found.output, found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0, repaired.output
+    assert not (run_dir / INDEX).is_symlink() and (run_dir / INDEX).is_file()
+    assert same(RunStore(run_dir).games().sort_values("game_id").reset_index(drop=True), games)
+
+
+def test_another_folders_matchup_copied_in_is_quarantined_not_adopted_over_this_runs_own(run_dir, reference, tmp_path):
+    # A matchup folder copied in from another run (same bots, another seed) passed as chunks that had lost their
+    # index lines: fsck --repair, and so the next run, rebuilt its matchup line, which then superseded the
+    # folder's own matchup of that pair, and the report showed the other run's games in place of this one's.
+    _, games = reference
+    other = run_tournament(_cfg(tmp_path / "other", bots=("random", "simple"), seed=8), progress=False, schedule=Inline())
+    assert other.status == "complete"
+    (mid,) = [p.name for p in (tmp_path / "other" / "s" / "games").iterdir()]
+    for kind in ("games", "hands", "actions"):
+        if (tmp_path / "other" / "s" / kind / mid).is_dir():
+            shutil.copytree(tmp_path / "other" / "s" / kind / mid, run_dir / kind / mid)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and f"games/{mid}/00000.parquet" in found.output, found.output
+    assert "number 0 is taken" in found.output, found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0, repaired.output
+    store = RunStore(run_dir)
+    assert mid not in store.index().matchups
+    assert same(store.games().sort_values("game_id").reset_index(drop=True), games)
+    assert not list((run_dir / "games").glob(f"{mid}/*.parquet"))
+
+
+def _other_run(run_dir: Path, tmp_path: Path) -> Path:
+    other = tmp_path / "other" / "s"
+    shutil.copytree(run_dir, other)
+    return other
+
+
+def _files_of(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*.parquet"))}
+
+
+def test_a_chunks_folder_that_links_to_another_run_is_refused_and_that_run_keeps_every_file(run_dir, tmp_path):
+    # fsck --repair (and so a run) on a folder whose games/ was a link to another run's games/ moved every
+    # chunk file of that other run into this folder's quarantine/ (or wherever a linked quarantine/ led),
+    # and a run would then have written its chunks into the other folder.
+    other = _other_run(run_dir, tmp_path)
+    before = _files_of(other)
+    shutil.rmtree(run_dir / "games")
+    (run_dir / "games").symlink_to(other / "games")
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code != 0 and "games is a link" in found.output, found.output
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 2 and "games is a link" in repaired.output, repaired.output
+    with pytest.raises(StoreError, match="games is a link"):
+        run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())
+    assert _files_of(other) == before
+
+
+def test_a_matchup_folder_that_links_to_another_run_is_set_aside_and_that_run_keeps_every_file(
+    run_dir, reference, tmp_path
+):
+    # The same one level down: games/<matchup> a link to another run's: its files were moved out of that run.
+    _, games = reference
+    other = _other_run(run_dir, tmp_path)
+    before = _files_of(other)
+    mid = sorted(p.name for p in (run_dir / "games").iterdir())[0]
+    shutil.rmtree(run_dir / "games" / mid)
+    (run_dir / "games" / mid).symlink_to(other / "games" / mid)
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0 and f"games/{mid}: not a chunk folder" in repaired.output, repaired.output
+    assert _files_of(other) == before
+    run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())  # plays that matchup's chunks again
+    assert _files_of(other) == before
+    assert same(RunStore(run_dir).games().sort_values("game_id").reset_index(drop=True), games)
+
+
+def test_a_checkpoint_unlike_the_index_is_kept_in_quarantine_when_repair_writes_it_again(run_dir):
+    # Which of the two is right is a guess (an index copied in from another folder is unlike its checkpoint
+    # too), so the copy a repair replaces is kept, not lost.
+    _ck_other(run_dir)
+    old = (run_dir / CHECKPOINT).read_bytes()
+    repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
+    assert repaired.exit_code == 0, repaired.output
+    kept = [p for p in (run_dir / "quarantine").iterdir() if p.name.startswith(CHECKPOINT)]
+    assert [p.read_bytes() for p in kept] == [old]

@@ -206,6 +206,12 @@ class RunStore:
         try:
             if fresh:
                 store._clear()
+            linked = _files.linked_dirs(d)
+            if linked:  # reads already refuse them; a write or a repair would reach into another folder
+                raise StoreError(
+                    f"{d / linked[0]}: {linked[0]} is a link, and the store never writes or "
+                    "moves a run's files through one (they could be another run's); put the folder itself there"
+                )
             store._remove_temps()
             (d / "games").mkdir(exist_ok=True)
             (d / "hands").mkdir(exist_ok=True)
@@ -306,11 +312,14 @@ class RunStore:
     def index(self) -> Index:
         """The index; when its file is damaged or lost, as :meth:`check` would repair it (in memory)."""
         if self._index is None:
-            idx = read_index(self.dir / INDEX)
-            if self._damaged(idx):
+            p = self.dir / INDEX
+            odd = p.is_symlink() or (p.exists() and not p.is_file())  # never read: rebuilt as if lost
+            idx = apply_records([]) if odd else read_index(p)
+            if odd or self._damaged(idx):
                 scan = self._scan(verify_orphans=True)
+                bad = idx.bad
                 idx = apply_records(scan.records)
-                idx.bad = read_index(self.dir / INDEX).bad
+                idx.bad = bad
                 self.findings = scan.findings
                 for f in scan.findings:
                     say_once(f"{self.dir}: {f.line(False)}")
@@ -429,6 +438,8 @@ class RunStore:
 
     def _write_file(self, path: Path, data: bytes) -> None:
         """Write one file of the folder whole or not at all (every writer of the store comes here)."""
+        if not _files.inside(self.dir, path):
+            raise StoreError(f"{self.dir}: refusing to write {path.relative_to(self.dir)} through a link")
         _atomic_write(path, data)
 
     # --- chunks: arena.run.store.chunks -----------------------------------------------

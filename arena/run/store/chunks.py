@@ -232,6 +232,12 @@ def file_problem(store: RunStore, rec: ChunkRecord, kind: str, deep: bool = Fals
         return f"{f['path']} is unreadable ({exc.strerror})"
     if len(data) == f["bytes"] and sha256(data) == f["sha256"]:
         return line_problem(store, rec, kind, data) if deep else ""
+    longer = len(data) > f["bytes"]
+    if longer:  # read to one byte past its length: read whole (up to a bound) to say how long, and whose
+        try:
+            data = read_inside(store.dir, f["path"], max(16 * f["bytes"], 1 << 26))
+        except OSError as exc:
+            return f"{f['path']} is unreadable ({exc.strerror})"
     try:  # whole, but another chunk's file (swapped, copied over)?  Its own metadata says so.
         meta = chunk_meta(data)
     except StoreError:
@@ -239,6 +245,9 @@ def file_problem(store: RunStore, rec: ChunkRecord, kind: str, deep: bool = Fals
     if meta is not None and (meta["matchup"], int(meta["chunk"]), meta["kind"]) != (rec.matchup, rec.chunk, kind):
         other = f"chunk {meta['chunk']} of {meta['bot_a']} vs {meta['bot_b']}"
         return f"{f['path']} is a whole file of another chunk ({other}, by its metadata: swapped?)"
+    if longer:
+        size = f"{len(data)} bytes" if len(data) <= max(16 * f["bytes"], 1 << 26) else "far more bytes"
+        return f"{f['path']} is {size}, longer than the {f['bytes']} the index says (bytes added?)"
     if len(data) != f["bytes"]:
         return f"{f['path']} is {len(data)} bytes, the index says {f['bytes']} (truncated?)"
     return f"{f['path']} does not match its checksum (corrupted)"

@@ -19,12 +19,30 @@ import shutil
 import stat
 from pathlib import Path
 
-from arena.run.store.format import KINDS, LOCK, StoreBusy, env_error
+from arena.run.store.format import KINDS, LOCK, StoreBusy, StoreError, env_error
 
 #: A chunk file's name and a temp file's, both checked with ``fullmatch``: ``$`` would also pass a name
 #: ending in a newline (``00001.parquet\n`` taken for a chunk, ``.x.tmp1\n`` deleted as a temp file).
 CHUNK_FILE = re.compile(r"(\d{5})\.parquet")
 TEMP_FILE = re.compile(r"\..+\.tmp\d+")
+
+#: The folders of a run folder the store writes into or moves files out of: never through a link.
+PLAIN_DIRS = (*KINDS, "quarantine", "analysis", "logs")
+
+
+def linked_dirs(folder: Path) -> list[str]:
+    """The :data:`PLAIN_DIRS` of ``folder`` that are links: to another run's, or anywhere."""
+    return [n for n in PLAIN_DIRS if (folder / n).is_symlink()]
+
+
+def inside(folder: Path, path: Path) -> bool:
+    """Whether ``path`` (a path under ``folder``) is reached with no link on the way to its last part.
+
+    A chunk folder that links to another run's would have the store write into, or move files out of,
+    that other run."""
+    rel = path.relative_to(folder)
+    return os.path.realpath(path.parent) == os.path.normpath(os.path.join(os.path.realpath(folder), rel.parent))
+
 
 # Locks held by this process, closed in forked worker processes so a worker
 # that outlives its driver for a moment does not keep the folder locked.
@@ -197,6 +215,8 @@ def move_aside(folder: Path, src: Path, why: str, *, copy: bool = False) -> Path
     q = folder / "quarantine"
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     rel = src.relative_to(folder)
+    if not inside(folder, src) or q.is_symlink():
+        raise StoreError(f"{folder}: refusing to move {rel} to quarantine/ through a link (another folder's file?)")
     chunk = CHUNK_FILE.fullmatch(rel.name)
     if len(rel.parts) == 3 and rel.parts[0] in KINDS and chunk:
         dest = q / f"{rel.parts[1]}-{chunk.group(1)}-{rel.parts[0]}-{stamp}.parquet"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
+import re
 import secrets
 from typing import TYPE_CHECKING, Any
 
+from arena.run.store.files import read_inside
 from arena.run.store.format import SECRET, StoreError, env_error
 from arena.settings.config import ConfigError, TournamentConfig, config_from_dict
 from arena.settings.rules import Rules, RulesError, load_rules
@@ -84,12 +87,23 @@ def problems(store: RunStore) -> list[str]:
         played_config(store)
     except StoreError as exc:
         out.append(f"{exc}; restore it from a copy (the games are intact): a resume refuses the folder until then")
+    if (seed := seed_problem(store)) and _secret(store):
+        out.append(f"{seed}; a resume refuses the folder until then")
     if "(unreadable)" in manifest(store):
         out.append(
             f"{store.dir}: its manifest.json is not a JSON object; the report shows no versions or status "
             "until the next run on the folder writes it again"
         )
     return out
+
+
+def _secret(store: RunStore) -> bool:
+    """Whether the folder's games were played with ``seed = "secret"`` (by its config, else its manifest)."""
+    try:
+        cfg = played_config(store)
+    except StoreError:
+        cfg = None
+    return (cfg.seed if cfg is not None else manifest(store).get("seed")) == "secret"
 
 
 #: Manifest fields whose value is data, kept whole: ``current`` maps each current matchup to
@@ -143,17 +157,49 @@ def meta(store: RunStore) -> dict[str, Any]:
     return out
 
 
+def _seed_check(value: int) -> str:
+    return "sha256:" + hashlib.sha256(str(value).encode()).hexdigest()[:16]
+
+
+def seed_problem(store: RunStore) -> str:
+    """What is wrong with the folder's ``seed.secret`` ("" when it reads back whole, or may be drawn).
+
+    The seed is in every matchup's id: a lost file, or one truncated or with a digit changed,
+    read as another seed, so the next run played every matchup again under new ids and left the
+    stored games superseded in silence.  A seed is written with its check (``<seed> sha256:<hex>``)
+    and read back only whole; a folder that holds games but lost its seed is refused.
+    """
+    p = store.dir / SECRET
+    try:
+        data = read_inside(store.dir, SECRET, 200)
+    except FileNotFoundError:
+        if store.index().chunks:
+            return (
+                f"{p} is missing, and the games stored in the folder were played by the secret seed it held; "
+                "restore it from a copy (a new seed would play every matchup again under new ids)"
+            )
+        return ""
+    except OSError as exc:
+        return f"{p} is unreadable ({exc.strerror}); it holds the run's secret seed: restore it from a copy"
+    text = data.decode("ascii", errors="replace")
+    whole = re.fullmatch(r"(\d{1,30})(?: (sha256:[0-9a-f]{16}))?\n", text)
+    if whole is None or (whole.group(2) is not None and whole.group(2) != _seed_check(int(whole.group(1)))):
+        return f"{p} is damaged (truncated or changed); it holds the run's secret seed: restore it from a copy"
+    return ""
+
+
 def secret_seed(store: RunStore) -> int:
-    """The folder's drawn seed for ``seed = "secret"`` (drawn on first use, then kept)."""
+    """The folder's drawn seed for ``seed = "secret"`` (drawn on first use, then kept); StoreError when
+    the file is damaged, or lost while the folder holds games (:func:`seed_problem`)."""
+    problem = seed_problem(store)
+    if problem:
+        raise StoreError(problem)
     p = store.dir / SECRET
     if p.exists():
-        try:
-            return int(p.read_text().strip())
-        except ValueError:
-            raise StoreError(f"{p} is unreadable; it holds the run's secret seed") from None
+        return int(read_inside(store.dir, SECRET, 200).split()[0])
     store._writable()
     value = secrets.randbits(62)
-    store._write_file(p, f"{value}\n".encode())
+    store._write_file(p, f"{value} {_seed_check(value)}\n".encode())
     os.chmod(p, 0o600)
     return value
 

@@ -41,6 +41,7 @@ class Scan:
     quarantine: list[tuple[Path, str]]  # files to move aside
     remove: list[Path]  # temp files to delete
     rewrite: bool  # the index file must be rewritten
+    recopy: bool = False  # the checkpoint must be written again from the index
 
 
 def check(store: RunStore, *, repair: bool = False, verify: bool = True) -> list[str]:
@@ -66,6 +67,11 @@ def check(store: RunStore, *, repair: bool = False, verify: bool = True) -> list
                 path.unlink(missing_ok=True)
             for path, why in found.quarantine:
                 store._move_aside(path, why)
+            ck = store.dir / CHECKPOINT
+            if found.recopy and ck.is_file() and not ck.is_symlink():
+                store._move_aside(ck, "checkpoint unlike the index", copy=True)  # kept: which is right is a guess
+            if found.recopy and not found.rewrite:
+                store.checkpoint()
             if found.rewrite:
                 old = store.dir / INDEX
                 if old.exists():
@@ -106,12 +112,36 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
     """What the index should say, from its file, its checkpoint and the chunk files (changes nothing)."""
     findings: list[Finding] = []
     quarantine: list[tuple[Path, str]] = []
-    lines = read_lines(store.dir / INDEX)
-    ck = read_lines(store.dir / CHECKPOINT) or []
+    # Neither the index nor its copy is read through a link or from a FIFO; one in their place is moved
+    # aside unread (else no command could read the folder again) and rebuilt as if lost.
+    idx_path = store.dir / INDEX
+    idx_odd = idx_path.is_symlink() or (idx_path.exists() and not idx_path.is_file())
+    lines = None if idx_odd else read_lines(idx_path)
+    if idx_odd:
+        quarantine.append((idx_path, f"{INDEX}: not a regular file (a link, a FIFO, a folder?)"))
+    ck_path = store.dir / CHECKPOINT
+    ck_odd = ck_path.is_symlink() or (ck_path.exists() and not ck_path.is_file())
+    ck = [] if ck_odd else (read_lines(ck_path) or [])
     ck_recs = [rec for rec, _ in ck]
     aligned = lines is not None and all(
         a == b for (a, _), b in zip(lines, ck_recs, strict=False) if a is not None and b is not None
     )
+    recopy = ck_odd
+    if ck_odd:
+        quarantine.append((ck_path, f"{CHECKPOINT}: not a regular file (a link, a FIFO, a folder?)"))
+    elif lines is not None and ck and (not aligned or any(b is not None for _, b in ck)):
+        # A damaged line or another index's lines: nothing lost yet, but the copy a lost index is
+        # rebuilt from is not this index's, so it is named and written again.
+        recopy = True
+        n = next((i + 1 for i, (_, b) in enumerate(ck) if b is not None), None)
+        what = f"line {n} is damaged" if n else f"it is not a copy of {INDEX} (its lines differ)"
+        findings.append(
+            Finding(
+                f"{CHECKPOINT}: {what}",
+                f"rewritten from {INDEX} (the old copy kept in quarantine/)",
+                f"--repair rewrites it from {INDEX} (keeping the old copy in quarantine/)",
+            )
+        )
     records: list[dict[str, Any]] = []
     rewrite = False
     lost: list[BadLine] = []
@@ -121,7 +151,7 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
         src = f"its checkpoint copy ({len(records)} lines) and the chunk files" if ck else "the chunk files"
         findings.append(
             Finding(
-                f"{INDEX} is missing",
+                f"{INDEX} is missing" if not idx_odd else f"{INDEX} is set aside",
                 f"rebuilt from {src}",
                 f"--repair rebuilds it from {src}",
             )
@@ -170,9 +200,20 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
     # Chunk files the index does not know (or knows from a lost line): rebuilt from their own metadata.
     for kind in KINDS:
         base = store.dir / kind
+        if base.is_symlink():
+            findings.append(
+                Finding(
+                    f"{kind} is a link: no chunk is read or written through it",
+                    "left as is: put the folder itself there",
+                )
+            )
+            continue
         if not base.is_dir():
             continue
         for sub in sorted(base.iterdir()):
+            if sub.is_symlink():
+                quarantine.append((sub, f"{kind}/{sub.name}: not a chunk folder (a link)"))
+                continue
             if not sub.is_dir():
                 if not TEMP_FILE.fullmatch(sub.name):
                     quarantine.append((sub, f"{kind}/{sub.name}: not a chunk file"))
@@ -197,6 +238,21 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
                         quarantine.append((f, f"{rel}: {why}"))
                     continue
                 mrec, crec = got
+                taken = next(
+                    (m for m in idx.matchups.values() if m.no == mrec["no"] and m.id != mrec["id"]), None
+                )
+                if taken is not None and not indexed:
+                    # A number is never reused in a folder: this file is from another run folder (copied in),
+                    # and adopting its matchup would supersede this folder's own games of that pair.
+                    why = (
+                        f"its matchup {mrec['id']} ({mrec['bot_a']} vs {mrec['bot_b']}) has no index line and its "
+                        f"number {mrec['no']} is taken by {taken.name} ({taken.id}): a file from another run folder?"
+                    )
+                    for k in KINDS:
+                        other = store.dir / k / sub.name / f.name
+                        if other.exists() or other.is_symlink():
+                            quarantine.append((other, f"{k}/{sub.name}/{f.name}: {why}"))
+                    continue
                 if mrec["id"] not in idx.matchups and mrec["id"] not in known:
                     known.add(mrec["id"])
                     pos = next(
@@ -265,7 +321,7 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
         findings.append(Finding(why, "moved to quarantine/", "--repair moves it to quarantine/"))
     if rewrite and not any(r.get("type") == "store" for r in records):
         records.insert(0, {"type": "store", "format": STORE_FORMAT, "created": now(), "rebuilt": True})
-    return Scan(records, findings, quarantine, temps, rewrite)
+    return Scan(records, findings, quarantine, temps, rewrite, recopy)
 
 
 def state_from_manifest(store: RunStore, idx: Index, findings: list[Finding]) -> list[dict[str, Any]]:
