@@ -660,7 +660,9 @@ def test_another_folders_matchup_copied_in_is_quarantined_not_adopted_over_this_
     # index lines: fsck --repair, and so the next run, rebuilt its matchup line, which then superseded the
     # folder's own matchup of that pair, and the report showed the other run's games in place of this one's.
     _, games = reference
-    other = run_tournament(_cfg(tmp_path / "other", bots=("random", "simple"), seed=8), progress=False, schedule=Inline())
+    other = run_tournament(
+        _cfg(tmp_path / "other", bots=("random", "simple"), seed=8), progress=False, schedule=Inline()
+    )
     assert other.status == "complete"
     (mid,) = [p.name for p in (tmp_path / "other" / "s" / "games").iterdir()]
     for kind in ("games", "hands", "actions"):
