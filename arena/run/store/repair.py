@@ -238,9 +238,7 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
                         quarantine.append((f, f"{rel}: {why}"))
                     continue
                 mrec, crec = got
-                taken = next(
-                    (m for m in idx.matchups.values() if m.no == mrec["no"] and m.id != mrec["id"]), None
-                )
+                taken = next((m for m in idx.matchups.values() if m.no == mrec["no"] and m.id != mrec["id"]), None)
                 if taken is not None and not indexed:
                     # A number is never reused in a folder: this file is from another run folder (copied in),
                     # and adopting its matchup would supersede this folder's own games of that pair.
