@@ -185,9 +185,8 @@ def _advance(
     ``final``, the next episode begins (a new game, seed :func:`next_seed`, if
     the game is over) and is played on to the agent's first decision, with
     ``done`` True.  ``acted``: the agent has made a decision in this game
-    (False from a reset).  A game that ends before the agent's next
-    decision in it (only an opponent's forfeit ends one that soon) is
-    counted in ``unseen[i]``: no episode reports it.
+    (False from a reset).  A game the opponent forfeits before the agent's
+    next decision in it is counted in ``unseen[i]``: no episode reports it.
     """
     s = st[i]
     other = 1 - seat
@@ -215,15 +214,15 @@ def _advance(
                 for k in range(G_SIZE):
                     last[i, k] = rows[i, k]
                 ended[i] += 1
-                if ended_unseen:
+                if ended_unseen and forfeit:  # (a first-turn knock may end a hand, even a game, unseen too)
                     unseen[i] += 1
                 seeds[i] = next_seed(seeds[i])
                 _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds)
             begin_hand(s, rules, seeds[i], scratch[i])
             continue
         if s[S_CUR] == seat:
-            # After an episode ended, what the new one brought before the agent's first decision (only an
-            # opponent's forfeit can end it that soon) is no reward of the ended episode's last action.
+            # After an episode ended, what the new one brought before the agent's first decision (an
+            # opponent's forfeit, or its knock on its first turn, can end it that soon) is no reward of the ended episode's last action.
             return (score if done else reward), done
         build_view(s, rules, other, view)
         ph = s[S_PHASE]

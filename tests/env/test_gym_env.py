@@ -115,6 +115,9 @@ def test_the_env_driven_by_two_bots_reproduces_an_arena_runs_game_rows(tmp_path)
                 assert row[col].iloc[0] == game[col], (names, seat, int(game["seed"]), col)
 
 
+# A hand, even a game, that the opponent ends with a knock on its first turn ends before the agent's first
+# decision in it, and is no forfeit: counting it as one warned "bot 'simple' (seat -1) ok in take_upcard()".
+@pytest.mark.filterwarnings("error:.*before the agent's first decision:RuntimeWarning")
 def test_vector_env_steps_like_single_envs_across_autoresets():
     n = 5
     vec = VectorGinEnv(n, opponent="simple", episode="hand", reward="points")
@@ -137,6 +140,7 @@ def test_vector_env_steps_like_single_envs_across_autoresets():
             if t:
                 ends += 1
                 assert info["_final_obs"][i] and np.array_equal(info["final_obs"][i], o)
+                assert "opponent_forfeits" not in inf and "opponent_forfeits" not in info
                 single[i] = e.reset()
             else:
                 single[i] = (o, inf)
