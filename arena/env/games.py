@@ -222,7 +222,8 @@ def _advance(
             continue
         if s[S_CUR] == seat:
             # After an episode ended, what the new one brought before the agent's first decision (an
-            # opponent's forfeit, or its knock on its first turn, can end it that soon) is no reward of the ended episode's last action.
+            # opponent's forfeit, or its knock on its first turn, can end it that soon) is no reward of the
+            # ended episode's last action.
             return (score if done else reward), done
         build_view(s, rules, other, view)
         ph = s[S_PHASE]
