@@ -443,7 +443,7 @@ def run_tournament(
         quarantined = [f for f in findings if "quarantine" in f]
         store.write_text("config.toml", cfg.to_toml())
         rules = cfg.resolved_rules()
-        store.write_text("rules.toml", _rules_toml(rules))
+        store.write_rules(_rules_toml(rules))
         # What a matchup's games depend on (its id) besides its two bots; the same for every matchup.
         common = _MatchupSettings(
             rules=rules,

@@ -733,3 +733,30 @@ def test_a_checkpoint_unlike_the_index_is_kept_in_quarantine_when_repair_writes_
     assert repaired.exit_code == 0, repaired.output
     kept = [p for p in (run_dir / "quarantine").iterdir() if p.name.startswith(CHECKPOINT)]
     assert [p.read_bytes() for p in kept] == [old]
+
+
+def test_a_changed_digit_in_rules_toml_is_named_as_damage_not_taken_for_other_rules(tmp_path):
+    # The rules are in every matchup's id.  A digit changed in rules.toml passed fsck; a resume then said the games
+    # were "played under different rules" and blamed the command, and the report showed rules the games were not
+    # played by.  rules.toml now ends with a check line; a folder whose file predates it still reads.
+    from arena.run.runner import TournamentError
+    from arena.run.store import meta
+
+    cfg = _cfg(tmp_path, bots=("random", "simple"))
+    run_tournament(cfg, progress=False, schedule=Inline())
+    run_dir = tmp_path / "s"
+    path = run_dir / "rules.toml"
+    text = path.read_text()
+    assert "knock_limit = 10\n" in text and text.splitlines()[-1].startswith("# check: sha256:")
+    path.write_text(text.replace("knock_limit = 10\n", "knock_limit = 19\n"))
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and "rules.toml was changed since the run wrote it" in found.output, found.output
+    with pytest.raises(TournamentError, match=r"rules\.toml was changed since the run wrote it.*restore it"):
+        run_tournament(cfg, progress=False, schedule=Inline())
+    with pytest.raises(StoreError, match=r"rules\.toml was changed since the run wrote it"):
+        RunStore(run_dir).rules()
+    path.write_text(text)  # restored: whole again
+    assert RunStore(run_dir).rules().knock_limit == 10 and meta.rules_problem(RunStore(run_dir)) == ""
+    path.write_text(text[: text.index("# check:")])  # a folder from before the check line
+    assert RunStore(run_dir).rules().knock_limit == 10
+    assert run_tournament(cfg, progress=False, schedule=Inline()).status == "complete"

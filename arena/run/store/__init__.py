@@ -519,6 +519,10 @@ class RunStore:
         """The resolved rules the folder's games were played by (``rules.toml``)."""
         return _meta.rules(self)
 
+    def write_rules(self, text: str) -> None:
+        """Write ``rules.toml`` (the resolved rules' TOML) with the check its readers verify."""
+        self.write_text("rules.toml", _meta.checked_rules_toml(text))
+
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Write ``manifest.json`` (atomically), without its empty fields."""
         _meta.write_manifest(self, manifest)

@@ -38,10 +38,45 @@ def config(store: RunStore) -> TournamentConfig:
         raise StoreError(str(exc)) from None
 
 
+#: The last line of a ``rules.toml`` the store wrote: the check of the text above it.
+_RULES_CHECK = re.compile(rb"# check: (sha256:[0-9a-f]{16})\n\Z")
+
+
+def checked_rules_toml(text: str) -> str:
+    """``rules.toml``'s text with its check as a last comment line (still plain TOML for any reader)."""
+    return f"{text}# check: sha256:{hashlib.sha256(text.encode()).hexdigest()[:16]}\n"
+
+
+def rules_problem(store: RunStore) -> str:
+    """What is wrong with the folder's ``rules.toml`` ("" when it reads back whole, is absent, or predates
+    its check line).
+
+    The rules are in every matchup's id.  A digit changed in the file passed ``fsck``; a resume then said
+    the games were "played under different rules" and blamed the command, and the report showed rules
+    the games were not played by.  (``config.toml`` has no check: a person may edit the saved config, say
+    to add a bot, and run it again.)
+    """
+    try:
+        data = read_inside(store.dir, "rules.toml", 1 << 20)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        return f"{store.dir / 'rules.toml'} is unreadable ({exc.strerror})"
+    check = _RULES_CHECK.search(data)
+    if check is None:
+        return ""  # written before the check (a damaged last line reads so too: the TOML is still checked)
+    body = data[: check.start()]
+    if check.group(1).decode() != "sha256:" + hashlib.sha256(body).hexdigest()[:16]:
+        return f"{store.dir / 'rules.toml'} was changed since the run wrote it (its check does not match)"
+    return ""
+
+
 def rules(store: RunStore) -> Rules:
     """The resolved rules the folder's games were played by (``rules.toml``)."""
     if not (store.dir / "rules.toml").is_file():
         return config(store).resolved_rules()  # a folder from before rules.toml was kept
+    if problem := rules_problem(store):
+        raise StoreError(f"{problem}; restore it from a copy (the games are intact)")
     try:
         return load_rules(store.dir / "rules.toml")
     except RulesError as exc:
@@ -66,6 +101,8 @@ def played_config(store: RunStore) -> TournamentConfig | None:
                 f"{store.dir} holds {n_games} games but no config.toml, so nothing says what they were played by"
             )
         return None
+    if problem := rules_problem(store):
+        raise StoreError(problem)
     try:
         saved = tomllib.loads(text)
         if (store.dir / "rules.toml").is_file():
