@@ -602,32 +602,24 @@ def _mean_ci(n: int, s: float, ss: float, conf: float) -> tuple[float, float, fl
     return mean, mean - h, mean + h, var
 
 
-def _win_rate_ci(n: int, s: float, ss: float, conf: float) -> tuple[float, float, float]:
-    """The plain win rate over ``n`` pairs (each pair's mean score one unit) with the interval the matchups
-    table gives it: Wilson's on the effective sample size (:func:`arena.analysis.stats.ratio_ci_moments`),
-    inside [0, 1] and never a point, where a t interval was "0.0..0.0%" after a clean sweep."""
-    from arena.analysis.stats import ratio_ci_moments
-
-    r = ratio_ci_moments(n, n, s, ss, s, n, conf, clip=(0.0, 1.0))
-    return float(r["est"]), float(r["lo"]), float(r["hi"])
-
-
 def luck_results(parts: Iterable[pd.DataFrame], conf: float = 0.95) -> pd.DataFrame:
     """Per matchup and side: points per game and win rate, plain and luck-adjusted, with intervals.
 
     Intervals are t intervals over duplicate pairs (a pair's mean is one
     observation; without duplicate pairs each game is its own pair, and
     ``pairs`` equals ``games``), but the plain win rate's, which is the
-    matchups table's (Wilson's, see :func:`_win_rate_ci`).  ``games_ratio`` is plain variance over adjusted variance:
-    how many times more games the plain result needs for the interval the
-    adjusted one has.
+    matchups table's (Wilson's, see :func:`arena.analysis.stats.share_ci`).
+    ``games_ratio`` is plain variance over adjusted variance: how many times
+    more games the plain result needs for the interval the adjusted one has.
     """
+    from arena.analysis.stats import share_ci
+
     rows = []
     for s in luck_sums(parts).values():
         if s.n < 2:
             continue
         est = [_mean_ci(s.n, s.sums[i, 0], s.sums[i, 1], conf) for i in range(4)]
-        est[2] = (*_win_rate_ci(s.n, s.sums[2, 0], s.sums[2, 1], conf), est[2][3])
+        est[2] = (*share_ci(s.n, s.sums[2, 0], s.sums[2, 1], conf), est[2][3])
         for side, bot, opp, flip in ((0, s.bot_a, s.bot_b, False), (1, s.bot_b, s.bot_a, True)):
             row: dict[str, Any] = {"matchup": s.matchup, "bot": bot, "opponent": opp, "pairs": s.n, "games": s.games}
             for name, (i, j) in (("points", (0, 1)), ("win", (2, 3))):

@@ -162,6 +162,15 @@ def ratio_ci_moments(
     return {"est": est, "se": se, "lo": lo, "hi": hi, "clusters": G, "den": N}
 
 
+def share_ci(n: float, s: float, ss: float, conf: float = 0.95) -> tuple[float, float, float]:
+    """Mean of ``n`` per-pair shares in [0, 1] (sum ``s``, sum of squares ``ss``) with the interval a win
+    rate gets in the matchups tables: Wilson's on the effective sample size (:func:`ratio_ci_moments`, each
+    pair one unit), inside [0, 1] and never a point, where a t interval on the pairs was "0.0..0.0%" after
+    a clean sweep.  Returns ``(est, lo, hi)``."""
+    r = ratio_ci_moments(n, n, s, ss, s, n, conf, clip=(0.0, 1.0))
+    return float(r["est"]), float(r["lo"]), float(r["hi"])
+
+
 def _proportion_interval(
     p: np.ndarray, se: np.ndarray, units: np.ndarray, tq: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:

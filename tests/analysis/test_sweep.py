@@ -347,11 +347,18 @@ def test_a_sweep_changed_since_its_games_names_the_change_and_a_sweeps_way_out_n
     assert CliRunner().invoke(app, ["sweep", str(f), "-q", "--fresh"]).exit_code == 0
 
 
-def test_a_point_that_wins_every_game_gets_a_field_interval_not_a_point(tmp_path):
+@pytest.fixture(scope="module")
+def swept_random(tmp_path_factory):
+    """A sweep against random, whose every grid point won all its 40 games."""
+    folder = tmp_path_factory.mktemp("swept")
+    return run_sweep(_sweep(folder, opponents=["random"], games=40, chunk_size=40), progress=False, report=False)
+
+
+def test_a_point_that_wins_every_game_gets_a_field_interval_not_a_point(swept_random):
     # Against random every grid point won all 40 games: the field win rate's t interval was
     # "1.000..1.000", certainty from 20 pairs, where the matchups tables give a clean sweep Wilson's
     # interval on its pairs (about 0.82..1 here).
-    res = run_sweep(_sweep(tmp_path, opponents=["random"], games=40, chunk_size=40), progress=False, report=False)
+    res = swept_random
     b = res.best
     assert len(b) == 2 and (b["field_win_rate"] == 1.0).all()
     for what in ("field_win_rate", "field_win_rate_adj"):
@@ -363,10 +370,10 @@ def test_a_point_that_wins_every_game_gets_a_field_interval_not_a_point(tmp_path
     )  # one opponent: the field is that matchup, and its interval the matchups table's
 
 
-def test_a_matchup_too_small_to_adjust_shows_its_raw_interval_as_the_adjusted_one_in_the_csv(tmp_path):
+def test_a_matchup_too_small_to_adjust_shows_its_raw_interval_as_the_adjusted_one_in_the_csv(swept_random):
     # Not adjusted, sweep.csv's win_rate_adj is win_rate, but its interval was the t interval: "1.000..1.000"
     # beside win_rate's 0.82..1 on the same row, after a clean sweep of 20 pairs.
-    res = run_sweep(_sweep(tmp_path, opponents=["random"], games=40, chunk_size=40), progress=False, report=False)
+    res = swept_random
     t = res.table
     assert len(t) == 2 and not t["cv_adjusted"].any() and (t["win_rate"] == 1.0).all()
     assert (t["win_rate_adj"] == t["win_rate"]).all()

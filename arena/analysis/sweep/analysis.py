@@ -160,15 +160,6 @@ def _field(
     return pd.concat(cols, axis=1).dropna().mean(axis=1)
 
 
-def _share_ci(y: np.ndarray) -> tuple[float, float]:
-    """A mean of per-pair shares in [0, 1] with the interval a win rate gets in the matchups tables: Wilson's
-    on the effective sample size (:func:`arena.analysis.stats.ratio_ci_moments`).  A t interval was a point,
-    "1.000..1.000", for a grid point that won every game."""
-    n = float(len(y))
-    r = st.ratio_ci_moments(n, n, float(y.sum()), float(y @ y), float(y.sum()), n, clip=(0.0, 1.0))
-    return float(r["lo"]), float(r["hi"])
-
-
 def _best(spec: SweepSpec, pair_scores: dict) -> pd.DataFrame:
     """Per rules value: every grid point's field win rate, the best, and the paired test against it."""
     out = []
@@ -191,7 +182,8 @@ def _best(spec: SweepSpec, pair_scores: dict) -> pd.DataFrame:
                 dm = float(d.mean())
                 dlo, dhi = dm - _t(len(d)) * se, dm + _t(len(d)) * se
             se_f = float(f.std(ddof=1) / np.sqrt(n))
-            raw_lo, raw_hi = _share_ci(r.to_numpy())
+            y = r.to_numpy()
+            _, raw_lo, raw_hi = st.share_ci(len(y), float(y.sum()), float(y @ y))
             adjusted = all(pair_scores[(label, p, o)][3] for o in spec.opponent_names)
             row = {"rules": label, **dict(zip(spec.param_names, p))}
             row.update(
