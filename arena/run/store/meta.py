@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from arena.run.store.files import read_inside
+from arena.run.store.files import read_inside, sha256
 from arena.run.store.format import SECRET, StoreError, env_error
 from arena.settings.config import ConfigError, TournamentConfig, config_from_dict
 from arena.settings.rules import Rules, RulesError, load_rules
@@ -38,13 +37,18 @@ def config(store: RunStore) -> TournamentConfig:
         raise StoreError(str(exc)) from None
 
 
+def _check(data: bytes) -> str:
+    """The check a small file the games depend on is written with (``seed.secret``, ``rules.toml``)."""
+    return "sha256:" + sha256(data)[:16]
+
+
 #: The last line of a ``rules.toml`` the store wrote: the check of the text above it.
 _RULES_CHECK = re.compile(rb"# check: (sha256:[0-9a-f]{16})\n\Z")
 
 
 def checked_rules_toml(text: str) -> str:
     """``rules.toml``'s text with its check as a last comment line (still plain TOML for any reader)."""
-    return f"{text}# check: sha256:{hashlib.sha256(text.encode()).hexdigest()[:16]}\n"
+    return f"{text}# check: {_check(text.encode())}\n"
 
 
 def rules_problem(store: RunStore) -> str:
@@ -66,7 +70,7 @@ def rules_problem(store: RunStore) -> str:
     if check is None:
         return ""  # written before the check (a damaged last line reads so too: the TOML is still checked)
     body = data[: check.start()]
-    if check.group(1).decode() != "sha256:" + hashlib.sha256(body).hexdigest()[:16]:
+    if check.group(1).decode() != _check(body):
         return f"{store.dir / 'rules.toml'} was changed since the run wrote it (its check does not match)"
     return ""
 
@@ -194,10 +198,6 @@ def meta(store: RunStore) -> dict[str, Any]:
     return out
 
 
-def _seed_check(value: int) -> str:
-    return "sha256:" + hashlib.sha256(str(value).encode()).hexdigest()[:16]
-
-
 def seed_problem(store: RunStore) -> str:
     """What is wrong with the folder's ``seed.secret`` ("" when it reads back whole, or may be drawn).
 
@@ -220,7 +220,7 @@ def seed_problem(store: RunStore) -> str:
         return f"{p} is unreadable ({exc.strerror}); it holds the run's secret seed: restore it from a copy"
     text = data.decode("ascii", errors="replace")
     whole = re.fullmatch(r"(\d{1,30})(?: (sha256:[0-9a-f]{16}))?\n", text)
-    if whole is None or (whole.group(2) is not None and whole.group(2) != _seed_check(int(whole.group(1)))):
+    if whole is None or (whole.group(2) is not None and whole.group(2) != _check(str(int(whole.group(1))).encode())):
         return f"{p} is damaged (truncated or changed); it holds the run's secret seed: restore it from a copy"
     return ""
 
@@ -236,7 +236,7 @@ def secret_seed(store: RunStore) -> int:
         return int(read_inside(store.dir, SECRET, 200).split()[0])
     store._writable()
     value = secrets.randbits(62)
-    store._write_file(p, f"{value} {_seed_check(value)}\n".encode())
+    store._write_file(p, f"{value} {_check(str(value).encode())}\n".encode())
     os.chmod(p, 0o600)
     return value
 
