@@ -213,7 +213,7 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
     chosen = compiled if fast else {f: getattr(fn, "py_func", fn) for f, fn in raw.items()}
     functions = tuple(chosen[PHASE_FUNCTION[ph]] for ph in sorted(PHASE_FUNCTION))
     file = getattr(module, "__file__", None)
-    digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16] if file else ""
+    digest = file_hash(Path(file)) if file else ""
     return Bot(
         name=label,
         description=_first_line(module.__doc__) or "(no description)",
@@ -353,6 +353,11 @@ def load_bot_file(path: str | Path, name: str | None = None) -> Bot:
     """Load a bot from a ``.py`` file anywhere on disk (through :func:`load_bot_source`)."""
     bot = load_bot_source(read_bot_file(path), name=name, source=str(path))
     return dataclasses.replace(bot, ref=BotRef("file", str(path)))
+
+
+def file_hash(path: Path) -> str:
+    """A bot file's ``source_hash``: the first 16 hex digits of its bytes' sha256."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 def load_builtin(key: str) -> Bot:

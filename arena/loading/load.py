@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from arena.botkit.bot import BUILTIN_BOTS, Bot, BotError, load_bot_file, load_builtin
+from arena.botkit.bot import BUILTIN_BOTS, Bot, BotError, file_hash, load_bot_file, load_builtin
 from arena.external.eaai import use_kit
 from arena.external.limits import Limits
 from arena.settings.botref import BotRef, BotRefError, look_alike_key, name_problem, shown_name
@@ -191,12 +191,9 @@ _BUILTIN_LOOKS = {look_alike_key(b).replace("_", "-"): b.replace("_", "-") for b
 
 def _builtin_file_hash(builtin: str) -> str:
     """The source hash a bot file has when it is the built-in ``builtin``'s own file, ``bots/<key>.py``."""
-    import hashlib
-
     import bots
 
-    path = Path(bots.__file__).parent / f"{builtin.replace('-', '_')}.py"
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return file_hash(Path(bots.__file__).parent / f"{builtin.replace('-', '_')}.py")
 
 
 def _refuse_a_builtins_name(spec: str, ref: BotRef, bot: Bot, config: TournamentConfig) -> None:
