@@ -174,7 +174,7 @@ def _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds) -> None:
 @helper
 def _advance(
     i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final, last, ended,
-    unseen, acted,
+    forfeits, acted,
 ):  # fmt: skip
     """Play game ``i`` on until ``seat`` is asked; return ``(reward, done)``.
 
@@ -186,7 +186,7 @@ def _advance(
     the game is over) and is played on to the agent's first decision, with
     ``done`` True.  ``acted``: the agent has made a decision in this game
     (False from a reset).  A game the opponent forfeits before the agent's
-    next decision in it is counted in ``unseen[i]``: no episode reports it.
+    next decision in it is counted in ``forfeits[i]``: no episode reports it.
     """
     s = st[i]
     other = 1 - seat
@@ -215,7 +215,7 @@ def _advance(
                     last[i, k] = rows[i, k]
                 ended[i] += 1
                 if ended_unseen and forfeit:  # (a first-turn knock may end a hand, even a game, unseen too)
-                    unseen[i] += 1
+                    forfeits[i] += 1
                 seeds[i] = next_seed(seeds[i])
                 _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds)
             begin_hand(s, rules, seeds[i], scratch[i])
@@ -236,7 +236,7 @@ def _advance(
 @kernel(types.int64(*_COMMON))
 def reset_games(
     rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids, final_obs,
-    last_rows, ended, unseen,
+    last_rows, ended, forfeits,
 ):  # fmt: skip
     """Begin game ``seeds[i]`` in every env and play it to the agent's first decision; return 0."""
     for i in range(st.shape[0]):
@@ -261,7 +261,7 @@ def reset_games(
             final,
             last_rows,
             ended,
-            unseen,
+            forfeits,
             False,
         )
         ids[i] = observe(st[i], rules, seat, view, obs[i])
@@ -272,7 +272,7 @@ def reset_games(
 @kernel(types.int64(_I1, *_COMMON, types.float64[::1], _B1, types.float64))
 def step_games(
     actions, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids,
-    final_obs, last_rows, ended, unseen, rewards, done, penalty,
+    final_obs, last_rows, ended, forfeits, rewards, done, penalty,
 ):  # fmt: skip
     """Apply ``actions[i]`` (an action id) in every env; return -1, or the first env whose action is illegal.
 
@@ -299,7 +299,7 @@ def step_games(
             forfeit_game(s, rows[i])
         r, d = _advance(
             i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final_obs[i],
-            last_rows, ended, unseen, True,
+            last_rows, ended, forfeits, True,
         )  # fmt: skip
         rewards[i] = r if legal else penalty
         done[i] = d
@@ -419,9 +419,9 @@ class Games:
         self.final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
         self.last_rows = np.zeros((n, G_SIZE), dtype=np.int64)
         self.ended = np.zeros(n, dtype=np.int64)  # games finished per env (the step that ends one adds 1)
-        # games per env the opponent forfeited before the agent's next decision (no episode reports them)
-        self.unseen = np.zeros(n, dtype=np.int64)
-        self.opponent_forfeits = np.zeros(n, dtype=np.int64)  # those of the last reset() or step(), per env
+        # games per env the opponent forfeited before the agent's next decision, in the last reset() or step()
+        # (no episode reports them; the kernels count them)
+        self.opponent_forfeits = np.zeros(n, dtype=np.int64)
         self._warned = False
         self.broken = False  # the opponent raised mid-step: its game stopped mid-turn until reset()
 
@@ -457,7 +457,7 @@ class Games:
             self.final_obs,
             self.last_rows,
             self.ended,
-            self.unseen,
+            self.opponent_forfeits,
         )
 
     def reset(self, seeds: np.ndarray) -> None:
@@ -468,13 +468,14 @@ class Games:
         self.seeds[:] = seeds
         self.broken = False
         before = self.seeds.copy()
+        self.opponent_forfeits[:] = 0
         try:
             reset_games(*self._common())  # the opponent plays up to the agent's first decision
         except Exception as exc:
             raise self._opponent_raised(exc) from exc
         self.rewards[:] = 0.0
         self.done[:] = False
-        self._take_unseen(before)
+        self._warn_forfeits(before)
 
     def next_game_seed(self, env: int) -> int:
         """The seed of the game env ``env`` plays after the current one."""
@@ -486,23 +487,22 @@ class Games:
             raise BotError(f"opponent '{self.opponent.name}' raised in an earlier step; reset() the env")
         arr = self.check_actions(actions)
         before = self.seeds.copy()
+        self.opponent_forfeits[:] = 0
         try:
             bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
         except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step
             raise self._opponent_raised(exc) from exc
         if bad >= 0:
             raise self.illegal(int(bad), int(arr[bad]))
-        self._take_unseen(before)
+        self._warn_forfeits(before)
 
-    def _take_unseen(self, seeds_before: np.ndarray) -> None:
-        """Move the count of games the opponent forfeited before the agent's next decision into
-        :attr:`opponent_forfeits`, and warn of the first such game of this object, naming it.
+    def _warn_forfeits(self, seeds_before: np.ndarray) -> None:
+        """Warn of the first game of this object the opponent forfeited before the agent's next decision
+        (:attr:`opponent_forfeits`), naming it.
 
         An episode needs a decision of the agent, so no episode can report such a game: an opponent whose
         first answer of a game is illegal had its games skipped without a word (``reset(seed=s)`` then
         began another game than ``s``)."""
-        self.opponent_forfeits[:] = self.unseen
-        self.unseen[:] = 0
         if self._warned or not self.opponent_forfeits.any():
             return
         self._warned = True
