@@ -468,8 +468,10 @@ class BotProcess:
 
     def _program_pid(self) -> int | None:
         """The program's pid: inside the wall bwrap's grandchild (None when that can't be known)."""
-        if self._program is not None or not self.in_wall:
-            return self._program or self.pid
+        if not self.in_wall:
+            return self.pid
+        if self._program is not None:
+            return self._program
         pid = self.pid  # bwrap, then its reaper (pid 1 in the wall), then the program (pid 2)
         for _ in range(2):
             try:

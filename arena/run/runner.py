@@ -200,7 +200,7 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
         old = store.played_config()
     except StoreError as exc:
         raise IncompatibleRunError(
-            f"{exc}", "restore it (the games are intact), or use --fresh or another --name"
+            str(exc), "restore it (the games are intact), or use --fresh or another --name"
         ) from None
     if old is None:
         return
