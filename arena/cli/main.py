@@ -822,7 +822,10 @@ def fsck(
     elif repair and lines:
         typer.echo(f"repaired {len(lines)} problem(s): {run_dir}: {summary}")
     if lost and (repair or not lines):
-        _fail(f"{len(lost)} problem(s) in {run_dir} that no repair mends; restore the file(s) named above", EXIT_FAILED)
+        _fail(
+            f"{len(lost)} problem(s) in {run_dir} that no repair mends; restore what the line(s) above name",
+            EXIT_FAILED,
+        )
     if not lines or repair:
         return
     if busy:

@@ -394,7 +394,7 @@ def test_fsck_names_a_lost_or_damaged_config_rules_or_manifest_which_no_repair_r
     found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
     assert found.exit_code == 1, found.output
     assert f"problem: {run_dir}" in found.output and named in found.output, found.output
-    assert "--repair' repairs" not in found.output and "restore the file(s) named above" in found.output
+    assert "--repair' repairs" not in found.output and "restore what the line(s) above name" in found.output
     repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
     assert repaired.exit_code == 1 and named in repaired.output, repaired.output  # still there: no repair mends it
     report = CliRunner().invoke(app, ["report", str(run_dir), "--verify"], catch_exceptions=False)
@@ -699,6 +699,11 @@ def test_a_chunks_folder_that_links_to_another_run_is_refused_and_that_run_keeps
     (run_dir / "games").symlink_to(other / "games")
     found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
     assert found.exit_code != 0 and "games is a link" in found.output, found.output
+    # No repair mends a link (a repair refuses the folder), so the check must not send the user to one.
+    assert "--repair" not in found.output and "no repair mends" in found.output, found.output
+    assert found.output.count("is a link") == 1, found.output  # the link, not each chunk behind it
+    report = CliRunner().invoke(app, ["report", str(run_dir)], catch_exceptions=False)
+    assert report.exit_code != 0 and report.output.count("games is a link") == 1, report.output
     repaired = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"], catch_exceptions=False)
     assert repaired.exit_code == 2 and "games is a link" in repaired.output, repaired.output
     with pytest.raises(StoreError, match="games is a link"):

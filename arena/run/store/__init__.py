@@ -208,10 +208,7 @@ class RunStore:
                 store._clear()
             linked = _files.linked_dirs(d)
             if linked:  # reads already refuse them; a write or a repair would reach into another folder
-                raise StoreError(
-                    f"{d / linked[0]}: {linked[0]} is a link, and the store never writes or "
-                    "moves a run's files through one (they could be another run's); put the folder itself there"
-                )
+                raise StoreError(_files.link_problem(d, linked[0]))
             store._remove_temps()
             (d / "games").mkdir(exist_ok=True)
             (d / "hands").mkdir(exist_ok=True)

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arena.run.schema import ACTIONS_SCHEMA, GAMES_COLUMNS, GAMES_SCHEMA, HANDS_SCHEMA
-from arena.run.store.files import read_inside, sha256
+from arena.run.store.files import link_problem, read_inside, sha256
 from arena.run.store.format import KINDS, META_KEY, STORE_FORMAT, StoreError, say_once
 from arena.run.store.index import ChunkRecord, Matchup
 from arena.run.tables import COLUMNS, TableError, to_table
@@ -321,7 +321,10 @@ def read_chunks(
 
 def bad_chunk(store: RunStore, m: Matchup, rec: ChunkRecord, kind: str) -> None:
     """Name a chunk left out of a read, once, in the log and in ``store.problems``."""
-    line = f"{store.dir}: chunk {rec.chunk} of {m.name}: {file_problem(store, rec, kind) or 'unreadable'}; left out"
+    if (store.dir / kind).is_symlink():  # one line for the folder, not one per chunk behind it
+        line = f"{link_problem(store.dir, kind)}; its chunks are left out"
+    else:
+        line = f"{store.dir}: chunk {rec.chunk} of {m.name}: {file_problem(store, rec, kind) or 'unreadable'}; left out"
     if line not in store.problems:
         store.problems.append(line)
         say_once(line)

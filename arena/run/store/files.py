@@ -35,6 +35,14 @@ def linked_dirs(folder: Path) -> list[str]:
     return [n for n in PLAIN_DIRS if (folder / n).is_symlink()]
 
 
+def link_problem(folder: Path, name: str) -> str:
+    """The line naming a linked :data:`PLAIN_DIRS` folder ``name`` of ``folder`` (every reader and writer says it)."""
+    return (
+        f"{folder / name}: {name} is a link, and the store never reads, writes or moves a run's files "
+        "through one (they could be another run's); put the folder itself there"
+    )
+
+
 def inside(folder: Path, path: Path) -> bool:
     """Whether ``path`` (a path under ``folder``) is reached with no link on the way to its last part.
 

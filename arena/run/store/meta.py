@@ -9,7 +9,7 @@ import re
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from arena.run.store.files import read_inside, sha256
+from arena.run.store.files import link_problem, linked_dirs, read_inside, sha256
 from arena.run.store.format import SECRET, StoreError, env_error
 from arena.settings.config import ConfigError, TournamentConfig, config_from_dict
 from arena.settings.rules import Rules, RulesError, load_rules
@@ -117,13 +117,13 @@ def played_config(store: RunStore) -> TournamentConfig | None:
 
 
 def problems(store: RunStore) -> list[str]:
-    """One line per damaged file the games can't rebuild: config.toml, rules.toml, manifest.json.
+    """One line per damaged file the games can't rebuild (config.toml, rules.toml, manifest.json) or linked folder.
 
     A chunk or an index line can be rebuilt or set aside by a repair; these
     can't (the games' ids depend on the config and rules), so each line says
     what to restore and what is at stake.
     """
-    out = []
+    out = [link_problem(store.dir, name) for name in linked_dirs(store.dir)]
     try:
         played_config(store)
     except StoreError as exc:
