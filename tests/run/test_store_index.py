@@ -765,3 +765,19 @@ def test_a_changed_digit_in_rules_toml_is_named_as_damage_not_taken_for_other_ru
     path.write_text(text[: text.index("# check:")])  # a folder from before the check line
     assert RunStore(run_dir).rules().knock_limit == 10
     assert run_tournament(cfg, progress=False, schedule=Inline()).status == "complete"
+
+
+def test_a_config_toml_that_links_outside_the_folder_is_named_and_never_read_into_the_report(run_dir, tmp_path):
+    # The store's own text files (config.toml, rules.toml, manifest.json) were read through a link: a run
+    # folder shared with an arena running as another user (root, the league's) put a file it may not read
+    # into report.html as "the config".
+    private = tmp_path / "private.toml"
+    private.write_text('name = "SECRET-8811"\n')
+    (run_dir / "config.toml").unlink()
+    (run_dir / "config.toml").symlink_to(private)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and "config.toml" in found.output and "link" in found.output, found.output
+    report = CliRunner().invoke(app, ["report", str(run_dir)], catch_exceptions=False)
+    shown = report.output + "".join(p.read_text(errors="replace") for p in run_dir.glob("report.*"))
+    assert "SECRET-8811" not in shown, shown
+    assert report.exit_code != 0 and "config.toml" in report.output, report.output

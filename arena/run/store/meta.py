@@ -175,7 +175,10 @@ def write_manifest(store: RunStore, manifest: dict[str, Any]) -> None:
 
 
 def manifest(store: RunStore) -> dict[str, Any]:
-    text = store.read_text("manifest.json")
+    try:
+        text = store.read_text("manifest.json")
+    except StoreError:  # a link or no regular file: named by problems() as any unreadable manifest
+        text = ""
     if text is None:
         return {}
     try:
