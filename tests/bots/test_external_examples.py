@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -181,7 +182,8 @@ def test_check_bot_gives_a_sandboxed_file_the_first_answer_allowance_a_run_gives
     report = check_bot(f"sandbox:{path}", games=4, echo=None)
     assert report.passed, report.lines
     timing = next(line for line in report.lines if line[1] == "timing")
-    assert "the first answer of each kind, which may compile, apart: max 3" in timing[2], timing
+    first = re.search(r"the first answer of each kind, which may compile, apart: max (\d+) ms", timing[2])
+    assert first and int(first.group(1)) >= 3000, timing  # the 3 s answer, at most slowed by a loaded machine
 
 
 @pytest.mark.parametrize("memory_mb", [128, 256, 384])
