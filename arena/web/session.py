@@ -474,7 +474,16 @@ class PlaySession:
         return out
 
     def view(self) -> dict[str, Any]:
-        """The person's view: never the bot's cards (until a knock lays them out) or the stock."""
+        """The person's view: never the bot's cards (until a knock lays them out) or the stock.
+
+        Taken under the game's lock, as a move is: a view read while another request's move runs (two
+        requests at once) mixed the table before the move with the state after it, and the engine's
+        questions about "the seat to act" (which discards allow a knock, the least deadwood) answered for
+        the bot's hand, its cards and deadwood in the person's JSON."""
+        with self.lock:
+            return self._view()
+
+    def _view(self) -> dict[str, Any]:
         t = table_state(self.done_st if self.hand_over else self.st, (PERSON,))
         me = t["hands"].pop(str(PERSON))
         del t["hands"]
