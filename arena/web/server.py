@@ -60,6 +60,7 @@ import asyncio
 import base64
 import gc
 import hashlib
+import ipaddress
 import json
 import re
 import socket
@@ -102,7 +103,7 @@ MAX_PIPELINE = 32
 BACKLOG = 1024
 #: At most this many games are kept in all; the least recently used goes first.
 MAX_SESSIONS = 256
-#: At most this many games are kept per client address: a client's new game pushes out its own oldest.
+#: At most this many games are kept per client (:func:`visitor`): a client's new game pushes out its own oldest.
 MAX_PER_CLIENT = 16
 #: A game untouched this long (seconds) is dropped.
 SESSION_TTL = 6 * 3600
@@ -317,11 +318,29 @@ class Act(BaseModel):
     melds: list[list[StrictInt]] | None = None
 
 
+def visitor(address: str) -> str:
+    """Who a client is, for counting its games: its IPv4 address, or for IPv6 its ``/64`` network.  An IPv6
+    visitor holds a whole /64 (the network a home line or a host is given) and may send each request from
+    another of its addresses: counted by address, one visitor was as many visitors as it liked.  An IPv4
+    address written as IPv6 (``::ffff:203.0.113.1``) is that IPv4 address; a name that is no address (a test
+    client, a Unix socket) is itself."""
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])  # without an IPv6 zone ("fe80::1%eth0")
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 class Sessions:
     """The games the server keeps: bounded in number, per client and in idle time.
 
-    Each game is kept under the address of the client that started it.  A client with :attr:`per_client`
-    games that starts another loses its own least recently used one, never someone else's; only when the
+    Each game is kept under the client that started it (:func:`visitor`: its address, or its IPv6 /64).  A
+    client with :attr:`per_client` games that starts another loses its own least recently used one, never
+    someone else's; only when the
     server holds :attr:`limit` games in all does a new one push out the least recently used of anyone's
     (at the old limit of 16 in all, 16 strangers' new games pushed out every game being played).
 
@@ -340,7 +359,7 @@ class Sessions:
         self.limit, self.ttl, self.clock, self.per_client = limit, ttl, clock, per_client
         self.process_limit = process_limit
         self.games: OrderedDict[str, tuple[PlaySession, float]] = OrderedDict()
-        self.owners: dict[str, str] = {}  # session id -> the address of the client that started it
+        self.owners: dict[str, str] = {}  # session id -> the client that started it (:func:`visitor`)
         self.lock = threading.Lock()
         self._dropped: list[PlaySession] = []  # to close once the lock is let go (see _close_dropped)
 
@@ -363,6 +382,7 @@ class Sessions:
             self._drop(sid)
 
     def add(self, s: PlaySession, client: str = "") -> None:
+        client = visitor(client)
         with self.lock:
             self._expire()
             mine = [sid for sid in self.games if self.owners.get(sid) == client]  # least recently used first
