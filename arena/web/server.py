@@ -804,6 +804,8 @@ def create_app(
     @api.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         text = f"no page {request.url.path[:200]}" if exc.status_code == 404 else str(exc.detail)
+        if exc.status_code == 400 and isinstance(exc.__cause__, ValueError | RecursionError):
+            text = _unreadable(exc.__cause__)  # FastAPI's "There was an error parsing the body"
         if request.url.path.startswith("/league/"):  # the league's pages: a line of text
             return Response(text, status_code=exc.status_code, media_type="text/plain; charset=utf-8")
         return JSONResponse({"error": text}, status_code=exc.status_code)
@@ -917,11 +919,30 @@ def allowed_hosts(bind: str, extra: Sequence[str] = ()) -> list[str]:
     return out
 
 
+def _unreadable(cause: BaseException) -> str:
+    """Why a JSON body could not be read, in one line: FastAPI says only "There was an error parsing the body"
+    of a body that is not UTF-8, holds a number of thousands of digits, or nests past the parser's depth."""
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the request body is not UTF-8 (byte {cause.start})"
+    if isinstance(cause, RecursionError):
+        return "the request body nests too deeply to read"
+    if "digits" in str(cause):  # int()'s limit on the digits of a number it reads
+        return "the request body holds a number too long to read"
+    return "the request body is not JSON"
+
+
 def _one_line(exc: RequestValidationError) -> str:
     first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
     loc = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
     if first.get("type") == "json_invalid":
-        return "the request body is not JSON"
+        where = tuple(first.get("loc", ()))[-1:]
+        ctx = first.get("ctx")
+        why = ctx.get("error") if isinstance(ctx, dict) else None
+        return (
+            f"the request body is not JSON: {why} at character {where[0]}"
+            if why and where
+            else "the request body is not JSON"
+        )
     if first.get("type") == "model_attributes_type":
         return "the request body must be a JSON object"
     return f"{loc or 'body'}: {first.get('msg', 'invalid')}"

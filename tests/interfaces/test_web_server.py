@@ -86,6 +86,22 @@ def test_a_deeply_nested_body_is_a_400_not_a_500(url):
     assert raw(url, get(url, "/api/options"))[0] == 200  # still serving
 
 
+@pytest.mark.parametrize(
+    "body, line",
+    [
+        (b'{"action": "take"}\xff', "the request body is not UTF-8 (byte 18)"),
+        (b'{"action": "discard", "card": ' + b"9" * 5000 + b"}", "the request body holds a number too long to read"),
+        (b'{"a":' * 10_000 + b"1" + b"}" * 10_000, "the request body nests too deeply to read"),
+        (b'{"action": take}', "the request body is not JSON: Expecting value at character 11"),
+    ],
+)
+def test_a_body_that_cannot_be_read_is_named_in_one_line(url, body, line):
+    """A body that is not UTF-8, holds a number of thousands of digits or nests past the parser's depth was
+    "There was an error parsing the body": nothing said which, or where."""
+    status, answer = raw(url, post(url, "/api/act", body))
+    assert status == 400 and json.loads(answer) == {"error": line}
+
+
 def test_a_body_over_the_limit_is_a_413(url):
     status, answer = raw(url, post(url, "/api/new", b'{"bot": "' + b"x" * 70_000 + b'"}'))
     assert status == 413 and b"too large" in answer
