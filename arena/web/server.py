@@ -412,7 +412,7 @@ class Sessions:
                     raise IllegalAction("no game yet: POST /api/new first", 409)
                 sid = next(reversed(self.games))
             if sid not in self.games:
-                raise IllegalAction(f"no game {sid!r} on this server (it ended or expired): start a new one", 404)
+                raise IllegalAction(f"no game {sid[:40]!r} on this server (it ended or expired): start a new one", 404)
             s, _ = self.games.pop(sid)
             self.games[sid] = (s, self.clock())  # most recently used last
             return s
@@ -516,10 +516,10 @@ class App:
         target = body.target if body.target is not None else self.defaults["target"]
         presets = self.presets()
         if preset not in presets:
-            raise IllegalAction(f"unknown preset {preset!r} (presets: {', '.join(presets)})", 400)
+            raise IllegalAction(f"unknown preset {preset[:40]!r} (presets: {', '.join(presets)})", 400)
         bots = self.options()["bots"]
         if bot not in bots:
-            raise IllegalAction(f"unknown bot {bot!r} (bots: {', '.join(bots)})", 400)
+            raise IllegalAction(f"unknown bot {bot[:40]!r} (bots: {', '.join(bots)})", 400)
         s = PlaySession.start(
             bot=bot,
             preset=preset,

@@ -223,7 +223,7 @@ class PlaySession:
         extra = dict(overrides or {})
         bad = sorted(set(extra) - set(ADVANCED))
         if bad:
-            raise IllegalAction(f"rules: {bad[0]!r} cannot be set here (settings: {', '.join(ADVANCED)})", 400)
+            raise IllegalAction(f"rules: {bad[0][:40]!r} cannot be set here (settings: {', '.join(ADVANCED)})", 400)
         try:
             base = rules if rules is not None else load_rules(preset)
             r = base.with_overrides({**extra, "target": target}, source="the page's rules")
@@ -349,7 +349,7 @@ class PlaySession:
         with self.lock:
             if action not in ACTIONS and action not in ("lay_down", "lay_off", "take_back"):
                 known = [*ACTIONS, "lay_down", "lay_off", "take_back"]
-                raise IllegalAction(f"unknown action {action!r} (actions: {', '.join(known)})", 400)
+                raise IllegalAction(f"unknown action {action[:40]!r} (actions: {', '.join(known)})", 400)
             if self.hand_over:
                 raise IllegalAction("the hand is over: start the next hand")
             if self.stage != "play":

@@ -384,3 +384,23 @@ def test_a_state_request_during_the_person_s_move_never_shows_the_bot_s_hand(ser
     assert set(got["knock_discards"]) <= set(mine), "the bot's cards leaked"
     assert got["best_deadwood"] == least, "the bot's deadwood leaked"
     assert got in (v, after)
+
+
+def test_a_refusal_names_a_long_value_by_its_start_not_whole(server):
+    """A refusal names what it refuses in one short line: a 60 kB action, preset, bot, rule or game id was
+    written back whole, the answer as large as the request."""
+    sid = call(server, "POST", "/api/new", {})[1]["session"]
+    long = "x" * 60_000
+    for method, path, body in (
+        ("POST", f"/api/act?session={sid}", {"action": long}),
+        ("POST", "/api/new", {"preset": long}),
+        ("POST", "/api/new", {"bot": long}),
+        ("POST", "/api/new", {"rules": {long: 1}}),
+        ("GET", "/api/state?session=" + "y" * 8000, None),
+    ):
+        status, err = call(server, method, path, body)
+        assert (
+            status in (400, 404)
+            and len(err["error"]) < 400
+            and ("'xxxxxxxx" in err["error"] or "'yyyy" in err["error"])
+        )
