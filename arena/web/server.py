@@ -806,9 +806,12 @@ def create_app(
         text = f"no page {request.url.path[:200]}" if exc.status_code == 404 else str(exc.detail)
         if exc.status_code == 400 and isinstance(exc.__cause__, ValueError | RecursionError):
             text = _unreadable(exc.__cause__)  # FastAPI's "There was an error parsing the body"
+        headers = dict(exc.headers or {})  # a 405's Allow (HTTP requires it), any other the framework set
+        if exc.status_code == 405 and headers.get("Allow"):
+            text = f"{request.url.path[:200]} takes {headers['Allow']}, not {request.method[:20]}"
         if request.url.path.startswith("/league/"):  # the league's pages: a line of text
-            return Response(text, status_code=exc.status_code, media_type="text/plain; charset=utf-8")
-        return JSONResponse({"error": text}, status_code=exc.status_code)
+            return Response(text, exc.status_code, headers, media_type="text/plain; charset=utf-8")
+        return JSONResponse({"error": text}, exc.status_code, headers)
 
     @api.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> JSONResponse:

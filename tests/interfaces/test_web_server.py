@@ -197,6 +197,28 @@ def test_errors_are_one_line_json_and_pages_are_served(url):
     assert status == 400 and "action" in err and "\n" not in err
 
 
+def test_a_method_not_allowed_is_a_405_that_names_the_allowed_ones(url):
+    """A 405 says which methods the path takes, in its line and in the ``Allow`` header HTTP requires of it
+    (the header was dropped, and the line said only "Method Not Allowed")."""
+    hostport = url.split("//")[1]
+    for method, path, allowed in (
+        ("DELETE", "/api/new", "POST"),
+        ("PUT", "/api/state", "GET"),
+        ("GET", "/api/act", "POST"),
+    ):
+        req = f"{method} {path} HTTP/1.1\r\nHost: {hostport}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        host, port = hostport.split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as s:
+            s.sendall(req.encode())
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        headers = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:])
+        assert head.split()[1] == b"405" and headers.get("allow") == allowed, head
+        assert json.loads(body) == {"error": f"{path} takes {allowed}, not {method}"}
+
+
 def test_sessions_are_bounded_in_number_and_in_time():
     now = [0.0]
     sessions = Sessions(limit=2, ttl=100, clock=lambda: now[0])
