@@ -25,7 +25,8 @@ and one from a user already sending two uploads with a 429
 to the play API that is not ``application/json`` (415: a page elsewhere cannot
 post a "simple" text/plain form to this server, the CSRF route; the league's
 forms carry CSRF tokens instead), and marks every answer ``Cache-Control:
-no-store``, ``X-Content-Type-Options: nosniff``, and a Content-Security-Policy
+no-store``, ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: same-origin``
+(the play page's address holds the game's id), and a Content-Security-Policy
 where the route set none: the viewer's and the play page's (their own scripts
 and styles, the inline ones by hash: no inline handlers, no other site), and
 ``default-src 'none'`` for static files, errors and JSON.
@@ -647,6 +648,8 @@ class Guard:
                     headers.append((b"cache-control", b"no-store"))
                 if b"x-content-type-options" not in names:
                     headers.append((b"x-content-type-options", b"nosniff"))
+                if b"referrer-policy" not in names:  # the play page's address holds the game's id (?s=)
+                    headers.append((b"referrer-policy", b"same-origin"))
                 if b"content-security-policy" not in names:
                     page = self.page_csp.get(path) if message["status"] < 300 else None
                     headers.append((b"content-security-policy", page or STRICT_CSP.encode()))
@@ -713,6 +716,7 @@ class Hosts(TrustedHostMiddleware):
         headers = _error_headers(scope, body) + [
             (b"cache-control", b"no-store"),
             (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"same-origin"),
             (b"content-security-policy", STRICT_CSP.encode()),
         ]
         return headers, body

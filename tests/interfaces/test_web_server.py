@@ -219,6 +219,19 @@ def test_a_method_not_allowed_is_a_405_that_names_the_allowed_ones(url):
         assert json.loads(body) == {"error": f"{path} takes {allowed}, not {method}"}
 
 
+def test_every_answer_keeps_its_address_out_of_other_sites_referers(url):
+    """The play page's address holds the game's id (``?s=ID``), which plays the game: every answer says
+    ``Referrer-Policy: same-origin``, as the league's pages do, so no other site is sent it."""
+    for path in ("/", "/play?s=abc", "/view", "/api/options", "/api/state?session=abc", "/static/cards.js", "/nope"):
+        with socket.create_connection(tuple(url.split("//")[1].split(":")), timeout=20) as s:
+            s.sendall(get(url, path))
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head = data.partition(b"\r\n\r\n")[0].decode().lower()
+        assert "\r\nreferrer-policy: same-origin\r\n" in head + "\r\n", (path, head)
+
+
 def test_sessions_are_bounded_in_number_and_in_time():
     now = [0.0]
     sessions = Sessions(limit=2, ttl=100, clock=lambda: now[0])
