@@ -350,6 +350,8 @@ class PlaySession:
             if action not in ACTIONS and action not in ("lay_down", "lay_off", "take_back"):
                 known = [*ACTIONS, "lay_down", "lay_off", "take_back"]
                 raise IllegalAction(f"unknown action {action[:40]!r} (actions: {', '.join(known)})", 400)
+            if self.game_over:  # not "start the next hand": there is none
+                raise IllegalAction("the game is over: start a new game")
             if self.hand_over:
                 raise IllegalAction("the hand is over: start the next hand")
             if self.stage != "play":

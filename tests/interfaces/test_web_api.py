@@ -157,8 +157,9 @@ def test_a_whole_game_through_the_api_against_simple(server, preset):
         outcomes,
         knocks,
     )
-    assert call(server, "POST", "/api/act", {"action": "pass"})[0] == 409
-    assert call(server, "POST", "/api/next", {})[0] == 409  # the game is over
+    for path, body in (("/api/act", {"action": "pass"}), ("/api/next", {})):  # the game is over, both say so
+        status, err = call(server, "POST", path, body)
+        assert status == 409 and err["error"] == "the game is over: start a new game", (path, err)
 
 
 def test_the_viewer_endpoint_serves_every_step_of_a_stored_game(tmp_path):
