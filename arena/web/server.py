@@ -25,7 +25,8 @@ and one from a user already sending two uploads with a 429
 to the play API that is not ``application/json`` (415: a page elsewhere cannot
 post a "simple" text/plain form to this server, the CSRF route; the league's
 forms carry CSRF tokens instead), and marks every answer ``Cache-Control:
-no-store``, ``X-Content-Type-Options: nosniff``, and a Content-Security-Policy
+no-store``, ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: same-origin``
+(the play page's address holds the game's id), and a Content-Security-Policy
 where the route set none: the viewer's and the play page's (their own scripts
 and styles, the inline ones by hash: no inline handlers, no other site), and
 ``default-src 'none'`` for static files, errors and JSON.
@@ -60,6 +61,7 @@ import asyncio
 import base64
 import gc
 import hashlib
+import ipaddress
 import json
 import re
 import socket
@@ -102,7 +104,7 @@ MAX_PIPELINE = 32
 BACKLOG = 1024
 #: At most this many games are kept in all; the least recently used goes first.
 MAX_SESSIONS = 256
-#: At most this many games are kept per client address: a client's new game pushes out its own oldest.
+#: At most this many games are kept per client (:func:`visitor`): a client's new game pushes out its own oldest.
 MAX_PER_CLIENT = 16
 #: A game untouched this long (seconds) is dropped.
 SESSION_TTL = 6 * 3600
@@ -317,11 +319,29 @@ class Act(BaseModel):
     melds: list[list[StrictInt]] | None = None
 
 
+def visitor(address: str) -> str:
+    """Who a client is, for counting its games: its IPv4 address, or for IPv6 its ``/64`` network.  An IPv6
+    visitor holds a whole /64 (the network a home line or a host is given) and may send each request from
+    another of its addresses: counted by address, one visitor was as many visitors as it liked.  An IPv4
+    address written as IPv6 (``::ffff:203.0.113.1``) is that IPv4 address; a name that is no address (a test
+    client, a Unix socket) is itself."""
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])  # without an IPv6 zone ("fe80::1%eth0")
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 class Sessions:
     """The games the server keeps: bounded in number, per client and in idle time.
 
-    Each game is kept under the address of the client that started it.  A client with :attr:`per_client`
-    games that starts another loses its own least recently used one, never someone else's; only when the
+    Each game is kept under the client that started it (:func:`visitor`: its address, or its IPv6 /64).  A
+    client with :attr:`per_client` games that starts another loses its own least recently used one, never
+    someone else's; only when the
     server holds :attr:`limit` games in all does a new one push out the least recently used of anyone's
     (at the old limit of 16 in all, 16 strangers' new games pushed out every game being played).
 
@@ -340,7 +360,7 @@ class Sessions:
         self.limit, self.ttl, self.clock, self.per_client = limit, ttl, clock, per_client
         self.process_limit = process_limit
         self.games: OrderedDict[str, tuple[PlaySession, float]] = OrderedDict()
-        self.owners: dict[str, str] = {}  # session id -> the address of the client that started it
+        self.owners: dict[str, str] = {}  # session id -> the client that started it (:func:`visitor`)
         self.lock = threading.Lock()
         self._dropped: list[PlaySession] = []  # to close once the lock is let go (see _close_dropped)
 
@@ -363,6 +383,7 @@ class Sessions:
             self._drop(sid)
 
     def add(self, s: PlaySession, client: str = "") -> None:
+        client = visitor(client)
         with self.lock:
             self._expire()
             mine = [sid for sid in self.games if self.owners.get(sid) == client]  # least recently used first
@@ -392,7 +413,7 @@ class Sessions:
                     raise IllegalAction("no game yet: POST /api/new first", 409)
                 sid = next(reversed(self.games))
             if sid not in self.games:
-                raise IllegalAction(f"no game {sid!r} on this server (it ended or expired): start a new one", 404)
+                raise IllegalAction(f"no game {sid[:40]!r} on this server (it ended or expired): start a new one", 404)
             s, _ = self.games.pop(sid)
             self.games[sid] = (s, self.clock())  # most recently used last
             return s
@@ -496,10 +517,10 @@ class App:
         target = body.target if body.target is not None else self.defaults["target"]
         presets = self.presets()
         if preset not in presets:
-            raise IllegalAction(f"unknown preset {preset!r} (presets: {', '.join(presets)})", 400)
+            raise IllegalAction(f"unknown preset {preset[:40]!r} (presets: {', '.join(presets)})", 400)
         bots = self.options()["bots"]
         if bot not in bots:
-            raise IllegalAction(f"unknown bot {bot!r} (bots: {', '.join(bots)})", 400)
+            raise IllegalAction(f"unknown bot {bot[:40]!r} (bots: {', '.join(bots)})", 400)
         s = PlaySession.start(
             bot=bot,
             preset=preset,
@@ -627,6 +648,8 @@ class Guard:
                     headers.append((b"cache-control", b"no-store"))
                 if b"x-content-type-options" not in names:
                     headers.append((b"x-content-type-options", b"nosniff"))
+                if b"referrer-policy" not in names:  # the play page's address holds the game's id (?s=)
+                    headers.append((b"referrer-policy", b"same-origin"))
                 if b"content-security-policy" not in names:
                     page = self.page_csp.get(path) if message["status"] < 300 else None
                     headers.append((b"content-security-policy", page or STRICT_CSP.encode()))
@@ -693,6 +716,7 @@ class Hosts(TrustedHostMiddleware):
         headers = _error_headers(scope, body) + [
             (b"cache-control", b"no-store"),
             (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"same-origin"),
             (b"content-security-policy", STRICT_CSP.encode()),
         ]
         return headers, body
@@ -784,9 +808,14 @@ def create_app(
     @api.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         text = f"no page {request.url.path[:200]}" if exc.status_code == 404 else str(exc.detail)
+        if exc.status_code == 400 and isinstance(exc.__cause__, ValueError | RecursionError):
+            text = _unreadable(exc.__cause__)  # FastAPI's "There was an error parsing the body"
+        headers = dict(exc.headers or {})  # a 405's Allow (HTTP requires it), any other the framework set
+        if exc.status_code == 405 and headers.get("Allow"):
+            text = f"{request.url.path[:200]} takes {headers['Allow']}, not {request.method[:20]}"
         if request.url.path.startswith("/league/"):  # the league's pages: a line of text
-            return Response(text, status_code=exc.status_code, media_type="text/plain; charset=utf-8")
-        return JSONResponse({"error": text}, status_code=exc.status_code)
+            return Response(text, exc.status_code, headers, media_type="text/plain; charset=utf-8")
+        return JSONResponse({"error": text}, exc.status_code, headers)
 
     @api.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> JSONResponse:
@@ -897,11 +926,30 @@ def allowed_hosts(bind: str, extra: Sequence[str] = ()) -> list[str]:
     return out
 
 
+def _unreadable(cause: BaseException) -> str:
+    """Why a JSON body could not be read, in one line: FastAPI says only "There was an error parsing the body"
+    of a body that is not UTF-8, holds a number of thousands of digits, or nests past the parser's depth."""
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the request body is not UTF-8 (byte {cause.start})"
+    if isinstance(cause, RecursionError):
+        return "the request body nests too deeply to read"
+    if "digits" in str(cause):  # int()'s limit on the digits of a number it reads
+        return "the request body holds a number too long to read"
+    return "the request body is not JSON"
+
+
 def _one_line(exc: RequestValidationError) -> str:
     first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
     loc = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
     if first.get("type") == "json_invalid":
-        return "the request body is not JSON"
+        where = tuple(first.get("loc", ()))[-1:]
+        ctx = first.get("ctx")
+        why = ctx.get("error") if isinstance(ctx, dict) else None
+        return (
+            f"the request body is not JSON: {why} at character {where[0]}"
+            if why and where
+            else "the request body is not JSON"
+        )
     if first.get("type") == "model_attributes_type":
         return "the request body must be a JSON object"
     return f"{loc or 'body'}: {first.get('msg', 'invalid')}"

@@ -223,7 +223,7 @@ class PlaySession:
         extra = dict(overrides or {})
         bad = sorted(set(extra) - set(ADVANCED))
         if bad:
-            raise IllegalAction(f"rules: {bad[0]!r} cannot be set here (settings: {', '.join(ADVANCED)})", 400)
+            raise IllegalAction(f"rules: {bad[0][:40]!r} cannot be set here (settings: {', '.join(ADVANCED)})", 400)
         try:
             base = rules if rules is not None else load_rules(preset)
             r = base.with_overrides({**extra, "target": target}, source="the page's rules")
@@ -349,7 +349,9 @@ class PlaySession:
         with self.lock:
             if action not in ACTIONS and action not in ("lay_down", "lay_off", "take_back"):
                 known = [*ACTIONS, "lay_down", "lay_off", "take_back"]
-                raise IllegalAction(f"unknown action {action!r} (actions: {', '.join(known)})", 400)
+                raise IllegalAction(f"unknown action {action[:40]!r} (actions: {', '.join(known)})", 400)
+            if self.game_over:  # not "start the next hand": there is none
+                raise IllegalAction("the game is over: start a new game")
             if self.hand_over:
                 raise IllegalAction("the hand is over: start the next hand")
             if self.stage != "play":
@@ -474,7 +476,16 @@ class PlaySession:
         return out
 
     def view(self) -> dict[str, Any]:
-        """The person's view: never the bot's cards (until a knock lays them out) or the stock."""
+        """The person's view: never the bot's cards (until a knock lays them out) or the stock.
+
+        Taken under the game's lock, as a move is: a view read while another request's move runs (two
+        requests at once) mixed the table before the move with the state after it, and the engine's
+        questions about "the seat to act" (which discards allow a knock, the least deadwood) answered for
+        the bot's hand, its cards and deadwood in the person's JSON."""
+        with self.lock:
+            return self._view()
+
+    def _view(self) -> dict[str, Any]:
         t = table_state(self.done_st if self.hand_over else self.st, (PERSON,))
         me = t["hands"].pop(str(PERSON))
         del t["hands"]

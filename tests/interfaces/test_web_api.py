@@ -157,8 +157,9 @@ def test_a_whole_game_through_the_api_against_simple(server, preset):
         outcomes,
         knocks,
     )
-    assert call(server, "POST", "/api/act", {"action": "pass"})[0] == 409
-    assert call(server, "POST", "/api/next", {})[0] == 409  # the game is over
+    for path, body in (("/api/act", {"action": "pass"}), ("/api/next", {})):  # the game is over, both say so
+        status, err = call(server, "POST", path, body)
+        assert status == 409 and err["error"] == "the game is over: start a new game", (path, err)
 
 
 def test_the_viewer_endpoint_serves_every_step_of_a_stored_game(tmp_path):
@@ -316,3 +317,91 @@ def test_arena_play_rules_file_is_what_the_page_plays(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_state_request_during_the_person_s_move_never_shows_the_bot_s_hand(server, monkeypatch):
+    """Two requests at once on one game: the person asks for the state while their discard is being answered.
+    The state's answer is the game before the move or after it, never a mix: read half way (the table before,
+    the engine's questions after the bot drew) it gave the discards that let the *bot* knock and the bot's
+    least deadwood.  The interleaving is pinned: the state request pauses inside its reading until the bot is
+    thinking about its discard (or 1 s), and the bot thinks until the state is answered (or 1 s)."""
+    import dataclasses
+    import threading
+
+    import arena.web.session as session_module
+    from arena.engine.layout import PH_DISCARD
+    from arena.engine.melds import best_arrangement
+
+    v = call(server, "POST", "/api/new", {"target": 200})[1]
+    for _ in range(200):  # to a discard of the person's
+        if "discard" in v["allowed"]:
+            break
+        if v["hand_over"]:
+            v = call(server, "POST", "/api/next", {})[1]
+        elif v["stage"] != "play":
+            v = call(server, "POST", "/api/act", {"action": "lay_down", "melds": v["arrange"]["proposal"]})[1]
+        else:
+            v = call(server, "POST", "/api/act", {"action": "pass" if "pass" in v["allowed"] else "draw_stock"})[1]
+    assert "discard" in v["allowed"], v
+    game = server.app.session
+    in_view, bot_thinking, answered = threading.Event(), threading.Event(), threading.Event()
+    real_legal = session_module.legal_answers
+
+    def paused_legal(st, rules):
+        if not in_view.is_set():  # the state request, half way through its reading
+            in_view.set()
+            bot_thinking.wait(1.0)
+        return real_legal(st, rules)
+
+    discard = game.bot.functions[PH_DISCARD]
+
+    def slow_discard(*args):
+        bot_thinking.set()
+        answered.wait(1.0)
+        return discard(*args)
+
+    functions = tuple(slow_discard if k == PH_DISCARD else f for k, f in enumerate(game.bot.functions))
+    monkeypatch.setattr(game, "bot", dataclasses.replace(game.bot, functions=functions))
+    monkeypatch.setattr(session_module, "legal_answers", paused_legal)
+    seen: list = []
+
+    def poll():
+        seen.append(call(server, "GET", "/api/state"))
+        answered.set()
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    assert in_view.wait(10)
+    card = max(v["you"]["deadwood_cards"] or [c["id"] for c in v["you"]["cards"]])
+    if card == v["just_taken"]:
+        card = next(c["id"] for c in v["you"]["cards"] if c["id"] != card)
+    status, after = call(server, "POST", "/api/act", {"action": "play_on", "card": card})
+    poller.join(10)
+    assert status == 200 and seen and seen[0][0] == 200
+    got = seen[0][1]
+    mine = [c["id"] for c in got["you"]["cards"]]
+    hand = sum(1 << c for c in mine)
+    least = min(int(best_arrangement(hand & ~(1 << c), 0)[2]) for c in mine if c != got["just_taken"])
+    assert set(got["knock_discards"]) <= set(mine), "the bot's cards leaked"
+    assert got["best_deadwood"] == least, "the bot's deadwood leaked"
+    assert got in (v, after)
+
+
+def test_a_refusal_names_a_long_value_by_its_start_not_whole(server):
+    """A refusal names what it refuses in one short line: a 60 kB action, preset, bot, rule or game id was
+    written back whole, the answer as large as the request."""
+    sid = call(server, "POST", "/api/new", {})[1]["session"]
+    long = "x" * 60_000
+    for method, path, body in (
+        ("POST", f"/api/act?session={sid}", {"action": long}),
+        ("POST", "/api/new", {"preset": long}),
+        ("POST", "/api/new", {"bot": long}),
+        ("POST", "/api/new", {"rules": {long: 1}}),
+        ("GET", "/api/state?session=" + "y" * 8000, None),
+    ):
+        status, err = call(server, method, path, body)
+        assert (
+            status in (400, 404)
+            and len(err["error"]) < 400
+            and ("'xxxxxxxx" in err["error"] or "'yyyy" in err["error"])
+        )

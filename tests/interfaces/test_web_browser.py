@@ -288,6 +288,35 @@ def test_a_reload_resumes_the_game(browser, srv):
         ctx.close()
 
 
+def test_a_reload_whose_state_request_fails_keeps_the_game_for_the_next_reload(browser, srv):
+    """A reload while a proxy answers 502 (the server restarting, a network blip) says so and keeps the game's
+    id: the next reload resumes the game.  Any failure forgot the game, though the server still had it; only
+    a 404 (the server no longer has it) forgets."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        sid = srv.app.session.id
+        failing = [1]
+
+        def proxy(route):
+            if failing:
+                failing.pop()
+                route.fulfill(status=502, content_type="text/html", body="<html>bad gateway</html>")
+            else:
+                route.continue_()
+
+        page.route("**/api/state*", proxy)
+        page.reload()
+        page.wait_for_selector("#start-msg:not(.hidden)")
+        assert page.locator("#start-msg").inner_text().startswith("502")
+        assert page.evaluate("localStorage.getItem('arena.session')") == sid
+        page.reload()
+        page.wait_for_selector("#you-hand .card")
+        assert f"s={sid}" in page.url and len(srv.app.sessions) == 1  # the same game
+    finally:
+        ctx.close()
+
+
 def test_a_stale_page_catches_up_a_game_gone_offers_new_game_and_deal_says_it_is_dealing(browser):
     """A refusal (409) may come from a page left behind by another tab of the game: the page shows the game as
     it is now.  A game the server no longer keeps (404) gets a New game button.  While a deal is on its way

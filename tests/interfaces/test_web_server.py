@@ -86,6 +86,22 @@ def test_a_deeply_nested_body_is_a_400_not_a_500(url):
     assert raw(url, get(url, "/api/options"))[0] == 200  # still serving
 
 
+@pytest.mark.parametrize(
+    "body, line",
+    [
+        (b'{"action": "take"}\xff', "the request body is not UTF-8 (byte 18)"),
+        (b'{"action": "discard", "card": ' + b"9" * 5000 + b"}", "the request body holds a number too long to read"),
+        (b'{"a":' * 10_000 + b"1" + b"}" * 10_000, "the request body nests too deeply to read"),
+        (b'{"action": take}', "the request body is not JSON: Expecting value at character 11"),
+    ],
+)
+def test_a_body_that_cannot_be_read_is_named_in_one_line(url, body, line):
+    """A body that is not UTF-8, holds a number of thousands of digits or nests past the parser's depth was
+    "There was an error parsing the body": nothing said which, or where."""
+    status, answer = raw(url, post(url, "/api/act", body))
+    assert status == 400 and json.loads(answer) == {"error": line}
+
+
 def test_a_body_over_the_limit_is_a_413(url):
     status, answer = raw(url, post(url, "/api/new", b'{"bot": "' + b"x" * 70_000 + b'"}'))
     assert status == 413 and b"too large" in answer
@@ -179,6 +195,41 @@ def test_errors_are_one_line_json_and_pages_are_served(url):
     status, body = raw(url, post(url, "/api/act", b'{"action": 3}'))
     err = json.loads(body)["error"]
     assert status == 400 and "action" in err and "\n" not in err
+
+
+def test_a_method_not_allowed_is_a_405_that_names_the_allowed_ones(url):
+    """A 405 says which methods the path takes, in its line and in the ``Allow`` header HTTP requires of it
+    (the header was dropped, and the line said only "Method Not Allowed")."""
+    hostport = url.split("//")[1]
+    for method, path, allowed in (
+        ("DELETE", "/api/new", "POST"),
+        ("PUT", "/api/state", "GET"),
+        ("GET", "/api/act", "POST"),
+    ):
+        req = f"{method} {path} HTTP/1.1\r\nHost: {hostport}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        host, port = hostport.split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as s:
+            s.sendall(req.encode())
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        headers = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:])
+        assert head.split()[1] == b"405" and headers.get("allow") == allowed, head
+        assert json.loads(body) == {"error": f"{path} takes {allowed}, not {method}"}
+
+
+def test_every_answer_keeps_its_address_out_of_other_sites_referers(url):
+    """The play page's address holds the game's id (``?s=ID``), which plays the game: every answer says
+    ``Referrer-Policy: same-origin``, as the league's pages do, so no other site is sent it."""
+    for path in ("/", "/play?s=abc", "/view", "/api/options", "/api/state?session=abc", "/static/cards.js", "/nope"):
+        with socket.create_connection(tuple(url.split("//")[1].split(":")), timeout=20) as s:
+            s.sendall(get(url, path))
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head = data.partition(b"\r\n\r\n")[0].decode().lower()
+        assert "\r\nreferrer-policy: same-origin\r\n" in head + "\r\n", (path, head)
 
 
 def test_sessions_are_bounded_in_number_and_in_time():

@@ -261,3 +261,29 @@ def test_visitors_behind_the_documented_nginx_proxy_keep_their_own_games(shared)
         new("203.0.113.9")  # a stranger starts more games than one visitor may keep
     status, mine = call(shared.url, "GET", f"/api/state?session={alice}")
     assert status == 200 and mine["session"] == alice
+
+
+def test_one_visitor_s_ipv6_addresses_count_as_one_visitor():
+    """An IPv6 visitor holds a whole /64 (a home line's network) and picks its address for each request: counted
+    by address, one visitor starting games from 2001:db8:9::1, ::2, ... was as many visitors, and filled the
+    server until everyone's games were pushed out.  A /64 is one visitor (here through the documented proxy)."""
+    s = Server(App(bot="simple", seed=3, max_sessions=24, per_client=4), port=0, shared=True).start()
+
+    def new(visitor: str) -> str:
+        req = urllib.request.Request(s.url + "api/new", data=b"{}", method="POST")
+        for k, v in {"Content-Type": "application/json", **_nginx_headers(visitor)}.items():
+            req.add_header(k, v)
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return json.loads(r.read())["session"]
+
+    try:
+        alice = new("2001:db8:1::1")
+        ipv4 = new("203.0.113.1")
+        for i in range(30):
+            new(f"2001:db8:9::{i + 1:x}")
+        for sid in (alice, ipv4):
+            status, mine = call(s.url, "GET", f"/api/state?session={sid}")
+            assert status == 200 and mine["session"] == sid
+        assert len(s.app.sessions) == 6  # alice's, the IPv4 visitor's, and the other's four
+    finally:
+        s.stop()
