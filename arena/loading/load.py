@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from arena.botkit.bot import BUILTIN_BOTS, Bot, BotError, file_hash, load_bot_file, load_builtin
@@ -125,8 +125,8 @@ def load_bot(spec: str, base_dir: Path | None = None) -> Bot:
     return load(ref)
 
 
-def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[str, Bot]:
-    """Load every bot of a config, keyed as listed there (variants resolved).
+def load_bots(config: TournamentConfig, base_dir: Path | None = None, *, skip: Collection[str] = ()) -> dict[str, Bot]:
+    """Load every bot of a config (but the specs in ``skip``), keyed as listed there (variants resolved).
 
     A bot file's display name is its ``NAME`` or file stem; a variant's is
     the variant's name, and a built-in's with inline settings is the spec as
@@ -155,6 +155,8 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None) -> dict[st
     out: dict[str, Bot] = {}
     refs = config.bot_refs(base_dir)
     for spec, ref in refs.items():
+        if spec in skip:
+            continue
         try:
             named = spec in config.variants or bool(ref.params)  # a variant, or a built-in's inline settings
             out[spec] = load(ref, limits_for(ref, limits), name=spec if named else None)

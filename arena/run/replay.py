@@ -9,13 +9,18 @@ the command line and the web, so neither imports the other.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from arena.botkit.bot import file_hash
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.loading.load import load_bots
 from arena.run.store import StoreError
+
+if TYPE_CHECKING:
+    from arena.settings.config import TournamentConfig
 
 
 class ReplayRefused(StoreError):
@@ -47,12 +52,19 @@ def stored_game(run_dir: Path, game_id: int):
                 f"{run_dir}: game {game_id}: the stored action log does not fit the game: {exc}"
             ) from None
         return rec, packed, names, log, "replayed from the action log stored with the game"
-    loaded = {b.name: b for b in load_bots(store.config()).values()}
     ident = {v[0]: v for v in rec.matchup.identity.values() if isinstance(v, list) and v}
+    config = store.config()
+    loaded = {b.name: b for b in load_bots(config, skip=_not_played(config, ident, names)).values()}
     for name in names:
+        old = ident.get(name)
+        if name not in loaded and old is not None and len(old) > 2 and old[1] in _FILE_KINDS:
+            raise ReplayRefused(
+                f"{run_dir}: game {game_id} was stored without an action log and bot '{name}' has changed since "
+                f"(no bot file of config.toml has the hash the run recorded, {old[2]}); it cannot be replayed "
+                "exactly, and a changed file is not run"
+            )
         if name not in loaded:
             raise StoreError(f"{run_dir}: bot '{name}' of game {game_id} is no longer in config.toml")
-        old = ident.get(name)
         if old is not None and old[2] != loaded[name].source_hash:
             raise ReplayRefused(
                 f"{run_dir}: game {game_id} was stored without an action log and bot '{name}' has changed since "
@@ -61,6 +73,30 @@ def stored_game(run_dir: Path, game_id: int):
     bots = (loaded[names[0]], loaded[names[1]])
     played = play_batch(bots[0], bots[1], packed, np.array([int(g["seed"])]), record_log=True)
     return rec, packed, names, played.log, "played again with the bots of config.toml (no action log was stored)"
+
+
+#: The bot kinds loaded by importing or reading a file in the arena's own process.
+_FILE_KINDS = ("file", "policy")
+
+
+def _not_played(config: TournamentConfig, ident: dict[str, list[Any]], names: tuple[str, str]) -> set[str]:
+    """The config's file and policy bots whose bytes are not those the game's two bots were played with.
+
+    Loading a bot file runs its code, and the game needs only its own two bots: importing every bot file
+    of the folder's config before the hash check (as replaying did) ran a changed or foreign file just
+    because someone looked at a game.  A file's hash is read from its bytes, with nothing imported.
+    """
+    wanted = {str(ident[n][2]) for n in names if n in ident and len(ident[n]) > 2}
+    out = set()
+    for spec, ref in config.bot_refs().items():
+        if ref.kind in _FILE_KINDS:
+            try:
+                if file_hash(Path(ref.ref)) in wanted:
+                    continue
+            except OSError:
+                pass  # a lost file: named below if it is one of the game's bots
+            out.add(spec)
+    return out
 
 
 def check_lines(rec, rules_array: np.ndarray, log: np.ndarray) -> tuple[bool, str]:

@@ -117,6 +117,26 @@ def test_without_a_log_replay_refuses_a_changed_bot_file(tmp_path):
         assert len(lines) == 1 and lines[0].startswith("error: ") and "changed since" in lines[0]
 
 
+def test_looking_at_a_game_never_runs_a_bot_file_the_run_did_not_play(tmp_path):
+    """Viewing a game stored without its log (arena view, replay, show) imported every bot file of the
+    folder's config before the hash check refused a changed one: a run folder from elsewhere ran its code
+    by being looked at.  A file bot is imported only when its bytes are those the game's bots were played
+    with; the other bots of the run are not loaded at all."""
+    bot, other = tmp_path / "mybot.py", tmp_path / "other.py"
+    shutil.copy(ROOT / "bots" / "simple.py", bot)
+    shutil.copy(ROOT / "bots" / "early_knock.py", other)
+    d = _run(tmp_path, bots=("simple", str(bot), str(other)), record_log=False, name="nolog")
+    marker = tmp_path / "ran"
+    payload = f"\nfrom pathlib import Path as _P\n_P({str(marker)!r}).write_text('ran')\n"
+    other.write_text(other.read_text() + payload)  # not a bot of game 0 (simple vs mybot)
+    ok, text = replay_report(d, 0)
+    assert ok and "played again" in text and not marker.exists()
+    bot.write_text(bot.read_text() + payload)
+    with pytest.raises(ReplayRefused, match="changed since"):
+        replay_report(d, 0)
+    assert not marker.exists()
+
+
 def test_a_matchup_line_planning_no_games_is_one_error_line_for_replay_not_a_division_by_zero(tmp_path):
     """Game ids are matchup number * planned games + index: a well-checked line planning 0 games made
     arena replay (and the viewer, analyze --game) end in a ZeroDivisionError traceback."""
