@@ -47,7 +47,8 @@ class BotSpec:
     ``kind`` is ``builtin`` (``ref`` is the module key under ``bots``; the
     worker checks its copy has the same hash), ``file`` (``source`` is the
     file's text), ``command`` (``ref`` is the command line of an external
-    bot, run in ``cwd``; the program must exist where the chunk runs) or
+    bot, run in ``cwd``, the driver's folder unless the ref names one; the program and the files
+    it names must exist there, alike, where the chunk runs) or
     ``sandbox`` (a bot file run in its own process; ``source`` is its text) or ``eaai``
     (an EAAI-kit player: ``ref`` is ``path:class``; the player and the kit must exist where
     the chunk runs; ``kit`` is the driver's kit, used where ``GIN_ARENA_EAAI_KIT`` names none),
@@ -101,8 +102,9 @@ class BotSpec:
                 from arena.external.eaai import kit_path
 
                 return cls(bot.name, "eaai", ref.ref, "", bot.source_hash, params, limits, kit=str(kit_path()))
-            if ref.kind == "command":
-                return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, ref.cwd or "")
+            if ref.kind == "command":  # run where the driver ran it (its relative paths are the driver's)
+                cwd = os.path.abspath(ref.cwd or os.getcwd())
+                return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, cwd)
             if Path(ref.ref).suffix.lower() in BINARY_POLICY_SUFFIXES:  # a walled ONNX model: its bytes
                 source = policy_source(ref.ref)
             else:

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import io
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,17 +91,46 @@ def _eaai_bot(spec: BotSpec) -> Bot:
         from arena.external.client import close_bot
 
         close_bot(bot)
-        raise WorkerError(
-            f"EAAI player '{spec.name}' differs on this worker from the driver's (hash {bot.source_hash} vs "
-            f"{spec.source_hash}): the player's jar or folder, or the kit ({os.environ.get(KIT_ENV)}), is not the same"
-        )
+        _check_files(spec)  # names the difference
     return bot
 
 
+def _check_files(spec: BotSpec) -> None:
+    """Refuse a ``cmd:`` bot or a kit player whose files here are not the ones the driver hashed.
+
+    Such a bot's files are read again wherever and whenever a chunk starts its program: on a Dask
+    worker whose folder holds another file of the name (a relative ``cmd:python3 bot.py`` runs in
+    the worker's own folder), or after the file was edited during the run, the games would be
+    another program's, stored under the matchup of the driver's.  Checked before each chunk.
+    """
+    if spec.kind == "command":
+        from arena.external.client import command_hash
+
+        here = command_hash(shlex.split(spec.ref), spec.cwd or None)
+        what = f"the files its command names (in {spec.cwd or os.getcwd()})"
+    elif spec.kind == "eaai":
+        from arena.external.eaai import KIT_ENV, player_hash
+
+        try:
+            here = player_hash(BotRef("eaai", spec.ref))
+        except (OSError, BotError) as exc:
+            raise WorkerError(f"EAAI player '{spec.name}': {exc}") from None
+        what = f"the player's jar or folder, or the kit ({os.environ.get(KIT_ENV)})"
+    else:
+        return
+    if here != spec.source_hash:
+        raise WorkerError(
+            f"bot '{spec.name}' differs on this worker from the driver's (hash {here} vs {spec.source_hash}): {what} "
+            "changed since the run began, or are other files here"
+        )
+
+
 def bot_from_spec(spec: BotSpec) -> Bot:
-    """The bot a spec describes, loaded once per process."""
+    """The bot a spec describes, loaded once per process; a ``cmd:`` bot's or a kit player's files are
+    checked again each time (:func:`_check_files`)."""
     bot = _BOTS.get(spec)
     if bot is not None:
+        _check_files(spec)
         return bot
     try:
         if spec.kind == "builtin":
@@ -113,6 +143,7 @@ def bot_from_spec(spec: BotSpec) -> Bot:
         elif spec.kind == "file":
             bot = _file_bot(spec)
         elif spec.kind == "command":
+            _check_files(spec)  # before its program starts: another program's handshake could pass
             bot = load(BotRef("command", spec.ref, spec.cwd or None), Limits(**dict(spec.limits)), name=spec.name)
         elif spec.kind == "eaai":
             bot = _eaai_bot(spec)
