@@ -18,12 +18,13 @@ changed bot file gets its games played again, never mixed with old ones.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,25 @@ def _read(path: str) -> str:
         return f.read()
 
 
+@functools.cache
+def code_identity() -> str:
+    """This gin-arena: its version and a hash of its code (the package's Python and Java files).
+
+    A chunk carries its driver's (:attr:`ChunkTask.code`) and a worker plays it only with the same:
+    a Dask worker with another gin-arena installed played the chunks by its own engine and scoring,
+    and its games were stored as the driver's in silence (the built-in bots' own hashes are checked
+    apart, but not the engine that plays every bot).
+    """
+    import arena
+
+    root = Path(arena.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.suffix in (".py", ".java") and "__pycache__" not in p.parts and p.is_file():
+            digest.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return f"{arena.__version__} (code {digest.hexdigest()[:16]})"
+
+
 @dataclass(frozen=True)
 class ChunkTask:
     """Pairs ``pair_lo..pair_hi`` of one matchup: everything a worker needs."""
@@ -145,6 +165,8 @@ class ChunkTask:
     decision_limit: float = LIMITS["decision_seconds"][0]
     # Every bot's own files in the run (BotSpec.own_paths): the worker's walls hide them from the others
     private: tuple[str, ...] = ()
+    # The gin-arena that planned the chunk (code_identity): a worker running another one refuses it
+    code: str = field(default_factory=code_identity)
 
     @property
     def n_games(self) -> int:

@@ -28,7 +28,7 @@ from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.limits import Limits
 from arena.loading.load import load
-from arena.run.plan import BotSpec, ChunkTask, pair_seeds
+from arena.run.plan import BotSpec, ChunkTask, code_identity, pair_seeds
 from arena.run.schema import games_frame, hands_frame
 from arena.run.tables import actions_table
 from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
@@ -232,6 +232,11 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     import time
 
     t0 = time.perf_counter()
+    if task.code and task.code != code_identity():
+        raise WorkerError(
+            f"this worker runs gin-arena {code_identity()}, the driver {task.code}: its games would be another"
+            " engine's; install the same gin-arena on every machine"
+        )
     if task.private:  # a worker on another machine, or a spawned process, learns them here
         from arena.external.wall import hide_from_others
 

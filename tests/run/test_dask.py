@@ -6,6 +6,7 @@ waits for a new one."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -111,6 +112,31 @@ def test_sigkill_of_a_dask_worker_mid_run_still_gives_the_identical_games(tmp_pa
     assert res.status == "complete"
     expected = canonical(run_tournament(cfg(tmp_path, name="ref", games_per_pair=400), progress=False).games)
     assert canonical(res.games).equals(expected)
+
+
+def test_a_worker_running_another_gin_arena_refuses_the_chunk_in_one_line(cluster):
+    """A worker with another gin-arena installed (its engine scored a gin 5 points higher) played the
+    chunks by its own code, and the driver stored its games as its own: only the built-in bots'
+    hashes were compared.  A chunk carries its driver's code identity; another one is refused."""
+    from arena.loading.load import load_bot
+    from arena.run.plan import BotSpec, code_identity, plan_matchup
+    from arena.run.schedule import ChunkFailure, DaskCluster
+    from arena.run.worker import ChunkResult
+    from arena.settings.rules import load_rules
+
+    _, client, _ = cluster
+    specs = [BotSpec.of(load_bot(b)) for b in ("random", "simple")]
+    plan = dict(seed=1, games=4, duplicate=True, chunk_size=4, record_hands=False, per_game_seconds=1.0)
+    _, tasks = plan_matchup(*specs, matchup_no=0, rules=load_rules("standard"), chunk_floor_seconds=10.0, **plan)
+    assert tasks[0].code == code_identity() and code_identity().startswith(__import__("arena").__version__)
+    other = dataclasses.replace(tasks[0], code="0.0.9 (code 0123456789abcdef)")
+    ok, refused = list(DaskCluster(client).results([tasks[0]])), list(DaskCluster(client).results([other]))
+    assert isinstance(ok[0], ChunkResult) and len(ok[0].games) == 4
+    assert isinstance(refused[0], ChunkFailure)
+    assert refused[0].reason == (
+        f"WorkerError: this worker runs gin-arena {code_identity()}, the driver 0.0.9 (code 0123456789abcdef): "
+        "its games would be another engine's; install the same gin-arena on every machine"
+    )
 
 
 # --- a lost scheduler --------------------------------------------------------------------------
