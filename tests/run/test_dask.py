@@ -357,6 +357,33 @@ def test_a_server_of_another_kind_at_the_address_is_one_line_not_a_hang(greeting
         server.close()
 
 
+def test_an_address_where_no_connection_is_answered_is_not_called_a_server_of_another_kind(monkeypatch):
+    """A mistyped address or a machine that is down takes no connection at all: that was said as
+    "something listens there but sent no Dask greeting (another kind of server?)"."""
+    import socket
+
+    from arena.run import schedule
+    from arena.run.schedule import SchedulerUnreachable, connect_scheduler
+
+    monkeypatch.setattr(schedule, "GREETING_SECONDS", 1.0)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)  # never accepts: with its queue full, a new connection gets no answer, as at a dead address
+    port = server.getsockname()[1]
+    queued = [socket.create_connection(("127.0.0.1", port), timeout=1.0)]
+    try:
+        with pytest.raises(SchedulerUnreachable) as err:
+            connect_scheduler(f"tcp://127.0.0.1:{port}")
+        assert str(err.value) == (
+            f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: no answer to a connection in 1 s (a wrong "
+            "address, a machine that is down, or a firewall?)"
+        )
+    finally:
+        for c in queued:
+            c.close()
+        server.close()
+
+
 def test_a_chunk_being_played_on_a_dask_worker_moves_the_progress_line_before_it_is_stored(tmp_path, cluster, capsys):
     """A chunk is stored whole when it ends, and a slow bot's chunk can take minutes. Local workers
     share their game counts; Dask workers tell theirs as events through the scheduler, so the line
