@@ -734,8 +734,17 @@ def test_external_and_sandboxed_bots_play_in_a_run_and_a_patching_bot_reaches_no
         workers=2,
         sandbox=True,
     )
-    res = run_tournament(c, progress=False)
+    seen: list[str] = []  # the command lines of this process's children while chunks come back
+
+    def children(done: int, total: int) -> None:
+        ps = subprocess.run(["ps", "-ww", "--ppid", str(os.getpid()), "-o", "args="], capture_output=True, text=True)
+        seen.extend(ps.stdout.splitlines())
+
+    res = run_tournament(c, progress=children)
     assert res.status == "complete"
+    # The workers play their own copies of the bots: the processes the loading handshakes started here
+    # are gone before the games (they idled through the whole run: a Java VM each for a kit player).
+    assert seen and not [a for a in seen if "simple_player.py" in a or "patcher" in a], seen
     g = res.games
     assert (g["forfeit_seat"] < 0).all()
     reference = run_tournament(cfg(tmp_path, name="ref", games_per_pair=40, chunk_size=20), progress=False).games
