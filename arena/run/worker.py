@@ -13,6 +13,7 @@ import dataclasses
 import io
 import os
 import shlex
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,7 +68,17 @@ class ChunkResult:
 
 # --- bots from content ---------------------------------------------------------------
 
-_BOTS: dict[BotSpec, Bot] = {}
+
+class _Loaded(threading.local):
+    """The bots loaded by one thread: a Dask worker with several threads plays a chunk in each, and a
+    bot in its own process (``cmd:``, sandboxed, a kit player) is one conversation with that process;
+    two chunks sharing one garbled each other's games ("Bad file descriptor", "out of step")."""
+
+    def __init__(self) -> None:
+        self.bots: dict[BotSpec, Bot] = {}
+
+
+_LOADED = _Loaded()
 
 
 def _file_bot(spec: BotSpec) -> Bot:
@@ -126,9 +137,9 @@ def _check_files(spec: BotSpec) -> None:
 
 
 def bot_from_spec(spec: BotSpec) -> Bot:
-    """The bot a spec describes, loaded once per process; a ``cmd:`` bot's or a kit player's files are
-    checked again each time (:func:`_check_files`)."""
-    bot = _BOTS.get(spec)
+    """The bot a spec describes, loaded once per thread of a process; a ``cmd:`` bot's or a kit player's
+    files are checked again each time (:func:`_check_files`)."""
+    bot = _LOADED.bots.get(spec)
     if bot is not None:
         _check_files(spec)
         return bot
@@ -165,7 +176,7 @@ def bot_from_spec(spec: BotSpec) -> Bot:
         bot = bot.with_params(spec.name, dict(spec.params))
     else:
         bot = dataclasses.replace(bot, name=spec.name)
-    _BOTS[spec] = bot
+    _LOADED.bots[spec] = bot
     return bot
 
 

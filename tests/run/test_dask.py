@@ -72,6 +72,23 @@ def test_a_local_cluster_plays_the_same_games_as_local_processes(tmp_path, local
     assert canonical(res.games).equals(local_games)
 
 
+def test_a_worker_with_two_threads_gives_each_chunk_its_own_bot_processes(tmp_path):
+    """``dask worker`` runs a thread per core unless told ``--nthreads 1``, and plays a chunk in each:
+    two chunks of one external bot shared its processes and garbled each other's games (forfeits
+    as "Bad file descriptor" or "out of step", stored as results).  Each thread has its own."""
+    player = Path(__file__).resolve().parents[2] / "examples" / "external" / "simple_player.py"
+    c = cfg(tmp_path, bots=("random", f"cmd:{sys.executable} {player}"), games_per_pair=80, chunk_size=10)
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as lc,
+        distributed.Client(lc) as client,
+    ):
+        res = run_tournament(c, client=client, progress=False)
+    assert res.status == "complete"
+    assert (res.games["error"] == "").all(), res.games["error"].unique()[:3]
+    local = run_tournament(c.replace(name="local", workers=1), progress=False)
+    assert canonical(res.games).equals(canonical(local.games))
+
+
 def test_a_real_scheduler_with_two_worker_processes_plays_the_same_games(tmp_path, cluster, local_games):
     address, _, _ = cluster
     res = run_tournament(cfg(tmp_path, scheduler=address), progress=False)  # the config's scheduler key
