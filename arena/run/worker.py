@@ -117,8 +117,8 @@ def _check_files(spec: BotSpec) -> None:
     if spec.kind == "command":
         from arena.external.client import command_hash
 
-        here = command_hash(shlex.split(spec.ref), spec.cwd or None)
-        what = f"the files its command names (in {spec.cwd or os.getcwd()})"
+        here = command_hash(shlex.split(spec.ref), _command_cwd(spec))
+        what = f"the files its command names (in {_command_cwd(spec) or os.getcwd()})"
     elif spec.kind == "eaai":
         from arena.external.eaai import KIT_ENV, player_hash
 
@@ -134,6 +134,13 @@ def _check_files(spec: BotSpec) -> None:
             f"bot '{spec.name}' differs on this worker from the driver's (hash {here} vs {spec.source_hash}): {what} "
             "changed since the run began, or are other files here"
         )
+
+
+def _command_cwd(spec: BotSpec) -> str | None:
+    """The folder a ``cmd:`` bot runs in here: the driver's (the spec's), or, on a machine without that
+    folder, this process's own (a command naming only absolute paths then still hashes as the driver's;
+    one naming a file relative to the driver's folder does not, and is refused)."""
+    return spec.cwd if spec.cwd and os.path.isdir(spec.cwd) else None
 
 
 def bot_from_spec(spec: BotSpec) -> Bot:
@@ -155,7 +162,8 @@ def bot_from_spec(spec: BotSpec) -> Bot:
             bot = _file_bot(spec)
         elif spec.kind == "command":
             _check_files(spec)  # before its program starts: another program's handshake could pass
-            bot = load(BotRef("command", spec.ref, spec.cwd or None), Limits(**dict(spec.limits)), name=spec.name)
+            ref = BotRef("command", spec.ref, _command_cwd(spec))
+            bot = load(ref, Limits(**dict(spec.limits)), name=spec.name)
         elif spec.kind == "eaai":
             bot = _eaai_bot(spec)
         elif spec.kind == "policy":

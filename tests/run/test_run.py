@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -786,6 +787,10 @@ def test_a_cmd_bot_runs_in_the_drivers_folder_and_a_file_edited_mid_run_fails_it
     assert spec.cwd == str(driver)
     monkeypatch.chdir(worker)  # a worker elsewhere: it plays the driver's file (the hash matches)
     close_bot(bot_from_spec(spec))
+    # A machine without the driver's folder: a command of absolute paths plays, in the worker's own folder.
+    absolute = load(BotRef.parse(f"cmd:{sys.executable} {driver / 'p.py'}"))
+    close_bot(absolute)
+    close_bot(bot_from_spec(dataclasses.replace(BotSpec.of(absolute), cwd=str(tmp_path / "not-on-this-machine"))))
     monkeypatch.chdir(driver)
 
     edited = []
