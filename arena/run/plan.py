@@ -18,7 +18,6 @@ changed bot file gets its games played again, never mixed with old ones.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -124,15 +123,19 @@ def _read(path: str) -> str:
         return f.read()
 
 
-@functools.cache
 def code_identity() -> str:
-    """This gin-arena: its version and a hash of its code (the package's Python and Java files).
+    """This gin-arena: its version and a hash of its code (the package's Python and Java files), as they
+    were when this module was imported (a file edited since is not the code this process runs).
 
     A chunk carries its driver's (:attr:`ChunkTask.code`) and a worker plays it only with the same:
     a Dask worker with another gin-arena installed played the chunks by its own engine and scoring,
     and its games were stored as the driver's in silence (the built-in bots' own hashes are checked
     apart, but not the engine that plays every bot).
     """
+    return _CODE
+
+
+def _code_identity() -> str:
     import arena
 
     root = Path(arena.__file__).resolve().parent
@@ -141,6 +144,9 @@ def code_identity() -> str:
         if p.suffix in (".py", ".java") and "__pycache__" not in p.parts and p.is_file():
             digest.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return f"{arena.__version__} (code {digest.hexdigest()[:16]})"
+
+
+_CODE = _code_identity()
 
 
 @dataclass(frozen=True)
