@@ -222,7 +222,11 @@ def eaai_bot(ref: BotRef, limits: Limits | None = None, name: str | None = None)
     from arena.external.client import external_bot
 
     command, cwd = eaai_command(ref, limits)
-    digest = hashlib.sha256(
-        (content_hash(Path(ref.player[0]).resolve()) + content_hash(kit_path()) + ref.player[1]).encode()
-    ).hexdigest()[:16]
-    return external_bot(name, command, cwd, limits, source=ref.spec(), source_hash=digest)
+    return external_bot(name, command, cwd, limits, source=ref.spec(), source_hash=player_hash(ref))
+
+
+def player_hash(ref: BotRef) -> str:
+    """The hash of a kit player as it is here and now: its jar or class folder, the kit and the class."""
+    path, name = ref.player
+    digest = hashlib.sha256((content_hash(Path(path).resolve()) + content_hash(kit_path()) + name).encode())
+    return digest.hexdigest()[:16]

@@ -23,7 +23,7 @@ import json
 import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,8 @@ class BotSpec:
     ``kind`` is ``builtin`` (``ref`` is the module key under ``bots``; the
     worker checks its copy has the same hash), ``file`` (``source`` is the
     file's text), ``command`` (``ref`` is the command line of an external
-    bot, run in ``cwd``; the program must exist where the chunk runs) or
+    bot, run in ``cwd``, the driver's folder unless the ref names one; the program and the files
+    it names must exist there, alike, where the chunk runs) or
     ``sandbox`` (a bot file run in its own process; ``source`` is its text) or ``eaai``
     (an EAAI-kit player: ``ref`` is ``path:class``; the player and the kit must exist where
     the chunk runs; ``kit`` is the driver's kit, used where ``GIN_ARENA_EAAI_KIT`` names none),
@@ -101,8 +102,9 @@ class BotSpec:
                 from arena.external.eaai import kit_path
 
                 return cls(bot.name, "eaai", ref.ref, "", bot.source_hash, params, limits, kit=str(kit_path()))
-            if ref.kind == "command":
-                return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, ref.cwd or "")
+            if ref.kind == "command":  # run where the driver ran it (its relative paths are the driver's)
+                cwd = os.path.abspath(ref.cwd or os.getcwd())
+                return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, cwd)
             if Path(ref.ref).suffix.lower() in BINARY_POLICY_SUFFIXES:  # a walled ONNX model: its bytes
                 source = policy_source(ref.ref)
             else:
@@ -119,6 +121,32 @@ class BotSpec:
 def _read(path: str) -> str:
     with open(path, encoding="utf-8") as f:
         return f.read()
+
+
+def code_identity() -> str:
+    """This gin-arena: its version and a hash of its code (the package's Python and Java files), as they
+    were when this module was imported (a file edited since is not the code this process runs).
+
+    A chunk carries its driver's (:attr:`ChunkTask.code`) and a worker plays it only with the same:
+    a Dask worker with another gin-arena installed played the chunks by its own engine and scoring,
+    and its games were stored as the driver's in silence (the built-in bots' own hashes are checked
+    apart, but not the engine that plays every bot).
+    """
+    return _CODE
+
+
+def _code_identity() -> str:
+    import arena
+
+    root = Path(arena.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.suffix in (".py", ".java") and "__pycache__" not in p.parts and p.is_file():
+            digest.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return f"{arena.__version__} (code {digest.hexdigest()[:16]})"
+
+
+_CODE = _code_identity()
 
 
 @dataclass(frozen=True)
@@ -143,6 +171,8 @@ class ChunkTask:
     decision_limit: float = LIMITS["decision_seconds"][0]
     # Every bot's own files in the run (BotSpec.own_paths): the worker's walls hide them from the others
     private: tuple[str, ...] = ()
+    # The gin-arena that planned the chunk (code_identity): a worker running another one refuses it
+    code: str = field(default_factory=code_identity)
 
     @property
     def n_games(self) -> int:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from arena.botkit.bot import Bot
-from arena.external import external_of
+from arena.external import close_bot, external_of
 from arena.external.wall import hide, hide_from_others
 from arena.loading.load import load_bots
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup, play_order
@@ -426,6 +426,10 @@ def run_tournament(
             SLOW_CHUNK_HINT,
         )
     specs = {key: BotSpec.of(b) for key, b in bots.items()}
+    for b in bots.values():
+        # The chunks play the specs' own copies (worker.bot_from_spec): the processes the loading handshakes
+        # started would idle here through the whole run (a Java VM each for a kit player, on a Dask client too).
+        close_bot(b)
     run_dir = Path(cfg.results_dir) / cfg.name
     store = RunStore.open_for_writing(run_dir, fresh=fresh, what="arena run")
     hide(store.dir)  # no bot's wall shows the run folder, even inside a folder its command names,

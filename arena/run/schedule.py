@@ -131,7 +131,16 @@ def _probe(address: str, host: str, port: int, seconds: float) -> None:
     import struct
 
     try:
-        with socket.create_connection((host, port), timeout=seconds) as sock:
+        sock = socket.create_connection((host, port), timeout=seconds)
+    except TimeoutError:  # nothing answered at all: not a server of another kind
+        raise SchedulerUnreachable(
+            f"cannot reach the Dask scheduler at {address}: no answer to a connection in {seconds:g} s (a wrong "
+            "address, a machine that is down, or a firewall?)"
+        ) from None
+    except OSError as exc:
+        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        with sock:
             sock.settimeout(seconds)
             got = b""
             while len(got) < 8:

@@ -12,6 +12,8 @@ import contextlib
 import dataclasses
 import io
 import os
+import shlex
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +29,7 @@ from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.limits import Limits
 from arena.loading.load import load
-from arena.run.plan import BotSpec, ChunkTask, pair_seeds
+from arena.run.plan import BotSpec, ChunkTask, code_identity, pair_seeds
 from arena.run.schema import games_frame, hands_frame
 from arena.run.tables import actions_table
 from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
@@ -66,7 +68,17 @@ class ChunkResult:
 
 # --- bots from content ---------------------------------------------------------------
 
-_BOTS: dict[BotSpec, Bot] = {}
+
+class _Loaded(threading.local):
+    """The bots loaded by one thread: a Dask worker with several threads plays a chunk in each, and a
+    bot in its own process (``cmd:``, sandboxed, a kit player) is one conversation with that process;
+    two chunks sharing one garbled each other's games ("Bad file descriptor", "out of step")."""
+
+    def __init__(self) -> None:
+        self.bots: dict[BotSpec, Bot] = {}
+
+
+_LOADED = _Loaded()
 
 
 def _file_bot(spec: BotSpec) -> Bot:
@@ -90,17 +102,53 @@ def _eaai_bot(spec: BotSpec) -> Bot:
         from arena.external.client import close_bot
 
         close_bot(bot)
-        raise WorkerError(
-            f"EAAI player '{spec.name}' differs on this worker from the driver's (hash {bot.source_hash} vs "
-            f"{spec.source_hash}): the player's jar or folder, or the kit ({os.environ.get(KIT_ENV)}), is not the same"
-        )
+        _check_files(spec)  # names the difference
     return bot
 
 
+def _check_files(spec: BotSpec) -> None:
+    """Refuse a ``cmd:`` bot or a kit player whose files here are not the ones the driver hashed.
+
+    Such a bot's files are read again wherever and whenever a chunk starts its program: on a Dask
+    worker whose folder holds another file of the name (a relative ``cmd:python3 bot.py`` runs in
+    the worker's own folder), or after the file was edited during the run, the games would be
+    another program's, stored under the matchup of the driver's.  Checked before each chunk.
+    """
+    if spec.kind == "command":
+        from arena.external.client import command_hash
+
+        here = command_hash(shlex.split(spec.ref), _command_cwd(spec))
+        what = f"the files its command names (in {_command_cwd(spec) or os.getcwd()})"
+    elif spec.kind == "eaai":
+        from arena.external.eaai import KIT_ENV, player_hash
+
+        try:
+            here = player_hash(BotRef("eaai", spec.ref))
+        except (OSError, BotError) as exc:
+            raise WorkerError(f"EAAI player '{spec.name}': {exc}") from None
+        what = f"the player's jar or folder, or the kit ({os.environ.get(KIT_ENV)})"
+    else:
+        return
+    if here != spec.source_hash:
+        raise WorkerError(
+            f"bot '{spec.name}' differs on this worker from the driver's (hash {here} vs {spec.source_hash}): {what} "
+            "changed since the run began, or are other files here"
+        )
+
+
+def _command_cwd(spec: BotSpec) -> str | None:
+    """The folder a ``cmd:`` bot runs in here: the driver's (the spec's), or, on a machine without that
+    folder, this process's own (a command naming only absolute paths then still hashes as the driver's;
+    one naming a file relative to the driver's folder does not, and is refused)."""
+    return spec.cwd if spec.cwd and os.path.isdir(spec.cwd) else None
+
+
 def bot_from_spec(spec: BotSpec) -> Bot:
-    """The bot a spec describes, loaded once per process."""
-    bot = _BOTS.get(spec)
+    """The bot a spec describes, loaded once per thread of a process; a ``cmd:`` bot's or a kit player's
+    files are checked again each time (:func:`_check_files`)."""
+    bot = _LOADED.bots.get(spec)
     if bot is not None:
+        _check_files(spec)
         return bot
     try:
         if spec.kind == "builtin":
@@ -113,7 +161,9 @@ def bot_from_spec(spec: BotSpec) -> Bot:
         elif spec.kind == "file":
             bot = _file_bot(spec)
         elif spec.kind == "command":
-            bot = load(BotRef("command", spec.ref, spec.cwd or None), Limits(**dict(spec.limits)), name=spec.name)
+            _check_files(spec)  # before its program starts: another program's handshake could pass
+            ref = BotRef("command", spec.ref, _command_cwd(spec))
+            bot = load(ref, Limits(**dict(spec.limits)), name=spec.name)
         elif spec.kind == "eaai":
             bot = _eaai_bot(spec)
         elif spec.kind == "policy":
@@ -134,7 +184,7 @@ def bot_from_spec(spec: BotSpec) -> Bot:
         bot = bot.with_params(spec.name, dict(spec.params))
     else:
         bot = dataclasses.replace(bot, name=spec.name)
-    _BOTS[spec] = bot
+    _LOADED.bots[spec] = bot
     return bot
 
 
@@ -201,6 +251,11 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     import time
 
     t0 = time.perf_counter()
+    if task.code and task.code != code_identity():
+        raise WorkerError(
+            f"this worker runs gin-arena {code_identity()}, the driver {task.code}: its games would be another"
+            " engine's; install the same gin-arena on every machine"
+        )
     if task.private:  # a worker on another machine, or a spawned process, learns them here
         from arena.external.wall import hide_from_others
 

@@ -6,6 +6,7 @@ waits for a new one."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -71,6 +72,23 @@ def test_a_local_cluster_plays_the_same_games_as_local_processes(tmp_path, local
     assert canonical(res.games).equals(local_games)
 
 
+def test_a_worker_with_two_threads_gives_each_chunk_its_own_bot_processes(tmp_path):
+    """``dask worker`` runs a thread per core unless told ``--nthreads 1``, and plays a chunk in each:
+    two chunks of one external bot shared its processes and garbled each other's games (forfeits
+    as "Bad file descriptor" or "out of step", stored as results).  Each thread has its own."""
+    player = Path(__file__).resolve().parents[2] / "examples" / "external" / "simple_player.py"
+    c = cfg(tmp_path, bots=("random", f"cmd:{sys.executable} {player}"), games_per_pair=80, chunk_size=10)
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as lc,
+        distributed.Client(lc) as client,
+    ):
+        res = run_tournament(c, client=client, progress=False)
+    assert res.status == "complete"
+    assert (res.games["error"] == "").all(), res.games["error"].unique()[:3]
+    local = run_tournament(c.replace(name="local", workers=1), progress=False)
+    assert canonical(res.games).equals(canonical(local.games))
+
+
 def test_a_real_scheduler_with_two_worker_processes_plays_the_same_games(tmp_path, cluster, local_games):
     address, _, _ = cluster
     res = run_tournament(cfg(tmp_path, scheduler=address), progress=False)  # the config's scheduler key
@@ -111,6 +129,31 @@ def test_sigkill_of_a_dask_worker_mid_run_still_gives_the_identical_games(tmp_pa
     assert res.status == "complete"
     expected = canonical(run_tournament(cfg(tmp_path, name="ref", games_per_pair=400), progress=False).games)
     assert canonical(res.games).equals(expected)
+
+
+def test_a_worker_running_another_gin_arena_refuses_the_chunk_in_one_line(cluster):
+    """A worker with another gin-arena installed (its engine scored a gin 5 points higher) played the
+    chunks by its own code, and the driver stored its games as its own: only the built-in bots'
+    hashes were compared.  A chunk carries its driver's code identity; another one is refused."""
+    from arena.loading.load import load_bot
+    from arena.run.plan import BotSpec, code_identity, plan_matchup
+    from arena.run.schedule import ChunkFailure, DaskCluster
+    from arena.run.worker import ChunkResult
+    from arena.settings.rules import load_rules
+
+    _, client, _ = cluster
+    specs = [BotSpec.of(load_bot(b)) for b in ("random", "simple")]
+    plan = dict(seed=1, games=4, duplicate=True, chunk_size=4, record_hands=False, per_game_seconds=1.0)
+    _, tasks = plan_matchup(*specs, matchup_no=0, rules=load_rules("standard"), chunk_floor_seconds=10.0, **plan)
+    assert tasks[0].code == code_identity() and code_identity().startswith(__import__("arena").__version__)
+    other = dataclasses.replace(tasks[0], code="0.0.9 (code 0123456789abcdef)")
+    ok, refused = list(DaskCluster(client).results([tasks[0]])), list(DaskCluster(client).results([other]))
+    assert isinstance(ok[0], ChunkResult) and len(ok[0].games) == 4
+    assert isinstance(refused[0], ChunkFailure)
+    assert refused[0].reason == (
+        f"WorkerError: this worker runs gin-arena {code_identity()}, the driver 0.0.9 (code 0123456789abcdef): "
+        "its games would be another engine's; install the same gin-arena on every machine"
+    )
 
 
 # --- a lost scheduler --------------------------------------------------------------------------
@@ -327,6 +370,33 @@ def test_a_server_of_another_kind_at_the_address_is_one_line_not_a_hang(greeting
             connect_scheduler(f"tcp://127.0.0.1:{port}")
     finally:
         for c in held:
+            c.close()
+        server.close()
+
+
+def test_an_address_where_no_connection_is_answered_is_not_called_a_server_of_another_kind(monkeypatch):
+    """A mistyped address or a machine that is down takes no connection at all: that was said as
+    "something listens there but sent no Dask greeting (another kind of server?)"."""
+    import socket
+
+    from arena.run import schedule
+    from arena.run.schedule import SchedulerUnreachable, connect_scheduler
+
+    monkeypatch.setattr(schedule, "GREETING_SECONDS", 1.0)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)  # never accepts: with its queue full, a new connection gets no answer, as at a dead address
+    port = server.getsockname()[1]
+    queued = [socket.create_connection(("127.0.0.1", port), timeout=1.0)]
+    try:
+        with pytest.raises(SchedulerUnreachable) as err:
+            connect_scheduler(f"tcp://127.0.0.1:{port}")
+        assert str(err.value) == (
+            f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: no answer to a connection in 1 s (a wrong "
+            "address, a machine that is down, or a firewall?)"
+        )
+    finally:
+        for c in queued:
             c.close()
         server.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -734,8 +735,17 @@ def test_external_and_sandboxed_bots_play_in_a_run_and_a_patching_bot_reaches_no
         workers=2,
         sandbox=True,
     )
-    res = run_tournament(c, progress=False)
+    seen: list[str] = []  # the command lines of this process's children while chunks come back
+
+    def children(done: int, total: int) -> None:
+        ps = subprocess.run(["ps", "-ww", "--ppid", str(os.getpid()), "-o", "args="], capture_output=True, text=True)
+        seen.extend(ps.stdout.splitlines())
+
+    res = run_tournament(c, progress=children)
     assert res.status == "complete"
+    # The workers play their own copies of the bots: the processes the loading handshakes started here
+    # are gone before the games (they idled through the whole run: a Java VM each for a kit player).
+    assert seen and not [a for a in seen if "simple_player.py" in a or "patcher" in a], seen
     g = res.games
     assert (g["forfeit_seat"] < 0).all()
     reference = run_tournament(cfg(tmp_path, name="ref", games_per_pair=40, chunk_size=20), progress=False).games
@@ -746,6 +756,58 @@ def test_external_and_sandboxed_bots_play_in_a_run_and_a_patching_bot_reaches_no
         m = g[(g["matchup"] == f"random vs {name}")]
         assert (m["winner"] == name).sum() == (reference["winner"] == "simple").sum()
     assert (tmp_path / "results" / "t" / "logs").is_dir()
+
+
+def test_a_cmd_bot_runs_in_the_drivers_folder_and_a_file_edited_mid_run_fails_its_chunks(tmp_path, monkeypatch):
+    """A relative ``cmd:python3 p.py`` is the driver's p.py: a Dask worker started in another folder
+    ran its own p.py there, another program under the driver's matchup.  And a program's files are
+    read again at each chunk: one edited during a run played its later chunks as the new program,
+    mixed in silence with the old one's games.  Now it runs in the driver's folder, and a chunk whose
+    files differ from the ones the run began with fails in one line."""
+    from arena.external.client import close_bot
+    from arena.loading.load import load
+    from arena.run.plan import BotSpec
+    from arena.run.worker import WorkerError, bot_from_spec
+    from arena.settings.botref import BotRef
+
+    player = (ROOT / "examples" / "external" / "simple_player.py").read_text()
+    never_knocks = player.replace(
+        'if kind in ("big_gin", "knock"):\n        return 1', 'if kind in ("big_gin", "knock"):\n        return 0'
+    )
+    assert never_knocks != player
+    driver, worker = tmp_path / "driver", tmp_path / "worker"
+    for folder, text in ((driver, player), (worker, never_knocks)):
+        folder.mkdir()
+        (folder / "p.py").write_text(text)
+    monkeypatch.chdir(driver)
+    ref = f"cmd:{sys.executable} p.py"
+    bot = load(BotRef.parse(ref))
+    spec = BotSpec.of(bot)
+    close_bot(bot)
+    assert spec.cwd == str(driver)
+    monkeypatch.chdir(worker)  # a worker elsewhere: it plays the driver's file (the hash matches)
+    close_bot(bot_from_spec(spec))
+    # A machine without the driver's folder: a command of absolute paths plays, in the worker's own folder.
+    absolute = load(BotRef.parse(f"cmd:{sys.executable} {driver / 'p.py'}"))
+    close_bot(absolute)
+    close_bot(bot_from_spec(dataclasses.replace(BotSpec.of(absolute), cwd=str(tmp_path / "not-on-this-machine"))))
+    monkeypatch.chdir(driver)
+
+    edited = []
+
+    def edit_after_first_chunk(done: int, total: int) -> None:
+        if done and not edited:
+            (driver / "p.py").write_text(never_knocks)
+            edited.append(done)
+
+    c = cfg(tmp_path, bots=("random", ref), games_per_pair=40, chunk_size=10)
+    res = run_tournament(c, progress=edit_after_first_chunk)
+    assert edited and res.status != "complete"
+    assert len(res.failed_chunks) == 3 and len(res.games) == 10
+    assert all("differs on this worker from the driver's" in f and "changed since the run began" in f
+               for f in res.failed_chunks), res.failed_chunks  # fmt: skip
+    with pytest.raises(WorkerError, match="differs on this worker"):
+        bot_from_spec(spec)
 
 
 def test_a_run_without_sprt_after_an_sprt_stop_plays_and_counts_every_chunk(tmp_path):

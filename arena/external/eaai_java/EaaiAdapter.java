@@ -61,6 +61,8 @@ public final class EaaiAdapter {
     /** The arena's suit (c d h s) of each kit suit (C H S D), and back. */
     private static final int[] OUR_SUIT = {0, 2, 3, 1};
     private static final int[] KIT_SUIT = {0, 3, 1, 2};
+    /** The seed of the generators the first player object's constructor may draw from (see main). */
+    private static final long SPARE_SEED = 0x5EED0F5BA5EL;
 
     private final Class<?> playerClass;
     private final PrintStream out;
@@ -98,10 +100,16 @@ public final class EaaiAdapter {
         GinRummyPlayer first = null;
         try {
             cls = Class.forName(args[0]);
-            if (!GinRummyPlayer.class.isAssignableFrom(cls))
+            if (!GinRummyPlayer.class.isAssignableFrom(cls)) {
                 loadError = args[0] + " does not implement ginrummy.GinRummyPlayer";
-            else
+            } else {
+                // The generators a constructor can draw from are seeded before it runs: this first
+                // object's from a fixed number (no game's seed is known yet), each later one's from
+                // its game's seed (newGame).  Unseeded, the first game of every process differed.
+                Seeder.findStatics(cls.getName(), new File(args[1]), new File(args[2]));
+                Seeder.seedShared(SPARE_SEED);
                 first = construct(cls);
+            }
         } catch (ClassNotFoundException e) {
             loadError = "class " + args[0] + " not found on the class path";
         } catch (PlayerFault e) {
@@ -110,8 +118,6 @@ public final class EaaiAdapter {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             loadError = "loading " + args[0] + " failed: " + e.getClass().getName() + " (" + cause + ")";
         }
-        if (loadError == null)
-            Seeder.findStatics(cls.getName(), new File(args[1]), new File(args[2]));
         EaaiAdapter adapter = new EaaiAdapter(cls, protocol);
         adapter.spare = first;
         String line;
@@ -315,6 +321,8 @@ public final class EaaiAdapter {
         inHand = false;
         gameSeed = seed;
         player = null; // none for this game if it cannot be made
+        if (spare == null)
+            Seeder.seedShared(seed ^ 0x3C6EF372FE94F82BL); // for what the constructor draws (see main)
         player = spare != null ? spare : construct(playerClass);
         spare = null;
         Seeder.seed(player, seed);
@@ -506,7 +514,8 @@ public final class EaaiAdapter {
      * those in the player object's fields (and in their objects' fields, two levels deep), in the
      * static fields of its class and superclasses, the static Random fields of the other classes
      * of the player's jar or folder that its code refers to (findStatics), and Math.random's and
-     * Collections.shuffle's.  It runs when a game's player is made and again after each startGame.
+     * Collections.shuffle's.  It runs when a game's player is made and again after each startGame;
+     * the generators that exist without the object (seedShared) are seeded before it is made too.
      *
      * A Random the adapter cannot reach is not seeded: one made and used within a method, or made
      * after startGame (until the next hand), held in an array or a collection, or not of the class
@@ -679,15 +688,27 @@ public final class EaaiAdapter {
                     }
                 }
             }
+            s.shared(seen);
+        }
+
+        /**
+         * Seeds the generators that exist before a player object does (the static ones of its classes,
+         * Math.random's and Collections.shuffle's), for the draws its constructor makes.
+         */
+        static void seedShared(long seed) {
+            new Seeder(seed).shared(new IdentityHashMap<>());
+        }
+
+        private void shared(IdentityHashMap<Object, Boolean> seen) {
             for (Field f : STATICS) {
                 try {
-                    s.visit(f.get(null), seen, 2);
+                    visit(f.get(null), seen, 2);
                 } catch (IllegalAccessException e) {
                     // cannot happen: findStatics opened it
                 }
             }
-            s.jdk("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator", false);
-            s.jdk("java.util.Collections", "r", true);
+            jdk("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator", false);
+            jdk("java.util.Collections", "r", true);
         }
 
         private void visit(Object v, IdentityHashMap<Object, Boolean> seen, int depth) {
