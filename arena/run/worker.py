@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
 import os
 import shlex
+import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,6 +66,83 @@ class ChunkResult:
     logs: dict[str, str] = field(default_factory=dict)  # log name -> text the bots printed
     seconds: float = 0.0
     actions: pa.Table | None = None  # each game's action log (schema.ACTIONS_SCHEMA), when task.record_log
+
+
+# --- what in-process bots print --------------------------------------------------------
+
+
+class _Tail:
+    """The last ``limit`` characters written to it, holding at most about twice that: a bot printing at
+    every decision is kept to the end of its chunk log, not in the worker's memory whole until the end."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size > 2 * self.limit:
+            kept = "".join(self.parts)[-self.limit :]
+            self.parts, self.size = [kept], len(kept)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def getvalue(self) -> str:
+        return "".join(self.parts)[-self.limit :]
+
+
+class _ThreadStdout:
+    """``sys.stdout`` while chunks play: each thread's prints go to its chunk's :class:`_Tail`, any other
+    thread's to the stdout this stands in for.  A Dask worker plays a chunk in each of its threads; a
+    ``redirect_stdout`` per chunk sent one chunk's prints into another's log, and two undone out of order
+    left the process's stdout in a finished chunk's buffer."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+
+    def _target(self) -> Any:
+        return getattr(_CHUNK_OUT, "tail", None) or self.real
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno ...: the real stdout's
+        return getattr(self.real, name)
+
+
+_CHUNK_OUT = threading.local()
+_STDOUT_LOCK = threading.Lock()
+_stand_in: list[_ThreadStdout] = []  # the one installed, while any chunk of this process captures
+_capturing = [0]
+
+
+@contextlib.contextmanager
+def _printed_to(tail: _Tail) -> Iterator[None]:
+    """Send this thread's prints to ``tail`` for the block (the stand-in is installed by the first
+    capturing thread and removed by the last, in whatever order they end)."""
+    with _STDOUT_LOCK:
+        if _capturing[0] == 0:
+            _stand_in[:] = [_ThreadStdout(sys.stdout)]
+            sys.stdout = _stand_in[0]
+        _capturing[0] += 1
+    _CHUNK_OUT.tail = tail
+    try:
+        yield
+    finally:
+        _CHUNK_OUT.tail = None
+        with _STDOUT_LOCK:
+            _capturing[0] -= 1
+            if _capturing[0] == 0:
+                if sys.stdout is _stand_in[0]:  # else someone replaced it since: theirs stays
+                    sys.stdout = _stand_in[0].real
+                _stand_in.clear()
 
 
 # --- bots from content ---------------------------------------------------------------
@@ -273,7 +352,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     frames, hand_frames, errors = [], [], []
     logs_parts, log_starts, log_lens = [], [], []
     log_offset = 0
-    printed = io.StringIO()
+    printed = _Tail(LOG_LIMIT)
     offset = 0
     for swap, s, pairs in parts:
         seat0, seat1 = (a, b) if swap == 0 else (b, a)
@@ -281,7 +360,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
             progress[P_NEXT_GAME] = 0  # first: with the new part's swap, the last part's count would be read
             progress[P_SWAP] = swap
         try:
-            with contextlib.redirect_stdout(printed):
+            with _printed_to(printed):
                 rec = play_batch(
                     seat0,
                     seat1,

@@ -1,0 +1,88 @@
+"""What in-process bots print while a chunk plays goes to that chunk's log, however chunks share a process."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+from arena.loading.load import load_bot
+from arena.run.plan import BotSpec, plan_matchup
+from arena.run.worker import LOG_LIMIT, play_chunk
+from arena.settings.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[2]
+DISCARD_END = "    return card\n"
+
+
+def _printing_bot(tmp_path: Path, word: str, times: int = 1):
+    """The template bot, plain Python, printing ``word`` (``times`` over) at every discard."""
+    text = (ROOT / "bots" / "TEMPLATE.py").read_text()
+    assert text.count(DISCARD_END) == 1
+    said = f"    print({word!r} * {times})\n    time.sleep(0.0005)\n"
+    path = tmp_path / f"{word.lower()}.py"
+    path.write_text("PLAIN = True\nimport time\n" + text.replace(DISCARD_END, said + DISCARD_END))
+    return load_bot(str(path))
+
+
+def _task(bot, games: int = 8):
+    _, tasks = plan_matchup(
+        BotSpec.of(bot),
+        BotSpec.of(load_bot("simple")),
+        matchup_no=0,
+        rules=Rules(),
+        seed=5,
+        games=games,
+        duplicate=True,
+        chunk_size=games // 2,
+        record_hands=False,
+        per_game_seconds=10.0,
+        chunk_floor_seconds=60.0,
+    )
+    return tasks[0]
+
+
+def test_chunks_played_at_once_in_threads_keep_their_own_prints_and_leave_stdout_as_it_was(tmp_path):
+    """A Dask worker plays a chunk in each of its threads.  Swapping the process's ``sys.stdout`` per chunk
+    put one chunk's prints in another's log, and the swaps undone out of order left the worker's stdout
+    writing into a finished chunk's buffer for good (growing with every later print)."""
+    before = sys.stdout
+    tasks = {word: _task(_printing_bot(tmp_path, word)) for word in ("ALPHA", "BETA")}
+    results = {}
+
+    def play(word: str) -> None:
+        results[word] = play_chunk(tasks[word])
+
+    for _ in range(3):
+        threads = [threading.Thread(target=play, args=(w,)) for w in tasks]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sys.stdout is before
+        for word, other in (("ALPHA", "BETA"), ("BETA", "ALPHA")):
+            (log,) = [text for name, text in results[word].logs.items() if name.endswith(".stdout")]
+            assert word in log and other not in log, (word, log[:300])
+
+
+def test_a_bot_printing_without_end_is_held_to_the_tail_of_its_chunk_log_while_it_plays(tmp_path):
+    """The chunk's prints were kept whole until the chunk ended, and only then cut to ``LOG_LIMIT``: a bot
+    printing a lot at every decision grew the worker's memory with the chunk's length."""
+    from arena.run import worker
+
+    held = []
+
+    class Watched(worker._Tail):
+        def write(self, text: str) -> int:
+            n = super().write(text)
+            held.append(self.size)
+            return n
+
+    worker_tail, worker._Tail = worker._Tail, Watched
+    try:
+        task = _task(_printing_bot(tmp_path, "NOISE", times=4000), games=4)
+        (log,) = [t for n, t in play_chunk(task).logs.items() if n.endswith(".stdout")]
+    finally:
+        worker._Tail = worker_tail
+    assert held and max(held) <= 2 * LOG_LIMIT + 4000 * 5 + 1
+    assert log.endswith("NOISE\n") and LOG_LIMIT - 100 <= len(log) <= LOG_LIMIT + 200
