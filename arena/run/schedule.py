@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from arena.engine.contract import PHASE_FUNCTION
-from arena.run.plan import ChunkTask
+from arena.run.plan import ChunkTask, code_identity
 from arena.run.worker import (
     P_ASKED,
     P_COMPILING,
@@ -60,6 +60,7 @@ from arena.run.worker import (
     ChunkResult,
     games_finished,
     play_chunk,
+    same_code,
 )
 
 log = logging.getLogger("arena.schedule")
@@ -833,12 +834,18 @@ class DaskCluster:
 def executor_for(play: Play, workers: int = 1, client: Any = None) -> Inline | LocalProcesses | DaskCluster:
     """The executor for a pass of pure tasks: Dask with a ``client``, inline with one worker, else local
     processes (``workers = 0``: one per core, as in ``arena run``)."""
-    if client is not None:
-        return DaskCluster(client, play=play)
+    if client is not None:  # another machine: its gin-arena must be this one (chunks carry their own check)
+        return DaskCluster(client, play=functools.partial(_on_same_code, play, code_identity()))
     workers = workers or os.cpu_count() or 1
     if workers <= 1:
         return Inline(play=play)
     return LocalProcesses(workers, play=play)
+
+
+def _on_same_code(play: Play, driver: str, task: Any) -> Any:
+    """``play(task)`` on a worker running the driver's gin-arena (:func:`arena.run.worker.same_code`)."""
+    same_code(driver)
+    return play(task)
 
 
 class TaskFailed(RuntimeError):

@@ -317,6 +317,16 @@ def games_finished(task: ChunkTask, progress: np.ndarray) -> int:
     return min(task.n_games, swap * first + done)
 
 
+def same_code(driver: str) -> None:
+    """Refuse a task planned by another gin-arena (``driver`` is its :func:`~arena.run.plan.code_identity`):
+    a worker with another engine installed would play or grade the driver's games by its own rules."""
+    if driver != code_identity():
+        raise WorkerError(
+            f"this worker runs gin-arena {code_identity()}, the driver {driver}: its games would be another"
+            " engine's; install the same gin-arena on every machine"
+        )
+
+
 def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits: bool = False) -> ChunkResult:
     """Play one chunk and return its games (and hands), with run-level columns.
 
@@ -330,11 +340,8 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
     import time
 
     t0 = time.perf_counter()
-    if task.code and task.code != code_identity():
-        raise WorkerError(
-            f"this worker runs gin-arena {code_identity()}, the driver {task.code}: its games would be another"
-            " engine's; install the same gin-arena on every machine"
-        )
+    if task.code:
+        same_code(task.code)
     if task.private:  # a worker on another machine, or a spawned process, learns them here
         from arena.external.wall import hide_from_others
 

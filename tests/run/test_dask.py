@@ -156,6 +156,23 @@ def test_a_worker_running_another_gin_arena_refuses_the_chunk_in_one_line(cluste
     )
 
 
+def test_an_analysis_pass_on_a_worker_running_another_gin_arena_is_refused_in_one_line(cluster, monkeypatch):
+    """Chunks carry their driver's code identity, but the analysis passes (arena analyze, luck) sent
+    to the same workers did not: a worker with another engine graded and valued the stored games by
+    its own rules, in silence.  Every task an executor runs on Dask is checked now."""
+    from arena.run import schedule
+    from arena.run.plan import code_identity
+
+    _, client, _ = cluster
+    assert list(schedule.map_in_order(abs, [-3, 2, -1], client=client)) == [3, 2, 1]
+    monkeypatch.setattr(schedule, "code_identity", lambda: "0.0.9 (code 0123456789abcdef)", raising=False)
+    with pytest.raises(schedule.TaskFailed) as refused:
+        list(schedule.map_in_order(abs, [-3, 2], client=client))
+    assert f"this worker runs gin-arena {code_identity()}, the driver 0.0.9 (code 0123456789abcdef)" in str(
+        refused.value
+    )
+
+
 # --- a lost scheduler --------------------------------------------------------------------------
 
 
