@@ -534,8 +534,9 @@ class App:
         self.sessions.add(s, client)
         return s.view()
 
-    def game(self, run: str | None, game: str | None) -> dict[str, Any]:
-        """The recorded game a viewer request names (``?run=R&game=G``; the one preloaded without them)."""
+    def game(self, run: str | None, game: str | None, client: str = "") -> dict[str, Any]:
+        """The recorded game a viewer request names (``?run=R&game=G``; the one preloaded without them),
+        for ``client`` (its address: replays are bounded per :func:`visitor`)."""
         r = self.recorded
         if r is not None and run in (None, r["run"]) and game in (None, str(r["game_id"])):
             return r
@@ -544,7 +545,7 @@ class App:
                 raise IllegalAction("this server shows no recorded game (start it with arena view)", 404)
             raise IllegalAction(f"this viewer shows game {r['game_id']} of run {r['run']} only", 404)
         try:
-            return self.games.get(run, game)
+            return self.games.get(run, game, visitor(client))
         except GameNotFound as exc:
             raise IllegalAction(str(exc), exc.status) from None
 
@@ -834,8 +835,8 @@ def create_app(
         return FileResponse(page_path("view.html"), media_type="text/html; charset=utf-8")
 
     @api.get("/api/game")
-    def recorded(run: str | None = None, game: str | None = None) -> dict[str, Any]:
-        return state.game(run, game)
+    def recorded(request: Request, run: str | None = None, game: str | None = None) -> dict[str, Any]:
+        return state.game(run, game, request.client.host if request.client else "")
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
     api.add_middleware(Guard, rule=rule, gate=gate)

@@ -24,6 +24,10 @@ LEAGUE_RUN_RE = re.compile(r"r[0-9]{3,6}")  # fullmatch: "$" would also pass "r0
 GAME_RE = re.compile(r"[0-9]{1,12}")
 #: Games kept replayed in memory (each a few hundred kB of JSON at most).
 CACHE = 8
+#: Games replayed at once for one visitor (:func:`arena.web.server.visitor`), and for all: a replay takes a
+#: worker thread of the server for tens of milliseconds, and the threads are shared by every page.
+REPLAYS_PER_VISITOR = 2
+REPLAYS = 4
 
 
 def recorded_game(run_dir: str | Path, game_id: int) -> dict[str, Any]:
@@ -84,6 +88,7 @@ class Games:
         self.cache: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
         self.size = cache
         self.lock = threading.Lock()
+        self.replaying: dict[str, int] = {}  # visitor -> games being replayed for it now
 
     def folder(self, run: str | None) -> Path:
         """The run folder a request's ``run`` names (checked by pattern: no path from a request is used)."""
@@ -101,8 +106,14 @@ class Games:
             raise GameNotFound(f"this viewer shows run {self.run_dir.name} only, not {run[:40]!r}")
         return self.run_dir
 
-    def get(self, run: str | None, game: str | None) -> dict[str, Any]:
-        """The viewer's JSON of game ``game`` (digits) of run ``run``; :class:`GameNotFound` otherwise."""
+    def get(self, run: str | None, game: str | None, visitor: str = "") -> dict[str, Any]:
+        """The viewer's JSON of game ``game`` (digits) of run ``run``; :class:`GameNotFound` otherwise.
+
+        A game not in the cache is replayed for at most :data:`REPLAYS_PER_VISITOR` requests of one
+        ``visitor`` at once, and :data:`REPLAYS` in all; more is a 429 (a 503 for the server's limit).
+        A page asks for one game at a time; a loop over game ids, unbounded, held every worker thread
+        of a league's server and left its pages waiting.
+        """
         folder = self.folder(run)
         if game is None:
             if self.default is None:
@@ -118,11 +129,22 @@ class Games:
             if hit is not None:
                 self.cache.move_to_end(key)
                 return hit
+            mine = self.replaying.get(visitor, 0)
+            if mine >= REPLAYS_PER_VISITOR:
+                raise GameNotFound(f"already replaying {mine} games for this address: wait for one to finish", 429)
+            if sum(self.replaying.values()) >= REPLAYS:
+                raise GameNotFound("the server is replaying as many games as it can: try again in a moment", 503)
+            self.replaying[visitor] = mine + 1
         try:
             data = recorded_game(folder, game_id)
         except StoreError as exc:
             # the store names folders by their full path: a web page shows the run's name only
             raise GameNotFound(" ".join(str(exc).replace(str(folder), folder.name).split())) from None
+        finally:
+            with self.lock:
+                left = self.replaying.pop(visitor) - 1
+                if left:
+                    self.replaying[visitor] = left
         with self.lock:
             self.cache[key] = data
             while len(self.cache) > self.size:

@@ -221,6 +221,59 @@ def test_arena_view_opens_any_game_of_its_run_by_query_and_refuses_others(tmp_pa
         srv.stop()
 
 
+def test_one_visitor_replays_two_games_at_a_time_and_the_viewer_stays_free_for_others(tmp_path, monkeypatch):
+    """A loop over game ids had each request replay a game on one of the server's worker threads, with no
+    bound: one visitor could hold them all, and a league's pages waited.  A visitor gets two replays at
+    once; a third is a 429 that says why, and the game is served once one has finished."""
+    import threading
+    import time
+
+    from arena.run import run_tournament
+    from arena.run.schedule import Inline
+    from arena.settings.config import TournamentConfig
+    from arena.web import viewer
+
+    cfg = TournamentConfig(
+        name="v", bots=("simple", "random"), games_per_pair=4, chunk_size=4, seed=9, results_dir=str(tmp_path)
+    )
+    run_tournament(cfg, progress=False, schedule=Inline())
+    run = tmp_path / "v"
+    real, gate, started = viewer.recorded_game, threading.Event(), []
+
+    def slow(folder, game_id):
+        started.append(game_id)
+        assert gate.wait(30)
+        return real(folder, game_id)
+
+    monkeypatch.setattr(viewer, "recorded_game", slow)
+    games = viewer.Games(run_dir=run)
+    srv = Server(App(games=games), port=0).start()
+    try:
+        answers: dict[int, tuple[int, dict]] = {}
+
+        def fetch(g: int) -> None:
+            answers[g] = call(srv, "GET", f"/api/game?game={g}")
+
+        held = [threading.Thread(target=fetch, args=(g,)) for g in (0, 1)]
+        for t in held:
+            t.start()
+        deadline = time.monotonic() + 30
+        while len(started) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        status, body = call(srv, "GET", "/api/game?game=3")
+        assert status == 429 and body["error"] == "already replaying 2 games for this address: wait for one to finish"
+        assert sorted(started) == [0, 1]  # the third was never replayed
+        gate.set()
+        for t in held:
+            t.join(30)
+        assert [answers[g][0] for g in (0, 1)] == [200, 200] and answers[1][1]["game_id"] == 1
+        status, body = call(srv, "GET", "/api/game?game=3")
+        assert status == 200 and body["game_id"] == 3 and games.replaying == {}
+    finally:
+        gate.set()
+        srv.stop()
+
+
 def test_arena_play_serves_on_127_0_0_1_and_prints_the_url(tmp_path):
     import subprocess
 
