@@ -459,6 +459,7 @@ class App:
         #: one per game grew the server's memory by a quarter of a megabyte each new game, for ever.
         self.bots: dict[str, Bot] = {}
         self.bots_lock = threading.Lock()
+        self.loading: dict[str, threading.Lock] = {}  # spec -> held while it loads (see bot())
 
     @property
     def session(self) -> PlaySession | None:
@@ -476,9 +477,17 @@ class App:
         with self.bots_lock:
             if spec in self.bots:
                 return self.bots[spec]
+            loading = self.loading.setdefault(spec, threading.Lock())
+        # Loaded under a lock of its own: a bot compiling for its first game (the analyzer takes about
+        # 24 s) held up every new game, even against bots loaded long before, under one lock for all.
+        with loading:
+            with self.bots_lock:
+                if spec in self.bots:  # loaded while this request waited
+                    return self.bots[spec]
             bot = load_bot(spec)
             if external_of(bot) is None:
-                self.bots[spec] = bot
+                with self.bots_lock:
+                    self.bots[spec] = bot
             return bot
 
     def presets(self) -> list[str]:

@@ -358,3 +358,35 @@ def test_a_body_trickled_to_dodge_the_pause_limit_is_cut_off_by_its_deadline(url
     assert got.startswith(b"HTTP/1.1 408"), got[:100]
     assert b"did not arrive within" in got
     assert BODY_TIMEOUT - 0.5 <= took < BODY_TIMEOUT + 3
+
+
+def test_a_bot_loading_for_its_first_game_holds_up_no_game_of_a_bot_already_loaded(monkeypatch):
+    """The play server loaded a bot for its first game under one lock for all bots: while one compiled
+    (about 24 s for the analyzer), every new game waited, even against a bot loaded long before."""
+    from arena.loading import load as loading
+    from arena.web.server import App
+
+    app = App(bot="simple", seed=3)
+    simple = app.bot("simple")
+    real, gate, entered = loading.load_bot, threading.Event(), threading.Event()
+
+    def slow(spec: str, *args, **kw):
+        if spec == "gin-chasing":
+            entered.set()
+            assert gate.wait(60)
+        return real(spec, *args, **kw)
+
+    monkeypatch.setattr(loading, "load_bot", slow)
+    compiling = threading.Thread(target=app.bot, args=("gin-chasing",))
+    compiling.start()
+    try:
+        assert entered.wait(30)
+        got: list = []
+        other = threading.Thread(target=lambda: got.append(app.bot("simple")))
+        other.start()
+        other.join(5)
+        assert not other.is_alive() and got == [simple]
+    finally:
+        gate.set()
+        compiling.join(60)
+    assert app.bot("gin-chasing") is app.bots["gin-chasing"]

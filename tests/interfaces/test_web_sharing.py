@@ -244,21 +244,23 @@ def _nginx_headers(visitor: str) -> dict[str, str]:
     return headers
 
 
+def _new_game_via_proxy(url: str, visitor: str) -> str:
+    """``POST /api/new`` as the documented nginx proxy forwards it for ``visitor``; the new game's id."""
+    req = urllib.request.Request(url + "api/new", data=b"{}", method="POST")
+    for k, v in {"Content-Type": "application/json", **_nginx_headers(visitor)}.items():
+        req.add_header(k, v)
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read())["session"]
+
+
 def test_visitors_behind_the_documented_nginx_proxy_keep_their_own_games(shared):
     """Behind a proxy on this machine every connection comes from 127.0.0.1: the documented configuration must
     pass the visitor's address on (X-Forwarded-For, which uvicorn trusts from 127.0.0.1), or one visitor's new
     games push out everyone else's (16 per visitor would be 16 for the whole site)."""
 
-    def new(visitor: str) -> str:
-        req = urllib.request.Request(shared.url + "api/new", data=b"{}", method="POST")
-        for k, v in {"Content-Type": "application/json", **_nginx_headers(visitor)}.items():
-            req.add_header(k, v)
-        with urllib.request.urlopen(req, timeout=120) as r:
-            return json.loads(r.read())["session"]
-
-    alice = new("203.0.113.1")
+    alice = _new_game_via_proxy(shared.url, "203.0.113.1")
     for _ in range(17):
-        new("203.0.113.9")  # a stranger starts more games than one visitor may keep
+        _new_game_via_proxy(shared.url, "203.0.113.9")  # a stranger starts more games than one visitor may keep
     status, mine = call(shared.url, "GET", f"/api/state?session={alice}")
     assert status == 200 and mine["session"] == alice
 
@@ -268,19 +270,11 @@ def test_one_visitor_s_ipv6_addresses_count_as_one_visitor():
     by address, one visitor starting games from 2001:db8:9::1, ::2, ... was as many visitors, and filled the
     server until everyone's games were pushed out.  A /64 is one visitor (here through the documented proxy)."""
     s = Server(App(bot="simple", seed=3, max_sessions=24, per_client=4), port=0, shared=True).start()
-
-    def new(visitor: str) -> str:
-        req = urllib.request.Request(s.url + "api/new", data=b"{}", method="POST")
-        for k, v in {"Content-Type": "application/json", **_nginx_headers(visitor)}.items():
-            req.add_header(k, v)
-        with urllib.request.urlopen(req, timeout=120) as r:
-            return json.loads(r.read())["session"]
-
     try:
-        alice = new("2001:db8:1::1")
-        ipv4 = new("203.0.113.1")
+        alice = _new_game_via_proxy(s.url, "2001:db8:1::1")
+        ipv4 = _new_game_via_proxy(s.url, "203.0.113.1")
         for i in range(30):
-            new(f"2001:db8:9::{i + 1:x}")
+            _new_game_via_proxy(s.url, f"2001:db8:9::{i + 1:x}")
         for sid in (alice, ipv4):
             status, mine = call(s.url, "GET", f"/api/state?session={sid}")
             assert status == 200 and mine["session"] == sid
