@@ -18,7 +18,7 @@ from tests.league.server import SIMPLE_COPY, Server, add_user, make_league, wait
 HANGS = "import time\ntime.sleep(3600)\n" + SIMPLE_COPY
 #: A bot that fails at import: its check's FAIL line names the file.
 BREAKS = "import numpy as np\nraise RuntimeError('boom at import')\n"
-CHECK_SECONDS = 30
+CHECK_SECONDS = 12  # the hanging checks are stopped after this; long enough for the broken bot to start beside them
 
 
 def status_of(server: Server, user: str) -> dict[str, str]:
