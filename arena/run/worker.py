@@ -103,6 +103,7 @@ class _ThreadStdout:
 
     def __init__(self, real: Any) -> None:
         self.real = real
+        self.users = 0  # the threads capturing through it now: the last one out puts ``real`` back
 
     def _target(self) -> Any:
         return getattr(_CHUNK_OUT, "tail", None) or self.real
@@ -119,30 +120,31 @@ class _ThreadStdout:
 
 _CHUNK_OUT = threading.local()
 _STDOUT_LOCK = threading.Lock()
-_stand_in: list[_ThreadStdout] = []  # the one installed, while any chunk of this process captures
-_capturing = [0]
+_stand_in: _ThreadStdout | None = None  # installed while any chunk of this process captures
 
 
 @contextlib.contextmanager
 def _printed_to(tail: _Tail) -> Iterator[None]:
     """Send this thread's prints to ``tail`` for the block (the stand-in is installed by the first
     capturing thread and removed by the last, in whatever order they end)."""
+    global _stand_in
     with _STDOUT_LOCK:
-        if _capturing[0] == 0:
-            _stand_in[:] = [_ThreadStdout(sys.stdout)]
-            sys.stdout = _stand_in[0]
-        _capturing[0] += 1
+        if _stand_in is None:
+            _stand_in = _ThreadStdout(sys.stdout)
+            sys.stdout = _stand_in
+        _stand_in.users += 1
+        mine = _stand_in
     _CHUNK_OUT.tail = tail
     try:
         yield
     finally:
         _CHUNK_OUT.tail = None
         with _STDOUT_LOCK:
-            _capturing[0] -= 1
-            if _capturing[0] == 0:
-                if sys.stdout is _stand_in[0]:  # else someone replaced it since: theirs stays
-                    sys.stdout = _stand_in[0].real
-                _stand_in.clear()
+            mine.users -= 1
+            if mine.users == 0:
+                if sys.stdout is mine:  # else someone replaced it since: theirs stays
+                    sys.stdout = mine.real
+                _stand_in = None
 
 
 # --- bots from content ---------------------------------------------------------------
@@ -196,8 +198,9 @@ def _check_files(spec: BotSpec) -> None:
     if spec.kind == "command":
         from arena.external.client import command_hash
 
-        here = command_hash(shlex.split(spec.ref), _command_cwd(spec))
-        what = f"the files its command names (in {_command_cwd(spec) or os.getcwd()})"
+        cwd = _command_cwd(spec)
+        here = command_hash(shlex.split(spec.ref), cwd)
+        what = f"the files its command names (in {cwd or os.getcwd()})"
     elif spec.kind == "eaai":
         from arena.external.eaai import KIT_ENV, player_hash
 

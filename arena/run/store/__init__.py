@@ -102,9 +102,6 @@ from arena.run.tables import actions_table, to_table
 from arena.settings.config import TournamentConfig
 from arena.settings.rules import Rules
 
-#: The most bytes :meth:`RunStore.read_text` reads of a run's config, rules or manifest: more is not one.
-TEXT_LIMIT = 4 << 20
-
 __all__ = [
     "ACTIONS_SCHEMA",
     "CHECKPOINT",
@@ -503,7 +500,7 @@ class RunStore:
         """The text of the folder's own file ``name`` (config, rules, manifest), or None if there is none.
 
         Read as chunk files are (:func:`.files.read_inside`): never through a
-        link, only a regular file, and at most :data:`TEXT_LIMIT` bytes, since
+        link, only a regular file, and at most :data:`.files.TEXT_LIMIT` bytes, since
         the text goes into reports and an arena may run as another user than
         the one who made the folder.
         """
@@ -511,13 +508,13 @@ class RunStore:
         if not p.exists() and not p.is_symlink():
             return None
         try:
-            data = _files.read_inside(self.dir, name, TEXT_LIMIT)
+            data = _files.read_inside(self.dir, name, _files.TEXT_LIMIT)
         except OSError as exc:
             raise StoreError(
                 f"{p}: not read: {exc.strerror} (the store reads only regular files of the folder)"
             ) from None
-        if len(data) > TEXT_LIMIT:
-            raise StoreError(f"{p}: longer than {TEXT_LIMIT >> 20} MiB, too long for a run's {name}")
+        if len(data) > _files.TEXT_LIMIT:
+            raise StoreError(f"{p}: longer than {_files.TEXT_LIMIT >> 20} MiB, too long for a run's {name}")
         return data.decode("utf-8", errors="replace")
 
     def config(self) -> TournamentConfig:

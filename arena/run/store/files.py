@@ -26,6 +26,9 @@ from arena.run.store.format import KINDS, LOCK, StoreBusy, StoreError, env_error
 CHUNK_FILE = re.compile(r"(\d{5})\.parquet")
 TEMP_FILE = re.compile(r"\..+\.tmp\d+")
 
+#: The most bytes the store reads of a run's own text files (config, rules, manifest): more is not one.
+TEXT_LIMIT = 4 << 20
+
 #: The folders of a run folder the store writes into or moves files out of: never through a link.
 PLAIN_DIRS = (*KINDS, "quarantine", "analysis", "logs")
 

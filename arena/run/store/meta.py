@@ -9,7 +9,7 @@ import re
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from arena.run.store.files import link_problem, linked_dirs, read_inside, sha256
+from arena.run.store.files import TEXT_LIMIT, link_problem, linked_dirs, read_inside, sha256
 from arena.run.store.format import SECRET, StoreError, env_error
 from arena.settings.config import ConfigError, TournamentConfig, config_from_dict
 from arena.settings.rules import Rules, RulesError, load_rules
@@ -61,7 +61,7 @@ def rules_problem(store: RunStore) -> str:
     to add a bot, and run it again.)
     """
     try:
-        data = read_inside(store.dir, "rules.toml", 1 << 20)
+        data = read_inside(store.dir, "rules.toml", TEXT_LIMIT)
     except FileNotFoundError:
         return ""
     except OSError as exc:
