@@ -118,7 +118,7 @@ class Checker:
     def __init__(self, league: League):
         self.league = league
         self.cfg = league.config
-        self.db = Reconnecting(league.dir / "league.db")
+        self.db = Reconnecting(league.dir / "league.db", league.config.busy_seconds)
         self.running: dict[int, _Running] = {}
         #: user id (0: no submitter) -> when their last check started (monotonic): the round-robin's order.
         self.last_start: dict[int, float] = {}

@@ -31,6 +31,7 @@ _INTS = {
     "bytes_per_user": (1000, 10**10),
     "check_seconds": (5, 3600),
     "check_slots": (1, 64),
+    "busy_seconds": (1, 600),
 }
 
 
@@ -74,6 +75,9 @@ class LeagueConfig:
     check_seconds: int = 300
     #: Checks run at once, beside the games; at most one per user, so one user's checks never fill them all.
     check_slots: int = 2
+    #: How long a write waits for the database's lock while another process holds it (an organizer's
+    #: ``sqlite3`` shell in a transaction, a backup) before its request is a 503 saying the league is busy.
+    busy_seconds: int = 30
 
     def __post_init__(self) -> None:
         for key, (lo, hi) in _INTS.items():

@@ -180,7 +180,7 @@ class League:
         return cls(d)
 
     def db(self) -> sqlite3.Connection:
-        return connect(self.dir / DB_NAME)
+        return connect(self.dir / DB_NAME, busy_seconds=self.config.busy_seconds)
 
     # --- users, tokens, sessions -------------------------------------------------------
     def add_user(self, conn: sqlite3.Connection, name: str, organizer: bool = False) -> str:

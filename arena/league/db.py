@@ -52,17 +52,18 @@ class LeagueError(ValueError):
         self.status = status
 
 
-def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
-    """A connection to the league database, migrated to the current schema."""
+def connect(path: str | Path, *, create: bool = False, busy_seconds: float = 30.0) -> sqlite3.Connection:
+    """A connection to the league database, migrated to the current schema.  ``busy_seconds``: how long a
+    statement waits for a lock another connection holds before SQLite gives up (``database is locked``)."""
     p = Path(path)
     if not create and not p.exists():
         raise LeagueError(f"no league database at {p} (run 'arena league init' first)")
-    conn = sqlite3.connect(p, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(p, timeout=busy_seconds, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA busy_timeout=30000")
+    conn.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
     migrate(conn)
     return conn
 
@@ -261,8 +262,9 @@ class Reconnecting:
     """One connection to a league database, reopened when the file changes under it (see the module's
     docstring), and dropped after a :class:`sqlite3.DatabaseError` so the next use tries afresh."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, busy_seconds: float = 30.0):
         self.path = Path(path)
+        self.busy_seconds = busy_seconds
         self.conn: sqlite3.Connection | None = None
         self.key: tuple[int, int, int] | None = None
 
@@ -271,7 +273,7 @@ class Reconnecting:
         if self.conn is not None and key != self.key:
             self.drop()
         if self.conn is None:
-            self.conn = connect(self.path)
+            self.conn = connect(self.path, busy_seconds=self.busy_seconds)
             self.key = key
         return self.conn
 

@@ -67,7 +67,7 @@ class Scheduler:
         self.cfg = league.config
         self.workers = workers
         self.scheduler = scheduler
-        self.db = Reconnecting(league.dir / "league.db")
+        self.db = Reconnecting(league.dir / "league.db", league.config.busy_seconds)
         self.conn = self.db.get()
         use_eaai_kit(league)  # the checks and the pairings' workers inherit it
 

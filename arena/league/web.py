@@ -95,7 +95,7 @@ class _Conns:
     def holder(self) -> Reconnecting:
         h = getattr(self.local, "holder", None)
         if h is None:
-            h = self.local.holder = Reconnecting(self.league.dir / DB_NAME)
+            h = self.local.holder = Reconnecting(self.league.dir / DB_NAME, self.league.config.busy_seconds)
         return h
 
 
@@ -105,8 +105,10 @@ class _Cached:
 
     def __init__(self, league: League):
         self.league = league
-        self.poll = Reconnecting(league.dir / DB_NAME)  # the event loop's: data_version only
-        self.read = Reconnecting(league.dir / DB_NAME)  # a worker thread's, under the lock
+        self.poll = Reconnecting(
+            league.dir / DB_NAME, league.config.busy_seconds
+        )  # the event loop's: data_version only
+        self.read = Reconnecting(league.dir / DB_NAME, league.config.busy_seconds)  # a worker thread's, under the lock
         self.lock = threading.Lock()
         self.key: tuple[int, int] | None = None
         self.answers: dict[str, tuple[bytes, str, Any]] = {}

@@ -9,6 +9,7 @@ schema version from elsewhere.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.league.config import load_league_config
 from arena.league.core import token_hash
 from arena.league.db import LeagueError
 from tests.league.server import ARENA, ROOT, Server, add_user, arena, make_league, wait_for
@@ -265,14 +267,19 @@ def test_a_database_held_locked_by_another_process_is_a_503_that_says_busy_not_r
     base, folder, token = league
     live = base / "locked"
     shutil.copytree(folder, live)
+    config = load_league_config(live / "league.toml")  # the organizer's setting: wait 3 s for the lock, not 30
+    (live / "league.toml").write_text(dataclasses.replace(config, busy_seconds=3).to_toml())
     server = Server(live, play=False)
     holder = sqlite3.connect(live / "league.db", isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")
+        started = time.monotonic()
         status, _, body = server.request(
             "POST", "/api/users/alice/token", headers={"Authorization": f"Bearer {token}"}, timeout=90
         )
+        waited = time.monotonic() - started
         holder.execute("ROLLBACK")
+        assert 2.5 < waited < 25, waited  # it waited for the lock, as long as busy_seconds says, not SQLite's 30 s
         error = json.loads(body)["error"]
         assert status == 503 and "busy" in error and "restore" not in error, (status, error)
         log = [line for line in server.log_text().splitlines() if "/api/users/alice/token" in line]
