@@ -232,7 +232,7 @@ def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
         textwrap.dedent(f'''
         name = "sprt"
         bots = ["simple", "random"]  # the SPRT tests the first bot's advantage
-        games_per_pair = 4000
+        games_per_pair = 1000
         chunk_size = 40
         workers = 1
         results_dir = "{tmp_path / "results"}"
@@ -245,7 +245,7 @@ def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
     assert out.exit_code == 0, out.output
     assert "stopped early: H1 accepted" in out.output
     games = stored_games(tmp_path / "results" / "sprt")
-    assert 0 < len(games) < 4000 and len(games) % 40 == 0
+    assert 0 < len(games) < 1000 and len(games) % 40 == 0
     report = (tmp_path / "results" / "sprt" / "report.md").read_text()
     assert "stopped early" in report and "H1 accepted" in report
     two = invoke("run", str(p), "--quiet", "--sprt", "--workers", "2", "--name", "sprt2", "--no-report")
@@ -257,7 +257,7 @@ def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
     assert sub.exit_code == 0, sub.output
     after = stored_games(tmp_path / "results" / "sprt2")
     played = after.groupby("matchup").size().to_dict()
-    assert played == {"simple vs random": len(games), "simple vs early-knock": 4000, "random vs early-knock": 4000}
+    assert played == {"simple vs random": len(games), "simple vs early-knock": 1000, "random vs early-knock": 1000}
 
 
 def test_run_without_a_config_uses_the_shipped_default_from_any_folder(tmp_path, monkeypatch):
