@@ -105,10 +105,9 @@ class _Cached:
 
     def __init__(self, league: League):
         self.league = league
-        self.poll = Reconnecting(
-            league.dir / DB_NAME, league.config.busy_seconds
-        )  # the event loop's: data_version only
-        self.read = Reconnecting(league.dir / DB_NAME, league.config.busy_seconds)  # a worker thread's, under the lock
+        busy = league.config.busy_seconds
+        self.poll = Reconnecting(league.dir / DB_NAME, busy)  # the event loop's: data_version only
+        self.read = Reconnecting(league.dir / DB_NAME, busy)  # a worker thread's, under the lock
         self.lock = threading.Lock()
         self.key: tuple[int, int] | None = None
         self.answers: dict[str, tuple[bytes, str, Any]] = {}
