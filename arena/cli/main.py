@@ -584,14 +584,11 @@ def list_bots(
     config: Annotated[Path | None, typer.Option(help="Also list the variants this config defines.")] = None,
 ) -> None:
     """List the built-in bots (and a config's variants, files and external bots) with their parameters."""
-    from arena.botkit.bot import BUILTIN_BOTS
-    from arena.loading.load import load_bot, load_bots
+    from arena.botkit.bot import BUILTIN_BOTS, builtin_summary
+    from arena.loading.load import load_bots
 
     try:
-        rows = []
-        for key in BUILTIN_BOTS:
-            b = load_bot(key)
-            rows.append((b.name, b.path, b.description, b.param_dict()))
+        rows = [builtin_summary(key) for key in BUILTIN_BOTS]  # not compiled: a listing need not wait for numba
         if config is not None:
             from arena.settings.config import load_config
 

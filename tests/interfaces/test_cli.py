@@ -177,6 +177,31 @@ def test_bots_lists_builtins_with_parameters():
     assert "knock_at=5" in out.output
 
 
+def test_bots_lists_every_builtin_without_compiling_one(monkeypatch):
+    """Loading a bot compiles it: listing the built-ins that way took 44 s on a fresh install (a cold numba
+    cache), the search bots most of it.  The list is read from the modules; compiling now fails the test."""
+    from arena.botkit import bot as botkit
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("arena bots compiled a bot")
+
+    monkeypatch.setattr(botkit, "_compile_decision", no_compile)
+    out = invoke("bots")
+    assert out.exit_code == 0, out.output
+    listed = [line.split()[0] for line in out.output.splitlines() if line and not line.startswith(" ")]
+    assert listed == [key.replace("_", "-") for key in botkit.BUILTIN_BOTS]
+
+
+def test_the_listing_of_a_builtin_is_what_loading_it_gives():
+    from arena.botkit.bot import BUILTIN_BOTS, builtin_summary, load_builtin
+
+    for key in BUILTIN_BOTS:
+        if key == "analyzer":  # the slowest compile of all (about 20 s cold); a plain module like the others
+            continue
+        b = load_builtin(key)
+        assert builtin_summary(key) == (b.name, b.path, b.description, b.param_dict()), key
+
+
 def test_bots_lists_a_configs_variants_it_does_not_play(tmp_path):
     # The shipped monte-carlo config plays monte-carlo; mc-fast and mc-strong are --gauntlet choices.
     out = invoke("bots", "--config", str(ROOT / "configs" / "monte-carlo.toml"))
