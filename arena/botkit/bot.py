@@ -159,6 +159,11 @@ def _first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0].strip() if (text or "").strip() else ""
 
 
+def _description(module: ModuleType) -> str:
+    """What a bot module says it is: its docstring's first line."""
+    return _first_line(module.__doc__) or "(no description)"
+
+
 def _numba_reason(exc: Exception) -> str:
     """The informative line of a numba compile error (not its 'Failed in ... pipeline' header)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
@@ -216,7 +221,7 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
     digest = file_hash(Path(file)) if file else ""
     return Bot(
         name=label,
-        description=_first_line(module.__doc__) or "(no description)",
+        description=_description(module),
         functions=functions,
         params=np.array([float(v) for v in params_spec.values()], dtype=np.float64),
         param_names=tuple(params_spec),
@@ -384,7 +389,7 @@ def builtin_summary(key: str) -> tuple[str, str, str, dict[str, float]]:
     module = _builtin_module(key)
     params = {} if hasattr(module, "make_bot") else dict(getattr(module, "PARAMS", {}) or {})
     how = "plain (Python)" if getattr(module, "PLAIN", False) else "fast (numba)"
-    description = _first_line(module.__doc__) or "(no description)"
+    description = _description(module)
     return key.replace("_", "-"), how, description, {k: float(v) for k, v in params.items()}
 
 
@@ -394,7 +399,7 @@ def load_builtin(key: str) -> Bot:
     module = _builtin_module(key)
     make_bot = getattr(module, "make_bot", None)
     if make_bot is not None:  # a built-in that is data, not code (the learned policy's weights)
-        bot = dataclasses.replace(make_bot(), description=_first_line(module.__doc__) or "(no description)")
+        bot = dataclasses.replace(make_bot(), description=_description(module))
     else:
         bot = bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")
     return dataclasses.replace(bot, name=key.replace("_", "-"), ref=BotRef("builtin", key))

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from arena.league.core import NEW_BOT_PRIORITY, League, owner_revoked, public_text, queue_pairing, withdraw_revoked
-from arena.league.db import Reconnecting, rows, transaction
+from arena.league.db import rows, transaction
 from arena.settings.botref import BotRef
 
 log = logging.getLogger("arena.league")
@@ -118,7 +118,7 @@ class Checker:
     def __init__(self, league: League):
         self.league = league
         self.cfg = league.config
-        self.db = Reconnecting(league.dir / "league.db", league.config.busy_seconds)
+        self.db = league.reconnecting()
         self.running: dict[int, _Running] = {}
         #: user id (0: no submitter) -> when their last check started (monotonic): the round-robin's order.
         self.last_start: dict[int, float] = {}

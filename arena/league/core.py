@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.league.config import CONFIG_NAME, LeagueConfig, load_league_config
-from arena.league.db import DB_NAME, LeagueError, atomic_write, connect, get_state, rows, transaction
+from arena.league.db import (
+    DB_NAME,
+    LeagueError,
+    Reconnecting,
+    atomic_write,
+    connect,
+    get_state,
+    rows,
+    transaction,
+)
 from arena.league.uploads import check_policy, check_upload
 from arena.settings.botref import BotRef, look_alike_key
 
@@ -181,6 +190,11 @@ class League:
 
     def db(self) -> sqlite3.Connection:
         return connect(self.dir / DB_NAME, busy_seconds=self.config.busy_seconds)
+
+    def reconnecting(self) -> Reconnecting:
+        """A connection of a long-lived part of the server (the web app, the scheduler, the checks) that is
+        reopened when the file changes under it, with the league's ``busy_seconds``."""
+        return Reconnecting(self.dir / DB_NAME, self.config.busy_seconds)
 
     # --- users, tokens, sessions -------------------------------------------------------
     def add_user(self, conn: sqlite3.Connection, name: str, organizer: bool = False) -> str:

@@ -50,7 +50,7 @@ from typing import Any
 
 from arena.league.checks import Checker, enter_version, public_names, use_eaai_kit, version_spec
 from arena.league.core import League, now_iso, public_text, queue_pairing, sweep_files, withdraw_revoked
-from arena.league.db import Reconnecting, busy, rows, set_state, transaction
+from arena.league.db import busy, rows, set_state, transaction
 
 log = logging.getLogger("arena.league")
 
@@ -67,7 +67,7 @@ class Scheduler:
         self.cfg = league.config
         self.workers = workers
         self.scheduler = scheduler
-        self.db = Reconnecting(league.dir / "league.db", league.config.busy_seconds)
+        self.db = league.reconnecting()
         self.conn = self.db.get()
         use_eaai_kit(league)  # the checks and the pairings' workers inherit it
 

@@ -53,7 +53,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Scope
 
 from arena.league.core import League, User
-from arena.league.db import DB_NAME, LeagueError, Reconnecting, busy
+from arena.league.db import LeagueError, Reconnecting, busy
 from arena.league.file_kinds import PAGE_SUFFIXES, file_kind, policy_format
 from arena.league.forms import FilePart, decimal, read_file_form, read_form, read_json
 
@@ -95,7 +95,7 @@ class _Conns:
     def holder(self) -> Reconnecting:
         h = getattr(self.local, "holder", None)
         if h is None:
-            h = self.local.holder = Reconnecting(self.league.dir / DB_NAME, self.league.config.busy_seconds)
+            h = self.local.holder = self.league.reconnecting()
         return h
 
 
@@ -105,9 +105,8 @@ class _Cached:
 
     def __init__(self, league: League):
         self.league = league
-        busy = league.config.busy_seconds
-        self.poll = Reconnecting(league.dir / DB_NAME, busy)  # the event loop's: data_version only
-        self.read = Reconnecting(league.dir / DB_NAME, busy)  # a worker thread's, under the lock
+        self.poll = league.reconnecting()  # the event loop's: data_version only
+        self.read = league.reconnecting()  # a worker thread's, under the lock
         self.lock = threading.Lock()
         self.key: tuple[int, int] | None = None
         self.answers: dict[str, tuple[bytes, str, Any]] = {}
