@@ -128,21 +128,51 @@ class Bot:
         widths and where its weights are) have no names, and a bot rebuilt
         without them forfeited every game.
         """
-        params = self.params.copy()
-        for key, value in overrides.items():
-            if key not in self.param_names:
-                known = ", ".join(self.param_names) or "none"
-                raise BotError(f"bot '{name}': '{self.name}' has no parameter '{key}' (its parameters: {known})")
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise BotError(f"bot '{name}': parameter '{key}' = {value!r} must be a number")
-            params[self.param_names.index(key)] = float(value)
-        validate = getattr(self.module, "validate_params", None)
-        if validate is not None:
-            try:
-                validate(dict(zip(self.param_names, params.tolist())))
-            except ValueError as exc:
-                raise BotError(f"bot '{name}': {exc}") from None
+        params = _overridden(self.params, self.param_names, self.module, self.name, name, overrides)
         return dataclasses.replace(self, name=name, params=params)
+
+
+def _overridden(
+    params: np.ndarray,
+    param_names: tuple[str, ...],
+    module: ModuleType | None,
+    bot: str,
+    name: str,
+    overrides: dict[str, Any],
+) -> np.ndarray:
+    """A copy of ``params`` with ``overrides`` applied, checked by name, type and the module's
+    ``validate_params``: a bad setting is a one-line :class:`BotError` naming ``name``."""
+    params = params.copy()
+    for key, value in overrides.items():
+        if key not in param_names:
+            known = ", ".join(param_names) or "none"
+            raise BotError(f"bot '{name}': '{bot}' has no parameter '{key}' (its parameters: {known})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise BotError(f"bot '{name}': parameter '{key}' = {value!r} must be a number")
+        params[param_names.index(key)] = float(value)
+    validate = getattr(module, "validate_params", None)
+    if validate is not None:
+        try:
+            validate(dict(zip(param_names, params.tolist())))
+        except ValueError as exc:
+            raise BotError(f"bot '{name}': {exc}") from None
+    return params
+
+
+def check_builtin_settings(key: str, name: str, overrides: dict[str, Any]) -> None:
+    """Refuse a built-in's bad inline settings (``monte-carlo:samples=0``) from its module, before it is
+    compiled: on a fresh install the search bots take half a minute to compile, a long wait for a typo.
+    :meth:`Bot.with_params` applies the same check to the loaded bot.  A built-in that is data
+    (``make_bot``) is left to that check."""
+    key = key.replace("-", "_")
+    module = _builtin_module(key)
+    if hasattr(module, "make_bot"):
+        return
+    spec = getattr(module, "PARAMS", {}) or {}
+    if not isinstance(spec, dict):
+        return  # bot_from_module says what is wrong with it
+    values = np.array([float(v) for v in spec.values()], dtype=np.float64)
+    _overridden(values, tuple(spec), module, key.replace("_", "-"), name, overrides)
 
 
 def as_plain(bot: Bot) -> Bot:

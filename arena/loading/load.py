@@ -15,7 +15,15 @@ import json
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
-from arena.botkit.bot import BUILTIN_BOTS, Bot, BotError, file_hash, load_bot_file, load_builtin
+from arena.botkit.bot import (
+    BUILTIN_BOTS,
+    Bot,
+    BotError,
+    check_builtin_settings,
+    file_hash,
+    load_bot_file,
+    load_builtin,
+)
 from arena.external.eaai import use_kit
 from arena.external.limits import Limits
 from arena.settings.botref import BotRef, BotRefError, look_alike_key, name_problem, shown_name
@@ -84,11 +92,14 @@ def load(ref: BotRef, limits: Limits | None = None, name: str | None = None) -> 
     loader = LOADERS.get(ref.kind)
     if loader is None:
         raise BotError(f"bot '{ref.ref}': no loader for references of kind '{ref.kind}'")
+    shown = name or (ref.display if ref.kind == "builtin" else None)
+    if ref.kind == "builtin" and ref.params:
+        check_builtin_settings(ref.ref, shown or ref.display, dict(ref.params))
     bot = loader(ref, limits, name)
     if ref.params:
         # A built-in with inline settings (early-knock:knock_at=5) is named with them, so it and
         # the plain built-in can play in one run.
-        bot = bot.with_params(name or (ref.display if ref.kind == "builtin" else bot.name), dict(ref.params))
+        bot = bot.with_params(shown or bot.name, dict(ref.params))
     elif name is not None:
         bot = dataclasses.replace(bot, name=name)
     return dataclasses.replace(bot, ref=ref)

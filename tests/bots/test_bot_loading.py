@@ -222,7 +222,15 @@ def test_a_built_in_with_inline_settings_loads_under_its_spec_and_round_trips():
         ("simpel\rsimple", "holds a control character"),
     ],
 )
-def test_a_bad_inline_setting_is_one_error_naming_it(spec, message):
+def test_a_bad_inline_setting_is_one_error_naming_it_before_the_bot_compiles(spec, message, monkeypatch):
+    """A built-in's settings are checked against its module first: the search bots take half a minute to
+    compile on a fresh install, a long wait for a typo."""
+    import arena.botkit.bot as botkit
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError(f"{spec!r} was compiled before its settings were checked")
+
+    monkeypatch.setattr(botkit, "_compile_decision", no_compile)
     with pytest.raises(BotError) as err:
         load_bot(spec)
     assert message in str(err.value) and "\n" not in str(err.value)
