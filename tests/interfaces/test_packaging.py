@@ -4,27 +4,24 @@ The wheel test builds the wheel, installs it into a fresh virtualenv in a
 temporary folder, and runs the installed ``arena`` from a folder that is not
 the checkout.
 
-How the dependencies get there: pip installs them into the fresh venv, as a
-user's `pip install` would, which also proves pyproject lists them all.
-Measured on the 2-core machine with `pip --python <venv> install <wheel>`:
-22 s for the dependencies (numba, scipy, pandas, pyarrow, matplotlib, ...;
-the same with and without pip's cache), 2-12 s for the wheel, 20-30 s for the
-commands (numba compiles the installed copy): about 45-65 s in all, under the
-90 s we allow one test, so no shortcut is taken.  (Under heavy load, using the
-new venv's own pip after ensurepip, the install took 80 s once.)  Where
-installing is not possible or too slow, ``ARENA_TEST_NO_DEPS=1`` installs the
-wheel with ``--no-deps`` and lets the venv see the dependencies of the
-interpreter running the tests through a ``.pth`` file (what
-``--system-site-packages`` does for a system Python, which would not reach a
-venv's packages); ``arena`` and ``bots`` still come from the wheel, which the
-test checks.
+How the dependencies get there: the venv sees exactly the distributions the
+wheel's own metadata requires (``Requires-Dist`` without extras), and the ones
+those require, linked from the environment running the tests into a folder
+that a ``.pth`` file puts on the venv's path.  So the commands fail on any
+dependency pyproject forgets, as after a user's ``pip install``, and no
+package outside that closure is reachable.  pip installing them afresh
+proved no more and was most of the test's time: 22 s of unpacking numba,
+scipy, pandas, pyarrow, matplotlib and the rest on an idle 2-core machine,
+over a minute under the suite's load.  ``arena`` and ``bots`` come from the
+wheel, which the test checks; numba compiles the installed copy afresh.
 """
 
 from __future__ import annotations
 
+import email.parser
+import importlib.metadata
 import os
 import re
-import site
 import subprocess
 import sys
 import time
@@ -32,6 +29,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,6 +46,40 @@ def _games_played(output: str) -> int:
     rows = [line.split() for line in output.splitlines() if line.startswith("random vs simple")]
     assert len(rows) == 1, output
     return int(rows[0][3])
+
+
+def _applies(requirement: Requirement) -> bool:
+    """Whether pip installs this requirement for a plain install (no extras, this platform)."""
+    return requirement.marker is None or requirement.marker.evaluate({"extra": ""})
+
+
+def _required_distributions(wheel: Path) -> dict[str, importlib.metadata.Distribution]:
+    """The distributions ``pip install <wheel>`` brings: its Requires-Dist, and theirs, as installed here."""
+    metadata = next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".dist-info/METADATA"))
+    message = email.parser.Parser().parsestr(zipfile.ZipFile(wheel).read(metadata).decode())
+    todo = [r for r in map(Requirement, message.get_all("Requires-Dist") or []) if _applies(r)]
+    found: dict[str, importlib.metadata.Distribution] = {}
+    while todo:
+        requirement = todo.pop()
+        key = canonicalize_name(requirement.name)
+        if key in found:
+            continue
+        dist = importlib.metadata.distribution(requirement.name)
+        assert requirement.specifier.contains(dist.version, prereleases=True), (requirement, dist.version)
+        found[key] = dist
+        todo += [r for r in map(Requirement, dist.requires or []) if _applies(r)]
+    return found
+
+
+def _link_distributions(dists: dict[str, importlib.metadata.Distribution], into: Path) -> None:
+    """Link each distribution's top-level files and folders (packages, .libs, .dist-info) into ``into``."""
+    into.mkdir()
+    for dist in dists.values():
+        tops = {Path(f).parts[0] for f in dist.files or [] if not str(f).startswith("..")}
+        for top in tops:
+            source = Path(str(dist.locate_file(top)))
+            if source.exists() and not (into / top).exists():
+                (into / top).symlink_to(source)
 
 
 @pytest.mark.slow
@@ -76,20 +109,30 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path)
     python = venv / "bin" / "python"
-    with_deps = os.environ.get("ARENA_TEST_NO_DEPS") != "1"
-    # --no-compile: no .pyc for the thousands of files of the dependencies (a third of the install's
-    # time); what the commands below import is compiled when they import it, as without pip's help.
     _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile", str(wheel)]
-        + ([] if with_deps else ["--no-deps"]),
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-compile",
+            "--no-deps",
+            str(wheel),
+        ],
         cwd=tmp_path,
         env=clean,
     )
-    if not with_deps:
-        purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path)
-        # Lines of a .pth are appended to sys.path after the venv's own
-        # site-packages, so the wheel's arena wins over anything found there.
-        Path(purelib.strip(), "_test_deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    dists = _required_distributions(wheel)
+    assert {"numba", "numpy", "pandas", "pyarrow", "matplotlib", "fastapi"} <= set(dists), sorted(dists)
+    assert not {"torch", "gymnasium", "pytest", "mypy"} & set(dists), sorted(dists)  # extras stay out
+    _link_distributions(dists, tmp_path / "deps")
+    purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path)
+    # Lines of a .pth are appended to sys.path after the venv's own site-packages, so the wheel's arena
+    # wins over anything found there.
+    Path(purelib.strip(), "_declared_deps.pth").write_text(f"{tmp_path / 'deps'}\n")
     timings["venv + install"] = time.perf_counter() - t
 
     work = tmp_path / "elsewhere"  # no configs/, no arena/ here
@@ -102,6 +145,9 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_from_any_folder(tmp_path)
         [str(python), "-c", "import arena, bots; print(arena.__file__); print(bots.__file__)"], cwd=work, env=env
     )
     assert all(Path(line).is_relative_to(venv) for line in where.split()), where
+    # Nothing outside the closure is reachable: what the tests' environment has besides (torch, pytest) is not.
+    unseen = "import importlib.util as u; print([m for m in ('torch', 'pytest', 'tqdm') if u.find_spec(m) is None])"
+    assert _run([str(python), "-c", unseen], cwd=work, env=env).strip() == "['torch', 'pytest']"
 
     t = time.perf_counter()
     import arena as checkout
