@@ -88,3 +88,10 @@ def test_readme_is_short_and_opens_with_the_two_commands():
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
     assert "arena run configs/default.toml" in blocks[0]
     assert "pytest" in blocks[1]
+
+
+def test_ci_runs_the_readmes_test_command_unchanged_as_its_last_line():
+    """CI is the README's second command, nothing weaker: .ci/run only installs system packages before it."""
+    readme = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)[1].strip()
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
+    assert ci[-1] == readme

@@ -41,19 +41,32 @@ def arena(*args: str, check: bool = True, timeout: float = 300) -> subprocess.Co
     return out
 
 
+def arena_here(*args: str) -> str:
+    """``arena`` in this process (typer's runner): the same command, without a new interpreter's imports.
+    For the set-up commands (init, add-user) that nearly every league test runs; the server, the
+    scheduler and the commands a test is about run as processes of their own."""
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    out = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    if out.exit_code != 0:
+        raise AssertionError(f"arena {' '.join(args)} failed: {out.output}")
+    return out.stdout
+
+
 def make_league(folder: Path, **settings: Any) -> Path:
     """``arena league init`` with a small league.toml (values as TOML literals via json)."""
     cfg = folder.parent / f"{folder.name}.toml"
     base = {"games_per_pairing": 20, "chunk_size": 10, "house_bots": ["random", "simple"], "check_games": 2}
     base.update(settings)
     cfg.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in base.items()))
-    arena("league", "init", str(folder), "--config", str(cfg))
+    arena_here("league", "init", str(folder), "--config", str(cfg))
     return folder
 
 
 def add_user(folder: Path, name: str, organizer: bool = False) -> str:
-    out = arena("league", "add-user", str(folder), name, *(["--organizer"] if organizer else []))
-    token = out.stdout.strip()
+    token = arena_here("league", "add-user", str(folder), name, *(["--organizer"] if organizer else [])).strip()
     assert len(token) >= 40 and "\n" not in token
     return token
 
