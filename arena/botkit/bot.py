@@ -44,7 +44,7 @@ import numpy as np
 from numba import types
 from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 
-from arena.engine._jit import jit
+from arena.engine._jit import compile_lock, jit
 from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, PHASE_FUNCTION
 from arena.settings.botref import BotRef, shown_name
 
@@ -431,5 +431,6 @@ def load_builtin(key: str) -> Bot:
     if make_bot is not None:  # a built-in that is data, not code (the learned policy's weights)
         bot = dataclasses.replace(make_bot(), description=_description(module))
     else:
-        bot = bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")
+        with compile_lock(f"bots.{key}"):  # another process compiling it: wait, then load its cache
+            bot = bot_from_module(module, name=key.replace("_", "-"), source=f"bots.{key}")
     return dataclasses.replace(bot, name=key.replace("_", "-"), ref=BotRef("builtin", key))

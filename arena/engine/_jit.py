@@ -43,11 +43,14 @@ A kernel that needs a small work array takes it from :data:`stack_int64`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
 import os
 import re
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +91,40 @@ def cache_dir() -> Path:
 
 if not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = str(cache_dir())  # type: ignore[attr-defined]  # set at import by numba
+
+
+@contextlib.contextmanager
+def compile_lock(name: str, wait_s: float = 600.0) -> Iterator[None]:
+    """Hold the compiled-code cache's lock for ``name`` (a built-in bot) while compiling it.
+
+    numba has no lock between processes: processes that start on a cold cache
+    at once (a league's server, scheduler and checks; Dask workers on one
+    machine; test workers) each compiled the same bot, the search bots for
+    half a minute of CPU each.  With the lock, one compiles and writes the
+    cache, and the others wait and then load it.  Past ``wait_s``, or where
+    there is no lock to take (a read-only cache folder, no ``fcntl``), a
+    process compiles on its own, as before.
+    """
+    try:
+        import fcntl
+
+        folder = Path(numba.config.CACHE_DIR or cache_dir()) / "locks"  # type: ignore[attr-defined]
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / f"{name}.lock", "a")  # noqa: SIM115 - closed below
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        yield
 
 
 def jit(*args, **kwargs):

@@ -310,3 +310,29 @@ def test_a_built_ins_own_file_is_that_built_in_and_an_edited_copy_under_its_name
     edited.write_text(own.read_text() + "\n# my change\n")
     with pytest.raises(ConfigError, match=r"is named 'simple', the name of the built-in bot 'simple'; rename it"):
         load_bots(config_from_dict({"bots": ["random", str(edited)]}), tmp_path)
+
+
+def test_a_built_in_another_process_is_compiling_is_waited_for_then_loaded(tmp_path, monkeypatch):
+    """numba has no lock between processes: on a cold cache, processes that start at once each compiled the same
+    bot.  The cache's lock for a built-in makes the others wait for the one compiling (this test holds it as
+    that process would), then load what it wrote."""
+    import fcntl
+    import threading
+
+    import numba
+
+    from arena.botkit.bot import load_builtin
+
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    load_builtin("random")  # compiled (or loaded) here, so the waiting below is the lock alone
+    (tmp_path / "locks").mkdir(exist_ok=True)
+    with open(tmp_path / "locks" / "bots.random.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        loaded: list = []
+        waiter = threading.Thread(target=lambda: loaded.append(load_builtin("random")), daemon=True)
+        waiter.start()
+        waiter.join(1.0)
+        assert waiter.is_alive() and not loaded, "loading did not wait for the lock"
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiter.join(30)
+    assert len(loaded) == 1 and loaded[0].name == "random"
