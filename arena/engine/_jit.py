@@ -95,7 +95,7 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
 
 @contextlib.contextmanager
 def compile_lock(name: str, wait_s: float = 600.0) -> Iterator[None]:
-    """Hold the compiled-code cache's lock for ``name`` (a built-in bot) while compiling it.
+    """Hold the compiled-code cache's lock for ``name`` (a built-in bot, an engine kernel) while compiling it.
 
     numba has no lock between processes: processes that start on a cold cache
     at once (a league's server, scheduler and checks; Dask workers on one
@@ -340,12 +340,22 @@ def kernel(*args, **kwargs):
 
     ``@kernel`` gives a :class:`Dual` (a helper to compiled callers, a
     cached kernel to Python); ``@kernel(signature)`` compiles an entry
-    point at once (the batch kernel), for Python callers only.
+    point at once (the batch kernel), for Python callers only, under
+    :func:`compile_lock` (processes importing the engine at once on a cold
+    cache compiled it once each).
     """
     if len(args) == 1 and callable(args[0]) and not kwargs:
         return Dual(args[0], KERNEL_OPTIONS)
     options = {**KERNEL_OPTIONS, **kwargs}
-    return numba.njit(*args, **options)
+    decorate = numba.njit(*args, **options)
+    if not args:  # options only: compiled on the first call
+        return decorate
+
+    def compile_now(fn):
+        with compile_lock(f"{fn.__module__}.{fn.__qualname__}"):
+            return decorate(fn)
+
+    return compile_now
 
 
 def helper(fn):

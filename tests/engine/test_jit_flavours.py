@@ -134,3 +134,32 @@ def test_a_jit_function_that_reads_its_environment_still_works_in_a_compiled_cal
     assert caller() == 5.0
     (inner,) = clock.inner.overloads.values()
     assert _defined(inner.library, inner.fndesc.mangled_name)  # finished the usual way
+
+
+def test_a_process_importing_the_engine_waits_while_another_compiles_its_batch_kernel():
+    """The batch kernel is compiled at import; on a cold cache every process starting at once compiled it
+    (14 s each).  Under the cache's lock for it (held here, as the compiling process would), an import waits."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from arena.engine.play import play_games_kernel  # compiled (or loaded) here first
+
+    assert play_games_kernel.signatures
+    locks = Path(numba.config.CACHE_DIR) / "locks"
+    with open(locks / "arena.engine.play.play_games_kernel.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import arena.engine.play; print('imported')"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )
+        time.sleep(4.0)
+        assert child.poll() is None, "the import did not wait for the lock"
+        fcntl.flock(held, fcntl.LOCK_UN)
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0 and out.strip() == "imported"
