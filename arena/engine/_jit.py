@@ -93,6 +93,13 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = str(cache_dir())  # type: ignore[attr-defined]  # set at import by numba
 
 
+def lock_dir() -> Path:
+    """The compile locks of this version of the sources: beside numba's cache, never in it, since a sandboxed
+    bot is shown the cache's kernels (:func:`arena.external.wall.host_paths`) and could hold a lock it can read."""
+    numba_dir = cache_dir()
+    return numba_dir.parents[1] / "locks" / numba_dir.name
+
+
 @contextlib.contextmanager
 def compile_lock(name: str, wait_s: float = 600.0) -> Iterator[None]:
     """Hold the compiled-code cache's lock for ``name`` (a built-in bot, an engine kernel) while compiling it.
@@ -108,7 +115,7 @@ def compile_lock(name: str, wait_s: float = 600.0) -> Iterator[None]:
     try:
         import fcntl
 
-        folder = Path(numba.config.CACHE_DIR or cache_dir()) / "locks"  # type: ignore[attr-defined]
+        folder = lock_dir()
         folder.mkdir(parents=True, exist_ok=True)
         handle = open(folder / f"{name}.lock", "a")  # noqa: SIM115 - closed below
     except (ImportError, OSError):

@@ -319,14 +319,12 @@ def test_a_built_in_another_process_is_compiling_is_waited_for_then_loaded(tmp_p
     import fcntl
     import threading
 
-    import numba
-
     from arena.botkit.bot import load_builtin
+    from arena.engine import _jit
 
-    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_jit, "lock_dir", lambda: tmp_path)
     load_builtin("random")  # compiled (or loaded) here, so the waiting below is the lock alone
-    (tmp_path / "locks").mkdir(exist_ok=True)
-    with open(tmp_path / "locks" / "bots.random.lock", "a") as held:
+    with open(tmp_path / "bots.random.lock", "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         loaded: list = []
         waiter = threading.Thread(target=lambda: loaded.append(load_builtin("random")), daemon=True)

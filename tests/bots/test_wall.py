@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import bot_cache_dir
-from arena.engine._jit import cache_dir
+from arena.engine._jit import cache_dir, lock_dir
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_bot, external_of, sandboxed_bot
@@ -38,7 +38,7 @@ if PROBLEM is not None and os.environ.get("CI") == "true":
 needs_wall = pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
 
 ATTACKS = r"""
-import ctypes, errno, json, os, signal, socket, struct, sys
+import ctypes, errno, fcntl, json, os, signal, socket, struct, sys
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -69,6 +69,15 @@ def write(path):
         f.write(b"x")
 
 
+HELD = []
+
+
+def hold(path):  # an arena compile lock (flock needs only a read-only file): its compiles would wait on us
+    f = open(path, "rb")
+    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    HELD.append(f)
+
+
 def connect(port):
     s = socket.socket()
     s.settimeout(2)
@@ -96,6 +105,7 @@ def run_attacks(ctx):
         "process_vm_readv": sys_call(310, arena, ctypes.addressof(iov), 1, ctypes.addressof(iov), 1, 0),
         "openat2_write": sys_call(437, -100, ctypes.addressof(target_buf), ctypes.addressof(how_buf), 24),
         "read_seed": attempt(lambda: read(os.path.join(run, "seed.secret"))),
+        "hold_compile_lock": attempt(lambda: hold(ctx["lock"])),
         "list_run_folder": attempt(lambda: os.listdir(run)),
         "write_chunk": attempt(lambda: write(os.path.join(run, "chunks", "c0.parquet"))),
         "read_arena_cmdline": attempt(lambda: read(f"/proc/{arena}/cmdline")),
@@ -178,6 +188,13 @@ def run_dir(tmp_path):
     return run
 
 
+def _engine_lock() -> str:
+    """The compile lock of the engine's batch kernel, which this process took when it imported the engine."""
+    path = lock_dir() / "arena.engine.play.play_games_kernel.lock"
+    assert path.is_file(), path
+    return str(path)
+
+
 def _check(r: dict, run_dir, listener_got) -> None:
     home = r.pop("read_root_home")
     if isinstance(home, list):  # only the way to the interpreter and the caches it was given, if they lie there
@@ -191,6 +208,8 @@ def _check(r: dict, run_dir, listener_got) -> None:
         assert attempts[name] == "EPERM", (name, attempts[name])  # refused by the allow-list itself
     for name in ("openat2_write", "unshare_user", "utime", "setxattr", "fork", "memfd_create", "mount"):
         assert attempts[name] == "EPERM", (name, attempts[name])
+    # The allow-list refuses flock itself, and the arena's compile locks are not even shown to a bot.
+    assert attempts["hold_compile_lock"] == "ENOENT", attempts["hold_compile_lock"]
     f = r["facts"]
     assert f["pid"] == PID_IN_WALL and set(f["pids"]) <= {1, PID_IN_WALL}, f["pids"]  # sees no other process
     assert f["cap_eff"] == "0000000000000000" and f["no_new_privs"] == "1" and f["seccomp"] == "2"
@@ -219,6 +238,7 @@ def test_every_attack_fails_against_a_cmd_bot(tmp_path, run_dir, listener):
     try:
         assert json.loads(b.request(b'{"type":"pid"}\n', 30, "pid")) == {"pid": PID_IN_WALL}
         ctx = {"type": "attack", "arena_pid": os.getpid(), "other_pid": b.pid, "run_dir": str(run_dir), "port": port}
+        ctx["lock"] = _engine_lock()
         r = json.loads(a.request(json.dumps(ctx).encode() + b"\n", 60, "attacks"))
         assert b.proc.poll() is None  # the other bot is alive
     finally:
@@ -233,6 +253,7 @@ def test_every_attack_fails_against_a_sandboxed_bot_file(tmp_path, run_dir, list
     other = external_bot(None, [sys.executable, "examples/external/simple_player.py"])
     other_pid = external_of(other).seats[0].proc.pid
     ctx = {"arena_pid": os.getpid(), "other_pid": other_pid, "run_dir": str(run_dir), "port": port}
+    ctx["lock"] = _engine_lock()
     path = tmp_path / "hostile_bot.py"
     path.write_text(FILE_BOT.replace("{ctx}", repr(ctx)))
     try:

@@ -149,8 +149,9 @@ def test_a_process_importing_the_engine_waits_while_another_compiles_its_batch_k
     from arena.engine.play import play_games_kernel  # compiled (or loaded) here first
 
     assert play_games_kernel.signatures
-    locks = Path(numba.config.CACHE_DIR) / "locks"
-    with open(locks / "arena.engine.play.play_games_kernel.lock", "a") as held:
+    from arena.engine._jit import lock_dir
+
+    with open(lock_dir() / "arena.engine.play.play_games_kernel.lock", "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         child = subprocess.Popen(
             [sys.executable, "-c", "import arena.engine.play; print('imported')"],
