@@ -402,7 +402,9 @@ def wall_env(given: dict[str, str] | None) -> dict[str, str]:
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.setdefault("LANG", "C.UTF-8")
-    env.update({"HOME": "/tmp", "TMPDIR": "/tmp"})
+    # The wall's files are read-only, so a Python bot could never write its bytecode: each try was a
+    # refused mkdir that check-bot reported as the bot's (an install without .pyc files, pip --no-compile).
+    env.update({"HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"})
     if given:
         env.update(given)
     return env

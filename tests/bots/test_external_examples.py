@@ -76,6 +76,21 @@ def test_the_python_example_passes_check_bot():
     ] + (["syscalls"] if shutil.which("strace") else [])  # and the sandbox refused none of its calls
 
 
+@pytest.mark.skipif(shutil.which("strace") is None, reason="check-bot lists refused calls with strace")
+def test_a_python_bot_importing_a_module_without_bytecode_gets_no_refused_call_from_python_itself(tmp_path):
+    """Python writes a module's bytecode beside it on first import; in the read-only wall each try was a refused
+    mkdir, reported by check-bot as the bot's (seen after ``pip install --no-compile``).  The wall tells
+    Python not to try."""
+    (tmp_path / "helper_module.py").write_text("ANSWER = 42\n")
+    bot = tmp_path / "player.py"
+    bot.write_text("import helper_module\n" + (EXAMPLES / "simple_player.py").read_text())
+    for path in (tmp_path, bot, tmp_path / "helper_module.py"):
+        path.chmod(path.stat().st_mode | 0o005)
+    report = check_bot(f"cmd:{sys.executable} {bot}", games=2, echo=None)
+    assert not (tmp_path / "__pycache__").exists()
+    assert ("PASS", "syscalls") in [(status, what) for status, what, _ in report.lines], report.lines
+
+
 def test_the_python_example_plays_the_built_in_simples_moves(simple):
     """Its own meld search, repeat guard and xoshiro draws reproduce bots/simple.py exactly."""
     bot = external_bot(None, PY_CMD)

@@ -139,6 +139,7 @@ def run_attacks(ctx):
         "root_entries": sorted(os.listdir("/")),
         "tmp_entries": sorted(os.listdir("/tmp")),
         "env_keys": sorted(os.environ),
+        "dont_write_bytecode": sys.dont_write_bytecode,
     }
     return r
 """
@@ -219,6 +220,7 @@ def _check(r: dict, run_dir, listener_got) -> None:
     else:  # a user's own uid, in a user namespace that may make no other (tests/bots/test_wall_as_a_user.py)
         assert f["uid"] == os.getuid() != 0 and f["gid"] == os.getgid()
     assert "HOME" in f["env_keys"]
+    assert f["dont_write_bytecode"] is True  # a Python bot does not try to write into the read-only wall
     assert not [k for k in f["env_keys"] if "TOKEN" in k or "SECRET" in k or k.startswith("SSH")]
     # Nothing changed on the arena's side.
     assert (run_dir / "seed.secret").read_text() == "123456789\n"
