@@ -93,9 +93,11 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = str(cache_dir())  # type: ignore[attr-defined]  # set at import by numba
 
 
+@functools.cache
 def lock_dir() -> Path:
     """The compile locks of this version of the sources: beside numba's cache, never in it, since a sandboxed
-    bot is shown the cache's kernels (:func:`arena.external.wall.host_paths`) and could hold a lock it can read."""
+    bot is shown the cache's kernels (:func:`arena.external.wall.host_paths`) and could hold a lock it can read.
+    Kept for the process's life: hashing the sources takes some 5 ms, and every load of a built-in asks."""
     numba_dir = cache_dir()
     return numba_dir.parents[1] / "locks" / numba_dir.name
 
