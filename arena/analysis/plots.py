@@ -69,6 +69,13 @@ def _plain_text(draw: _F) -> _F:
     return plain  # type: ignore[return-value]
 
 
+def _plain_log_axis(axis) -> None:
+    """Tick labels of a log axis as plain numbers (10, 100, 1,000; 1, 2, 4).  The default formatter writes
+    them as mathtext (``$\\mathdefault{10^{4}}$``), which :func:`_plain_text` turns off, so the report's
+    convergence plot showed that source text, run together under each panel."""
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+
+
 # Outcome mix: column of stats.outcome_mix -> (label, colour)
 _OUTCOME_STYLE = {
     "won_knock": ("won: knock", "#2b8a3e"),
@@ -468,6 +475,7 @@ def _convergence(p: Summary, anchor=None):
         ax.set_xscale("log")
         ax.set_xlim(1.5, xmax)
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        _plain_log_axis(ax.xaxis)
         ax.set_ylim(-0.03, 1.03)
         ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator([0, 0.25, 0.5, 0.75, 1.0]))
         ax.yaxis.set_major_formatter(pct)
@@ -552,6 +560,7 @@ def decision_convergence(curve: pd.DataFrame, path: Path) -> Path:
         ax.fill_between(d["samples"], d["ci_low"], d["ci_high"], color=c, alpha=0.2, lw=0)
         ax.plot(d["samples"], d["error_rate"], color=c, marker="o", lw=1.5, label=bot)
     ax.set_xscale("log", base=2)
+    _plain_log_axis(ax.xaxis)
     ax.set_xlabel("deals sampled per decision (log)")
     ax.set_ylabel("error rate x1000 (all decisions)")
     ax.grid(alpha=0.3)

@@ -317,6 +317,20 @@ def test_a_bot_name_with_dollar_signs_is_drawn_as_text_not_read_as_mathtext(tmp_
         plots.plt.close(fig)
 
 
+def test_the_convergence_plots_log_axis_is_labelled_with_plain_numbers(run_tables):
+    """Its default labels are mathtext ('$\\mathdefault{10^{2}}$'), which the figures turn off for bot names:
+    the report showed that source text under every panel."""
+    games, hands = run_tables
+    fig = plots.figure("convergence", games, hands)
+    try:
+        fig.canvas.draw()
+        labels = [t.get_text() for ax in fig.axes if ax.get_visible() for t in ax.get_xticklabels()]
+        assert labels and not [t for t in labels if "$" in t or "mathdefault" in t], labels
+        assert {"10", "100"} & set(labels), labels
+    finally:
+        plots.plt.close(fig)
+
+
 def test_a_report_replaces_a_link_in_the_run_folder_and_never_writes_through_it(tmp_path, run_tables):
     # A run folder from elsewhere (a tarball, a shared results/) may hold report.html -> ~/.bashrc: writing
     # through the link put the page (and pairs.csv's lines, which start with a bot name) into that file.
