@@ -164,15 +164,11 @@ def check_builtin_settings(key: str, name: str, overrides: dict[str, Any]) -> No
     compiled: on a fresh install the search bots take half a minute to compile, a long wait for a typo.
     :meth:`Bot.with_params` applies the same check to the loaded bot.  A built-in that is data
     (``make_bot``) is left to that check."""
-    key = key.replace("-", "_")
-    module = _builtin_module(key)
+    module = _builtin_module(key.replace("-", "_"))
     if hasattr(module, "make_bot"):
         return
-    spec = getattr(module, "PARAMS", {}) or {}
-    if not isinstance(spec, dict):
-        return  # bot_from_module says what is wrong with it
-    values = np.array([float(v) for v in spec.values()], dtype=np.float64)
-    _overridden(values, tuple(spec), module, key.replace("_", "-"), name, overrides)
+    shown, _, _, params = builtin_summary(key)
+    _overridden(np.array(list(params.values()), dtype=np.float64), tuple(params), module, shown, name, overrides)
 
 
 def as_plain(bot: Bot) -> Bot:
