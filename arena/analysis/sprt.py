@@ -67,7 +67,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
 if TYPE_CHECKING:
     from arena.settings.config import TournamentConfig
@@ -131,6 +130,8 @@ def _secular(freq: np.ndarray, d: np.ndarray) -> np.ndarray:
 
     def f(lam):
         return np.sum(freq * d / (1.0 + lam * d))
+
+    from scipy.optimize import brentq  # here, not at the top: see arena.analysis.quantiles
 
     lam = brentq(f, lo + eps, hi - eps, xtol=1e-14, maxiter=500)
     return np.log(freq) - np.log1p(lam * d)

@@ -54,11 +54,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
-from scipy import stats as sps
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
+from arena.analysis.quantiles import normal_quantile, sign_test_p, t_quantile
 from arena.analysis.summary import (
     DEAL_BUCKETS,
     DEAL_ROWS,
@@ -120,7 +117,7 @@ def _tq(conf: float, df: Any) -> np.ndarray:
     df = np.asarray(df, dtype=float)
     out = np.full(df.shape, np.nan)
     ok = df >= 1
-    out[ok] = sps.t.ppf(0.5 + conf / 2.0, df[ok])
+    out[ok] = t_quantile(conf, df[ok])
     return out
 
 
@@ -351,9 +348,7 @@ def _pair_stats(x: _M, conf: float) -> pd.DataFrame:
         margin_sd = np.sqrt(np.maximum(x.margin_game_sq / games_m - mg["est"] ** 2, 0.0) * games_m / (games_m - 1))
     sweeps_a, sweeps_b = x.sweeps_a.astype(np.int64), x.sweeps_b.astype(np.int64)
     n_complete = x.complete.astype(np.int64)
-    sign_p = np.array(
-        [sps.binomtest(int(a), int(a + b), 0.5).pvalue if a + b > 0 else np.nan for a, b in zip(sweeps_a, sweeps_b)]
-    )
+    sign_p = np.array([sign_test_p(int(a), int(b)) for a, b in zip(sweeps_a, sweeps_b)])
     return pd.DataFrame(
         {
             "matchup": x.matchups,
@@ -653,6 +648,8 @@ def fit_bt(
             cache["k"], cache["v"] = k, fun(x)
         return cache["v"]
 
+    from scipy import optimize  # here, not at the top: see arena.analysis.quantiles
+
     res = optimize.minimize(
         lambda x: get(x)[0],
         np.zeros(n_bots - 1),
@@ -717,6 +714,9 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         flat = within <= 1e-9 * agg["nn"][played]
         floor = np.where(flat, agg["nn"][played] * q * (1.0 - q), 0.0)
         M = (g @ g.T + _laplacian(ja, jb, prior_draws**2 * (0.5 - q) ** 2 + floor, n)) * (G / max(G - 1.0, 1.0))
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     n_comp = connected_components(coo_matrix((np.ones(ja.size), (ja, jb)), shape=(n, n)), directed=False)[0] if n else 0
 
     if anchor is not None and anchor not in x.bots:
@@ -739,7 +739,7 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None)) * ELO_K
     if anchor is not None:
         se[k] = 0.0
-    z = sps.norm.ppf(0.5 + conf / 2.0)
+    z = normal_quantile(conf)
     th_all = np.zeros(x.n_bots)
     th_all[active] = th
     elo_all, se_all = np.full(x.n_bots, np.nan), np.full(x.n_bots, np.nan)

@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numba import prange
-from scipy import stats as sps
 
+from arena.analysis.quantiles import t_quantile
 from arena.engine._jit import jit
 from arena.engine.melds import best_discard, deadwood
 from arena.engine.rng import STREAM_HAND, mix_seed, seed_rng, shuffle
@@ -357,7 +357,7 @@ def _t_ci(v: np.ndarray, conf: float) -> tuple[float, float, float, float]:
     if n < 2:
         return m, float("nan"), float("nan"), float("nan")
     se = float(np.std(v, ddof=1) / np.sqrt(n))
-    t = float(sps.t.ppf(0.5 + conf / 2, n - 1))
+    t = t_quantile(conf, n - 1)
     return m, m - t * se, m + t * se, se
 
 
@@ -456,7 +456,7 @@ def _moments_ci(n: float, s: float, ss: float, conf: float) -> tuple[float, floa
     m = s / n
     v = max(ss - n * m * m, 0.0) / (n - 1)
     se = float(np.sqrt(v / n))
-    t = float(sps.t.ppf(0.5 + conf / 2, n - 1))
+    t = t_quantile(conf, n - 1)
     return m, m - t * se, m + t * se, se
 
 
