@@ -152,10 +152,13 @@ def _load(path: str):
     keys drawn by the arena's lockstep driver) and ``decide`` lines (one decision, its key drawn from the
     seat's generator as the lockstep driver draws it), so it plays the games it plays in-process either way."""
     from arena.botkit.bot import load_bot_file
-    from arena.botkit.policy import load_policy, warm_up
     from arena.external.client import is_policy_file
 
     if is_policy_file(path):
+        # Only a policy needs the lockstep machinery: importing it costs about half a second of CPU,
+        # which every sandboxed bot process paid at its start.
+        from arena.botkit.policy import load_policy, warm_up
+
         bot = load_policy(path)
         warm_up()
         return bot

@@ -258,3 +258,28 @@ def test_a_file_that_is_not_a_bot_fails_to_load_with_the_reason(tmp_path):
         sandboxed_bot(tmp_path / "nothing.py")
     with pytest.raises(BotError, match="not a bot"):
         load_bot(f"sandbox:{path}")
+
+
+def test_the_host_of_a_bot_file_does_not_import_the_policy_machinery(tmp_path):
+    """Only a policy needs arena.botkit.policy (and the lockstep kernels it loads): about half a second
+    of CPU that every sandboxed bot process paid at its start."""
+    import subprocess
+    import sys
+
+    bot = tmp_path / "plain.py"
+    bot.write_text(
+        '"""A plain bot."""\nimport bots.simple as s\nPLAIN = True\nMEMORY = s.MEMORY\n'
+        "take_upcard, draw, big_gin, discard, knock = (f.py_func for f in "
+        "(s.take_upcard, s.draw, s.big_gin, s.discard, s.knock))\n"
+    )
+    code = (
+        "import sys\nimport arena.external.host as h\nh.main([sys.argv[1]])\n"
+        "heavy = {'arena.botkit.policy', 'arena.engine.lockstep'} & set(sys.modules)\n"
+        "print(sorted(heavy), file=sys.stderr)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(bot)], input="{}\n", capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith('{"name":"plain"'), out.stdout  # it loaded the bot and said hello
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
