@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from arena.analysis.quantiles import t_quantile
 from arena.analysis.render import own_folder, text_width
 from arena.engine._jit import jit
 from arena.engine.cards import card_str
@@ -610,8 +611,6 @@ def error_rates(parts: Iterable[pd.DataFrame], doubtful: float, blunder: float, 
     (a normal quantile is too narrow when a bot was graded in a few games).
     Streams: only per-game sums are kept.
     """
-    from scipy import stats as sps
-
     sums: dict[tuple[str, str], _Sums] = {}
     for df in parts:
         if df.empty:
@@ -641,7 +640,7 @@ def error_rates(parts: Iterable[pd.DataFrame], doubtful: float, blunder: float, 
         rate = lsum.sum() / total
         g = len(n)
         se = math.sqrt(g / (g - 1) * float(((lsum - rate * n) ** 2).sum())) / total if g > 1 else float("nan")
-        z = float(sps.t.ppf(0.5 + conf / 2, g - 1)) if g > 1 else float("nan")
+        z = t_quantile(conf, g - 1) if g > 1 else float("nan")
         rows.append(
             {
                 "bot": b,

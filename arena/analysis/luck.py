@@ -71,6 +71,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from arena.analysis.quantiles import t_quantile
 from arena.botkit.game_value import win_chance
 from arena.engine._jit import jit
 from arena.engine.layout import (
@@ -594,11 +595,9 @@ def luck_sums(parts: Iterable[pd.DataFrame]) -> dict[str, LuckSums]:
 
 
 def _mean_ci(n: int, s: float, ss: float, conf: float) -> tuple[float, float, float, float]:
-    from scipy import stats as sps
-
     mean = s / n
     var = max(ss - n * mean * mean, 0.0) / (n - 1) if n > 1 else float("nan")
-    h = sps.t.ppf(0.5 + conf / 2, n - 1) * math.sqrt(var / n) if n > 1 else float("nan")
+    h = t_quantile(conf, n - 1) * math.sqrt(var / n) if n > 1 else float("nan")
     return mean, mean - h, mean + h, var
 
 

@@ -1,11 +1,12 @@
-"""The three distribution functions a run's tables need: Student's t and normal quantiles, and the sign test.
+"""The analysis's distribution functions: Student's t and normal quantiles, and the sign test.
 
-They come from :mod:`scipy.special` (the functions behind ``scipy.stats.t.ppf``,
-``norm.ppf`` and ``binom.cdf``), imported when first called.  Importing
-``scipy.stats`` (and ``scipy.optimize`` with it) costs about a second of CPU,
-and every ``arena run`` prints its tables when it ends, so a short run spent
-more time importing statistics than playing.  ``scipy.special`` costs a
-third of that.
+Every interval and test the analysis prints takes its quantile from here, so
+they agree.  They come from :mod:`scipy.special` (the functions behind
+``scipy.stats.t.ppf``, ``norm.ppf`` and ``binom.cdf``), imported when first
+called.  Importing ``scipy.stats`` (and ``scipy.optimize`` with it) costs
+about a second of CPU, and every ``arena run`` prints its tables when it
+ends, so a short run spent more time importing statistics than playing.
+``scipy.special`` costs a third of that.
 """
 
 from __future__ import annotations

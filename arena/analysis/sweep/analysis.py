@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from arena.analysis import stats as st
 from arena.analysis import variance as var
+from arena.analysis.quantiles import t_quantile
 from arena.analysis.summary import GAME_COLUMNS, HAND_COLUMNS, Summary, merge
 from arena.analysis.sweep.report import write_sweep_report
 from arena.analysis.sweep.spec import SweepSpec, load_sweep
@@ -48,7 +48,7 @@ _H_COLS = sorted(set(HAND_COLUMNS) | set(var.HAND_COLS))
 
 
 def _t(n: int, conf: float = 0.95) -> float:
-    return float(sps.t.ppf(0.5 + conf / 2, max(n - 1, 1)))
+    return t_quantile(conf, max(n - 1, 1))
 
 
 def _collect(run_dir: Path) -> tuple[dict[str, Summary], dict[str, var.PairTable]]:
