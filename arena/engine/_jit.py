@@ -102,6 +102,12 @@ def lock_dir() -> Path:
     return numba_dir.parents[1] / "locks" / numba_dir.name
 
 
+def lock_file(name: str) -> Path:
+    """The file whose ``flock`` is the compile lock of ``name``: a built-in (``bots.random``) or a kernel
+    (``arena.engine.play.play_games_kernel``, its module and name)."""
+    return lock_dir() / f"{name}.lock"
+
+
 @contextlib.contextmanager
 def compile_lock(name: str, wait_s: float = 600.0) -> Iterator[None]:
     """Hold the compiled-code cache's lock for ``name`` (a built-in bot, an engine kernel) while compiling it.
@@ -117,9 +123,9 @@ def compile_lock(name: str, wait_s: float = 600.0) -> Iterator[None]:
     try:
         import fcntl
 
-        folder = lock_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = open(folder / f"{name}.lock", "a")  # noqa: SIM115 - closed below
+        path = lock_file(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a")  # noqa: SIM115 - closed below
     except (ImportError, OSError):
         yield
         return

@@ -324,7 +324,7 @@ def test_a_built_in_another_process_is_compiling_is_waited_for_then_loaded(tmp_p
 
     monkeypatch.setattr(_jit, "lock_dir", lambda: tmp_path)
     load_builtin("random")  # compiled (or loaded) here, so the waiting below is the lock alone
-    with open(tmp_path / "bots.random.lock", "a") as held:
+    with open(_jit.lock_file("bots.random"), "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         loaded: list = []
         waiter = threading.Thread(target=lambda: loaded.append(load_builtin("random")), daemon=True)

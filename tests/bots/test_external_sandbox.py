@@ -266,11 +266,15 @@ def test_the_host_of_a_bot_file_does_not_import_the_policy_machinery(tmp_path):
     import subprocess
     import sys
 
-    bot = tmp_path / "plain.py"
-    bot.write_text(
-        '"""A plain bot."""\nimport bots.simple as s\nPLAIN = True\nMEMORY = s.MEMORY\n'
-        "take_upcard, draw, big_gin, discard, knock = (f.py_func for f in "
-        "(s.take_upcard, s.draw, s.big_gin, s.discard, s.knock))\n"
+    bot = write(
+        tmp_path,
+        "plain.py",
+        """
+        import bots.simple as s
+        PLAIN = True
+        MEMORY = s.MEMORY
+        take_upcard, draw, big_gin, discard, knock = s.take_upcard, s.draw, s.big_gin, s.discard, s.knock
+        """,
     )
     code = (
         "import sys\nimport arena.external.host as h\nh.main([sys.argv[1]])\n"

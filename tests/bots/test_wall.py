@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from arena.botkit.bot import bot_cache_dir
-from arena.engine._jit import cache_dir, lock_dir
+from arena.engine._jit import cache_dir, lock_file
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_bot, external_of, sandboxed_bot
@@ -191,7 +191,7 @@ def run_dir(tmp_path):
 
 def _engine_lock() -> str:
     """The compile lock of the engine's batch kernel, which this process took when it imported the engine."""
-    path = lock_dir() / "arena.engine.play.play_games_kernel.lock"
+    path = lock_file("arena.engine.play.play_games_kernel")
     assert path.is_file(), path
     return str(path)
 

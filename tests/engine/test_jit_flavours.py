@@ -149,9 +149,9 @@ def test_a_process_importing_the_engine_waits_while_another_compiles_its_batch_k
     from arena.engine.play import play_games_kernel  # compiled (or loaded) here first
 
     assert play_games_kernel.signatures
-    from arena.engine._jit import lock_dir
+    from arena.engine._jit import lock_file
 
-    with open(lock_dir() / "arena.engine.play.play_games_kernel.lock", "a") as held:
+    with open(lock_file("arena.engine.play.play_games_kernel"), "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         child = subprocess.Popen(
             [sys.executable, "-c", "import arena.engine.play; print('imported')"],
