@@ -88,9 +88,10 @@ def name_key(name: str) -> str:
     league's names are ASCII by :data:`NAME_RE` and a leaderboard is read by people: Unicode's confusable
     skeleton (UTS #39) keeps case apart and does not fold 'rn' with 'm' in lower case as readers do; a
     table of five characters and two pairs is also one that a reader can check by eye.  It errs towards
-    refusing: 'bil' and 'bll' share a key, and the one who asks second picks another name."""
-    key = look_alike_key(name).replace("rn", "m").replace("vv", "w")
-    return key.translate(_LOOKALIKE)
+    refusing: 'bil' and 'bll' share a key, and the one who asks second picks another name.
+
+    The separators go first: 'r-nonte-carlo' reads as 'rnonte-carlo', so the pairs are folded after."""
+    return look_alike_key(name).translate(_LOOKALIKE).replace("rn", "m").replace("vv", "w")
 
 
 def _builtin_lookalike(name: str) -> str | None:

@@ -88,7 +88,7 @@ def test_a_built_in_bots_name_is_refused_even_when_it_is_not_a_house_bot(site):
     """The league's house plays random, simple and gin-chasing; a user's 'marjj-style' would still read as
     the built-in on the leaderboard."""
     server, tokens, _ = site
-    for fake in ("marjj-style", "MARJJ_style", "rnonte-carlo", "analyzer", "Learned"):
+    for fake in ("marjj-style", "MARJJ_style", "rnonte-carlo", "r-nonte-carlo", "analyzer", "Learned"):
         status, body = send(server, tokens["bob"], fake)
         assert status == 409 and "looks like) the built-in bot" in body["error"], (fake, body)
     assert not {e["bot"] for e in server.get("/api/users/bob")["versions"]} & {"marjj-style", "analyzer"}
@@ -116,6 +116,9 @@ def test_name_key_folds_case_and_the_look_alike_table():
     assert {name_key(n) for n in same} == {"allcebot"}
     assert name_key("rnonte-carlo") == name_key("monte-carlo") == name_key("MONTE_CARL0")
     assert name_key("wolf") == name_key("vvolf") and name_key("s1mple") == name_key("simple") == name_key("5imple")
+    # A separator between the two letters of a pair is dropped before the pair is read as one letter.
+    assert name_key("r-nonte-carlo") == name_key("r_nonte_carlo") == name_key("monte-carlo")
+    assert name_key("tv-vinbot") == name_key("t-v_vinbot") == name_key("twinbot")
     assert name_key("alice") != name_key("alicia") and name_key("bob") != name_key("rob")
 
 
