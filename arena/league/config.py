@@ -122,6 +122,10 @@ class LeagueConfig:
             variants=dict(variants or {}),
             games_per_pair=self.games_per_pairing,
             duplicate=True,
+            # Each pairing its own deals: a round's folder is shared by every pairing of that meeting, and
+            # its games are on the viewer as they finish, so shared deals would show a bot entered later
+            # its opponent's cards and the stock.
+            shared_deals=False,
             seed="secret" if self.seed == "secret" else int(self.seed) + round_no,
             workers=workers,
             chunk_size=min(self.chunk_size, self.games_per_pairing),

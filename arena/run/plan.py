@@ -8,8 +8,9 @@ process, in a local worker process or on a Dask worker on another machine,
 and what makes a retry harmless.
 
 Deal seeds depend on the run seed and the pair number only, so every matchup
-plays the same deals (as chess testers give every engine the same openings),
-and nothing depends on which worker played which chunk or in what order
+plays the same deals (as chess testers give every engine the same openings);
+with ``shared_deals = false`` a matchup's seed is first drawn from the run
+seed and its id (:func:`own_deals_seed`).  Nothing depends on which worker played which chunk or in what order
 chunks finished.  A matchup's id hashes everything its games depend on -
 both bots' identities, the rules, the seed, the games and chunk size - so a
 changed bot file gets its games played again, never mixed with old ones.
@@ -204,6 +205,17 @@ def _pair_seeds(seed, lo, hi):
 def pair_seeds(seed: int, lo: int, hi: int) -> np.ndarray:
     """Deal seeds of pairs ``lo..hi-1`` of a run seeded ``seed`` (the same in every matchup)."""
     return _pair_seeds(seed, lo, hi)
+
+
+def own_deals_seed(seed: int, mid: str) -> int:
+    """The seed of a matchup's own deals (``shared_deals = false``): a one-way hash of the run seed and the
+    matchup's id (the id it has with the run seed), in the range of a config's seed.
+
+    One-way, and keyed by the run seed itself: a matchup id is public (the index, the reports), and a
+    game's seed is shown by the viewer, so neither may lead to another matchup's deals, nor to the run seed.
+    """
+    digest = hashlib.sha256(f"gin-arena deals {seed} {mid}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 2
 
 
 def matchup_id(

@@ -30,7 +30,7 @@ from arena.botkit.bot import Bot
 from arena.external import close_bot, external_of
 from arena.external.wall import hide, hide_from_others
 from arena.loading.load import load_bots
-from arena.run.plan import BotSpec, ChunkTask, matchup_id, plan_matchup, play_order
+from arena.run.plan import BotSpec, ChunkTask, matchup_id, own_deals_seed, plan_matchup, play_order
 from arena.run.progress import progress_bar
 from arena.run.schedule import (
     ChunkFailure,
@@ -461,7 +461,10 @@ def run_tournament(
         planned: list[str] = []
         for sa, sb in cfg.matchups():
             spec_a, spec_b = specs[sa], specs[sb]
-            mid = matchup_id(spec_a, spec_b, **common)
+            settings = common
+            if not cfg.shared_deals:  # the matchup's own deals: what its games depend on, so in its id too
+                settings = {**common, "seed": own_deals_seed(seed, matchup_id(spec_a, spec_b, **common))}
+            mid = matchup_id(spec_a, spec_b, **settings)
             m = store.register(
                 mid,
                 spec_a.name,
@@ -478,7 +481,7 @@ def run_tournament(
                 chunk_floor_seconds=cfg.limit("chunk_min_seconds"),
                 record_log=cfg.record_log,
                 decision_seconds=cfg.limit("decision_seconds"),
-                **common,
+                **settings,
             )
             tasks.extend(ts)
             planned.append(mid)

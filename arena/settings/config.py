@@ -45,6 +45,7 @@ KEYS = (
     "variants",
     "games_per_pair",
     "duplicate",
+    "shared_deals",
     "seed",
     "workers",
     "chunk_size",
@@ -152,6 +153,11 @@ class TournamentConfig:
     games_per_pair: int = 1000
     #: Play each deal twice with seats swapped, so luck of the deal cancels out.
     duplicate: bool = True
+    #: Every matchup plays the same deals (pair i of each matchup is one deal), so the table compares
+    #: bots on equal cards.  False: each matchup its own deals, drawn from the seed and the matchup's
+    #: identity, so no game shows the cards of another matchup's game (a league, whose games anyone
+    #: may watch as they finish, sets it).
+    shared_deals: bool = True
     #: Fixes every deal and every bot's randomness; "secret" draws one, kept in the run folder only.
     seed: int | str = 1
     #: Worker processes; 0 means one per core.
@@ -226,7 +232,7 @@ class TournamentConfig:
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise bad(key, v, f"integer {lo}..{hi}")
-        for key in ("duplicate", "record_hands", "record_log", "sandbox", "weak_sandbox"):
+        for key in ("duplicate", "shared_deals", "record_hands", "record_log", "sandbox", "weak_sandbox"):
             if not isinstance(getattr(self, key), bool):
                 raise bad(key, getattr(self, key), "true or false")
         odd = [f"{k} = {getattr(self, k)}" for k in ("games_per_pair", "chunk_size") if getattr(self, k) % 2]

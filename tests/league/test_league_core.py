@@ -355,6 +355,39 @@ def test_rounds_play_on_drawn_secret_seeds_unless_the_league_fixes_a_seed(tmp_pa
             LeagueConfig(seed=bad)
 
 
+def test_a_bot_entered_later_meets_none_of_the_deals_its_round_has_shown(tmp_path):
+    """A round's folder is shared by every first meeting, and its games are on the viewer (seeds and hands)
+    as they finish.  With shared deals, a bot entered later met the very deals shown, and could play
+    knowing its opponent's cards and the stock: each pairing plays its own deals."""
+    import pandas as pd
+
+    lg = house_league(tmp_path, house_bots=("random", "simple"))
+    s = Scheduler(lg, workers=1)
+    run_until_idle(s)
+    games = lg.dir / "runs" / "r000" / "games"
+    shown = set(pd.read_parquet(games)["seed"])
+    assert len(shown) == 10  # 20 games: 10 deals, each played from both seats
+    lg.add_user(lg.db(), "mallory")
+    with transaction(s.conn):
+        owner = s.conn.execute("SELECT id FROM users WHERE name = 'mallory'").fetchone()[0]
+        bot_id = s.conn.execute(
+            "INSERT INTO bots(name, owner_id, created) VALUES ('late', ?, 'now')", (owner,)
+        ).lastrowid
+        vid = s.conn.execute(
+            "INSERT INTO versions(bot_id, number, kind, spec, run_name, sha256, size, status, submitted_by,"
+            " created, created_ts) VALUES (?, 1, 'builtin', 'early-knock', 'late-v1', '', 0, 'checking', ?, 'now', 0)",
+            (bot_id, owner),
+        ).lastrowid
+        s._enter(dict(s.conn.execute("SELECT * FROM versions WHERE id = ?", (vid,)).fetchone()))
+    run_until_idle(s)
+    played = pd.read_parquet(games)
+    late = played[(played["bot_a"] == "late-v1") | (played["bot_b"] == "late-v1")]
+    assert len(late) == 40 and late["error"].eq("").all()  # against random and simple, 20 games each
+    assert not set(late["seed"]) & shown
+    against = [set(g["seed"]) for _, g in late.groupby("matchup")]
+    assert len(against) == 2 and not against[0] & against[1]
+
+
 def test_a_submissions_check_plays_on_drawn_seeds_a_bot_cannot_know(tmp_path, monkeypatch, capsys):
     """On the fixed seeds of before (0, 1, ...; 1000, ... for a walled bot), a bot could tell its check
     games from rated ones by its own random keys, and behave in them alone."""

@@ -68,6 +68,26 @@ def test_same_seed_same_games_inline_and_on_one_or_two_worker_processes(tmp_path
     assert not same(one.games, other.games)
 
 
+def test_shared_deals_off_gives_each_matchup_its_own_deals_the_same_on_every_run(tmp_path):
+    """A league's rounds are watched as they play: a bot entered later must not meet deals already shown."""
+    three = ("random", "simple", "early-knock")
+    shared = run_tournament(cfg(tmp_path, name="shared", bots=three, games_per_pair=8, chunk_size=4), progress=False)
+    seeds = shared.games.groupby("matchup")["seed"].apply(lambda s: tuple(sorted(s)))
+    assert len(seeds) == 3 and seeds.nunique() == 1  # the default: pair i is one deal in every matchup
+
+    own = cfg(tmp_path, name="own", bots=three, games_per_pair=8, chunk_size=4, shared_deals=False)
+    first = run_tournament(own, progress=False)
+    by_matchup = [set(s) for _, s in first.games.groupby("matchup")["seed"]]
+    assert len(by_matchup) == 3 and all(len(s) == 4 for s in by_matchup)  # duplicate pairs: 4 deals each
+    assert not (by_matchup[0] & by_matchup[1] or by_matchup[0] & by_matchup[2] or by_matchup[1] & by_matchup[2])
+    assert not set(shared.games["seed"]) & set(first.games["seed"])
+    again = run_tournament(own.replace(name="own-again"), progress=False)
+    assert same(first.games, again.games)  # still fixed by the seed
+    assert "shared_deals = false" in (tmp_path / "results" / "own" / "config.toml").read_text()
+    with pytest.raises(ConfigError, match="shared_deals = 'no' is not allowed"):
+        config_from_dict({"shared_deals": "no"})
+
+
 def test_the_chunk_files_are_the_dataset_and_there_is_no_joined_copy(tmp_path):
     res = run_tournament(cfg(tmp_path), progress=False)
     run_dir = tmp_path / "results" / "t"
