@@ -140,6 +140,13 @@ class Games:
         except StoreError as exc:
             # the store names folders by their full path: a web page shows the run's name only
             raise GameNotFound(" ".join(str(exc).replace(str(folder), folder.name).split())) from None
+        else:
+            if self.runs_root is not None:
+                # A league's games are public: a forfeit's reason (a bot's traceback, its own words) may
+                # name the server's paths; the bot pages show it cleaned, and so does the viewer.
+                from arena.league.core import public_text
+
+                data["error"] = public_text(data["error"])
         finally:
             with self.lock:
                 left = self.replaying.pop(visitor) - 1

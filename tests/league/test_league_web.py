@@ -279,3 +279,30 @@ def test_a_house_bot_with_inline_settings_plays_and_is_served_under_its_spec(tmp
     from arena.run.store import RunStore
 
     assert name in RunStore(lg.dir / "runs" / "r000").config().bots
+
+
+def test_the_league_viewer_shows_a_forfeits_reason_without_the_servers_paths(tmp_path):
+    """A bot's error can name where the server keeps it (its own ``__file__``, its folder): the bot pages
+    showed it cleaned, the viewer's JSON in full.  The local viewer (``arena view``) keeps the paths."""
+    from arena.run import run_tournament
+    from arena.settings.config import TournamentConfig
+
+    bot = tmp_path / "leaky.py"
+    bot.write_text(
+        '"""Leaks its path."""\nfrom bots.simple import *  # noqa\nPLAIN = True\n\n\n'
+        "def discard(view, params, memory, rng):\n    raise RuntimeError('leak ' + __file__)\n"
+    )
+    cfg = TournamentConfig(
+        name="r000",
+        bots=("simple", str(bot)),
+        games_per_pair=2,
+        chunk_size=2,
+        workers=1,
+        results_dir=str(tmp_path / "runs"),
+    )
+    games = run_tournament(cfg, progress=False).games
+    gid = int(games.loc[games["error"] != "", "game_id"].iloc[0])
+    local = Games(run_dir=tmp_path / "runs" / "r000").get(None, str(gid))["error"]
+    assert "RuntimeError: leak /" in local  # the file's path, as the bot said it
+    shown = Games(runs_root=tmp_path / "runs").get("r000", str(gid))["error"]
+    assert "RuntimeError: leak arena_bot_" in shown and "/" not in shown, shown
