@@ -390,8 +390,13 @@ class LeagueSite:
             if number is None:
                 raise LeagueError(f"version {raw[:20]!r} is not a number (digits 0-9)")
         user = None
-        if _bearer(request) is not None or request.cookies.get(SESSION_COOKIE):
-            user = await self.api_user(request, write=False)
+        if _bearer(request) is not None:
+            user = await self.api_user(request, write=False)  # a token is a claim: a wrong one is a 401
+        elif request.cookies.get(SESSION_COOKIE):
+            # A cookie the browser kept after a logout, a revoke or a token rotation elsewhere is no claim:
+            # its holder is a visitor, who may read a published source (the bot page links to it).
+            s = await self.session(request)
+            user = s[0] if s is not None else None
         text = await self.db(self.league.source, user, name, number)
         return PlainTextResponse(text, headers={**HEADERS, "Content-Disposition": "inline"})
 

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from arena.league.web import SESSION_COOKIE
 from tests.league.server import SIMPLE_COPY, Server, add_user, arena, free_port, login, make_league, set_cookie
 
 KEYS = {"bot", "owner", "version", "rating", "rating_low", "rating_high", "games", "win_rate", "forfeits"}
@@ -146,6 +147,12 @@ def test_owner_submits_replaces_and_others_are_refused(site):
     assert status == 200 and body2["published"] is True
     status, _, body = server.request("GET", "/api/bots/alicebot/source?version=1")
     assert status == 200 and body.decode() == SIMPLE_COPY
+    # A browser's stale session cookie (logged out, revoked, rotated) reads as a visitor's, not a 401.
+    stale = {"Cookie": f"{SESSION_COOKIE}=stale-session-of-before"}
+    status, _, body = server.request("GET", "/api/bots/alicebot/source", headers=stale)
+    assert status == 200 and body.decode() == SIMPLE_COPY
+    status, _, body = server.request("GET", "/api/bots/alicebot/source", token="not-a-token")
+    assert status == 401 and "not valid" in one_line_error(status, body)  # a wrong token is still said
     status, _, body = server.request("GET", "/api/bots/alicebot/source?version=99", token=tokens["alice"])
     assert status == 404
     status, _, body = server.request("GET", "/api/bots/alicebot/source?version=1;drop", token=tokens["alice"])
