@@ -100,6 +100,10 @@ HEADER_TIMEOUT = 5.0
 #: At most this many requests of one connection wait behind the one being answered (HTTP pipelining);
 #: a client that sends more without reading its answers is cut off (httptools' protocol).
 MAX_PIPELINE = 32
+#: The most bytes a request's line and headers may take (httptools' protocol; h11's own limit is the same):
+#: httptools joins a header value's pieces with no limit, so one client sending a header of megabytes held
+#: the event loop for seconds at a time, and every other client waited.
+MAX_HEAD_BYTES = 16 * 1024
 #: The listen backlog: 200 browsers' worth of concurrent connections queue instead of being reset.
 BACKLOG = 1024
 #: At most this many games are kept in all; the least recently used goes first.
@@ -253,8 +257,27 @@ def http_protocol(whole_answer: WholeAnswer | None = None) -> type[asyncio.Proto
         """uvicorn's httptools protocol with the header deadline, and the whole answers."""
 
         _answered = False  # the message being parsed was answered by whole_answer
+        _in_head = False  # the message being parsed has not had all its headers yet
+        _head_bytes = 0  # bytes received since it began (counted from the chunk after its first)
+
+        def on_message_begin(self) -> None:
+            self._in_head, self._head_bytes = True, 0
+            super().on_message_begin()
+
+        def data_received(self, data: bytes) -> None:
+            if self._in_head:
+                self._head_bytes += len(data)
+            super().data_received(data)
+            if self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
+                line = f"the request line and headers take more than {MAX_HEAD_BYTES} bytes\n".encode()
+                self.transport.write(
+                    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                    b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(line), line)
+                )
+                self.transport.close()
 
         def on_headers_complete(self) -> None:
+            self._in_head = False
             self._answered = False
             if self.transport.is_closing():
                 return  # cut off below: the rest of what it sent is not answered

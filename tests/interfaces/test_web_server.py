@@ -390,3 +390,38 @@ def test_a_bot_loading_for_its_first_game_holds_up_no_game_of_a_bot_already_load
         gate.set()
         compiling.join(60)
     assert app.bot("gin-chasing") is app.bots["gin-chasing"]
+
+
+def test_a_header_of_megabytes_is_a_431_and_other_clients_are_answered_meanwhile(url):
+    """httptools joined a header value's pieces with no limit: a client sending a header of tens of
+    megabytes held the event loop for seconds at a time (the probe saw 5 s answers to others)."""
+    from arena.web.server import MAX_HEAD_BYTES
+
+    host, port = url.split("//")[1].split(":")
+    got, others = b"", []
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(f"GET /api/options HTTP/1.1\r\nHost: {host}:{port}\r\nX-A: ".encode())
+        sent = 0
+        try:
+            while sent < 8 * 2**20 and not select.select([s], [], [], 0)[0]:
+                s.sendall(b"a" * 65536)
+                sent += 65536
+                if sent % 2**20 == 0:
+                    t = time.monotonic()
+                    urllib.request.urlopen(url + "/api/options", timeout=30).read()
+                    others.append(time.monotonic() - t)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed under us after the answer: it is read below
+        try:
+            while chunk := s.recv(4096):
+                got += chunk
+        except ConnectionResetError:
+            pass  # bytes of ours still unread when it closed: the answer came first
+    assert got.startswith(b"HTTP/1.1 431"), got[:100]
+    assert f"more than {MAX_HEAD_BYTES} bytes".encode() in got
+    assert sent < 4 * 2**20, sent  # cut off long before the 8 MB (what was sent past it sat in socket buffers)
+    assert all(t < 1.0 for t in others), others
+    # A request with a large but sane header (a browser's cookies) is answered as before.
+    req = urllib.request.Request(url + "/api/options", headers={"Cookie": "c=" + "x" * 8000})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        assert resp.status == 200
