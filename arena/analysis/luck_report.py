@@ -48,6 +48,12 @@ def _ci(lo: float, hi: float, digits: int, pct: bool) -> str:
     return f"{lo:+.{digits}f}..{hi:+.{digits}f}"
 
 
+def _rate(v: float) -> str:
+    """A win rate as text, within 0..100% as its interval is (:func:`_ci`): the adjusted rate, a regression
+    estimate, can pass an end (101.8% on a run one bot won whole), and was printed outside its own interval."""
+    return f"{100 * min(max(v, 0.0), 1.0):.1f}%" if np.isfinite(v) else "-"
+
+
 def results_table(res: pd.DataFrame) -> Table:
     """Per matchup and bot: points per game and win rate, plain and adjusted, with intervals and games ratios.
 
@@ -80,9 +86,9 @@ def results_table(res: pd.DataFrame) -> Table:
                 f"{r.points_adjusted:+.2f}",
                 _ci(r.points_adjusted_lo, r.points_adjusted_hi, 2, False),
                 f"{r.points_games_ratio:.2f}",
-                f"{100 * r.win_plain:.1f}%",
+                _rate(r.win_plain),
                 _ci(r.win_plain_lo, r.win_plain_hi, 1, True),
-                f"{100 * r.win_adjusted:.1f}%",
+                _rate(r.win_adjusted),
                 _ci(r.win_adjusted_lo, r.win_adjusted_hi, 1, True),
                 f"{r.win_games_ratio:.2f}",
             ]

@@ -447,6 +447,19 @@ def test_the_luck_table_shows_win_rate_intervals_within_0_and_100_percent():
     assert win_hi > 100.0 and rows["x"][4] == f"{x['points_plain_lo']:+.2f}..{x['points_plain_hi']:+.2f}"
 
 
+def test_the_luck_table_shows_an_adjusted_win_rate_past_an_end_at_that_end_inside_its_interval():
+    """x won every game, mostly unlucky ones: its adjusted rate (win minus luck) is past 100%, and the table
+    printed 101.8% beside an interval that ends at 100.0%."""
+    from arena.analysis.luck_report import results_table
+
+    res = luck.luck_results([_luck_part(list(range(10)), [1.0] * 10, [-0.05] * 8 + [0.05, 0.05])])
+    x, y = (res[res["bot"] == b].iloc[0] for b in ("x", "y"))
+    assert x["win_adjusted"] > 1.0 and y["win_adjusted"] < 0.0  # the estimates themselves are kept
+    rows = {row[0]: row for row in results_table(res).rows}
+    assert rows["x"][10] == "100.0%" and rows["x"][11].endswith("..100.0%")
+    assert rows["y"][10] == "0.0%" and rows["y"][11].startswith("0.0..")
+
+
 def test_an_interrupted_measure_is_gone_on_from_by_the_next_pass_and_measures_as_one(runs, tmp_path, monkeypatch):
     """Ctrl-C in the second chunk: the next pass measures only the chunks not yet stored (it used to start over,
     and the luck of a million games takes hours), and the table equals a single pass's."""
