@@ -933,6 +933,8 @@ def check_bot(
     from arena.external.limits import Limits
     from arena.loading.check import check_bot as run_check
 
+    if games < 0:
+        _fail(f"--games {games} is negative (0 checks the decisions without full games)")
     try:
         # check_bot sets the start time by kind
         limits = Limits(decision_s=decision_s, memory_mb=memory_mb, sandbox="weak" if weak_sandbox else "wall")

@@ -141,6 +141,11 @@ def test_check_bot_command_fails_a_broken_bot_and_passes_a_good_one(tmp_path):
     assert good.output.strip().endswith("result: PASS")
     silent = runner.invoke(app, ["check-bot", f"cmd:{sys.executable} -c pass"])
     assert silent.exit_code == 1 and "FAIL  handshake" in silent.output and "crashed" in silent.output
+    negative = runner.invoke(app, ["check-bot", "cmd:" + " ".join(PY_CMD), "--games", "-1"])
+    assert (
+        negative.exit_code == 2
+        and negative.output == "error: --games -1 is negative (0 checks the decisions without full games)\n"
+    )
 
 
 def test_check_bot_warns_of_a_bot_that_does_not_replay_from_its_seed(tmp_path):
