@@ -264,6 +264,13 @@ class TournamentConfig:
                     raise bad(f"variants.{vname}.cwd", spec["cwd"], "a folder path, as text")
             if "sandbox" in spec and not isinstance(spec["sandbox"], bool):  # bool("no") sandboxed it
                 raise bad(f"variants.{vname}.sandbox", spec["sandbox"], "true or false")
+            base = spec.get("bot")
+            if isinstance(base, str) and base in self.variants and base != vname:
+                # Loading said "unknown bot 'b'" of a variant the same table defines.
+                raise ConfigError(
+                    f"config: variant '{vname}' is based on the variant '{base}': a variant's bot is a built-in "
+                    f"bot or a file; give '{vname}' the bot and settings of '{base}' with its own"
+                )
         if not isinstance(self.sprt, Mapping):
             raise bad("sprt", self.sprt, "a table with elo0, elo1, alpha, beta")
         if self.sprt:

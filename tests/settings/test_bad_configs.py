@@ -119,6 +119,12 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "variants.k.sandbox = 'no' is not allowed (allowed: true or false)",
     ),
+    "variant based on another variant": (
+        {"bots": '["random", "a"]'},
+        '[variants.a]\nbot = "b"\nknock_at = 3\n[variants.b]\nbot = "early-knock"\nknock_at = 5\n',
+        [],
+        "variant 'a' is based on the variant 'b': a variant's bot is a built-in bot or a file",
+    ),
     "variant without a bot": (
         {"bots": '["random", "k"]'},
         "[variants.k]\nknock_at = 3\n",
