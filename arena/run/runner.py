@@ -220,6 +220,25 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
             )
 
 
+def _say_superseded(store: RunStore, mid: str, a: BotSpec, b: BotSpec) -> None:
+    """Say so when this run's matchup of two bots replaces the stored one of the same names: a bot's file,
+    parameters or settings changed, so its games are played again and the earlier ones leave the tables
+    (kept on disk; :meth:`RunStore.register`).  It happened with no word but a games count."""
+    now = {"bot_a": a.identity(), "bot_b": b.identity()}
+    for old in store.matchups():
+        if old.id == mid or {old.bot_a, old.bot_b} != {a.name, b.name}:
+            continue
+        was = {old.bot_a: old.identity.get("bot_a"), old.bot_b: old.identity.get("bot_b")}
+        changed = [s.name for s, key in ((a, "bot_a"), (b, "bot_b")) if was.get(s.name) != now[key]]
+        log.warning(
+            "%s changed since the %d stored game(s) of %s: the matchup is played again, and its earlier games "
+            "leave the tables (they stay in the folder)",
+            " and ".join(f"bot '{n}'" for n in changed) if changed else "the matchup's settings",
+            sum(r.games for r in store.index().stored_of(old)),
+            old.name,
+        )
+
+
 def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, status: str, **extra: Any) -> dict:
     import numba
 
@@ -465,6 +484,7 @@ def run_tournament(
             if not cfg.shared_deals:  # the matchup's own deals: what its games depend on, so in its id too
                 settings = {**common, "seed": own_deals_seed(seed, matchup_id(spec_a, spec_b, **common))}
             mid = matchup_id(spec_a, spec_b, **settings)
+            _say_superseded(store, mid, spec_a, spec_b)
             m = store.register(
                 mid,
                 spec_a.name,

@@ -154,7 +154,7 @@ def test_submit_then_the_original_command_keeps_every_matchup(tmp_path):
     assert third.status == "complete"
 
 
-def test_a_changed_bot_file_gets_new_games_and_the_old_ones_are_kept_aside(tmp_path):
+def test_a_changed_bot_file_gets_new_games_and_the_old_ones_are_kept_aside(tmp_path, caplog):
     bot_file = tmp_path / "simple_copy.py"
     bot_file.write_text(SIMPLE_COPY)
     c = cfg(tmp_path, bots=("random", str(bot_file)))
@@ -162,8 +162,18 @@ def test_a_changed_bot_file_gets_new_games_and_the_old_ones_are_kept_aside(tmp_p
     run_dir = tmp_path / "results" / "t"
     before = chunk_files(run_dir)
     bot_file.write_text(SIMPLE_COPY + "\n# edited\n")
+    caplog.clear()
     res = run_tournament(c, progress=False)
     assert len(res.games) == 120  # only the current version's games count
+    # ... and the run says so: the table changed with no word but its games count.
+    said = [r.getMessage() for r in caplog.records if "changed since" in r.getMessage()]
+    assert said == [
+        "bot 'simple-copy' changed since the 120 stored game(s) of random vs simple-copy: the matchup is played "
+        "again, and its earlier games leave the tables (they stay in the folder)"
+    ], said
+    caplog.clear()
+    run_tournament(c, progress=False)  # the same file again: nothing is replaced, nothing said
+    assert not [r for r in caplog.records if "changed since" in r.getMessage()]
     after = chunk_files(run_dir)
     assert set(before) < set(after) and len(after) == 2 * len(before)  # old files kept, new ones added
     store = RunStore(run_dir)
