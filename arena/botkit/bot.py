@@ -372,6 +372,8 @@ def load_bot_source(text: str, *, name: str | None, source: str) -> Bot:
 def read_bot_file(path: str | Path) -> str:
     """A bot file's text, or a one-line :class:`BotError` naming the file."""
     p = Path(path)
+    if p.is_dir():
+        raise BotError(f"{path}: a folder, not a bot file (give the .py file inside it)")
     if not p.is_file():
         raise BotError(f"{path}: no such bot file")
     try:

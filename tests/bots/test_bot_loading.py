@@ -44,6 +44,9 @@ def test_missing_function_wrong_signature_and_import_error_are_named(tmp_path):
     assert "arena_bot_" not in str(err.value)
     with pytest.raises(BotError, match="no such bot file"):
         load_bot_file(tmp_path / "nothing.py")
+    (tmp_path / "folder.py").mkdir()  # a folder named like a bot file is said to be one, not "no such file"
+    with pytest.raises(BotError, match=r"folder.py: a folder, not a bot file \(give the .py file inside it\)"):
+        load_bot_file(tmp_path / "folder.py")
     with pytest.raises(BotError, match="unknown bot 'simpel'"):
         load_bot("simpel")
 
