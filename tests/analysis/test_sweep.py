@@ -173,6 +173,42 @@ def test_fresh_with_a_bad_name_deletes_nothing(tmp_path):
     assert not (box / "mine" / "note.txt").exists() and len(again.table) == 2
 
 
+def test_a_sweep_and_a_run_never_take_each_others_folders_nor_a_folder_of_runs(tmp_path):
+    """A sweep counted any subfolder holding a run as its own: one named like the results folder took
+    it, and its --fresh deleted every run in it.  A run and a sweep of one name shared a folder, and
+    each one's --fresh deleted the other's games."""
+    from arena.run import run_tournament
+    from arena.run.store import RunStore, StoreError
+    from arena.settings.config import TournamentConfig
+
+    def run(name: str, results: Path):
+        cfg = TournamentConfig(
+            name=name, bots=("random", "simple"), games_per_pair=4, chunk_size=4, workers=1, results_dir=str(results)
+        )
+        return run_tournament(cfg, progress=False)
+
+    top = tmp_path / "top"
+    run("base", top)
+    run("det1", top)
+    for fresh in (False, True):  # a folder of runs (results/ itself) is no sweep's, fresh or not
+        with pytest.raises(SweepError, match=r"top, which holds files but no sweep \(e.g. base\)"):
+            run_sweep(_sweep(tmp_path, name="top", games=20, chunk_size=20), fresh=fresh, progress=False)
+    assert len(RunStore(top / "base").games()) == len(RunStore(top / "det1").games()) == 4
+    # A run's folder is no sweep's, and a sweep's folder no run's.
+    for fresh in (False, True):
+        with pytest.raises(SweepError, match=r"base, which is a run folder \(arena run's\), not a sweep's"):
+            run_sweep(_sweep(top, name="base", games=20, chunk_size=20), fresh=fresh, progress=False)
+    assert len(RunStore(top / "base").games()) == 4
+    mine = run_sweep(_sweep(tmp_path, name="mine", games=20, chunk_size=20), progress=False, report=False)
+    assert (tmp_path / "mine" / "sweep-folder.txt").is_file()
+    with pytest.raises(StoreError, match=r"cannot run in .*mine, which holds a sweep"):
+        run("mine", tmp_path)
+    with pytest.raises(StoreError, match=r"--fresh would delete .*mine, which holds a sweep"):
+        RunStore.open_for_writing(tmp_path / "mine", fresh=True)
+    again = run_sweep(_sweep(tmp_path, name="mine", games=20, chunk_size=20), progress=False, report=False)
+    assert again.table.equals(mine.table)  # the sweep's own folder resumes as before
+
+
 def test_file_and_policy_opponents_are_in_every_table(tmp_path):
     # The stored games name a file bot by its NAME or stem and a policy by its file's stem, not as
     # the sweep file wrote them: every opponent must still reach the rows, the best table and the field.

@@ -742,3 +742,33 @@ def test_fresh_refuses_a_folder_that_holds_no_run(tmp_path):
     assert not (tmp_path / "run" / "report.md").exists()
     (tmp_path / "empty").mkdir()
     RunStore.open_for_writing(tmp_path / "empty", fresh=True).close()
+
+
+def test_a_run_refuses_a_folder_of_other_files_so_a_later_fresh_cannot_delete_them(tmp_path):
+    """A run without --fresh wrote its files beside the user's, which made the folder a run's: the
+    next --fresh then deleted the user's files with it."""
+    folder = tmp_path / "Documents"
+    folder.mkdir()
+    (folder / "precious.txt").write_text("precious")
+    with pytest.raises(StoreError, match=r"cannot run in .*Documents, which holds files but no run \(e.g. precious"):
+        RunStore.open_for_writing(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["precious.txt"]  # nothing written, not even a lock
+    with pytest.raises(StoreError, match="--fresh would delete"):
+        RunStore.open_for_writing(folder, fresh=True)
+    assert (folder / "precious.txt").read_text() == "precious"
+    # Through the command: one line, exit 2, the user's file intact.
+    out = _invoke(
+        "run",
+        str(ROOT / "configs" / "quick.toml"),
+        "--results-dir",
+        str(tmp_path),
+        "--name",
+        "Documents",
+        "--games",
+        "10",
+        "--workers",
+        "1",
+        "--quiet",
+    )
+    assert out.exit_code == 2 and "holds files but no run (e.g. precious.txt)" in out.output, out.output
+    assert sorted(p.name for p in folder.iterdir()) == ["precious.txt"]

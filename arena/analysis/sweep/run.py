@@ -22,7 +22,7 @@ from arena.analysis.sweep.analysis import SweepResult, analyse_sweep
 from arena.analysis.sweep.spec import SweepError, SweepSpec, load_sweep
 from arena.run import run_tournament
 from arena.run.runner import IncompatibleRunError
-from arena.run.store import holds_run
+from arena.run.store import SWEEP_MARK, holds_run
 
 __all__ = ["run_sweep"]
 
@@ -50,9 +50,18 @@ def run_sweep(
         say = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     else:
         say = lambda s: None  # noqa: E731
-    if fresh and spec.dir.exists():
-        _refuse_to_delete(spec.dir)
-        shutil.rmtree(spec.dir)
+    if spec.dir.exists():
+        _refuse_foreign(spec, "--fresh would delete" if fresh else "cannot sweep into")
+        if fresh:
+            shutil.rmtree(spec.dir)
+    spec.dir.mkdir(parents=True, exist_ok=True)
+    mark = spec.dir / SWEEP_MARK
+    if not mark.exists():
+        mark.write_text(
+            f"This folder holds the Gin Arena sweep '{spec.name}': the run folders of its rules values, its\n"
+            "tables and its report. `arena sweep --fresh` deletes it whole; no `arena run` may play into it.\n",
+            encoding="utf-8",
+        )
     if spec.adaptive is not None:
         return _run_adaptive(spec, client=client, schedule=schedule, say=say, report=report)
     t0 = time.monotonic()
@@ -148,18 +157,28 @@ def _run_adaptive(spec: SweepSpec, *, client: Any, schedule: Any, say: Callable[
     return res
 
 
-def _refuse_to_delete(d: Path) -> None:
-    """SweepError when ``--fresh`` would delete a folder that holds files but no sweep.
+def _refuse_foreign(spec: SweepSpec, doing: str) -> None:
+    """SweepError when the sweep's folder holds files but is not a sweep's: a sweep (or its ``--fresh``)
+    may not take a run's folder, a folder of runs (``results/`` itself) or a folder of other files.
 
-    A sweep's folder holds its tables (``sweep.csv``, ``rounds.md``) or the run folders of its
-    rules values; anything else was not written by a sweep and is not the arena's to delete.
+    A sweep's folder is marked (:data:`SWEEP_MARK`); one from before the mark holds its tables, or only
+    the run folders of its own rules values.  Any subfolder that held a run counted before, so a sweep
+    named like the results folder took it, and its ``--fresh`` deleted every run in it.
     """
-    held = list(d.iterdir())
-    ours = any((d / f).exists() for f in ("sweep.csv", "best.csv", "rounds.md")) or any(
-        holds_run(p) for p in held if p.is_dir()
-    )
-    if held and not ours:
+    d = spec.dir
+    held = sorted(d.iterdir())
+    if not held or (d / SWEEP_MARK).exists():
+        return
+    if holds_run(d):
         raise SweepError(
-            f"sweep: --fresh would delete {d}, which holds files but no sweep (e.g. {held[0].name}); "
+            f"sweep: {doing} {d}, which is a run folder (arena run's), not a sweep's; give the sweep another name"
+        )
+    labels = {label for label, _ in spec.rules}
+    legacy = any((d / f).exists() for f in ("sweep.csv", "best.csv", "rounds.md")) or all(
+        p.is_dir() and p.name in labels and holds_run(p) for p in held
+    )
+    if not legacy:
+        raise SweepError(
+            f"sweep: {doing} {d}, which holds files but no sweep (e.g. {held[0].name}); "
             "give another name or results_dir, or empty it yourself"
         )

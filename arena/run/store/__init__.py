@@ -138,6 +138,9 @@ __all__ = [
 #: What a run folder holds (the index, its checkpoint, the tables' folders, an older version's
 #: files): ``--fresh`` deletes a folder only if it is empty or holds one of these.
 _RUN_MARKS = (INDEX, CHECKPOINT, "games", "hands", "chunks", "games.parquet", "manifest.json")
+#: The file that makes a folder a sweep's (written by ``arena sweep`` before its first game): its rules
+#: values' run folders are inside it, so it holds no run itself, and no run may be played into it.
+SWEEP_MARK = "sweep-folder.txt"
 
 
 def holds_run(d: Path) -> bool:
@@ -199,8 +202,10 @@ class RunStore:
             raise env_error(exc, f"create the run folder {d}") from None
         if not os.access(d, os.W_OK | os.X_OK):
             raise StoreEnvError(f"cannot write to the run folder {d} (read-only?)")
-        if fresh:  # before the lock file is made in a folder that is not ours; again under the lock below
-            cls._refuse_to_clear(d)
+        # Before the lock file is made in a folder that is not ours (again under the lock below): a run
+        # written into a folder of other files (a sweep's, a user's) made it a run folder, and a later
+        # --fresh deleted all of it.
+        cls._refuse_to_clear(d, "--fresh would delete" if fresh else "cannot run in")
         store = cls(d, must_exist=False)
         store._lock(what)
         try:
@@ -250,13 +255,15 @@ class RunStore:
         self.close()
 
     @classmethod
-    def _refuse_to_clear(cls, d: Path) -> None:
-        """StoreError when ``d`` holds files but no run (:func:`holds_run`)."""
-        held = [p for p in d.iterdir() if p.name != LOCK]
+    def _refuse_to_clear(cls, d: Path, doing: str = "--fresh would delete") -> None:
+        """StoreError when ``d`` holds files but no run (:func:`holds_run`): neither a run nor ``--fresh``
+        may take a folder that is not a run's (``doing`` says which was asked)."""
+        held = sorted(p.name for p in d.iterdir() if p.name != LOCK)
         if held and not holds_run(d):
+            what = "a sweep" if (d / SWEEP_MARK).exists() else "files but no run"
             raise StoreError(
-                f"--fresh would delete {d}, which holds files but no run "
-                f"(e.g. {held[0].name}); give another --name or --results-dir, or empty it yourself"
+                f"{doing} {d}, which holds {what} (e.g. {held[0]}); give another --name or --results-dir"
+                + (", or empty it yourself" if what != "a sweep" else "")
             )
 
     def _clear(self) -> None:
