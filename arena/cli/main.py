@@ -844,7 +844,11 @@ def plot(
         str, typer.Option(callback=_check_plot_kind, help="heatmap|ratings|outcomes|scores|lengths|convergence")
     ] = "heatmap",
 ) -> None:
-    """Write one plot of a run as PNG."""
+    """Write one plot of a run as PNG (exit 1 if the folder has problems, as report)."""
+    from arena.run.store import said
+
+    _setup_logging(True)  # each problem: one warning line, once
+    said(reset=True)
     try:
         from arena.analysis.report import plot_run
 
@@ -853,6 +857,13 @@ def plot(
         _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
+    problems = said()
+    if problems:  # a plot drawn without a chunk it could not read is not the run's: said as report says it
+        _fail(
+            f"{len(problems)} problem(s) in {run_dir}, named above; the plot reads the folder as "
+            f"'arena fsck {run_dir} --repair' would repair it: run that",
+            EXIT_FAILED,
+        )
 
 
 @app.command()

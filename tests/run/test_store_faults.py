@@ -657,6 +657,10 @@ def test_a_damaged_chunk_is_named_by_report_exit_1_and_the_same_command_plays_it
     named = [x for x in rep.output.splitlines() if x.startswith("WARNING") and "chunk 2 of random vs simple:" in x]
     assert len(named) == 1, rep.output
     _show(f"{damage} chunk: arena report", rep.exit_code, line, named[0])
+    if damage == "truncated":  # a plot drawn without the chunk is no more the run's than the report is
+        drawn = _invoke("plot", str(run_dir), "--kind", "scores")
+        assert drawn.exit_code == EXIT_FAILED and f"1 problem(s) in {run_dir}" in _one_error_line(drawn.output)
+        assert (run_dir / "plots" / "scores.png").is_file()
     records = _Records()
     logging.getLogger("arena.store").addHandler(records)
     try:
