@@ -17,11 +17,18 @@ legal-action mask (``int8[58]``) in ``info["action_mask"]`` and, with ``mask_in_
 ``illegal="penalty"`` it forfeits the game instead (recorded as the agent's forfeit, as a bot's
 illegal move is in a tournament) and ends the episode with reward ``penalty``.
 
-An opponent's illegal move forfeits its game too, and the agent wins it.  A game it forfeits before
-the agent's first decision in it (or in its next hand) can end no episode, since an episode needs a
-decision of the agent: the env plays on into the next game, counts such games in
-``info["opponent_forfeits"]`` of that ``reset()`` or ``step()`` (an int; per env, an array, in the
-vector env), and warns once, naming the first.
+A hand the opponent ends before the agent is asked anything in it (a knock on its first turn, after a
+reset or in the episode after one that ended) is counted in the game's score, so its reward is carried
+into the agent's next reward (``info["carried_hands"]`` and ``info["carried_reward"]`` of that step say
+how much of it is carried): with ``reward="points"`` the rewards of a game add up to its score
+difference.  With ``episode="hand"`` such a hand cannot be an episode of its own; when it ends the game,
+the step that ended the agent's last hand of that game pays it.
+
+An opponent's illegal move forfeits its game too, and the agent wins it.  A game that ends before the
+agent's first decision in it can end no episode, since an episode needs a decision of the agent: the
+env plays on into the next game and counts such games in that ``reset()``'s or ``step()``'s ``info``
+(an int; per env, an array, in the vector env): ``"opponent_forfeits"``, with a warning naming the
+first, or ``"unseen_games"`` (a first hand that reaches the target).
 """
 
 from __future__ import annotations
@@ -113,6 +120,8 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         info: dict[str, Any] = {"action_mask": mask}
         if began and g.opponent_forfeits[0]:
             info["opponent_forfeits"] = int(g.opponent_forfeits[0])
+        if began and g.unseen_games[0]:
+            info["unseen_games"] = int(g.unseen_games[0])
         return self._obs(g.obs[0], mask), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -140,8 +149,13 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         info: dict[str, Any] = {"action_mask": mask}
         if done:
             info["game_over"] = int(g.ended[0]) > games_ended  # the game ended too (always, with episode="game")
+        if g.carried_hands[0]:
+            info["carried_hands"] = int(g.carried_hands[0])
+            info["carried_reward"] = float(g.carried[0])
         if g.opponent_forfeits[0]:
             info["opponent_forfeits"] = int(g.opponent_forfeits[0])
+        if g.unseen_games[0]:
+            info["unseen_games"] = int(g.unseen_games[0])
         return obs, float(g.rewards[0]), done, False, info
 
     def legal_actions(self) -> list[int]:
@@ -235,6 +249,8 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         info: dict[str, Any] = {"action_mask": self._out(self.games.masks)}
         if self.games.opponent_forfeits.any():
             info["opponent_forfeits"] = self.games.opponent_forfeits.copy()
+        if self.games.unseen_games.any():
+            info["unseen_games"] = self.games.unseen_games.copy()
         return self._obs(), info
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -248,6 +264,11 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             info["final_obs"] = self._out(g.final_obs)
             info["_final_obs"] = g.done.copy()
             info["game_over"] = g.ended > games_ended
+        if g.carried_hands.any():
+            info["carried_hands"] = g.carried_hands.copy()
+            info["carried_reward"] = g.carried.copy()
         if g.opponent_forfeits.any():
             info["opponent_forfeits"] = g.opponent_forfeits.copy()
+        if g.unseen_games.any():
+            info["unseen_games"] = g.unseen_games.copy()
         return self._obs(), self._out(g.rewards), self._out(g.done), self.truncated.copy(), info
