@@ -173,7 +173,9 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     ``step(actions)`` takes an int array of ``num_envs`` action ids and returns observations
     ``[n, 378]``, rewards, terminated, truncated (never set: every game ends by the rules) and
     ``info`` with ``action_mask`` ``[n, 58]``.  A game that ends is followed by the next at once:
-    its last observation is ``info["final_obs"][i]`` where ``info["_final_obs"][i]``.  ``copy=False``
+    its last observation is ``info["final_obs"][i]`` where ``info["_final_obs"][i]`` (with ``mask_in_obs``,
+    an object array of ``Dict`` observations, ``None`` elsewhere, as Gymnasium's ``SyncVectorEnv`` gives
+    them).  ``copy=False``
     returns the env's own buffers (overwritten by the next step), saving a copy per step.
     """
 
@@ -215,6 +217,19 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         if self.mask_in_obs:
             return {"observation": self._out(g.obs), "action_mask": self._out(g.masks)}
         return self._out(g.obs)
+
+    def _final_obs(self) -> Any:
+        """The last observations of the episodes that ended, in the observation space as Gymnasium's
+        ``SyncVectorEnv`` of :class:`GinEnv` gives them: with ``mask_in_obs``, an object array of ``num_envs``
+        ``Dict`` observations (no legal action: the episode is over), ``None`` where none ended; a bare
+        ``[n, 378]`` array there was no observation of the ``Dict`` space at all."""
+        g = self.games
+        if not self.mask_in_obs:
+            return self._out(g.final_obs)
+        out = np.full(self.num_envs, None, dtype=object)
+        for i in np.flatnonzero(g.done):
+            out[i] = {"observation": g.final_obs[i].copy(), "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+        return out
 
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
@@ -261,7 +276,7 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         g.step(actions)
         info: dict[str, Any] = {"action_mask": self._out(g.masks)}
         if g.done.any():
-            info["final_obs"] = self._out(g.final_obs)
+            info["final_obs"] = self._final_obs()
             info["_final_obs"] = g.done.copy()
             info["game_over"] = g.ended > games_ended
         if g.carried_hands.any():

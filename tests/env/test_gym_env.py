@@ -488,3 +488,37 @@ def test_games_an_opponent_forfeits_before_the_agents_first_decision_are_counted
     assert [w.category for w in caught] == [RuntimeWarning]  # once per env object
     assert unseen > 0 and episodes > 0
     assert episodes + unseen == int(vec.games.ended.sum())
+
+
+def test_the_vector_envs_final_obs_with_the_mask_in_obs_is_in_its_space_as_gymnasiums_sync_env_gives_it():
+    """With ``mask_in_obs=True`` the observations are ``Dict``s, but ``info["final_obs"]`` was a bare
+    ``float32[n, 378]``: no observation of the space.  It is now what Gymnasium's ``SyncVectorEnv`` of
+    ``GinEnv`` gives: per env a ``Dict`` observation where an episode ended, ``None`` elsewhere."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    n = 4
+    kwargs = {"opponent": "simple", "episode": "hand", "reward": "points", "mask_in_obs": True}
+    vec = VectorGinEnv(n, **kwargs)
+    sync = SyncVectorEnv([lambda: GinEnv(**kwargs) for _ in range(n)], autoreset_mode=AutoresetMode.SAME_STEP)
+    obs, info = vec.reset(seed=70)
+    sync_obs, _ = sync.reset(seed=70)
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(400):
+        assert vec.observation_space.contains(obs)
+        assert all(np.array_equal(obs[k], sync_obs[k]) for k in obs)
+        actions = np.array([_random_legal(m, rng) for m in obs["action_mask"]])
+        obs, rew, term, _, info = vec.step(actions)
+        sync_obs, sync_rew, _, _, sync_info = sync.step(actions)
+        assert np.array_equal(rew, sync_rew)
+        if term.any():
+            assert np.array_equal(info["_final_obs"], sync_info["_final_obs"])
+            for i in range(n):
+                if not term[i]:
+                    assert info["final_obs"][i] is None
+                    continue
+                ends += 1
+                final, expected = info["final_obs"][i], sync_info["final_obs"][i]
+                assert vec.single_observation_space.contains(final)
+                assert all(np.array_equal(final[k], expected[k]) for k in ("observation", "action_mask"))
+    assert ends >= 5
