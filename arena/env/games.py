@@ -378,6 +378,11 @@ def resolve_opponent(opponent: str | os.PathLike[str] | Bot) -> Bot:
                 "step, so it takes a built-in bot or a numba bot file (not cmd:, sandbox: or eaai:)"
             )
     bot = load_bot(opponent) if isinstance(opponent, str) else opponent
+    if not bot.fast and bot.batch_act is not None:  # a policy:*.py or *.onnx: its act() answers whole batches
+        raise BotError(
+            f"opponent '{bot.name}' is a policy played in batches, not a compiled bot: the env plays its opponent "
+            "inside one compiled step, where of the policies only an .npz of MLP weights runs (policy:w.npz)"
+        )
     if not bot.fast:
         raise BotError(
             f"opponent '{bot.name}' is not a compiled bot: the env plays its opponent inside one compiled "
@@ -411,7 +416,11 @@ class Games:
             raise ValueError(f"seat must be 0 or 1, not {seat!r}")
         if illegal not in ILLEGAL:
             raise ValueError(f"illegal must be one of {', '.join(ILLEGAL)}, not {illegal!r}")
-        if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not np.isfinite(penalty):
+        if (  # a numpy real scalar too (a reward computed with numpy): not a bool, which is no penalty
+            isinstance(penalty, (bool, np.bool_))
+            or not isinstance(penalty, (int, float, np.integer, np.floating))
+            or not np.isfinite(penalty)
+        ):
             raise ValueError(f"penalty must be a finite number, not {penalty!r}")
         self.illegal_mode = illegal
         self.penalty = float(penalty)

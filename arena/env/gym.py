@@ -103,6 +103,8 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Begin game ``seed`` (the arena's deal for that game seed); without a seed, the episode that follows
         the last one (the game's next hand, or the next game), or a game seeded from ``np_random``."""
+        if options:  # refused, not ignored, as VectorGinEnv refuses them: a caller's intent must not vanish
+            raise ValueError(f"options: GinEnv takes no reset options, not {', '.join(map(repr, options))}")
         if seed is not None:
             seed = check_seed(seed)  # a python int: Gymnasium's seeding refuses a numpy integer
         super().reset(seed=seed)

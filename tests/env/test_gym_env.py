@@ -522,3 +522,37 @@ def test_the_vector_envs_final_obs_with_the_mask_in_obs_is_in_its_space_as_gymna
                 assert vec.single_observation_space.contains(final)
                 assert all(np.array_equal(final[k], expected[k]) for k in ("observation", "action_mask"))
     assert ends >= 5
+
+
+@pytest.mark.parametrize("penalty", [np.float32(-2), np.float64(-2.5), np.int64(-3), np.int8(-1)])
+def test_a_numpy_real_penalty_is_taken_like_a_python_number(penalty):
+    env = GinEnv(illegal="penalty", penalty=penalty)
+    _, info = env.reset(seed=4)
+    _, r, term, _, _ = env.step(int(np.flatnonzero(info["action_mask"] == 0)[0]))
+    assert term and r == float(penalty) and isinstance(r, float)
+    for bad in (np.bool_(True), True, np.float64("inf"), np.array([1.0]), "1"):
+        with pytest.raises(ValueError, match="^penalty must be a finite number"):
+            GinEnv(illegal="penalty", penalty=bad)
+
+
+def test_reset_options_the_single_env_does_not_take_are_refused_as_the_vector_envs_are():
+    """GinEnv.reset ignored every option silently, while VectorGinEnv refused them with one line."""
+    env = GinEnv()
+    obs, _ = env.reset(seed=1)
+    with pytest.raises(ValueError, match=r"^options: GinEnv takes no reset options, not 'seed_offset'$"):
+        env.reset(seed=2, options={"seed_offset": 3})
+    assert env.game_seed == 1 and np.array_equal(env.games.obs[0], obs)  # nothing was reset
+    assert np.array_equal(env.reset(seed=1, options={})[0], obs)
+
+
+def test_an_opponent_policy_that_is_not_npz_weights_is_refused_for_what_it_is(tmp_path):
+    """A ``policy:agent.py`` was refused as "(not cmd:, sandbox: or a PLAIN = True file)", none of which it
+    is: only an ``.npz`` policy runs inside the env's compiled step."""
+    agent = tmp_path / "agent.py"
+    agent.write_text("def act(obs, mask, rng):\n    return mask.argmax(1)\n")
+    with pytest.raises(BotError) as exc:
+        VectorGinEnv(4, opponent=f"policy:{agent}")
+    msg = str(exc.value)
+    assert "\n" not in msg and "PLAIN" not in msg
+    assert msg.startswith("opponent 'agent' is a policy played in batches, not a compiled bot")
+    assert "only an .npz of MLP weights runs (policy:w.npz)" in msg
