@@ -103,6 +103,33 @@ class Bot:
         if repoint is not None:
             repoint(self.params)
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle a bot that is code as how it was loaded, and unpickle it by loading it so again.
+
+        A module cannot be pickled, so an env whose opponent was a built-in or a bot file could not be
+        pickled (nor sent to a spawned worker).  Such a bot pickles as its
+        :class:`~arena.run.plan.BotSpec` (a built-in's key and hash, a file's text, its parameters), which
+        :func:`~arena.run.worker.bot_from_spec` loads back as the run layer's workers do: the same
+        compiled decisions and parameters, in any process.  A bot that is data (a policy's weights) has
+        no module and pickles as it is; a bot built from source text by hand, with nothing to load it
+        from again, is refused with one line."""
+        if self.module is None:
+            return super().__reduce_ex__(protocol)
+        if self.ref is None:
+            raise TypeError(
+                f"bot '{self.name}' cannot be pickled: it was not loaded from a bot reference "
+                "(load it with arena.load_bot, from a built-in name or a bot file)"
+            )
+        from arena.run.plan import BotSpec
+
+        return _unpickled_bot, (BotSpec.of(self), self.ref, self.fast)
+
+    def __copy__(self) -> Bot:
+        """A shallow copy sharing everything (``copy.copy`` would otherwise load the bot again)."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        return clone
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Bot:
         """A deep copy that shares the bot's module, as ``copy`` shares functions and classes (a module
         cannot be copied: an env holding a bot file's bot could not be deep-copied at all)."""
@@ -130,6 +157,15 @@ class Bot:
         """
         params = _overridden(self.params, self.param_names, self.module, self.name, name, overrides)
         return dataclasses.replace(self, name=name, params=params)
+
+
+def _unpickled_bot(spec: Any, ref: BotRef, fast: bool) -> Bot:
+    """A pickled bot loaded again from its spec (:meth:`Bot.__reduce_ex__`), with the reference it was
+    loaded from (a bot file's spec loads from its text, which names none) and on its path (``as_plain``)."""
+    from arena.run.worker import bot_from_spec
+
+    bot = dataclasses.replace(bot_from_spec(spec), ref=ref)
+    return as_plain(bot) if bot.fast and not fast else bot
 
 
 def _overridden(

@@ -95,7 +95,9 @@ _F1 = types.float64[::1]
 _B1 = types.boolean[::1]
 # rules, opponent's decision addresses, its params, seat, mode, states, a view (work space), opponent's params
 # per env, memories, generators, scratch, rows, seeds, obs, masks, ids, final obs, last game rows, games ended,
-# games the opponent forfeited before the agent's next decision
+# games the opponent forfeited before the agent's first decision in them, the reward and the number of hands held
+# for the agent's next reward, the reward and hands of the last step's reward that were carried, games that ended
+# before the agent's first decision in them otherwise
 _COMMON = (
     _I1,
     _I2,
@@ -115,6 +117,11 @@ _COMMON = (
     _I1,
     _O2,
     _I2,
+    _I1,
+    _I1,
+    _F1,
+    _I1,
+    _F1,
     _I1,
     _I1,
 )
@@ -174,7 +181,7 @@ def _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds) -> None:
 @helper
 def _advance(
     i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final, last, ended,
-    forfeits, acted,
+    forfeits, held, held_n, carried, carried_n, unseen, acted,
 ):  # fmt: skip
     """Play game ``i`` on until ``seat`` is asked; return ``(reward, done)``.
 
@@ -185,46 +192,68 @@ def _advance(
     ``final``, the next episode begins (a new game, seed :func:`next_seed`, if
     the game is over) and is played on to the agent's first decision, with
     ``done`` True.  ``acted``: the agent has made a decision in this game
-    (False from a reset).  A game the opponent forfeits before the agent's
-    next decision in it is counted in ``forfeits[i]``: no episode reports it.
+    (False from a reset).
+
+    A hand can end before the agent is asked anything in it: the opponent
+    knocks or goes gin on its first turn, at a reset or in the episode that
+    follows the one this step ended.  The game's score counts it, so its
+    reward is never dropped (the rewards of a game would not add up to its
+    score, always in the agent's favour): it is held in ``held[i]`` (and
+    ``held_n[i]`` hands) for the agent's next reward, which
+    :func:`step_games` pays.  When such a hand ends its game, no later
+    decision of the agent can be paid it: if the agent decided in that game
+    (``episode="hand"``: this step ended its hand) the held reward is this
+    step's, else the agent never decided in the game and no episode reports
+    it: it is counted in ``forfeits[i]`` (an opponent's forfeit) or
+    ``unseen[i]`` (a first-hand knock that reached the target).
     """
     s = st[i]
     other = 1 - seat
     reward = 0.0
-    score = 0.0
     done = False
+    played = acted  # the agent has made a decision in the game being played
     while True:
         if s[S_PHASE] == PH_DONE:
-            ended_unseen = done or not acted  # the agent has not been asked since this hand began
             forfeit = s[S_OUTCOME] == OUT_FORFEIT
+            r = 0.0
             if mode & MODE_POINTS:
-                reward += s[S_POINTS + seat] - s[S_POINTS + other]
+                r += s[S_POINTS + seat] - s[S_POINTS + other]
             elif mode & MODE_HAND and not forfeit:
                 w = hand_winner(s)
-                reward += 1.0 if w == seat else (-1.0 if w == other else 0.0)
+                r += 1.0 if w == seat else (-1.0 if w == other else 0.0)
             over = forfeit or end_hand(s, rules, rows[i])
             if over and not (mode & MODE_POINTS) and (forfeit or not (mode & MODE_HAND)):
                 w = rows[i, G_WINNER]
-                reward += 1.0 if w == seat else (-1.0 if w == other else 0.0)
-            if (over or mode & MODE_HAND) and not done:
+                r += 1.0 if w == seat else (-1.0 if w == other else 0.0)
+            if done or not acted:  # the agent has not been asked since this hand began: its next reward pays it
+                held[i] += r
+                held_n[i] += 1
+            else:
+                reward += r
+            if acted and (over or mode & MODE_HAND) and not done:
                 observe(s, rules, seat, view, final)
                 done = True
-                score = reward
             if over:
                 for k in range(G_SIZE):
                     last[i, k] = rows[i, k]
                 ended[i] += 1
-                if ended_unseen and forfeit:  # (a first-turn knock may end a hand, even a game, unseen too)
+                if played:  # hands held since the agent's last decision in this game are this step's
+                    reward += held[i]
+                    carried[i] += held[i]
+                    carried_n[i] += held_n[i]
+                elif forfeit:  # the agent never decided in this game: no episode reports it
                     forfeits[i] += 1
+                else:
+                    unseen[i] += 1
+                held[i] = 0.0
+                held_n[i] = 0
+                played = False
                 seeds[i] = next_seed(seeds[i])
                 _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds)
             begin_hand(s, rules, seeds[i], scratch[i])
             continue
         if s[S_CUR] == seat:
-            # After an episode ended, what the new one brought before the agent's first decision (an
-            # opponent's forfeit, or its knock on its first turn, can end it that soon) is no reward of the
-            # ended episode's last action.
-            return (score if done else reward), done
+            return reward, done
         build_view(s, rules, other, view)
         ph = s[S_PHASE]
         decide = decision_at(opp[ph, 0], opp[ph, 1], opp[ph, 2])
@@ -236,34 +265,22 @@ def _advance(
 @kernel(types.int64(*_COMMON))
 def reset_games(
     rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids, final_obs,
-    last_rows, ended, forfeits,
+    last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen,
 ):  # fmt: skip
-    """Begin game ``seeds[i]`` in every env and play it to the agent's first decision; return 0."""
+    """Begin game ``seeds[i]`` in every env and play it to the agent's first decision; return 0.
+
+    What ends before that decision (the opponent's first-turn knock) is held for the first step's reward."""
     for i in range(st.shape[0]):
-        final = final_obs[i]
+        held[i] = 0.0
+        held_n[i] = 0
+        carried[i] = 0.0
+        carried_n[i] = 0
         _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds)
         begin_hand(st[i], rules, seeds[i], scratch[i])
         _advance(
-            i,
-            rules,
-            opp,
-            opp_params,
-            seat,
-            mode,
-            st,
-            view,
-            opp_p,
-            mems,
-            rngs,
-            scratch,
-            rows,
-            seeds,
-            final,
-            last_rows,
-            ended,
-            forfeits,
-            False,
-        )
+            i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final_obs[i],
+            last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, False,
+        )  # fmt: skip
         ids[i] = observe(st[i], rules, seat, view, obs[i])
         fill_mask(ids[i], masks[i])
     return 0
@@ -272,7 +289,7 @@ def reset_games(
 @kernel(types.int64(_I1, *_COMMON, types.float64[::1], _B1, types.float64))
 def step_games(
     actions, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids,
-    final_obs, last_rows, ended, forfeits, rewards, done, penalty,
+    final_obs, last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, rewards, done, penalty,
 ):  # fmt: skip
     """Apply ``actions[i]`` (an action id) in every env; return -1, or the first env whose action is illegal.
 
@@ -281,6 +298,12 @@ def step_games(
     reward ``penalty``.  A finished episode's last observation goes to
     ``final_obs[i]`` (``done[i]`` set), and ``obs[i]`` is then the first
     decision of the next episode (autoreset in the same step).
+
+    Each reward also pays what was held for it: the hands that ended before
+    the agent's first decision in them (:func:`_advance`), so that the
+    rewards of a game add up to its score; ``carried[i]`` and
+    ``carried_n[i]`` say how much of ``rewards[i]`` that is, and of how many
+    hands.
     """
     n = st.shape[0]
     if not mode & MODE_PENALTY:
@@ -297,11 +320,16 @@ def step_games(
         else:  # MODE_PENALTY: the engine refuses it (the error slots name it) and the game is forfeit
             apply_action(s, rules, -1 if a < 0 or a >= NUM_ACTIONS else answer_of_action(s[S_PHASE], a))
             forfeit_game(s, rows[i])
+        paid = held[i]  # held for this reward: the agent's first decision since those hands ended is this one
+        carried[i] = paid
+        carried_n[i] = held_n[i]
+        held[i] = 0.0
+        held_n[i] = 0
         r, d = _advance(
             i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final_obs[i],
-            last_rows, ended, forfeits, True,
+            last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, True,
         )  # fmt: skip
-        rewards[i] = r if legal else penalty
+        rewards[i] = (r if legal else penalty) + paid
         done[i] = d
         ids[i] = observe(s, rules, seat, view, obs[i])
         fill_mask(ids[i], masks[i])
@@ -350,6 +378,11 @@ def resolve_opponent(opponent: str | os.PathLike[str] | Bot) -> Bot:
                 "step, so it takes a built-in bot or a numba bot file (not cmd:, sandbox: or eaai:)"
             )
     bot = load_bot(opponent) if isinstance(opponent, str) else opponent
+    if not bot.fast and bot.batch_act is not None:  # a policy:*.py or *.onnx: its act() answers whole batches
+        raise BotError(
+            f"opponent '{bot.name}' is a policy played in batches, not a compiled bot: the env plays its opponent "
+            "inside one compiled step, where of the policies only an .npz of MLP weights runs (policy:w.npz)"
+        )
     if not bot.fast:
         raise BotError(
             f"opponent '{bot.name}' is not a compiled bot: the env plays its opponent inside one compiled "
@@ -383,7 +416,11 @@ class Games:
             raise ValueError(f"seat must be 0 or 1, not {seat!r}")
         if illegal not in ILLEGAL:
             raise ValueError(f"illegal must be one of {', '.join(ILLEGAL)}, not {illegal!r}")
-        if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not np.isfinite(penalty):
+        if (  # a numpy real scalar too (a reward computed with numpy): not a bool, which is no penalty
+            isinstance(penalty, (bool, np.bool_))
+            or not isinstance(penalty, (int, float, np.integer, np.floating))
+            or not np.isfinite(penalty)
+        ):
             raise ValueError(f"penalty must be a finite number, not {penalty!r}")
         self.illegal_mode = illegal
         self.penalty = float(penalty)
@@ -422,6 +459,14 @@ class Games:
         # games per env the opponent forfeited before the agent's next decision, in the last reset() or step()
         # (no episode reports them; the kernels count them)
         self.opponent_forfeits = np.zeros(n, dtype=np.int64)
+        # per env: the reward (and the number) of hands that ended before the agent's first decision in them, held
+        # for its next reward; how much of the last step's reward (and of how many hands) was such a carry; games
+        # that ended before the agent's first decision in them other than by the opponent's forfeit (last call)
+        self.held = np.zeros(n, dtype=np.float64)
+        self.held_hands = np.zeros(n, dtype=np.int64)
+        self.carried = np.zeros(n, dtype=np.float64)
+        self.carried_hands = np.zeros(n, dtype=np.int64)
+        self.unseen_games = np.zeros(n, dtype=np.int64)
         self._warned = False
         self.broken = False  # the opponent raised mid-step: its game stopped mid-turn until reset()
 
@@ -458,6 +503,11 @@ class Games:
             self.last_rows,
             self.ended,
             self.opponent_forfeits,
+            self.held,
+            self.held_hands,
+            self.carried,
+            self.carried_hands,
+            self.unseen_games,
         )
 
     def reset(self, seeds: np.ndarray) -> None:
@@ -469,6 +519,7 @@ class Games:
         self.broken = False
         before = self.seeds.copy()
         self.opponent_forfeits[:] = 0
+        self.unseen_games[:] = 0
         try:
             reset_games(*self._common())  # the opponent plays up to the agent's first decision
         except Exception as exc:
@@ -488,6 +539,7 @@ class Games:
         arr = self.check_actions(actions)
         before = self.seeds.copy()
         self.opponent_forfeits[:] = 0
+        self.unseen_games[:] = 0
         try:
             bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
         except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step

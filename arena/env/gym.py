@@ -17,11 +17,18 @@ legal-action mask (``int8[58]``) in ``info["action_mask"]`` and, with ``mask_in_
 ``illegal="penalty"`` it forfeits the game instead (recorded as the agent's forfeit, as a bot's
 illegal move is in a tournament) and ends the episode with reward ``penalty``.
 
-An opponent's illegal move forfeits its game too, and the agent wins it.  A game it forfeits before
-the agent's first decision in it (or in its next hand) can end no episode, since an episode needs a
-decision of the agent: the env plays on into the next game, counts such games in
-``info["opponent_forfeits"]`` of that ``reset()`` or ``step()`` (an int; per env, an array, in the
-vector env), and warns once, naming the first.
+A hand the opponent ends before the agent is asked anything in it (a knock on its first turn, after a
+reset or in the episode after one that ended) is counted in the game's score, so its reward is carried
+into the agent's next reward (``info["carried_hands"]`` and ``info["carried_reward"]`` of that step say
+how much of it is carried): with ``reward="points"`` the rewards of a game add up to its score
+difference.  With ``episode="hand"`` such a hand cannot be an episode of its own; when it ends the game,
+the step that ended the agent's last hand of that game pays it.
+
+An opponent's illegal move forfeits its game too, and the agent wins it.  A game that ends before the
+agent's first decision in it can end no episode, since an episode needs a decision of the agent: the
+env plays on into the next game and counts such games in that ``reset()``'s or ``step()``'s ``info``
+(an int; per env, an array, in the vector env): ``"opponent_forfeits"``, with a warning naming the
+first, or ``"unseen_games"`` (a first hand that reaches the target).
 """
 
 from __future__ import annotations
@@ -96,6 +103,8 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Begin game ``seed`` (the arena's deal for that game seed); without a seed, the episode that follows
         the last one (the game's next hand, or the next game), or a game seeded from ``np_random``."""
+        if options:  # refused, not ignored, as VectorGinEnv refuses them: a caller's intent must not vanish
+            raise ValueError(f"options: GinEnv takes no reset options, not {', '.join(map(repr, options))}")
         if seed is not None:
             seed = check_seed(seed)  # a python int: Gymnasium's seeding refuses a numpy integer
         super().reset(seed=seed)
@@ -113,6 +122,8 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         info: dict[str, Any] = {"action_mask": mask}
         if began and g.opponent_forfeits[0]:
             info["opponent_forfeits"] = int(g.opponent_forfeits[0])
+        if began and g.unseen_games[0]:
+            info["unseen_games"] = int(g.unseen_games[0])
         return self._obs(g.obs[0], mask), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -140,8 +151,13 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
         info: dict[str, Any] = {"action_mask": mask}
         if done:
             info["game_over"] = int(g.ended[0]) > games_ended  # the game ended too (always, with episode="game")
+        if g.carried_hands[0]:
+            info["carried_hands"] = int(g.carried_hands[0])
+            info["carried_reward"] = float(g.carried[0])
         if g.opponent_forfeits[0]:
             info["opponent_forfeits"] = int(g.opponent_forfeits[0])
+        if g.unseen_games[0]:
+            info["unseen_games"] = int(g.unseen_games[0])
         return obs, float(g.rewards[0]), done, False, info
 
     def legal_actions(self) -> list[int]:
@@ -159,7 +175,9 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     ``step(actions)`` takes an int array of ``num_envs`` action ids and returns observations
     ``[n, 378]``, rewards, terminated, truncated (never set: every game ends by the rules) and
     ``info`` with ``action_mask`` ``[n, 58]``.  A game that ends is followed by the next at once:
-    its last observation is ``info["final_obs"][i]`` where ``info["_final_obs"][i]``.  ``copy=False``
+    its last observation is ``info["final_obs"][i]`` where ``info["_final_obs"][i]`` (with ``mask_in_obs``,
+    an object array of ``Dict`` observations, ``None`` elsewhere, as Gymnasium's ``SyncVectorEnv`` gives
+    them).  ``copy=False``
     returns the env's own buffers (overwritten by the next step), saving a copy per step.
     """
 
@@ -202,6 +220,19 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             return {"observation": self._out(g.obs), "action_mask": self._out(g.masks)}
         return self._out(g.obs)
 
+    def _final_obs(self) -> Any:
+        """The last observations of the episodes that ended, in the observation space as Gymnasium's
+        ``SyncVectorEnv`` of :class:`GinEnv` gives them: with ``mask_in_obs``, an object array of ``num_envs``
+        ``Dict`` observations (no legal action: the episode is over), ``None`` where none ended; a bare
+        ``[n, 378]`` array there was no observation of the ``Dict`` space at all."""
+        g = self.games
+        if not self.mask_in_obs:
+            return self._out(g.final_obs)
+        out = np.full(self.num_envs, None, dtype=object)
+        for i in np.flatnonzero(g.done):
+            out[i] = {"observation": g.final_obs[i].copy(), "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+        return out
+
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
@@ -235,6 +266,8 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         info: dict[str, Any] = {"action_mask": self._out(self.games.masks)}
         if self.games.opponent_forfeits.any():
             info["opponent_forfeits"] = self.games.opponent_forfeits.copy()
+        if self.games.unseen_games.any():
+            info["unseen_games"] = self.games.unseen_games.copy()
         return self._obs(), info
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -245,9 +278,14 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         g.step(actions)
         info: dict[str, Any] = {"action_mask": self._out(g.masks)}
         if g.done.any():
-            info["final_obs"] = self._out(g.final_obs)
+            info["final_obs"] = self._final_obs()
             info["_final_obs"] = g.done.copy()
             info["game_over"] = g.ended > games_ended
+        if g.carried_hands.any():
+            info["carried_hands"] = g.carried_hands.copy()
+            info["carried_reward"] = g.carried.copy()
         if g.opponent_forfeits.any():
             info["opponent_forfeits"] = g.opponent_forfeits.copy()
+        if g.unseen_games.any():
+            info["unseen_games"] = g.unseen_games.copy()
         return self._obs(), self._out(g.rewards), self._out(g.done), self.truncated.copy(), info

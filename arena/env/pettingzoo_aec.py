@@ -24,6 +24,7 @@ observes a dict: ``"observation"``, the engine's observation of its seat
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -114,6 +115,18 @@ class GinArenaAEC(AECEnv):
 
     # --- episodes ---------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Begin an episode (see the module docstring).
+
+        The env takes no ``options``.  The Gymnasium envs refuse them; here they are ignored with one
+        warning naming them, not refused: PettingZoo's own ``api_test`` resets with ``options={"options": 1}``
+        to check that ``reset`` takes the argument, so an AEC env must accept any, but silence hid a
+        caller's option that does nothing."""
+        if options:
+            warnings.warn(
+                f"options: GinArenaAEC takes no reset options; ignored {', '.join(map(repr, options))}",
+                UserWarning,
+                stacklevel=2,
+            )
         if seed is None and self.episode == "hand" and self._game_on:
             begin_hand(self._st, self._r, self.game_seed, self._rng)  # the game's next hand
             self._begin_episode()
@@ -223,6 +236,8 @@ class GinArenaAEC(AECEnv):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
             return None
+        if getattr(self, "agent_selection", None) is None:  # as step(), last() and observe() say it
+            raise gymnasium.error.ResetNeeded("call reset() before render()")
         st = self._st
         pile = " ".join(card_str(int(c)) for c in st[S_PILE : S_PILE + st[S_PILE_N]])
         hands = [" ".join(card_str(c) for c in range(52) if (int(st[S_HAND + p]) >> c) & 1) for p in (0, 1)]

@@ -158,3 +158,85 @@ def test_make_vec_async_with_spawn_plays_against_a_learned_opponent(tmp_path):
     assert done.returncode == 0 and out.exists(), done.stderr[-2000:]
     expected = vector_rewards("sync", {})
     assert np.array_equal(np.load(out), expected) and np.abs(expected).sum() > 0
+
+
+def bot_file(folder: Path) -> Path:
+    """A user's numba bot file: the built-in random bot's source under another name."""
+    import bots
+
+    path = folder / "my_random.py"
+    path.write_text((Path(bots.__file__).parent / "random.py").read_text())
+    return path
+
+
+def vector_trace(vec, steps: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and rewards of ``steps`` first-legal-action steps of a vector env from where it is."""
+    obs, rewards = [], []
+    for _ in range(steps):
+        o, r, *_ = vec.step(vec.games.masks.argmax(1))
+        obs.append(o)
+        rewards.append(r)
+    return np.array(obs), np.array(rewards)
+
+
+@pytest.mark.parametrize("opponent", ["simple", "gin-chasing:knock_at=3", "file"])
+def test_a_pickled_env_against_a_bot_that_is_code_plays_on_as_the_original(opponent, tmp_path):
+    """A bot's module cannot be pickled, so an env against a built-in or a bot file could not be; the bot
+    now pickles as how it was loaded and is loaded so again."""
+    from arena.env.gym import VectorGinEnv
+
+    if opponent == "file":
+        opponent = str(bot_file(tmp_path))
+    env = started(opponent)
+    twin = pickle.loads(pickle.dumps(env))
+    assert twin.games.opponent.name == env.games.opponent.name
+    assert np.array_equal(twin.games.opponent.params, env.games.opponent.params)
+    expected = trace(env, 600)
+    obs, rewards = trace(twin, 600)
+    assert np.array_equal(obs, expected[0]) and np.array_equal(rewards, expected[1])
+    assert np.abs(rewards).sum() > 0  # games ended: the comparison covered whole games
+
+    vec = VectorGinEnv(3, opponent=opponent, reward="points")
+    vec.reset(seed=11)
+    vector_trace(vec, 20)
+    vec_twin = pickle.loads(pickle.dumps(vec))
+    expected = vector_trace(vec)
+    got = vector_trace(vec_twin)
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+
+
+def test_a_pickled_bot_is_the_bot_it_was_loaded_as(tmp_path):
+    for ref in ("simple", "gin-chasing:knock_at=3", str(bot_file(tmp_path))):
+        bot = load_bot(ref)
+        twin = pickle.loads(pickle.dumps(bot))
+        assert (twin.name, twin.ref, twin.param_names, twin.fast) == (bot.name, bot.ref, bot.param_names, bot.fast)
+        assert np.array_equal(twin.params, bot.params) and twin.functions == bot.functions
+        assert pickle.loads(pickle.dumps(twin)).name == bot.name  # and again
+    from arena.botkit.bot import load_bot_source
+
+    made = load_bot_source(bot_file(tmp_path).read_text(), name="made", source="made.py")
+    with pytest.raises(TypeError, match=r"^bot 'made' cannot be pickled: it was not loaded from a bot reference"):
+        pickle.dumps(made)
+
+
+PLAY_PICKLED_FILE_BOT = """
+import pickle, sys
+import numpy as np
+from tests.env.test_env_copies import trace
+env = pickle.loads(open(sys.argv[1], "rb").read())
+np.save(sys.argv[2], trace(env, 600)[0])
+"""
+
+
+def test_a_pickled_env_against_a_bot_file_plays_the_same_games_in_a_fresh_process(tmp_path):
+    """Loaded from the file's text the pickle carries, as a run's worker loads it: the file itself may be gone."""
+    path = bot_file(tmp_path)
+    env = started(str(path))
+    (tmp_path / "env.pkl").write_bytes(pickle.dumps(env))
+    path.unlink()
+    out = tmp_path / "out.npy"
+    penv = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    script = [sys.executable, "-c", textwrap.dedent(PLAY_PICKLED_FILE_BOT)]
+    done = subprocess.run([*script, str(tmp_path / "env.pkl"), str(out)], env=penv, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert np.array_equal(np.load(out), trace(env, 600)[0])

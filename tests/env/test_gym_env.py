@@ -488,3 +488,71 @@ def test_games_an_opponent_forfeits_before_the_agents_first_decision_are_counted
     assert [w.category for w in caught] == [RuntimeWarning]  # once per env object
     assert unseen > 0 and episodes > 0
     assert episodes + unseen == int(vec.games.ended.sum())
+
+
+def test_the_vector_envs_final_obs_with_the_mask_in_obs_is_in_its_space_as_gymnasiums_sync_env_gives_it():
+    """With ``mask_in_obs=True`` the observations are ``Dict``s, but ``info["final_obs"]`` was a bare
+    ``float32[n, 378]``: no observation of the space.  It is now what Gymnasium's ``SyncVectorEnv`` of
+    ``GinEnv`` gives: per env a ``Dict`` observation where an episode ended, ``None`` elsewhere."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    n = 4
+    kwargs = {"opponent": "simple", "episode": "hand", "reward": "points", "mask_in_obs": True}
+    vec = VectorGinEnv(n, **kwargs)
+    sync = SyncVectorEnv([lambda: GinEnv(**kwargs) for _ in range(n)], autoreset_mode=AutoresetMode.SAME_STEP)
+    obs, info = vec.reset(seed=70)
+    sync_obs, _ = sync.reset(seed=70)
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(400):
+        assert vec.observation_space.contains(obs)
+        assert all(np.array_equal(obs[k], sync_obs[k]) for k in obs)
+        actions = np.array([_random_legal(m, rng) for m in obs["action_mask"]])
+        obs, rew, term, _, info = vec.step(actions)
+        sync_obs, sync_rew, _, _, sync_info = sync.step(actions)
+        assert np.array_equal(rew, sync_rew)
+        if term.any():
+            assert np.array_equal(info["_final_obs"], sync_info["_final_obs"])
+            for i in range(n):
+                if not term[i]:
+                    assert info["final_obs"][i] is None
+                    continue
+                ends += 1
+                final, expected = info["final_obs"][i], sync_info["final_obs"][i]
+                assert vec.single_observation_space.contains(final)
+                assert all(np.array_equal(final[k], expected[k]) for k in ("observation", "action_mask"))
+    assert ends >= 5
+
+
+@pytest.mark.parametrize("penalty", [np.float32(-2), np.float64(-2.5), np.int64(-3), np.int8(-1)])
+def test_a_numpy_real_penalty_is_taken_like_a_python_number(penalty):
+    env = GinEnv(illegal="penalty", penalty=penalty)
+    _, info = env.reset(seed=4)
+    _, r, term, _, _ = env.step(int(np.flatnonzero(info["action_mask"] == 0)[0]))
+    assert term and r == float(penalty) and isinstance(r, float)
+    for bad in (np.bool_(True), True, np.float64("inf"), np.array([1.0]), "1"):
+        with pytest.raises(ValueError, match="^penalty must be a finite number"):
+            GinEnv(illegal="penalty", penalty=bad)
+
+
+def test_reset_options_the_single_env_does_not_take_are_refused_as_the_vector_envs_are():
+    """GinEnv.reset ignored every option silently, while VectorGinEnv refused them with one line."""
+    env = GinEnv()
+    obs, _ = env.reset(seed=1)
+    with pytest.raises(ValueError, match=r"^options: GinEnv takes no reset options, not 'seed_offset'$"):
+        env.reset(seed=2, options={"seed_offset": 3})
+    assert env.game_seed == 1 and np.array_equal(env.games.obs[0], obs)  # nothing was reset
+    assert np.array_equal(env.reset(seed=1, options={})[0], obs)
+
+
+def test_an_opponent_policy_that_is_not_npz_weights_is_refused_for_what_it_is(tmp_path):
+    """A ``policy:agent.py`` was refused as "(not cmd:, sandbox: or a PLAIN = True file)", none of which it
+    is: only an ``.npz`` policy runs inside the env's compiled step."""
+    agent = tmp_path / "agent.py"
+    agent.write_text("def act(obs, mask, rng):\n    return mask.argmax(1)\n")
+    with pytest.raises(BotError) as exc:
+        VectorGinEnv(4, opponent=f"policy:{agent}")
+    msg = str(exc.value)
+    assert "\n" not in msg and "PLAIN" not in msg
+    assert msg.startswith("opponent 'agent' is a policy played in batches, not a compiled bot")
+    assert "only an .npz of MLP weights runs (policy:w.npz)" in msg

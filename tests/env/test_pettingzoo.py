@@ -203,3 +203,29 @@ def test_a_knock_tied_without_undercut_is_the_knockers_hand_for_the_win_reward()
         e.step(a)
     assert end == ("knock", (0, 0)) and knocker is not None
     assert paid == {knocker: 1.0, next(a for a in e.possible_agents if a != knocker): -1.0}
+
+
+def test_rendering_before_reset_is_the_one_line_stepping_before_reset_is():
+    """``render()`` before the first reset was an AttributeError on the state's missing agent."""
+    import gymnasium
+
+    e = env(render_mode="ansi")
+    with pytest.raises(gymnasium.error.ResetNeeded, match=r"^call reset\(\) before render\(\)$"):
+        e.render()
+    e.reset(seed=1)
+    assert "to act: player_" in e.render()
+
+
+def test_reset_options_are_named_in_a_warning_not_ignored_silently():
+    """The AEC env takes no reset options; PettingZoo's api_test resets with some, so they cannot be refused
+    as the Gymnasium envs refuse them, but they are no longer dropped without a word."""
+    e = env()
+    with pytest.warns(UserWarning, match=r"^options: GinArenaAEC takes no reset options; ignored 'target'$"):
+        e.reset(seed=3, options={"target": 10})
+    assert e.game_seed == 3
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e.reset(seed=3, options={})
+        e.reset(seed=3)
