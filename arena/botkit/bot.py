@@ -107,22 +107,23 @@ class Bot:
         """Pickle a bot that is code as how it was loaded, and unpickle it by loading it so again.
 
         A module cannot be pickled, so an env whose opponent was a built-in or a bot file could not be
-        pickled (nor sent to a spawned worker).  Such a bot pickles as its
-        :class:`~arena.run.plan.BotSpec` (a built-in's key and hash, a file's text, its parameters), which
-        :func:`~arena.run.worker.bot_from_spec` loads back as the run layer's workers do: the same
-        compiled decisions and parameters, in any process.  A bot that is data (a policy's weights) has
-        no module and pickles as it is; a bot built from source text by hand, with nothing to load it
-        from again, is refused with one line."""
+        pickled (nor sent to a spawned worker).  Such a bot pickles as its reference, its name and
+        parameters, and a bot file's text (the file may be gone where it is unpickled), and loads back
+        compiled as it was, in any process.  A bot that is data (a policy's weights) has no module and
+        pickles as it is; any other bot (built by hand from source text, a policy module) has nothing to
+        be loaded again from here, and is refused with one line."""
         if self.module is None:
             return super().__reduce_ex__(protocol)
-        if self.ref is None:
+        ref = self.ref
+        if ref is None or ref.kind not in ("builtin", "file"):
             raise TypeError(
-                f"bot '{self.name}' cannot be pickled: it was not loaded from a bot reference "
-                "(load it with arena.load_bot, from a built-in name or a bot file)"
+                f"bot '{self.name}' cannot be pickled: only a built-in bot or a bot file loads again from what a "
+                "pickle holds (load it with arena.load_bot, from a built-in name or a bot file)"
             )
-        from arena.run.plan import BotSpec
-
-        return _unpickled_bot, (BotSpec.of(self), self.ref, self.fast)
+        text = None
+        if ref.kind == "file":
+            text = read_bot_file(getattr(self.module, "__file__", None) or ref.ref)  # the cached copy it ran
+        return _unpickled_bot, (ref, text, self.name, self.param_dict(), self.fast, self.source_hash)
 
     def __copy__(self) -> Bot:
         """A shallow copy sharing everything (``copy.copy`` would otherwise load the bot again)."""
@@ -159,12 +160,14 @@ class Bot:
         return dataclasses.replace(self, name=name, params=params)
 
 
-def _unpickled_bot(spec: Any, ref: BotRef, fast: bool) -> Bot:
-    """A pickled bot loaded again from its spec (:meth:`Bot.__reduce_ex__`), with the reference it was
-    loaded from (a bot file's spec loads from its text, which names none) and on its path (``as_plain``)."""
-    from arena.run.worker import bot_from_spec
-
-    bot = dataclasses.replace(bot_from_spec(spec), ref=ref)
+def _unpickled_bot(
+    ref: BotRef, text: str | None, name: str, params: dict[str, float], fast: bool, source_hash: str
+) -> Bot:
+    """A pickled bot loaded again (:meth:`Bot.__reduce_ex__`): a built-in by its key, a bot file from its
+    text; with the name, parameters and reference it had, and on its path (``as_plain``)."""
+    base = load_builtin(ref.ref) if text is None else load_bot_source(text, name=name, source=ref.ref)
+    bot = base.with_params(name, params) if params != base.param_dict() else dataclasses.replace(base, name=name)
+    bot = dataclasses.replace(bot, ref=ref, source_hash=source_hash)
     return as_plain(bot) if bot.fast and not fast else bot
 
 

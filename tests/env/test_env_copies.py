@@ -215,7 +215,9 @@ def test_a_pickled_bot_is_the_bot_it_was_loaded_as(tmp_path):
     from arena.botkit.bot import load_bot_source
 
     made = load_bot_source(bot_file(tmp_path).read_text(), name="made", source="made.py")
-    with pytest.raises(TypeError, match=r"^bot 'made' cannot be pickled: it was not loaded from a bot reference"):
+    with pytest.raises(
+        TypeError, match=r"^bot 'made' cannot be pickled: only a built-in bot or a bot file loads again"
+    ):
         pickle.dumps(made)
 
 
