@@ -265,7 +265,8 @@ class TournamentConfig:
             if "sandbox" in spec and not isinstance(spec["sandbox"], bool):  # bool("no") sandboxed it
                 raise bad(f"variants.{vname}.sandbox", spec["sandbox"], "true or false")
             base = spec.get("bot")
-            if isinstance(base, str) and base in self.variants and base != vname:
+            other = self.variants.get(base) if isinstance(base, str) and base != vname else None
+            if isinstance(other, Mapping) and other.get("bot") != base:  # not a built-in's "itself" entry
                 # Loading said "unknown bot 'b'" of a variant the same table defines.
                 raise ConfigError(
                     f"config: variant '{vname}' is based on the variant '{base}': a variant's bot is a built-in "
