@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-import click
 import typer
 from typer.core import TyperGroup
+
+try:  # the click that typer runs: its own copy from typer 0.2x on, whose exceptions are not click's
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover - an older typer, on click itself
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
 from arena.cli import interrupts
 
@@ -41,21 +46,44 @@ def hoist(args: list[str], options: tuple[str, ...]) -> list[str]:
     return front + rest
 
 
+class OneLineUsageError(click_exceptions.UsageError):
+    """A usage error (an option's bad value, an unknown option or command) said as every other error of
+    the arena's commands is: one line ``error: ...`` on stderr, exit 2 (docs/reference/exit-codes.md).
+    click printed the usage, a hint and ``Error: ...`` on four lines."""
+
+    def show(self, file: Any = None) -> None:
+        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
+        typer.echo(f"error: {self.format_message()}{hint}", file=file or sys.stderr)
+
+
+def one_line(exc: click_exceptions.UsageError) -> click_exceptions.UsageError:
+    """``exc`` as a :class:`OneLineUsageError` with its whole message (a bad value's names the option); a
+    command given no arguments still shows its help."""
+    if isinstance(exc, OneLineUsageError | click_exceptions.NoArgsIsHelpError):
+        return exc
+    return OneLineUsageError(exc.format_message(), exc.ctx)
+
+
 class _HoistingGroup(TyperGroup):
     """The app's command group: its own options may also follow the command (:func:`hoist`)."""
 
     hoisted: tuple[str, ...] = ()
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, hoist(args, self.hoisted))
+        try:
+            return super().parse_args(ctx, hoist(args, self.hoisted))
+        except click_exceptions.UsageError as exc:
+            raise one_line(exc) from None
 
     def invoke(self, ctx: Any) -> Any:
         """A Ctrl-C that no command caught is one line and exit 130 (:mod:`arena.cli.interrupts`); typer
-        would end it with exit 130 and no word."""
+        would end it with exit 130 and no word.  A usage error of a command is one line too."""
         interrupts.begin()
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, click.exceptions.ClickException):
+        except click_exceptions.UsageError as exc:
+            raise one_line(exc) from None
+        except (typer.Exit, typer.Abort, click_exceptions.ClickException):
             raise
         except BaseException as exc:
             if not isinstance(exc, Exception | KeyboardInterrupt) or not interrupts.caused(exc):

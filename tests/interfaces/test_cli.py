@@ -102,6 +102,26 @@ def test_version():
     assert len(out.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["run", "c.toml", "--games", "abc"], "error: Invalid value for '--games': "),
+        (["run", "c.toml", "--nosuch"], "error: No such option: --nosuch (see 'root run --help')"),
+        (["nosuchcmd"], "error: No such command 'nosuchcmd'. (see 'root --help')"),
+        (["league", "serve", ".", "--port", "x"], "error: Invalid value for '--port': "),
+        (["run", "--games"], "error: Option '--games' requires an argument."),
+    ],
+    ids=["bad value", "unknown option", "unknown command", "a league command's bad value", "no value"],
+)
+def test_a_usage_error_is_one_error_line_and_exit_2(args, line):
+    """Every error of the commands is one ``error:`` line (docs/reference/exit-codes.md); click's own usage
+    errors were four lines: the usage, a hint, a blank line and ``Error: ...``."""
+    out = runner.invoke(app, args)
+    lines = [x for x in out.output.splitlines() if x.strip()]
+    assert out.exit_code == 2 and len(lines) == 1 and lines[0].startswith(line), out.output
+    assert "Usage:" in runner.invoke(app, ["league"]).output  # a group given nothing still shows its help
+
+
 def test_an_unknown_plot_kind_is_one_error_line_listing_the_kinds(tmp_path):
     out = runner.invoke(app, ["plot", str(tmp_path), "--kind", "pie"])
     assert out.exit_code == 2
