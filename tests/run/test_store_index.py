@@ -541,7 +541,7 @@ def test_fsck_holds_each_index_line_to_what_its_chunk_files_say_of_themselves(ru
     _edit_line(run_dir, kind, key, value)
     out = CliRunner().invoke(app, ["fsck", str(run_dir)])
     assert out.exit_code == 1 and said in out.output and "an edited line" in out.output, out.output
-    assert "--repair moves it to quarantine/" in out.output
+    assert "--repair moves the chunk's files to quarantine/" in out.output
     fixed = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"])
     assert fixed.exit_code == 0 and "to be played again" in fixed.output, fixed.output
     store = RunStore(run_dir)

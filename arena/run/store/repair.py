@@ -106,7 +106,10 @@ def verify_lines(store: RunStore) -> list[str]:
             problem = file_problem(store, rec, kind, deep=True)
             if problem:
                 m = idx.matchups.get(mid)
-                out.append(f"chunk {c} of {m.name if m else mid}: {problem}; --repair moves it to quarantine/")
+                # "the chunk's files": a missing file is not moved, the chunk's other files are
+                out.append(
+                    f"chunk {c} of {m.name if m else mid}: {problem}; --repair moves the chunk's files to quarantine/"
+                )
                 say_once(f"{store.dir}: {out[-1]}")
                 break
     return out
