@@ -264,10 +264,8 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self.games.reset(seeds.astype(np.int64))
         self._started = True
         info: dict[str, Any] = {"action_mask": self._out(self.games.masks)}
-        if self.games.opponent_forfeits.any():
-            info["opponent_forfeits"] = self.games.opponent_forfeits.copy()
-        if self.games.unseen_games.any():
-            info["unseen_games"] = self.games.unseen_games.copy()
+        _counted(info, "opponent_forfeits", self.games.opponent_forfeits)
+        _counted(info, "unseen_games", self.games.unseen_games)
         return self._obs(), info
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -281,11 +279,20 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             info["final_obs"] = self._final_obs()
             info["_final_obs"] = g.done.copy()
             info["game_over"] = g.ended > games_ended
+            info["_game_over"] = g.done.copy()  # said of the envs whose episode ended, as final_obs is
         if g.carried_hands.any():
             info["carried_hands"] = g.carried_hands.copy()
             info["carried_reward"] = g.carried.copy()
-        if g.opponent_forfeits.any():
-            info["opponent_forfeits"] = g.opponent_forfeits.copy()
-        if g.unseen_games.any():
-            info["unseen_games"] = g.unseen_games.copy()
+            info["_carried_hands"] = info["_carried_reward"] = g.carried_hands > 0
+        _counted(info, "opponent_forfeits", g.opponent_forfeits)
+        _counted(info, "unseen_games", g.unseen_games)
         return self._obs(), self._out(g.rewards), self._out(g.done), self.truncated.copy(), info
+
+
+def _counted(info: dict[str, Any], key: str, counts: np.ndarray) -> None:
+    """A per-env count in ``info`` (only when some env has one) with its Gymnasium mask ``_key``: the envs
+    it is said of.  Without the masks, ``DictInfoToList`` gave every key to every env (``game_over`` to
+    envs whose episode went on)."""
+    if counts.any():
+        info[key] = counts.copy()
+        info[f"_{key}"] = counts > 0

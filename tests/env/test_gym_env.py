@@ -524,6 +524,28 @@ def test_the_vector_envs_final_obs_with_the_mask_in_obs_is_in_its_space_as_gymna
     assert ends >= 5
 
 
+def test_the_vector_envs_info_says_each_key_only_of_the_envs_it_is_about_through_dict_info_to_list():
+    """The keys had no ``_key`` masks, so Gymnasium's ``DictInfoToList`` gave every key to every env:
+    ``game_over`` (and the carried rewards) to envs whose episode went on."""
+    from gymnasium.wrappers.vector import DictInfoToList
+
+    n = 8
+    env = DictInfoToList(VectorGinEnv(n, opponent="early-knock", episode="hand", reward="points"))
+    _, infos = env.reset(seed=189)
+    rng = np.random.default_rng(1)
+    said = {"game_over": 0, "carried_hands": 0}
+    for _ in range(300):
+        actions = np.array([_random_legal(info["action_mask"], rng) for info in infos])
+        _, _, term, _, infos = env.step(actions)
+        for i, info in enumerate(infos):
+            assert ("game_over" in info) == bool(term[i]), (i, info.keys())
+            said["game_over"] += "game_over" in info
+            if "carried_hands" in info:
+                said["carried_hands"] += 1
+                assert info["carried_hands"] > 0 and "carried_reward" in info
+    assert said["game_over"] > 20 and said["carried_hands"] > 0, said
+
+
 @pytest.mark.parametrize("penalty", [np.float32(-2), np.float64(-2.5), np.int64(-3), np.int8(-1)])
 def test_a_numpy_real_penalty_is_taken_like_a_python_number(penalty):
     env = GinEnv(illegal="penalty", penalty=penalty)
