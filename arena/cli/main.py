@@ -761,12 +761,20 @@ def report(
         _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
+    _fail_on_problems(run_dir, "report", lost)
+
+
+def _fail_on_problems(run_dir: Path, what: str, lost: list[str]) -> None:
+    """Exit 1 when reading the folder said problems (:func:`arena.run.store.said`): ``what`` (the report, a
+    plot) was drawn from the folder as a repair would leave it.  ``lost``: the problems no repair mends."""
+    from arena.run.store import said
+
     problems = said()
     if problems and len(problems) == len(lost):
         _fail(f"{len(problems)} problem(s) in {run_dir}, named above: restore the file(s) they name", EXIT_FAILED)
     if problems:
         _fail(
-            f"{len(problems)} problem(s) in {run_dir}, named above; the report reads the folder as "
+            f"{len(problems)} problem(s) in {run_dir}, named above; the {what} reads the folder as "
             f"'arena fsck {run_dir} --repair' would repair it: run that",
             EXIT_FAILED,
         )
@@ -857,13 +865,7 @@ def plot(
         _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
-    problems = said()
-    if problems:  # a plot drawn without a chunk it could not read is not the run's: said as report says it
-        _fail(
-            f"{len(problems)} problem(s) in {run_dir}, named above; the plot reads the folder as "
-            f"'arena fsck {run_dir} --repair' would repair it: run that",
-            EXIT_FAILED,
-        )
+    _fail_on_problems(run_dir, "plot", [])  # a plot drawn without a chunk it could not read is not the run's
 
 
 @app.command()

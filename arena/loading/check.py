@@ -173,12 +173,6 @@ def refused_calls(trace: str) -> Counter[str]:
 
 def _check_refused(report, command, cwd, env, read_paths, limits, echo) -> None:
     """Play two games under strace and report the system calls the sandbox refused (a WARN line)."""
-    import shutil
-
-    from arena.engine.play import play_batch
-    from arena.loading.load import load_bot
-    from arena.settings.rules import Rules
-
     if limits.sandbox != "wall":
         # Outside the wall the allow-list is installed before the program starts, so it holds strace too,
         # which may not start a process: every weak-sandbox check warned that the bot's launcher forks.
@@ -190,6 +184,12 @@ def _check_refused(report, command, cwd, env, read_paths, limits, echo) -> None:
             echo,
         )
         return
+    import shutil
+
+    from arena.engine.play import play_batch
+    from arena.loading.load import load_bot
+    from arena.settings.rules import Rules
+
     strace = shutil.which("strace")
     if strace is None:
         report.add("WARN", "syscalls", "strace not found: the system calls the sandbox refused are not listed", echo)

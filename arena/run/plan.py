@@ -10,8 +10,8 @@ and what makes a retry harmless.
 Deal seeds depend on the run seed and the pair number only, so every matchup
 plays the same deals (as chess testers give every engine the same openings);
 with ``shared_deals = false`` a matchup's seed is first drawn from the run
-seed and its id (:func:`own_deals_seed`).  Nothing depends on which worker played which chunk or in what order
-chunks finished.  A matchup's id hashes everything its games depend on -
+seed and its id (:func:`own_deals_seed`).  Nothing depends on which worker
+played which chunk or in what order chunks finished.  A matchup's id hashes everything its games depend on -
 both bots' identities, the rules, the seed, the games and chunk size - so a
 changed bot file gets its games played again, never mixed with old ones.
 """

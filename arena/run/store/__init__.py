@@ -205,7 +205,7 @@ class RunStore:
         # Before the lock file is made in a folder that is not ours (again under the lock below): a run
         # written into a folder of other files (a sweep's, a user's) made it a run folder, and a later
         # --fresh deleted all of it.
-        cls._refuse_to_clear(d, "--fresh would delete" if fresh else "cannot run in")
+        cls._refuse_foreign(d, "--fresh would delete" if fresh else "cannot run in")
         store = cls(d, must_exist=False)
         store._lock(what)
         try:
@@ -255,7 +255,7 @@ class RunStore:
         self.close()
 
     @classmethod
-    def _refuse_to_clear(cls, d: Path, doing: str = "--fresh would delete") -> None:
+    def _refuse_foreign(cls, d: Path, doing: str = "--fresh would delete") -> None:
         """StoreError when ``d`` holds files but no run (:func:`holds_run`): neither a run nor ``--fresh``
         may take a folder that is not a run's (``doing`` says which was asked)."""
         held = sorted(p.name for p in d.iterdir() if p.name != LOCK)
@@ -272,7 +272,7 @@ class RunStore:
         A name or results folder given by mistake (``--results-dir ~ --name Documents``) would
         otherwise lose files that are not the arena's to delete.
         """
-        self._refuse_to_clear(self.dir)
+        self._refuse_foreign(self.dir)
         for p in self.dir.iterdir():
             if p.name == LOCK:
                 continue
