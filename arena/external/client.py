@@ -27,6 +27,8 @@ Not thread-safe: one ExternalBot plays one batch at a time.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -34,6 +36,7 @@ import shlex
 import sys
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TypedDict
 
@@ -533,14 +536,37 @@ def close_bot(bot) -> None:
         ext.close()
 
 
+#: The handshake a bot gave where a run was planned (:func:`known_hello`), for the loads in this context.
+_KNOWN_HELLO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("known_hello", default=None)
+
+
+@contextlib.contextmanager
+def known_hello(hello: dict | None) -> Iterator[None]:
+    """Load external bots in this block with ``hello``, the handshake the bot already gave the run's
+    driver, instead of starting their process for it: a worker's bot then starts at its first game,
+    where a failed start is that game's forfeit under the restart rule (three failed starts in a row
+    forfeit the rest), as at every later start.  Started here, a failure failed the whole chunk, so
+    a bot that fails some of its starts left runs incomplete and league pairings unplayed."""
+    token = _KNOWN_HELLO.set(hello)
+    try:
+        yield
+    finally:
+        _KNOWN_HELLO.reset(token)
+
+
 def _make_bot(ext: ExternalBot, name: str | None, source: str, source_hash: str, description: str, reason: str):
     from arena.botkit.bot import Bot, BotError
 
-    try:
-        hello = ext.start(0)
-    except ExternalBotError as exc:
-        ext.close()
-        raise BotError(f"{source}: {exc}") from None
+    hello = _KNOWN_HELLO.get()
+    if hello is not None:
+        ext.hello = hello
+        ext.param_names = tuple(hello["params"])
+    else:
+        try:
+            hello = ext.start(0)
+        except ExternalBotError as exc:
+            ext.close()
+            raise BotError(f"{source}: {exc}") from None
     return Bot(
         name=name or hello["name"],
         description=hello["description"] or description,

@@ -67,6 +67,9 @@ class BotSpec:
     limits: tuple[tuple[str, Any], ...] = ()
     cwd: str = ""
     kit: str = ""
+    #: A bot in its own process: the handshake it gave the driver (JSON), so that a worker need not
+    #: start it to know its name and what it asks for (:func:`arena.external.client.known_hello`).
+    hello: str = ""
 
     def identity(self) -> list[Any]:
         """What a matchup's games depend on (not where the file lived)."""
@@ -99,18 +102,20 @@ class BotSpec:
 
             ext = external_of(bot)
             limits = tuple(dataclasses.asdict(ext.limits).items()) if ext is not None else ()
+            hello = json.dumps(ext.hello, sort_keys=True) if ext is not None and ext.hello else ""
             if ref.kind == "eaai":
                 from arena.external.eaai import kit_path
 
-                return cls(bot.name, "eaai", ref.ref, "", bot.source_hash, params, limits, kit=str(kit_path()))
+                kit = str(kit_path())
+                return cls(bot.name, "eaai", ref.ref, "", bot.source_hash, params, limits, kit=kit, hello=hello)
             if ref.kind == "command":  # run where the driver ran it (its relative paths are the driver's)
                 cwd = os.path.abspath(ref.cwd or os.getcwd())
-                return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, cwd)
+                return cls(bot.name, ref.kind, ref.ref, "", bot.source_hash, params, limits, cwd, hello=hello)
             if Path(ref.ref).suffix.lower() in BINARY_POLICY_SUFFIXES:  # a walled ONNX model: its bytes
                 source = policy_source(ref.ref)
             else:
                 source = _read(ref.ref)
-            return cls(bot.name, "sandbox", ref.ref, source, bot.source_hash, params, limits)
+            return cls(bot.name, "sandbox", ref.ref, source, bot.source_hash, params, limits, hello=hello)
         if ref.kind == "builtin":
             return cls(bot.name, "builtin", ref.ref, "", bot.source_hash, params)
         if ref.kind == "policy":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import shlex
 import sys
@@ -29,6 +30,7 @@ from arena.engine.layout import H_GAME, H_LOG_START, LOG_KIND
 from arena.engine.play import C_ASKED, C_NEXT_GAME, C_PHASE, C_SEAT, C_SIZE, game_log_spans, play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
+from arena.external.client import known_hello
 from arena.external.limits import Limits
 from arena.loading.load import load
 from arena.run.plan import BotSpec, ChunkTask, code_identity, pair_seeds
@@ -232,6 +234,18 @@ def bot_from_spec(spec: BotSpec) -> Bot:
     if bot is not None:
         _check_files(spec)
         return bot
+    # A bot in its own process starts at its first game, not here (known_hello).
+    with known_hello(json.loads(spec.hello) if spec.hello else None):
+        bot = _load_spec(spec)
+    if spec.params:
+        bot = bot.with_params(spec.name, dict(spec.params))
+    else:
+        bot = dataclasses.replace(bot, name=spec.name)
+    _LOADED.bots[spec] = bot
+    return bot
+
+
+def _load_spec(spec: BotSpec) -> Bot:
     try:
         if spec.kind == "builtin":
             bot = load(BotRef("builtin", spec.ref))
@@ -262,11 +276,6 @@ def bot_from_spec(spec: BotSpec) -> Bot:
             raise WorkerError(f"bot '{spec.name}': unknown kind '{spec.kind}'")
     except BotError as exc:
         raise WorkerError(f"bot '{spec.name}': {exc}") from None
-    if spec.params:
-        bot = bot.with_params(spec.name, dict(spec.params))
-    else:
-        bot = dataclasses.replace(bot, name=spec.name)
-    _LOADED.bots[spec] = bot
     return bot
 
 

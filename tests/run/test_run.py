@@ -878,3 +878,40 @@ def test_the_frame_walking_cheat_gains_nothing_in_the_sandbox_game_for_game(tmp_
         f"simple's win rate vs honest twin {h['win_rate_a']:.3f}, vs cheat in-process {i['win_rate_a']:.3f}, "
         f"vs cheat sandboxed {b['win_rate_a']:.3f}"
     )
+
+
+START_UNTIL_MARKED = textwrap.dedent("""
+    import os, runpy, sys
+    if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fail-now")):
+        sys.exit(1)  # fails before its handshake
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "simple_player.py"), run_name="__main__")
+""")
+
+
+def test_a_bot_that_fails_its_start_on_a_worker_forfeits_those_games_and_the_run_completes(tmp_path, monkeypatch):
+    """A bot's program can fail to start where a chunk runs though it started for the run's driver
+    (here: every start after the driver's).  The worker no longer starts it to learn its handshake
+    (the driver's is in its spec), so a failed start is the game's forfeit under the restart rule,
+    as at any later start.  It was a failure of the whole chunk, whose games were then not played
+    (in a league: the pairing left incomplete, and the bot spared its losses)."""
+    from arena.run.plan import BotSpec
+
+    folder = tmp_path / "flaky"
+    folder.mkdir()
+    script = folder / "flaky.py"
+    script.write_text(START_UNTIL_MARKED)
+    (folder / "simple_player.py").write_text((ROOT / "examples" / "external" / "simple_player.py").read_text())
+    spec_of = BotSpec.of.__func__
+
+    def of_then_fail(cls, bot):  # the driver has loaded the bots (their handshakes): from now on it fails
+        (folder / "fail-now").touch()
+        return spec_of(cls, bot)
+
+    monkeypatch.setattr(BotSpec, "of", classmethod(of_then_fail))
+    c = cfg(tmp_path, bots=("simple", f"cmd:{sys.executable} {script}"), games_per_pair=40, chunk_size=10, workers=2)
+    res = run_tournament(c, progress=False)
+    assert res.status == "complete", res.status
+    g = res.games
+    assert len(g) == 40 and (g["forfeit_seat"] >= 0).all() and (g["winner"] == "simple").all()
+    errors = g["error"].astype(str)
+    assert errors.str.contains("while asked the handshake|failed to start").all(), errors.unique()
