@@ -42,10 +42,16 @@ class LeagueConfig:
     name: str = "league"
     #: A rules preset or table, as in a tournament config.
     rules: str | Mapping[str, Any] = "standard"
-    #: Games of a pairing's first meeting (even: duplicate deals, seat-swapped pairs).
+    #: Games of a pairing's first meeting (with ``duplicate``: even, seat-swapped pairs).
     games_per_pairing: int = 200
     #: Games per chunk (the unit stored, shown as progress and resumed after a crash).
     chunk_size: int = 100
+    #: Duplicate deals: each deal played twice, seats swapped (half the noise for the same games).  Off
+    #: by default: a bot can pass a note from its process of the first seating to its process of the
+    #: second through how fast a shared file's pages read (the page cache keeps them), and in the second
+    #: seating its opponent holds the hand it held in the first.  The wall cannot close that channel, so a
+    #: league of bots its organizer does not trust deals every game afresh (docs/explanation/wall.md).
+    duplicate: bool = False
     #: "secret": each round draws its own seed, kept in its run folder only.  A number makes the rounds'
     #: deals reproducible from the config (seed + round number), and so guessable: a bot that knows the code
     #: and guesses the seed rebuilds every deal from its own random generator's state.
@@ -89,7 +95,9 @@ class LeagueConfig:
             raise LeagueError(
                 f'{CONFIG_NAME}: seed = {seed!r} is not allowed (allowed: "secret", or an integer 0..{2**62})'
             )
-        for key in ("games_per_pairing", "chunk_size"):
+        if not isinstance(self.duplicate, bool):
+            raise LeagueError(f"{CONFIG_NAME}: duplicate = {self.duplicate!r} is not allowed (allowed: true or false)")
+        for key in ("games_per_pairing", "chunk_size") if self.duplicate else ():
             if getattr(self, key) % 2:
                 raise LeagueError(f"{CONFIG_NAME}: {key} = {getattr(self, key)} must be even (duplicate deals)")
         if not isinstance(self.name, str) or not self.name.strip():
@@ -121,7 +129,7 @@ class LeagueConfig:
             bots=tuple(bots),
             variants=dict(variants or {}),
             games_per_pair=self.games_per_pairing,
-            duplicate=True,
+            duplicate=self.duplicate,
             # Each pairing its own deals: a round's folder is shared by every pairing of that meeting, and
             # its games are on the viewer as they finish, so shared deals would show a bot entered later
             # its opponent's cards and the stock.

@@ -13,7 +13,7 @@ and after:
    one of highest priority (new bots 100, house field 50, extra games 0), and
    among equals the one whose owner had the fewest pairings played in the
    last hour (so two users' new bots take turns), is played by
-   :func:`arena.run.run_tournament` on duplicate deals into the run folder
+   :func:`arena.run.run_tournament` into the run folder
    ``runs/rNNN`` of its round; the run store skips every chunk
    already stored, so a ``kill -9`` at any moment loses at most the chunks
    in flight and never counts a game twice (games are always counted from

@@ -366,7 +366,7 @@ def test_a_bot_entered_later_meets_none_of_the_deals_its_round_has_shown(tmp_pat
     run_until_idle(s)
     games = lg.dir / "runs" / "r000" / "games"
     shown = set(pd.read_parquet(games)["seed"])
-    assert len(shown) == 10  # 20 games: 10 deals, each played from both seats
+    assert len(shown) == 20  # 20 games, each its own deal
     lg.add_user(lg.db(), "mallory")
     with transaction(s.conn):
         owner = s.conn.execute("SELECT id FROM users WHERE name = 'mallory'").fetchone()[0]
@@ -386,6 +386,33 @@ def test_a_bot_entered_later_meets_none_of_the_deals_its_round_has_shown(tmp_pat
     assert not set(late["seed"]) & shown
     against = [set(g["seed"]) for _, g in late.groupby("matchup")]
     assert len(against) == 2 and not against[0] & against[1]
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_a_league_deals_every_game_afresh_unless_told_to_play_duplicate_deals(tmp_path, duplicate):
+    """In the second seating of a duplicate pair a bot's opponent holds the hand the bot held in the
+    first, and a bot can carry that hand between its two processes through the page cache, which the
+    wall cannot close: a league plays every game on a deal of its own unless its organizer says
+    ``duplicate = true``; then each deal is played from both seats, and the pairing's length must be even."""
+    import pandas as pd
+
+    if duplicate:
+        with pytest.raises(LeagueError, match="games_per_pairing = 21 must be even"):
+            LeagueConfig(games_per_pairing=21, duplicate=True)
+    else:
+        assert LeagueConfig(games_per_pairing=21, chunk_size=7).duplicate is False
+    with pytest.raises(LeagueError, match=r"duplicate = 'yes' is not allowed \(allowed: true or false\)"):
+        LeagueConfig(duplicate="yes")
+    kw = {"duplicate": True} if duplicate else {}
+    lg = house_league(tmp_path, house_bots=("random", "simple"), **kw)
+    run_until_idle(Scheduler(lg, workers=1))
+    games = pd.read_parquet(lg.dir / "runs" / "r000" / "games")
+    assert len(games) == 20 and games["error"].eq("").all()
+    by_deal = games.groupby("seed")["swap"].agg(list)
+    if duplicate:
+        assert len(by_deal) == 10 and all(sorted(swaps) == [0, 1] for swaps in by_deal)
+    else:
+        assert len(by_deal) == 20
 
 
 def test_a_submissions_check_plays_on_drawn_seeds_a_bot_cannot_know(tmp_path, monkeypatch, capsys):
