@@ -16,9 +16,9 @@ the child before the bot program runs, so it cannot lift them:
   soft limit to) a bot could hold gigabytes that way.  This bound keeps it
   to some 60 MiB.
 * ``RLIMIT_NPROC``: in the wall when the arena runs as root, the tasks
-  (processes and threads) of the bots' user, :func:`bot_task_limit`: a bot
-  that starts threads without end gets EAGAIN at that bound instead of
-  filling the machine's pid table.  Otherwise only a fallback (value 0)
+  (processes and threads) of the bot's own uid, :func:`bot_task_limit`: a
+  bot that starts threads without end gets EAGAIN at that bound instead of
+  filling the machine's pid table or taking other bots' tasks.  Otherwise only a fallback (value 0)
   where seccomp is not available (the kernel counts it per user and
   ignores it for root).
 * A seccomp **allow-list** (Linux x86-64; no library needed, see
@@ -407,29 +407,25 @@ def protect_parent() -> None:
 
 
 def bot_task_limit() -> int:
-    """``RLIMIT_NPROC`` of a walled bot when the arena runs as root: the tasks the bots' user may have.
+    """``RLIMIT_NPROC`` of a walled bot when the arena runs as root: the tasks (processes and threads)
+    the bot may have.
 
-    The kernel counts this limit per user, over every task of that user on
-    the machine: all the bots of all the workers (each dropped to the same
-    bot user) share it, so it is a budget for all of them, not one bot's.
-    Sized for the busiest legal load with room to spare: a worker per CPU,
-    each running up to four bot processes (two bots, a process per seat),
-    and a JVM with ``-XX:+UseSerialGC`` runs some 20 threads, so 256 tasks
-    per CPU is three times what that needs; at least 1024 (a small
-    machine still runs a few dozen JVMs), and at most a quarter of the
-    pid table, so that a thread bomb leaves the host three quarters of it.
-    The price: one bot that takes the whole budget makes the thread
-    starts of the other bots of that moment fail too (they crash; the
-    bomb is killed with its game).  Without root the bots run as the
-    arena's own user, whose other processes count too: no limit is set
-    there (the user's own ``ulimit -u`` applies).
+    The kernel counts this limit per uid, and each walled bot runs as a uid of its own
+    (:class:`arena.external.wall.BotUid`), so it is that bot's budget alone: a bot that starts
+    threads without end gets EAGAIN at it, and the other bots of the moment start as usual.
+    A JVM with ``-XX:+UseSerialGC`` runs some 20 threads, a Python host a few: 256 is ample.  On a
+    small pid table with many CPUs (a worker per CPU, up to four bot processes each) it is cut so
+    that the bots of the busiest legal load, all at their limit, take at most a quarter of the
+    table (never under 64).  Without root the bots run as the arena's own user, whose other
+    processes count too: no limit is set there (the user's own ``ulimit -u`` applies).
     """
     try:
         with open("/proc/sys/kernel/pid_max") as f:
             pid_max = int(f.read())
     except (OSError, ValueError):
         pid_max = 32768
-    return max(1024, min(256 * (os.cpu_count() or 1), pid_max // 4))
+    bots = 4 * (os.cpu_count() or 1) + 8  # the workers' bots, and the league's checks beside them
+    return max(64, min(256, pid_max // 4 // bots))
 
 
 def make_preexec(limits: Limits, in_wall: bool = False):

@@ -231,9 +231,11 @@ class BotProcess:
         self.in_wall = in_wall
         if cwd is not None and not os.path.isdir(cwd):  # Popen's chdir error reads as the program's
             raise ExternalBotError("crashed", f"could not start {command[0]!r}: its folder {cwd} does not exist (cwd)")
+        self._uid = None  # as root: the bot's own uid, held while it runs (arena.external.wall.BotUid)
         if in_wall:
             from arena.external.wall import (
                 PID_IN_WALL,
+                BotUid,
                 WallError,
                 resolve_program,
                 wall_command,
@@ -255,6 +257,7 @@ class BotProcess:
             afd, bfd = os.pipe()
             pass_fds = (rfd, afd)
             try:
+                self._uid = BotUid() if os.geteuid() == 0 else None
                 os.write(wfd, build_filter(limits, PID_IN_WALL))
                 full = wall_command(
                     command,
@@ -264,12 +267,14 @@ class BotProcess:
                     extra=read_paths,
                     writable_tmp=limits.file_writes,
                     tmp_mb=limits.tmp_mb,
+                    uid=self._uid.uid if self._uid is not None else None,
                 )
                 cut = full.index("--")  # options through the pipe, the command on the command line
                 os.write(bfd, b"".join(a.encode() + b"\0" for a in full[1:cut]))
-            except WallError as exc:
+            except (WallError, OSError) as exc:
                 for fd in pass_fds:
                     os.close(fd)
+                self._release_uid()
                 raise ExternalBotError("no sandbox", str(exc)) from None
             finally:
                 os.close(wfd)
@@ -293,6 +298,7 @@ class BotProcess:
                 preexec_fn=make_preexec(limits, in_wall=in_wall),
             )
         except OSError as exc:
+            self._release_uid()
             raise ExternalBotError("crashed", f"could not start {command[0]!r}: {exc.strerror or exc}") from None
         finally:
             for fd in pass_fds:
@@ -568,6 +574,12 @@ class BotProcess:
             return f"killed by {sig}{hint}"
         return f"exited with code {code}"
 
+    def _release_uid(self) -> None:
+        """Give the bot's uid back to the pool: its process has ended (its namespace with it)."""
+        if self._uid is not None:
+            self._uid.release()
+            self._uid = None
+
     def _reap(self, wait: float) -> int | None:
         try:
             return self.proc.wait(wait)
@@ -590,6 +602,7 @@ class BotProcess:
         except OSError:
             pass
         self._reap(5.0)
+        self._release_uid()
         for f in (self._stdin, self._stdout):
             try:
                 f.close()
@@ -616,6 +629,7 @@ class BotProcess:
                 os.killpg(self.pid, signal.SIGKILL)  # anything left in its group
             except (ProcessLookupError, PermissionError):
                 pass
+            self._release_uid()
             try:
                 self._stdout.close()
             except OSError:

@@ -22,11 +22,15 @@ A bot (a ``cmd:`` program or a sandboxed Python file) is started as::
   namespace: it sees pid 1, bwrap's reaper, and itself), a minimal
   ``/dev`` and a private ``/tmp``.  No home, no run folder, no other bot.
 * **User**: when the arena runs as root, bwrap does the mounts with root's
-  rights and ``setpriv`` then drops the program to a dedicated
-  unprivileged uid/gid (the user ``gin-arena-bot`` if it exists, else uid
-  and gid :data:`DEFAULT_BOT_ID`) with no supplementary groups and no
-  capabilities (bounding set emptied).  Otherwise bwrap runs it in a new
-  user namespace as the arena's own (unprivileged) user.
+  rights and ``setpriv`` then drops the program to an unprivileged uid of
+  its own (:class:`BotUid`: one of a pool no account owns, held by this
+  process for the bot's life) and the bots' group (the group of the user
+  ``gin-arena-bot`` if it exists, else gid :data:`DEFAULT_BOT_ID`), with no
+  supplementary groups and no capabilities (bounding set emptied).  A uid
+  per bot because the kernel counts ``RLIMIT_NPROC`` per uid: with one uid
+  for all bots, a bot holding the whole task budget made every other
+  bot's start fail, its opponent's included.  Otherwise bwrap runs it in a
+  new user namespace as the arena's own (unprivileged) user.
 * **Seccomp**: the allow-list of :func:`arena.external.limits.build_filter`
   is loaded by bwrap (``--seccomp``) right before the program starts, after
   ``no_new_privs``; everything else fails with EPERM.
@@ -42,19 +46,29 @@ rlimit layer alone, the level before the wall).
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import platform
 import pwd
+import random
 import shutil
 import subprocess
 import sys
 from functools import cache
 from pathlib import Path
 
-#: uid and gid of bots when the arena runs as root and there is no user ``gin-arena-bot``.
+#: gid of bots (and the uid checked for reading rights) when the arena runs as root and there is no
+#: user ``gin-arena-bot``.
 DEFAULT_BOT_ID = 64_123
 BOT_USER = "gin-arena-bot"
+#: The uids of walled bots when the arena runs as root: each bot process one of its own, from
+#: ``UID_POOL_BASE`` on (far above the uids accounts and user namespaces' sub-uid ranges take;
+#: a uid some account owns is skipped).
+UID_POOL_BASE = 2_000_000_000
+UID_POOL_SIZE = 4096
+#: Where the uids in use are locked (root's; a lock per uid, held by the process that started the bot).
+UID_LOCK_DIR = "/run/gin-arena-uids"
 #: The pid a bot has in its own pid namespace (1 is bwrap's reaper).
 PID_IN_WALL = 2
 
@@ -134,6 +148,43 @@ def bot_ids() -> tuple[int, int]:
         return pw.pw_uid, pw.pw_gid
     except KeyError:
         return DEFAULT_BOT_ID, DEFAULT_BOT_ID
+
+
+class BotUid:
+    """One uid of the pool, claimed for one bot process: a lock (``flock``) on its file in
+    :data:`UID_LOCK_DIR`, held until :meth:`release` (or until this process ends, when the kernel
+    drops the lock).  Two bots alive at once never share a uid, whichever processes or workers
+    started them, so each bot's ``RLIMIT_NPROC`` is its own budget."""
+
+    def __init__(self) -> None:
+        os.makedirs(UID_LOCK_DIR, mode=0o700, exist_ok=True)
+        start = random.randrange(UID_POOL_SIZE)  # not the same uid again at once: a killed bot's tasks may linger
+        for k in range(UID_POOL_SIZE):
+            uid = UID_POOL_BASE + (start + k) % UID_POOL_SIZE
+            if _owned(uid):
+                continue
+            fd = os.open(os.path.join(UID_LOCK_DIR, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self.uid, self._fd = uid, fd
+            return
+        raise WallError(f"all {UID_POOL_SIZE} uids of the bots' pool are in use ({UID_LOCK_DIR})")
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _owned(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True
 
 
 @cache
@@ -307,7 +358,7 @@ def _check_readable(path: str) -> None:
     if st.st_mode & need != need:
         kind = "folder" if os.path.isdir(path) else "file"
         raise WallError(
-            f"the bots' user (uid {bot_ids()[0]}) cannot read the {kind} {path} (mode {st.st_mode & 0o777:o}): "
+            f"a walled bot (a uid of its own) cannot read the {kind} {path} (mode {st.st_mode & 0o777:o}): "
             f"make it readable by others (chmod o+r{'x' if kind == 'folder' else ''})"
         )
 
@@ -320,8 +371,11 @@ def wall_command(
     extra: tuple[str, ...] = (),
     writable_tmp: bool = False,
     tmp_mb: int = 64,
+    uid: int | None = None,
 ) -> list[str]:
     """The argv that runs ``command`` (in ``cwd``) inside the wall.
+
+    ``uid``: as root, the bot's own uid (:class:`BotUid`), which the caller holds while it runs.
 
     ``seccomp_fd`` is a readable fd holding the BPF program (the caller keeps
     it open until the process has started); ``extra`` are more paths the
@@ -380,7 +434,9 @@ def wall_command(
         args += ["--seccomp", str(seccomp_fd)]
     args.append("--")
     if root:
-        uid, gid = bot_ids()
+        if uid is None:
+            raise WallError("a walled bot needs a uid of its own when the arena runs as root (BotUid)")
+        gid = bot_ids()[1]
         args += [
             "/usr/bin/setpriv",
             f"--reuid={uid}",

@@ -28,7 +28,14 @@ from arena.engine.rules_array import rules_array
 from arena.external import Limits, external_bot, external_of, sandboxed_bot
 from arena.external.limits import _RET_ALLOW, build_filter, filter_allows
 from arena.external.process import BotProcess, LogBuffer
-from arena.external.wall import DEFAULT_BOT_ID, PID_IN_WALL, python_paths, wall_problem
+from arena.external.wall import (
+    DEFAULT_BOT_ID,
+    PID_IN_WALL,
+    UID_POOL_BASE,
+    UID_POOL_SIZE,
+    python_paths,
+    wall_problem,
+)
 from arena.loading.load import load_bot
 from arena.settings.rules import Rules
 
@@ -215,7 +222,9 @@ def _check(r: dict, run_dir, listener_got) -> None:
     assert f["pid"] == PID_IN_WALL and set(f["pids"]) <= {1, PID_IN_WALL}, f["pids"]  # sees no other process
     assert f["cap_eff"] == "0000000000000000" and f["no_new_privs"] == "1" and f["seccomp"] == "2"
     if os.geteuid() == 0:
-        assert (f["uid"], f["gid"], f["groups"]) == (DEFAULT_BOT_ID, DEFAULT_BOT_ID, [])
+        # a uid of its own from the pool (no account's), the bots' group, no other group
+        assert UID_POOL_BASE <= f["uid"] < UID_POOL_BASE + UID_POOL_SIZE
+        assert (f["gid"], f["groups"]) == (DEFAULT_BOT_ID, [])
         assert f["cap_bnd"] == "0000000000000000"
     else:  # a user's own uid, in a user namespace that may make no other (tests/bots/test_wall_as_a_user.py)
         assert f["uid"] == os.getuid() != 0 and f["gid"] == os.getgid()
