@@ -33,6 +33,11 @@ from arena.settings.botref import BotRef
 KIT_ENV = "GIN_ARENA_EAAI_KIT"
 ADAPTER_SOURCE = Path(__file__).resolve().parent / "eaai_java" / "EaaiAdapter.java"
 ADAPTER_CLASS = "ginarena.EaaiAdapter"
+#: The adapter's Java agent: it rewrites the player's classes as they load, so that the Randoms
+#: they make are seeded from the game's seed (``EaaiAdapter.Rewriter``).  A jar holding only a
+#: manifest: the class itself is loaded from the adapter's folder on the class path.
+AGENT_JAR = "seeding-agent.jar"
+AGENT_CLASS = "ginarena.EaaiAdapter$Rewriter"
 #: The kit's classes the adapter compiles against.
 _KIT_CLASSES = ("ginrummy/GinRummyPlayer.class", "ginrummy/Card.class")
 #: The JVM's options (its heap is :func:`heap_option`'s): room within the bot's address-space limit,
@@ -150,7 +155,7 @@ def adapter_classes(kit: Path) -> Path:
     source = ADAPTER_SOURCE.read_bytes()
     key = hashlib.sha256(source + content_hash(kit).encode()).hexdigest()[:16]
     folder = bot_cache_dir() / f"eaai-adapter-{key}"
-    if (folder / "ginarena" / "EaaiAdapter.class").is_file():
+    if (folder / AGENT_JAR).is_file():  # written last, after the classes
         return folder
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +173,8 @@ def adapter_classes(kit: Path) -> Path:
         if r.returncode != 0:
             why = (r.stderr.strip().splitlines() or ["no message"])[0]
             raise _error(f"the EAAI adapter does not compile against the kit {kit}: {why}")
+        with zipfile.ZipFile(work / AGENT_JAR, "w") as jar:
+            jar.writestr("META-INF/MANIFEST.MF", f"Manifest-Version: 1.0\nPremain-Class: {AGENT_CLASS}\n\n")
         for p in [work, *work.rglob("*")]:  # the bots' user reads it when the arena runs as root
             p.chmod(0o755 if p.is_dir() else 0o644)
         try:
@@ -199,6 +206,8 @@ def eaai_command(ref: BotRef, limits: Limits | None = None) -> tuple[list[str], 
     kit = kit_path()
     adapter = adapter_classes(kit)
     _check_class_path_entry(adapter, f"the EAAI adapter's folder {adapter} (the bot cache)")
+    if "=" in str(adapter):  # -javaagent:JAR=OPTIONS
+        raise _error(f"the EAAI adapter's folder {adapter} (the bot cache) contains '=', which -javaagent cannot take")
     # The player comes first, as in the kit's own projects: a player that finds its files from the
     # class path's root (the kit's GinRummyUtil.FileResource takes getResource("/"), the first folder
     # on it) finds them beside its classes, not in the adapter's cache folder.  So a player that ships
@@ -208,7 +217,8 @@ def eaai_command(ref: BotRef, limits: Limits | None = None) -> tuple[list[str], 
     # ginarena.* classes would shadow the adapter's, which gains it nothing: it runs in the adapter's
     # JVM and can read the adapter's stdin and fields anyway, and the arena checks every answer.
     classpath = os.pathsep.join(str(p) for p in (player, kit, adapter))
-    command = [_java("java"), *heap_option(limits), *JAVA_OPTIONS, "-cp", classpath, ADAPTER_CLASS]
+    agent = f"-javaagent:{adapter / AGENT_JAR}"
+    command = [_java("java"), *heap_option(limits), *JAVA_OPTIONS, agent, "-cp", classpath, ADAPTER_CLASS]
     command += [name, str(player), str(kit)]
     return command, str(player if player.is_dir() else player.parent)
 

@@ -312,12 +312,27 @@ def test_a_kit_style_simple_plays_gin_arenas_simple_about_evenly(java):
 
 
 @needs_java
-@pytest.mark.parametrize("player", ["KitSimplePlayer", "HelperRandPlayer", "StartRandPlayer", "CtorRandPlayer"])
+@pytest.mark.parametrize(
+    "player",
+    [
+        "KitSimplePlayer",
+        "HelperRandPlayer",
+        "StartRandPlayer",
+        "CtorRandPlayer",
+        "LocalRandPlayer",
+        "ListRandPlayer",
+        "SubRandPlayer",
+        "ZooRandPlayer",
+    ],
+)
 def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded(java, player):
     """Two fresh processes, same seeds: the same games.  KitSimplePlayer breaks ties with a Random in
     a field; HelperRandPlayer takes face-up cards at random from a static Random of another class of
     its own, StartRandPlayer from a Random it makes in startGame, CtorRandPlayer by coin flips its
-    constructor draws from a static Random and Math.random (the first game's differed)."""
+    constructor draws from a static Random and Math.random (the first game's differed).  The adapter
+    can reach none of these: LocalRandPlayer's coin is a new Random in each call, ListRandPlayer's
+    one kept in a list, SubRandPlayer's its own subclass of Random, and ZooRandPlayer's are made in
+    every way its class rewriting must follow (their games differed before it)."""
     simple = load_bot("simple")
     runs = []
     for _ in range(2):

@@ -14,11 +14,14 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
+import java.security.ProtectionDomain;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -517,17 +520,33 @@ public final class EaaiAdapter {
      * Collections.shuffle's.  It runs when a game's player is made and again after each startGame;
      * the generators that exist without the object (seedShared) are seeded before it is made too.
      *
-     * A Random the adapter cannot reach is not seeded: one made and used within a method, or made
-     * after startGame (until the next hand), held in an array or a collection, or not of the class
-     * Random itself (a SecureRandom adds entropy to any seed).  ThreadLocalRandom and clocks are
-     * beyond any seed.
+     * The Randoms it cannot reach are seeded when they are made: the player's classes are rewritten
+     * as they load (Rewriter) so that each "new Random()" of theirs is a SeededRandom, whose seed is
+     * the next number of a stream restarted at every seeding (fresh).  Made in the same order in
+     * a replay, they get the same seeds: one made and used within a method, made after startGame,
+     * held in an array or a collection, or of the player's own subclass of Random.  A SecureRandom
+     * adds entropy to any seed; ThreadLocalRandom, threads and clocks are beyond any seed.
      */
     static final class Seeder {
         /** The static Random fields of the player's other classes (findStatics), in name order. */
         private static final List<Field> STATICS = new ArrayList<>();
         private static final String RANDOM = "Ljava/util/Random;";
+        /** The stream of the seeds of the Randoms the player makes (fresh), restarted by shared(). */
+        private static long freshState = 0x5EED0F5BA5EL ^ 0x2545F4914F6CDD1DL;
 
         private long state;
+
+        /** The seed of a Random the player makes with no seed: the stream's next number. */
+        static synchronized long fresh() {
+            Seeder s = new Seeder(freshState);
+            long seed = s.next();
+            freshState = s.state;
+            return seed;
+        }
+
+        private static synchronized void restartFresh(long seed) {
+            freshState = seed;
+        }
 
         private Seeder(long seed) {
             state = seed;
@@ -709,13 +728,15 @@ public final class EaaiAdapter {
             }
             jdk("java.lang.Math$RandomNumberGeneratorHolder", "randomNumberGenerator", false);
             jdk("java.util.Collections", "r", true);
+            restartFresh(next());
         }
 
         private void visit(Object v, IdentityHashMap<Object, Boolean> seen, int depth) {
             if (v == null || seen.put(v, Boolean.TRUE) != null)
                 return;
             if (v instanceof Random) {
-                if (v.getClass() == Random.class) // never a SecureRandom: its setSeed adds entropy
+                // never a SecureRandom (its setSeed adds entropy), nor a subclass (setSeed may be its own)
+                if (v.getClass() == Random.class || v.getClass() == SeededRandom.class)
                     ((Random) v).setSeed(next());
                 return;
             }
@@ -746,6 +767,205 @@ public final class EaaiAdapter {
             } catch (Throwable e) {
                 System.err.println("[eaai adapter] cannot seed " + className + "." + field + ": " + e);
             }
+        }
+    }
+
+    // --- seeding the Randoms the player makes: its classes rewritten as they load -------------
+
+    /**
+     * What a player's "new Random()" makes once its class is rewritten (Rewriter): a Random seeded
+     * from the adapter's stream of the game (Seeder.fresh), so that a Random made within a method,
+     * or kept where the adapter cannot find it, draws the same numbers when the game is played
+     * again.  A player's own subclass of Random extends this one instead.
+     */
+    public static class SeededRandom extends Random {
+        private static final long serialVersionUID = 1L;
+
+        public SeededRandom() {
+            super(Seeder.fresh());
+        }
+
+        public SeededRandom(long seed) {
+            super(seed);
+        }
+    }
+
+    /**
+     * A Java agent (the jar's Premain-Class; eaai.py gives -javaagent) that rewrites each class the
+     * player's class path loads, the kit's included, so that it makes SeededRandoms where it made
+     * Randoms.  In the class file (JVMS 4): two constants are added (the name and the class
+     * SeededRandom); every "new java/util/Random" instruction, every reference to a constructor of
+     * Random, and a superclass Random are pointed at SeededRandom.  Nothing else changes: no
+     * instruction moves, and a field, a parameter or a stack map frame typed Random holds a
+     * SeededRandom as it held a Random.  A class file it cannot read is left as it is.
+     */
+    public static final class Rewriter implements ClassFileTransformer {
+        private static final byte[] SEEDED = "ginarena/EaaiAdapter$SeededRandom".getBytes(StandardCharsets.US_ASCII);
+        /** Each opcode's length in bytes; 0 for the three of variable length and for unused ones. */
+        private static final byte[] LENGTH = new byte[256];
+
+        static {
+            int[][] runs = { // {first, last, length}
+                {0x00, 0x0f, 1}, {0x10, 0x10, 2}, {0x11, 0x11, 3}, {0x12, 0x12, 2}, {0x13, 0x14, 3},
+                {0x15, 0x19, 2}, {0x1a, 0x35, 1}, {0x36, 0x3a, 2}, {0x3b, 0x83, 1}, {0x84, 0x84, 3},
+                {0x85, 0x98, 1}, {0x99, 0xa8, 3}, {0xa9, 0xa9, 2}, {0xac, 0xb1, 1}, {0xb2, 0xb8, 3},
+                {0xb9, 0xba, 5}, {0xbb, 0xbb, 3}, {0xbc, 0xbc, 2}, {0xbd, 0xbd, 3}, {0xbe, 0xbf, 1},
+                {0xc0, 0xc1, 3}, {0xc2, 0xc3, 1}, {0xc5, 0xc5, 4}, {0xc6, 0xc7, 3}, {0xc8, 0xc9, 5},
+            };
+            for (int[] r : runs)
+                for (int op = r[0]; op <= r[1]; op++)
+                    LENGTH[op] = (byte) r[2];
+        }
+
+        public static void premain(String args, Instrumentation inst) {
+            inst.addTransformer(new Rewriter());
+        }
+
+        @Override
+        public byte[] transform(ClassLoader loader, String name, Class<?> redefined, ProtectionDomain domain,
+                byte[] bytes) {
+            // The JDK's own classes and the adapter's are not the player's.
+            if (loader == null || loader == ClassLoader.getPlatformClassLoader() || name == null
+                    || name.startsWith("ginarena/"))
+                return null;
+            try {
+                return rewrite(bytes);
+            } catch (RuntimeException e) { // a class file the JVM will refuse anyway
+                return null;
+            }
+        }
+
+        /** The class file with its Randoms made SeededRandoms, or null when it makes none. */
+        static byte[] rewrite(byte[] b) {
+            if (u4(b, 0) != 0xCAFEBABE)
+                return null;
+            int count = u2(b, 8);
+            int[] at = new int[count]; // each constant's offset (0 for the second slot of a long or a double)
+            int p = 10;
+            for (int i = 1; i < count; i++) {
+                at[i] = p;
+                switch (b[p] & 0xff) {
+                    case 1: p += 3 + u2(b, p + 1); break;
+                    case 7: case 8: case 16: case 19: case 20: p += 3; break;
+                    case 15: p += 4; break;
+                    case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18: p += 5; break;
+                    case 5: case 6: p += 9; i++; break;
+                    default: return null;
+                }
+            }
+            int poolEnd = p;
+            int random = 0;
+            for (int i = 1; i < count && random == 0; i++)
+                if (at[i] != 0 && b[at[i]] == 7 && utf8(b, at, u2(b, at[i] + 1), "java/util/Random"))
+                    random = i;
+            if (random == 0)
+                return null;
+            List<Integer> constructors = new ArrayList<>(); // Methodrefs of Random.<init>
+            for (int i = 1; i < count; i++)
+                if (at[i] != 0 && b[at[i]] == 10 && u2(b, at[i] + 1) == random) {
+                    int nameAndType = u2(b, at[i] + 3);
+                    if (utf8(b, at, u2(b, at[nameAndType] + 1), "<init>"))
+                        constructors.add(at[i] + 1);
+                }
+            int superAt = poolEnd + 4;
+            boolean subclass = u2(b, superAt) == random;
+            if (constructors.isEmpty() && !subclass)
+                return null;
+            List<Integer> news = new ArrayList<>(); // operands of "new java/util/Random"
+            p = poolEnd + 6;
+            p += 2 + 2 * u2(b, p); // interfaces
+            p = members(b, p, null, 0, null); // fields
+            p = members(b, p, at, random, news); // methods
+            if (p < 0 || count + 2 > 0xffff)
+                return null;
+            int added = 3 + SEEDED.length + 3;
+            byte[] out = new byte[b.length + added];
+            System.arraycopy(b, 0, out, 0, poolEnd);
+            System.arraycopy(b, poolEnd, out, poolEnd + added, b.length - poolEnd);
+            out[poolEnd] = 1; // Utf8 "ginarena/EaaiAdapter$SeededRandom", constant number count
+            put2(out, poolEnd + 1, SEEDED.length);
+            System.arraycopy(SEEDED, 0, out, poolEnd + 3, SEEDED.length);
+            out[poolEnd + 3 + SEEDED.length] = 7; // Class of it, constant number count + 1
+            put2(out, poolEnd + 4 + SEEDED.length, count);
+            put2(out, 8, count + 2);
+            int seeded = count + 1;
+            for (int ref : constructors)
+                put2(out, ref, seeded);
+            if (subclass)
+                put2(out, superAt + added, seeded);
+            for (int operand : news)
+                put2(out, operand + added, seeded);
+            return out;
+        }
+
+        /**
+         * Skips the fields or methods from p (JVMS 4.5, 4.6) and returns where they end, or -1 when
+         * a method's code cannot be read; with news given, the operands of the methods' "new
+         * random" instructions are added to it.
+         */
+        private static int members(byte[] b, int p, int[] at, int random, List<Integer> news) {
+            int n = u2(b, p);
+            p += 2;
+            for (int m = 0; m < n; m++) {
+                p += 6; // access flags, name, descriptor
+                int attributes = u2(b, p);
+                p += 2;
+                for (int a = 0; a < attributes; a++) { // name, length, then (Code) max_stack, max_locals, length, code
+                    int length = u4(b, p + 2);
+                    if (news != null && utf8(b, at, u2(b, p), "Code") && !code(b, p + 14, u4(b, p + 10), random, news))
+                        return -1;
+                    p += 6 + length;
+                }
+            }
+            return p;
+        }
+
+        /**
+         * Walks the instructions of code[start, start + length) (JVMS 6.5); false at one it does not know,
+         * or when the last one does not end where the code does.
+         */
+        private static boolean code(byte[] b, int start, int length, int random, List<Integer> news) {
+            int pc = 0;
+            while (pc < length) {
+                int op = b[start + pc] & 0xff;
+                if (op == 0xbb && u2(b, start + pc + 1) == random)
+                    news.add(start + pc + 1);
+                if (op == 0xaa || op == 0xab) { // tableswitch, lookupswitch: padded to 4 bytes from the code's start
+                    int table = (pc + 4) & ~3;
+                    pc = op == 0xaa ? table + 12 + 4 * (u4(b, start + table + 8) - u4(b, start + table + 4) + 1)
+                            : table + 8 + 8 * u4(b, start + table + 4);
+                } else if (op == 0xc4) { // wide
+                    pc += (b[start + pc + 1] & 0xff) == 0x84 ? 6 : 4;
+                } else if (LENGTH[op] == 0) {
+                    return false;
+                } else {
+                    pc += LENGTH[op];
+                }
+            }
+            return pc == length;
+        }
+
+        private static boolean utf8(byte[] b, int[] at, int index, String ascii) {
+            if (index <= 0 || index >= at.length || at[index] == 0 || b[at[index]] != 1
+                    || u2(b, at[index] + 1) != ascii.length())
+                return false;
+            for (int i = 0; i < ascii.length(); i++)
+                if (b[at[index] + 3 + i] != (byte) ascii.charAt(i))
+                    return false;
+            return true;
+        }
+
+        private static int u2(byte[] b, int p) {
+            return (b[p] & 0xff) << 8 | (b[p + 1] & 0xff);
+        }
+
+        private static int u4(byte[] b, int p) {
+            return (b[p] & 0xff) << 24 | (b[p + 1] & 0xff) << 16 | (b[p + 2] & 0xff) << 8 | (b[p + 3] & 0xff);
+        }
+
+        private static void put2(byte[] b, int p, int v) {
+            b[p] = (byte) (v >>> 8);
+            b[p + 1] = (byte) v;
         }
     }
 
