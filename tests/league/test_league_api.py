@@ -56,7 +56,7 @@ def test_init_and_add_user_refuse_bad_input(tmp_path):
     out = arena("league", "init", str(folder), check=False)
     assert out.returncode == 2 and out.stderr.strip().startswith("error:") and "already holds a league" in out.stderr
     bad = tmp_path / "bad.toml"
-    bad.write_text("games_per_pairing = 3\n")
+    bad.write_text("duplicate = true\ngames_per_pairing = 3\n")
     out = arena("league", "init", str(tmp_path / "y"), "--config", str(bad), check=False)
     assert out.returncode == 2 and "games_per_pairing = 3" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     bad.write_text("house_bots = ['nosuchbot']\n")

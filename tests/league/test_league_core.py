@@ -44,7 +44,7 @@ def test_config_errors_are_one_line():
     with pytest.raises(LeagueError, match="unknown key 'gamez'"):
         config_from_dict({"gamez": 2})
     with pytest.raises(LeagueError, match="games_per_pairing = 21 must be even"):
-        LeagueConfig(games_per_pairing=21)
+        LeagueConfig(games_per_pairing=21, duplicate=True)
     with pytest.raises(LeagueError, match="sprt"):
         LeagueConfig(sprt={"elo0": 5, "elo1": 0})
     with pytest.raises(LeagueError, match="rules"):
