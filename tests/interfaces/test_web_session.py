@@ -24,9 +24,10 @@ from arena.engine.layout import (
 from arena.engine.showdown import knocker_proposal
 from arena.engine.step import apply_action, log_entry
 from arena.loading.load import load_bot
+from arena.settings.rules import load_rules
 from arena.web.session import BOT, PERSON, IllegalAction, PlaySession
-from arena.web.table import action_text
-from tests.scripted import encode, setup
+from arena.web.table import action_text, showdown
+from tests.scripted import act, encode, setup
 
 KNOCKER = "7c 7d 7h 2c 3c 4c 8s 9s Ts Kh"
 DEFENDER = "7s 5c 6c Js Qs 2h 3h Kd Qd 4d"
@@ -237,3 +238,48 @@ def test_the_bot_s_declined_big_gin_is_never_shown_to_the_person():
     sent = json.dumps(s.view())
     assert "big gin" not in sent and not _hidden_declines(s, sent)
     assert any(e.startswith("gin-chasing discards") for e in s.events)
+
+
+@pytest.mark.parametrize(
+    "preset, upcard, knocker, defender, discard, line",
+    [
+        (
+            "oklahoma",
+            "5s",
+            KNOCKER,
+            DEFENDER,
+            "Kh",
+            "You knock: (29 - 1 deadwood) x 2 (spade upcard) = 56 points to you",
+        ),
+        (
+            "oklahoma",
+            "5s",
+            GIN_HAND,
+            "7s 5d 6h Js Jh 2h 3h Qc Qd 4d",
+            "Ad",
+            "You go gin: (67 deadwood + 25 gin bonus) x 2 (spade upcard) = 184 points to you",
+        ),
+        (
+            "oklahoma",
+            "5s",
+            KNOCKER,
+            "Ac 4d 5d 6d 9h 9d 9c Jd Qd Kd",  # lays Ac off on 2c 3c 4c: 0 deadwood against 1
+            "Kh",
+            "simple undercuts you: (1 - 0 deadwood + 25 undercut bonus) x 2 (spade upcard) = 52 points to simple",
+        ),
+        (
+            "standard",
+            "5h",
+            KNOCKER,
+            "2h 4d 5d 6d 9h 9d 9c Jd Qd Kd",
+            "Kh",
+            "You knock: 2 - 1 deadwood = 1 point to you",
+        ),
+    ],
+)
+def test_the_score_line_doubles_the_whole_sum_and_reads_as_a_sentence(preset, upcard, knocker, defender, discard, line):
+    """A spade upcard doubles the points: "(29 - 1 deadwood) x 2", not "29 - 1 deadwood x 2" (which reads as
+    27); the person is "you" inside the sentence, and one point is a point."""
+    st, r = setup(load_rules(preset), knocker, defender, upcard, stock="Ad", dealer_seat=1)
+    act(st, r, "pass", "pass", discard, "knock")
+    assert showdown(st, r, ("You", "simple"))["line"] == line
