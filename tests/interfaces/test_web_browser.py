@@ -447,6 +447,33 @@ def test_the_table_fits_a_phone_and_a_desktop(browser, srv, shots):
             ctx.close()
 
 
+def test_a_long_bot_name_fits_a_narrow_phone(browser, shots, tmp_path):
+    """The bot's name is one word (a file's stem): at 360 px it pushed the table sideways."""
+    bot = tmp_path / "a_rather_long_opponent_bot_name_for_layout_testing.py"
+    bot.write_text((Path(__file__).resolve().parents[2] / "bots" / "simple.py").read_text())
+    srv = Server(App(bot=str(bot), seed=4), port=0).start()
+    ctx, page = _page(browser, {"width": 360, "height": 740})
+    try:
+        page.goto(srv.url)
+        page.wait_for_selector("#preset option", state="attached")
+        assert fits(page, 360)
+        _start(page, srv)
+        assert page.locator("#bot-name").inner_text().startswith("a_rather_long_opponent_bot_name_for_layout_testing")
+        assert fits(page, 360)
+        page.screenshot(path=str(shots / "long-name-table.png"))
+        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)  # the bot knocked
+        page.wait_for_selector("#arrange:not(.hidden)")
+        assert fits(page, 360)
+        page.screenshot(path=str(shots / "long-name-defend.png"))
+        page.click("#pass_defend")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        assert fits(page, 360)
+        page.screenshot(path=str(shots / "long-name-showdown.png"))
+    finally:
+        ctx.close()
+        srv.stop()
+
+
 def _recorded(tmp_path):
     from arena.run import run_tournament
     from arena.run.schedule import Inline
