@@ -187,6 +187,29 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_pass(browser, 
         ctx.close()
 
 
+def test_an_emptied_number_field_is_refused_by_name_not_dealt_as_0(browser, srv):
+    """Number("") is 0: an emptied Knock limit dealt a gin-only game.  A value the rules refuse is refused with a
+    line naming the setting, and so is an empty one; the field gets the focus."""
+    ctx, page = _page(browser)
+    try:
+        page.goto(srv.url)
+        page.wait_for_selector("#preset option", state="attached")
+        page.click("#advanced summary")
+        page.fill("#rule-knock_limit", "")
+        page.click("#go")
+        page.wait_for_selector("#start-msg.bad, #table:not(.hidden)")
+        assert srv.app.session is None  # no game dealt
+        msg = page.locator("#start-msg").inner_text()
+        assert msg == "Knock limit: the field is empty; enter a number from 0 to 10", msg
+        assert page.evaluate("document.activeElement.id") == "rule-knock_limit"
+        page.fill("#rule-knock_limit", "7")
+        page.click("#go")
+        page.wait_for_selector("#table:not(.hidden)")
+        assert srv.app.session.rules_obj.knock_limit == 7
+    finally:
+        ctx.close()
+
+
 def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with_naprej(browser, srv, shots):
     ctx, page = _page(browser, PHONE, locale="sl-SI")
     try:
