@@ -187,6 +187,33 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_pass(browser, 
         ctx.close()
 
 
+def test_the_deadwood_pill_shows_the_arrangement_on_screen_which_lay_down_scores(browser, srv, shots):
+    """The pill showed the server's best arrangement whatever the person arranged: 6 while Lay down scored 7."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, "Ac 2c 3c 4c 7c 7d 7h 2d 3s Kh", DEFENDER, 1, "pass", "pass")  # drew Ad
+        page.click("#knock")
+        card(page, "Kh").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        pill = page.locator("#deadwood")
+        assert pill.inner_text() == "deadwood 6"  # Ac-4c, 7c 7d 7h; 2d 3s Ad
+        card(page, "Ac", "#my-zones").drag_to(page.locator("#my-zones .zone.deadwood"))  # 2c 3c 4c is still a run
+        assert pill.inner_text() == "deadwood 7"
+        card(page, "7c", "#my-zones").click()  # 7d 7h is no meld: their 14 count until 7c is back
+        page.locator("#my-zones .zone.deadwood").click()
+        assert pill.inner_text() == "deadwood 28"
+        card(page, "7c", "#my-zones").click()
+        page.locator(f'#my-zones .zone:has(.card[data-id="{c("7d")}"])').click()
+        assert pill.inner_text() == "deadwood 7"
+        page.screenshot(path=str(shots / "lay-down-pill.png"))
+        page.click("#lay_down")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        assert srv.app.session.done_st[S_DEADWOOD] == 7
+    finally:
+        ctx.close()
+
+
 def test_an_emptied_number_field_is_refused_by_name_not_dealt_as_0(browser, srv):
     """Number("") is 0: an emptied Knock limit dealt a gin-only game.  A value the rules refuse is refused with a
     line naming the setting, and so is an empty one; the field gets the focus."""
