@@ -69,11 +69,11 @@ def _start(page, srv, **select):
     page.wait_for_selector("#table:not(.hidden)")
 
 
-def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, scores=(0, 0)):
+def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, scores=(0, 0), upcard="5h"):
     """Deal a scripted hand into the live session (the game's ``scores`` before it), play ``actions``, and
     reload the page (it resumes)."""
     s = srv.app.session
-    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock="Ad", dealer_seat=dealer_seat, scores=scores)
+    st, _ = setup(s.rules_obj, nondealer, dealer, upcard, stock="Ad", dealer_seat=dealer_seat, scores=scores)
     with s.lock:
         s.st[:] = st
         s.done_st = s.st
@@ -119,7 +119,7 @@ def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement_that_win
         assert int(st[S_KNOCK_RUNS]) == mask_of(parse_cards("8s 9s Ts"))
         assert st[S_DEADWOOD] == 10
         line = page.locator("#box .line").inner_text()  # the bot lays off 7s, Js and Qs and keeps 40 deadwood
-        assert line == "You knocked: 40 − 10 deadwood = 30 points to You" and st[S_DEADWOOD + 1] == 40, line
+        assert line == "You knocked: 40 − 10 deadwood = 30 points to you" and st[S_DEADWOOD + 1] == 40, line
         assert page.locator("#box h2").inner_text() == "Game over: you win 120–0"  # 90 + 30: the game is won
         assert page.locator("#status").inner_text() == "Game over: you win."
         page.screenshot(path=str(shots / "showdown-desktop.png"))
@@ -210,6 +210,27 @@ def test_the_deadwood_pill_shows_the_arrangement_on_screen_which_lay_down_scores
         page.click("#lay_down")
         page.wait_for_selector("#overlay:not(.hidden)")
         assert srv.app.session.done_st[S_DEADWOOD] == 7
+    finally:
+        ctx.close()
+
+
+def test_a_spade_upcard_s_score_line_doubles_the_whole_sum_and_one_point_is_a_point(browser, srv, shots):
+    """Oklahoma: "(29 − 1 deadwood) × 2", not "29 − 1 deadwood × 2" (which reads as 27); "1 point to you"."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv, preset="oklahoma")
+        for upcard, defender, line in (
+            ("5s", DEFENDER, "You knocked: (29 − 1 deadwood) × 2 = 56 points to you"),
+            ("5h", "2h 4d 5d 6d 9h 9d 9c Jd Qd Kd", "You knocked: 2 − 1 deadwood = 1 point to you"),
+        ):
+            install(srv, page, KNOCKER, defender, 1, "pass", "pass", upcard=upcard)  # knock limit 5: Kh leaves 1
+            page.click("#knock")
+            card(page, "Kh").click()
+            page.wait_for_selector("#arrange:not(.hidden)")
+            page.click("#lay_down")
+            page.wait_for_selector("#overlay:not(.hidden)")
+            assert page.locator("#box .line").inner_text() == line
+            page.screenshot(path=str(shots / f"showdown-{upcard}.png"))
     finally:
         ctx.close()
 
