@@ -269,8 +269,14 @@ class PlaySession:
             self._finish_hand()
 
     def _logged(self, seat: int, phase: int, action: int, before: np.ndarray) -> None:
-        """Record a decision taken: the log entry and its words."""
+        """Record a decision taken: the log entry and its words.
+
+        The bot's declined knock and declined big gin go in the log but not in the words: the engine asks
+        a knock only when the discard leaves deadwood within the knock limit, and big gin only for a hand
+        whose 11 cards all meld, so "simple plays on" would tell the person what the table hides."""
         self.log.append(int(log_entry(seat, phase, action)))
+        if seat == BOT and phase in (PH_KNOCK, PH_BIG_GIN) and action == 0:
+            return
         text = action_text(self.names[seat], phase, action, before)
         item: dict[str, Any] = {"key": _KEYS[phase][min(action, 1) if phase != PH_DISCARD else 0], "seat": seat}
         if phase in (PH_UPCARD_NONDEALER, PH_UPCARD_DEALER):

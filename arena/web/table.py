@@ -97,26 +97,35 @@ def showdown(st: np.ndarray, rules: np.ndarray, names: tuple[str, str]) -> dict[
     res["hands"][k]["with_layoffs"] = [[c["id"] for c in cards(m)] for m in attach(t.knocker_melds, laid)]
     mult = t.mult
     bonus = rules_from_array(rules)
-    times = f" x {mult} (spade upcard)" if mult > 1 else ""
     o = res["outcome"]
 
     def v(seat: int, verb: str) -> str:  # "You knock", "simple knocks"
         return _verb(names[seat], verb)
 
+    def total(terms: str) -> str:
+        """The points' sum, doubled as a whole when the upcard was a spade: "(8 - 4 deadwood) x 2", never
+        "8 - 4 deadwood x 2", which reads as 8 - 8."""
+        return f"({terms}) x {mult} (spade upcard)" if mult > 1 else terms
+
     if o == "gin":
-        res["line"] = f"{names[k]} {v(k, 'go')} gin: {ddw} deadwood + {bonus.gin_bonus} gin bonus{times}"
+        res["line"] = f"{names[k]} {v(k, 'go')} gin: " + total(f"{ddw} deadwood + {bonus.gin_bonus} gin bonus")
     elif o == "big_gin":
-        res["line"] = f"{names[k]} {v(k, 'declare')} big gin: {ddw} deadwood + {bonus.big_gin_bonus} bonus{times}"
+        res["line"] = f"{names[k]} {v(k, 'declare')} big gin: " + total(f"{ddw} deadwood + {bonus.big_gin_bonus} bonus")
     elif o == "undercut":
-        res["line"] = (
-            f"{names[d]} {v(d, 'undercut')} {names[k]}: {kdw} - {ddw} deadwood + {bonus.undercut_bonus} "
-            f"undercut bonus{times}"
+        res["line"] = f"{names[d]} {v(d, 'undercut')} {_object(names[k])}: " + total(
+            f"{kdw} - {ddw} deadwood + {bonus.undercut_bonus} undercut bonus"
         )
     else:
-        res["line"] = f"{names[k]} {v(k, 'knock')}: {ddw} - {kdw} deadwood{times}"
+        res["line"] = f"{names[k]} {v(k, 'knock')}: " + total(f"{ddw} - {kdw} deadwood")
     winner = d if o == "undercut" else k
-    res["line"] += f" = {res['points'][winner]} points to {names[winner]}"
+    p = res["points"][winner]
+    res["line"] += f" = {p} point{'' if p == 1 else 's'} to {_object(names[winner])}"
     return res
+
+
+def _object(name: str) -> str:
+    """The person's name inside a sentence ("undercuts you", "points to you"); a bot's as it is."""
+    return "you" if name == "You" else name
 
 
 def _verb(name: str, verb: str) -> str:

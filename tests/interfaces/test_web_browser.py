@@ -69,11 +69,11 @@ def _start(page, srv, **select):
     page.wait_for_selector("#table:not(.hidden)")
 
 
-def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, scores=(0, 0)):
+def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, scores=(0, 0), upcard="5h"):
     """Deal a scripted hand into the live session (the game's ``scores`` before it), play ``actions``, and
     reload the page (it resumes)."""
     s = srv.app.session
-    st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock="Ad", dealer_seat=dealer_seat, scores=scores)
+    st, _ = setup(s.rules_obj, nondealer, dealer, upcard, stock="Ad", dealer_seat=dealer_seat, scores=scores)
     with s.lock:
         s.st[:] = st
         s.done_st = s.st
@@ -119,7 +119,7 @@ def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement_that_win
         assert int(st[S_KNOCK_RUNS]) == mask_of(parse_cards("8s 9s Ts"))
         assert st[S_DEADWOOD] == 10
         line = page.locator("#box .line").inner_text()  # the bot lays off 7s, Js and Qs and keeps 40 deadwood
-        assert line == "You knocked: 40 − 10 deadwood = 30 points to You" and st[S_DEADWOOD + 1] == 40, line
+        assert line == "You knocked: 40 − 10 deadwood = 30 points to you" and st[S_DEADWOOD + 1] == 40, line
         assert page.locator("#box h2").inner_text() == "Game over: you win 120–0"  # 90 + 30: the game is won
         assert page.locator("#status").inner_text() == "Game over: you win."
         page.screenshot(path=str(shots / "showdown-desktop.png"))
@@ -183,6 +183,77 @@ def test_defend_with_a_chained_layoff_an_illegal_one_refused_then_pass(browser, 
         assert int(st[S_LAID_OFF]) == mask_of(parse_cards("5c 6c 7s Js"))
         assert st[S_DEADWOOD] == 10 + 2 + 3 + 10 + 10 + 4 and st[S_POINTS + 1] == 39 - 1
         assert page.locator("#box .card.laid").count() == 4
+    finally:
+        ctx.close()
+
+
+def test_the_deadwood_pill_shows_the_arrangement_on_screen_which_lay_down_scores(browser, srv, shots):
+    """The pill showed the server's best arrangement whatever the person arranged: 6 while Lay down scored 7."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, "Ac 2c 3c 4c 7c 7d 7h 2d 3s Kh", DEFENDER, 1, "pass", "pass")  # drew Ad
+        page.click("#knock")
+        card(page, "Kh").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        pill = page.locator("#deadwood")
+        assert pill.inner_text() == "deadwood 6"  # Ac-4c, 7c 7d 7h; 2d 3s Ad
+        card(page, "Ac", "#my-zones").drag_to(page.locator("#my-zones .zone.deadwood"))  # 2c 3c 4c is still a run
+        assert pill.inner_text() == "deadwood 7"
+        card(page, "7c", "#my-zones").click()  # 7d 7h is no meld: their 14 count until 7c is back
+        page.locator("#my-zones .zone.deadwood").click()
+        assert pill.inner_text() == "deadwood 28"
+        card(page, "7c", "#my-zones").click()
+        page.locator(f'#my-zones .zone:has(.card[data-id="{c("7d")}"])').click()
+        assert pill.inner_text() == "deadwood 7"
+        page.screenshot(path=str(shots / "lay-down-pill.png"))
+        page.click("#lay_down")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        assert srv.app.session.done_st[S_DEADWOOD] == 7
+    finally:
+        ctx.close()
+
+
+def test_a_spade_upcard_s_score_line_doubles_the_whole_sum_and_one_point_is_a_point(browser, srv, shots):
+    """Oklahoma: "(29 − 1 deadwood) × 2", not "29 − 1 deadwood × 2" (which reads as 27); "1 point to you"."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv, preset="oklahoma")
+        for upcard, defender, line in (
+            ("5s", DEFENDER, "You knocked: (29 − 1 deadwood) × 2 = 56 points to you"),
+            ("5h", "2h 4d 5d 6d 9h 9d 9c Jd Qd Kd", "You knocked: 2 − 1 deadwood = 1 point to you"),
+        ):
+            install(srv, page, KNOCKER, defender, 1, "pass", "pass", upcard=upcard)  # knock limit 5: Kh leaves 1
+            page.click("#knock")
+            card(page, "Kh").click()
+            page.wait_for_selector("#arrange:not(.hidden)")
+            page.click("#lay_down")
+            page.wait_for_selector("#overlay:not(.hidden)")
+            assert page.locator("#box .line").inner_text() == line
+            page.screenshot(path=str(shots / f"showdown-{upcard}.png"))
+    finally:
+        ctx.close()
+
+
+def test_an_emptied_number_field_is_refused_by_name_not_dealt_as_0(browser, srv):
+    """Number("") is 0: an emptied Knock limit dealt a gin-only game.  A value the rules refuse is refused with a
+    line naming the setting, and so is an empty one; the field gets the focus."""
+    ctx, page = _page(browser)
+    try:
+        page.goto(srv.url)
+        page.wait_for_selector("#preset option", state="attached")
+        page.click("#advanced summary")
+        page.fill("#rule-knock_limit", "")
+        page.click("#go")
+        page.wait_for_selector("#start-msg.bad, #table:not(.hidden)")
+        assert srv.app.session is None  # no game dealt
+        msg = page.locator("#start-msg").inner_text()
+        assert msg == "Knock limit: the field is empty; enter a number from 0 to 10", msg
+        assert page.evaluate("document.activeElement.id") == "rule-knock_limit"
+        page.fill("#rule-knock_limit", "7")
+        page.click("#go")
+        page.wait_for_selector("#table:not(.hidden)")
+        assert srv.app.session.rules_obj.knock_limit == 7
     finally:
         ctx.close()
 
@@ -445,6 +516,33 @@ def test_the_table_fits_a_phone_and_a_desktop(browser, srv, shots):
             page.screenshot(path=str(shots / f"table-{name}.png"))
         finally:
             ctx.close()
+
+
+def test_a_long_bot_name_fits_a_narrow_phone(browser, shots, tmp_path):
+    """The bot's name is one word (a file's stem): at 360 px it pushed the table sideways."""
+    bot = tmp_path / "a_rather_long_opponent_bot_name_for_layout_testing.py"
+    bot.write_text((Path(__file__).resolve().parents[2] / "bots" / "simple.py").read_text())
+    srv = Server(App(bot=str(bot), seed=4), port=0).start()
+    ctx, page = _page(browser, {"width": 360, "height": 740})
+    try:
+        page.goto(srv.url)
+        page.wait_for_selector("#preset option", state="attached")
+        assert fits(page, 360)
+        _start(page, srv)
+        assert page.locator("#bot-name").inner_text().startswith("a_rather_long_opponent_bot_name_for_layout_testing")
+        assert fits(page, 360)
+        page.screenshot(path=str(shots / "long-name-table.png"))
+        install(srv, page, KNOCKER, DEFENDER, 0, "pass", "pass", "Kh", defend=True)  # the bot knocked
+        page.wait_for_selector("#arrange:not(.hidden)")
+        assert fits(page, 360)
+        page.screenshot(path=str(shots / "long-name-defend.png"))
+        page.click("#pass_defend")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        assert fits(page, 360)
+        page.screenshot(path=str(shots / "long-name-showdown.png"))
+    finally:
+        ctx.close()
+        srv.stop()
 
 
 def _recorded(tmp_path):

@@ -24,9 +24,10 @@ def used_keys() -> set[str]:
     """Every key the play page asks for: in its markup, in t("...") calls, and built from the server's names."""
     html = (STATIC / "play.html").read_text(encoding="utf-8")
     keys = set(re.findall(r'data-i18n="([^"]+)"', html))
-    keys |= set(re.findall(r'\bt\("([a-z_.]*[a-z_])"\s*[,)]', html))  # t("st.draw"), not t("line." + ...)
+    keys |= set(re.findall(r'\b(?:t|plural)\("([a-z_.]*[a-z_])"\s*[,)]', html))  # t("st.draw"), not t("line." + ...)
     events = {k for pair in _KEYS.values() for k in pair} | {"deal", "lay_off"}
     keys |= {f"ev.{e}.{who}" for e in events for who in ("you", "other")} | {"ev.take_back.you"}  # bots never take back
+    keys -= {"ev.no_knock.other", "ev.no_big_gin.other"}  # the bot's declines are never shown (they tell its hand)
     keys |= {f"out.{o}" for o in OUTCOME_NAMES if o not in ("none", "forfeit")}
     keys |= {f"line.{o}" for o in ("knock", "gin", "big_gin", "undercut", "dead", "capped")}
     keys |= {f"err.{code}" for code in REFUSALS}  # the refusals the page says in its own words

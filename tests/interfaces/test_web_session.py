@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import numpy as np
 import pytest
 
-from arena.engine.cards import mask_of, parse_card, parse_cards
-from arena.engine.layout import PH_DONE, S_CUR, S_DEADWOOD, S_DEF_RUNS, S_DEF_SETS, S_HAND, S_LAID_OFF, S_PHASE
+from arena.engine.cards import card_value, mask_of, parse_card, parse_cards
+from arena.engine.layout import (
+    PH_BIG_GIN,
+    PH_DONE,
+    PH_KNOCK,
+    S_CUR,
+    S_DEADWOOD,
+    S_DEF_RUNS,
+    S_DEF_SETS,
+    S_HAND,
+    S_LAID_OFF,
+    S_PHASE,
+)
 from arena.engine.showdown import knocker_proposal
-from arena.engine.step import apply_action
+from arena.engine.step import apply_action, log_entry
+from arena.loading.load import load_bot
+from arena.settings.rules import load_rules
 from arena.web.session import BOT, PERSON, IllegalAction, PlaySession
-from arena.web.table import action_text
-from tests.scripted import encode, setup
+from arena.web.table import action_text, showdown
+from tests.scripted import act, encode, setup
 
 KNOCKER = "7c 7d 7h 2c 3c 4c 8s 9s Ts Kh"
 DEFENDER = "7s 5c 6c Js Qs 2h 3h Kd Qd 4d"
@@ -23,9 +39,9 @@ def c(text):
     return parse_card(text)
 
 
-def session(nondealer, dealer, dealer_seat, *actions, defend=False, stock="Ad"):
+def session(nondealer, dealer, dealer_seat, *actions, defend=False, stock="Ad", bot="simple", loader=load_bot):
     """A session whose hand is the scripted one, ``actions`` played through the session."""
-    s = PlaySession.start(bot="simple", seed=1)
+    s = PlaySession.start(bot=bot, seed=1, loader=loader)
     st, _ = setup(s.rules_obj, nondealer, dealer, "5h", stock=stock, dealer_seat=dealer_seat)
     s.st[:] = st
     s.hand_over, s.stage, s.events, s.items = False, "play", [], []
@@ -150,3 +166,120 @@ def test_big_gin_is_declared_and_must_meld_every_card():
         s.act("lay_down", melds=[[c(x) for x in m.split()] for m in ("2c 3c 4c", "8s 9s Ts", "Kc Kd Kh Ks")])
     s.act("lay_down", melds=[[c(x) for x in m.split()] for m in ("2c 3c 4c 5c", "8s 9s Ts", "Kc Kd Kh Ks")])
     assert s.last_hand["outcome"] == "big_gin" and s.last_hand["points"][PERSON] == 31 + 67
+
+
+def declining_bot(spec="gin-chasing"):
+    """gin-chasing, which plays on with up to 10 deadwood while the stock is long, made to decline big gin too."""
+    b = load_bot(spec)
+    functions = list(b.functions)
+    functions[PH_BIG_GIN] = lambda *_: 0
+    return dataclasses.replace(b, functions=tuple(functions))
+
+
+def _hidden_declines(s, sent):
+    """What ``sent`` (a view, as JSON) tells of the bot's declined knock or big gin: log items and lines."""
+    v, bot = json.loads(sent), s.names[BOT]
+    told = [i for i in v["log"] if i["seat"] == BOT and i["key"] in ("no_knock", "no_big_gin")]
+    return (
+        told
+        + [f"{bot} does not ..."] * sent.count(f"{bot} does not")
+        + [f"{bot} plays on"] * sent.count(f"{bot} plays on")
+    )
+
+
+def _play_a_move(s):
+    """The person's move: knock as soon as a discard allows it, else shed the highest deadwood card."""
+    v = s.view()
+    if s.stage == "lay_down":
+        s.act("lay_down", melds=v["arrange"]["proposal"])
+    elif s.stage == "defend":
+        s.act("pass")
+    elif "pass" in v["allowed"]:
+        s.act("pass")
+    elif "draw_stock" in v["allowed"]:
+        s.act("draw_stock")
+    elif "no_big_gin" in v["allowed"]:
+        s.act("no_big_gin")
+    elif v["knock_discards"]:
+        s.act("knock", v["knock_discards"][0])
+    else:
+        loose = v["you"]["deadwood_cards"] or [c["id"] for c in v["you"]["cards"]]
+        s.act("play_on", max(loose, key=lambda x: (card_value(x), x)))
+
+
+def test_the_bot_s_declined_knock_is_never_shown_to_the_person_and_the_games_play_on():
+    """The engine asks a knock only when the discard leaves deadwood within the knock limit: a "gin-chasing plays
+    on" line told the person the bot was that close.  Whole games against a bot that declines many knocks."""
+    bot = declining_bot()
+    declines = 0
+    for seed in (1, 2):
+        s = PlaySession.start(bot="gin-chasing", seed=seed, loader=lambda _: bot)
+        for _ in range(3000):
+            sent = json.dumps(s.view())
+            assert not _hidden_declines(s, sent), _hidden_declines(s, sent)
+            if s.game_over:
+                break
+            if s.hand_over:
+                s.next_hand()
+            else:
+                _play_a_move(s)
+        assert s.game_over
+        assert [sum(h["points"][p] for h in s.history) for p in (0, 1)] == s.view()["scores"]
+        assert max(s.view()["scores"]) >= 100
+        declines += s.log.count(int(log_entry(BOT, PH_KNOCK, 0)))
+    assert declines >= 5  # the bot did decline knocks: the test saw what it checks
+
+
+def test_the_bot_s_declined_big_gin_is_never_shown_to_the_person():
+    s = session(GIN_HAND, NO_MELDS, 0, "pass", "pass", stock="Ks", bot="gin-chasing", loader=lambda _: declining_bot())
+    assert s.st[S_CUR] == BOT and s.table.phase == PH_BIG_GIN  # the bot drew Ks: its 11 cards meld
+    s._bot_moves()
+    assert int(log_entry(BOT, PH_BIG_GIN, 0)) in s.log  # it declined, then discarded
+    sent = json.dumps(s.view())
+    assert "big gin" not in sent and not _hidden_declines(s, sent)
+    assert any(e.startswith("gin-chasing discards") for e in s.events)
+
+
+@pytest.mark.parametrize(
+    "preset, upcard, knocker, defender, discard, line",
+    [
+        (
+            "oklahoma",
+            "5s",
+            KNOCKER,
+            DEFENDER,
+            "Kh",
+            "You knock: (29 - 1 deadwood) x 2 (spade upcard) = 56 points to you",
+        ),
+        (
+            "oklahoma",
+            "5s",
+            GIN_HAND,
+            "7s 5d 6h Js Jh 2h 3h Qc Qd 4d",
+            "Ad",
+            "You go gin: (67 deadwood + 25 gin bonus) x 2 (spade upcard) = 184 points to you",
+        ),
+        (
+            "oklahoma",
+            "5s",
+            KNOCKER,
+            "Ac 4d 5d 6d 9h 9d 9c Jd Qd Kd",  # lays Ac off on 2c 3c 4c: 0 deadwood against 1
+            "Kh",
+            "simple undercuts you: (1 - 0 deadwood + 25 undercut bonus) x 2 (spade upcard) = 52 points to simple",
+        ),
+        (
+            "standard",
+            "5h",
+            KNOCKER,
+            "2h 4d 5d 6d 9h 9d 9c Jd Qd Kd",
+            "Kh",
+            "You knock: 2 - 1 deadwood = 1 point to you",
+        ),
+    ],
+)
+def test_the_score_line_doubles_the_whole_sum_and_reads_as_a_sentence(preset, upcard, knocker, defender, discard, line):
+    """A spade upcard doubles the points: "(29 - 1 deadwood) x 2", not "29 - 1 deadwood x 2" (which reads as
+    27); the person is "you" inside the sentence, and one point is a point."""
+    st, r = setup(load_rules(preset), knocker, defender, upcard, stock="Ad", dealer_seat=1)
+    act(st, r, "pass", "pass", discard, "knock")
+    assert showdown(st, r, ("You", "simple"))["line"] == line
