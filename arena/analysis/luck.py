@@ -607,7 +607,7 @@ def luck_results(parts: Iterable[pd.DataFrame], conf: float = 0.95) -> pd.DataFr
     Intervals are t intervals over duplicate pairs (a pair's mean is one
     observation; without duplicate pairs each game is its own pair, and
     ``pairs`` equals ``games``), but the plain win rate's, which is the
-    matchups table's (Wilson's, see :func:`arena.analysis.stats.share_ci`).
+    matchups table's (modified Wilson, see :func:`arena.analysis.stats.share_ci`).
     ``games_ratio`` is plain variance over adjusted variance: how many times
     more games the plain result needs for the interval the adjusted one has.
     """
