@@ -330,16 +330,43 @@ METHODS = [
 ]
 
 
-def _methods(conf: float) -> list[str]:
-    """:data:`METHODS` at the tables' level ``conf`` (the figures are drawn at 95% whatever it is)."""
+#: METHODS' words for duplicate pairs, and what a run without them says instead: there each game is its own
+#: sampling unit (the store gives each game a pair of its own), and no pair was won twice.
+_UNPAIRED = (
+    (
+        "Intervals are 95% and pair-clustered: the two games of a duplicate pair (same deal, seats swapped) are one "
+        "sampling unit;",
+        "Intervals are 95%: this run has no duplicate pairs, so each game is its own sampling "
+        "unit;",
+    ),
+    (
+        "over the pairs one bot won both games of.",
+        "over the pairs one bot won both games of (none here: the run has no duplicate pairs).",
+    ),
+)
+
+
+def _paired(ps: pd.DataFrame) -> bool:
+    """Whether the run's sampling units are duplicate pairs: without them each game is its own unit (as
+    many units as games), and the report's words for pairs claimed a pairing the run did not have."""
+    return ps.empty or bool((ps["pairs"] < ps["games"]).any())
+
+
+def _methods(conf: float, paired: bool = True) -> list[str]:
+    """:data:`METHODS` at the tables' level ``conf`` (the figures are drawn at 95% whatever it is), worded
+    for a run without duplicate pairs when ``paired`` is False."""
+    out = list(METHODS)
+    if not paired:
+        for old, new in _UNPAIRED:
+            out = [m.replace(old, new) for m in out]
     if conf == 0.95:
-        return METHODS
+        return out
     lv = _level(conf)
     return [
         m.replace("Intervals are 95%", f"Intervals are {lv} (the figures': 95%)").replace(
             "normal 95% interval", f"normal {lv} interval"
         )
-        for m in METHODS
+        for m in out
     ]
 
 
@@ -368,12 +395,17 @@ def _build(
     n_games = p.n_games
     n_hands = p.n_hands
     n_void = n_games - int(p.total("valid"))
+    paired = _paired(ps)
     anchor_txt = f"'{anchor}' = 0" if anchor else "mean of all bots = 0"
     facts = [
         ("bots", str(len(p.bots))),
         ("matchups", str(len(p.matchups))),
         ("games", f"{n_games:,}" + (f" ({n_void:,} without a result)" if n_void else "")),
-        ("duplicate pairs", f"{int(ps['pairs'].sum()):,} ({int(ps['complete_pairs'].sum()):,} complete)"),
+        (
+            ("duplicate pairs", f"{int(ps['pairs'].sum()):,} ({int(ps['complete_pairs'].sum()):,} complete)")
+            if paired
+            else ("duplicate pairs", "none: each game is its own sampling unit")
+        ),
         ("hands", f"{n_hands:,}" + ("" if p.has_hands else " (no hands recorded: per-hand figures use game totals)")),
         ("games with an error", f"{int(p.total('errors')):,}"),
         ("rating anchor", anchor_txt),
@@ -463,7 +495,14 @@ def _build(
     md += ["## Leaderboard", "", md_table(tables["leaderboard"]), "", *forfeit_md, *fig("ratings")]
     md += ["## Matchups", "", md_table(tables["pairs"]), "", *forfeit_md, *fig("heatmap"), *fig("convergence")]
     if cv is not None:
-        md += ["## Fewer games for the same certainty: the deal control variate", "", CV_TEXT, "", md_table(cv), ""]
+        md += [
+            "## Fewer games for the same certainty: the deal control variate",
+            "",
+            cv_text(paired),
+            "",
+            md_table(cv),
+            "",
+        ]
         md += forfeit_md
     md += ["## Play style (per hand played)", "", md_table(tables["style"]), ""]
     md += [*fig("outcomes"), *fig("scores"), *fig("lengths")]
@@ -474,7 +513,7 @@ def _build(
     md += dec_md
     luck_md, luck_html = luck_section(run, p.n_games)
     md += luck_md
-    md += ["## Methods", ""] + [f"- {m}" for m in _methods(conf)] + [""]
+    md += ["## Methods", ""] + [f"- {m}" for m in _methods(conf, paired)] + [""]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
             md += [f"## {label}", "", md_code(meta[key].rstrip(), "toml"), ""]
@@ -503,7 +542,10 @@ def _build(
     h += ["<h2>Leaderboard</h2>", html_table(tables["leaderboard"]), *forfeit_h, img("ratings")]
     h += ["<h2>Matchups</h2>", html_table(tables["pairs"]), *forfeit_h, img("heatmap"), img("convergence")]
     if cv is not None:
-        h += ["<h2>Fewer games for the same certainty: the deal control variate</h2>", f"<p>{html.escape(CV_TEXT)}</p>"]
+        h += [
+            "<h2>Fewer games for the same certainty: the deal control variate</h2>",
+            f"<p>{html.escape(cv_text(paired))}</p>",
+        ]
         h += [html_table(cv), *forfeit_h]
     h += [
         "<h2>Play style (per hand played)</h2>",
@@ -528,7 +570,7 @@ def _build(
         ]
     h += dec_html
     h += luck_html
-    h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in _methods(conf)) + "</ul>"]
+    h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in _methods(conf, paired)) + "</ul>"]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
             h += [f"<h2>{label}</h2>", f"<pre>{html.escape(meta[key].rstrip())}</pre>"]
@@ -632,6 +674,19 @@ CV_TEXT = (
     f"adjusted interval's width. A matchup of fewer than {PAIRS_TO_ADJUST} pairs has too few to fit beta's "
     f"{len(COVARIATES)} slopes: it is not adjusted, and its adjusted columns show 'not adjusted' and '-'."
 )
+
+
+def cv_text(paired: bool = True) -> str:
+    """:data:`CV_TEXT`, worded for a run without duplicate pairs when ``paired`` is False: there the unit the
+    adjustment, the folds and the least number to fit are counted in is the game."""
+    if paired:
+        return CV_TEXT
+    return (
+        CV_TEXT.replace("pair-clustered t interval", "t interval over the games")
+        .replace("per duplicate pair", "per game (the run has no duplicate pairs: each game is its own unit)")
+        .replace("each half of the pairs", "each half of the games")
+        .replace(f"fewer than {PAIRS_TO_ADJUST} pairs", f"fewer than {PAIRS_TO_ADJUST} games")
+    )
 
 
 def _cv_table(tally: Tally, order: list[str], conf: float) -> Table | None:
