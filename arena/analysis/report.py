@@ -336,8 +336,7 @@ _UNPAIRED = (
     (
         "Intervals are 95% and pair-clustered: the two games of a duplicate pair (same deal, seats swapped) are one "
         "sampling unit;",
-        "Intervals are 95%: this run has no duplicate pairs, so each game is its own sampling "
-        "unit;",
+        "Intervals are 95%: this run has no duplicate pairs, so each game is its own sampling unit;",
     ),
     (
         "over the pairs one bot won both games of.",
@@ -694,7 +693,8 @@ def _cv_table(tally: Tally, order: list[str], conf: float) -> Table | None:
     margins marked as in the matchups table when forfeits count 0-0 in them (:data:`FORFEIT_NOTE`)."""
     if not tally.cv:
         return None
-    head = ["matchup", "margin/game", f"{conf:.0%} CI", "adjusted", f"{conf:.0%} CI", "VRF", "equivalent games"]
+    ci = f"{_level(conf)} CI"
+    head = ["matchup", "margin/game", ci, "adjusted", ci, "VRF", "equivalent games"]
     ps = st.pair_stats(tally.summary, conf)
     forfeited, _ = _forfeited(ps)
     n_games = dict(zip(ps["matchup"], ps["games"]))

@@ -434,3 +434,13 @@ def test_a_run_without_duplicate_pairs_is_described_with_games_as_its_units_not_
     paired = write_report(_write_run(tmp_path / "paired", *run_tables))["report_md"].read_text()
     assert "(30 complete)" in paired and "the two games of a duplicate pair" in paired
     assert "per duplicate pair" in paired and "no duplicate pairs" not in paired
+
+
+def test_the_control_variate_table_names_a_999_level_as_the_other_tables_do_not_100(tmp_path, run_tables):
+    # f"{conf:.0%}" made 0.999 "100% CI", an interval that would be certain; the other tables said "99.9% CI".
+    run = _write_run(tmp_path / "conf999", *run_tables)
+    md = write_report(run, conf=0.999)["report_md"].read_text()
+    section = md.split("the deal control variate")[1]
+    head = next(line for line in section.splitlines() if line.startswith("| matchup"))
+    assert head.count("99.9% CI") == 2, head
+    assert "100%" not in head
