@@ -609,7 +609,9 @@ def luck_results(parts: Iterable[pd.DataFrame], conf: float = 0.95) -> pd.DataFr
     ``pairs`` equals ``games``), but the plain win rate's, which is the
     matchups table's (modified Wilson, see :func:`arena.analysis.stats.share_ci`).
     ``games_ratio`` is plain variance over adjusted variance: how many times
-    more games the plain result needs for the interval the adjusted one has.
+    more games the plain result needs for the interval the adjusted one has;
+    nan (undefined) when either variance is 0, as when every game had the
+    same result.
     """
     from arena.analysis.stats import share_ci
 
@@ -629,7 +631,9 @@ def luck_results(parts: Iterable[pd.DataFrame], conf: float = 0.95) -> pd.DataFr
                     row[f"{name}_{tag}"] = mean
                     row[f"{name}_{tag}_lo"] = lo
                     row[f"{name}_{tag}_hi"] = hi
-                row[f"{name}_games_ratio"] = est[i][3] / est[j][3] if est[j][3] > 0 else float("nan")
+                # undefined (nan) when either varies not at all: every game the same result made it 0.00
+                ok = est[i][3] > 0 and est[j][3] > 0
+                row[f"{name}_games_ratio"] = est[i][3] / est[j][3] if ok else float("nan")
             row["luck_per_game"] = s.luck_abs / s.games
             rows.append(row)
             del side

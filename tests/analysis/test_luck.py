@@ -505,3 +505,24 @@ def test_the_luck_tables_plain_win_rate_has_the_matchup_tables_interval_and_neve
     assert (x["win_plain_lo"], x["win_plain_hi"]) == pytest.approx((want["win_rate_ci_low"], want["win_rate_ci_high"]))
     assert (y["win_plain_lo"], y["win_plain_hi"]) == pytest.approx((1 - x["win_plain_hi"], 1 - x["win_plain_lo"]))
     assert x["win_plain_hi"] - x["win_plain_lo"] > 0.03
+
+
+def test_the_games_ratio_of_a_result_that_never_varied_is_undefined_not_zero():
+    """Every game won by the same bot: the plain win rate's variance is 0, and "x games" (plain variance over
+    adjusted variance) read 0.00, as if the adjustment cost all the games; it is undefined, shown "-"."""
+    from arena.analysis.luck_report import results_table
+
+    n = 40
+    rng = np.random.default_rng(4)
+    lp = rng.normal(0, 5, n)
+    parts = pd.DataFrame(
+        {
+            "matchup": "a vs b", "bot_a": "a", "bot_b": "b", "pair": np.arange(n), "hands": 3,
+            "margin": rng.normal(30, 20, n) + lp, "win": 1.0, "luck_points": lp, "luck_win": rng.normal(0, 0.1, n),
+        }
+    )  # fmt: skip
+    res = luck.luck_results([parts])
+    assert np.isnan(res["win_games_ratio"]).all()  # the plain win rate never varied
+    assert np.isfinite(res["points_games_ratio"]).all() and (res["points_games_ratio"] > 0).all()
+    row = results_table(res).rows[0]
+    assert row[-1] == "-" and row[7] == f"{res['points_games_ratio'].iloc[0]:.2f}"
