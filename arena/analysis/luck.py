@@ -61,7 +61,7 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -675,15 +675,24 @@ def luck_per_bot(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def stored_luck_per_bot(run_dir: str | Path) -> pd.DataFrame | None:
-    """:func:`luck_per_bot` of a run's stored luck table (None when there is none or it is not the shipped value's)."""
+def stored_luck_per_bot(run_dir: str | Path, game_ids: Collection[int] | None = None) -> pd.DataFrame | None:
+    """:func:`luck_per_bot` of a run's stored luck table (None when there is none or it is not the shipped value's).
+
+    ``game_ids``: only those games (``arena analyze`` shows the luck of the games it graded, not of the
+    whole run); the frame is empty when the table holds none of them.
+    """
     from arena.run.store import RunStore, StoreError
 
+    cols = ["bot_a", "bot_b", "hands", "luck_points", "luck_win"]
     try:
         store = RunStore(run_dir)
         if TABLE not in store.analyses() or store.analysis_info(TABLE).get("value_sha256") != shipped_value().sha256:
             return None
-        return luck_per_bot(store.analysis_parts(TABLE, ["bot_a", "bot_b", "hands", "luck_points", "luck_win"]))
+        if game_ids is None:
+            return luck_per_bot(store.analysis_parts(TABLE, cols))
+        ids = np.fromiter((int(i) for i in game_ids), dtype=np.int64)
+        parts = store.analysis_parts(TABLE, ["game_id", *cols])
+        return luck_per_bot(df[df["game_id"].isin(ids)] for df in parts)
     except StoreError:
         return None
 

@@ -238,24 +238,32 @@ def test_a_planted_blunder_of_known_cost_is_recovered_at_the_nominal_coverage(ru
 
 def test_arena_analyze_prints_each_bots_luck_per_game_and_per_hand_under_its_error_rates(runs):
     """After ``arena luck``, ``arena analyze`` prints, under the error-rate table, each bot's luck per game and
-    per hand (points) and per game (chance of winning), each bot in its own sign; with a luck table of
-    another value function it prints none."""
+    per hand (points) and per game (chance of winning), each bot in its own sign, over the games it graded
+    (``--games 3``: those three, as the error rates; it printed the whole run's 1,000 games there); with a
+    luck table of another value function it prints none."""
     from typer.testing import CliRunner
 
+    from arena.analysis import decisions as dec
     from arena.cli import app
 
     run = runs["ek"]
     luck.analyse_luck(run)
-    args = ["analyze", str(run), "--games", "1", "--samples", "4", "--quiet"]
+    args = ["analyze", str(run), "--games", "3", "--opponent", "early-knock", "--samples", "4", "--quiet"]
     out = CliRunner().invoke(app, args)
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     rates = next(i for i, line in enumerate(lines) if line.startswith("bot ") and "error x1000" in line)
-    head = lines.index("Luck of the cards (arena luck), next to the errors above: + favoured the bot")
+    head = lines.index(
+        "Luck of the cards in the games graded (arena luck), next to the errors above: + favoured the bot"
+    )
     assert rates < head and "luck pts/game" in lines[head + 1] and "pts/hand" in lines[head + 1]
     rows = {line.split()[0]: line.split() for line in lines[head + 2 : head + 4]}
     assert set(rows) == {"simple", "early-knock"}
+    graded = set(pd.concat(list(dec.read_parts(run, dec.TABLE, ["game_id"])))["game_id"])
+    assert len(graded) == 3
     t = _table(run)
+    t = t[t["game_id"].isin(graded)]
+    assert len(t) == 3
     for bot in ("simple", "early-knock"):
         sign = np.where(t["bot_a"] == bot, 1.0, -1.0)  # every game has this bot on one side
         games, hands = len(t), int(t["hands"].sum())
