@@ -61,7 +61,7 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -607,9 +607,11 @@ def luck_results(parts: Iterable[pd.DataFrame], conf: float = 0.95) -> pd.DataFr
     Intervals are t intervals over duplicate pairs (a pair's mean is one
     observation; without duplicate pairs each game is its own pair, and
     ``pairs`` equals ``games``), but the plain win rate's, which is the
-    matchups table's (Wilson's, see :func:`arena.analysis.stats.share_ci`).
+    matchups table's (modified Wilson, see :func:`arena.analysis.stats.share_ci`).
     ``games_ratio`` is plain variance over adjusted variance: how many times
-    more games the plain result needs for the interval the adjusted one has.
+    more games the plain result needs for the interval the adjusted one has;
+    nan (undefined) when either variance is 0, as when every game had the
+    same result.
     """
     from arena.analysis.stats import share_ci
 
@@ -629,7 +631,9 @@ def luck_results(parts: Iterable[pd.DataFrame], conf: float = 0.95) -> pd.DataFr
                     row[f"{name}_{tag}"] = mean
                     row[f"{name}_{tag}_lo"] = lo
                     row[f"{name}_{tag}_hi"] = hi
-                row[f"{name}_games_ratio"] = est[i][3] / est[j][3] if est[j][3] > 0 else float("nan")
+                # undefined (nan) when either varies not at all: every game the same result made it 0.00
+                ok = est[i][3] > 0 and est[j][3] > 0
+                row[f"{name}_games_ratio"] = est[i][3] / est[j][3] if ok else float("nan")
             row["luck_per_game"] = s.luck_abs / s.games
             rows.append(row)
             del side
@@ -671,15 +675,24 @@ def luck_per_bot(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def stored_luck_per_bot(run_dir: str | Path) -> pd.DataFrame | None:
-    """:func:`luck_per_bot` of a run's stored luck table (None when there is none or it is not the shipped value's)."""
+def stored_luck_per_bot(run_dir: str | Path, game_ids: Collection[int] | None = None) -> pd.DataFrame | None:
+    """:func:`luck_per_bot` of a run's stored luck table (None when there is none or it is not the shipped value's).
+
+    ``game_ids``: only those games (``arena analyze`` shows the luck of the games it graded, not of the
+    whole run); the frame is empty when the table holds none of them.
+    """
     from arena.run.store import RunStore, StoreError
 
+    cols = ["bot_a", "bot_b", "hands", "luck_points", "luck_win"]
     try:
         store = RunStore(run_dir)
         if TABLE not in store.analyses() or store.analysis_info(TABLE).get("value_sha256") != shipped_value().sha256:
             return None
-        return luck_per_bot(store.analysis_parts(TABLE, ["bot_a", "bot_b", "hands", "luck_points", "luck_win"]))
+        if game_ids is None:
+            return luck_per_bot(store.analysis_parts(TABLE, cols))
+        ids = np.fromiter((int(i) for i in game_ids), dtype=np.int64)
+        parts = store.analysis_parts(TABLE, ["game_id", *cols])
+        return luck_per_bot(df[df["game_id"].isin(ids)] for df in parts)
     except StoreError:
         return None
 

@@ -54,6 +54,11 @@ def _rate(v: float) -> str:
     return f"{100 * min(max(v, 0.0), 1.0):.1f}%" if np.isfinite(v) else "-"
 
 
+def _ratio(v: float) -> str:
+    """A games ratio as text; "-" where it is undefined (a variance of 0: every game the same result)."""
+    return f"{v:.2f}" if np.isfinite(v) else "-"
+
+
 def results_table(res: pd.DataFrame) -> Table:
     """Per matchup and bot: points per game and win rate, plain and adjusted, with intervals and games ratios.
 
@@ -85,12 +90,12 @@ def results_table(res: pd.DataFrame) -> Table:
                 _ci(r.points_plain_lo, r.points_plain_hi, 2, False),
                 f"{r.points_adjusted:+.2f}",
                 _ci(r.points_adjusted_lo, r.points_adjusted_hi, 2, False),
-                f"{r.points_games_ratio:.2f}",
+                _ratio(r.points_games_ratio),
                 _rate(r.win_plain),
                 _ci(r.win_plain_lo, r.win_plain_hi, 1, True),
                 _rate(r.win_adjusted),
                 _ci(r.win_adjusted_lo, r.win_adjusted_hi, 1, True),
-                f"{r.win_games_ratio:.2f}",
+                _ratio(r.win_games_ratio),
             ]
         )
     return Table(head, rows, "llrrrrrrrrrrr")

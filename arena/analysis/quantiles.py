@@ -1,8 +1,8 @@
-"""The analysis's distribution functions: Student's t and normal quantiles, and the sign test.
+"""The analysis's distribution functions: Student's t, normal and beta quantiles, and the sign test.
 
 Every interval and test the analysis prints takes its quantile from here, so
 they agree.  They come from :mod:`scipy.special` (the functions behind
-``scipy.stats.t.ppf``, ``norm.ppf`` and ``binom.cdf``), imported when first
+``scipy.stats.t.ppf``, ``norm.ppf``, ``beta.ppf`` and ``binom.cdf``), imported when first
 called.  Importing ``scipy.stats`` (and ``scipy.optimize`` with it) costs
 about a second of CPU, and every ``arena run`` prints its tables when it
 ends, so a short run spent more time importing statistics than playing.
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["normal_quantile", "sign_test_p", "t_quantile"]
+__all__ = ["beta_quantile", "normal_quantile", "sign_test_p", "t_quantile"]
 
 
 def t_quantile(conf: float, df: Any) -> Any:
@@ -34,6 +34,23 @@ def normal_quantile(conf: float) -> float:
     from scipy.special import ndtri
 
     return float(ndtri(0.5 + conf / 2.0))
+
+
+def beta_quantile(q: float, a: Any, b: Any) -> Any:
+    """The ``q`` quantile of the beta distribution ``Beta(a, b)``: ``scipy.stats.beta.ppf(q, a, b)``.
+
+    For whole ``a = x`` and ``b = n - x + 1`` it is the exact (Clopper-Pearson) one-sided lower bound of a
+    binomial proportion after ``x`` successes in ``n``: the ``p`` with ``P(Binomial(n, p) >= x) = q``.
+    0 where ``a <= 0`` (no success bounds ``p`` away from 0); a float for scalars, an array for arrays.
+    """
+    from scipy.special import betaincinv
+
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    ok = (a > 0) & (b > 0)
+    with np.errstate(invalid="ignore"):
+        out = np.where(ok, betaincinv(np.where(ok, a, 1.0), np.where(ok, b, 1.0), q), 0.0)
+    out = np.where(np.isnan(a) | np.isnan(b) | (b <= 0), np.nan, out)
+    return float(out) if out.ndim == 0 else out
 
 
 def sign_test_p(wins: int, losses: int) -> float:

@@ -317,8 +317,10 @@ METHODS = [
     "Intervals are 95% and pair-clustered: the two games of a duplicate pair (same deal, seats swapped) are one "
     "sampling unit; a bot's figures over its matchups, the ratings and the run's first-mover row are clustered on "
     "the deal (every matchup plays the same deals). Per-hand rates and margins use the cluster-robust ratio "
-    "estimator with a Student t interval; win rates and shares use Wilson's score interval on its effective "
-    "sample size, which stays inside 0-100% and is never a point after a clean sweep.",
+    "estimator with a Student t interval; win rates and shares use the modified Wilson interval (Brown, Cai and "
+    "DasGupta) on its effective sample size: Wilson's score interval, which stays inside 0-100% and is never a "
+    "point after a clean sweep, with the exact one-sided binomial bound near 0% and 100%, where Wilson's alone "
+    "covers only about 84% when a bot wins once or twice.",
     "Sign test: exact two-sided binomial test (p = 1/2) over the pairs one bot won both games of.",
     "Ratings: Bradley-Terry (logistic Elo) maximum likelihood over all games, one virtual drawn game per matchup as "
     "a prior (keeps a clean sweep finite), deal-clustered sandwich standard errors, normal 95% interval.",
@@ -328,16 +330,42 @@ METHODS = [
 ]
 
 
-def _methods(conf: float) -> list[str]:
-    """:data:`METHODS` at the tables' level ``conf`` (the figures are drawn at 95% whatever it is)."""
+#: METHODS' words for duplicate pairs, and what a run without them says instead: there each game is its own
+#: sampling unit (the store gives each game a pair of its own), and no pair was won twice.
+_UNPAIRED = (
+    (
+        "Intervals are 95% and pair-clustered: the two games of a duplicate pair (same deal, seats swapped) are one "
+        "sampling unit;",
+        "Intervals are 95%: this run has no duplicate pairs, so each game is its own sampling unit;",
+    ),
+    (
+        "over the pairs one bot won both games of.",
+        "over the pairs one bot won both games of (none here: the run has no duplicate pairs).",
+    ),
+)
+
+
+def _paired(ps: pd.DataFrame) -> bool:
+    """Whether the run's sampling units are duplicate pairs: without them each game is its own unit (as
+    many units as games), and the report's words for pairs claimed a pairing the run did not have."""
+    return ps.empty or bool((ps["pairs"] < ps["games"]).any())
+
+
+def _methods(conf: float, paired: bool = True) -> list[str]:
+    """:data:`METHODS` at the tables' level ``conf`` (the figures are drawn at 95% whatever it is), worded
+    for a run without duplicate pairs when ``paired`` is False."""
+    out = list(METHODS)
+    if not paired:
+        for old, new in _UNPAIRED:
+            out = [m.replace(old, new) for m in out]
     if conf == 0.95:
-        return METHODS
+        return out
     lv = _level(conf)
     return [
         m.replace("Intervals are 95%", f"Intervals are {lv} (the figures': 95%)").replace(
             "normal 95% interval", f"normal {lv} interval"
         )
-        for m in METHODS
+        for m in out
     ]
 
 
@@ -366,12 +394,17 @@ def _build(
     n_games = p.n_games
     n_hands = p.n_hands
     n_void = n_games - int(p.total("valid"))
+    paired = _paired(ps)
     anchor_txt = f"'{anchor}' = 0" if anchor else "mean of all bots = 0"
     facts = [
         ("bots", str(len(p.bots))),
         ("matchups", str(len(p.matchups))),
         ("games", f"{n_games:,}" + (f" ({n_void:,} without a result)" if n_void else "")),
-        ("duplicate pairs", f"{int(ps['pairs'].sum()):,} ({int(ps['complete_pairs'].sum()):,} complete)"),
+        (
+            ("duplicate pairs", f"{int(ps['pairs'].sum()):,} ({int(ps['complete_pairs'].sum()):,} complete)")
+            if paired
+            else ("duplicate pairs", "none: each game is its own sampling unit")
+        ),
         ("hands", f"{n_hands:,}" + ("" if p.has_hands else " (no hands recorded: per-hand figures use game totals)")),
         ("games with an error", f"{int(p.total('errors')):,}"),
         ("rating anchor", anchor_txt),
@@ -461,7 +494,14 @@ def _build(
     md += ["## Leaderboard", "", md_table(tables["leaderboard"]), "", *forfeit_md, *fig("ratings")]
     md += ["## Matchups", "", md_table(tables["pairs"]), "", *forfeit_md, *fig("heatmap"), *fig("convergence")]
     if cv is not None:
-        md += ["## Fewer games for the same certainty: the deal control variate", "", CV_TEXT, "", md_table(cv), ""]
+        md += [
+            "## Fewer games for the same certainty: the deal control variate",
+            "",
+            cv_text(paired),
+            "",
+            md_table(cv),
+            "",
+        ]
         md += forfeit_md
     md += ["## Play style (per hand played)", "", md_table(tables["style"]), ""]
     md += [*fig("outcomes"), *fig("scores"), *fig("lengths")]
@@ -472,7 +512,7 @@ def _build(
     md += dec_md
     luck_md, luck_html = luck_section(run, p.n_games)
     md += luck_md
-    md += ["## Methods", ""] + [f"- {m}" for m in _methods(conf)] + [""]
+    md += ["## Methods", ""] + [f"- {m}" for m in _methods(conf, paired)] + [""]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
             md += [f"## {label}", "", md_code(meta[key].rstrip(), "toml"), ""]
@@ -501,7 +541,10 @@ def _build(
     h += ["<h2>Leaderboard</h2>", html_table(tables["leaderboard"]), *forfeit_h, img("ratings")]
     h += ["<h2>Matchups</h2>", html_table(tables["pairs"]), *forfeit_h, img("heatmap"), img("convergence")]
     if cv is not None:
-        h += ["<h2>Fewer games for the same certainty: the deal control variate</h2>", f"<p>{html.escape(CV_TEXT)}</p>"]
+        h += [
+            "<h2>Fewer games for the same certainty: the deal control variate</h2>",
+            f"<p>{html.escape(cv_text(paired))}</p>",
+        ]
         h += [html_table(cv), *forfeit_h]
     h += [
         "<h2>Play style (per hand played)</h2>",
@@ -526,7 +569,7 @@ def _build(
         ]
     h += dec_html
     h += luck_html
-    h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in _methods(conf)) + "</ul>"]
+    h += ["<h2>Methods</h2>", "<ul>" + "".join(f"<li>{html.escape(m)}</li>" for m in _methods(conf, paired)) + "</ul>"]
     for key, label in (("rules", "rules.toml"), ("config", "config.toml")):
         if key in meta:
             h += [f"<h2>{label}</h2>", f"<pre>{html.escape(meta[key].rstrip())}</pre>"]
@@ -632,12 +675,26 @@ CV_TEXT = (
 )
 
 
+def cv_text(paired: bool = True) -> str:
+    """:data:`CV_TEXT`, worded for a run without duplicate pairs when ``paired`` is False: there the unit the
+    adjustment, the folds and the least number to fit are counted in is the game."""
+    if paired:
+        return CV_TEXT
+    return (
+        CV_TEXT.replace("pair-clustered t interval", "t interval over the games")
+        .replace("per duplicate pair", "per game (the run has no duplicate pairs: each game is its own unit)")
+        .replace("each half of the pairs", "each half of the games")
+        .replace(f"fewer than {PAIRS_TO_ADJUST} pairs", f"fewer than {PAIRS_TO_ADJUST} games")
+    )
+
+
 def _cv_table(tally: Tally, order: list[str], conf: float) -> Table | None:
     """Raw and control-variate-adjusted margins per matchup, in play order (None when unavailable); the
     margins marked as in the matchups table when forfeits count 0-0 in them (:data:`FORFEIT_NOTE`)."""
     if not tally.cv:
         return None
-    head = ["matchup", "margin/game", f"{conf:.0%} CI", "adjusted", f"{conf:.0%} CI", "VRF", "equivalent games"]
+    ci = f"{_level(conf)} CI"
+    head = ["matchup", "margin/game", ci, "adjusted", ci, "VRF", "equivalent games"]
     ps = st.pair_stats(tally.summary, conf)
     forfeited, _ = _forfeited(ps)
     n_games = dict(zip(ps["matchup"], ps["games"]))

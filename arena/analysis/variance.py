@@ -263,13 +263,25 @@ MIN_PAIRS_PER_COVARIATE = 10
 
 
 #: Fewest pairs of a matchup that the default two-fold cross-fit adjusts (each fold's slopes fitted on the other):
-#: below it the adjusted estimate is the raw one.
+#: below it the adjusted estimate is the raw one.  A matchup is adjusted only when *every* fold's slopes can be
+#: fitted (:func:`_can_cross_fit`), so with pairs numbered 0, 1, ... this is the threshold: 163 pairs split
+#: 82 + 81, and the fold fitted on 81 could not be adjusted.
 PAIRS_TO_ADJUST = 2 * (MIN_PAIRS_PER_COVARIATE * len(COVARIATES) + 2)
 
 
 def _too_few(pairs: float, covariates: int) -> bool:
     """Too few pairs to fit ``covariates`` slopes (and an intercept): the adjustment is left out."""
     return pairs < MIN_PAIRS_PER_COVARIATE * covariates + 2
+
+
+def _can_cross_fit(fold_sizes: np.ndarray, covariates: int) -> bool:
+    """Whether every fold can be adjusted: the pairs outside each fold are enough to fit the slopes.
+
+    All folds or none: with one fold adjusted and another not, the estimate was half adjusted, and was
+    shown with a measured-looking VRF as "adjusted" below :data:`PAIRS_TO_ADJUST` pairs.
+    """
+    total = float(np.sum(fold_sizes))
+    return bool(len(fold_sizes)) and all(not _too_few(total - float(f), covariates) for f in fold_sizes)
 
 
 def fit_beta(y: np.ndarray, z: np.ndarray, ridge: float = 1e-6) -> np.ndarray:
@@ -297,9 +309,10 @@ class CVEstimate:
     ``vrf``: the variance reduction factor, raw variance / adjusted variance
     (1.5 means the adjusted estimate is as precise as the raw one on 1.5x the
     games); ``equivalent_games``: games x vrf; ``reduction``: 1 - 1/vrf.
-    ``adjusted``: False when no fold had the pairs to fit ``beta`` (see
-    :func:`fit_beta`): ``adj`` is then ``raw`` and ``vrf`` 1 by construction, not
-    measured, and a table shows neither as if it were.
+    ``adjusted``: False when some fold had too few pairs outside it to fit
+    ``beta`` (see :func:`fit_beta`; fewer than :data:`PAIRS_TO_ADJUST` pairs
+    with two folds): then no fold is adjusted, ``adj`` is ``raw`` and ``vrf``
+    1 by construction, not measured, and a table shows neither as if it were.
     """
 
     raw: float
@@ -336,7 +349,8 @@ def adjusted_values(
 
     With ``beta`` given (e.g. fitted on an earlier run) it is used as is;
     otherwise cross-fitting over ``folds`` folds (``fold_of``: each pair's
-    fold, by default its row number modulo ``folds``).
+    fold, by default its row number modulo ``folds``), and ``y`` unchanged
+    unless every fold can be fitted (:func:`_can_cross_fit`).
     """
     y = np.asarray(y, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
@@ -344,6 +358,8 @@ def adjusted_values(
         return y - z @ np.asarray(beta, dtype=np.float64)
     fold = np.arange(len(y)) % folds if fold_of is None else np.asarray(fold_of) % folds
     out = y.copy()
+    if not _can_cross_fit(np.bincount(fold, minlength=folds), z.shape[1]):
+        return out
     for f in range(folds):
         test = fold == f
         b = fit_beta(y[~test], z[~test])
@@ -380,9 +396,8 @@ def cv_estimate(
     r = _t_ci(y, conf)
     a = _t_ci(adj, conf)
     vrf = (r[3] / a[3]) ** 2 if a[3] and a[3] > 0 else float("nan")
-    fold = np.arange(len(y)) % folds
     k = np.asarray(z).reshape(len(y), -1).shape[1]
-    fitted = beta is not None or any(not _too_few(int((fold != f).sum()), k) for f in range(folds))
+    fitted = beta is not None or _can_cross_fit(np.bincount(np.arange(len(y)) % folds, minlength=folds), k)
     n_games = int(games if games is not None else 2 * len(y))
     return CVEstimate(*r, *a, vrf=vrf, pairs=len(y), games=n_games, adjusted=fitted)
 
@@ -430,14 +445,13 @@ class CVSums:
         i = _WHAT.index(what)
         n_all = self.n.sum()
         adj_s = adj_ss = 0.0
-        fitted = False
+        fitted = _can_cross_fit(self.n, self.sz.shape[1])  # every fold, or none (as adjusted_values)
         for f in range(self.folds):
             o = np.arange(self.folds) != f  # fit on the other folds
             n, sy, sz = self.n[o].sum(), self.sy[i, o].sum(), self.sz[o].sum(axis=0)
-            if _too_few(n, sz.shape[0]):  # as fit_beta
+            if not fitted:
                 b = np.zeros(sz.shape[0])
             else:
-                fitted = True
                 a = self.szz[o].sum(axis=0) - np.outer(sz, sz) / n
                 c = self.szy[i, o].sum(axis=0) - sz * sy / n
                 a += ridge * np.trace(a) / a.shape[0] * np.eye(a.shape[0]) + 1e-12 * np.eye(a.shape[0])

@@ -1033,10 +1033,17 @@ def analyze(
     from arena.analysis.luck import stored_luck_per_bot
     from arena.analysis.luck_report import per_bot_text
 
-    per_bot = stored_luck_per_bot(run_dir)
+    # The luck of the games graded, not of the whole run: read next to error rates of 60 games against one
+    # opponent, the run's luck over thousands of games said nothing about them (and is near 0 by design).
+    graded = {int(i) for part in dec.read_parts(run_dir, res.table, ["game_id"]) for i in part["game_id"]}
+    per_bot = stored_luck_per_bot(run_dir, graded)
     if per_bot is not None and not per_bot.empty:
-        typer.echo("Luck of the cards (arena luck), next to the errors above: + favoured the bot")
+        measured = int(per_bot["games"].sum()) // 2  # every game counts once for each of its two bots
+        cover = f"{measured:,} of the {len(graded):,} games graded" if measured < len(graded) else "the games graded"
+        typer.echo(f"Luck of the cards in {cover} (arena luck), next to the errors above: + favoured the bot")
         typer.echo(per_bot_text(per_bot))
+        if measured < len(graded):
+            typer.echo("(run arena luck again to measure the games played since its last pass)")
     _left_out(run_dir)
 
 

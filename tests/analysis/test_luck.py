@@ -238,24 +238,32 @@ def test_a_planted_blunder_of_known_cost_is_recovered_at_the_nominal_coverage(ru
 
 def test_arena_analyze_prints_each_bots_luck_per_game_and_per_hand_under_its_error_rates(runs):
     """After ``arena luck``, ``arena analyze`` prints, under the error-rate table, each bot's luck per game and
-    per hand (points) and per game (chance of winning), each bot in its own sign; with a luck table of
-    another value function it prints none."""
+    per hand (points) and per game (chance of winning), each bot in its own sign, over the games it graded
+    (``--games 3``: those three, as the error rates; it printed the whole run's 1,000 games there); with a
+    luck table of another value function it prints none."""
     from typer.testing import CliRunner
 
+    from arena.analysis import decisions as dec
     from arena.cli import app
 
     run = runs["ek"]
     luck.analyse_luck(run)
-    args = ["analyze", str(run), "--games", "1", "--samples", "4", "--quiet"]
+    args = ["analyze", str(run), "--games", "3", "--opponent", "early-knock", "--samples", "4", "--quiet"]
     out = CliRunner().invoke(app, args)
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     rates = next(i for i, line in enumerate(lines) if line.startswith("bot ") and "error x1000" in line)
-    head = lines.index("Luck of the cards (arena luck), next to the errors above: + favoured the bot")
+    head = lines.index(
+        "Luck of the cards in the games graded (arena luck), next to the errors above: + favoured the bot"
+    )
     assert rates < head and "luck pts/game" in lines[head + 1] and "pts/hand" in lines[head + 1]
     rows = {line.split()[0]: line.split() for line in lines[head + 2 : head + 4]}
     assert set(rows) == {"simple", "early-knock"}
+    graded = set(pd.concat(list(dec.read_parts(run, dec.TABLE, ["game_id"])))["game_id"])
+    assert len(graded) == 3
     t = _table(run)
+    t = t[t["game_id"].isin(graded)]
+    assert len(t) == 3
     for bot in ("simple", "early-knock"):
         sign = np.where(t["bot_a"] == bot, 1.0, -1.0)  # every game has this bot on one side
         games, hands = len(t), int(t["hands"].sum())
@@ -505,3 +513,24 @@ def test_the_luck_tables_plain_win_rate_has_the_matchup_tables_interval_and_neve
     assert (x["win_plain_lo"], x["win_plain_hi"]) == pytest.approx((want["win_rate_ci_low"], want["win_rate_ci_high"]))
     assert (y["win_plain_lo"], y["win_plain_hi"]) == pytest.approx((1 - x["win_plain_hi"], 1 - x["win_plain_lo"]))
     assert x["win_plain_hi"] - x["win_plain_lo"] > 0.03
+
+
+def test_the_games_ratio_of_a_result_that_never_varied_is_undefined_not_zero():
+    """Every game won by the same bot: the plain win rate's variance is 0, and "x games" (plain variance over
+    adjusted variance) read 0.00, as if the adjustment cost all the games; it is undefined, shown "-"."""
+    from arena.analysis.luck_report import results_table
+
+    n = 40
+    rng = np.random.default_rng(4)
+    lp = rng.normal(0, 5, n)
+    parts = pd.DataFrame(
+        {
+            "matchup": "a vs b", "bot_a": "a", "bot_b": "b", "pair": np.arange(n), "hands": 3,
+            "margin": rng.normal(30, 20, n) + lp, "win": 1.0, "luck_points": lp, "luck_win": rng.normal(0, 0.1, n),
+        }
+    )  # fmt: skip
+    res = luck.luck_results([parts])
+    assert np.isnan(res["win_games_ratio"]).all()  # the plain win rate never varied
+    assert np.isfinite(res["points_games_ratio"]).all() and (res["points_games_ratio"] > 0).all()
+    row = results_table(res).rows[0]
+    assert row[-1] == "-" and row[7] == f"{res['points_games_ratio'].iloc[0]:.2f}"

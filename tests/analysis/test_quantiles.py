@@ -51,3 +51,22 @@ def test_a_run_that_prints_its_tables_imports_neither_scipy_stats_nor_scipy_opti
     assert out.returncode == 0, out.stderr
     assert "random vs simple" in out.stdout  # the tables were printed
     assert out.stdout.strip().splitlines()[-1] == "scipy: []"
+
+
+def test_the_beta_quantile_is_the_exact_one_sided_binomial_bound():
+    """For x successes in n, Beta(x, n - x + 1)'s q quantile is the p with P(Binomial(n, p) >= x) = q: checked
+    against the binomial sum written out, and against scipy.stats.beta.ppf for shapes that are not whole."""
+    import math
+
+    from arena.analysis.quantiles import beta_quantile
+
+    for n in (1, 5, 20, 50, 200):
+        for x in range(1, min(n, 12) + 1):
+            for q in (0.025, 0.05, 0.2):
+                p = beta_quantile(q, x, n - x + 1)
+                tail = sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(x, n + 1))
+                assert tail == pytest.approx(q, rel=1e-9), (n, x, q)
+    assert beta_quantile(0.05, 1, 50) == pytest.approx(1 - 0.95 ** (1 / 50), rel=1e-12)
+    a, b = np.array([0.3, 0.98, 2.5, 7.25]), np.array([49.02, 10.5, 3.0, 100.0])
+    assert beta_quantile(0.05, a, b) == pytest.approx(sps.beta.ppf(0.05, a, b), rel=1e-10)
+    assert beta_quantile(0.05, 0.0, 10.0) == 0.0  # no success: nothing bounds p away from 0

@@ -408,3 +408,39 @@ def test_a_report_at_another_confidence_labels_its_tables_with_that_level_not_95
     assert "Intervals are 90%" in md and "Intervals are 95%" not in md
     page = files["report_html"].read_text()
     assert "90% CI" in page and "Intervals are 90%" in page
+
+
+def test_a_run_without_duplicate_pairs_is_described_with_games_as_its_units_not_pairs(tmp_path, run_tables):
+    """A run with duplicate = false read "duplicate pairs: 300 (0 complete)", a Methods line saying the two
+    games of a duplicate pair are one sampling unit, and a control variate "per duplicate pair": its numbers
+    were right (each game is its own unit) but the words claimed a pairing the run did not have."""
+    from arena.run.runner import run_tournament
+    from arena.settings.config import TournamentConfig
+
+    cfg = TournamentConfig(
+        name="single", bots=("simple", "random"), games_per_pair=300, duplicate=False, chunk_size=300,
+        seed=7, workers=1, results_dir=str(tmp_path),
+    )  # fmt: skip
+    assert run_tournament(cfg, progress=False).status == "complete"
+    files = write_report(tmp_path / "single")
+    md, page = files["report_md"].read_text(), files["report_html"].read_text()
+    for text in (md, page):
+        assert "duplicate pairs" in text and "none: each game is its own sampling unit" in text
+        assert "0 complete" not in text
+        assert "the two games of a duplicate pair" not in text and "this run has no duplicate pairs" in text
+        assert "per duplicate pair" not in text and "per game (the run has no duplicate pairs" in text
+        assert "each half of the games" in text and "each half of the pairs" not in text
+    # a run with duplicate pairs keeps their words
+    paired = write_report(_write_run(tmp_path / "paired", *run_tables))["report_md"].read_text()
+    assert "(30 complete)" in paired and "the two games of a duplicate pair" in paired
+    assert "per duplicate pair" in paired and "no duplicate pairs" not in paired
+
+
+def test_the_control_variate_table_names_a_999_level_as_the_other_tables_do_not_100(tmp_path, run_tables):
+    # f"{conf:.0%}" made 0.999 "100% CI", an interval that would be certain; the other tables said "99.9% CI".
+    run = _write_run(tmp_path / "conf999", *run_tables)
+    md = write_report(run, conf=0.999)["report_md"].read_text()
+    section = md.split("the deal control variate")[1]
+    head = next(line for line in section.splitlines() if line.startswith("| matchup"))
+    assert head.count("99.9% CI") == 2, head
+    assert "100%" not in head

@@ -565,3 +565,65 @@ def test_a_matchup_whose_pairs_show_no_variance_gets_a_rating_interval_not_a_poi
     assert ps["elo_ci_high"] > 100  # the pair table's interval of the same gap
     assert gap_hi > 0.5 * ps["elo_ci_high"] and gap_lo < 0.5 * ps["elo_ci_low"]
     assert gap_hi < 2 * ps["elo_ci_high"] and gap_lo > 2 * ps["elo_ci_low"]
+
+
+# --- coverage near 0% and 100%, counted exactly ------------------------------------------------
+
+
+def _binom_pmf(k: int, n: int, p: float) -> float:
+    return math.comb(n, k) * p**k * (1.0 - p) ** (n - k)
+
+
+def _coverage_games(n: int, p: float) -> float:
+    """Exact coverage of the interval of ``n`` independent games (each its own unit, as without duplicate
+    pairs) at a true win rate ``p``: the binomial probability of every outcome whose interval holds ``p``."""
+    total = 0.0
+    for k in range(n + 1):
+        _, lo, hi = st.share_ci(n, k, k)
+        if lo <= p <= hi:
+            total += _binom_pmf(k, n, p)
+    return total
+
+
+def _coverage_pairs(g: int, p: float) -> float:
+    """The same for ``g`` duplicate pairs whose two games are independent wins with chance ``p``: a pair
+    is swept (share 1) with chance p^2, split (0.5) with 2p(1-p); every (sweeps, splits) outcome is summed."""
+    probs = (p * p, 2 * p * (1 - p), (1 - p) ** 2)
+    total = 0.0
+    for a in range(g + 1):
+        for b in range(g + 1 - a):
+            c = g - a - b
+            s, ss = a + 0.5 * b, a + 0.25 * b
+            _, lo, hi = st.share_ci(g, s, ss)
+            if lo <= p <= hi:
+                multinomial = math.factorial(g) // (math.factorial(a) * math.factorial(b) * math.factorial(c))
+                total += multinomial * probs[0] ** a * probs[1] ** b * probs[2] ** c
+    return total
+
+
+@pytest.mark.parametrize("n", [20, 50, 200])
+def test_a_rare_winners_interval_covers_near_the_stated_level_counted_over_every_outcome(n):
+    """Wilson's interval alone covered about 85% of the time when one side wins once or twice (the true
+    rate just below its bound for one win, Brown, Cai and DasGupta 2001); the modified interval does not
+    dip that far, at either end, with games or with duplicate pairs."""
+    rates = [f / n for f in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)]
+    games = [_coverage_games(n, p) for p in rates]
+    assert min(games) >= 0.93, dict(zip(rates, games))
+    assert min(_coverage_games(n, 1 - p) for p in rates) >= 0.93  # the other end, mirrored
+    pairs = [_coverage_pairs(n // 2, p) for p in rates]
+    assert min(pairs) >= 0.93, dict(zip(rates, pairs))
+    assert max(games) <= 0.999  # not bought with an interval that always covers
+
+
+def test_one_win_in_fifty_games_gets_a_lower_bound_near_the_exact_one_not_wilsons():
+    # The probe's case: 25 duplicate pairs, one split, 24 lost: 2.0% whose Wilson interval was
+    # [0.32%, 11.4%]; Clopper-Pearson's is [0.05%, 10.7%].  The lower bound now lies between the exact
+    # two-sided (2.5% a side) and one-sided (5%) bounds for 1 win in 50, 1 - (1 - q)^(1/50).
+    est, lo, hi = st.share_ci(25, 0.5, 0.25)
+    assert est == pytest.approx(0.02)
+    assert 1 - 0.975 ** (1 / 50) < lo < 1 - 0.95 ** (1 / 49)
+    assert hi == pytest.approx(0.1135, abs=5e-4)  # many losses: the upper bound stays Wilson's
+    # and Wilson's still decides where wins are not rare (the matchups tables' usual case)
+    p, n, t = 0.4, 100, sps.t.ppf(0.975, 99)
+    _, lo, hi = st.share_ci(n, p * n, p * n)
+    assert (lo, hi) == pytest.approx(_wilson(p, p * (1 - p) / (p * (1 - p) / (n - 1)), t))

@@ -224,3 +224,27 @@ def test_a_matchup_too_small_to_adjust_says_not_adjusted_instead_of_a_vrf_of_1(t
     cells = [c.strip() for c in line.strip(" |").split(" | ")]
     assert cells[3:] == ["not adjusted", "-", "-", "-"], line
     assert cells[1] != "-" and cells[2].startswith("[")  # the raw margin and its interval stay
+
+
+def test_a_matchup_is_adjusted_in_every_fold_or_in_none_at_the_threshold():
+    """163 pairs split 82 + 81: the half fitted on 81 pairs could not be adjusted, the other half was, and the
+    half-adjusted estimate was called adjusted (with a VRF) where the docs say fewer than 164 pairs are not."""
+    assert var.PAIRS_TO_ADJUST == 164
+    k = len(var.COVARIATES)
+    for n in (163, 164):
+        r = np.random.default_rng(n)
+        z = r.normal(size=(n, k))
+        score = np.clip(0.5 + z[:, 0] * 0.2 + r.normal(size=n) * 0.3, 0, 1)
+        est = var.cv_estimate(score, z)
+        cs = var.CVSums()
+        cs.add(var.PairTable("m", "a", "b", np.arange(n), score * 10, score, z, np.full(n, 2)))
+        streamed = cs.estimate("score")
+        if n < var.PAIRS_TO_ADJUST:
+            assert not est.adjusted and not streamed.adjusted
+            assert np.array_equal(var.adjusted_values(score, z), score)  # no fold adjusted, not one of two
+            assert (est.adj, est.adj_lo, est.adj_hi) == (est.raw, est.raw_lo, est.raw_hi)
+            assert streamed.adj == pytest.approx(streamed.raw) and streamed.vrf == pytest.approx(1.0)
+        else:  # both folds fitted: the adjustment touches every pair, and both paths agree
+            assert est.adjusted and streamed.adjusted
+            assert np.all(var.adjusted_values(score, z) != score)
+            assert est.vrf > 1.1 and streamed.vrf == pytest.approx(est.vrf, rel=1e-6)

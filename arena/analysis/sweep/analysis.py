@@ -100,7 +100,7 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
                 win_rate_ci_low=float(ps["win_rate_ci_low"]),
                 win_rate_ci_high=float(ps["win_rate_ci_high"]),
                 win_rate_adj=wr.adj,
-                # not adjusted, the figure is the raw win rate: its interval is the raw one (Wilson's), not t's
+                # not adjusted, the figure is the raw win rate: its interval is the raw one (modified Wilson), not t's
                 win_rate_adj_ci_low=wr.adj_lo if wr.adjusted else float(ps["win_rate_ci_low"]),
                 win_rate_adj_ci_high=wr.adj_hi if wr.adjusted else float(ps["win_rate_ci_high"]),
                 points_per_hand=float(b["points_per_hand"]),
