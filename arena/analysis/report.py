@@ -316,11 +316,11 @@ METHODS = [
     "A forfeit is a loss for the bot that forfeited.",
     "Intervals are 95% and pair-clustered: the two games of a duplicate pair (same deal, seats swapped) are one "
     "sampling unit; a bot's figures over its matchups, the ratings and the run's first-mover row are clustered on "
-    "the deal (every matchup plays the same deals). Per-hand rates and margins use the cluster-robust ratio "
-    "estimator with a Student t interval; win rates and shares use the modified Wilson interval (Brown, Cai and "
-    "DasGupta) on its effective sample size: Wilson's score interval, which stays inside 0-100% and is never a "
-    "point after a clean sweep, with the exact one-sided binomial bound near 0% and 100%, where Wilson's alone "
-    "covers only about 84% when a bot wins once or twice.",
+    "the pair number (with shared deals, one deal in every matchup). Per-hand rates and margins use the cluster-"
+    "robust ratio estimator with a Student t interval; win rates and shares use the modified Wilson interval "
+    "(Brown, Cai and DasGupta) on its effective sample size: Wilson's score interval, which stays inside 0-100% and"
+    " is never a point after a clean sweep, with the exact one-sided binomial bound near 0% and 100%, where "
+    "Wilson's alone covers only about 84% when a bot wins once or twice.",
     "Sign test: exact two-sided binomial test (p = 1/2) over the pairs one bot won both games of.",
     "Ratings: Bradley-Terry (logistic Elo) maximum likelihood over all games, one virtual drawn game per matchup as "
     "a prior (keeps a clean sweep finite), deal-clustered sandwich standard errors, normal 95% interval.",
