@@ -185,20 +185,24 @@ def test_run_report_shows_raw_and_adjusted(tmp_path):
     assert (e.adj_hi - e.adj_lo) == pytest.approx((e.raw_hi - e.raw_lo) / np.sqrt(e.vrf), rel=1e-9)
 
 
+def _fitted(n: int):
+    """(scores, covariates, the in-memory estimate, the streamed one) of n synthetic pairs whose score
+    follows the first covariate."""
+    r = np.random.default_rng(n)
+    z = r.normal(size=(n, len(var.COVARIATES)))
+    score = np.clip(0.5 + z[:, 0] * 0.2 + r.normal(size=n) * 0.3, 0, 1)
+    cs = var.CVSums()
+    cs.add(var.PairTable("m", "a", "b", np.arange(n), score * 10, score, z, np.full(n, 2)))
+    return score, z, var.cv_estimate(score, z), cs.estimate("score")
+
+
 @pytest.mark.parametrize("n", [20, 60, 400])
 def test_too_few_pairs_to_fit_the_slopes_leave_the_estimate_raw(n):
     """A 40-game sweep point (20 pairs, 10 per fold) fitted eight slopes on ten pairs: its "adjusted" win
     rate came out at -0.01 with an interval from -2.9 to 2.8.  Below ten pairs per covariate in the
     fitting fold there is no adjustment, in the arrays and in the streamed sums alike."""
-    r = np.random.default_rng(n)
-    k = len(var.COVARIATES)
-    z = r.normal(size=(n, k))
-    score = np.clip(0.5 + z[:, 0] * 0.2 + r.normal(size=n) * 0.3, 0, 1)
-    est = var.cv_estimate(score, z)
-    cs = var.CVSums()
-    cs.add(var.PairTable("m", "a", "b", np.arange(n), score * 10, score, z, np.full(n, 2)))
-    streamed = cs.estimate("score")
-    if n // 2 < var.MIN_PAIRS_PER_COVARIATE * k + 2:
+    score, z, est, streamed = _fitted(n)
+    if n // 2 < var.MIN_PAIRS_PER_COVARIATE * len(var.COVARIATES) + 2:
         assert est.adj == est.raw and est.adj_lo == est.raw_lo and est.vrf == pytest.approx(1.0)
         assert streamed.adj == pytest.approx(streamed.raw) and 0 <= est.adj_lo <= est.adj_hi <= 1
         assert not est.adjusted and not streamed.adjusted  # said, so no table shows the 1.0 as measured
@@ -230,15 +234,8 @@ def test_a_matchup_is_adjusted_in_every_fold_or_in_none_at_the_threshold():
     """163 pairs split 82 + 81: the half fitted on 81 pairs could not be adjusted, the other half was, and the
     half-adjusted estimate was called adjusted (with a VRF) where the docs say fewer than 164 pairs are not."""
     assert var.PAIRS_TO_ADJUST == 164
-    k = len(var.COVARIATES)
     for n in (163, 164):
-        r = np.random.default_rng(n)
-        z = r.normal(size=(n, k))
-        score = np.clip(0.5 + z[:, 0] * 0.2 + r.normal(size=n) * 0.3, 0, 1)
-        est = var.cv_estimate(score, z)
-        cs = var.CVSums()
-        cs.add(var.PairTable("m", "a", "b", np.arange(n), score * 10, score, z, np.full(n, 2)))
-        streamed = cs.estimate("score")
+        score, z, est, streamed = _fitted(n)
         if n < var.PAIRS_TO_ADJUST:
             assert not est.adjusted and not streamed.adjusted
             assert np.array_equal(var.adjusted_values(score, z), score)  # no fold adjusted, not one of two
