@@ -318,7 +318,10 @@ def test_bot_cannot_start_processes_or_reach_the_arena(tmp_path, simple, sandbox
     cmd = bot_script(tmp_path, "return None", setup=attempts)
     bot = external_bot(None, cmd, limits=limits_for(sandbox))
     rec = play_batch(bot, simple, R, np.arange(1))
-    log = external_of(bot).drain_log()
+    log, end = "", time.monotonic() + 10.0
+    while "thread ran" not in log and time.monotonic() < end:  # stderr is read by a thread of its own
+        log += external_of(bot).drain_log()
+        time.sleep(0.05)
     assert forfeits(rec) == [] and "WORKED" not in log and log.count("refused") == 5, log
     assert "thread ran" in log
     external_of(bot).close()
