@@ -107,6 +107,11 @@ class ConfigError(ValueError):
     """A tournament config that cannot be used; the message is one line."""
 
 
+def _exact(x: float) -> str:
+    """A limit's bound as written in the docs: a whole number in full, else as Python prints it."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
 def _close(word: str, options) -> str:
     """``"did you mean 'x'? "``: an option that begins as ``word`` does (its first four letters: ``gamez`` is
     ``games_per_pair``, though ``name`` is closer letter for letter), else the closest, else ``""``."""
@@ -308,10 +313,11 @@ class TournamentConfig:
             if k not in LIMITS:
                 raise ConfigError(f"config: limits has no key '{k}' ({_close(k, LIMITS)}keys: {', '.join(LIMITS)})")
             _, low, high = LIMITS[k]
+            span = f"{_exact(low)}..{_exact(high)}"  # not :g, which printed 1048576 as 1.04858e+06
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
-                raise bad(f"limits.{k}", v, f"a number {low:g}..{high:g}")
+                raise bad(f"limits.{k}", v, f"{'a whole number' if k in WHOLE_LIMITS else 'a number'} {span}")
             if k in WHOLE_LIMITS and v != int(v):  # 100.7 MiB was cut to 100 without a word
-                raise bad(f"limits.{k}", v, f"a whole number {low:g}..{high:g}")
+                raise bad(f"limits.{k}", v, f"a whole number {span}")
         if self.resolved is not None:
             return
         try:
