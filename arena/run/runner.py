@@ -220,6 +220,28 @@ def _check_compatible(store: RunStore, cfg: TournamentConfig) -> None:
             )
 
 
+def _oriented(
+    stored: Mapping[str, Any], a: BotSpec, b: BotSpec, common: _MatchupSettings, shared_deals: bool
+) -> tuple[BotSpec, BotSpec, _MatchupSettings, str]:
+    """The matchup of ``a`` and ``b`` (its two bots, its settings and its id) the way round the folder
+    already holds it, else as listed.  A matchup's games depend on which bot is its first (its id says
+    so): a config listing the bots in another order, or a gauntlet after a submit (which lists the new
+    bot last), played every stored matchup again with the seats swapped, and warned that its settings
+    had changed, though nothing had.  A stored matchup still current is preferred to a superseded one."""
+    ways = []
+    for x, y in ((a, b), (b, a)):
+        settings = common
+        if not shared_deals:  # the matchup's own deals: what its games depend on, so in its id too
+            settings = {**common, "seed": own_deals_seed(common["seed"], matchup_id(x, y, **common))}
+        ways.append((x, y, settings, matchup_id(x, y, **settings)))
+
+    def rank(way) -> int:  # stored and current, then stored, then not stored (ties: as listed)
+        m = stored.get(way[3])
+        return 2 if m is None else int(m.superseded)
+
+    return min(ways, key=rank)
+
+
 def _say_superseded(store: RunStore, mid: str, a: BotSpec, b: BotSpec) -> None:
     """Say so when this run's matchup of two bots replaces the stored one of the same names: a bot's file,
     parameters or settings changed, so its games are played again and the earlier ones leave the tables
@@ -478,12 +500,9 @@ def run_tournament(
         )
         n_chunks = -(-cfg.games_per_pair // cfg.chunk_size)
         planned: list[str] = []
+        stored = dict(store.index().matchups)  # as found, before this run registers its own
         for sa, sb in cfg.matchups():
-            spec_a, spec_b = specs[sa], specs[sb]
-            settings = common
-            if not cfg.shared_deals:  # the matchup's own deals: what its games depend on, so in its id too
-                settings = {**common, "seed": own_deals_seed(seed, matchup_id(spec_a, spec_b, **common))}
-            mid = matchup_id(spec_a, spec_b, **settings)
+            spec_a, spec_b, settings, mid = _oriented(stored, specs[sa], specs[sb], common, cfg.shared_deals)
             _say_superseded(store, mid, spec_a, spec_b)
             m = store.register(
                 mid,

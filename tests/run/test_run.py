@@ -915,3 +915,37 @@ def test_a_bot_that_fails_its_start_on_a_worker_forfeits_those_games_and_the_run
     assert len(g) == 40 and (g["forfeit_seat"] >= 0).all() and (g["winner"] == "simple").all()
     errors = g["error"].astype(str)
     assert errors.str.contains("while asked the handshake|failed to start").all(), errors.unique()
+
+
+@pytest.mark.parametrize("shared_deals", [True, False])
+def test_listing_the_bots_in_another_order_plays_nothing_again(tmp_path, caplog, shared_deals):
+    """A matchup's games depend on which bot is its first.  Listed the other way round (or a gauntlet
+    after a submit), every stored matchup was played again with the seats swapped, the old games left
+    the tables, and the run warned that 'the matchup's settings changed': nothing had."""
+    first = run_tournament(
+        cfg(
+            tmp_path,
+            bots=("random", "simple", "early-knock"),
+            games_per_pair=40,
+            chunk_size=20,
+            shared_deals=shared_deals,
+        ),
+        progress=False,
+    )
+    before = chunk_files(tmp_path / "results" / "t")
+    caplog.clear()
+    again = run_tournament(
+        cfg(
+            tmp_path,
+            bots=("early-knock", "simple", "random"),
+            games_per_pair=40,
+            chunk_size=20,
+            shared_deals=shared_deals,
+        ),
+        progress=False,
+    )
+    assert again.status == "complete"
+    assert chunk_files(tmp_path / "results" / "t") == before  # no chunk played, none rewritten
+    assert "changed since" not in caplog.text
+    assert sorted(again.games["matchup"].unique()) == sorted(first.games["matchup"].unique())
+    assert same(again.games, first.games)
