@@ -18,6 +18,7 @@ Not jitted: it runs once per human showdown.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -64,11 +65,38 @@ def value(mask: int) -> int:
     return int(sum(int(CARD_VALUES[c]) for c in _cards(int(mask))))
 
 
+def is_meld(mask: int) -> bool:
+    """Whether the cards of ``mask`` are one meld: a set (3 or 4 cards of one rank) or a run (3 or more
+    consecutive ranks of one suit, Ace low).  The rule's one statement: :func:`meld_masks` checks each
+    declared meld with it, and :func:`melds_within` lists a hand's melds by it."""
+    ids = _cards(int(mask))
+    if len(ids) < 3:
+        return False
+    ranks = sorted(c % NUM_RANKS for c in ids)
+    if len(set(ranks)) == 1:
+        return True
+    return len({c // NUM_RANKS for c in ids}) == 1 and ranks == list(range(ranks[0], ranks[0] + len(ranks)))
+
+
+def melds_within(hand: int) -> list[int]:
+    """Every meld (a mask) that the cards of ``hand`` can form, overlapping ones included, by
+    :func:`is_meld` over the hand's subsets: the browser game marks a group the person arranges
+    as a meld by this list, rather than by a rule of its own (a hand of 11 cards has 1,981 subsets
+    of 3 or more)."""
+    ids = _cards(int(hand))
+    out = []
+    for k in range(3, len(ids) + 1):
+        for combo in itertools.combinations(ids, k):
+            mask = sum(1 << c for c in combo)
+            if is_meld(mask):
+                out.append(mask)
+    return out
+
+
 def meld_masks(hand: int, melds: Iterable[Sequence[int]]) -> tuple[int, int]:
     """``(sets_mask, runs_mask)`` of melds given as lists of card numbers, each checked.
 
-    A meld is a set (3 or 4 cards of one rank) or a run (3 or more consecutive ranks of one
-    suit, Ace low).  Every card must be in ``hand`` and in one meld only.
+    Each must be a meld (:func:`is_meld`); every card must be in ``hand`` and in one meld only.
     """
     sets = runs = used = 0
     for meld in melds:
@@ -93,17 +121,16 @@ def meld_masks(hand: int, melds: Iterable[Sequence[int]]) -> tuple[int, int]:
             raise ArrangementError(
                 f"a meld needs at least 3 cards, not {len(ids)}: {shown}", "meld_short", n=len(ids), cards=ids
             )
-        ranks = sorted(c % NUM_RANKS for c in ids)
-        if len(set(ranks)) == 1:
-            sets |= mask
-        elif len({c // NUM_RANKS for c in ids}) == 1 and ranks == list(range(ranks[0], ranks[0] + len(ranks))):
-            runs |= mask
-        else:
+        if not is_meld(mask):
             raise ArrangementError(
                 f"{shown} is neither a set (one rank) nor a run (one suit, consecutive ranks, Ace low)",
                 "not_a_meld",
                 cards=ids,
             )
+        if len({c % NUM_RANKS for c in ids}) == 1:
+            sets |= mask
+        else:
+            runs |= mask
         used |= mask
     return sets, runs
 

@@ -61,6 +61,7 @@ from arena.engine.showdown import (
     lay_down,
     layoff_mask,
     meld_masks,
+    melds_within,
     value,
 )
 from arena.engine.step import (
@@ -526,6 +527,7 @@ class PlaySession:
                 "big_gin": phase == PH_BIG_GIN,
                 "proposal": [_ids(m) for m in melds_of(ksets, kruns)],
                 "deadwood": kdw,
+                "melds": [_ids(m) for m in melds_within(self.table.hand(0))],
             }
         elif self.stage == "defend":
             ks, kr, laid = self.knock["sets"], self.knock["runs"], self.knock["laid"]
@@ -541,6 +543,7 @@ class PlaySession:
                 "laid": _ids(laid),
                 "proposal": [_ids(m) for m in melds_of(int(ds), int(dr))],
                 "deadwood": int(ddw),
+                "melds": [_ids(m) for m in melds_within(left)],
             }
         if self.hand_over:
             # end_hand already added the points and moved on; show the finished hand's scores
