@@ -18,9 +18,9 @@ the child before the bot program runs, so it cannot lift them:
 * ``RLIMIT_NPROC``: in the wall when the arena runs as root, the tasks
   (processes and threads) of the bot's own uid, :func:`bot_task_limit`: a
   bot that starts threads without end gets EAGAIN at that bound instead of
-  filling the machine's pid table or taking other bots' tasks.  Otherwise only a fallback (value 0)
-  where seccomp is not available (the kernel counts it per user and
-  ignores it for root).
+  filling the machine's pid table or taking other bots' tasks.  Otherwise
+  only a fallback (value 0) where seccomp is not available (the kernel
+  counts it per user and ignores it for root).
 * A seccomp **allow-list** (Linux x86-64; no library needed, see
   :func:`build_filter`): the system calls a Python or JVM program needs to
   compute and to talk on its pipes, threads but no processes, reading

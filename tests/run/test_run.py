@@ -922,28 +922,15 @@ def test_listing_the_bots_in_another_order_plays_nothing_again(tmp_path, caplog,
     """A matchup's games depend on which bot is its first.  Listed the other way round (or a gauntlet
     after a submit), every stored matchup was played again with the seats swapped, the old games left
     the tables, and the run warned that 'the matchup's settings changed': nothing had."""
-    first = run_tournament(
-        cfg(
-            tmp_path,
-            bots=("random", "simple", "early-knock"),
-            games_per_pair=40,
-            chunk_size=20,
-            shared_deals=shared_deals,
-        ),
-        progress=False,
-    )
+
+    def play(bots):
+        c = cfg(tmp_path, bots=bots, games_per_pair=40, chunk_size=20, shared_deals=shared_deals)
+        return run_tournament(c, progress=False)
+
+    first = play(("random", "simple", "early-knock"))
     before = chunk_files(tmp_path / "results" / "t")
     caplog.clear()
-    again = run_tournament(
-        cfg(
-            tmp_path,
-            bots=("early-knock", "simple", "random"),
-            games_per_pair=40,
-            chunk_size=20,
-            shared_deals=shared_deals,
-        ),
-        progress=False,
-    )
+    again = play(("early-knock", "simple", "random"))
     assert again.status == "complete"
     assert chunk_files(tmp_path / "results" / "t") == before  # no chunk played, none rewritten
     assert "changed since" not in caplog.text

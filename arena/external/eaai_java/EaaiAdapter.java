@@ -642,41 +642,28 @@ public final class EaaiAdapter {
          * Read a class file (JVMS 4.1, 4.4, 4.5): whether it declares a static field of type
          * java.util.Random; the names of the classes it refers to are added to refs.
          */
-        static boolean readClassFile(byte[] bytes, List<String> refs) {
+        static boolean readClassFile(byte[] b, List<String> refs) {
             boolean staticRandom = false;
             try {
-                DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
-                if (in.readInt() != 0xCAFEBABE)
+                int[] at = Rewriter.pool(b);
+                if (at == null)
                     return false;
-                in.skipBytes(4); // minor and major version
-                int count = in.readUnsignedShort();
-                String[] utf8 = new String[count];
-                List<Integer> classNames = new ArrayList<>();
-                for (int i = 1; i < count; i++) {
-                    int tag = in.readUnsignedByte();
-                    switch (tag) {
-                        case 1: utf8[i] = in.readUTF(); break; // the class file's own modified UTF-8
-                        case 7: classNames.add(in.readUnsignedShort()); break;
-                        case 8: case 16: case 19: case 20: in.skipBytes(2); break;
-                        case 15: in.skipBytes(3); break;
-                        case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18: in.skipBytes(4); break;
-                        case 5: case 6: in.skipBytes(8); i++; break; // a long or a double takes two slots
-                        default: return false;
-                    }
-                }
-                for (int index : classNames) // internal names (a/b/C), or array descriptors ([[La/b/C;)
-                    refs.add(utf8[index].replaceAll("^\\[+L|;$", "").replace('/', '.'));
-                in.skipBytes(6); // access flags, this class, super class
-                in.skipBytes(2 * in.readUnsignedShort()); // interfaces
-                for (int fields = in.readUnsignedShort(); fields > 0; fields--) {
-                    int access = in.readUnsignedShort();
-                    in.skipBytes(2); // name
-                    int descriptor = in.readUnsignedShort();
-                    staticRandom |= (access & Modifier.STATIC) != 0 && RANDOM.equals(utf8[descriptor]);
-                    for (int attributes = in.readUnsignedShort(); attributes > 0; attributes--) {
-                        in.skipBytes(2);
-                        in.skipBytes(in.readInt());
-                    }
+                int count = at.length - 1;
+                for (int i = 1; i < count; i++) // internal names (a/b/C), or array descriptors ([[La/b/C;)
+                    if (at[i] != 0 && b[at[i]] == 7)
+                        refs.add(Rewriter.text(b, at, Rewriter.u2(b, at[i] + 1)).replaceAll("^\\[+L|;$", "")
+                                .replace('/', '.'));
+                int p = at[count] + 6; // access flags, this class, super class
+                p += 2 + 2 * Rewriter.u2(b, p); // interfaces
+                int fields = Rewriter.u2(b, p);
+                p += 2;
+                for (int f = 0; f < fields; f++) { // access flags, name, descriptor, attributes
+                    int access = Rewriter.u2(b, p), descriptor = Rewriter.u2(b, p + 4);
+                    int attributes = Rewriter.u2(b, p + 6);
+                    staticRandom |= (access & Modifier.STATIC) != 0 && Rewriter.utf8(b, at, descriptor, RANDOM);
+                    p += 8;
+                    for (int a = 0; a < attributes; a++) // name, length, body
+                        p += 6 + Rewriter.u4(b, p + 2);
                 }
             } catch (IOException | RuntimeException e) {
                 // not a class file the JVM would load either: as far as it was read
@@ -837,23 +824,10 @@ public final class EaaiAdapter {
 
         /** The class file with its Randoms made SeededRandoms, or null when it makes none. */
         static byte[] rewrite(byte[] b) {
-            if (u4(b, 0) != 0xCAFEBABE)
+            int[] at = pool(b);
+            if (at == null)
                 return null;
-            int count = u2(b, 8);
-            int[] at = new int[count]; // each constant's offset (0 for the second slot of a long or a double)
-            int p = 10;
-            for (int i = 1; i < count; i++) {
-                at[i] = p;
-                switch (b[p] & 0xff) {
-                    case 1: p += 3 + u2(b, p + 1); break;
-                    case 7: case 8: case 16: case 19: case 20: p += 3; break;
-                    case 15: p += 4; break;
-                    case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18: p += 5; break;
-                    case 5: case 6: p += 9; i++; break;
-                    default: return null;
-                }
-            }
-            int poolEnd = p;
+            int count = at.length - 1, poolEnd = at[count], p;
             int random = 0;
             for (int i = 1; i < count && random == 0; i++)
                 if (at[i] != 0 && b[at[i]] == 7 && utf8(b, at, u2(b, at[i] + 1), "java/util/Random"))
@@ -945,8 +919,41 @@ public final class EaaiAdapter {
             return pc == length;
         }
 
+        /**
+         * The offset of each constant of a class file's pool (JVMS 4.4): ``at[i]`` for constant ``i`` (0 for
+         * the second slot of a long or a double), and ``at[count]`` where the pool ends; null when the bytes
+         * are not a class file or hold a constant it does not know.
+         */
+        static int[] pool(byte[] b) {
+            if (u4(b, 0) != 0xCAFEBABE)
+                return null;
+            int count = u2(b, 8);
+            int[] at = new int[count + 1];
+            int p = 10;
+            for (int i = 1; i < count; i++) {
+                at[i] = p;
+                switch (b[p] & 0xff) {
+                    case 1: p += 3 + u2(b, p + 1); break;
+                    case 7: case 8: case 16: case 19: case 20: p += 3; break;
+                    case 15: p += 4; break;
+                    case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18: p += 5; break;
+                    case 5: case 6: p += 9; i++; break; // a long or a double takes two slots
+                    default: return null;
+                }
+            }
+            at[count] = p;
+            return at;
+        }
+
+        /** Constant ``index`` as text: a Utf8 constant, in the class file's own modified UTF-8. */
+        private static String text(byte[] b, int[] at, int index) throws IOException {
+            if (index <= 0 || index >= at.length - 1 || at[index] == 0 || b[at[index]] != 1)
+                throw new IOException("constant " + index + " is not text");
+            return new DataInputStream(new ByteArrayInputStream(b, at[index] + 1, b.length - at[index] - 1)).readUTF();
+        }
+
         private static boolean utf8(byte[] b, int[] at, int index, String ascii) {
-            if (index <= 0 || index >= at.length || at[index] == 0 || b[at[index]] != 1
+            if (index <= 0 || index >= at.length - 1 || at[index] == 0 || b[at[index]] != 1
                     || u2(b, at[index] + 1) != ascii.length())
                 return false;
             for (int i = 0; i < ascii.length(); i++)
