@@ -906,8 +906,12 @@ public final class EaaiAdapter {
                     news.add(start + pc + 1);
                 if (op == 0xaa || op == 0xab) { // tableswitch, lookupswitch: padded to 4 bytes from the code's start
                     int table = (pc + 4) & ~3;
-                    pc = op == 0xaa ? table + 12 + 4 * (u4(b, start + table + 8) - u4(b, start + table + 4) + 1)
-                            : table + 8 + 8 * u4(b, start + table + 4);
+                    long cases = op == 0xaa ? (long) u4(b, start + table + 8) - u4(b, start + table + 4) + 1
+                            : u4(b, start + table + 4);
+                    long next = op == 0xaa ? table + 12 + 4 * cases : table + 8 + 8 * cases;
+                    if (next <= pc || next > length) // a count no JVM would take: never loop back over the code
+                        return false;
+                    pc = (int) next;
                 } else if (op == 0xc4) { // wide
                     pc += (b[start + pc + 1] & 0xff) == 0x84 ? 6 : 4;
                 } else if (LENGTH[op] == 0) {
