@@ -820,8 +820,11 @@ class DaskCluster:
                 if nxt is not None:
                     submit(nxt)
         finally:
-            for f in futures:
-                f.cancel()
+            try:
+                if futures:
+                    self.client.cancel(list(futures))
+            except Exception:  # noqa: BLE001 - a closed client: the scheduler dropped them with the connection
+                pass  # raising here would put "Client is closed" in place of the one line SchedulerLost says
             if telling:
                 with self._told_lock:
                     self._told.clear()

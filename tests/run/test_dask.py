@@ -486,3 +486,30 @@ def test_a_kit_player_plays_on_a_worker_that_was_never_told_the_kit(tmp_path, mo
             assert all("differs on this worker from the driver's" in f for f in bad.failed_chunks), bad.failed_chunks
     finally:
         c.stop()
+
+
+def test_a_client_that_closes_mid_run_is_the_lost_scheduler_line_not_an_error_from_the_cleanup(cluster):
+    """When the scheduler went away the client could be ``closed`` by the time the run stopped; the
+    clean-up then cancelled its futures one by one, the first cancel raised Dask's ClosedClientError
+    ("Client is closed. Can't send cancel-keys message."), and that error replaced the one-line
+    SchedulerLost: ``arena run`` exited 1 with Dask's message, not 3 with ours."""
+    from arena.loading.load import load_bot
+    from arena.run.plan import BotSpec, plan_matchup
+    from arena.run.schedule import DaskCluster, SchedulerLost
+    from arena.run.worker import ChunkResult
+    from arena.settings.rules import load_rules
+
+    address, _, _ = cluster
+    specs = [BotSpec.of(load_bot(b)) for b in ("random", "simple")]
+    plan = dict(seed=3, games=24, duplicate=True, chunk_size=4, record_hands=False, per_game_seconds=1.0)
+    _, tasks = plan_matchup(*specs, matchup_no=0, rules=load_rules("standard"), chunk_floor_seconds=10.0, **plan)
+    assert len(tasks) == 6
+    client = distributed.Client(address, timeout="60s")
+    try:
+        results = DaskCluster(client, window=3).results(tasks)
+        assert isinstance(next(results), ChunkResult)
+        client.close()  # two chunks still in flight, four not yet submitted
+        with pytest.raises(SchedulerLost, match=f"lost the Dask scheduler at {address}"):
+            next(results)
+    finally:
+        client.close()
