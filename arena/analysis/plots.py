@@ -298,7 +298,11 @@ def _ratings(p: Summary, anchor=None):
     axs[0].set_yticks(y, bt["bot"])
     anchor_txt = f"anchor: {anchor} = 0" if anchor else "anchor: mean of all bots = 0"
     label = f"Elo (Bradley-Terry MLE; {anchor_txt})"
-    intervals = "95% intervals: deal-clustered sandwich SE"
+    intervals = (
+        "95% intervals: deal-clustered sandwich SE"
+        if anchor
+        else "95% comparison intervals: quasi SE of the deal-clustered sandwich"
+    )
     fig.suptitle("Ratings", fontsize=13, fontweight="bold")
     if len(axs) == 1:
         axs[0].set_xlabel(label)

@@ -323,7 +323,11 @@ METHODS = [
     "Wilson's alone covers only about 84% when a bot wins once or twice.",
     "Sign test: exact two-sided binomial test (p = 1/2) over the pairs one bot won both games of.",
     "Ratings: Bradley-Terry (logistic Elo) maximum likelihood over all games, one virtual drawn game per matchup as "
-    "a prior (keeps a clean sweep finite), deal-clustered sandwich standard errors, normal 95% interval.",
+    "a prior (keeps a clean sweep finite), deal-clustered sandwich standard errors, normal 95% interval. With the "
+    "mean as the anchor, a bot's interval is for comparing it with another bot: its standard error is its quasi "
+    "standard error (Firth and de Menezes), whose squares add up to the variance of the difference of two ratings "
+    "(the facts say how closely), so two bots whose intervals do not overlap differ; with a bot as the anchor, each "
+    "interval is the difference from that bot.",
     "Per-hand rates divide by the hands the bot played; knock deadwood is the mean deadwood over its knocks that "
     "were not gin; 'discards taken by opp.' is the share of its discards the opponent picked up.",
     "Non-dealer share: hands won by the non-dealer (who moves first) over hands someone won.",
@@ -396,6 +400,12 @@ def _build(
     n_void = n_games - int(p.total("valid"))
     paired = _paired(ps)
     anchor_txt = f"'{anchor}' = 0" if anchor else "mean of all bots = 0"
+    anchor_fact = anchor_txt
+    if not anchor and len(lb) > 2:
+        anchor_fact += (
+            "; intervals compare two bots (quasi standard errors: a difference's error within "
+            f"{100 * lb.attrs.get('quasi_error', 0.0):.0f}%)"
+        )
     facts = [
         ("bots", str(len(p.bots))),
         ("matchups", str(len(p.matchups))),
@@ -407,7 +417,7 @@ def _build(
         ),
         ("hands", f"{n_hands:,}" + ("" if p.has_hands else " (no hands recorded: per-hand figures use game totals)")),
         ("games with an error", f"{int(p.total('errors')):,}"),
-        ("rating anchor", anchor_txt),
+        ("rating anchor", anchor_fact),
     ]
     stored = meta.get("manifest")
     manifest = stored if isinstance(stored, dict) else {}
@@ -458,7 +468,7 @@ def _build(
     }
     captions = {
         "heatmap": "Win rate of each bot (row) against each opponent (column).",
-        "ratings": f"Bradley-Terry ratings with 95% intervals (anchor: {anchor_txt}).",
+        "ratings": f"Bradley-Terry ratings with 95% {'' if anchor else 'comparison '}intervals (anchor: {anchor_txt}).",
         "outcomes": "How each bot's hands ended.",
         "scores": "Points per hand won and lost, and final game margins, per bot.",
         "lengths": "Turns per hand and hands per game, per bot.",

@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 
 from arena.analysis.quantiles import beta_quantile, normal_quantile, sign_test_p, t_quantile
+from arena.analysis.quasi import quasi_variances
 from arena.analysis.summary import (
     DEAL_BUCKETS,
     DEAL_ROWS,
@@ -617,6 +618,14 @@ def bradley_terry(
     empty and the others' intervals are relative to it).  The frame's
     ``attrs['anchor']`` says which.
 
+    With the mean anchor, ``elo_se`` is a bot's *quasi* standard error
+    (:mod:`arena.analysis.quasi`): the standard error of the difference of two
+    ratings is about ``sqrt(se_i**2 + se_j**2)``, within the relative error
+    ``attrs['quasi_error']``, so two bots whose intervals do not overlap differ.
+    The error of each rating against the mean carried a share of the
+    worst-determined bot's: with ``random`` in the field, every bot read
+    +-45 Elo where any two of the others were known to within +-8.
+
     Interval: ``method="sandwich"`` (default) uses the cluster-robust
     covariance ``H^-1 M H^-1`` clustered on the deal, so the correlation of
     the two games of a duplicate pair, and of a bot's games on one deal
@@ -743,7 +752,11 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    n_comp = connected_components(coo_matrix((np.ones(ja.size), (ja, jb)), shape=(n, n)), directed=False)[0] if n else 0
+    n_comp, group = (
+        connected_components(coo_matrix((np.ones(ja.size), (ja, jb)), shape=(n, n)), directed=False)
+        if n
+        else (0, np.zeros(0, dtype=np.int64))
+    )
 
     if anchor is not None and anchor not in x.bots:
         raise ValueError(f"anchor bot '{anchor}' is not in this run (bots: {', '.join(x.bots)})")
@@ -756,14 +769,14 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
         Hk = H[np.ix_(keep, keep)] + 1e-12 * np.eye(n - 1)
         Hinv = np.linalg.pinv(Hk)
         cov[np.ix_(keep, keep)] = Hinv @ M[np.ix_(keep, keep)] @ Hinv if method == "sandwich" else Hinv
-    if anchor is None:
-        P = np.eye(n) - 1.0 / n if n else np.zeros((0, 0))
-        cov = P @ cov @ P.T
+    quasi_error = 0.0
+    if anchor is None:  # no bot is the reference: each bot's share of every difference's uncertainty
         elo = th * ELO_K
+        qv, quasi_error = quasi_variances(cov, group)
+        se = np.sqrt(qv) * ELO_K
     else:
         elo = (th - th[k]) * ELO_K
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None)) * ELO_K
-    if anchor is not None:
+        se = np.sqrt(np.clip(np.diag(cov), 0.0, None)) * ELO_K
         se[k] = 0.0
     z = normal_quantile(conf)
     th_all = np.zeros(x.n_bots)
@@ -788,6 +801,7 @@ def _bradley_terry(x: _M, anchor: str | None, conf: float, prior_draws: float, m
     out.attrs["components"] = int(n_comp)
     out.attrs["method"] = method
     out.attrs["prior_draws"] = prior_draws
+    out.attrs["quasi_error"] = quasi_error
     return out
 
 

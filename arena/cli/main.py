@@ -734,6 +734,15 @@ def report(
         bool,
         typer.Option("--verify", help="First check the whole folder as 'arena fsck' does (every file's checksum)."),
     ] = False,
+    anchor: Annotated[
+        str | None,
+        typer.Option(
+            "--anchor",
+            metavar="BOT",
+            help="Rate this bot 0 and give every other bot's interval as its difference from it "
+            "(default: the mean of all bots is 0, with intervals for comparing any two bots).",
+        ),
+    ] = None,
 ) -> None:
     """Write report.md, report.html, leaderboard.csv and pairs.csv (exit 1 if the folder has problems)."""
     from arena.run.store import RunStore, said
@@ -752,7 +761,7 @@ def report(
         from arena.analysis.report import write_report
 
         try:
-            files = write_report(run_dir)
+            files = write_report(run_dir, anchor=anchor)
         except OSError as exc:
             _fail(_os_error_line(exc, f"write the report in {run_dir}"), EXIT_ENV)
         for kind, path in files.items():

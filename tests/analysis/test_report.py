@@ -86,6 +86,34 @@ def test_report_without_hands_and_with_anchor(tmp_path, run_tables):
         write_report(run, anchor="nobody")
 
 
+def test_arena_report_takes_an_anchor_bot_and_says_which_intervals_it_shows(tmp_path, run_tables):
+    """The report's default intervals are for comparing two bots (quasi standard errors, see stats); a
+    reader who wants every bot against one reference names it with ``--anchor``."""
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    games, hands = run_tables
+    run = _write_run(tmp_path / "anchored", games, hands)
+    out = CliRunner().invoke(app, ["report", str(run)])
+    assert out.exit_code == 0, out.output
+    md = (run / "report.md").read_text()
+    assert re.search(
+        r"\*\*rating anchor\*\*: mean of all bots = 0; intervals compare two bots \(quasi standard "
+        r"errors: a difference's error within \d+%\)",
+        md,
+    ), md
+    assert "95% comparison intervals" in md
+    out = CliRunner().invoke(app, ["report", str(run), "--anchor", "random"])
+    assert out.exit_code == 0, out.output
+    md = (run / "report.md").read_text()
+    assert "**rating anchor**: 'random' = 0\n" in md and "comparison intervals" not in md
+    lb = pd.read_csv(run / "leaderboard.csv").set_index("bot")
+    assert lb.loc["random", "elo"] == 0.0 and lb.loc["random", "elo_se"] == 0.0
+    out = CliRunner().invoke(app, ["report", str(run), "--anchor", "nobody"])
+    assert out.exit_code == 2 and out.output.count("error:") == 1 and "anchor bot 'nobody'" in out.output, out.output
+
+
 def test_plot_run_each_kind(tmp_path, run_tables):
     games, hands = run_tables
     run = _write_run(tmp_path / "plots-run", games, hands)

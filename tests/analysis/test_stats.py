@@ -243,14 +243,79 @@ def test_bradley_terry_recovers_known_elo():
 
 
 def test_bradley_terry_interval_coverage():
-    """Over repeated tournaments the 95% interval of z (mean anchor) covers its true Elo 89-99% of the time."""
+    """Over repeated tournaments the 95% interval of z against x (x anchoring) covers its true Elo 89-99% of
+    the time, and so does the comparison the default anchor's quasi standard errors give for the gap z - y."""
     rng = np.random.default_rng(77)
-    truth = TRUE_ELO["z"] - np.mean(list(TRUE_ELO.values()))
-    hits = []
+    truth = TRUE_ELO["z"] - TRUE_ELO["x"]
+    hits, compared = [], []
     for _ in range(150):
-        bt = st.bradley_terry(_round_robin(rng, 150)).set_index("bot")
+        g = _round_robin(rng, 150)
+        bt = st.bradley_terry(g, anchor="x").set_index("bot")
         hits.append(bt.loc["z", "elo_ci_low"] <= truth <= bt.loc["z", "elo_ci_high"])
+        qs = st.bradley_terry(g).set_index("bot")
+        gap, se = qs.loc["z", "elo"] - qs.loc["y", "elo"], np.hypot(qs.loc["z", "elo_se"], qs.loc["y", "elo_se"])
+        compared.append(abs(gap - (TRUE_ELO["z"] - TRUE_ELO["y"])) <= 1.96 * se)
     assert 0.89 <= np.mean(hits) <= 0.99, np.mean(hits)
+    assert 0.89 <= np.mean(compared) <= 0.99, np.mean(compared)
+
+
+def test_a_bot_that_loses_every_game_does_not_widen_the_other_bots_intervals():
+    """Against the mean of the field, each rating's error carried a share of ``random``'s (whose gap to
+    everyone is bounded only by the prior): every bot read about +-45 Elo on the default run where any two
+    were known to within +-8, and a plot of such intervals said that bots 60 Elo apart overlapped.  With
+    the mean anchor, a bot's standard error is now its quasi standard error: two bots' squares add up to
+    the variance of their difference."""
+    rng = np.random.default_rng(8)
+    elos = {"r": -1400.0, **TRUE_ELO}
+    g = _round_robin(rng, 1500, elos, split=0.0)
+    qs = st.bradley_terry(g).set_index("bot")
+    for a, b in [("x", "y"), ("y", "z"), ("w", "z")]:
+        true_se = st.bradley_terry(g, anchor=a).set_index("bot").loc[b, "elo_se"]  # the error of b - a
+        assert np.hypot(qs.loc[a, "elo_se"], qs.loc[b, "elo_se"]) == pytest.approx(true_se, rel=0.1)
+        assert qs.loc[b, "elo_se"] < true_se  # not a share of r's hundreds of Elo
+    assert qs.loc["r", "elo_se"] > 100  # the swept bot stays as unknown as it is
+    assert qs.attrs["quasi_error"] < 0.1
+    # the intervals of y and z (70 Elo apart, each gap known to within about +-10) no longer overlap
+    assert qs.loc["y", "elo_ci_high"] < qs.loc["z", "elo_ci_low"]
+
+
+def test_quasi_variances_are_exact_where_they_exist_and_the_least_squares_fit_elsewhere():
+    from arena.analysis.quasi import contrast_variances, quasi_variances
+
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.5, 4.0, 6)
+    q, err = quasi_variances(np.diag(a))  # uncorrelated errors: the variances themselves
+    assert q == pytest.approx(a, rel=1e-6) and err < 1e-6
+    shift = np.diag(a) + 0.7  # a common shift (any anchor) changes no difference
+    assert quasi_variances(shift)[0] == pytest.approx(a, rel=1e-6)
+    c3 = np.diag([1.0, 2.0, 3.0]) + 0.3
+    c3[0, 1] = c3[1, 0] = 0.5  # differences' variances 2.6, 4 and 5: not those of uncorrelated errors
+    q3, err3 = quasi_variances(c3)  # three bots: three differences, three unknowns
+    assert q3 == pytest.approx([0.8, 1.8, 3.2]) and err3 < 1e-9
+    c3[0, 1] = c3[1, 0] = -4.0  # 11.6, 4 and 5: the exact answer would need q_2 < 0; a positive fit instead
+    q3, err3 = quasi_variances(c3)
+    assert (q3 > 0).all() and 0.01 < err3 < 0.5
+    # an arbitrary covariance of 7: the fit minimises the sum of squared log ratios, as a slow fit by Powell does
+    m = rng.normal(size=(7, 7))
+    c7 = m @ m.T + 0.5 * np.eye(7)
+    v7 = contrast_variances(c7)
+    pairs = [(i, j) for i in range(7) for j in range(i + 1, 7)]
+
+    def loss(u):
+        return sum((np.log(np.exp(u[i]) + np.exp(u[j])) - np.log(v7[i, j])) ** 2 for i, j in pairs)
+
+    from scipy import optimize
+
+    slow = optimize.minimize(loss, np.zeros(7), method="Powell", options={"xtol": 1e-10, "ftol": 1e-14})
+    q7, err7 = quasi_variances(c7)
+    assert loss(np.log(q7)) <= slow.fun + 1e-9
+    assert q7 == pytest.approx(np.exp(slow.x), rel=1e-3)
+    assert err7 == pytest.approx(max(abs(np.sqrt((q7[i] + q7[j]) / v7[i, j]) - 1) for i, j in pairs))
+    # groups that never met are fitted apart: a difference across them means nothing
+    both = np.zeros((5, 5))
+    both[:3, :3], both[3:, 3:] = np.diag(a[:3]), np.diag([1.0, 3.0])
+    qg, _ = quasi_variances(both, np.array([0, 0, 0, 1, 1]))
+    assert qg == pytest.approx([*a[:3], 2.0, 2.0], rel=1e-6)  # two bots: half their difference's variance each
 
 
 def test_bradley_terry_sweep_stays_finite():
@@ -488,9 +553,9 @@ def test_rating_sandwich_is_clustered_on_the_deal_as_a_slow_sum_over_deals_gives
     Hinv = np.linalg.pinv(H[np.ix_(keep, keep)])
     cov = np.zeros((n_b, n_b))
     cov[np.ix_(keep, keep)] = Hinv @ M[np.ix_(keep, keep)] @ Hinv
-    P = np.eye(n_b) - 1.0 / n_b
-    se = np.sqrt(np.diag(P @ cov @ P.T)) * st.ELO_K
-    assert bt["elo_se"].to_numpy() == pytest.approx(se, rel=1e-6)
+    se = np.sqrt(np.diag(cov)) * st.ELO_K  # against bots[0]
+    anchored = st.bradley_terry(g, anchor=bots[0]).set_index("bot").loc[bots]
+    assert anchored["elo_se"].to_numpy() == pytest.approx(se, rel=1e-6)
 
 
 def test_the_win_matrix_gives_each_matchups_interval_from_both_sides():
@@ -559,8 +624,8 @@ def test_a_matchup_whose_pairs_show_no_variance_gets_a_rating_interval_not_a_poi
     g = games_from_results([("x", "y", np.tile([1, 0], (30, 1)))])
     if kind == "drawn":
         g["winner"], g["winner_seat"] = "", -1
-    bt = st.bradley_terry(g).set_index("bot")
-    gap_lo, gap_hi = 2 * bt.loc["x", "elo_ci_low"], 2 * bt.loc["x", "elo_ci_high"]
+    bt = st.bradley_terry(g, anchor="y").set_index("bot")
+    gap_lo, gap_hi = bt.loc["x", "elo_ci_low"], bt.loc["x", "elo_ci_high"]
     ps = st.pair_stats(g).iloc[0]
     assert ps["elo_ci_high"] > 100  # the pair table's interval of the same gap
     assert gap_hi > 0.5 * ps["elo_ci_high"] and gap_lo < 0.5 * ps["elo_ci_low"]
