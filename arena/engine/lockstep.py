@@ -101,6 +101,8 @@ L_PHASE = 4  # decision being asked (arena.engine.play.C_PHASE)
 L_FULL = 5  # 1 when a game paused for room in the hands or log buffer
 L_WAITING = 6  # games waiting so far in this call (valid even if a compiled bot raised)
 L_SIZE = 7
+#: The slot of the caller's ``progress`` (arena.engine.play.C_STOP) that, once set, stops play before the next step.
+L_PROGRESS_STOP = 6
 
 #: What a lockstep seat is: a compiled bot played inside the kernel, or a batched policy.
 SEAT_COMPILED = 0
@@ -337,6 +339,7 @@ class LockstepRecords:
     raised: dict[int, str] = field(default_factory=dict)  # game -> exception text of a seat that raised
     details: dict[int, str] = field(default_factory=dict)  # game -> why its policy's action was refused
     counters: np.ndarray = field(default_factory=lambda: np.zeros(L_SIZE, dtype=np.int64))
+    stopped: bool = False  # play stopped unfinished: the caller set progress[L_PROGRESS_STOP]
 
 
 def play_lockstep(
@@ -358,7 +361,8 @@ def play_lockstep(
     reason in ``raised``); an illegal action id loses its own game, by the
     engine's rules, with the id and the legal ones in ``details``.
     ``progress`` (``C_SIZE`` slots of :mod:`arena.engine.play`) gets the seat
-    and decision being asked, for a watchdog.  A seat with a clock
+    and decision being asked, for a watchdog, and stops play unfinished (``stopped``)
+    when the caller sets its slot ``L_PROGRESS_STOP``.  A seat with a clock
     (:class:`GameClock`) loses each game whose share of its batches' time
     runs past the clock's time per game.
     """
@@ -411,6 +415,9 @@ def play_lockstep(
     # on every call (a millisecond: first-class function types), for a signature that is fixed.
     kernel_entry = lockstep_kernel.overloads[lockstep_kernel.signatures[0]].entry_point
     while True:
+        if progress is not None and progress[L_PROGRESS_STOP] != 0:
+            out.stopped = True
+            return out
         try:
             k = kernel_entry(
                 seeds, rules, bots[0], bots[1], seat_kind, par0, par1, work["p0"], work["p1"], work["mem0"],

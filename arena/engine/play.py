@@ -42,7 +42,7 @@ from arena.engine.layout import (
     S_SIZE,
     V_SIZE,
 )
-from arena.engine.lockstep import L_PHASE, L_SEAT, POLICY_CHOSE, play_lockstep
+from arena.engine.lockstep import L_PHASE, L_PROGRESS_STOP, L_SEAT, POLICY_CHOSE, play_lockstep
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array as to_rules_array
 from arena.engine.step import (
@@ -66,13 +66,31 @@ C_LOG = 2  # log entries written
 C_SEAT = 3  # seat being asked (to blame a bot that raised)
 C_PHASE = 4  # decision being asked
 C_ASKED = 5  # decisions asked so far: a watchdog that sees it stand still knows a bot is stuck in one
-C_SIZE = 6
+C_STOP = 6  # set by the caller (from another thread) to stop before the next game: see Stopped
+C_SIZE = 7
 
 #: Slots of :func:`play_hand`'s ``views``: one view per seat.
 VIEWS_SIZE = 2 * V_SIZE
 
 ERR_RAISED = len(ERROR_TEXT)  # a bot raised an exception (game row G_ERROR)
 assert (C_SEAT, C_PHASE) == (L_SEAT, L_PHASE)  # a watchdog reads both drivers' progress in the same slots
+assert C_STOP == L_PROGRESS_STOP  # and both drivers stop on the same slot
+
+
+class Stopped(Exception):
+    """Play stopped before game ``next_game`` because its caller set ``counters[C_STOP]``.
+
+    A Dask worker cannot stop a task's thread, and a chunk of a search bot or of a
+    Java player plays for minutes: when the run that asked for it has gone (Ctrl-C, a
+    decided sequential test), the worker sets the slot and the chunk ends after the
+    game being played, its games thrown away as the run throws them away.
+    """
+
+    def __init__(self, next_game: int) -> None:
+        super().__init__(f"stopped by the caller before game {next_game}")
+        self.next_game = next_game
+
+
 ERROR_MESSAGES = ERROR_TEXT + ("raised an exception",)
 
 _I1 = types.int64[::1]
@@ -141,6 +159,7 @@ def play_games_kernel(
 ):  # fmt: skip
     """Play games ``counters[C_NEXT_GAME]..`` of ``seeds``; return 0 when all are done.
 
+    Returns 2, before a game, when ``counters[C_STOP]`` is set (:class:`Stopped`).
     Returns 1 when the ``hands`` or ``log`` buffer is full: the unfinished game
     is rolled back (``counters`` point at it), so the caller grows the buffers
     and calls again.  Empty ``hands``/``log`` arrays mean "don't record".
@@ -152,6 +171,8 @@ def play_games_kernel(
     """
     record_hands = hands.shape[0] > 0
     for g in range(counters[C_NEXT_GAME], seeds.shape[0]):
+        if counters[C_STOP] != 0:
+            return 2
         n_h = counters[C_HANDS]
         n_l = counters[C_LOG]
         row = games[g]
@@ -240,6 +261,8 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     hooks = (table_hooks(bot0), table_hooks(bot1))
     record_hands = hands.shape[0] > 0
     for g in range(int(counters[C_NEXT_GAME]), seeds.shape[0]):
+        if counters[C_STOP] != 0:
+            return 2
         n_h = int(counters[C_HANDS])
         n_l = int(counters[C_LOG])
         row = games[g]
@@ -363,7 +386,9 @@ def play_batch(
     game row and in ``errors``) when ``forfeit`` is true, and raises
     :class:`IllegalMoveError` naming the bot and the decision otherwise.
     ``counters`` (``C_SIZE`` int64 slots, e.g. shared memory a watchdog
-    reads) receives the seat and decision being asked.  ``catch_exits``
+    reads) receives the seat and decision being asked; setting its slot
+    ``C_STOP`` from another thread raises :class:`Stopped` before the next
+    game (or batch step), the finished games thrown away.  ``catch_exits``
     also turns a bot's ``SystemExit`` and ``KeyboardInterrupt`` into a
     forfeit: right in a worker process, which ignores Ctrl-C itself, and
     wrong in the driver, where Ctrl-C must stop the run.
@@ -386,7 +411,7 @@ def play_batch(
     if counters is None:
         counters = np.zeros(C_SIZE, dtype=np.int64)
     else:
-        counters[:] = 0
+        counters[:C_STOP] = 0  # not the stop slot: a caller may have set it already
     caught: tuple[type[BaseException], ...] = (
         (Exception, SystemExit, KeyboardInterrupt) if catch_exits else (Exception,)
     )
@@ -409,6 +434,8 @@ def play_batch(
             progress=counters,
             clocks=(batch_clock(bot0), batch_clock(bot1)),
         )
+        if rec.stopped:
+            raise Stopped(0)
         details = {**rec.details, **rec.raised}
         return _records(bot0, bot1, seeds, rec.games, rec.hands, rec.log, details, forfeit)
     fast = bot0.fast and bot1.fast
@@ -449,6 +476,8 @@ def play_batch(
             continue
         if status == 0:
             break
+        if status == 2:
+            raise Stopped(int(counters[C_NEXT_GAME]))
         # A buffer filled up; the unfinished game was rolled back: grow and go on.
         if record_hands:
             hands = np.concatenate([hands, np.zeros_like(hands)])

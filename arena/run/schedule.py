@@ -56,6 +56,7 @@ from arena.run.worker import (
     P_PHASE,
     P_SEAT,
     P_SIZE,
+    P_STOP,
     P_SWAP,
     ChunkResult,
     games_finished,
@@ -396,6 +397,7 @@ class _Slot:
     def give(self, task: Any, retry: bool) -> bool:
         """Send the worker a chunk; False when it can't take it (it died while idle: the pipe is broken)."""
         self.progress[:P_COMPILING] = -1  # the worker keeps its count of compilations
+        self.progress[P_STOP] = 0  # a local worker's chunk ends by its process being stopped, not by this slot
         self.asked, self.asked_cpu = 0, 0.0
         self.seen = 0
         self.task, self.retry, self.started = task, retry, time.monotonic()
@@ -638,32 +640,53 @@ PUBLISH_EVERY = 0.5
 #: between such checks after that.
 NO_WORKER_FIRST = 5.0
 NO_WORKER_EVERY = 30.0
+#: Seconds a run that ends with chunks in flight waits to tell the workers to stop them.
+STOP_WAIT = 3.0
 
 
-def _dask_play(task: ChunkTask, token: str = "") -> ChunkResult:
+#: The tokens of the runs that have gone (Ctrl-C, a decided sequential test, a lost scheduler), on this worker:
+#: their chunks still being played stop before their next game (see :func:`_stop_run`).
+_GONE: set[str] = set()
+
+
+def _stop_run(token: str) -> None:
+    """Run on every worker (``Client.run``) by a run that ends with chunks in flight: Dask cannot stop a
+    running task, so the chunks of ``token`` watch for it and stop themselves (:func:`_dask_play`)."""
+    _GONE.add(token)
+
+
+def _dask_play(task: ChunkTask, token: str = "", telling: bool = False) -> ChunkResult:
     """A chunk on a Dask worker (a thread there): bot exits become forfeits too.
 
-    With a ``token`` (the driver's, so that two runs on one cluster don't mix), a thread tells the
-    chunk's games finished while it plays, as ``[token, key, games]`` events on
-    :data:`PROGRESS_TOPIC`, so the driver's progress line moves within a chunk as it does with
-    local workers: a chunk of a kit player can take many minutes.  The engine's kernels release
-    the GIL, so the thread runs while the games do; the events go through the scheduler.
+    With a ``token`` (the driver's, so that two runs on one cluster don't mix), a thread watches for
+    the run's end (:func:`_stop_run`) every :data:`PUBLISH_EVERY` seconds and then stops the chunk
+    before its next game (:class:`arena.engine.play.Stopped`): a chunk of a search bot or a kit player
+    can take many minutes, which the cluster's workers spent on games nobody would store.  With
+    ``telling`` as well, the thread tells the chunk's games finished while it plays, as
+    ``[token, key, games]`` events on :data:`PROGRESS_TOPIC`, so the driver's progress line moves
+    within a chunk as it does with local workers.  The engine's kernels release the GIL, so the
+    thread runs while the games do; the events go through the scheduler.
     """
     worker = _dask_worker() if token else None
     if worker is None:
         return play_chunk(task, None, catch_exits=True)
     progress = np.full(P_SIZE, -1, dtype=np.int64)
+    progress[P_STOP] = 0
     stop = threading.Event()
 
-    def tell() -> None:
+    def watch() -> None:
         last = 0
         while not stop.wait(PUBLISH_EVERY):
+            if token in _GONE:
+                progress[P_STOP] = 1
+            if not telling:
+                continue
             n = games_finished(task, progress)
             if n != last:
                 last = n
                 worker.log_event(PROGRESS_TOPIC, [token, task.key, n])
 
-    teller = threading.Thread(target=tell, name="gin-arena-progress", daemon=True)
+    teller = threading.Thread(target=watch, name="gin-arena-chunk-watch", daemon=True)
     teller.start()
     try:
         return play_chunk(task, progress, catch_exits=True)
@@ -768,6 +791,20 @@ class DaskCluster:
         except AttributeError:
             return "?"
 
+    def _stop_chunks_in_flight(self) -> None:
+        """Tell every worker this run has gone, so its chunks being played stop (:func:`_stop_run`); at most
+        :data:`STOP_WAIT` seconds, and nothing if the scheduler is gone too (then so are the chunks' results)."""
+
+        def send() -> None:
+            try:
+                self.client.run(_stop_run, self.token, on_error="ignore")
+            except Exception:  # noqa: BLE001 - a closed client or a lost scheduler: nobody left to tell
+                pass
+
+        sender = threading.Thread(target=send, name="gin-arena-stop", daemon=True)
+        sender.start()
+        sender.join(STOP_WAIT)
+
     def results(self, tasks: Iterable[Any]) -> Iterator[Any]:
         from distributed import as_completed
 
@@ -784,7 +821,7 @@ class DaskCluster:
                 telling = False
 
         fn = self.play or _dask_play
-        extra = () if self.play is not None else (self.token if telling else "",)  # _dask_play's token
+        extra = () if self.play is not None else (self.token, telling)  # _dask_play's token and telling
 
         def submit(t: Any) -> None:
             try:
@@ -825,6 +862,8 @@ class DaskCluster:
                     self.client.cancel(list(futures))
             except Exception:  # noqa: BLE001 - a closed client: the scheduler dropped them with the connection
                 pass  # raising here would put "Client is closed" in place of the one line SchedulerLost says
+            if futures and self.play is None:
+                self._stop_chunks_in_flight()
             if telling:
                 with self._told_lock:
                     self._told.clear()

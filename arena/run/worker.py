@@ -27,7 +27,7 @@ import pyarrow as pa
 from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
 from arena.botkit.policy import cached_policy_file, load_policy_source
 from arena.engine.layout import H_GAME, H_LOG_START, LOG_KIND
-from arena.engine.play import C_ASKED, C_NEXT_GAME, C_PHASE, C_SEAT, C_SIZE, game_log_spans, play_batch
+from arena.engine.play import C_ASKED, C_NEXT_GAME, C_PHASE, C_SEAT, C_SIZE, C_STOP, game_log_spans, play_batch
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.client import known_hello
@@ -46,6 +46,7 @@ P_NEXT_GAME = C_NEXT_GAME  # games of the part being played that are finished (t
 P_SEAT = C_SEAT  # seat being asked (same slot as the engine's counters)
 P_PHASE = C_PHASE  # decision being asked
 P_ASKED = C_ASKED  # decisions asked in the part being played; 0 between parts (nothing is being asked)
+P_STOP = C_STOP  # set to stop the chunk before its next game (arena.engine.play.Stopped)
 P_SWAP = C_SIZE  # which seat bot_a has in the part being played (0 or 1)
 P_COMPILING = C_SIZE + 1  # numba compilations (or cache loads) under way in the worker: not a stuck bot
 P_SIZE = C_SIZE + 2

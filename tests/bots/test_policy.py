@@ -225,6 +225,18 @@ def test_lockstep_gives_each_game_what_one_decision_at_a_time_gives_even_for_a_r
     assert not np.array_equal(whole.games[:7], part.games)  # other seeds, other games
 
 
+def test_a_batched_policy_stops_when_its_caller_sets_the_stop_slot(files, simple):
+    from arena.engine.play import C_SIZE, C_STOP, Stopped
+
+    sampler = load_bot(f"policy:{files['sampler']}")
+    counters = np.zeros(C_SIZE, dtype=np.int64)
+    counters[C_STOP] = 1
+    with pytest.raises(Stopped):
+        play_batch(sampler, simple, RULES, SEEDS, counters=counters)
+    counters[C_STOP] = 0
+    assert not play_batch(sampler, simple, RULES, SEEDS, counters=counters).errors
+
+
 def test_two_batched_policies_play_each_other_as_their_compiled_twins_do(files):
     py, onnx, npz = (load_bot(f"policy:{files[k]}") for k in ("py", "onnx", "npz"))
     seeds = SEEDS[:4]

@@ -206,6 +206,32 @@ def test_plain_python_path_gives_identical_results(bots):
     assert np.array_equal(fast.log, plain.log)
 
 
+@pytest.mark.parametrize("path", ["kernel", "plain"])
+def test_setting_the_stop_slot_from_another_thread_stops_play_before_the_next_game(bots, path):
+    """What a Dask worker does to a chunk whose run has gone (arena.run.schedule._dask_play): the caller's
+    thread sets counters[C_STOP] while the games play (the kernel runs without the GIL), and play_batch
+    raises Stopped after the game being played; a slot set before the call stops it before game 0."""
+    import threading
+
+    from arena.engine.play import C_SIZE, C_STOP, Stopped
+
+    simple = bots["simple"] if path == "kernel" else as_plain(bots["simple"])
+    r = rules_array(STD)
+    n = 200_000 if path == "kernel" else 20_000
+    counters = np.zeros(C_SIZE, dtype=np.int64)
+    play_batch(simple, bots["random"], r, np.arange(2), counters=counters)  # compiled before the clock starts
+    timer = threading.Timer(0.5, lambda: counters.__setitem__(C_STOP, 1))
+    timer.start()
+    with pytest.raises(Stopped) as stopped:
+        play_batch(simple, bots["random"], r, np.arange(n), counters=counters)
+    timer.join()
+    assert 0 < stopped.value.next_game < n
+    with pytest.raises(Stopped, match="before game 0"):
+        play_batch(simple, bots["random"], r, np.arange(10), counters=counters)
+    counters[C_STOP] = 0
+    assert play_batch(simple, bots["random"], r, np.arange(10), counters=counters).games.shape[0] == 10
+
+
 def test_replay_of_recorded_games_is_identical(bots):
     r = rules_array(STD)
     rec = play_batch(bots["simple"], bots["random"], r, np.arange(200, 260), record_hands=True, record_log=True)

@@ -513,3 +513,62 @@ def test_a_client_that_closes_mid_run_is_the_lost_scheduler_line_not_an_error_fr
             next(results)
     finally:
         client.close()
+
+
+_SLOW_BOT = '''"""Simple, thinking 2 ms over each discard in plain Python and leaving a mark for each in a file."""
+
+import os
+import time
+
+from bots.simple import MEMORY, PARAMS, big_gin, draw, knock, take_upcard
+from bots.simple import discard as simple_discard
+
+PLAIN = True
+
+
+def discard(view, params, memory, rng):
+    time.sleep(0.002)
+    fd = os.open({beats!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, b".")
+    os.close(fd)
+    return simple_discard(view, params, memory, rng)
+'''
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sprt"])
+def test_a_run_that_ends_stops_the_chunks_its_workers_are_playing(tmp_path, own_cluster, how):
+    """Dask cannot stop a running task: after Ctrl-C (or a sequential test's decision) the workers played
+    their chunks to the end, minutes for a search bot or a kit player, for games nobody would store.  A
+    run that ends with chunks in flight now tells the workers, and each chunk stops before its next game."""
+    beats = tmp_path / "beats"
+    bot = tmp_path / "slow.py"
+    bot.write_text(_SLOW_BOT.replace("{beats!r}", repr(str(beats))))
+    conf = tmp_path / "slow.toml"
+    conf.write_text(
+        f'name = "slow"\nbots = [{str(bot)!r}, "random"]\ngames_per_pair = 4000\nchunk_size = 400\nseed = 3\n'
+        f"workers = 2\nresults_dir = {str(tmp_path / 'results')!r}\n".replace("'", '"')
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(conf), "--quiet", "--no-report"]
+        + ["--scheduler", own_cluster.address]
+        + (["--sprt"] if how == "sprt" else []),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=own_cluster.env,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not (beats.exists() and beats.stat().st_size > 200) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert beats.exists() and beats.stat().st_size > 200, "the chunk never started"
+        if how == "ctrl-c":
+            proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == (130 if how == "ctrl-c" else 0), out
+    time.sleep(2.0)  # the workers look for the word every half second; the game being played ends
+    before = beats.stat().st_size
+    time.sleep(4.0)
+    assert beats.stat().st_size == before, "a worker still plays the chunk of a run that has gone"
