@@ -345,7 +345,7 @@ def submit_remote(
 ) -> None:
     """``arena submit FILE --to http://HOST:PORT [--name NAME]``, the token from ``$ARENA_TOKEN`` or
     ``--token-file`` (or ``--token``, with a warning)."""
-    from arena.league.client import submit_to_server
+    from arena.league.client import league_base, submit_to_server
 
     secret = league_token(token, token_file)
     try:
@@ -354,5 +354,5 @@ def submit_remote(
         _fail(str(exc))
     typer.echo(
         f"submitted {out.get('bot')} version {out.get('version')}: {out.get('status')}; "
-        f"follow it at {url.rstrip('/')}{out.get('page', '/league/')}"
+        f"follow it at {league_base(url)}{out.get('page', '/league/')}"
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -150,6 +151,10 @@ def test_arena_submit_takes_the_league_address_the_server_prints(site, tmp_path)
 
     out = submit_to(server.url + "/league/")
     assert out.returncode == 0 and "submitted olgaurl version 1" in out.stdout, out.stderr
+    # the page it points at is under the server's address once, not under the address given ("/league/league/")
+    page = out.stdout.split("follow it at ")[1].strip()
+    assert page == f"{server.url}/league/user/olga", out.stdout
+    assert urllib.request.urlopen(page, timeout=10).status == 200
     out = submit_to(server.url + "/nothing/here")
     assert out.returncode == 2 and "(404)" in out.stderr and "a league server (http://HOST:PORT)?" in out.stderr
 
