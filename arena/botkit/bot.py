@@ -30,6 +30,7 @@ import dataclasses
 import hashlib
 import importlib
 import importlib.util
+import re
 import sys
 import traceback
 import warnings
@@ -229,9 +230,14 @@ def _description(module: ModuleType) -> str:
     return _first_line(module.__doc__) or "(no description)"
 
 
+#: A terminal's colour and style codes, which numba puts in its messages (bold names) when it thinks it has one.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def _numba_reason(exc: Exception) -> str:
-    """The informative line of a numba compile error (not its 'Failed in ... pipeline' header)."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    """The informative line of a numba compile error (not its 'Failed in ... pipeline' header), as plain
+    text: it goes to logs, report files and pipes."""
+    lines = [line.strip() for line in _ANSI.sub("", str(exc)).splitlines() if line.strip()]
     useful = [line for line in lines if not line.startswith(("Failed in", "During:", "File ", "<source", "^"))]
     return (useful or lines or ["unknown error"])[0]
 

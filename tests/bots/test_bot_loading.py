@@ -64,6 +64,7 @@ def test_a_bot_numba_cannot_compile_takes_the_plain_path_and_says_why(tmp_path):
     bot = load_bot_file(write(tmp_path, "pyonly.py", body))
     assert not bot.fast and "discard() does not compile with numba" in bot.plain_reason
     assert "Counter" in bot.plain_reason  # the informative line, not numba's pipeline header
+    assert "\x1b" not in bot.plain_reason  # plain text for logs and pipes, not numba's terminal bold
     simple = load_bot("simple")
     plain = play_batch(bot, simple, R, np.arange(10))
     fast = play_batch(simple, simple, R, np.arange(10))
