@@ -880,7 +880,10 @@ def plot(
 @app.command()
 def sweep(
     sweep_file: Annotated[
-        Path, typer.Argument(metavar="SWEEP", help="Sweep file (TOML), or a shipped example by name: sweep-knock.")
+        Path,
+        typer.Argument(
+            metavar="SWEEP", help="Sweep file (TOML), or a shipped example by name: sweep-knock, sweep-mc-samples."
+        ),
     ],
     workers: Annotated[int | None, typer.Option(help="Worker processes (0 = all cores).")] = None,
     games: Annotated[int | None, typer.Option(help="Games per grid point and opponent (even).")] = None,
@@ -941,7 +944,14 @@ def sweep(
 
 @app.command("check-bot")
 def check_bot(
-    spec: Annotated[str, typer.Argument(metavar="BOT", help="'cmd:<program and arguments>' or 'sandbox:my_bot.py'.")],
+    spec: Annotated[
+        str,
+        typer.Argument(
+            metavar="BOT",
+            help="A bot that plays in its own process: 'cmd:<program and arguments>', 'sandbox:my_bot.py' "
+            "(a .py file is checked so) or 'eaai:<jar or class folder>:<class>'.",
+        ),
+    ],
     games: Annotated[int, typer.Option(help="Full games to play against simple (both seats).")] = 20,
     decision_s: Annotated[float, typer.Option("--decision-s", help="Time limit per decision, seconds.")] = LIMITS[
         "decision_seconds"

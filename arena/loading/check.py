@@ -123,7 +123,11 @@ def _command_of(
         except BotError as exc:
             raise ValueError(str(exc)) from None
         return command, cwd, None, ()
-    raise ValueError(f"'{ref.spec()}' is a built-in bot; check-bot checks 'cmd:<program>' or a bot file")
+    what = "a trained policy, played in the arena's process" if ref.kind == "policy" else "a built-in bot"
+    raise ValueError(
+        f"'{ref.spec()}' is {what}; check-bot checks a bot in its own process: 'cmd:<program>', a bot file "
+        "('sandbox:FILE'), or 'eaai:<kit player>'"
+    )
 
 
 #: A failed system call in strace's output: ``[pid 12] name(args) = -1 EPERM (...)``.

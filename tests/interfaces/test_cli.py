@@ -122,6 +122,17 @@ def test_a_usage_error_is_one_error_line_and_exit_2(args, line):
     assert "Usage:" in runner.invoke(app, ["league"]).output  # a group given nothing still shows its help
 
 
+@pytest.mark.parametrize(
+    ("spec", "what"),
+    [("simple", "a built-in bot"), ("policy:bots/learned.npz", "a trained policy, played in the arena's process")],
+)
+def test_check_bot_of_a_bot_that_has_no_process_of_its_own_says_what_it_is(spec, what):
+    """check-bot called a trained policy "a built-in bot"."""
+    out = runner.invoke(app, ["check-bot", spec, "--games", "2"])
+    assert out.exit_code == 1, out.output
+    assert f"FAIL  command      '{spec}' is {what}; check-bot checks a bot in its own process" in out.output
+
+
 def test_an_unknown_plot_kind_is_one_error_line_listing_the_kinds(tmp_path):
     out = runner.invoke(app, ["plot", str(tmp_path), "--kind", "pie"])
     assert out.exit_code == 2
