@@ -45,8 +45,11 @@ if TYPE_CHECKING:
 #: checked with ``fullmatch``, never ``match`` with ``$`` (which also matches before a final newline).
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
 NAME_RULE = "a letter, then letters, digits, _ or -; at most 32"
-#: A bot's versions are named NAME-vN in the run store, so a bot name must not end like one.
-VERSION_SUFFIX_RE = re.compile(r".*-v[0-9]+")
+#: A bot's versions are named NAME-vN in the run store, so a bot name must not end like one: searched (at the
+#: end) in the name as :func:`ends_like_version` reads it.
+VERSION_SUFFIX_RE = re.compile(r"[-_]v[0-9]+\Z")
+#: The letters :func:`name_key` folds with a digit, read as that digit: ``-vl`` reads as ``-v1``.
+_AS_DIGITS = str.maketrans("ilos", "1105")
 #: Statuses of a version that hold (or will hold) a place on the leaderboard.
 ACTIVE = ("checking", "playing", "rated")
 SESSION_SECONDS = 7 * 24 * 3600
@@ -93,6 +96,14 @@ def name_key(name: str) -> str:
 
     The separators go first: 'r-nonte-carlo' reads as 'rnonte-carlo', so the pairs are folded after."""
     return look_alike_key(name).translate(_LOOKALIKE).replace("rn", "m").replace("vv", "w")
+
+
+def ends_like_version(name: str) -> bool:
+    """Whether ``name`` ends like a version's run name (``-v2``) as a reader of the leaderboard sees it, under the
+    folding of :func:`name_key`: any case, ``_`` for ``-``, and the letters that read as digits (``alicebot-V2``,
+    ``alicebot_v3`` and ``alicebot-vl`` all end like ``alicebot``'s version).  ``-`` or ``_`` must come before
+    the ``v``: ``alicebotv2`` and ``kv8`` are names."""
+    return VERSION_SUFFIX_RE.search(name.lower().translate(_AS_DIGITS)) is not None
 
 
 def _builtin_lookalike(name: str) -> str | None:
@@ -390,7 +401,7 @@ class League:
             other = _lookalike(conn, "bots", name)
             if other is not None:
                 raise LeagueError(f"bot name '{name}' looks like the existing bot '{other}'; choose another", 409)
-            if VERSION_SUFFIX_RE.fullmatch(name):
+            if ends_like_version(name):
                 raise LeagueError(f"bot name '{name}' ends like a version (-v1, -v2...); choose another")
         else:
             if bot["owner_id"] is None:
