@@ -257,12 +257,14 @@ def serve(
         check_database(league.dir / DB_NAME, write=True)  # a damaged or read-only file is refused here
     except LeagueError as exc:
         _fail(str(exc))
+    from arena.league.eaai_upload import clean_staging
     from arena.league.serving import FolderBusy, check_own_database, holding
 
     held = contextlib.ExitStack()  # the folder's lock, held while this server runs
     try:
         held.enter_context(holding(league.dir, "arena league serve"))
         check_own_database(league.dir)
+        clean_staging(league.dir, 0)  # a stopped server's half-unpacked archives: no upload is under way yet
     except FolderBusy as exc:
         _fail(f"{exc}: one server per league folder")
     except LeagueError as exc:

@@ -81,8 +81,9 @@ class LeagueConfig:
     check_seconds: int = 300
     #: Checks run at once, beside the games; at most one per user, so one user's checks never fill them all.
     check_slots: int = 2
-    #: How long a write waits for the database's lock while another process holds it (an organizer's
-    #: ``sqlite3`` shell in a transaction, a backup) before its request is a 503 saying the league is busy.
+    #: How long a write waits for the database's lock while another write holds it (another request's, an
+    #: organizer's ``sqlite3`` shell in a transaction, a backup) before its request is a 503 saying the league
+    #: is busy.
     busy_seconds: int = 30
 
     def __post_init__(self) -> None:

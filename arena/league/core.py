@@ -34,6 +34,7 @@ from arena.league.db import (
     rows,
     transaction,
 )
+from arena.league.eaai_upload import STAGING, clean_staging
 from arena.league.uploads import check_policy, check_upload
 from arena.settings.botref import BotRef, look_alike_key
 
@@ -44,8 +45,11 @@ if TYPE_CHECKING:
 #: checked with ``fullmatch``, never ``match`` with ``$`` (which also matches before a final newline).
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
 NAME_RULE = "a letter, then letters, digits, _ or -; at most 32"
-#: A bot's versions are named NAME-vN in the run store, so a bot name must not end like one.
-VERSION_SUFFIX_RE = re.compile(r".*-v[0-9]+")
+#: A bot's versions are named NAME-vN in the run store, so a bot name must not end like one: searched (at the
+#: end) in the name as :func:`ends_like_version` reads it.
+VERSION_SUFFIX_RE = re.compile(r"[-_]v[0-9]+\Z")
+#: The letters :func:`name_key` folds with a digit, read as that digit: ``-vl`` reads as ``-v1``.
+_AS_DIGITS = str.maketrans("ilos", "1105")
 #: Statuses of a version that hold (or will hold) a place on the leaderboard.
 ACTIVE = ("checking", "playing", "rated")
 SESSION_SECONDS = 7 * 24 * 3600
@@ -92,6 +96,14 @@ def name_key(name: str) -> str:
 
     The separators go first: 'r-nonte-carlo' reads as 'rnonte-carlo', so the pairs are folded after."""
     return look_alike_key(name).translate(_LOOKALIKE).replace("rn", "m").replace("vv", "w")
+
+
+def ends_like_version(name: str) -> bool:
+    """Whether ``name`` ends like a version's run name (``-v2``) as a reader of the leaderboard sees it, under the
+    folding of :func:`name_key`: any case, ``_`` for ``-``, and the letters that read as digits (``alicebot-V2``,
+    ``alicebot_v3`` and ``alicebot-vl`` all end like ``alicebot``'s version).  ``-`` or ``_`` must come before
+    the ``v``: ``alicebotv2`` and ``kv8`` are names."""
+    return VERSION_SUFFIX_RE.search(name.lower().translate(_AS_DIGITS)) is not None
 
 
 def _builtin_lookalike(name: str) -> str | None:
@@ -343,48 +355,11 @@ class League:
         kind, data, spec, size = upload.kind, upload.data, upload.spec, upload.size
         digest = hashlib.sha256(data).hexdigest()
         now = time.time()
-        with transaction(conn):
-            _not_revoked(conn, user)
-            recent = conn.execute(
-                "SELECT COUNT(*) FROM versions WHERE submitted_by = ? AND created_ts > ?", (user.id, now - 3600)
-            ).fetchone()[0]
-            if recent >= cfg.submissions_per_hour and not user.organizer:
-                raise LeagueError(
-                    f"limit reached: {cfg.submissions_per_hour} submissions per hour; try again later", 429
-                )
-            bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
-            if bot is None:
-                builtin = _builtin_lookalike(name)
-                if builtin is not None:
-                    raise LeagueError(
-                        f"bot name '{name}' is (or looks like) the built-in bot '{builtin}'; choose another", 409
-                    )
-                other = _lookalike(conn, "bots", name)
-                if other is not None:
-                    raise LeagueError(f"bot name '{name}' looks like the existing bot '{other}'; choose another", 409)
-                if VERSION_SUFFIX_RE.fullmatch(name):
-                    raise LeagueError(f"bot name '{name}' ends like a version (-v1, -v2...); choose another")
-            else:
-                if bot["owner_id"] is None:
-                    raise LeagueError(f"bot '{name}' is a house bot", 403)
-                if bot["owner_id"] != user.id and not user.organizer:
-                    raise LeagueError(f"bot '{name}' belongs to another user", 403)
-                _owner_not_revoked(conn, bot)
-            if not user.organizer:
-                _within_active_limit(conn, cfg.active_bots_per_user, user, bot)
-            if kind in UPLOADS and not user.organizer:
-                held = conn.execute(
-                    "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(sha256 = ?), 0) FROM (SELECT DISTINCT sha256, size"
-                    f" FROM versions WHERE submitted_by = ? AND kind IN {UPLOADS})",
-                    (digest, user.id),
-                ).fetchone()
-                used, known = int(held[0]), bool(held[1])
-                if not known and used + size > cfg.bytes_per_user:
-                    raise LeagueError(
-                        f"quota reached: your uploads take {used} bytes and this one {size}; the quota is "
-                        f"{cfg.bytes_per_user} bytes per user (ask an organizer)",
-                        413,
-                    )
+        if upload.stage is not None:  # its slow part is done only for what the limits let in (a read: no lock)
+            self._admit(conn, user, name, kind, digest, size, now)
+        # the archive unpacks before the transaction (no lock held); the transaction only moves it in place
+        with upload.staged(self.dir) as write, transaction(conn):
+            bot = self._admit(conn, user, name, kind, digest, size, now)
             if bot is None:
                 bot_id = conn.execute(
                     "INSERT INTO bots(name, owner_id, created) VALUES (?, ?, ?)", (name, user.id, now_iso())
@@ -400,8 +375,56 @@ class League:
                 " created, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?, 'checking', ?, ?, ?)",
                 (bot_id, number, kind, spec, run_name, digest, size, user.id, now_iso(), now),
             ).lastrowid
-            upload.write(self.dir)  # inside the transaction: a failed write stores no version
+            write()  # inside the transaction: a failed write stores no version (an archive's is one rename)
         return {"bot": name, "version": number, "id": vid, "status": "checking", "run_name": run_name}
+
+    def _admit(
+        self, conn: sqlite3.Connection, user: User, name: str, kind: str, digest: str, size: int, now: float
+    ) -> sqlite3.Row | None:
+        """Refuse a submission the league's rules do not let in (a revoked user, the hourly limit, a name taken
+        or alike, another's bot, the active bots, the quota); the bot's row, None for a new bot.  In the
+        submission's transaction; also before an archive is unpacked, so one refused costs no disk."""
+        cfg = self.config
+        _not_revoked(conn, user)
+        recent = conn.execute(
+            "SELECT COUNT(*) FROM versions WHERE submitted_by = ? AND created_ts > ?", (user.id, now - 3600)
+        ).fetchone()[0]
+        if recent >= cfg.submissions_per_hour and not user.organizer:
+            raise LeagueError(f"limit reached: {cfg.submissions_per_hour} submissions per hour; try again later", 429)
+        bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
+        if bot is None:
+            builtin = _builtin_lookalike(name)
+            if builtin is not None:
+                raise LeagueError(
+                    f"bot name '{name}' is (or looks like) the built-in bot '{builtin}'; choose another", 409
+                )
+            other = _lookalike(conn, "bots", name)
+            if other is not None:
+                raise LeagueError(f"bot name '{name}' looks like the existing bot '{other}'; choose another", 409)
+            if ends_like_version(name):
+                raise LeagueError(f"bot name '{name}' ends like a version (-v1, -v2...); choose another")
+        else:
+            if bot["owner_id"] is None:
+                raise LeagueError(f"bot '{name}' is a house bot", 403)
+            if bot["owner_id"] != user.id and not user.organizer:
+                raise LeagueError(f"bot '{name}' belongs to another user", 403)
+            _owner_not_revoked(conn, bot)
+        if not user.organizer:
+            _within_active_limit(conn, cfg.active_bots_per_user, user, bot)
+        if kind in UPLOADS and not user.organizer:
+            held = conn.execute(
+                "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(sha256 = ?), 0) FROM (SELECT DISTINCT sha256, size"
+                f" FROM versions WHERE submitted_by = ? AND kind IN {UPLOADS})",
+                (digest, user.id),
+            ).fetchone()
+            used, known = int(held[0]), bool(held[1])
+            if not known and used + size > cfg.bytes_per_user:
+                raise LeagueError(
+                    f"quota reached: your uploads take {used} bytes and this one {size}; the quota is "
+                    f"{cfg.bytes_per_user} bytes per user (ask an organizer)",
+                    413,
+                )
+        return bot
 
     def _owned_bot(self, conn: sqlite3.Connection, user: User, name: str) -> sqlite3.Row:
         bot = conn.execute("SELECT * FROM bots WHERE name = ?", (name,)).fetchone()
@@ -679,9 +702,12 @@ def upload_folder(spec: str) -> str:
 def sweep_files(league_dir: Path, conn: sqlite3.Connection, min_age: float = 600.0) -> list[str]:
     """Remove the folders under ``bots/`` that no version points to (left by a write whose transaction failed,
     or by an older arena that wrote before it checked), older than ``min_age`` seconds so a submission whose
-    transaction is still open keeps its files.  Returns the files removed, relative to the league folder."""
+    transaction is still open keeps its files, and the archives a stopped server left half unpacked
+    (:func:`arena.league.eaai_upload.clean_staging`; an upload under way keeps its own).  Returns the files
+    and staging folders removed, relative to the league folder."""
     keep = {upload_folder(r[0]) for r in conn.execute(f"SELECT spec FROM versions WHERE kind IN {UPLOADS}")}
-    removed: list[str] = []
+    keep.add(STAGING)
+    removed: list[str] = clean_staging(league_dir)
     root = league_dir / "bots"
     now = time.time()
     for folder in sorted(root.glob("*")):

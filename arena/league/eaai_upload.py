@@ -4,16 +4,21 @@ The upload is untrusted bytes.  It is accepted only if it is a zip archive (a ja
 most ``max_bytes``, whose entries are plain files and folders with relative names inside the
 archive (no absolute path, no ``..``, no backslash, no link), readable (not encrypted, compressed by
 one of :data:`METHODS`), no name both a file and a folder, none nested deeper than
-:data:`MAX_DEPTH` folders, at most :data:`MAX_ENTRIES` of them, unpacking to at most
-:data:`UNPACKED_FACTOR` times the upload's size (a zip bomb stops at the first entry past it,
-measured as it is written, whatever the header claims), and holding the class to play.  A zip of a
-class folder may hold the folder itself (``bin/com/x/P.class``): the root is then that folder.  A
-refusal names the entry, never a server path.  It is unpacked whole into its own folder (read-only
-files, readable by the bots' user) named by its hash, and played as ``eaai:<the folder in it that
-holds the class>:<class>``.
+:data:`MAX_DEPTH` folders, at most :data:`MAX_ENTRIES` of them, making at most :data:`MAX_FOLDERS`
+folders (its folder entries and the folders its names imply), unpacking to at most
+:data:`UNPACKED_FACTOR` times the upload's size (each file and folder counted as at least a
+:data:`BLOCK` of disk: 4999 entries of empty folders 64 deep made 380,000 folders, 1.25 GB on disk,
+from 1.7 MB), every entry's bytes sound (decompressed and CRC-checked in memory, whatever the
+headers claim, before a byte is written), and holding the class to play.  A zip of a class folder
+may hold the folder itself (``bin/com/x/P.class``): the root is then that folder.  A refusal names
+the entry, never a server path.  It is unpacked whole into its own folder (read-only files,
+readable by the bots' user) named by its hash, and played as ``eaai:<the folder in it that holds the
+class>:<class>``.
 
 :func:`check_eaai_upload` makes every check that needs no disk, so the league refuses a bad upload
-before its transaction; :func:`unpack_eaai_upload` writes it, inside the transaction.
+before it writes anything; :func:`staged_eaai_upload` unpacks it into a private folder under
+:data:`STAGING` before the submission's transaction (the slow part, with no database lock held) and
+moves it into place with one rename inside the transaction.
 """
 
 from __future__ import annotations
@@ -25,9 +30,11 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
@@ -40,8 +47,23 @@ T = TypeVar("T")
 MAX_ENTRIES = 5000
 #: The most folders an entry's name may nest (a Java package is a few deep; a name of 64 KB may be 32,000).
 MAX_DEPTH = 64
-#: The unpacked files may be at most this many times the upload's size.
+#: The most folders an archive may make, its folder entries and the folders its entries' names imply
+#: (``a/b/c.class`` makes ``a`` and ``a/b``): a player's packages are a few dozen.
+MAX_FOLDERS = 1000
+#: The unpacked files and folders may be at most this many times the upload's size ...
 UNPACKED_FACTOR = 20
+#: ... or this many bytes, if more: a small jar's few folders and classes, a block each, take more.
+MIN_UNPACKED = 65536
+#: What each file and folder is counted as on top of its bytes: a block of most file systems, what an
+#: empty folder takes on disk.  Without it, folders and empty files cost nothing against the budget.
+BLOCK = 4096
+#: Where an archive is unpacked before its version is stored, relative to the league folder: under
+#: ``bots/`` so the move into place is a rename on one file system; the dot keeps it apart from the
+#: folders named by a hash.  Each upload has a folder of its own there, named from its start time.
+STAGING = "bots/.unpacking"
+#: A folder in :data:`STAGING` older than this is a leftover of a server that stopped mid-upload (an
+#: unpack within the limits takes seconds).
+STALE_SECONDS = 600
 
 
 #: What Python's zipfile raises on a damaged archive besides BadZipFile: a version it does not know
@@ -88,6 +110,26 @@ def _names(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     return infos
 
 
+def _folders(infos: list[zipfile.ZipInfo]) -> int:
+    """How many folders unpacking the entries makes (folder entries and the folders their names imply); a
+    one-line :class:`LeagueError` naming the entry that makes one past :data:`MAX_FOLDERS`.
+
+    Kept as a tree of (parent, name) pairs, so the work and memory are bounded by the entries' parts and the
+    limit, not by the square of a name's depth."""
+    made: dict[tuple[int, str], int] = {}
+    for info in infos:
+        parts = PurePosixPath(info.filename).parts
+        node = 0
+        for part in parts if info.is_dir() else parts[:-1]:
+            node = made.setdefault((node, part), len(made) + 1)
+        if len(made) > MAX_FOLDERS:
+            raise LeagueError(
+                f"the archive makes more than {MAX_FOLDERS} folders (at its entry {info.filename[:80]!r}); "
+                f"the limit is {MAX_FOLDERS}"
+            )
+    return len(made)
+
+
 def _no_file_and_folder(infos: list[zipfile.ZipInfo]) -> None:
     """Refuse a name that is a file and also a folder (``com`` beside ``com/x.class``): it cannot be
     unpacked, and the disk's error would name a server path.
@@ -108,8 +150,9 @@ class CheckedArchive:
     class_name: str
     #: The folder inside the archive that holds the class's package (``""``: the archive's top).
     root: str
-    #: Bytes the archive's files unpack to, as their headers declare: what it takes on disk, and the quota's
-    #: measure (a header that lies is caught while unpacking: no file gets more bytes).
+    #: What the archive takes on disk unpacked: its files' bytes, as their headers declare, and a
+    #: :data:`BLOCK` for each file and folder; the quota's measure (a header that lies is caught by the check,
+    #: which decompresses every entry: no file gets more bytes).
     unpacked: int
     sha256: str
 
@@ -127,8 +170,10 @@ class CheckedArchive:
 
 
 def check_eaai_upload(data: bytes, class_name: str, max_bytes: int) -> CheckedArchive:
-    """Every check of an uploaded player that needs no disk (size, class name, entries, the class, the
-    declared unpacked size); a one-line :class:`LeagueError` for the first that fails."""
+    """Every check of an uploaded player that needs no disk (size, class name, entries, folders, the class,
+    the declared unpacked size, then every entry's bytes); a one-line :class:`LeagueError` for the first that
+    fails.  The checks of the central directory come first, so an archive refused by them costs no
+    decompression."""
     if len(data) > max_bytes:
         raise LeagueError(f"the archive is {len(data)} bytes; the limit is {max_bytes}", 413)
     if not isinstance(class_name, str) or not class_name:
@@ -150,42 +195,46 @@ def check_eaai_upload(data: bytes, class_name: str, max_bytes: int) -> CheckedAr
         if not roots:
             raise LeagueError(f"the archive holds no {want}")
         root = min(roots, key=len)
-        unpacked = sum(i.file_size for i in infos if not i.is_dir())
-    budget = _budget(data)
-    if unpacked > budget:
-        raise LeagueError(f"the archive unpacks to more than {budget} bytes ({UNPACKED_FACTOR} times its size)")
+        files = [i for i in infos if not i.is_dir()]
+        blocks = BLOCK * (len(files) + _folders(infos))
+        unpacked = blocks + sum(i.file_size for i in files)
+        budget = _budget(data)
+        if unpacked > budget:
+            raise _too_big(budget)
+        _verify(z, files, budget, blocks)
     return CheckedArchive(class_name, root, unpacked, hashlib.sha256(data).hexdigest())
 
 
+def _verify(z: zipfile.ZipFile, files: list[zipfile.ZipInfo], budget: int, blocks: int) -> None:
+    """Decompress every file entry in memory, counting its bytes (after the ``blocks`` its files and folders
+    take) against ``budget`` and checking its CRC (which zipfile does at each entry's end), so a damaged entry,
+    last or not, is refused before anything is written: the work is bounded by the budget, however the headers
+    lie."""
+    read = blocks
+    for info in files:
+        for chunk in _chunks(z, info):
+            read += len(chunk)
+            if read > budget:
+                raise _too_big(budget)
+
+
 def _budget(data: bytes) -> int:
-    return UNPACKED_FACTOR * max(len(data), 1)
+    """The most the archive ``data`` may take on disk unpacked (files' bytes, and a block per file and folder)."""
+    return max(UNPACKED_FACTOR * len(data), MIN_UNPACKED)
+
+
+def _too_big(budget: int) -> LeagueError:
+    return LeagueError(
+        f"the archive unpacks to more than {budget} bytes ({UNPACKED_FACTOR} times its size, at least "
+        f"{MIN_UNPACKED}; each file and folder counts {BLOCK} bytes besides its own)"
+    )
 
 
 def unpack_eaai_upload(folder: Path, data: bytes, checked: CheckedArchive) -> Path:
     """Unpack a checked upload, whole, into ``folder / checked.folder`` (once: an upload already there is kept);
     the player's class folder in it.  Nothing is left behind when it fails (:class:`LeagueError`)."""
-    dest = folder / checked.folder
-    if dest.is_dir():
-        reuse_folder(dest.parent)  # a leftover the sweep could take before the new version points to it
-        return folder / checked.player
-    made = not dest.parent.exists()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="upload-", dir=dest.parent))
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            _unpack(z, _names(z), work, budget=_budget(data))
-        os.replace(work, dest)
-    except OSError as exc:  # its text would name the server's folder: the reason alone
-        raise LeagueError(f"the archive cannot be unpacked: {exc.strerror or type(exc).__name__}") from None
-    except LeagueError:  # a ValueError too: already its one line
-        raise
-    except ZIP_ERRORS as exc:
-        raise LeagueError(f"the archive cannot be unpacked: {_reason(exc)}") from None
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-        if made and not dest.exists():
-            shutil.rmtree(dest.parent, ignore_errors=True)
-    return folder / checked.player
+    with staged_eaai_upload(folder, data, checked) as place:
+        return place()
 
 
 def store_eaai_upload(folder: Path, data: bytes, class_name: str, max_bytes: int) -> tuple[str, str]:
@@ -198,6 +247,122 @@ def store_eaai_upload(folder: Path, data: bytes, class_name: str, max_bytes: int
     return f"{EAAI_PREFIX}{player.resolve()}:{class_name}", checked.sha256
 
 
+@contextmanager
+def staged_eaai_upload(folder: Path, data: bytes, checked: CheckedArchive) -> Iterator[Callable[[], Path]]:
+    """Unpack a checked upload into a private folder under ``folder / STAGING`` (the slow part, before the
+    submission's transaction, so no database lock is held while it runs); yields the quick move of it into
+    ``folder / checked.folder`` (a rename, inside the transaction), which returns the player's class folder.
+    Whatever was not moved into place is removed on the way out.
+
+    A server killed midway leaves its staging folder, never a half folder where a version points (the rename
+    is whole or nothing): the next upload (:func:`clean_staging`) or the next server start removes it.  A
+    server killed between the rename and the commit leaves a folder no version points to, which the
+    scheduler's sweep removes.  Each upload stages in a folder of its own, so two at once never meet; two of
+    the same bytes are put in place one after the other (the transactions are), and the second reuses the
+    first's folder."""
+    staged = _Staged(folder, data, checked)
+    try:
+        yield staged.place
+    finally:
+        staged.discard()
+
+
+class _Staged:
+    """An upload unpacked under :data:`STAGING`, until :meth:`place` moves it where its version points."""
+
+    def __init__(self, folder: Path, data: bytes, checked: CheckedArchive):
+        self.folder, self.data, self.checked = folder, data, checked
+        self.work: Path | None = None
+        dest = folder / checked.folder
+        if dest.is_dir():  # the same bytes are there already: reused, marked used so the sweep leaves them
+            reuse_folder(dest.parent)
+        else:
+            self.work = _unpack_staged(folder, data)
+
+    def place(self) -> Path:
+        dest = self.folder / self.checked.folder
+        if dest.is_dir():
+            reuse_folder(dest.parent)  # a leftover the sweep could take before the new version points to it
+        else:
+            if self.work is None:  # the folder it would reuse went since (the sweep took a leftover)
+                self.work = _unpack_staged(self.folder, self.data)
+            _move(self.work, dest)
+            self.work = None
+        return self.folder / self.checked.player
+
+    def discard(self) -> None:
+        if self.work is not None:
+            shutil.rmtree(self.work, ignore_errors=True)
+            self.work = None
+
+
+def _unpack_staged(folder: Path, data: bytes) -> Path:
+    """A new private folder under :data:`STAGING` holding the whole archive (read-only files); stale folders
+    there are removed first.  Nothing is left behind when it fails (:class:`LeagueError`)."""
+    staging = folder / STAGING
+    try:
+        staging.mkdir(parents=True, exist_ok=True)
+        clean_staging(folder)
+        work = Path(tempfile.mkdtemp(prefix=f"{int(time.time())}-", dir=staging))
+    except OSError as exc:  # its text would name the server's folder: the reason alone
+        raise LeagueError(f"the server cannot store the archive: {exc.strerror or type(exc).__name__}", 507) from None
+    try:
+        with _one_line_errors(), zipfile.ZipFile(io.BytesIO(data)) as z:
+            _unpack(z, _names(z), work, budget=_budget(data))
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return work
+
+
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """Turn what unpacking raises into one :class:`LeagueError` line with no server path in it."""
+    try:
+        yield
+    except OSError as exc:  # its text would name the server's folder: the reason alone
+        raise LeagueError(f"the archive cannot be unpacked: {exc.strerror or type(exc).__name__}") from None
+    except LeagueError:  # a ValueError too: already its one line
+        raise
+    except ZIP_ERRORS as exc:
+        raise LeagueError(f"the archive cannot be unpacked: {_reason(exc)}") from None
+
+
+def _move(work: Path, dest: Path) -> None:
+    """Rename the unpacked folder ``work`` to ``dest`` (its parent made if need be, and removed again if the
+    rename fails); a one-line :class:`LeagueError` (507) when the disk refuses."""
+    made = not dest.parent.exists()
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        reuse_folder(dest.parent)  # an old, empty leftover the sweep could take between here and the commit
+        os.replace(work, dest)
+    except OSError as exc:
+        if made:
+            shutil.rmtree(dest.parent, ignore_errors=True)
+        raise LeagueError(f"the server cannot store the archive: {exc.strerror or type(exc).__name__}", 507) from None
+
+
+def clean_staging(folder: Path, max_age: float = STALE_SECONDS) -> list[str]:
+    """Remove the folders under ``folder / STAGING`` started more than ``max_age`` seconds ago (by the time in
+    their names): uploads of a server that stopped midway.  ``max_age`` 0, when the server starts (it holds the
+    league folder's lock, so no upload is under way), removes them all.  Their names, for the log."""
+    removed = []
+    try:
+        stale = [p for p in (folder / STAGING).iterdir() if _started(p.name) < time.time() - max_age]
+    except OSError:
+        return []  # no staging folder yet
+    for p in stale:
+        shutil.rmtree(p, ignore_errors=True)
+        removed.append(f"{STAGING}/{p.name}")
+    return removed
+
+
+def _started(name: str) -> float:
+    """When the upload staged in folder ``name`` began (a name not made here: long ago, so it is removed)."""
+    stamp = name.split("-", 1)[0]
+    return float(stamp) if stamp.isdigit() and len(stamp) < 16 else 0.0
+
+
 def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], work: Path, budget: int) -> None:
     work.chmod(0o755)
     written = 0
@@ -207,14 +372,21 @@ def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], work: Path, budget
             target.mkdir(parents=True, exist_ok=True)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        with _read_entry(info, z.open, info) as src, open(target, "wb") as out:
-            while chunk := _read_entry(info, src.read, 1 << 16):
+        with open(target, "wb") as out:
+            for chunk in _chunks(z, info):
                 written += len(chunk)
                 if written > budget:
-                    raise LeagueError(f"the archive unpacks to more than {budget} bytes")
+                    raise _too_big(budget)
                 out.write(chunk)
     for p in work.rglob("*"):
         p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def _chunks(z: zipfile.ZipFile, info: zipfile.ZipInfo) -> Iterator[bytes]:
+    """An entry's bytes, decompressed a piece at a time (zipfile checks its CRC at its end)."""
+    with _read_entry(info, z.open, info) as src:
+        while chunk := _read_entry(info, src.read, 1 << 16):
+            yield chunk
 
 
 def _read_entry(info: zipfile.ZipInfo, read: Callable[[Any], T], arg: Any) -> T:

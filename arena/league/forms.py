@@ -4,7 +4,8 @@ A body is read whole into memory, but never more than its route's limit (:func:`
 announced ``Content-Length`` past the limit is refused before a byte is read, and the bytes that
 come are counted as they come; the one web app's :class:`arena.web.server.Guard` has already cut
 off a body past the same limit or slower than its time limit).  Only then is it parsed: JSON, an
-urlencoded form, or a ``multipart/form-data`` form (the submit page's file).
+urlencoded form (each field at most once, as in a multipart form), or a ``multipart/form-data`` form (the
+submit page's file).
 
 A multipart form is parsed by python-multipart (the parser of Starlette's own forms) under this
 module's limits: only the field names the route expects, each at most once (so a form has at most
@@ -85,7 +86,7 @@ def _content_type(request: Request) -> str:
 
 
 async def read_form(request: Request, limit: int) -> dict[str, str]:
-    """An ``application/x-www-form-urlencoded`` form (each field's first value)."""
+    """An ``application/x-www-form-urlencoded`` form (each field once)."""
     if _content_type(request) != "application/x-www-form-urlencoded":
         raise LeagueError("send the form as application/x-www-form-urlencoded", 415)
     return _urlencoded(await read_body(request, limit))
@@ -102,6 +103,9 @@ def _urlencoded(body: bytes) -> dict[str, str]:
         )
     except (UnicodeDecodeError, ValueError):
         raise LeagueError("the form is garbled") from None
+    for key, values in fields.items():  # as a multipart form's: which of two values was meant is not ours to guess
+        if len(values) > 1:
+            raise LeagueError(f"the form sends its field {key[:40]!r} twice")
     return {k: v[0] for k, v in fields.items()}
 
 

@@ -345,7 +345,7 @@ class _Outage:
                 "%s: the league database cannot be used (%s); %s",
                 self.who,
                 " ".join(str(exc).split())[:200],
-                "waiting: another process holds it locked"
+                "waiting: another connection holds it locked"
                 if busy(exc)
                 else "waiting for it to be restored from a backup (arena league restore)",
             )

@@ -7,8 +7,10 @@ only route bytes to it (:mod:`arena.league.file_kinds`), and the league's other 
 leaderboard, the queue) never see a file.
 
 The checks need neither the database nor the disk: a refused upload leaves no file behind and takes no
-transaction.  What they accept comes back as an :class:`Upload`, whose ``write`` stores its files under
-the league folder inside the submission's transaction, so a failed write stores no version.
+transaction.  What they accept comes back as an :class:`Upload`, whose ``staged`` does the slow part of
+storing it before the submission's transaction (an archive's unpacking, with no database lock held) and
+gives the quick write that puts it under the league folder inside the transaction, so a failed write
+stores no version.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import ast
 import hashlib
 import shlex
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from arena.league.config import LeagueConfig
 from arena.league.db import LeagueError, atomic_write, reuse_folder
-from arena.league.eaai_upload import check_eaai_upload, unpack_eaai_upload
+from arena.league.eaai_upload import check_eaai_upload, staged_eaai_upload
 from arena.settings.botref import CMD_PREFIX, is_policy_tree
 
 #: The forms of an uploaded policy, named by their file suffix.
@@ -47,10 +50,20 @@ class Upload:
     spec: str
     size: int = -1
     write: Callable[[Path], object] = lambda folder: None
+    #: The slow part of storing it, done before the transaction (an archive unpacked into a private folder):
+    #: a context whose value is the quick write that puts it in place inside the transaction, and whose exit
+    #: removes whatever was not put in place.  None: the write is ``write`` alone (one small file).
+    stage: Callable[[Path], AbstractContextManager[Callable[[], object]]] | None = None
 
     def __post_init__(self) -> None:
         if self.size < 0:
             object.__setattr__(self, "size", len(self.data))
+
+    def staged(self, folder: Path) -> AbstractContextManager[Callable[[], object]]:
+        """The upload made ready under ``folder`` (the league folder); its value writes it in place."""
+        if self.stage is not None:
+            return self.stage(folder)
+        return nullcontext(lambda: self.write(folder))
 
 
 def check_upload(
@@ -92,7 +105,7 @@ def check_upload(
             archive,
             f"{checked.player}:{checked.class_name}",
             max(len(archive), checked.unpacked),
-            lambda folder: unpack_eaai_upload(folder, archive, checked),
+            stage=lambda folder: staged_eaai_upload(folder, archive, checked),
         )
     assert source is not None
     if source.startswith(b"PK\x03\x04") or (source[:1] == b"\x08" and b"\x00" in source[:4096]):

@@ -73,8 +73,9 @@ UPLOAD_PATHS = ("/api/submit", "/league/submit")
 UPLOADS_AT_ONCE = 2
 #: What the API and pages say when the database cannot be read.
 DB_DOWN = "the league's database cannot be read just now; the organizer must restore it"
-#: ... and when another process has held it locked past SQLite's busy timeout (sound, only busy).
-DB_BUSY = "the league's database is busy (another process holds it locked); try again in a minute"
+#: ... and when a write has held it locked past the league's busy_seconds (sound, only busy).  The holder may be
+#: this server (another request's write) as well as another process (an organizer's sqlite3 shell): neither named.
+DB_BUSY = "the league's database is busy (another write holds it locked); try again in a minute"
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -197,7 +198,7 @@ def _guard(api: bool) -> Callable[[Handler], Handler]:
                     request.method,
                     request.url.path,
                     _one_line(str(exc))[:200],
-                    "it is busy: another process holds it locked" if held else "restore it from a backup",
+                    "it is busy: another write held its lock past busy_seconds" if held else "restore it from a backup",
                 )
                 message = DB_BUSY if held else DB_DOWN
                 if api:

@@ -73,6 +73,15 @@ def test_look_alike_names_are_refused_and_the_hyphen_is_allowed(site):
     assert status == 202, body
     status, body = send(server, tokens["bob"], "bob-bot-v2")  # would shadow bob-bot's version 2 in the store
     assert status == 400 and "ends like a version" in body["error"]
+    # ... in any case, with _ for -, or a letter that reads as a digit: names are read as the look-alike check
+    # reads them (alicebot-V2 and alicebot_v3 were taken, under alice's alicebot)
+    for fake in ("alicebot-V2", "alicebot_v3", "alicebot_V12", "alicebot-vl", "bob-bot-VO", "alicebot__v2"):
+        status, body = send(server, tokens["bob"], fake)
+        assert status == 400, (fake, body)
+        assert body["error"] == f"bot name '{fake}' ends like a version (-v1, -v2...); choose another", body
+    for name in ("bobv2", "bob-vector", "bob-v2x"):  # no separator before the v, or more after the digits
+        status, body = send(server, tokens["bob"], name)
+        assert status == 202, (name, body)
     status, body = server.post_json("/api/users", {"name": "AIice"}, token=tokens["olga"])
     assert status == 409 and "looks like the existing user 'alice'" in body["error"]
     status, body = server.post_json("/api/users", {"name": "carol-ann"}, token=tokens["olga"])

@@ -11,9 +11,15 @@ from __future__ import annotations
 import base64
 import io
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import threading
+import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +27,7 @@ import pytest
 from arena.league.config import LeagueConfig
 from arena.league.core import League, User
 from arena.league.db import LeagueError, _statements, check_database, connect, schema_version
+from arena.league.eaai_upload import BLOCK, MAX_FOLDERS, STAGING, check_eaai_upload
 from arena.league.migrations import MIGRATIONS
 from tests.eaai_kit import build_kit, zip_bytes
 from tests.league.server import Server, add_user, arena, make_league, wait_for
@@ -137,9 +144,10 @@ def test_an_archive_is_refused_before_anything_is_stored_and_counts_against_the_
     assert err.value.status == 503
     conn.close()
     jar = uploads["jar"]
+    size = check_eaai_upload(jar, "players.KitSimplePlayer", 10_000_000).unpacked  # its files and folders on disk
     lg = League.init(
         tmp_path / "lg",
-        LeagueConfig(house_bots=("random",), eaai_kit=str(uploads["kit"]), bytes_per_user=2 * len(jar) + 500),
+        LeagueConfig(house_bots=("random",), eaai_kit=str(uploads["kit"]), bytes_per_user=size + 500),
     )
     conn = lg.db()
     bob = _user(lg, conn, "bob")
@@ -153,7 +161,7 @@ def test_an_archive_is_refused_before_anything_is_stored_and_counts_against_the_
     assert not [p for p in (lg.dir / "bots").rglob("*")]  # nothing unpacked, no empty folder left
     out = lg.submit(conn, bob, "kit-a", archive=jar, class_name="players.KitSimplePlayer")
     v = conn.execute("SELECT kind, spec, size FROM versions WHERE id = ?", (out["id"],)).fetchone()
-    assert v["kind"] == "eaai" and v["spec"].endswith(":players.KitSimplePlayer") and v["size"] >= len(jar)
+    assert v["kind"] == "eaai" and v["spec"].endswith(":players.KitSimplePlayer") and v["size"] == size > len(jar)
     assert (lg.dir / v["spec"].rpartition(":")[0] / "players" / "KitSimplePlayer.class").is_file()
     lg.submit(conn, bob, "kit-a", archive=jar, class_name="players.KitSimplePlayer")  # the same bytes: no more quota
     with pytest.raises(LeagueError, match="quota reached: your uploads take") as err:
@@ -617,3 +625,190 @@ def test_a_bot_file_the_disk_refuses_is_one_507_line_and_leaves_no_temp_file(tmp
     assert caught.value.status == 507
     assert str(caught.value) == "the server cannot store the file: No space left on device"
     assert list((tmp_path / "v1").iterdir()) == []
+
+
+# --- what an archive may make on disk, and where it is unpacked ------------------------------------------
+
+
+def _folder_bomb(entries: int, implied: bool = False) -> bytes:
+    """A small archive with the class and ``entries`` entries 64 folders deep, each under a folder of its own:
+    folder entries (``3/a/a/.../a/``), or files whose names imply the folders (``3/a/.../a/x``).  4999 of the
+    first, 1.7 MB, made 380,000 folders (1.25 GB on disk) in a minute inside the submission's transaction."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("players/P.class", b"\xca\xfe\xba\xbe" + bytes(100))
+        for i in range(entries):
+            z.writestr(f"{i:x}/" + "a/" * 62 + ("x" if implied else "a/"), b"")
+    return buf.getvalue()
+
+
+def _bad_last_crc() -> bytes:
+    """The class, 200 files of 4 KB, and a last entry whose stored bytes no longer match its CRC: it was
+    refused only once everything before it had been written (and then deleted), minutes for a big archive."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("players/P.class", b"\xca\xfe\xba\xbe" * 8)
+        for i in range(200):
+            z.writestr(f"f/{i}", os.urandom(4096))
+        z.writestr(zipfile.ZipInfo("zz"), b"hello")  # stored: its bytes are the text itself
+    out = bytearray(buf.getvalue())
+    i = out.rfind(b"hello")
+    out[i : i + 5] = b"HELLO"
+    return bytes(out)
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in (folder / "bots").rglob("*"))
+
+
+@pytest.mark.parametrize("implied", [False, True], ids=["folder-entries", "implied-folders"])
+def test_an_archive_that_makes_thousands_of_folders_is_refused_before_a_folder_is_made(kitless, implied):
+    """300 entries 64 deep (19,200 folders, a 100 KB archive) were accepted: only files' bytes were counted."""
+    server, token, folder = kitless
+    before = _tree(folder)
+    started = time.monotonic()
+    got, ans = _post_archive(server, token, "annbot", _folder_bomb(300, implied), "players.P")
+    assert got == 400 and "\n" not in ans["error"], ans
+    assert f"makes more than {MAX_FOLDERS} folders (at its entry '" in ans["error"], ans
+    assert time.monotonic() - started < 10
+    assert _tree(folder) == before
+
+
+def test_every_file_and_folder_counts_a_block_against_the_unpacked_size_and_the_quota():
+    """Folders and empty files counted nothing: bytes_per_user, which counts archives as unpacked, missed them."""
+    data = zip_bytes({"players/P.class": b"\xca\xfe\xba\xbe" * 8, "players/x/": b"", "a/b/c": b""})
+    checked = check_eaai_upload(data, "players.P", 10_000)
+    assert checked.unpacked == 32 + BLOCK * (2 + 4)  # two files; players, players/x, a and a/b
+    many = zip_bytes({"players/P.class": b"\xca\xfe\xba\xbe", **{f"e{i}": b"" for i in range(40)}})
+    with pytest.raises(LeagueError, match="unpacks to more than [0-9]+ bytes .*each file and folder counts 4096"):
+        check_eaai_upload(many, "players.P", 10_000)
+
+
+def test_a_damaged_last_entry_is_refused_by_the_check_before_anything_is_written(kitless):
+    """Entries were only decompressed (and their CRCs checked) while they were written, so an archive whose last
+    entry is damaged was refused after everything before it was on disk, and stored no version: repeatable at
+    no cost to the sender's limits."""
+    data = _bad_last_crc()
+    with pytest.raises(LeagueError, match="its entry 'zz' is damaged"):
+        check_eaai_upload(data, "players.P", 2_000_000)
+    server, token, folder = kitless
+    before = _tree(folder)
+    got, ans = _post_archive(server, token, "annbot", data, "players.P")
+    assert got == 400 and "cannot be unpacked: its entry 'zz' is damaged" in ans["error"], ans
+    assert _tree(folder) == before
+
+
+def test_an_archive_unpacks_with_no_database_lock_held(tmp_path, monkeypatch):
+    """The unpack ran inside the submission's transaction: every other write of the league (logins, submits, the
+    scheduler's progress) waited for it, then was a 503 once its busy time was past."""
+    from arena.league import eaai_upload
+
+    (tmp_path / "kit").mkdir()
+    lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random",), eaai_kit=str(tmp_path / "kit")))
+    conn = lg.db()
+    ann = _user(lg, conn, "ann")
+    unpacking, release = threading.Event(), threading.Event()
+    real = eaai_upload._unpack
+
+    def slow(*args: Any, **kw: Any) -> None:
+        unpacking.set()
+        assert release.wait(30)
+        real(*args, **kw)
+
+    monkeypatch.setattr(eaai_upload, "_unpack", slow)
+    data = zip_bytes({"players/P.class": b"\xca\xfe\xba\xbe"})
+    out: dict[str, Any] = {}
+    sender = threading.Thread(
+        target=lambda: out.update(lg.submit(lg.db(), ann, "annp", archive=data, class_name="players.P"))
+    )
+    sender.start()
+    try:
+        assert unpacking.wait(30)
+        other = connect(lg.dir / "league.db", busy_seconds=1)
+        lg.add_user(other, "bob")  # a write while the archive unpacks: it waited, then 'database is locked'
+        lg.submit(other, _user(lg, other, "carol"), "carolbot", source=b"x = 1\n")
+        other.close()
+    finally:
+        release.set()
+        sender.join(30)
+    spec = conn.execute("SELECT spec FROM versions WHERE id = ?", (out["id"],)).fetchone()[0]
+    assert (lg.dir / spec.rpartition(":")[0] / "players" / "P.class").is_file()
+    assert list((lg.dir / STAGING).iterdir()) == []
+    conn.close()
+
+
+_CRASH = """
+import os, signal, sys
+from arena.league import eaai_upload
+from arena.league.core import League, User
+where = sys.argv[2]
+real_unpack, real_move = eaai_upload._unpack, eaai_upload._move
+def unpack(z, infos, work, budget):
+    real_unpack(z, infos[: len(infos) // 2], work, budget)
+    if where == "unpacking":
+        os.kill(os.getpid(), signal.SIGKILL)
+    real_unpack(z, infos, work, budget)
+def move(work, dest):
+    real_move(work, dest)
+    if where == "placed":
+        os.kill(os.getpid(), signal.SIGKILL)
+eaai_upload._unpack, eaai_upload._move = unpack, move
+lg = League(sys.argv[1])
+conn = lg.db()
+lg.submit(conn, User(1, "ann", False), "annp", archive=open(sys.argv[3], "rb").read(), class_name="players.P")
+"""
+
+
+@pytest.mark.parametrize("where", ["unpacking", "placed"])
+def test_a_server_killed_mid_upload_leaves_no_version_and_its_leftovers_go(tmp_path, where):
+    """kill -9 while the archive unpacks (its staging folder is left) or after it was moved into place but
+    before the commit (a folder no version points to): no version, and the next server start, or the sweep,
+    removes what was left; the same upload then goes in."""
+    from arena.league.core import sweep_files
+
+    (tmp_path / "kit").mkdir()
+    folder = make_league(tmp_path / "lg", eaai_kit=str(tmp_path / "kit"))
+    token = add_user(folder, "ann")
+    data = zip_bytes({"players/P.class": b"\xca\xfe\xba\xbe", **{f"players/r{i}.txt": b"x" for i in range(8)}})
+    (tmp_path / "p.zip").write_bytes(data)
+    crash = subprocess.run(
+        [sys.executable, "-c", _CRASH, str(folder), where, str(tmp_path / "p.zip")],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert crash.returncode == -signal.SIGKILL, crash.stderr
+    check_database(folder / "league.db")
+    c = sqlite3.connect(folder / "league.db")
+    assert c.execute("SELECT COUNT(*) FROM versions WHERE kind = 'eaai'").fetchone()[0] == 0
+    left = _tree(folder)
+    if where == "unpacking":
+        assert any(p.startswith(f"{STAGING}/") for p in left) and not any("/archive" in p for p in left), left
+        server = Server(folder, play=False)  # the start removes a stopped server's staging folders
+    else:
+        assert any(p.endswith("/archive/players/P.class") for p in left) and list((folder / STAGING).iterdir()) == []
+        assert any(p.endswith("/archive/players/P.class") for p in sweep_files(folder, c, min_age=0))
+        server = Server(folder, play=False)
+    try:
+        assert _tree(folder) == [STAGING], _tree(folder)
+        got, ans = _post_archive(server, token, "annp", data, "players.P")
+        assert got == 202, ans
+    finally:
+        server.stop()
+        c.close()
+
+
+def test_a_stale_staging_folder_goes_at_the_next_upload_and_one_under_way_stays(tmp_path):
+    (tmp_path / "kit").mkdir()
+    lg = League.init(tmp_path / "lg", LeagueConfig(house_bots=("random",), eaai_kit=str(tmp_path / "kit")))
+    conn = lg.db()
+    stale, busy = lg.dir / STAGING / "1000000000-old", lg.dir / STAGING / f"{int(time.time()) - 60}-busy"
+    for p in (stale, busy):
+        (p / "players").mkdir(parents=True)
+        (p / "players" / "P.class").write_bytes(b"x")
+    lg.submit(
+        conn, _user(lg, conn, "ann"), "annp", archive=zip_bytes({"players/P.class": b"\xca"}), class_name="players.P"
+    )
+    assert not stale.exists() and (busy / "players" / "P.class").is_file()
+    conn.close()

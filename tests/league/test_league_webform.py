@@ -179,6 +179,30 @@ def test_pasted_source_goes_with_its_own_line_endings_and_the_old_urlencoded_for
     assert status == 303 and stored(folder, "pasted-v2")[3] == stored(folder, "pasted-v1")[3]
 
 
+def test_an_urlencoded_form_sending_a_field_twice_is_refused_as_a_multipart_one_is(site):
+    """The urlencoded form kept a repeated field's first value (a second name, a second token) where the
+    multipart form refused it; the docs promise the refusal for both."""
+    server, _, sessions, folder = site
+    sid, csrf = sessions["ann"]
+    before = versions(folder)
+    for field, pairs in [
+        ("name", [("csrf", csrf), ("name", "dupname"), ("name", "other"), ("source", SIMPLE_COPY)]),
+        ("csrf", [("csrf", "not-the-token"), ("csrf", csrf), ("name", "dupcsrf"), ("source", SIMPLE_COPY)]),
+        ("source", [("csrf", csrf), ("name", "dupsrc"), ("source", SIMPLE_COPY), ("source", "x = 1\n")]),
+    ]:
+        status, _, out = post(server, sid, urlencode(pairs).encode(), "application/x-www-form-urlencoded")
+        line = page_error(status, out)
+        assert status == 400 and line == f"the form sends its field {field!r} twice", (field, status, line)
+    status, _, out = server.request(  # the login form is read the same way
+        "POST",
+        "/league/login",
+        urlencode([("token", "a"), ("token", "b"), ("csrf", "x")]).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert page_error(status, out) == "the form sends its field 'token' twice"
+    assert versions(folder) == before
+
+
 def _bad_npz() -> bytes:
     buf = io.BytesIO()
     np.savez(buf, format=np.array("gin-arena-mlp-1"), w0=np.array([{"x": 1}], dtype=object))
