@@ -69,6 +69,10 @@ class Scheduler:
         self.scheduler = scheduler
         self.db = league.reconnecting()
         self.conn = self.db.get()
+        #: Since when the machine has failed the pairings (the Dask scheduler unreachable or lost, a full disk),
+        #: and how many tries: the pairing waits for it, with one log line when it starts and one when it ends.
+        self._env_since: float | None = None
+        self._env_tries = 0
         use_eaai_kit(league)  # the checks and the pairings' workers inherit it
 
     # --- the loop ---------------------------------------------------------------------
@@ -207,8 +211,8 @@ class Scheduler:
             )
 
     def _play(self, p: dict[str, Any], va: dict[str, Any], vb: dict[str, Any]) -> tuple[str, str]:
-        from arena.run.runner import run_tournament
-        from arena.run.store import StoreBusy
+        from arena.run.runner import RunEnvError, run_tournament
+        from arena.run.store import StoreBusy, StoreEnvError
 
         cfg = self.cfg.run_config(
             [va["run_name"], vb["run_name"]],
@@ -236,9 +240,22 @@ class Scheduler:
             log.warning("pairing %s vs %s waits: %s", va["run_name"], vb["run_name"], exc)
             time.sleep(5)
             return "", "running"
+        except (RunEnvError, StoreEnvError) as exc:
+            # The machine's fault, not the bots': cancelled, the pairing was lost and its bots rated without
+            # those games (a Dask scheduler restarting lost every pairing tried meanwhile).  It waits instead,
+            # its stored chunks kept, and resumes when the cluster (or the disk) is back.
+            if self._env_since is None:
+                self._env_since = time.monotonic()
+                log.error("pairing %s vs %s waits, and the pairings after it: %s", va["run_name"], vb["run_name"], exc)
+            self._env_tries += 1
+            time.sleep(min(60.0, 2 ** min(self._env_tries, 6) / 2))
+            return "", "running"
         except Exception as exc:  # a bot that no longer loads...: recorded, never fatal
             log.error("pairing %s vs %s: %s", va["run_name"], vb["run_name"], exc)
             return self._public(str(exc), va, vb), "cancelled"
+        if self._env_since is not None:
+            log.warning("the pairings play again after %.0f s", time.monotonic() - self._env_since)
+            self._env_since, self._env_tries = None, 0
         text = res.status
         if res.stopped_early:
             text = f"SPRT: {res.stopped_early}"

@@ -90,3 +90,41 @@ def test_a_league_served_with_scheduler_plays_a_submission_on_dask_and_rates_it(
     warm.join(60)
     # The pairing was played as a task on the cluster's worker (one chunk of two games).
     assert sum(client.run(lambda dask_worker: dask_worker.state.executed_count).values()) >= 1
+
+
+@pytest.mark.slow
+def test_a_pairing_waits_for_a_dask_scheduler_that_is_down_and_plays_when_it_is_back(tmp_path):
+    """A pairing whose run could not reach the league's Dask scheduler was cancelled like one whose bot no
+    longer loads: the submission was rated without those games (0 of 2), and a scheduler restarting lost
+    every pairing tried meanwhile.  The machine's fault now makes the pairing wait, and it plays once the
+    cluster is back."""
+    from tests.dask_cluster import Cluster
+
+    cluster = Cluster(tmp_path / "dask-logs")  # its address, with nothing there yet
+    folder = make_league(
+        tmp_path / "lg", games_per_pairing=2, chunk_size=2, house_bots=["random"], check_games=0, extra_rounds=0
+    )
+    token = add_user(folder, "alice")
+    server = Server(folder, play=True, workers=None, extra=["--scheduler", cluster.address])
+    try:
+        status, body = server.post_json("/api/submit", {"name": "waitbot", "source": PLAIN_BOT}, token=token)
+        assert status == 202, body
+        wait_for(lambda: "waits" in server.log_text(), 180, "the pairing tried and waiting")
+        board = {e["bot"]: e for e in server.get("/api/leaderboard")}
+        assert board["waitbot"]["status"] != "rated", board["waitbot"]  # not rated without its games
+        cluster.start_scheduler()
+        cluster.start_worker()
+
+        def rated():
+            e = {e["bot"]: e for e in server.get("/api/leaderboard")}.get("waitbot")
+            return e if e and e["status"] == "rated" else None
+
+        try:
+            entry = wait_for(rated, 300, "waitbot rated once the cluster is back")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the server's log: {server.log_text()}") from None
+        assert entry["games"] == 2, entry
+        assert "the pairings play again after" in server.log_text()
+    finally:
+        server.stop()
+        cluster.stop()
