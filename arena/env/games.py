@@ -218,8 +218,10 @@ def _advance(
     it: it is counted in ``forfeits[i]`` (an opponent's forfeit) or
     ``unseen[i]`` (a first-hand knock that reached the target).
 
-    A finished game's row goes to ``last[i]``; if the agent never decided in
-    it, to ``skipped[i]`` too, and its seed to ``skipped_seeds[i]``.
+    A finished game's row goes to ``last[i]`` if the agent decided in it, else
+    to ``skipped[i]`` (its seed to ``skipped_seeds[i]``): the step that ends
+    the agent's game can go on to end such a game too, in the next episode,
+    and ``last[i]`` stays the row of the game the agent played.
     """
     s = st[i]
     other = 1 - seat
@@ -248,10 +250,10 @@ def _advance(
                 observe(s, rules, seat, view, final)
                 done = True
             if over:
-                for k in range(G_SIZE):
-                    last[i, k] = rows[i, k]
                 ended[i] += 1
                 if played:  # hands held since the agent's last decision in this game are this step's
+                    for k in range(G_SIZE):
+                        last[i, k] = rows[i, k]
                     reward += held[i]
                     carried[i] += held[i]
                     carried_n[i] += held_n[i]
@@ -496,6 +498,8 @@ class Games:
         self.rewards = np.zeros(n, dtype=np.float64)
         self.done = np.zeros(n, dtype=bool)
         self.final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        # per env: the row of the last game the agent decided in that ended (on the step that ends one, its row,
+        # even when the env played on into a game that ended before the agent's first decision in it)
         self.last_rows = np.zeros((n, G_SIZE), dtype=np.int64)
         self.ended = np.zeros(n, dtype=np.int64)  # games finished per env (the step that ends one adds 1)
         self.game_over = np.zeros(n, dtype=bool)  # per env: the last step ended a game (ended grew)

@@ -86,8 +86,16 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
 
     @property
     def last_game_row(self) -> np.ndarray:
-        """The engine's game row (``G_*`` slots) of the last game that ended."""
+        """The engine's game row (``G_*`` slots) of the last game the agent played (made a decision in) that
+        ended: on the step that ends a game, that game's row, even when the env went on into a game that ended
+        before the agent's first decision in it (:attr:`skipped_game_row`)."""
         return self.games.last_rows[0].copy()
+
+    @property
+    def skipped_game_row(self) -> np.ndarray:
+        """The engine's game row of the last game that ended before the agent's first decision in it (counted
+        in ``info["opponent_forfeits"]`` or ``info["unseen_games"]``); zeros if none has."""
+        return self.games.skipped_rows[0].copy()
 
     @property
     def game_seed(self) -> int:
