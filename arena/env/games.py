@@ -642,6 +642,8 @@ class Games:
             if isinstance(arr, (bool, np.bool_)) or not isinstance(arr, (list, tuple, int, np.integer)):
                 raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), not {arr!r}")
             arr = np.asarray(arr)
+            if arr.dtype == object and arr.shape == (self.num_envs,):  # ints, some too big for int64?
+                arr = self._wide_ints(arr)
         if arr.dtype.kind not in "iu" or arr.shape != (self.num_envs,):
             raise ValueError(
                 f"actions must be an integer array of shape ({self.num_envs},), not {arr.dtype} of shape {arr.shape}"
@@ -654,6 +656,18 @@ class Games:
                 arr = np.where(arr > np.iinfo(np.int64).max, 0, arr + 1).astype(np.int64) - 1  # too big: -1
             arr = np.array(arr, dtype=np.int64, order="C")  # a copy: writable too
         return arr
+
+    def _wide_ints(self, arr: np.ndarray) -> np.ndarray:
+        """Python ints of which some int64 cannot hold (``[2**70, 0, 0]``; numpy makes them an object array) as
+        int64: each one out of range is an illegal action, as :class:`~arena.env.gym.GinEnv` takes it (refused,
+        or -1: forfeited under ``illegal="penalty"``).  Anything else is left for the dtype error."""
+        if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in arr):
+            return arr
+        low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+        wide = [i for i, a in enumerate(arr) if not low <= a <= high]
+        if wide and not self.mode & MODE_PENALTY:
+            raise self.illegal(wide[0], int(arr[wide[0]]))
+        return np.array([-1 if i in wide else int(a) for i, a in enumerate(arr)], dtype=np.int64)
 
     def illegal(self, env: int, action: int) -> ValueError:
         """The one-line error of an action env ``env`` cannot take."""

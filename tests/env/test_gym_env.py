@@ -425,6 +425,30 @@ def test_legal_actions_agree_with_the_mask_once_the_episode_is_over():
     assert env.legal_actions() == list(np.flatnonzero(info["action_mask"]))
 
 
+def test_an_action_too_big_for_int64_is_an_illegal_action_in_the_vector_env_as_in_gin_env():
+    """``GinEnv`` takes ``2**70`` as an illegal action (forfeited under ``illegal="penalty"``); the vector env
+    refused a list holding it as an array of dtype ``object``, whatever ``illegal`` said."""
+    single = GinEnv(illegal="penalty")
+    single.reset(seed=1)
+    _, r, term, _, _ = single.step(2**70)
+    assert term and r == -1.0 and single.last_game_row[G_FORFEIT] == 0
+    for big in (2**70, -(2**70)):
+        vec = VectorGinEnv(3, illegal="penalty")
+        _, info = vec.reset(seed=1)
+        legal = [_random_legal(m) for m in info["action_mask"][1:]]
+        _, r, term, _, _ = vec.step([big, *legal])
+        assert term[0] and r[0] == -1.0 and vec.games.last_rows[0, G_FORFEIT] == 0 and not term[1:].any()
+    vec = VectorGinEnv(3)
+    _, info = vec.reset(seed=1)
+    before = vec.games.st.copy()
+    legal = [_random_legal(m) for m in info["action_mask"]]
+    with pytest.raises(ValueError, match=r"^env 1: action 1180591620717411303424 \(not an action id: 0..57\) is not"):
+        vec.step([legal[0], 2**70, legal[2]])
+    assert np.array_equal(vec.games.st, before)  # refused: nothing moved
+    with pytest.raises(ValueError, match="^actions must be an integer array"):
+        vec.step([legal[0], 2**70, "x"])
+
+
 def test_a_bot_file_given_as_a_path_object_is_the_opponent_its_name_gives(tmp_path):
     """``rules`` takes a ``pathlib.Path`` to a rules file; ``opponent`` refused a ``Path`` to a bot file."""
     from pathlib import Path
