@@ -25,7 +25,15 @@ Times are CPU seconds of the measuring process (``time.process_time``), so a
 busy neighbour on a shared machine slows a contestant's wall clock, not its
 figure; wall-clock figures are printed too.  ``--json`` writes the medians.
 
+``--compare CHECKOUT`` (repeatable) measures Gin Arena's contestants only, in
+this checkout and in each other one (a ``git worktree`` or a ``git archive``
+of another commit, its kernels compiled once before), interleaved: every round
+runs each checkout once, in turn, in a process of its own pinned to the same
+core, so a busy machine slows them alike; the table gives each one's median
+and its ratio to this checkout's.
+
 Run: ``nice python scripts/bench_env.py [--rounds 3] [--seconds 1.5] [--pettingzoo-python PATH] [--json FILE]``
+or ``nice python scripts/bench_env.py --compare ../old [--rounds 5] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -183,6 +191,47 @@ def arena_single_step_us(opponent: str, steps: int, seed: int) -> dict[str, floa
     return {"median_us": float(np.median(times) * 1e6), "p90_us": float(np.quantile(times, 0.9) * 1e6)}
 
 
+def arena_measures(opponent: str, seconds: float, seed: int) -> dict[str, float]:
+    """One measurement of this process's checkout: CPU steps/s per batch size, and one step()'s median us."""
+    pick = _picker()
+    arena_vector_steps(4, opponent, 0.05, 0, pick)  # warm up
+    arena_single_step_us(opponent, 50, 0)
+    out = {f"arena batch {n}": arena_vector_steps(n, opponent, seconds, seed, pick)["cpu"] for n in BATCHES}
+    out["arena step() us"] = arena_single_step_us(opponent, 20000, seed)["median_us"]
+    return out
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Gin Arena in this checkout and in each of ``args.compare``, interleaved (see the module docstring)."""
+    roots = [ROOT, *(Path(c).resolve() for c in args.compare)]
+    core = min(os.sched_getaffinity(0))
+    load_before = os.getloadavg()
+    results: list[list[dict[str, float]]] = [[] for _ in roots]
+    for r in range(args.rounds):
+        seed = args.seed + 1000 * r
+        for k in [*range(r % len(roots), len(roots)), *range(r % len(roots))]:  # the order turns each round
+            cmd = ["taskset", "-c", str(core), sys.executable, __file__, "--arena-worker", str(roots[k])]
+            cmd += ["--seconds", str(args.seconds), "--seed", str(seed), "--opponent", args.opponent]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=roots[k])
+            results[k].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    med = [{m: statistics.median(x[m] for x in res) for m in res[0]} for res in results]
+    names = ["this", *args.compare]
+    print(f"Gin Arena, median of {args.rounds} interleaved rounds, one core ({core}), opponent {args.opponent}")
+    print("| measure | " + " | ".join(names) + " | " + " | ".join(f"{n} / this" for n in names[1:]) + " |")
+    print("|---|" + "---:|" * (2 * len(names) - 1))
+    for m in med[0]:
+        fmt = "{:,.2f}" if m.endswith("us") else "{:,.0f}"
+        cells = [fmt.format(x[m]) for x in med] + [f"{x[m] / med[0][m]:.2f}" for x in med[1:]]
+        print(f"| {m} | " + " | ".join(cells) + " |")
+    if args.json:
+        meta = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version(), "core": core}
+        meta |= {"opponent": args.opponent, "seconds": args.seconds, "checkouts": [str(r) for r in roots]}
+        meta |= {"load_before": load_before, "load_after": os.getloadavg()}
+        doc = {"meta": meta, "rounds": args.rounds, "median": dict(zip(names, med, strict=True)), "runs": results}
+        args.json.write_text(json.dumps(doc, indent=1) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -191,10 +240,22 @@ def main() -> None:
     ap.add_argument("--pettingzoo-python", default=None, help="an interpreter that can import gin_rummy_v4")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--compare", action="append", default=[], metavar="CHECKOUT", help="another checkout to time")
     ap.add_argument("--pettingzoo-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--arena-worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.pettingzoo_worker:
         print(json.dumps(pettingzoo_steps(args.seconds, args.seed)))
+        return
+    if args.arena_worker:  # one measurement of the checkout named, in this process
+        sys.path.insert(0, args.arena_worker)
+        import arena
+
+        assert Path(arena.__file__).resolve().is_relative_to(Path(args.arena_worker).resolve()), arena.__file__
+        print(json.dumps(arena_measures(args.opponent, args.seconds, args.seed)))
+        return
+    if args.compare:
+        compare(args)
         return
     sys.path.insert(0, str(ROOT))
     load_before = os.getloadavg()

@@ -43,6 +43,7 @@ from arena.engine._jit import helper, kernel
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, action_name, answer_of_action, fill_mask, legal_ids, observe
 from arena.engine.contract import BOT_SIGNATURE, DecisionType
 from arena.engine.layout import (
+    G_FORFEIT,
     G_SIZE,
     G_WINNER,
     OUT_FORFEIT,
@@ -83,6 +84,13 @@ MODE_POINTS = 2  # reward: the hand's points difference (else +1 / -1 / 0 for a 
 MODE_PENALTY = 4  # an illegal action forfeits the game with reward ``penalty`` (else the step is refused)
 ILLEGAL = ("raise", "penalty")
 
+# Bits of what the kernels return (a step that was taken; a refused step returns ``-1 - env``): what happened in
+# some env, so that the Python around a step looks at the per-env arrays only when there is something to read.
+EV_DONE = 1  # an episode ended (``done``)
+EV_CARRIED = 2  # a reward carried held hands (``carried_n``)
+EV_FORFEIT = 4  # the opponent forfeited a game before the agent's first decision in it (``forfeits``)
+EV_UNSEEN = 8  # another game ended before the agent's first decision in it (``unseen``)
+
 _I1 = types.int64[::1]
 _I2 = types.int64[:, ::1]
 _F2 = types.float64[:, ::1]
@@ -97,7 +105,8 @@ _B1 = types.boolean[::1]
 # per env, memories, generators, scratch, rows, seeds, obs, masks, ids, final obs, last game rows, games ended,
 # games the opponent forfeited before the agent's first decision in them, the reward and the number of hands held
 # for the agent's next reward, the reward and hands of the last step's reward that were carried, games that ended
-# before the agent's first decision in them otherwise
+# before the agent's first decision in them otherwise, the row and the seed of the last game that ended before the
+# agent's first decision in it
 _COMMON = (
     _I1,
     _I2,
@@ -123,6 +132,8 @@ _COMMON = (
     _I1,
     _F1,
     _I1,
+    _I1,
+    _I2,
     _I1,
 )
 
@@ -181,7 +192,7 @@ def _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds) -> None:
 @helper
 def _advance(
     i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final, last, ended,
-    forfeits, held, held_n, carried, carried_n, unseen, acted,
+    forfeits, held, held_n, carried, carried_n, unseen, skipped, skipped_seeds, acted,
 ):  # fmt: skip
     """Play game ``i`` on until ``seat`` is asked; return ``(reward, done)``.
 
@@ -206,6 +217,11 @@ def _advance(
     step's, else the agent never decided in the game and no episode reports
     it: it is counted in ``forfeits[i]`` (an opponent's forfeit) or
     ``unseen[i]`` (a first-hand knock that reached the target).
+
+    A finished game's row goes to ``last[i]`` if the agent decided in it, else
+    to ``skipped[i]`` (its seed to ``skipped_seeds[i]``): the step that ends
+    the agent's game can go on to end such a game too, in the next episode,
+    and ``last[i]`` stays the row of the game the agent played.
     """
     s = st[i]
     other = 1 - seat
@@ -234,17 +250,21 @@ def _advance(
                 observe(s, rules, seat, view, final)
                 done = True
             if over:
-                for k in range(G_SIZE):
-                    last[i, k] = rows[i, k]
                 ended[i] += 1
                 if played:  # hands held since the agent's last decision in this game are this step's
+                    for k in range(G_SIZE):
+                        last[i, k] = rows[i, k]
                     reward += held[i]
                     carried[i] += held[i]
                     carried_n[i] += held_n[i]
-                elif forfeit:  # the agent never decided in this game: no episode reports it
-                    forfeits[i] += 1
-                else:
-                    unseen[i] += 1
+                else:  # the agent never decided in this game: no episode reports it
+                    for k in range(G_SIZE):
+                        skipped[i, k] = rows[i, k]
+                    skipped_seeds[i] = seeds[i]
+                    if forfeit:
+                        forfeits[i] += 1
+                    else:
+                        unseen[i] += 1
                 held[i] = 0.0
                 held_n[i] = 0
                 played = False
@@ -265,33 +285,43 @@ def _advance(
 @kernel(types.int64(*_COMMON))
 def reset_games(
     rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids, final_obs,
-    last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen,
+    last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, skipped, skipped_seeds,
 ):  # fmt: skip
-    """Begin game ``seeds[i]`` in every env and play it to the agent's first decision; return 0.
+    """Begin game ``seeds[i]`` in every env and play it to the agent's first decision; return the ``EV_*``
+    bits of what happened (``EV_FORFEIT``, ``EV_UNSEEN``).
 
     What ends before that decision (the opponent's first-turn knock) is held for the first step's reward."""
+    events = 0
     for i in range(st.shape[0]):
         held[i] = 0.0
         held_n[i] = 0
         carried[i] = 0.0
         carried_n[i] = 0
+        forfeits[i] = 0
+        unseen[i] = 0
         _new_game(i, rules, opp_params, st, opp_p, mems, rngs, rows, seeds)
         begin_hand(st[i], rules, seeds[i], scratch[i])
         _advance(
             i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final_obs[i],
-            last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, False,
+            last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, skipped, skipped_seeds, False,
         )  # fmt: skip
         ids[i] = observe(st[i], rules, seat, view, obs[i])
         fill_mask(ids[i], masks[i])
-    return 0
+        if forfeits[i]:
+            events |= EV_FORFEIT
+        if unseen[i]:
+            events |= EV_UNSEEN
+    return events
 
 
-@kernel(types.int64(_I1, *_COMMON, types.float64[::1], _B1, types.float64))
+@kernel(types.int64(_I1, *_COMMON, types.float64[::1], _B1, _B1, types.float64))
 def step_games(
     actions, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, obs, masks, ids,
-    final_obs, last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, rewards, done, penalty,
+    final_obs, last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, skipped, skipped_seeds, rewards,
+    done, game_over, penalty,
 ):  # fmt: skip
-    """Apply ``actions[i]`` (an action id) in every env; return -1, or the first env whose action is illegal.
+    """Apply ``actions[i]`` (an action id) in every env; return the ``EV_*`` bits of what happened in any env,
+    or, when the step is refused, ``-1 - i`` for the first env ``i`` whose action is illegal.
 
     Nothing moves unless every action is legal, or (``MODE_PENALTY``) an
     illegal action forfeits its game, as a bot's does in a tournament, with
@@ -303,15 +333,20 @@ def step_games(
     the agent's first decision in them (:func:`_advance`), so that the
     rewards of a game add up to its score; ``carried[i]`` and
     ``carried_n[i]`` say how much of ``rewards[i]`` that is, and of how many
-    hands.
+    hands.  ``game_over[i]``: a game ended in env ``i`` (``ended[i]`` grew); ``forfeits`` and ``unseen``
+    count this step's.
     """
     n = st.shape[0]
     if not mode & MODE_PENALTY:
         for i in range(n):
             a = actions[i]
             if a < 0 or a >= NUM_ACTIONS or not (ids[i] >> a) & 1:
-                return i
+                return -1 - i
+    events = 0
     for i in range(n):
+        forfeits[i] = 0
+        unseen[i] = 0
+        games_ended = ended[i]
         s = st[i]
         a = actions[i]
         legal = 0 <= a < NUM_ACTIONS and (ids[i] >> a) & 1
@@ -327,13 +362,22 @@ def step_games(
         held_n[i] = 0
         r, d = _advance(
             i, rules, opp, opp_params, seat, mode, st, view, opp_p, mems, rngs, scratch, rows, seeds, final_obs[i],
-            last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, True,
+            last_rows, ended, forfeits, held, held_n, carried, carried_n, unseen, skipped, skipped_seeds, True,
         )  # fmt: skip
         rewards[i] = (r if legal else penalty) + paid
         done[i] = d
+        game_over[i] = ended[i] > games_ended
         ids[i] = observe(s, rules, seat, view, obs[i])
         fill_mask(ids[i], masks[i])
-    return -1
+        if d:
+            events |= EV_DONE
+        if carried_n[i]:
+            events |= EV_CARRIED
+        if forfeits[i]:
+            events |= EV_FORFEIT
+        if unseen[i]:
+            events |= EV_UNSEEN
+    return events
 
 
 def resolve_rules(rules: str | Rules | Mapping[str, Any]) -> Rules:
@@ -454,8 +498,11 @@ class Games:
         self.rewards = np.zeros(n, dtype=np.float64)
         self.done = np.zeros(n, dtype=bool)
         self.final_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        # per env: the row of the last game the agent decided in that ended (on the step that ends one, its row,
+        # even when the env played on into a game that ended before the agent's first decision in it)
         self.last_rows = np.zeros((n, G_SIZE), dtype=np.int64)
         self.ended = np.zeros(n, dtype=np.int64)  # games finished per env (the step that ends one adds 1)
+        self.game_over = np.zeros(n, dtype=bool)  # per env: the last step ended a game (ended grew)
         # games per env the opponent forfeited before the agent's next decision, in the last reset() or step()
         # (no episode reports them; the kernels count them)
         self.opponent_forfeits = np.zeros(n, dtype=np.int64)
@@ -467,8 +514,14 @@ class Games:
         self.carried = np.zeros(n, dtype=np.float64)
         self.carried_hands = np.zeros(n, dtype=np.int64)
         self.unseen_games = np.zeros(n, dtype=np.int64)
+        # per env: the row and the seed of the last game that ended before the agent's first decision in it
+        self.skipped_rows = np.zeros((n, G_SIZE), dtype=np.int64)
+        self.skipped_seeds = np.zeros(n, dtype=np.int64)
+        #: The ``EV_*`` bits of the last reset() or step(): what happened in some env.
+        self.events = 0
         self._warned = False
         self.broken = False  # the opponent raised mid-step: its game stopped mid-turn until reset()
+        self._args = self._common()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Copied or unpickled games (``copy.deepcopy`` or pickle of an env) call their own opponent: the
@@ -480,8 +533,10 @@ class Games:
         if repoint is not None:
             repoint(self.opp_params)
             repoint(self.opp_p)
+        self._args = self._common()
 
     def _common(self) -> tuple[Any, ...]:
+        """The kernels' arguments after the actions, taken once (``_args``): a step does not gather them anew."""
         return (
             self.rules_array,
             self.opp_addresses,
@@ -508,6 +563,8 @@ class Games:
             self.carried,
             self.carried_hands,
             self.unseen_games,
+            self.skipped_rows,
+            self.skipped_seeds,
         )
 
     def reset(self, seeds: np.ndarray) -> None:
@@ -517,16 +574,16 @@ class Games:
             raise ValueError(f"seeds must be {self.num_envs} integers >= 0")
         self.seeds[:] = seeds
         self.broken = False
-        before = self.seeds.copy()
-        self.opponent_forfeits[:] = 0
-        self.unseen_games[:] = 0
         try:
-            reset_games(*self._common())  # the opponent plays up to the agent's first decision
+            events = reset_games(*self._args)  # the opponent plays up to the agent's first decision
         except Exception as exc:
             raise self._opponent_raised(exc) from exc
         self.rewards[:] = 0.0
         self.done[:] = False
-        self._warn_forfeits(before)
+        self.game_over[:] = False
+        self.events = events
+        if events & EV_FORFEIT and not self._warned:
+            self._warn_forfeits()
 
     def next_game_seed(self, env: int) -> int:
         """The seed of the game env ``env`` plays after the current one."""
@@ -537,34 +594,37 @@ class Games:
         if self.broken:  # the masks are of the agent's last decision, not of the game as it stopped
             raise BotError(f"opponent '{self.opponent.name}' raised in an earlier step; reset() the env")
         arr = self.check_actions(actions)
-        before = self.seeds.copy()
-        self.opponent_forfeits[:] = 0
-        self.unseen_games[:] = 0
         try:
-            bad = step_games(arr, *self._common(), self.rewards, self.done, self.penalty)
+            events = step_games(arr, *self._args, self.rewards, self.done, self.game_over, self.penalty)
         except Exception as exc:  # raised by the opponent's compiled code: its game stopped mid-step
             raise self._opponent_raised(exc) from exc
-        if bad >= 0:
-            raise self.illegal(int(bad), int(arr[bad]))
-        self._warn_forfeits(before)
+        if events < 0:
+            bad = -1 - events
+            raise self.illegal(bad, int(arr[bad]))
+        self.events = events
+        if events & EV_FORFEIT and not self._warned:
+            self._warn_forfeits()
 
-    def _warn_forfeits(self, seeds_before: np.ndarray) -> None:
+    def _warn_forfeits(self) -> None:
         """Warn of the first game of this object the opponent forfeited before the agent's next decision
         (:attr:`opponent_forfeits`), naming it.
 
         An episode needs a decision of the agent, so no episode can report such a game: an opponent whose
         first answer of a game is illegal had its games skipped without a word (``reset(seed=s)`` then
-        began another game than ``s``)."""
-        if self._warned or not self.opponent_forfeits.any():
+        began another game than ``s``).  The game named is the last one skipped (:attr:`skipped_rows`); if, in
+        every env with a forfeit, a game that was no forfeit was skipped after it in the same call, the warning
+        waits for a later forfeit."""
+        forfeiter = 1 - self.seat
+        for i in np.flatnonzero(self.opponent_forfeits):
+            if self.skipped_rows[i, G_FORFEIT] == forfeiter:
+                break
+        else:
             return
         self._warned = True
-        i = int(np.flatnonzero(self.opponent_forfeits)[0])
-        seed = int(seeds_before[i])  # the last game that ended is the seed before the one now played
-        while int(next_seed(seed)) != int(self.seeds[i]):
-            seed = int(next_seed(seed))
         names = (self.opponent.name, "agent") if self.seat else ("agent", self.opponent.name)
+        seed = int(self.skipped_seeds[i])
         warnings.warn(
-            f"env {i}: {forfeit_text(names, seed, self.last_rows[i])}, before the agent's first decision "
+            f"env {i}: {forfeit_text(names, seed, self.skipped_rows[i])}, before the agent's first decision "
             "in it: no episode reports that game (info['opponent_forfeits'] counts them; warned once)",
             RuntimeWarning,
             stacklevel=3,
@@ -582,6 +642,8 @@ class Games:
             if isinstance(arr, (bool, np.bool_)) or not isinstance(arr, (list, tuple, int, np.integer)):
                 raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), not {arr!r}")
             arr = np.asarray(arr)
+            if arr.dtype == object and arr.shape == (self.num_envs,):  # ints, some too big for int64?
+                arr = self._wide_ints(arr)
         if arr.dtype.kind not in "iu" or arr.shape != (self.num_envs,):
             raise ValueError(
                 f"actions must be an integer array of shape ({self.num_envs},), not {arr.dtype} of shape {arr.shape}"
@@ -594,6 +656,18 @@ class Games:
                 arr = np.where(arr > np.iinfo(np.int64).max, 0, arr + 1).astype(np.int64) - 1  # too big: -1
             arr = np.array(arr, dtype=np.int64, order="C")  # a copy: writable too
         return arr
+
+    def _wide_ints(self, arr: np.ndarray) -> np.ndarray:
+        """Python ints of which some int64 cannot hold (``[2**70, 0, 0]``; numpy makes them an object array) as
+        int64: each one out of range is an illegal action, as :class:`~arena.env.gym.GinEnv` takes it (refused,
+        or -1: forfeited under ``illegal="penalty"``).  Anything else is left for the dtype error."""
+        if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in arr):
+            return arr
+        low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+        wide = [i for i, a in enumerate(arr) if not low <= a <= high]
+        if wide and not self.mode & MODE_PENALTY:
+            raise self.illegal(wide[0], int(arr[wide[0]]))
+        return np.array([-1 if i in wide else int(a) for i, a in enumerate(arr)], dtype=np.int64)
 
     def illegal(self, env: int, action: int) -> ValueError:
         """The one-line error of an action env ``env`` cannot take."""

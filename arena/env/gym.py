@@ -44,7 +44,7 @@ from gymnasium.vector.utils import batch_space
 
 from arena.botkit.bot import Bot
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, action_name, legal_ids
-from arena.env.games import MAX_SEED, Games, check_seed
+from arena.env.games import EV_CARRIED, EV_DONE, EV_FORFEIT, EV_UNSEEN, MAX_SEED, Games, check_seed
 from arena.settings.rules import Rules
 
 
@@ -86,8 +86,16 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
 
     @property
     def last_game_row(self) -> np.ndarray:
-        """The engine's game row (``G_*`` slots) of the last game that ended."""
+        """The engine's game row (``G_*`` slots) of the last game the agent played (made a decision in) that
+        ended: on the step that ends a game, that game's row, even when the env went on into a game that ended
+        before the agent's first decision in it (:attr:`skipped_game_row`)."""
         return self.games.last_rows[0].copy()
+
+    @property
+    def skipped_game_row(self) -> np.ndarray:
+        """The engine's game row of the last game that ended before the agent's first decision in it (counted
+        in ``info["opponent_forfeits"]`` or ``info["unseen_games"]``); zeros if none has."""
+        return self.games.skipped_rows[0].copy()
 
     @property
     def game_seed(self) -> int:
@@ -142,21 +150,21 @@ class GinEnv(gymnasium.Env[Any, np.int64]):
                 raise g.illegal(0, a)
             a = -1  # out of range: forfeits under illegal="penalty"
         self._action[0] = a
-        games_ended = int(g.ended[0])
         g.step(self._action)
-        done = bool(g.done[0])
+        events = g.events  # what the step did (its one env's): the arrays below are read only when it says so
+        done = bool(events & EV_DONE)
         self._ended = done
         mask = np.zeros(NUM_ACTIONS, np.int8) if done else g.masks[0].copy()  # nothing is legal once it ended
         obs = self._obs(g.final_obs[0] if done else g.obs[0], mask)
         info: dict[str, Any] = {"action_mask": mask}
         if done:
-            info["game_over"] = int(g.ended[0]) > games_ended  # the game ended too (always, with episode="game")
-        if g.carried_hands[0]:
+            info["game_over"] = bool(g.game_over[0])  # the game ended too (always, with episode="game")
+        if events & EV_CARRIED:
             info["carried_hands"] = int(g.carried_hands[0])
             info["carried_reward"] = float(g.carried[0])
-        if g.opponent_forfeits[0]:
+        if events & EV_FORFEIT:
             info["opponent_forfeits"] = int(g.opponent_forfeits[0])
-        if g.unseen_games[0]:
+        if events & EV_UNSEEN:
             info["unseen_games"] = int(g.unseen_games[0])
         return obs, float(g.rewards[0]), done, False, info
 
@@ -264,35 +272,38 @@ class VectorGinEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self.games.reset(seeds.astype(np.int64))
         self._started = True
         info: dict[str, Any] = {"action_mask": self._out(self.games.masks)}
-        _counted(info, "opponent_forfeits", self.games.opponent_forfeits)
-        _counted(info, "unseen_games", self.games.unseen_games)
+        if self.games.events & EV_FORFEIT:
+            _counted(info, "opponent_forfeits", self.games.opponent_forfeits)
+        if self.games.events & EV_UNSEEN:
+            _counted(info, "unseen_games", self.games.unseen_games)
         return self._obs(), info
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
             raise gymnasium.error.ResetNeeded("call reset() before step()")
         g = self.games
-        games_ended = g.ended.copy()
         g.step(actions)
+        events = g.events  # what happened in some env: the per-env keys are built only when there is one
         info: dict[str, Any] = {"action_mask": self._out(g.masks)}
-        if g.done.any():
+        if events & EV_DONE:
             info["final_obs"] = self._final_obs()
             info["_final_obs"] = g.done.copy()
-            info["game_over"] = g.ended > games_ended
+            info["game_over"] = g.game_over.copy()
             info["_game_over"] = g.done.copy()  # said of the envs whose episode ended, as final_obs is
-        if g.carried_hands.any():
+        if events & EV_CARRIED:
             info["carried_hands"] = g.carried_hands.copy()
             info["carried_reward"] = g.carried.copy()
             info["_carried_hands"] = info["_carried_reward"] = g.carried_hands > 0
-        _counted(info, "opponent_forfeits", g.opponent_forfeits)
-        _counted(info, "unseen_games", g.unseen_games)
+        if events & EV_FORFEIT:
+            _counted(info, "opponent_forfeits", g.opponent_forfeits)
+        if events & EV_UNSEEN:
+            _counted(info, "unseen_games", g.unseen_games)
         return self._obs(), self._out(g.rewards), self._out(g.done), self.truncated.copy(), info
 
 
 def _counted(info: dict[str, Any], key: str, counts: np.ndarray) -> None:
-    """A per-env count in ``info`` (only when some env has one) with its Gymnasium mask ``_key``: the envs
-    it is said of.  Without the masks, ``DictInfoToList`` gave every key to every env (``game_over`` to
-    envs whose episode went on)."""
-    if counts.any():
-        info[key] = counts.copy()
-        info[f"_{key}"] = counts > 0
+    """A per-env count in ``info`` (the step's ``EV_*`` bit says some env has one) with its Gymnasium mask
+    ``_key``: the envs it is said of.  Without the masks, ``DictInfoToList`` gave every key to every env
+    (``game_over`` to envs whose episode went on)."""
+    info[key] = counts.copy()
+    info[f"_{key}"] = counts > 0

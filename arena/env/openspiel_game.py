@@ -152,14 +152,17 @@ class Setup:
 class GinArenaGame(pyspiel.Game):
     """``python_gin_arena``: the arena's rules, to the target (``episode="game"``) or for one hand.
 
-    Its settings are read back from its parameters (:class:`Setup`), never
-    kept on the object: OpenSpiel copies games by reloading them from their
-    parameters, which drops Python attributes.
+    Its settings are resolved from its parameters (:class:`Setup`) when it is
+    made, and kept on the object for its states: they are the rules its
+    ``GameInfo`` was computed from, even after a rules file it names has
+    changed.  OpenSpiel copies games (``deepcopy``, pickle, deserializing)
+    by making them again from their parameters, so a copy resolves its own.
     """
 
     def __init__(self, params: dict[str, Any] | None = None):
         params = {**PARAMETERS, **(params or {})}
         setup = Setup.of(params)
+        self.setup = setup
         rules = setup.rules
         hands = 1 if setup.episode == "hand" else rules.hand_cap
         if setup.reward == "win":
@@ -539,14 +542,14 @@ def _replay(game: GinArenaGame, setup: Setup, recs: list[Record], opp: int, to_a
     return state
 
 
-_SETUPS: dict[str, Setup] = {}
-
-
 def _setup_of(game: pyspiel.Game) -> Setup:
-    key = str(game)
-    if key not in _SETUPS:
-        _SETUPS[key] = Setup.of(dict(game.get_parameters()))
-    return _SETUPS[key]
+    """The game's :class:`Setup`: the one it was made with (a cache keyed by its parameters gave the states of a
+    game loaded after its rules file was edited the rules of the first load, against the game's own GameInfo)."""
+    setup = getattr(game, "setup", None)
+    if not isinstance(setup, Setup):  # a game OpenSpiel copied without its Python attributes: resolved once again
+        setup = Setup.of(dict(game.get_parameters()))
+        game.setup = setup
+    return setup
 
 
 def _chance_what(state: GinArenaState, outcomes: list[int]) -> str:

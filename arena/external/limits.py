@@ -389,7 +389,8 @@ if _libc is not None:
 
 def _cap_last_cap() -> int:
     try:
-        return int(open("/proc/sys/kernel/cap_last_cap").read())
+        with open("/proc/sys/kernel/cap_last_cap") as f:  # closed: an open file left was a ResourceWarning on import
+            return int(f.read())
     except (OSError, ValueError):
         return 40
 

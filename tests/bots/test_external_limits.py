@@ -481,3 +481,18 @@ def test_ctrl_c_while_waiting_kills_the_bot_so_a_late_answer_is_never_read(tmp_p
     ref = play_batch(simple, simple, R, np.arange(1, 3), record_log=True)
     assert np.array_equal(rec.log, ref.log)
     ext.close()
+
+
+def test_reading_the_last_capability_closes_its_file():
+    """``_cap_last_cap`` (run when the module is imported, by the env too) left ``/proc/sys/kernel/cap_last_cap``
+    open: a ``ResourceWarning`` on every import under ``-X dev`` or pytest's warning capture."""
+    import gc
+    import warnings
+
+    from arena.external.limits import _cap_last_cap
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _cap_last_cap()
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]

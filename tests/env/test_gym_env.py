@@ -115,6 +115,36 @@ def test_the_env_driven_by_two_bots_reproduces_an_arena_runs_game_rows(tmp_path)
                 assert row[col].iloc[0] == game[col], (names, seat, int(game["seed"]), col)
 
 
+#: A game of simple's (seat 1, against any agent in seat 0) whose follower, game next_seed(it), simple ends in its
+#: first hand, 103-0, before the agent is asked anything: found by playing on from reset(seed=5).
+GAME_FOLLOWED_BY_AN_UNSEEN_GAME = 9038218771028655635
+
+
+def test_last_game_row_on_the_step_that_ends_a_game_is_that_games_row_not_the_unseen_game_played_after_it():
+    """The step that ends the agent's game plays on into the next game (autoreset), which can end before the
+    agent's first decision in it (``info["unseen_games"]``).  ``last_game_row`` was then that unseen game's
+    row (a one-hand 0-103 game), not the agent's; it is now the agent's game's row, the one the arena stores
+    for that seed, and the unseen game's is ``skipped_game_row``."""
+    from arena.engine.play import play_batch
+    from arena.env.games import next_seed
+
+    seed = GAME_FOLLOWED_BY_AN_UNSEEN_GAME
+    agent, opponent = load_bot("simple"), load_bot("simple")
+    env = GinEnv(opponent="simple", seat=0)
+    view = np.zeros(V_SIZE, dtype=np.int64)
+    env.reset(seed=seed)
+    params = agent.params.copy()
+    while True:
+        _, _, terminated, _, info = env.step(_agent_action(env, agent, params, view))
+        if terminated:
+            break
+    assert info["game_over"] and info["unseen_games"] == 1 and env.game_seed == next_seed(next_seed(seed))
+    arena = play_batch(agent, opponent, env.games.rules_array, np.array([seed, next_seed(seed)])).games
+    assert arena[0, G_HANDS] > 1 and arena[1, G_HANDS] == 1
+    assert np.array_equal(env.last_game_row, arena[0])
+    assert np.array_equal(env.skipped_game_row, arena[1])
+
+
 # A hand, even a game, that the opponent ends with a knock on its first turn ends before the agent's first
 # decision in it, and is no forfeit: counting it as one warned "bot 'simple' (seat -1) ok in take_upcard()".
 @pytest.mark.filterwarnings("error:.*before the agent's first decision:RuntimeWarning")
@@ -395,6 +425,30 @@ def test_legal_actions_agree_with_the_mask_once_the_episode_is_over():
     assert env.legal_actions() == list(np.flatnonzero(info["action_mask"]))
 
 
+def test_an_action_too_big_for_int64_is_an_illegal_action_in_the_vector_env_as_in_gin_env():
+    """``GinEnv`` takes ``2**70`` as an illegal action (forfeited under ``illegal="penalty"``); the vector env
+    refused a list holding it as an array of dtype ``object``, whatever ``illegal`` said."""
+    single = GinEnv(illegal="penalty")
+    single.reset(seed=1)
+    _, r, term, _, _ = single.step(2**70)
+    assert term and r == -1.0 and single.last_game_row[G_FORFEIT] == 0
+    for big in (2**70, -(2**70)):
+        vec = VectorGinEnv(3, illegal="penalty")
+        _, info = vec.reset(seed=1)
+        legal = [_random_legal(m) for m in info["action_mask"][1:]]
+        _, r, term, _, _ = vec.step([big, *legal])
+        assert term[0] and r[0] == -1.0 and vec.games.last_rows[0, G_FORFEIT] == 0 and not term[1:].any()
+    vec = VectorGinEnv(3)
+    _, info = vec.reset(seed=1)
+    before = vec.games.st.copy()
+    legal = [_random_legal(m) for m in info["action_mask"]]
+    with pytest.raises(ValueError, match=r"^env 1: action 1180591620717411303424 \(not an action id: 0..57\) is not"):
+        vec.step([legal[0], 2**70, legal[2]])
+    assert np.array_equal(vec.games.st, before)  # refused: nothing moved
+    with pytest.raises(ValueError, match="^actions must be an integer array"):
+        vec.step([legal[0], 2**70, "x"])
+
+
 def test_a_bot_file_given_as_a_path_object_is_the_opponent_its_name_gives(tmp_path):
     """``rules`` takes a ``pathlib.Path`` to a rules file; ``opponent`` refused a ``Path`` to a bot file."""
     from pathlib import Path
@@ -469,7 +523,7 @@ def test_games_an_opponent_forfeits_before_the_agents_first_decision_are_counted
         else:
             raise AssertionError("the opponent was asked first in none of 40 games")
     assert info["opponent_forfeits"] >= 1 and env.game_seed != seed
-    assert int(env.last_game_row[G_FORFEIT]) == 1
+    assert int(env.skipped_game_row[G_FORFEIT]) == 1
     [warning] = [str(w.message) for w in caught]
     assert warning.startswith("env 0: bot 'forfeiter' (seat 1) ") and "in take_upcard() (answered 5)" in warning
     assert f"game seed {seed}, before the agent's first decision in it" in warning

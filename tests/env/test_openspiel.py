@@ -251,6 +251,31 @@ def test_a_knock_tied_without_undercut_is_the_knockers_hand_for_the_win_reward()
     assert returns == {"win": [-1.0, 1.0], "points": [0.0, 0.0]}
 
 
+def test_a_rules_file_edited_between_two_loads_is_played_by_each_games_states_as_its_game_read_it(tmp_path):
+    """Two ``load_game`` of one rules file, edited in between: each game's states score by the rules that game
+    was loaded with, as its ``GameInfo`` says.  The states took their rules from a cache keyed by the game's
+    parameters (the file's path), filled by the first state made: a state of the first game made before the
+    edit gave the second game's states the first file's undercut bonus (10) while its ``max_utility`` followed
+    the second (40)."""
+    p1 = [0, 1, 2, 17, 18, 19, 34, 47, 8, 27]  # as above: P1 knocks with deadwood 2, P0 ties it and undercuts
+    p0 = [11, 24, 37, 49, 36, 23, 43, 44, 45, 40]
+    moves = [0, *p1, *p0, 25, 54, 54, 51, 51, 55]
+    path = tmp_path / "my_rules.toml"
+    params = {"rules": str(path), "episode": "hand", "reward": "points"}
+    path.write_text('preset = "standard"\nundercut_bonus = 10\n')
+    first = pyspiel.load_game(GAME_NAME, params)
+    early = first.new_initial_state()  # made before the edit
+    path.write_text('preset = "standard"\nundercut_bonus = 40\n')
+    second = pyspiel.load_game(GAME_NAME, params)
+    assert first.max_utility() < second.max_utility()  # each GameInfo read the file as it was
+    states = [(early, 10), (first.new_initial_state(), 10), (second.new_initial_state(), 40)]
+    for state, bonus in states:
+        for a in moves:
+            state.apply_action(a)
+        assert state.is_terminal() and state.returns() == [bonus, -bonus]
+        assert state.clone().returns() == [bonus, -bonus]
+
+
 def test_a_resample_for_the_waiting_seat_keeps_the_opponents_pending_knock_question():
     """While a seat is asked whether to knock, OpenSpiel's turn order shows it to the other seat (the
     question is only asked when the discard left the deadwood within the limit).  A resample for the other
