@@ -4,7 +4,7 @@ Ratings are only defined up to a shift, so a rating's own standard error
 depends on what it is measured against.  Against the mean of the field, every
 bot's error carries a share of the worst-determined bot's: in a field with
 ``random`` (whose gap to everyone is bounded only by the prior), each of the
-other bots read +-45 Elo though any two of them were known to within +-8.
+other bots read +-45 Elo on the default run though any two of them were known to within +-3.
 Against one named bot, that bot reads +-0 and its uncertainty moves to all the
 others.  Neither answers the question a reader brings to a ratings table:
 *are these two bots different?*

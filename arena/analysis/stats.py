@@ -624,7 +624,7 @@ def bradley_terry(
     ``attrs['quasi_error']``, so two bots whose intervals do not overlap differ.
     The error of each rating against the mean carried a share of the
     worst-determined bot's: with ``random`` in the field, every bot read
-    +-45 Elo where any two of the others were known to within +-8.
+    +-45 Elo on the default run where any two of the others were known to within +-3.
 
     Interval: ``method="sandwich"`` (default) uses the cluster-robust
     covariance ``H^-1 M H^-1`` clustered on the deal, so the correlation of

@@ -262,7 +262,7 @@ def test_bradley_terry_interval_coverage():
 def test_a_bot_that_loses_every_game_does_not_widen_the_other_bots_intervals():
     """Against the mean of the field, each rating's error carried a share of ``random``'s (whose gap to
     everyone is bounded only by the prior): every bot read about +-45 Elo on the default run where any two
-    were known to within +-8, and a plot of such intervals said that bots 60 Elo apart overlapped.  With
+    were known to within +-3, and a plot of such intervals said that bots 60 Elo apart overlapped.  With
     the mean anchor, a bot's standard error is now its quasi standard error: two bots' squares add up to
     the variance of their difference."""
     rng = np.random.default_rng(8)
