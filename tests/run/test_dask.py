@@ -556,6 +556,8 @@ def test_a_run_that_ends_stops_the_chunks_its_workers_are_playing(tmp_path, own_
         stderr=subprocess.STDOUT,
         text=True,
         env=own_cluster.env,
+        # as in a terminal: under pytest-xdist the test inherits SIGINT ignored, and so would the run
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 180
