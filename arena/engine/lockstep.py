@@ -101,7 +101,7 @@ L_PHASE = 4  # decision being asked (arena.engine.play.C_PHASE)
 L_FULL = 5  # 1 when a game paused for room in the hands or log buffer
 L_WAITING = 6  # games waiting so far in this call (valid even if a compiled bot raised)
 L_SIZE = 7
-#: The slot of the caller's ``progress`` (arena.engine.play.C_STOP) that, once set, stops play before the next step.
+#: The slot of the caller's ``progress`` (arena.engine.play.C_STOP) that, once above 0, stops play before the next step.
 L_PROGRESS_STOP = 6
 
 #: What a lockstep seat is: a compiled bot played inside the kernel, or a batched policy.
@@ -415,7 +415,7 @@ def play_lockstep(
     # on every call (a millisecond: first-class function types), for a signature that is fixed.
     kernel_entry = lockstep_kernel.overloads[lockstep_kernel.signatures[0]].entry_point
     while True:
-        if progress is not None and progress[L_PROGRESS_STOP] != 0:
+        if progress is not None and progress[L_PROGRESS_STOP] > 0:
             out.stopped = True
             return out
         try:

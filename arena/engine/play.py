@@ -66,7 +66,7 @@ C_LOG = 2  # log entries written
 C_SEAT = 3  # seat being asked (to blame a bot that raised)
 C_PHASE = 4  # decision being asked
 C_ASKED = 5  # decisions asked so far: a watchdog that sees it stand still knows a bot is stuck in one
-C_STOP = 6  # set by the caller (from another thread) to stop before the next game: see Stopped
+C_STOP = 6  # set > 0 by the caller (from another thread) to stop before the next game: see Stopped
 C_SIZE = 7
 
 #: Slots of :func:`play_hand`'s ``views``: one view per seat.
@@ -159,7 +159,7 @@ def play_games_kernel(
 ):  # fmt: skip
     """Play games ``counters[C_NEXT_GAME]..`` of ``seeds``; return 0 when all are done.
 
-    Returns 2, before a game, when ``counters[C_STOP]`` is set (:class:`Stopped`).
+    Returns 2, before a game, when ``counters[C_STOP]`` is set above 0 (:class:`Stopped`).
     Returns 1 when the ``hands`` or ``log`` buffer is full: the unfinished game
     is rolled back (``counters`` point at it), so the caller grows the buffers
     and calls again.  Empty ``hands``/``log`` arrays mean "don't record".
@@ -171,7 +171,7 @@ def play_games_kernel(
     """
     record_hands = hands.shape[0] > 0
     for g in range(counters[C_NEXT_GAME], seeds.shape[0]):
-        if counters[C_STOP] != 0:
+        if counters[C_STOP] > 0:
             return 2
         n_h = counters[C_HANDS]
         n_l = counters[C_LOG]
@@ -261,7 +261,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     hooks = (table_hooks(bot0), table_hooks(bot1))
     record_hands = hands.shape[0] > 0
     for g in range(int(counters[C_NEXT_GAME]), seeds.shape[0]):
-        if counters[C_STOP] != 0:
+        if counters[C_STOP] > 0:
             return 2
         n_h = int(counters[C_HANDS])
         n_l = int(counters[C_LOG])

@@ -397,7 +397,6 @@ class _Slot:
     def give(self, task: Any, retry: bool) -> bool:
         """Send the worker a chunk; False when it can't take it (it died while idle: the pipe is broken)."""
         self.progress[:P_COMPILING] = -1  # the worker keeps its count of compilations
-        self.progress[P_STOP] = 0  # a local worker's chunk ends by its process being stopped, not by this slot
         self.asked, self.asked_cpu = 0, 0.0
         self.seen = 0
         self.task, self.retry, self.started = task, retry, time.monotonic()
@@ -671,7 +670,6 @@ def _dask_play(task: ChunkTask, token: str = "", telling: bool = False) -> Chunk
     if worker is None:
         return play_chunk(task, None, catch_exits=True)
     progress = np.full(P_SIZE, -1, dtype=np.int64)
-    progress[P_STOP] = 0
     stop = threading.Event()
 
     def watch() -> None:
