@@ -69,10 +69,9 @@ class Scheduler:
         self.scheduler = scheduler
         self.db = league.reconnecting()
         self.conn = self.db.get()
-        #: Since when the machine has failed the pairings (the Dask scheduler unreachable or lost, a full disk),
-        #: and how many tries: the pairing waits for it, with one log line when it starts and one when it ends.
-        self._env_since: float | None = None
-        self._env_tries = 0
+        #: The machine failing the pairings (the Dask scheduler unreachable or lost, a full disk): the pairing
+        #: waits for it, with one log line when it starts and one when it ends.
+        self._machine_down = _Outage("league scheduler", back="the pairings play again")
         use_eaai_kit(league)  # the checks and the pairings' workers inherit it
 
     # --- the loop ---------------------------------------------------------------------
@@ -244,18 +243,14 @@ class Scheduler:
             # The machine's fault, not the bots': cancelled, the pairing was lost and its bots rated without
             # those games (a Dask scheduler restarting lost every pairing tried meanwhile).  It waits instead,
             # its stored chunks kept, and resumes when the cluster (or the disk) is back.
-            if self._env_since is None:
-                self._env_since = time.monotonic()
-                log.error("pairing %s vs %s waits, and the pairings after it: %s", va["run_name"], vb["run_name"], exc)
-            self._env_tries += 1
-            time.sleep(min(60.0, 2 ** min(self._env_tries, 6) / 2))
+            down = self._machine_down
+            down.failed(exc, f"pairing {va['run_name']} vs {vb['run_name']} waits, and the pairings after it: {exc}")
+            time.sleep(down.wait())
             return "", "running"
         except Exception as exc:  # a bot that no longer loads...: recorded, never fatal
             log.error("pairing %s vs %s: %s", va["run_name"], vb["run_name"], exc)
             return self._public(str(exc), va, vb), "cancelled"
-        if self._env_since is not None:
-            log.warning("the pairings play again after %.0f s", time.monotonic() - self._env_since)
-            self._env_since, self._env_tries = None, 0
+        self._machine_down.ok()
         text = res.status
         if res.stopped_early:
             text = f"SPRT: {res.stopped_early}"
@@ -347,25 +342,27 @@ class Scheduler:
 
 
 class _Outage:
-    """A database that cannot be used: one log line when it starts and one when it ends, and a wait that
-    grows from 1 s to 60 s between tries (no traceback, no restart loop)."""
+    """What the work needs failing (by default the league database): one log line when it starts and one
+    when it ends, and a wait that grows from 1 s to 60 s between tries (no traceback, no restart loop).
+    ``back`` is what the closing line says."""
 
-    def __init__(self, who: str):
+    def __init__(self, who: str, back: str = "the league database reads again"):
         self.who = who
+        self.back = back
         self.since: float | None = None
         self.tries = 0
 
-    def failed(self, exc: BaseException) -> None:
+    def failed(self, exc: BaseException, said: str | None = None) -> None:
+        """One try failed; the first says ``said`` (by default, the database's words for ``exc``)."""
         if self.since is None:
             self.since = time.monotonic()
-            log.error(
-                "%s: the league database cannot be used (%s); %s",
-                self.who,
-                " ".join(str(exc).split())[:200],
-                "waiting: another connection holds it locked"
-                if busy(exc)
-                else "waiting for it to be restored from a backup (arena league restore)",
-            )
+            if said is None:
+                said = f"the league database cannot be used ({' '.join(str(exc).split())[:200]}); " + (
+                    "waiting: another connection holds it locked"
+                    if busy(exc)
+                    else "waiting for it to be restored from a backup (arena league restore)"
+                )
+            log.error("%s: %s", self.who, said)
         self.tries += 1
 
     def wait(self) -> float:
@@ -373,7 +370,7 @@ class _Outage:
 
     def ok(self) -> None:
         if self.since is not None:
-            log.warning("%s: the league database reads again after %.0f s", self.who, time.monotonic() - self.since)
+            log.warning("%s: %s after %.0f s", self.who, self.back, time.monotonic() - self.since)
         self.since, self.tries = None, 0
 
 
