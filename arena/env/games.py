@@ -582,7 +582,7 @@ class Games:
         self.done[:] = False
         self.game_over[:] = False
         self.events = events
-        if events & EV_FORFEIT and not self._warned:
+        if events & EV_FORFEIT:
             self._warn_forfeits()
 
     def next_game_seed(self, env: int) -> int:
@@ -602,7 +602,7 @@ class Games:
             bad = -1 - events
             raise self.illegal(bad, int(arr[bad]))
         self.events = events
-        if events & EV_FORFEIT and not self._warned:
+        if events & EV_FORFEIT:
             self._warn_forfeits()
 
     def _warn_forfeits(self) -> None:
@@ -614,6 +614,8 @@ class Games:
         began another game than ``s``).  The game named is the last one skipped (:attr:`skipped_rows`); if, in
         every env with a forfeit, a game that was no forfeit was skipped after it in the same call, the warning
         waits for a later forfeit."""
+        if self._warned:
+            return
         forfeiter = 1 - self.seat
         for i in np.flatnonzero(self.opponent_forfeits):
             if self.skipped_rows[i, G_FORFEIT] == forfeiter:

@@ -48,8 +48,7 @@ NAME_RULE = "a letter, then letters, digits, _ or -; at most 32"
 #: A bot's versions are named NAME-vN in the run store, so a bot name must not end like one: searched (at the
 #: end) in the name as :func:`ends_like_version` reads it.
 VERSION_SUFFIX_RE = re.compile(r"[-_]v[0-9]+\Z")
-#: The letters :func:`name_key` folds with a digit, read as that digit: ``-vl`` reads as ``-v1``.
-_AS_DIGITS = str.maketrans("ilos", "1105")
+
 #: Statuses of a version that hold (or will hold) a place on the leaderboard.
 ACTIVE = ("checking", "playing", "rated")
 SESSION_SECONDS = 7 * 24 * 3600
@@ -81,7 +80,13 @@ def check_name(name: Any, what: str) -> str:
 #: Look-alike folding, applied after lower-casing: digits and letters that read alike in the fonts of a
 #: leaderboard (1, i and l; 0 and o; 5 and s); _ and - are dropped (alice_bot, alice-bot and alicebot are
 #: one name to a reader, and the built-in bots answer to gin-chasing and gin_chasing alike).
-_LOOKALIKE = str.maketrans({"1": "l", "i": "l", "0": "o", "5": "s", "_": None, "-": None})
+#: Each group reads alike: its first character is the digit, its last the letter a name is folded to.
+_ALIKE = ("1il", "0o", "5s")
+_LOOKALIKE = str.maketrans({**{c: g[-1] for g in _ALIKE for c in g[:-1]}, "_": None, "-": None})
+
+
+#: The letters :func:`name_key` folds with a digit, read as that digit: ``-vl`` reads as ``-v1``.
+_AS_DIGITS = str.maketrans({c: g[0] for g in _ALIKE for c in g[1:]})
 
 
 def name_key(name: str) -> str:

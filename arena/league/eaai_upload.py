@@ -308,7 +308,7 @@ def _unpack_staged(folder: Path, data: bytes) -> Path:
         raise LeagueError(f"the server cannot store the archive: {exc.strerror or type(exc).__name__}", 507) from None
     try:
         with _one_line_errors(), zipfile.ZipFile(io.BytesIO(data)) as z:
-            _unpack(z, _names(z), work, budget=_budget(data))
+            _unpack(z, _names(z), work)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -363,9 +363,10 @@ def _started(name: str) -> float:
     return float(stamp) if stamp.isdigit() and len(stamp) < 16 else 0.0
 
 
-def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], work: Path, budget: int) -> None:
+def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], work: Path) -> None:
+    """Write the entries of a checked archive (:func:`check_eaai_upload` has measured every entry's bytes
+    against the budget already) into ``work``, read-only."""
     work.chmod(0o755)
-    written = 0
     for info in infos:
         target = work / info.filename
         if info.is_dir():
@@ -374,9 +375,6 @@ def _unpack(z: zipfile.ZipFile, infos: list[zipfile.ZipInfo], work: Path, budget
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(target, "wb") as out:
             for chunk in _chunks(z, info):
-                written += len(chunk)
-                if written > budget:
-                    raise _too_big(budget)
                 out.write(chunk)
     for p in work.rglob("*"):
         p.chmod(0o755 if p.is_dir() else 0o644)

@@ -743,11 +743,11 @@ from arena.league import eaai_upload
 from arena.league.core import League, User
 where = sys.argv[2]
 real_unpack, real_move = eaai_upload._unpack, eaai_upload._move
-def unpack(z, infos, work, budget):
-    real_unpack(z, infos[: len(infos) // 2], work, budget)
+def unpack(z, infos, work):
+    real_unpack(z, infos[: len(infos) // 2], work)
     if where == "unpacking":
         os.kill(os.getpid(), signal.SIGKILL)
-    real_unpack(z, infos, work, budget)
+    real_unpack(z, infos, work)
 def move(work, dest):
     real_move(work, dest)
     if where == "placed":
