@@ -197,6 +197,32 @@ def load_bots(config: TournamentConfig, base_dir: Path | None = None, *, skip: C
     return out
 
 
+def check_unplayed_variants(config: TournamentConfig, base_dir: Path | None = None) -> None:
+    """Check the variants a config defines but does not play, as far as can be done without loading them.
+
+    Such a variant waits for a ``--gauntlet`` or a later run; a typo in it (``bot = "simpel"``,
+    ``knock_att = 5``, a file that is not there) was silent until that day, far from the edit.  A
+    built-in's name and settings are checked from its module, uncompiled; a file's existence is
+    checked; a program is not started.  A problem is a one-line :class:`ConfigError` naming the variant.
+    """
+    played = set(config.all_bots())
+    unplayed = [v for v in config.variants if v not in played]
+    for spec, ref in config.bot_refs(base_dir, unplayed).items():
+        where = f"variant {shown_name(spec)} (not played)"
+        if ref.kind == "builtin":
+            try:
+                check_builtin_settings(ref.ref, spec, dict(ref.params))
+            except BotError as exc:  # a settings error names the variant already
+                said = str(exc)
+                raise ConfigError(
+                    f"{said}, in a variant not played" if said.startswith("bot ") else f"{where}: {said}"
+                ) from None
+        elif ref.kind != "command":
+            path = ref.player[0] if ref.kind == "eaai" else ref.ref
+            if not Path(path).exists():
+                raise ConfigError(f"{where}: no such file or folder: {path}")
+
+
 #: The built-in bots by the form their names share with look-alikes (:func:`look_alike_key`, and ``_`` read
 #: as ``-``: a built-in answers to ``gin_chasing`` too, and a copy of ``bots/gin_chasing.py`` is named so).
 _BUILTIN_LOOKS = {look_alike_key(b).replace("_", "-"): b.replace("_", "-") for b in BUILTIN_BOTS}

@@ -29,7 +29,7 @@ import pandas as pd
 from arena.botkit.bot import Bot
 from arena.external import close_bot, external_of
 from arena.external.wall import hide, hide_from_others
-from arena.loading.load import load_bots
+from arena.loading.load import check_unplayed_variants, load_bots
 from arena.run.plan import BotSpec, ChunkTask, matchup_id, own_deals_seed, plan_matchup, play_order
 from arena.run.progress import progress_bar
 from arena.run.schedule import (
@@ -444,6 +444,7 @@ def run_tournament(
     if stop is not None and len(cfg.all_bots()) != 2:
         raise TournamentError("stopping early (--sprt) needs exactly two bots (a head-to-head match)")
     try:
+        check_unplayed_variants(cfg, base_dir)
         bots = load_bots(cfg, base_dir)  # every bot loads (and compiles) before the folder is touched
     except Exception:
         # A signal that landed in a bot file's top-level code came out as that file's import error, or one

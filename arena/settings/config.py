@@ -25,7 +25,7 @@ import dataclasses
 import difflib
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -363,8 +363,8 @@ class TournamentConfig:
             return [(self.candidate, b) for b in self.bots]  # type: ignore[misc]
         return [(a, b) for i, a in enumerate(self.bots) for b in self.bots[i + 1 :]]
 
-    def bot_refs(self, base_dir: Path | None = None) -> dict[str, BotRef]:
-        """Every bot as a :class:`BotRef`, keyed as listed in the config (variants resolved).
+    def bot_refs(self, base_dir: Path | None = None, specs: Iterable[str] | None = None) -> dict[str, BotRef]:
+        """Every bot (or those of ``specs``) as a :class:`BotRef`, keyed as listed in the config (variants resolved).
 
         Relative file paths and a command's ``cwd`` are taken from ``base_dir``
         (the config file's folder).  A spec that names no bot is a one-line
@@ -372,7 +372,7 @@ class TournamentConfig:
         (:func:`arena.loading.load.load_bots`).
         """
         out: dict[str, BotRef] = {}
-        for spec in self.all_bots():
+        for spec in self.all_bots() if specs is None else specs:
             try:
                 if spec in self.variants:
                     params = dict(self.variants[spec])
