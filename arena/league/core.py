@@ -360,10 +360,10 @@ class League:
         kind, data, spec, size = upload.kind, upload.data, upload.spec, upload.size
         digest = hashlib.sha256(data).hexdigest()
         now = time.time()
-        if upload.stage is not None:  # its slow part is done only for what the limits let in (a read: no lock)
-            self._admit(conn, user, name, kind, digest, size, now)
+        # a stage's slow part (an archive unpacked) is done only for what the limits let in (a read: no lock)
+        self._admit(conn, user, name, kind, digest, size, now)
         # the archive unpacks before the transaction (no lock held); the transaction only moves it in place
-        with upload.staged(self.dir) as write, transaction(conn):
+        with upload.stage(self.dir) as write, transaction(conn):
             bot = self._admit(conn, user, name, kind, digest, size, now)
             if bot is None:
                 bot_id = conn.execute(

@@ -7,7 +7,7 @@ only route bytes to it (:mod:`arena.league.file_kinds`), and the league's other 
 leaderboard, the queue) never see a file.
 
 The checks need neither the database nor the disk: a refused upload leaves no file behind and takes no
-transaction.  What they accept comes back as an :class:`Upload`, whose ``staged`` does the slow part of
+transaction.  What they accept comes back as an :class:`Upload`, whose ``stage`` does the slow part of
 storing it before the submission's transaction (an archive's unpacking, with no database lock held) and
 gives the quick write that puts it under the league folder inside the transaction, so a failed write
 stores no version.
@@ -40,30 +40,31 @@ POLICY_AS_SOURCE = (
 )
 
 
+#: How an upload is stored under the league folder: a context entered before the submission's
+#: transaction (for the slow part: an archive unpacked into a private folder), whose value is the quick
+#: write that puts it in place inside the transaction, and whose exit removes whatever was not put in place.
+Stage = Callable[[Path], AbstractContextManager[Callable[[], object]]]
+
+
+def written_inside(write: Callable[[Path], object]) -> Stage:
+    """The stage of an upload stored by one quick write (a small file), all of it inside the transaction."""
+    return lambda folder: nullcontext(lambda: write(folder))
+
+
 @dataclass(frozen=True)
 class Upload:
     """A checked submission: its kind, bytes, spec (as stored), the bytes it takes on the server, and how
-    it is written under the league folder (called inside the submission's transaction)."""
+    it is stored under the league folder (:data:`Stage`; a ``cmd:`` program stores nothing)."""
 
     kind: str
     data: bytes
     spec: str
     size: int = -1
-    write: Callable[[Path], object] = lambda folder: None
-    #: The slow part of storing it, done before the transaction (an archive unpacked into a private folder):
-    #: a context whose value is the quick write that puts it in place inside the transaction, and whose exit
-    #: removes whatever was not put in place.  None: the write is ``write`` alone (one small file).
-    stage: Callable[[Path], AbstractContextManager[Callable[[], object]]] | None = None
+    stage: Stage = written_inside(lambda folder: None)
 
     def __post_init__(self) -> None:
         if self.size < 0:
             object.__setattr__(self, "size", len(self.data))
-
-    def staged(self, folder: Path) -> AbstractContextManager[Callable[[], object]]:
-        """The upload made ready under ``folder`` (the league folder); its value writes it in place."""
-        if self.stage is not None:
-            return self.stage(folder)
-        return nullcontext(lambda: self.write(folder))
 
 
 def check_upload(
@@ -114,7 +115,7 @@ def check_upload(
     if is_policy_tree(tree):  # a policy module (act, none of a bot's decisions)
         return check_policy(config, source, "py")
     spec = f"bots/{hashlib.sha256(source).hexdigest()[:32]}/bot.py"
-    return Upload("file", source, spec, write=lambda folder: store_file(folder / spec, source))
+    return Upload("file", source, spec, stage=written_inside(lambda folder: store_file(folder / spec, source)))
 
 
 def check_policy(config: LeagueConfig, data: bytes, form: str | None) -> Upload:
@@ -145,7 +146,7 @@ def check_policy(config: LeagueConfig, data: bytes, form: str | None) -> Upload:
         except MlpError as exc:
             raise LeagueError(str(exc)) from None
     spec = f"bots/{hashlib.sha256(data).hexdigest()[:32]}/policy.{form}"
-    return Upload("policy", data, spec, write=lambda folder: store_file(folder / spec, data))
+    return Upload("policy", data, spec, stage=written_inside(lambda folder: store_file(folder / spec, data)))
 
 
 def python_tree(data: bytes, limit: int) -> ast.Module:
