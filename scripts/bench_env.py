@@ -191,11 +191,24 @@ def arena_single_step_us(opponent: str, steps: int, seed: int) -> dict[str, floa
     return {"median_us": float(np.median(times) * 1e6), "p90_us": float(np.quantile(times, 0.9) * 1e6)}
 
 
+def _warm_arena(opponent: str) -> Any:
+    """Compile every kernel a measurement runs before anything is timed; the action picker."""
+    pick = _picker()
+    arena_vector_steps(4, opponent, 0.05, 0, pick)
+    arena_single_step_us(opponent, 50, 0)
+    return pick
+
+
+def _meta(args: argparse.Namespace, core: int, load_before: tuple[float, float, float]) -> dict[str, Any]:
+    """What a JSON result records of the machine and the run, beside its figures."""
+    meta: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version()}
+    meta |= {"cpu": platform.processor() or platform.machine(), "core": core, "opponent": args.opponent}
+    return meta | {"seconds": args.seconds, "load_before": load_before, "load_after": os.getloadavg()}
+
+
 def arena_measures(opponent: str, seconds: float, seed: int) -> dict[str, float]:
     """One measurement of this process's checkout: CPU steps/s per batch size, and one step()'s median us."""
-    pick = _picker()
-    arena_vector_steps(4, opponent, 0.05, 0, pick)  # warm up
-    arena_single_step_us(opponent, 50, 0)
+    pick = _warm_arena(opponent)
     out = {f"arena batch {n}": arena_vector_steps(n, opponent, seconds, seed, pick)["cpu"] for n in BATCHES}
     out["arena step() us"] = arena_single_step_us(opponent, 20000, seed)["median_us"]
     return out
@@ -225,9 +238,7 @@ def compare(args: argparse.Namespace) -> None:
         cells = [fmt.format(x[m]) for x in med] + [f"{x[m] / med[0][m]:.2f}" for x in med[1:]]
         print(f"| {m} | " + " | ".join(cells) + " |")
     if args.json:
-        meta = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version(), "core": core}
-        meta |= {"opponent": args.opponent, "seconds": args.seconds, "checkouts": [str(r) for r in roots]}
-        meta |= {"load_before": load_before, "load_after": os.getloadavg()}
+        meta = _meta(args, core, load_before) | {"checkouts": [str(r) for r in roots]}
         doc = {"meta": meta, "rounds": args.rounds, "median": dict(zip(names, med, strict=True)), "runs": results}
         args.json.write_text(json.dumps(doc, indent=1) + "\n")
 
@@ -260,10 +271,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     load_before = os.getloadavg()
     core = _pin()
-    pick = _picker()
-    # Warm up: compile every kernel and load both libraries before anything is timed.
-    arena_vector_steps(4, args.opponent, 0.05, 0, pick)
-    arena_single_step_us(args.opponent, 50, 0)
+    pick = _warm_arena(args.opponent)  # and load both libraries before anything is timed
     openspiel_steps(0.05, 0)
     _pettingzoo_measure(args.pettingzoo_python, 0.05, 0)
 
@@ -298,16 +306,7 @@ def main() -> None:
     step = med["arena step()"]
     print(f"one gymnasium step(): median {step['median_us']:.1f} us, p90 {step['p90_us']:.1f} us")
     if args.json:
-        meta = {
-            "date": time.strftime("%Y-%m-%d"),
-            "python": platform.python_version(),
-            "cpu": platform.processor() or platform.machine(),
-            "core": core,
-            "opponent": args.opponent,
-            "seconds": args.seconds,
-            "load_before": load_before,
-            "load_after": os.getloadavg(),
-        }
+        meta = _meta(args, core, load_before)
         args.json.write_text(json.dumps({"meta": meta, "rounds": args.rounds, "median": med}, indent=1) + "\n")
 
 

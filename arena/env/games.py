@@ -652,24 +652,28 @@ class Games:
             )
         if arr.dtype != np.int64 or not arr.flags.c_contiguous or not arr.flags.writeable:  # the kernel's type
             if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
-                if not self.mode & MODE_PENALTY:
-                    i = int(np.argmax(arr))
-                    raise self.illegal(i, int(arr[i]))
-                arr = np.where(arr > np.iinfo(np.int64).max, 0, arr + 1).astype(np.int64) - 1  # too big: -1
+                arr = self._too_big_illegal(arr, np.flatnonzero(arr > np.iinfo(np.int64).max))
             arr = np.array(arr, dtype=np.int64, order="C")  # a copy: writable too
         return arr
 
     def _wide_ints(self, arr: np.ndarray) -> np.ndarray:
-        """Python ints of which some int64 cannot hold (``[2**70, 0, 0]``; numpy makes them an object array) as
-        int64: each one out of range is an illegal action, as :class:`~arena.env.gym.GinEnv` takes it (refused,
-        or -1: forfeited under ``illegal="penalty"``).  Anything else is left for the dtype error."""
+        """Python ints of which some int64 cannot hold (``[2**70, 0, 0]``; numpy makes them an object array)
+        as int64 (:meth:`_too_big_illegal`).  Anything else is left for the dtype error."""
         if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in arr):
             return arr
         low, high = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-        wide = [i for i, a in enumerate(arr) if not low <= a <= high]
-        if wide and not self.mode & MODE_PENALTY:
-            raise self.illegal(wide[0], int(arr[wide[0]]))
-        return np.array([-1 if i in wide else int(a) for i, a in enumerate(arr)], dtype=np.int64)
+        return self._too_big_illegal(arr, np.array([i for i, a in enumerate(arr) if not low <= a <= high], int))
+
+    def _too_big_illegal(self, arr: np.ndarray, wide: np.ndarray) -> np.ndarray:
+        """``arr`` as int64, its entries at ``wide`` (out of int64's range) each an illegal action, as
+        :class:`~arena.env.gym.GinEnv` takes one: refused, or -1 (forfeited under ``illegal="penalty"``)."""
+        if wide.size and not self.mode & MODE_PENALTY:
+            raise self.illegal(int(wide[0]), int(arr[wide[0]]))
+        held = arr.copy()
+        held[wide] = 0
+        out = held.astype(np.int64)
+        out[wide] = -1
+        return out
 
     def illegal(self, env: int, action: int) -> ValueError:
         """The one-line error of an action env ``env`` cannot take."""
