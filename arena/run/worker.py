@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import shlex
 import sys
 import threading
@@ -74,6 +75,27 @@ class ChunkResult:
 # --- what in-process bots print --------------------------------------------------------
 
 
+#: The first line of a chunk log that lost its beginning (the bot's own log says it the same way).
+_DROPPED = re.compile(r"\[arena\] \.\.\. (\d+) earlier bytes of output dropped \(log limit\)\n")
+
+
+def log_tail(text: str, limit: int, dropped: int = 0) -> str:
+    """The end of a log within about ``limit`` characters, cut at a line's start, led by one line saying
+    how many bytes were dropped before it (``dropped`` more, and those an earlier cut's line counted): a
+    log cut to its last characters began mid-line, with no word that anything came before."""
+    said = _DROPPED.match(text)
+    if said:
+        dropped += int(said.group(1))
+        text = text[said.end() :]
+    if len(text) > limit:
+        cut = len(text) - limit
+        line = text.find("\n", cut, cut + 200)  # the next line's start, if it is near
+        cut = line + 1 if line >= 0 else cut
+        dropped += len(text[:cut].encode())
+        text = text[cut:]
+    return f"[arena] ... {dropped} earlier bytes of output dropped (log limit)\n{text}" if dropped else text
+
+
 class _Tail:
     """The last ``limit`` characters written to it, holding at most about twice that: a bot printing at
     every decision is kept to the end of its chunk log, not in the worker's memory whole until the end."""
@@ -82,12 +104,15 @@ class _Tail:
         self.limit = limit
         self.parts: list[str] = []
         self.size = 0
+        self.dropped = 0  # bytes
 
     def write(self, text: str) -> int:
         self.parts.append(text)
         self.size += len(text)
         if self.size > 2 * self.limit:
-            kept = "".join(self.parts)[-self.limit :]
+            whole = "".join(self.parts)
+            self.dropped += len(whole[: -self.limit].encode())
+            kept = whole[-self.limit :]
             self.parts, self.size = [kept], len(kept)
         return len(text)
 
@@ -95,7 +120,7 @@ class _Tail:
         pass
 
     def getvalue(self) -> str:
-        return "".join(self.parts)[-self.limit :]
+        return log_tail("".join(self.parts), self.limit, self.dropped)
 
 
 class _ThreadStdout:
@@ -451,8 +476,8 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         if ext is not None:
             text = ext.drain_log()
             if text:
-                logs[bot.name] = f"--- {task.label}\n" + text[-LOG_LIMIT:]
+                logs[bot.name] = f"--- {task.label}\n" + log_tail(text, LOG_LIMIT)
     out = printed.getvalue()
     if out:
-        logs[f"{task.bot_a.name}--{task.bot_b.name}.stdout"] = f"--- {task.label}\n" + out[-LOG_LIMIT:]
+        logs[f"{task.bot_a.name}--{task.bot_b.name}.stdout"] = f"--- {task.label}\n" + out
     return ChunkResult(task, games, hands, errors, logs, time.perf_counter() - t0, actions)

@@ -70,12 +70,13 @@ def test_a_bot_printing_without_end_is_held_to_the_tail_of_its_chunk_log_while_i
     printing a lot at every decision grew the worker's memory with the chunk's length."""
     from arena.run import worker
 
-    held = []
+    held, written = [], []
 
     class Watched(worker._Tail):
         def write(self, text: str) -> int:
             n = super().write(text)
             held.append(self.size)
+            written.append(len(text.encode()))
             return n
 
     worker_tail, worker._Tail = worker._Tail, Watched
@@ -86,3 +87,27 @@ def test_a_bot_printing_without_end_is_held_to_the_tail_of_its_chunk_log_while_i
         worker._Tail = worker_tail
     assert held and max(held) <= 2 * LOG_LIMIT + 4000 * 5 + 1
     assert log.endswith("NOISE\n") and LOG_LIMIT - 100 <= len(log) <= LOG_LIMIT + 200
+    # The cut says so: a first line counting what went.
+    header, said, kept = log.split("\n", 2)
+    assert (
+        header.startswith("--- ")
+        and said == f"[arena] ... {sum(written) - len(kept)} earlier bytes of output dropped (log limit)"
+    )
+    assert set(kept) <= set("NOISE\n")  # (its lines are too long to be kept whole: the cut is mid-line)
+
+
+def test_a_log_cut_to_its_tail_starts_at_a_line_and_counts_what_it_dropped_with_what_was_dropped_before():
+    """A bot's stderr cut to the chunk's last ``LOG_LIMIT`` characters began mid-line, and the bot log's own
+    first line saying it had dropped output was the first thing cut."""
+    from arena.run.worker import log_tail
+
+    text = "[arena] ... 500 earlier bytes of output dropped (log limit)\n" + "".join(
+        f"line {i:04}\n" for i in range(1000)
+    )
+    cut = log_tail(text, 100)
+    first, rest = cut.split("\n", 1)
+    assert rest.startswith("line ") and text.endswith(rest) and len(rest) <= 100
+    went = 500 + len(text) - len(rest) - text.index("line 0000")
+    assert first == f"[arena] ... {went} earlier bytes of output dropped (log limit)"
+    assert log_tail("short\n", 100) == "short\n"
+    assert log_tail(text, 10**6) == text  # nothing cut: the bot log's line kept as it was
