@@ -14,6 +14,7 @@ from arena.engine.rules_array import rules_array
 from arena.run import run_tournament
 from arena.run.schedule import Inline
 from arena.run.store import INDEX, RunStore
+from arena.run.store.format import StoreError
 from arena.settings.config import TournamentConfig
 from arena.settings.rules import Rules
 
@@ -25,7 +26,7 @@ def _run(tmp_path: Path, bots=("simple", "random"), **kw) -> Path:
         name=kw.pop("name", "r"),
         bots=bots,
         games_per_pair=kw.pop("games", 20),
-        chunk_size=10,
+        chunk_size=kw.pop("chunk_size", 10),
         workers=1,
         seed=11,
         results_dir=str(tmp_path),
@@ -58,6 +59,20 @@ def test_actions_are_stored_checksummed_and_replay_every_game_exactly(tmp_path):
         rows = replay_game(int(rec.game["seed"]), rules, log)
         assert len(rows) == int(rec.game["hands"])
         assert rows[-1, 16:18].tolist() == [int(rec.game["score0"]), int(rec.game["score1"])]
+
+
+def test_every_game_is_found_when_the_last_chunk_is_shorter_than_the_others(tmp_path):
+    """30 games in chunks of 20: the lookup took game 15 to be in chunk 1 (30 / 2 chunks, evenly) and,
+    that chunk's id range being known, looked nowhere else: games 15-19 were "not stored", in
+    ``arena replay``, the viewer, ``analyze`` and ``luck``."""
+    d = _run(tmp_path, games=30, chunk_size=20)
+    store = RunStore(d)
+    for gid in range(30):
+        rec = store.game_record(gid)
+        assert int(rec.game["game_id"]) == gid and rec.actions is not None
+        assert set(rec.hands["game_id"]) == {gid}
+    with pytest.raises(StoreError, match="no game 30"):
+        store.game_record(30)
 
 
 def test_replay_report_checks_the_stored_rows_and_says_when_they_differ(tmp_path):

@@ -43,11 +43,10 @@ def locate(store: RunStore, game_id: int) -> tuple[Matchup, list[ChunkRecord]]:
         top = idx.next_no() * cfg_games - 1
         raise StoreError(f"{store.dir}: no game {game_id} (ids run from 0 to {top})")
     recs = idx.stored_of(m, counted=False)
-    per_chunk = -(-m.games // max(1, m.chunks))
-    exact = [r for r in recs if r.chunk == local // per_chunk]
-    if exact and exact[0].ids is not None:  # the chunk its number says, known to hold it
-        return m, exact
-    return m, recs
+    # The chunk whose id range holds it.  (Not the chunk number the id gives divided evenly: chunks are
+    # chunk_size long but the last, so 30 games in chunks of 20 put game 15 in chunk 0, not in chunk 1.)
+    held = [r for r in recs if r.ids is not None and r.ids[0] <= game_id < r.ids[1]]
+    return m, held or [r for r in recs if r.ids is None]  # else a folder from before ranges were kept: each
 
 
 def game(store: RunStore, game_id: int) -> pd.Series:
