@@ -69,9 +69,10 @@ def _start(page, srv, **select):
     page.wait_for_selector("#table:not(.hidden)")
 
 
-def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, scores=(0, 0), upcard="5h"):
+def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, scores=(0, 0), upcard="5h", reload=True):
     """Deal a scripted hand into the live session (the game's ``scores`` before it), play ``actions``, and
-    reload the page (it resumes)."""
+    reload the page (it resumes); or, ``reload=False``, have the page fetch the state as it does when the
+    server refuses a move from a stale page (the page keeps what it holds in memory)."""
     s = srv.app.session
     st, _ = setup(s.rules_obj, nondealer, dealer, upcard, stock="Ad", dealer_seat=dealer_seat, scores=scores)
     with s.lock:
@@ -84,7 +85,10 @@ def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, s
         s.stage = "defend" if defend else "play"
         ks, kr, _ = knocker_proposal(s.st)
         s.knock = {"sets": ks, "runs": kr, "laid": 0} if defend else {}
-    page.reload()
+    if reload:
+        page.reload()
+    else:
+        page.evaluate("async () => update(await (await fetch(q('/api/state'))).json())")
     page.wait_for_selector("#table:not(.hidden)")
 
 
@@ -123,6 +127,39 @@ def test_knock_from_the_discard_phase_and_lay_down_a_chosen_arrangement_that_win
         assert page.locator("#box h2").inner_text() == "Game over: you win 120–0"  # 90 + 30: the game is won
         assert page.locator("#status").inner_text() == "Game over: you win."
         page.screenshot(path=str(shots / "showdown-desktop.png"))
+    finally:
+        ctx.close()
+
+
+def test_a_new_game_s_first_lay_down_shows_its_own_cards_not_the_last_game_s(browser, srv, shots):
+    """The arrangement is rebuilt when stage:hand:laid changes; a game won in hand 1 by a lay-down, then New
+    game and a knock in its hand 1, had the same key: the page showed the old game's cards, and Lay down
+    was refused ("5c is not in the hand") until a reload."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))
+        page.click("#knock")
+        card(page, "Kh").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        page.click("#lay_down")
+        page.wait_for_selector("#again")
+        page.click("#again")
+        page.click("#go")
+        page.wait_for_selector("#table:not(.hidden)")
+        assert srv.app.session.st[S_POINTS] == 0  # a new game
+        mine = "8c 9c Tc 9h 9d 9s Jh Qh Kh 2s"  # draws Ad: 8-9-Tc, 9s, J-Q-Kh, and Ad 2s (3 deadwood)
+        install(srv, page, mine, DEFENDER, 1, "pass", "pass", reload=False)  # a reload would hide it
+        page.click("#knock")
+        card(page, "2s").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        shown = page.eval_on_selector_all("#my-zones .card", "els => els.map(e => Number(e.dataset.id))")
+        assert sorted(shown) == sorted(c(x) for x in "8c 9c Tc 9h 9d 9s Jh Qh Kh Ad".split())
+        page.screenshot(path=str(shots / "second-game-lay-down.png"))
+        page.click("#lay_down")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        assert page.locator("#error").is_hidden() or not page.locator("#error").inner_text().strip()
+        assert srv.app.session.done_st[S_DEADWOOD] == 1  # Ad: the lay-down the page showed was taken
     finally:
         ctx.close()
 
