@@ -333,6 +333,21 @@ def test_slovenian_page_knocks_with_trkam_lays_down_with_polagam_and_passes_with
         ctx.close()
 
 
+def test_clicking_the_pile_takes_the_upcard_as_the_manual_says(browser, srv):
+    """The manual: a player takes a card by clicking its pile.  At the upcard, a click on the pile was
+    refused ("take or pass the upcard first"), in English on every page; only the Take button took it."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1)  # the person, non-dealer, is to take or pass the upcard 5h
+        page.click("#pile")
+        page.wait_for_selector("#take", state="hidden")
+        assert page.locator("#you-hand .card").count() == 11 and card(page, "5h").count() == 1
+        assert page.locator("#error").is_hidden() or not page.locator("#error").inner_text().strip()
+    finally:
+        ctx.close()
+
+
 def test_touch_tap_selects_a_card_then_the_pile_discards_it_or_another_card_moves_it(browser, srv, shots):
     ctx, page = _page(browser, PHONE, touch=True)
     try:
