@@ -340,6 +340,12 @@ class Act(BaseModel):
     action: StrictStr
     card: StrictInt | None = None
     melds: list[list[StrictInt]] | None = None
+    seen: StrictInt | None = None  # the view's "moves" the page showed: a stale page's move is refused
+
+
+class Next(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    seen: StrictInt | None = None
 
 
 def visitor(address: str) -> str:
@@ -920,13 +926,13 @@ def _play_routes(api: FastAPI, state: App, *, home: bool, shared: bool) -> None:
     @api.post("/api/act")
     def act(body: Act, session: str | None = None) -> dict[str, Any]:
         s = game(session)
-        s.act(body.action, body.card, body.melds)
+        s.act(body.action, body.card, body.melds, body.seen)
         return s.view()
 
     @api.post("/api/next")
-    def next_hand(session: str | None = None) -> dict[str, Any]:
+    def next_hand(body: Next, session: str | None = None) -> dict[str, Any]:
         s = game(session)
-        s.next_hand()
+        s.next_hand(body.seen)
         return s.view()
 
 

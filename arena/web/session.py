@@ -133,7 +133,7 @@ NEEDED = {
 
 
 #: The refusals the play page says in its own language (``err.CODE`` in its catalogs); the rest are English.
-REFUSALS = (*SHOWDOWN_REFUSALS, "knock_discard", "discard_just_taken")
+REFUSALS = (*SHOWDOWN_REFUSALS, "knock_discard", "discard_just_taken", "stale")
 
 
 class IllegalAction(ValueError):
@@ -189,6 +189,7 @@ class PlaySession:
         self.mem_bot = np.zeros(max(1, bot.memory_size), dtype=np.float64)
         self.params = bot.params.copy()
         self.lock = threading.Lock()
+        self.moves = 0  # the person's requests the game has taken (a new hand dealt counts): a page's "seen"
         self.events: list[str] = []  # what happened, in English, this hand
         self.items: list[dict[str, Any]] = []  # the same, as data for the page's own words
         self.last_hand: dict[str, Any] | None = None  # the showdown of the hand just finished
@@ -351,49 +352,67 @@ class PlaySession:
             except IllegalAction:
                 raise RuntimeError(f"bot '{self.bot.name}' made an illegal move ({phase}, {answer})") from None
 
-    def act(self, action: str, card: Any = None, melds: Sequence[Sequence[int]] | None = None) -> None:
-        """The person's decision; raises :class:`IllegalAction` (and changes nothing) when it is not allowed."""
+    def _check_seen(self, seen: int | None) -> None:
+        """Refuse a request made from a page that showed the game before its last change (``seen``, the
+        view's ``moves``; None: not said).  Another tab's move left this page behind, and its click, legal
+        in the game as it now is, did what the page never showed: took the bot's newer discard from the
+        pile.  Refused, the page fetches the game as it is (one ``stale`` line)."""
+        if seen is not None and seen != self.moves:
+            raise IllegalAction(
+                "the game moved on since this page showed it (another tab?): here it is now", code="stale"
+            )
+
+    def act(
+        self, action: str, card: Any = None, melds: Sequence[Sequence[int]] | None = None, seen: int | None = None
+    ) -> None:
+        """The person's decision; raises :class:`IllegalAction` (and changes nothing) when it is not allowed.
+        ``seen``: the view's ``moves`` the request was made from (:meth:`_check_seen`)."""
         with self.lock:
-            if action not in ACTIONS and action not in ("lay_down", "lay_off", "take_back"):
-                known = [*ACTIONS, "lay_down", "lay_off", "take_back"]
-                raise IllegalAction(f"unknown action {action[:40]!r} (actions: {', '.join(known)})", 400)
-            if self.game_over:  # not "start the next hand": there is none
-                raise IllegalAction("the game is over: start a new game")
-            if self.hand_over:
-                raise IllegalAction("the hand is over: start the next hand")
-            if self.stage != "play":
-                self._showdown_act(action, card, melds)
-                return
-            if action in ("lay_down", "lay_off", "take_back"):
-                raise IllegalAction(f"you cannot {PHRASES[action]} now: nobody has knocked")
-            phases, answer = ACTIONS[action]
-            phase = self.table.phase
-            needs_card = answer is None or (action == "knock" and phase == PH_DISCARD)
-            if needs_card and (isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 52):
-                raise IllegalAction(f"{action.replace('_', ' ')} needs a card number 0..51", 400)
-            if self.table.to_act != PERSON:
-                raise IllegalAction("it is not your turn")
-            if phase not in phases:
-                raise IllegalAction(f"you cannot {PHRASES[action]} now: {NEEDED[phase]}")
-            if needs_card and (err := int(illegal_reason(self.st, self.rules, card))) != 0:
-                if err == ERR_RETAKE:
-                    raise IllegalAction(
-                        f"you cannot discard {_card(card)}: you just took it from the discard pile",
-                        code="discard_just_taken",
-                        card=card,
-                    )
-                why = "that card is not in your hand" if err == ERR_NOT_IN_HAND else f"illegal move: {ERROR_TEXT[err]}"
-                raise IllegalAction(why, 409)
-            if action == "knock" and phase == PH_DISCARD:
-                self._knock_with(card)
-            elif action in ("knock", "big_gin"):
-                self._logged(PERSON, phase, 1, self.st.copy())
-                self.stage = "lay_down"
-            else:
-                self._apply(card if answer is None else answer)
-                if action == "play_on" and self.table.phase == PH_KNOCK and self.table.to_act == PERSON:
-                    self._apply(0)
-            self._bot_moves()
+            self._check_seen(seen)
+            self._act(action, card, melds)
+            self.moves += 1
+
+    def _act(self, action: str, card: Any, melds: Sequence[Sequence[int]] | None) -> None:
+        if action not in ACTIONS and action not in ("lay_down", "lay_off", "take_back"):
+            known = [*ACTIONS, "lay_down", "lay_off", "take_back"]
+            raise IllegalAction(f"unknown action {action[:40]!r} (actions: {', '.join(known)})", 400)
+        if self.game_over:  # not "start the next hand": there is none
+            raise IllegalAction("the game is over: start a new game")
+        if self.hand_over:
+            raise IllegalAction("the hand is over: start the next hand")
+        if self.stage != "play":
+            self._showdown_act(action, card, melds)
+            return
+        if action in ("lay_down", "lay_off", "take_back"):
+            raise IllegalAction(f"you cannot {PHRASES[action]} now: nobody has knocked")
+        phases, answer = ACTIONS[action]
+        phase = self.table.phase
+        needs_card = answer is None or (action == "knock" and phase == PH_DISCARD)
+        if needs_card and (isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < 52):
+            raise IllegalAction(f"{action.replace('_', ' ')} needs a card number 0..51", 400)
+        if self.table.to_act != PERSON:
+            raise IllegalAction("it is not your turn")
+        if phase not in phases:
+            raise IllegalAction(f"you cannot {PHRASES[action]} now: {NEEDED[phase]}")
+        if needs_card and (err := int(illegal_reason(self.st, self.rules, card))) != 0:
+            if err == ERR_RETAKE:
+                raise IllegalAction(
+                    f"you cannot discard {_card(card)}: you just took it from the discard pile",
+                    code="discard_just_taken",
+                    card=card,
+                )
+            why = "that card is not in your hand" if err == ERR_NOT_IN_HAND else f"illegal move: {ERROR_TEXT[err]}"
+            raise IllegalAction(why, 409)
+        if action == "knock" and phase == PH_DISCARD:
+            self._knock_with(card)
+        elif action in ("knock", "big_gin"):
+            self._logged(PERSON, phase, 1, self.st.copy())
+            self.stage = "lay_down"
+        else:
+            self._apply(card if answer is None else answer)
+            if action == "play_on" and self.table.phase == PH_KNOCK and self.table.to_act == PERSON:
+                self._apply(0)
+        self._bot_moves()
 
     def _knock_with(self, card: int) -> None:
         """Discard ``card`` and knock; refused (nothing changes) when that discard does not allow a knock."""
@@ -452,13 +471,15 @@ class PlaySession:
             raise IllegalAction(str(exc), code=exc.code, **exc.values) from None
         self._finish_hand()
 
-    def next_hand(self) -> None:
+    def next_hand(self, seen: int | None = None) -> None:
         with self.lock:
+            self._check_seen(seen)
             if not self.hand_over:
                 raise IllegalAction("the hand is not over yet")
             if self.game_over:
                 raise IllegalAction("the game is over: start a new game")
             self._deal()
+            self.moves += 1
 
     # --- what the person sees ------------------------------------------------------------
     def _allowed(self) -> list[str]:
@@ -517,6 +538,7 @@ class PlaySession:
             "game_over": self.game_over,
             "showdown": self.last_hand,
             "stage": self.stage,
+            "moves": self.moves,
             "knock_discards": knock_discards(self.st, self.rules) if mine and phase == PH_DISCARD else [],
             "best_deadwood": best_reachable(self.st, self.rules) if mine and phase == PH_DISCARD else -1,
         }

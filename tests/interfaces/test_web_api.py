@@ -147,6 +147,29 @@ def test_throwing_back_the_card_just_taken_is_refused(server):
     pytest.fail("never had a chance to take from the pile")
 
 
+def test_a_move_from_a_page_behind_the_game_is_refused_as_stale_and_changes_nothing(server):
+    """Two tabs on one game: after one moved, the other's click on the pile, legal in the game as it had
+    become, took the bot's newer discard, a card that page never showed.  A request says the view's
+    ``moves`` it was made from; one made from an older view is refused (409, code ``stale``)."""
+    v = call(server, "POST", "/api/new", {"target": 50})[1]
+    old = v["moves"]
+    first = "take" if "take" in v["allowed"] else v["allowed"][0]
+    status, now = call(server, "POST", "/api/act", {"action": "pass" if "pass" in v["allowed"] else first, "seen": old})
+    assert status == 200 and now["moves"] == old + 1
+    before = server.app.session.st.copy()
+    for action in now["allowed"] or ["draw_stock"]:
+        status, err = call(server, "POST", "/api/act", {"action": action, "seen": old})
+        assert status == 409 and err["code"] == "stale", err
+        assert (server.app.session.st == before).all()
+    status, err = call(server, "POST", "/api/next", {"seen": old})
+    assert status == 409 and err["code"] == "stale"
+    # a request from the view as it is goes through, and so does one that does not say (an API client)
+    allowed = now["allowed"]
+    move = {"action": allowed[0]} | ({"card": now["you"]["cards"][0]["id"]} if allowed[0] == "discard" else {})
+    status, after = call(server, "POST", "/api/act", move | {"seen": now["moves"]})
+    assert status == 200 and after["moves"] == now["moves"] + 1
+
+
 @pytest.mark.parametrize("preset", ["standard", "oklahoma"])
 def test_a_whole_game_through_the_api_against_simple(server, preset):
     v, hands, outcomes, knocks = play_to_the_end(
