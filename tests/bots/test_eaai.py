@@ -343,6 +343,48 @@ def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded
     assert np.array_equal(runs[0].games, runs[1].games) and np.array_equal(runs[0].log, runs[1].log)
 
 
+@pytest.fixture(scope="module")
+def chunked_runs(java, tmp_path_factory):
+    """The same gauntlet of CtorDrawPlayer against simple, run with two chunk sizes:
+    each chunk starts the player's process anew, so a game is the first of its process in one run and
+    a later one in the other.  {chunk_size: {(kit player, game id): its action log}}."""
+    from arena.run.runner import run_tournament
+    from arena.run.store import RunStore
+    from arena.settings.config import config_from_dict
+
+    folder = tmp_path_factory.mktemp("chunks")
+    logs: dict[int, dict[tuple[str, int], list[int]]] = {}
+    for size in (2, 10):
+        cfg = config_from_dict({
+            "name": f"c{size}", "format": "gauntlet", "candidate": "simple",
+            "bots": [f"eaai:{java}:players.CtorDrawPlayer"],
+            "games_per_pair": 10, "chunk_size": size, "workers": 1, "seed": 5, "rules": "eaai",
+            "results_dir": str(folder),
+        })  # fmt: skip
+        run_tournament(cfg, progress=False)
+        logs[size] = {}
+        for chunk in RunStore(folder / f"c{size}").chunks(actions=True):
+            kit = chunk.bot_b if chunk.bot_a == "simple" else chunk.bot_a
+            assert chunk.actions is not None and (chunk.games["error"] == "").all()
+            for gid, actions in zip(chunk.actions["game_id"], chunk.actions["actions"]):
+                logs[size][(kit, int(gid))] = list(actions)
+    return logs
+
+
+def _games_alike(logs: dict[int, dict[tuple[str, int], list[int]]], player: str) -> tuple[int, int]:
+    games = [k for k in logs[10] if k[0] == player]
+    return sum(logs[2][k] == logs[10][k] for k in games), len(games)
+
+
+@needs_java
+def test_what_a_constructor_draws_follows_the_games_seed_wherever_the_game_falls_in_its_process(chunked_runs):
+    """CtorDrawPlayer's constructor makes a Random it keeps in a list and an anonymous subclass of
+    Random, and draws a number, none of which the adapter's search of its fields can reseed: the same
+    games with chunks of 2 and of 10.  (The first game of each process got the object made at the
+    handshake, from a fixed seed: a game played first in its process differed.)"""
+    assert _games_alike(chunked_runs, "CtorDrawPlayer") == (10, 10)
+
+
 @needs_java
 def test_a_player_that_cannot_be_made_fails_to_load_in_one_line_naming_why(java):
     """The adapter makes one player object at the handshake (the kit makes one per game): an abstract

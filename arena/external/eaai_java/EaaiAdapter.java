@@ -52,10 +52,10 @@ import java.util.jar.JarFile;
  *
  * Cards: the arena numbers a card suit * 13 + rank with suits c d h s; the kit
  * numbers it suit * 13 + rank with suits C H S D.  A new player object is made
- * for every game, as the kit makes one; one is made at the handshake already, so
- * that a player that cannot be made fails to load instead of forfeiting every
- * game (that one plays the first game).  The generators the player can reach are
- * seeded from the game's seed (see Seeder), so the same seed replays the same game.
+ * for every game, as the kit makes one, after the generators are seeded from that
+ * game's seed (see Seeder), so the same seed replays the same game wherever the
+ * game falls in the process.  One more is made at the handshake and dropped, so
+ * that a player that cannot be made fails to load instead of forfeiting every game.
  *
  * Usage: java -cp player:kit:adapter ginarena.EaaiAdapter com.example.MyPlayer PLAYER_PATH KIT_PATH
  * (the player's jar or class folder and the kit's, as on the class path).
@@ -64,13 +64,12 @@ public final class EaaiAdapter {
     /** The arena's suit (c d h s) of each kit suit (C H S D), and back. */
     private static final int[] OUR_SUIT = {0, 2, 3, 1};
     private static final int[] KIT_SUIT = {0, 3, 1, 2};
-    /** The seed of the generators the first player object's constructor may draw from (see main). */
-    private static final long SPARE_SEED = 0x5EED0F5BA5EL;
+    /** The seed of the generators the handshake's player object's constructor may draw from (see main). */
+    private static final long LOAD_SEED = 0x5EED0F5BA5EL;
 
     private final Class<?> playerClass;
     private final PrintStream out;
     private GinRummyPlayer player;
-    private GinRummyPlayer spare; // made at the handshake, for the first game
     private long gameSeed;
 
     // The adapter's mirror of the table, for this seat and hand.
@@ -100,18 +99,19 @@ public final class EaaiAdapter {
         }
         String loadError = null;
         Class<?> cls = null;
-        GinRummyPlayer first = null;
         try {
             cls = Class.forName(args[0]);
             if (!GinRummyPlayer.class.isAssignableFrom(cls)) {
                 loadError = args[0] + " does not implement ginrummy.GinRummyPlayer";
             } else {
-                // The generators a constructor can draw from are seeded before it runs: this first
-                // object's from a fixed number (no game's seed is known yet), each later one's from
-                // its game's seed (newGame).  Unseeded, the first game of every process differed.
+                // Made only to see that it can be made (and so that the class initializers it runs
+                // run here, at the same point in every process); then dropped.  Each game's object
+                // is made in newGame, after the generators are seeded from that game's seed: while
+                // this one played the first game, what its constructor drew came from this fixed
+                // seed, and a game played first in its process differed from the same game later.
                 Seeder.findStatics(cls.getName(), new File(args[1]), new File(args[2]));
-                Seeder.seedShared(SPARE_SEED);
-                first = construct(cls);
+                Seeder.seedShared(LOAD_SEED);
+                construct(cls);
             }
         } catch (ClassNotFoundException e) {
             loadError = "class " + args[0] + " not found on the class path";
@@ -122,7 +122,6 @@ public final class EaaiAdapter {
             loadError = "loading " + args[0] + " failed: " + e.getClass().getName() + " (" + cause + ")";
         }
         EaaiAdapter adapter = new EaaiAdapter(cls, protocol);
-        adapter.spare = first;
         String line;
         while ((line = in.readLine()) != null) {
             Map<String, Object> msg = Json.object(line);
@@ -324,10 +323,8 @@ public final class EaaiAdapter {
         inHand = false;
         gameSeed = seed;
         player = null; // none for this game if it cannot be made
-        if (spare == null)
-            Seeder.seedShared(seed ^ 0x3C6EF372FE94F82BL); // for what the constructor draws (see main)
-        player = spare != null ? spare : construct(playerClass);
-        spare = null;
+        Seeder.seedShared(seed ^ 0x3C6EF372FE94F82BL); // for what the constructor draws (see main)
+        player = construct(playerClass);
         Seeder.seed(player, seed);
     }
 
