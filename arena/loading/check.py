@@ -68,7 +68,8 @@ _REPLAY_HINTS = {
     "file": "draw every random number from the rng the arena passes to each decision",
     "eaai": "draw from java.util.Random (the adapter seeds every one the player makes, wherever it is kept, "
     "from the game's seed), not SecureRandom, ThreadLocalRandom or SplittableRandom; let no clock or thread "
-    "order decide a move; keep a game's state in the player object, not in static fields "
+    "order decide a move; give the player's own objects kept in a HashSet or a HashMap a hashCode and "
+    "equals (or use a LinkedHashMap); keep a game's state in the player object, not in static fields "
     "(docs/how-to/eaai-players.md)",
 }
 

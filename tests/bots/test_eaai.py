@@ -345,7 +345,7 @@ def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded
 
 @pytest.fixture(scope="module")
 def chunked_runs(java, tmp_path_factory):
-    """The same gauntlet of CtorDrawPlayer against simple, run with two chunk sizes:
+    """The same gauntlet of CtorDrawPlayer and HashSetPlayer against simple, run with two chunk sizes:
     each chunk starts the player's process anew, so a game is the first of its process in one run and
     a later one in the other.  {chunk_size: {(kit player, game id): its action log}}."""
     from arena.run.runner import run_tournament
@@ -357,7 +357,7 @@ def chunked_runs(java, tmp_path_factory):
     for size in (2, 10):
         cfg = config_from_dict({
             "name": f"c{size}", "format": "gauntlet", "candidate": "simple",
-            "bots": [f"eaai:{java}:players.CtorDrawPlayer"],
+            "bots": [f"eaai:{java}:players.CtorDrawPlayer", f"eaai:{java}:players.HashSetPlayer"],
             "games_per_pair": 10, "chunk_size": size, "workers": 1, "seed": 5, "rules": "eaai",
             "results_dir": str(folder),
         })  # fmt: skip
@@ -383,6 +383,14 @@ def test_what_a_constructor_draws_follows_the_games_seed_wherever_the_game_falls
     games with chunks of 2 and of 10.  (The first game of each process got the object made at the
     handshake, from a fixed seed: a game played first in its process differed.)"""
     assert _games_alike(chunked_runs, "CtorDrawPlayer") == (10, 10)
+
+
+@needs_java
+def test_a_hashset_of_cards_iterates_alike_wherever_the_game_falls_in_its_process(chunked_runs):
+    """HashSetPlayer breaks discard ties by a HashSet<Card>'s order, which the kit cards' identity
+    hashes decide: given out at the adapter's start, they are the same for every game (given as the
+    player first hashed them, they depended on the games its process had played before)."""
+    assert _games_alike(chunked_runs, "HashSetPlayer") == (10, 10)
 
 
 @needs_java

@@ -89,6 +89,7 @@ public final class EaaiAdapter {
     }
 
     public static void main(String[] args) throws Exception {
+        fixCardHashes();
         // stdout is the protocol's: the player's own prints go to stderr (the arena keeps them in its log).
         PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
@@ -216,6 +217,32 @@ public final class EaaiAdapter {
     }
 
     // --- cards -------------------------------------------------------------------------------
+
+    /**
+     * Gives the kit's 52 Card objects their identity hashes, in card order, before any of the
+     * player's code runs.  The kit's Card has no hashCode, so a player's HashSet<Card> or
+     * HashMap<Card, ...> iterates in an order its identity hashes decide; HotSpot gives an object
+     * its hash when first asked, from the asking thread's generator, so the cards' hashes depended
+     * on how many hashes the process had given out before: on the game's place in its process.
+     * Asked here, first thing, the cards get the same hashes in every process (measured with
+     * OpenJDK 17: the same 52 hashes at every start, on one core (taskset) or two, for two players
+     * and heaps of 256 and 2304 MiB; another JVM version, or other options, such as no seeding
+     * agent, give others).  It costs nothing per game: once per process, the cards' class loading.
+     *
+     * The other choice, -XX:hashCode=2 (every identity hash 1), would fix the order of every
+     * object's too, but makes every HashSet or HashMap of objects without a hashCode a list: 50,000
+     * objects took 41 s to add and look up three times, against 0.1 s (a search's nodes in a
+     * HashMap would time out).  So the hashes of the objects the player makes itself still depend
+     * on what the process did before (the docs say so).
+     */
+    static void fixCardHashes() {
+        try {
+            for (int c = 0; c < 52; c++)
+                System.identityHashCode(Card.getCard(c % 13, c / 13));
+        } catch (Throwable e) {
+            // a kit whose Card cannot load: the player's loading below fails with the reason
+        }
+    }
 
     static Card kit(int ours) {
         return Card.getCard(ours % 13, KIT_SUIT[ours / 13]);
