@@ -434,6 +434,31 @@ def test_a_null_in_the_knocking_melds_forfeits_with_what_was_null(java, player, 
 
 
 @needs_java
+@pytest.mark.parametrize(
+    ("player", "why"),
+    [("ForeignCardPlayer", "discard(): getDiscard returned a Card that is not one of the kit's 52 (rank 13, suit 0,"
+                           " out of range: made with new Card? return the kit's own, Card.getCard(rank, suit))"),
+     ("ForeignCardPlayer$SuitFourPlayer", "discard(): getDiscard returned a Card that is not one of the kit's 52"
+                                          " (rank 0, suit 4, out of range: made with new Card?"),
+     ("ForeignCardPlayer$CopyCardPlayer", "discard(): getDiscard returned a Card that is not one of the kit's 52"
+                                          " (rank "),
+     ("ForeignCardPlayer$MeldCopyPlayer", "melds(): getFinalMelds returned a meld holding a Card that is not one of"
+                                          " the kit's 52 (rank ")],
+)  # fmt: skip
+def test_a_card_that_is_not_one_of_the_kits_52_forfeits_naming_it(java, player, why):
+    """The kit compares cards by identity: a Card the player made itself is none of the hand's, even
+    with a real card's rank and suit (the adapter read rank 13 of clubs as the ace of hearts, and suit 4
+    raised an index error reported as the player's)."""
+    kit = kit_bot(java, player)
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(3))
+    close_bot(kit)
+    assert len(rec.errors) == 3 and all(f"bot error: {why}" in e for e in rec.errors), rec.errors
+    if "Copy" in player:  # a copy of a real card names the card it copies
+        assert all(", like " in e and e.endswith("made with new Card? return the kit's own, Card.getCard(rank, suit))")
+                   for e in rec.errors)  # fmt: skip
+
+
+@needs_java
 def test_a_player_that_raises_after_the_games_last_hand_leaves_the_reason_in_its_log(java):
     """A fault at a hand's end forfeits the game at its next decision; after the game's last hand
     there is none (the game is scored), so the bot's log is where it shows, not nowhere."""

@@ -248,8 +248,22 @@ public final class EaaiAdapter {
         return Card.getCard(ours % 13, KIT_SUIT[ours / 13]);
     }
 
-    static int ours(Card c) {
-        return OUR_SUIT[c.getSuit()] * 13 + c.getRank();
+    /**
+     * Our number of a card the player returned, which must be one of the kit's 52 objects, or a
+     * PlayerFault naming it after ``returned``.  The kit's Card has no equals: the kit forfeits a
+     * discard that is not one of the hand's objects (ArrayList.contains), and counts a meld's card
+     * that is not as deadwood (a HashSet of the melded cards), though it checks the meld by the
+     * card's number; a rank or suit out of range is another card's number there, or an index
+     * error.  So any Card but the kit's own is refused, with the same reason in both places.
+     */
+    static int ours(Card c, String returned) throws PlayerFault {
+        int rank = c.getRank(), suit = c.getSuit();
+        boolean real = rank >= 0 && rank < 13 && suit >= 0 && suit < 4;
+        if (real && Card.getCard(rank, suit) == c)
+            return OUR_SUIT[suit] * 13 + rank;
+        throw new PlayerFault(returned + " a Card that is not one of the kit's 52 (rank " + rank + ", suit " + suit
+                + (real ? ", like " + Card.getCard(rank, suit) : ", out of range")
+                + ": made with new Card? return the kit's own, Card.getCard(rank, suit))");
     }
 
     static Card[] kitCards(long mask) {
@@ -308,7 +322,7 @@ public final class EaaiAdapter {
                 Card d = player.getDiscard();
                 if (d == null)
                     return "{\"error\":\"getDiscard returned null\"}";
-                int c = ours(d);
+                int c = ours(d, "getDiscard returned");
                 if ((hand >> c & 1) == 0)
                     return Integer.toString(c); // the arena rejects it and forfeits, as the kit does
                 hand &= ~(1L << c);
@@ -334,7 +348,7 @@ public final class EaaiAdapter {
                         b.append(',');
                     b.append('[');
                     for (int i = 0; i < meld.size(); i++)
-                        b.append(i > 0 ? "," : "").append(ours(meld.get(i)));
+                        b.append(i > 0 ? "," : "").append(ours(meld.get(i), "getFinalMelds returned a meld holding"));
                     b.append(']');
                 }
                 finalMelds = null;
