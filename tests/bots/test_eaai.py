@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -468,8 +469,27 @@ def test_a_player_that_raises_after_the_games_last_hand_leaves_the_reason_in_its
     log = drain_log(kit)
     assert rec.errors == []
     said = "[eaai adapter] the player raised java.lang.IllegalStateException: scores past the target"
-    said += " at the end of a hand"
+    said += " in reportScores at the end of the last hand"
     assert log.count(said) == 2, log[-2000:]
+
+
+@needs_java
+def test_a_forfeit_says_what_the_player_did_and_in_which_of_its_methods(java):
+    """A raise in reportScores forfeits the game at its next decision: the line said the bot "raised an
+    exception in take_upcard()", with no word of reportScores; and a null meld "raised an exception in
+    knock()".  The bot resigned (the adapter answered with the reason), in the method it names."""
+    kit = kit_bot(java, "ScoresThrowPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(2))
+    close_bot(kit)
+    assert len(rec.errors) == 2, rec.errors
+    for e in rec.errors:
+        assert re.match(r"bot 'ScoresThrowPlayer' \(seat 0\) resigned in (take_upcard|draw)\(\), game seed \d", e), e
+        said = "the player raised java.lang.IllegalStateException: no scores wanted in reportScores"
+        assert "ExternalBotError: bot error: " in e and e.endswith(f"{said} at the end of the last hand"), e
+    kit = kit_bot(java, "NullMeldPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(1))
+    close_bot(kit)
+    assert rec.errors and rec.errors[0].startswith("bot 'NullMeldPlayer' (seat 0) resigned in knock(), game seed 0:")
 
 
 @needs_java

@@ -81,6 +81,7 @@ public final class EaaiAdapter {
     private boolean askedFinal; // getFinalMelds was asked after our last discard, and a knock may follow
     private String fault; // set when the player did something the kit forfeits; reported at the next decision
     private boolean inHand;
+    private String calling; // the player's method the adapter called last, for the reason when it raises
     private int knockLimit = 10;
 
     private EaaiAdapter(Class<?> playerClass, PrintStream out) {
@@ -143,7 +144,7 @@ public final class EaaiAdapter {
                 } catch (PlayerFault e) {
                     answer = "{\"error\":" + Json.quote(e.getMessage()) + "}";
                 } catch (Throwable e) {
-                    answer = "{\"error\":" + Json.quote("the player raised " + e) + "}";
+                    answer = "{\"error\":" + Json.quote("the player raised " + e + adapter.inCall()) + "}";
                 }
                 adapter.send(answer);
             } else if ("hand_over".equals(type)) {
@@ -155,7 +156,7 @@ public final class EaaiAdapter {
                 } catch (PlayerFault e) {
                     why = e.getMessage();
                 } catch (Throwable e) {
-                    why = "the player raised " + e + " at the end of a hand";
+                    why = "the player raised " + e + adapter.inCall() + " at the end of the last hand";
                 }
                 if (why != null) {
                     // It forfeits the game at the game's next decision; after the game's last hand
@@ -171,6 +172,11 @@ public final class EaaiAdapter {
         // shut down, as many searching players leave one) would keep the JVM alive, and the arena
         // would wait out its grace and kill it at the end of every process.
         System.exit(0);
+    }
+
+    /** " in reportScores" after "the player raised X": the method it raised in, when the adapter had called one. */
+    private String inCall() {
+        return calling == null ? "" : " in " + calling;
     }
 
     /** One line, in one write: a player thread that exits the JVM between two writes left half a line. */
@@ -295,6 +301,7 @@ public final class EaaiAdapter {
     // --- decisions ---------------------------------------------------------------------------
 
     private String decide(Map<String, Object> msg) throws Exception {
+        calling = null;
         if (Boolean.TRUE.equals(msg.get("new_game"))) {
             newGame(((Long) msg.get("seed")).longValue());
         }
@@ -315,10 +322,12 @@ public final class EaaiAdapter {
         switch (decision) {
             case "take_upcard":
             case "draw":
+                calling = "willDrawFaceUpCard";
                 return player.willDrawFaceUpCard(kit(integer(msg, "top"))) ? "1" : "0";
             case "big_gin":
                 return "0"; // the kit has no big gin: eleven melded cards still discard
             case "discard": {
+                calling = "getDiscard";
                 Card d = player.getDiscard();
                 if (d == null)
                     return "{\"error\":\"getDiscard returned null\"}";
@@ -328,7 +337,9 @@ public final class EaaiAdapter {
                 hand &= ~(1L << c);
                 pile.add(c);
                 turn++;
+                calling = "reportDiscard";
                 player.reportDiscard(seat, d);
+                calling = "getFinalMelds";
                 finalMelds = player.getFinalMelds();
                 askedFinal = true;
                 return Integer.toString(c);
@@ -365,6 +376,7 @@ public final class EaaiAdapter {
         gameSeed = seed;
         player = null; // none for this game if it cannot be made
         Seeder.seedShared(seed ^ 0x3C6EF372FE94F82BL); // for what the constructor draws (see main)
+        calling = null; // construct names the constructor itself
         player = construct(playerClass);
         Seeder.seed(player, seed);
     }
@@ -385,6 +397,7 @@ public final class EaaiAdapter {
         askedFinal = false;
         inHand = true;
         int starting = Boolean.TRUE.equals(msg.get("is_dealer")) ? 1 - seat : seat;
+        calling = "startGame";
         player.startGame(seat, starting, kitCards(h));
         // Again, for a generator startGame made (seeded from the game's seed, a new one each hand).
         Seeder.seed(player, gameSeed + 0x632BE59BD9B4E019L * (no + 1));
@@ -433,6 +446,7 @@ public final class EaaiAdapter {
                 stock--;
             }
             hand = h;
+            calling = "reportDraw";
             player.reportDraw(seat, kit(c));
         } else if (!(table.equals(pile) && msgStock == stock && msgTurn == turn)) { // the opponent's turn
             boolean fromStock = msgStock == stock - 1;
@@ -449,9 +463,11 @@ public final class EaaiAdapter {
                 throw new OutOfStep("the pile is " + table + " after one opponent turn from " + pile);
             if (fromStock) {
                 stock--;
+                calling = "reportDraw";
                 player.reportDraw(opp, null);
             } else {
                 oppTaken |= 1L << taken;
+                calling = "reportDraw";
                 player.reportDraw(opp, kit(taken));
             }
             pile.clear();
@@ -460,6 +476,7 @@ public final class EaaiAdapter {
                 int d = table.get(table.size() - 1);
                 oppDiscarded |= 1L << d;
                 turn++;
+                calling = "reportDiscard";
                 player.reportDiscard(opp, kit(d));
             }
         }
@@ -488,6 +505,7 @@ public final class EaaiAdapter {
 
     @SuppressWarnings("unchecked")
     private void handOver(Map<String, Object> msg) throws Exception {
+        calling = null;
         if (Boolean.TRUE.equals(msg.get("new_game")))
             newGame(((Long) msg.get("seed")).longValue());
         if (player == null || fault != null)
@@ -507,24 +525,31 @@ public final class EaaiAdapter {
             ArrayList<ArrayList<Card>> knockMelds = new ArrayList<>();
             for (Object m : (List<Object>) msg.get("knocker_melds"))
                 knockMelds.add(kitList((List<Object>) m));
+            calling = "reportFinalMelds";
             player.reportFinalMelds(knocker, copy(knockMelds));
             int defender = 1 - knocker;
-            if (defender == seat)
-                player.getFinalMelds(); // the kit asks the defender too; the arena lays out its best melds
+            if (defender == seat) { // the kit asks the defender too; the arena lays out its best melds
+                calling = "getFinalMelds";
+                player.getFinalMelds();
+            }
             ArrayList<ArrayList<Card>> defMelds = new ArrayList<>();
             for (Object m : (List<Object>) msg.get("defender_melds"))
                 defMelds.add(kitList((List<Object>) m));
+            calling = "reportFinalMelds";
             player.reportFinalMelds(defender, copy(defMelds));
             for (Object o : (List<Object>) msg.get("layoffs")) {
                 Map<String, Object> lay = (Map<String, Object>) o;
+                calling = "reportLayoff";
                 player.reportLayoff(defender, kit(((Long) lay.get("card")).intValue()),
                         kitList((List<Object>) lay.get("meld")));
             }
         }
         List<Object> hands = (List<Object>) msg.get("hands");
+        calling = "reportFinalHand";
         for (int j = 0; j < 2; j++)
             player.reportFinalHand(j, kitList((List<Object>) hands.get(j)));
         List<Object> scores = (List<Object>) msg.get("scores");
+        calling = "reportScores";
         player.reportScores(new int[] {((Long) scores.get(0)).intValue(), ((Long) scores.get(1)).intValue()});
     }
 
