@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.engine.layout import EXTERNAL_FAILURES
 from arena.external.process import STREAK_FORFEIT
 
 __all__ = [
@@ -221,6 +222,10 @@ DEAL_ROWS = (
 
 
 _SEED_TAIL = re.compile(r"^(?P<head>.*?), game seed \d+(?:: (?P<tail>.*))?$", re.S)
+#: The verb of a forfeit's line for a bot that raised or failed (arena.engine.play.forfeit_text).
+_FAILED_IN = re.compile(
+    " (?:raised an exception|" + "|".join(map(re.escape, sorted(set(EXTERNAL_FAILURES.values())))) + "|failed) in "
+)
 _STREAK = re.compile(re.escape(STREAK_FORFEIT) + r": (\d+) games in a row")
 
 
@@ -228,8 +233,9 @@ def error_key(text: str) -> str:
     """A forfeit's message as the report counts it: without its game seed, and with only the kind of what
     went wrong, so that a few keys cover a run (the full message stays in the games table).
 
-    ``bot 'x' (seat 1) raised an exception in draw(), game seed 7: ExternalBotError: timeout: no answer
-    ...`` counts as ``bot 'x' (seat 1) failed in draw(): timeout``: an external bot's reason (timeout,
+    ``bot 'x' (seat 1) timed out in draw(), game seed 7: ExternalBotError: timeout: no answer ...``
+    counts as ``bot 'x' (seat 1) failed in draw(): timeout`` (as does the line of older runs, "raised an
+    exception in draw()"): an external bot's reason (timeout,
     crashed, garbled answer, ...) is what a reader needs, and it raised nothing; a Python exception
     counts by its class (``...: ValueError``), whose message may differ in every game.  The games a
     bot forfeited at once after failing too many in a row count apart from the failures themselves
@@ -242,10 +248,10 @@ def error_key(text: str) -> str:
     cls, _, rest = tail.partition(": ")
     streak = _STREAK.search(rest) if cls == "ExternalBotError" else None
     if streak is not None:
-        who = head.partition(" raised an exception in ")[0]
+        who = _FAILED_IN.split(head, maxsplit=1)[0]
         return f"{who} forfeited the rest of a chunk after {streak.group(1)} failures in a row"
     if cls == "ExternalBotError" and rest:
-        return head.replace(" raised an exception in ", " failed in ", 1) + ": " + rest.split(":", 1)[0]
+        return _FAILED_IN.sub(" failed in ", head, count=1) + ": " + rest.split(":", 1)[0]
     if cls.isidentifier():
         return f"{head}: {cls}"
     return head

@@ -116,6 +116,19 @@ ERROR_TEXT = (
     "discarded the card it just took from the discard pile",
     "acted after the hand was over",
 )
+#: What a bot in its own process did when its failure (an ``ExternalBotError``, by its reason) ended the
+#: game, for the forfeit's line in place of "raised an exception": it raised nothing in the arena, and a
+#: timeout read as "raised an exception in draw()".  An unknown reason "failed".
+EXTERNAL_FAILURES = {
+    "timeout": "timed out",
+    "crashed": "crashed",
+    "garbled answer": "answered badly",
+    "ill-typed answer": "answered badly",
+    "illegal melds": "declared illegal melds",
+    "bot error": "resigned",
+    "bad handshake": "failed to start",
+    "no sandbox": "failed to start",
+}
 
 # --- a player's view (all a bot ever sees) ------------------------------------------
 V_HAND = 0  # own hand mask

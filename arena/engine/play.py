@@ -19,6 +19,7 @@ from arena.engine.cards import NUM_CARDS, card_str
 from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot, TableHooks, table_hooks
 from arena.engine.layout import (
     ERROR_TEXT,
+    EXTERNAL_FAILURES,
     G_ERROR,
     G_ERROR_ACTION,
     G_ERROR_KIND,
@@ -92,6 +93,7 @@ class Stopped(Exception):
 
 
 ERROR_MESSAGES = ERROR_TEXT + ("raised an exception",)
+_EXTERNAL = "ExternalBotError: "  # the start of the detail of an external bot's failure (see EXTERNAL_FAILURES)
 
 _I1 = types.int64[::1]
 _F1 = types.float64[::1]
@@ -347,6 +349,8 @@ def forfeit_text(names: tuple[str, str], seed: int, row: np.ndarray, detail: str
         answer = f" (answered {action}, {card_str(action, symbols=True)})"  # a bot may number cards its own way
     if detail.startswith(POLICY_CHOSE):  # the engine saw -1 for an action that answers nothing: say what was chosen
         what, answer = "chose an illegal action", ""
+    elif int(row[G_ERROR]) == ERR_RAISED and detail.startswith(_EXTERNAL):
+        what = EXTERNAL_FAILURES.get(detail[len(_EXTERNAL) :].split(":", 1)[0], "failed")
     tail = f": {detail}" if detail else ""
     return f"bot '{names[seat]}' (seat {seat}) {what} in {decision}(){answer}, game seed {seed}{tail}"
 

@@ -78,8 +78,10 @@ def _shown(text: str) -> str:
     start like the arena's (``[arena``) marked ``(bot)``; the arena's notes as written."""
     out: list[str] = []
     for i, part in enumerate(text.split(_NOTE)):
-        if i:  # an arena note runs to the end of its line
+        if i:  # an arena note runs to the end of its line, and starts its own (after a bot's unfinished line)
             note, newline, part = part.partition("\n")
+            if out and out[-1] and not out[-1].endswith("\n"):
+                out.append("\n")
             out.append(printable(note) + newline)
         out.append(re.sub(r"(?m)^\[arena", "(bot) [arena", printable(part)))
     return "".join(out)

@@ -66,9 +66,11 @@ _REPLAY_HINTS = {
     "command": "seed every random generator from the seed the arena sends with each game",
     "sandbox": "draw every random number from the rng the arena passes to each decision",
     "file": "draw every random number from the rng the arena passes to each decision",
-    "eaai": "keep every Random in a field of the player or a static field of its classes, where the "
-    "adapter seeds it from the game's seed, draw from it in startGame or later, not in the constructor, "
-    "and keep a game's state in the player object, not in static fields (docs/how-to/eaai-players.md)",
+    "eaai": "draw from java.util.Random (the adapter seeds every one the player makes, wherever it is kept, "
+    "from the game's seed), not SecureRandom, ThreadLocalRandom or SplittableRandom; let no clock or thread "
+    "order decide a move; give the player's own objects kept in a HashSet or a HashMap a hashCode and "
+    "equals (or use a LinkedHashMap); keep a game's state in the player object, not in static fields "
+    "(docs/how-to/eaai-players.md)",
 }
 
 

@@ -207,6 +207,11 @@ def test_error_counts_keep_what_went_wrong_but_not_the_game():
     assert {error_key(raised.format(s, s)) for s in (1, 2)} == {
         "bot 'p' (seat 0) raised an exception in knock(): ValueError"
     }
+    # The lines now say what an external bot did; they count as before.
+    assert error_key(timeout.replace("raised an exception", "timed out").format(7)) == (
+        "bot 'slow' (seat 1) failed in draw(): timeout"
+    )
+    assert error_key(crashed.replace("raised an exception", "crashed")) == "bot 'c' (seat 0) failed in knock(): crashed"
     illegal = "bot 'r' (seat 0) made an illegal move in discard() (answered 60), game seed 3"
     assert error_key(illegal) == "bot 'r' (seat 0) made an illegal move in discard() (answered 60)"
     assert error_key("worker crashed") == "worker crashed"
@@ -223,4 +228,28 @@ def test_games_forfeited_after_a_streak_of_failures_count_apart_from_the_failure
     bot.crash_streak, bot.last_crash = 5, "timeout: no answer to draw() within 2 s"
     rest = "bot 'loop' (seat 1) raised an exception in take_upcard(), game seed {}: ExternalBotError: {}"
     keys = {error_key(rest.format(s, bot._streak_error())) for s in (4, 8)}
+    keys.add(error_key(rest.replace("raised an exception", "crashed").format(9, bot._streak_error())))
     assert keys == {"bot 'loop' (seat 1) forfeited the rest of a chunk after 5 failures in a row"}
+
+
+def test_a_forfeit_line_says_what_an_external_bot_did_not_that_it_raised():
+    """A timeout read "raised an exception in draw(): ... timeout": the bot raised nothing in the arena."""
+    from arena.analysis.summary import error_key
+    from arena.engine import layout as lay
+    from arena.engine.play import ERR_RAISED, forfeit_text
+
+    row = np.zeros(lay.G_SIZE, dtype=np.int64)
+    row[lay.G_FORFEIT], row[lay.G_ERROR], row[lay.G_ERROR_KIND] = 1, ERR_RAISED, lay.PH_DRAW
+    said = {
+        "ExternalBotError: timeout: no answer to draw() within 2 s": "timed out",
+        "ExternalBotError: crashed: exited with code 3 while asked draw()": "crashed",
+        "ExternalBotError: garbled answer: the answer to draw() is not JSON": "answered badly",
+        "ExternalBotError: ill-typed answer: draw() must answer 0 or 1": "answered badly",
+        "ExternalBotError: bot error: draw(): the player raised java.lang.Error": "resigned",
+        "ExternalBotError: some new reason: what": "failed",
+        "ValueError: boom": "raised an exception",
+    }
+    for detail, verb in said.items():
+        line = forfeit_text(("a", "b"), 7, row, detail)
+        assert line == f"bot 'b' (seat 1) {verb} in draw(), game seed 7: {detail}"
+        assert error_key(line) == error_key(line.replace(verb, "raised an exception", 1))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -343,6 +344,56 @@ def test_a_seed_replays_the_same_games_because_the_players_generators_are_seeded
     assert np.array_equal(runs[0].games, runs[1].games) and np.array_equal(runs[0].log, runs[1].log)
 
 
+@pytest.fixture(scope="module")
+def chunked_runs(java, tmp_path_factory):
+    """The same gauntlet of CtorDrawPlayer and HashSetPlayer against simple, run with two chunk sizes:
+    each chunk starts the player's process anew, so a game is the first of its process in one run and
+    a later one in the other.  {chunk_size: {(kit player, game id): its action log}}."""
+    from arena.run.runner import run_tournament
+    from arena.run.store import RunStore
+    from arena.settings.config import config_from_dict
+
+    folder = tmp_path_factory.mktemp("chunks")
+    logs: dict[int, dict[tuple[str, int], list[int]]] = {}
+    for size in (2, 10):
+        cfg = config_from_dict({
+            "name": f"c{size}", "format": "gauntlet", "candidate": "simple",
+            "bots": [f"eaai:{java}:players.CtorDrawPlayer", f"eaai:{java}:players.HashSetPlayer"],
+            "games_per_pair": 10, "chunk_size": size, "workers": 1, "seed": 5, "rules": "eaai",
+            "results_dir": str(folder),
+        })  # fmt: skip
+        run_tournament(cfg, progress=False)
+        logs[size] = {}
+        for chunk in RunStore(folder / f"c{size}").chunks(actions=True):
+            kit = chunk.bot_b if chunk.bot_a == "simple" else chunk.bot_a
+            assert chunk.actions is not None and (chunk.games["error"] == "").all()
+            for gid, actions in zip(chunk.actions["game_id"], chunk.actions["actions"]):
+                logs[size][(kit, int(gid))] = list(actions)
+    return logs
+
+
+def _games_alike(logs: dict[int, dict[tuple[str, int], list[int]]], player: str) -> tuple[int, int]:
+    games = [k for k in logs[10] if k[0] == player]
+    return sum(logs[2][k] == logs[10][k] for k in games), len(games)
+
+
+@needs_java
+def test_what_a_constructor_draws_follows_the_games_seed_wherever_the_game_falls_in_its_process(chunked_runs):
+    """CtorDrawPlayer's constructor makes a Random it keeps in a list and an anonymous subclass of
+    Random, and draws a number, none of which the adapter's search of its fields can reseed: the same
+    games with chunks of 2 and of 10.  (The first game of each process got the object made at the
+    handshake, from a fixed seed: a game played first in its process differed.)"""
+    assert _games_alike(chunked_runs, "CtorDrawPlayer") == (10, 10)
+
+
+@needs_java
+def test_a_hashset_of_cards_iterates_alike_wherever_the_game_falls_in_its_process(chunked_runs):
+    """HashSetPlayer breaks discard ties by a HashSet<Card>'s order, which the kit cards' identity
+    hashes decide: given out at the adapter's start, they are the same for every game (given as the
+    player first hashed them, they depended on the games its process had played before)."""
+    assert _games_alike(chunked_runs, "HashSetPlayer") == (10, 10)
+
+
 @needs_java
 def test_a_player_that_cannot_be_made_fails_to_load_in_one_line_naming_why(java):
     """The adapter makes one player object at the handshake (the kit makes one per game): an abstract
@@ -384,6 +435,31 @@ def test_a_null_in_the_knocking_melds_forfeits_with_what_was_null(java, player, 
 
 
 @needs_java
+@pytest.mark.parametrize(
+    ("player", "why"),
+    [("ForeignCardPlayer", "discard(): getDiscard returned a Card that is not one of the kit's 52 (rank 13, suit 0,"
+                           " out of range: made with new Card? return the kit's own, Card.getCard(rank, suit))"),
+     ("ForeignCardPlayer$SuitFourPlayer", "discard(): getDiscard returned a Card that is not one of the kit's 52"
+                                          " (rank 0, suit 4, out of range: made with new Card?"),
+     ("ForeignCardPlayer$CopyCardPlayer", "discard(): getDiscard returned a Card that is not one of the kit's 52"
+                                          " (rank "),
+     ("ForeignCardPlayer$MeldCopyPlayer", "melds(): getFinalMelds returned a meld holding a Card that is not one of"
+                                          " the kit's 52 (rank ")],
+)  # fmt: skip
+def test_a_card_that_is_not_one_of_the_kits_52_forfeits_naming_it(java, player, why):
+    """The kit compares cards by identity: a Card the player made itself is none of the hand's, even
+    with a real card's rank and suit (the adapter read rank 13 of clubs as the ace of hearts, and suit 4
+    raised an index error reported as the player's)."""
+    kit = kit_bot(java, player)
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(3))
+    close_bot(kit)
+    assert len(rec.errors) == 3 and all(f"bot error: {why}" in e for e in rec.errors), rec.errors
+    if "Copy" in player:  # a copy of a real card names the card it copies
+        assert all(", like " in e and e.endswith("made with new Card? return the kit's own, Card.getCard(rank, suit))")
+                   for e in rec.errors)  # fmt: skip
+
+
+@needs_java
 def test_a_player_that_raises_after_the_games_last_hand_leaves_the_reason_in_its_log(java):
     """A fault at a hand's end forfeits the game at its next decision; after the game's last hand
     there is none (the game is scored), so the bot's log is where it shows, not nowhere."""
@@ -393,8 +469,27 @@ def test_a_player_that_raises_after_the_games_last_hand_leaves_the_reason_in_its
     log = drain_log(kit)
     assert rec.errors == []
     said = "[eaai adapter] the player raised java.lang.IllegalStateException: scores past the target"
-    said += " at the end of a hand"
+    said += " in reportScores at the end of the last hand"
     assert log.count(said) == 2, log[-2000:]
+
+
+@needs_java
+def test_a_forfeit_says_what_the_player_did_and_in_which_of_its_methods(java):
+    """A raise in reportScores forfeits the game at its next decision: the line said the bot "raised an
+    exception in take_upcard()", with no word of reportScores; and a null meld "raised an exception in
+    knock()".  The bot resigned (the adapter answered with the reason), in the method it names."""
+    kit = kit_bot(java, "ScoresThrowPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(2))
+    close_bot(kit)
+    assert len(rec.errors) == 2, rec.errors
+    for e in rec.errors:
+        assert re.match(r"bot 'ScoresThrowPlayer' \(seat 0\) resigned in (take_upcard|draw)\(\), game seed \d", e), e
+        said = "the player raised java.lang.IllegalStateException: no scores wanted in reportScores"
+        assert "ExternalBotError: bot error: " in e and e.endswith(f"{said} at the end of the last hand"), e
+    kit = kit_bot(java, "NullMeldPlayer")
+    rec = play_batch(kit, load_bot("simple"), R, np.arange(1))
+    close_bot(kit)
+    assert rec.errors and rec.errors[0].startswith("bot 'NullMeldPlayer' (seat 0) resigned in knock(), game seed 0:")
 
 
 @needs_java

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.engine.layout import G_FORFEIT, LOG_SEAT
+from arena.engine.layout import EXTERNAL_FAILURES, G_FORFEIT, LOG_SEAT
 from arena.engine.play import play_batch
 from arena.engine.rules_array import rules_array
 from arena.external.client import close_bot, external_bot, external_of
@@ -217,7 +217,8 @@ def test_a_walled_policy_that_answers_a_batch_wrongly_on_the_hosts_own_stream_fo
     assert time.monotonic() - t0 < 60  # the answer is refused when it comes (or at its size), not at a timeout
     assert len(rec.errors) == N, rec.errors
     for err in rec.errors:
-        assert err.startswith(f"bot '{name}' (seat 0) raised an exception in ") and "\n" not in err
+        verb = EXTERNAL_FAILURES[reason.split(":")[0]]  # "answered badly", "crashed"
+        assert err.startswith(f"bot '{name}' (seat 0) {verb} in ") and "\n" not in err
         assert reason in err, err
     assert (rec.games[:, G_FORFEIT] == 0).all()
 

@@ -236,6 +236,19 @@ def test_a_bots_log_passes_on_no_terminal_escape_and_no_line_that_passes_for_the
     assert "(bot) [arena 12:00:01] started pid 2" in text and "\\x00[arena 12:00:02]" in text
 
 
+def test_an_arena_note_after_a_bots_unfinished_line_starts_a_line_of_its_own():
+    """A bot's last words without a newline had the arena's note glued on ("warning: low on time[arena
+    15:17:10] pid 7 exited"), and check-bot quoted that as the bot's last line on stderr."""
+    log = LogBuffer(1 << 16)
+    log.write(b"warning: low on time")
+    log.note("pid 7 exited")
+    log.write(b"done\n")
+    log.note("pid 8 started")
+    lines = log.drain().splitlines()
+    assert lines[0] == "warning: low on time" and lines[1].endswith("] pid 7 exited")
+    assert lines[2] == "done" and lines[3].endswith("] pid 8 started") and len(lines) == 4
+
+
 #: A bot that writes 1 MiB blocks to /tmp until 200 MiB or an error, and says how far it got.
 TMP_FILLER = r"""
 import sys

@@ -52,10 +52,10 @@ import java.util.jar.JarFile;
  *
  * Cards: the arena numbers a card suit * 13 + rank with suits c d h s; the kit
  * numbers it suit * 13 + rank with suits C H S D.  A new player object is made
- * for every game, as the kit makes one; one is made at the handshake already, so
- * that a player that cannot be made fails to load instead of forfeiting every
- * game (that one plays the first game).  The generators the player can reach are
- * seeded from the game's seed (see Seeder), so the same seed replays the same game.
+ * for every game, as the kit makes one, after the generators are seeded from that
+ * game's seed (see Seeder), so the same seed replays the same game wherever the
+ * game falls in the process.  One more is made at the handshake and dropped, so
+ * that a player that cannot be made fails to load instead of forfeiting every game.
  *
  * Usage: java -cp player:kit:adapter ginarena.EaaiAdapter com.example.MyPlayer PLAYER_PATH KIT_PATH
  * (the player's jar or class folder and the kit's, as on the class path).
@@ -64,13 +64,12 @@ public final class EaaiAdapter {
     /** The arena's suit (c d h s) of each kit suit (C H S D), and back. */
     private static final int[] OUR_SUIT = {0, 2, 3, 1};
     private static final int[] KIT_SUIT = {0, 3, 1, 2};
-    /** The seed of the generators the first player object's constructor may draw from (see main). */
-    private static final long SPARE_SEED = 0x5EED0F5BA5EL;
+    /** The seed of the generators the handshake's player object's constructor may draw from (see main). */
+    private static final long LOAD_SEED = 0x5EED0F5BA5EL;
 
     private final Class<?> playerClass;
     private final PrintStream out;
     private GinRummyPlayer player;
-    private GinRummyPlayer spare; // made at the handshake, for the first game
     private long gameSeed;
 
     // The adapter's mirror of the table, for this seat and hand.
@@ -82,6 +81,7 @@ public final class EaaiAdapter {
     private boolean askedFinal; // getFinalMelds was asked after our last discard, and a knock may follow
     private String fault; // set when the player did something the kit forfeits; reported at the next decision
     private boolean inHand;
+    private String calling; // the player's method the adapter called last, for the reason when it raises
     private int knockLimit = 10;
 
     private EaaiAdapter(Class<?> playerClass, PrintStream out) {
@@ -90,6 +90,7 @@ public final class EaaiAdapter {
     }
 
     public static void main(String[] args) throws Exception {
+        fixCardHashes();
         // stdout is the protocol's: the player's own prints go to stderr (the arena keeps them in its log).
         PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
@@ -100,18 +101,19 @@ public final class EaaiAdapter {
         }
         String loadError = null;
         Class<?> cls = null;
-        GinRummyPlayer first = null;
         try {
             cls = Class.forName(args[0]);
             if (!GinRummyPlayer.class.isAssignableFrom(cls)) {
                 loadError = args[0] + " does not implement ginrummy.GinRummyPlayer";
             } else {
-                // The generators a constructor can draw from are seeded before it runs: this first
-                // object's from a fixed number (no game's seed is known yet), each later one's from
-                // its game's seed (newGame).  Unseeded, the first game of every process differed.
+                // Made only to see that it can be made (and so that the class initializers it runs
+                // run here, at the same point in every process); then dropped.  Each game's object
+                // is made in newGame, after the generators are seeded from that game's seed: while
+                // this one played the first game, what its constructor drew came from this fixed
+                // seed, and a game played first in its process differed from the same game later.
                 Seeder.findStatics(cls.getName(), new File(args[1]), new File(args[2]));
-                Seeder.seedShared(SPARE_SEED);
-                first = construct(cls);
+                Seeder.seedShared(LOAD_SEED);
+                construct(cls);
             }
         } catch (ClassNotFoundException e) {
             loadError = "class " + args[0] + " not found on the class path";
@@ -122,7 +124,6 @@ public final class EaaiAdapter {
             loadError = "loading " + args[0] + " failed: " + e.getClass().getName() + " (" + cause + ")";
         }
         EaaiAdapter adapter = new EaaiAdapter(cls, protocol);
-        adapter.spare = first;
         String line;
         while ((line = in.readLine()) != null) {
             Map<String, Object> msg = Json.object(line);
@@ -143,7 +144,7 @@ public final class EaaiAdapter {
                 } catch (PlayerFault e) {
                     answer = "{\"error\":" + Json.quote(e.getMessage()) + "}";
                 } catch (Throwable e) {
-                    answer = "{\"error\":" + Json.quote("the player raised " + e) + "}";
+                    answer = "{\"error\":" + Json.quote("the player raised " + e + adapter.inCall()) + "}";
                 }
                 adapter.send(answer);
             } else if ("hand_over".equals(type)) {
@@ -155,7 +156,7 @@ public final class EaaiAdapter {
                 } catch (PlayerFault e) {
                     why = e.getMessage();
                 } catch (Throwable e) {
-                    why = "the player raised " + e + " at the end of a hand";
+                    why = "the player raised " + e + adapter.inCall() + " at the end of the last hand";
                 }
                 if (why != null) {
                     // It forfeits the game at the game's next decision; after the game's last hand
@@ -171,6 +172,11 @@ public final class EaaiAdapter {
         // shut down, as many searching players leave one) would keep the JVM alive, and the arena
         // would wait out its grace and kill it at the end of every process.
         System.exit(0);
+    }
+
+    /** " in reportScores" after "the player raised X": the method it raised in, when the adapter had called one. */
+    private String inCall() {
+        return calling == null ? "" : " in " + calling;
     }
 
     /** One line, in one write: a player thread that exits the JVM between two writes left half a line. */
@@ -218,12 +224,52 @@ public final class EaaiAdapter {
 
     // --- cards -------------------------------------------------------------------------------
 
+    /**
+     * Gives the kit's 52 Card objects their identity hashes, in card order, before any of the
+     * player's code runs.  The kit's Card has no hashCode, so a player's HashSet<Card> or
+     * HashMap<Card, ...> iterates in an order its identity hashes decide; HotSpot gives an object
+     * its hash when first asked, from the asking thread's generator, so the cards' hashes depended
+     * on how many hashes the process had given out before: on the game's place in its process.
+     * Asked here, first thing, the cards get the same hashes in every process (measured with
+     * OpenJDK 17: the same 52 hashes at every start, on one core (taskset) or two, for two players
+     * and heaps of 256 and 2304 MiB; another JVM version, or other options, such as no seeding
+     * agent, give others).  It costs nothing per game: once per process, the cards' class loading.
+     *
+     * The other choice, -XX:hashCode=2 (every identity hash 1), would fix the order of every
+     * object's too, but makes every HashSet or HashMap of objects without a hashCode a list: 50,000
+     * objects took 41 s to add and look up three times, against 0.1 s (a search's nodes in a
+     * HashMap would time out).  So the hashes of the objects the player makes itself still depend
+     * on what the process did before (the docs say so).
+     */
+    static void fixCardHashes() {
+        try {
+            for (int c = 0; c < 52; c++)
+                System.identityHashCode(Card.getCard(c % 13, c / 13));
+        } catch (Throwable e) {
+            // a kit whose Card cannot load: the player's loading below fails with the reason
+        }
+    }
+
     static Card kit(int ours) {
         return Card.getCard(ours % 13, KIT_SUIT[ours / 13]);
     }
 
-    static int ours(Card c) {
-        return OUR_SUIT[c.getSuit()] * 13 + c.getRank();
+    /**
+     * Our number of a card the player returned, which must be one of the kit's 52 objects, or a
+     * PlayerFault naming it after ``returned``.  The kit's Card has no equals: the kit forfeits a
+     * discard that is not one of the hand's objects (ArrayList.contains), and counts a meld's card
+     * that is not as deadwood (a HashSet of the melded cards), though it checks the meld by the
+     * card's number; a rank or suit out of range is another card's number there, or an index
+     * error.  So any Card but the kit's own is refused, with the same reason in both places.
+     */
+    static int ours(Card c, String returned) throws PlayerFault {
+        int rank = c.getRank(), suit = c.getSuit();
+        boolean real = rank >= 0 && rank < 13 && suit >= 0 && suit < 4;
+        if (real && Card.getCard(rank, suit) == c)
+            return OUR_SUIT[suit] * 13 + rank;
+        throw new PlayerFault(returned + " a Card that is not one of the kit's 52 (rank " + rank + ", suit " + suit
+                + (real ? ", like " + Card.getCard(rank, suit) : ", out of range")
+                + ": made with new Card? return the kit's own, Card.getCard(rank, suit))");
     }
 
     static Card[] kitCards(long mask) {
@@ -255,6 +301,7 @@ public final class EaaiAdapter {
     // --- decisions ---------------------------------------------------------------------------
 
     private String decide(Map<String, Object> msg) throws Exception {
+        calling = null;
         if (Boolean.TRUE.equals(msg.get("new_game"))) {
             newGame(((Long) msg.get("seed")).longValue());
         }
@@ -275,20 +322,24 @@ public final class EaaiAdapter {
         switch (decision) {
             case "take_upcard":
             case "draw":
+                calling = "willDrawFaceUpCard";
                 return player.willDrawFaceUpCard(kit(integer(msg, "top"))) ? "1" : "0";
             case "big_gin":
                 return "0"; // the kit has no big gin: eleven melded cards still discard
             case "discard": {
+                calling = "getDiscard";
                 Card d = player.getDiscard();
                 if (d == null)
                     return "{\"error\":\"getDiscard returned null\"}";
-                int c = ours(d);
+                int c = ours(d, "getDiscard returned");
                 if ((hand >> c & 1) == 0)
                     return Integer.toString(c); // the arena rejects it and forfeits, as the kit does
                 hand &= ~(1L << c);
                 pile.add(c);
                 turn++;
+                calling = "reportDiscard";
                 player.reportDiscard(seat, d);
+                calling = "getFinalMelds";
                 finalMelds = player.getFinalMelds();
                 askedFinal = true;
                 return Integer.toString(c);
@@ -308,7 +359,7 @@ public final class EaaiAdapter {
                         b.append(',');
                     b.append('[');
                     for (int i = 0; i < meld.size(); i++)
-                        b.append(i > 0 ? "," : "").append(ours(meld.get(i)));
+                        b.append(i > 0 ? "," : "").append(ours(meld.get(i), "getFinalMelds returned a meld holding"));
                     b.append(']');
                 }
                 finalMelds = null;
@@ -324,10 +375,9 @@ public final class EaaiAdapter {
         inHand = false;
         gameSeed = seed;
         player = null; // none for this game if it cannot be made
-        if (spare == null)
-            Seeder.seedShared(seed ^ 0x3C6EF372FE94F82BL); // for what the constructor draws (see main)
-        player = spare != null ? spare : construct(playerClass);
-        spare = null;
+        Seeder.seedShared(seed ^ 0x3C6EF372FE94F82BL); // for what the constructor draws (see main)
+        calling = null; // construct names the constructor itself
+        player = construct(playerClass);
         Seeder.seed(player, seed);
     }
 
@@ -347,6 +397,7 @@ public final class EaaiAdapter {
         askedFinal = false;
         inHand = true;
         int starting = Boolean.TRUE.equals(msg.get("is_dealer")) ? 1 - seat : seat;
+        calling = "startGame";
         player.startGame(seat, starting, kitCards(h));
         // Again, for a generator startGame made (seeded from the game's seed, a new one each hand).
         Seeder.seed(player, gameSeed + 0x632BE59BD9B4E019L * (no + 1));
@@ -395,6 +446,7 @@ public final class EaaiAdapter {
                 stock--;
             }
             hand = h;
+            calling = "reportDraw";
             player.reportDraw(seat, kit(c));
         } else if (!(table.equals(pile) && msgStock == stock && msgTurn == turn)) { // the opponent's turn
             boolean fromStock = msgStock == stock - 1;
@@ -411,9 +463,11 @@ public final class EaaiAdapter {
                 throw new OutOfStep("the pile is " + table + " after one opponent turn from " + pile);
             if (fromStock) {
                 stock--;
+                calling = "reportDraw";
                 player.reportDraw(opp, null);
             } else {
                 oppTaken |= 1L << taken;
+                calling = "reportDraw";
                 player.reportDraw(opp, kit(taken));
             }
             pile.clear();
@@ -422,6 +476,7 @@ public final class EaaiAdapter {
                 int d = table.get(table.size() - 1);
                 oppDiscarded |= 1L << d;
                 turn++;
+                calling = "reportDiscard";
                 player.reportDiscard(opp, kit(d));
             }
         }
@@ -450,6 +505,7 @@ public final class EaaiAdapter {
 
     @SuppressWarnings("unchecked")
     private void handOver(Map<String, Object> msg) throws Exception {
+        calling = null;
         if (Boolean.TRUE.equals(msg.get("new_game")))
             newGame(((Long) msg.get("seed")).longValue());
         if (player == null || fault != null)
@@ -469,24 +525,31 @@ public final class EaaiAdapter {
             ArrayList<ArrayList<Card>> knockMelds = new ArrayList<>();
             for (Object m : (List<Object>) msg.get("knocker_melds"))
                 knockMelds.add(kitList((List<Object>) m));
+            calling = "reportFinalMelds";
             player.reportFinalMelds(knocker, copy(knockMelds));
             int defender = 1 - knocker;
-            if (defender == seat)
-                player.getFinalMelds(); // the kit asks the defender too; the arena lays out its best melds
+            if (defender == seat) { // the kit asks the defender too; the arena lays out its best melds
+                calling = "getFinalMelds";
+                player.getFinalMelds();
+            }
             ArrayList<ArrayList<Card>> defMelds = new ArrayList<>();
             for (Object m : (List<Object>) msg.get("defender_melds"))
                 defMelds.add(kitList((List<Object>) m));
+            calling = "reportFinalMelds";
             player.reportFinalMelds(defender, copy(defMelds));
             for (Object o : (List<Object>) msg.get("layoffs")) {
                 Map<String, Object> lay = (Map<String, Object>) o;
+                calling = "reportLayoff";
                 player.reportLayoff(defender, kit(((Long) lay.get("card")).intValue()),
                         kitList((List<Object>) lay.get("meld")));
             }
         }
         List<Object> hands = (List<Object>) msg.get("hands");
+        calling = "reportFinalHand";
         for (int j = 0; j < 2; j++)
             player.reportFinalHand(j, kitList((List<Object>) hands.get(j)));
         List<Object> scores = (List<Object>) msg.get("scores");
+        calling = "reportScores";
         player.reportScores(new int[] {((Long) scores.get(0)).intValue(), ((Long) scores.get(1)).intValue()});
     }
 

@@ -21,7 +21,8 @@ public class Card {
     public final int rank;
     public final int suit;
 
-    private Card(int rank, int suit) {
+    /** Public, as the kit's: a player may make a Card of its own, which the kit never takes for one of its 52. */
+    public Card(int rank, int suit) {
         this.rank = rank;
         this.suit = suit;
     }
