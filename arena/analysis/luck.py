@@ -92,7 +92,7 @@ from arena.engine.layout import (
 from arena.engine.melds import best_discard, deadwood
 from arena.engine.replay import replay_start
 from arena.engine.rng import RNG_WORDS
-from arena.engine.step import apply_action, begin_hand, end_hand
+from arena.engine.step import apply_action, begin_hand, end_hand, read_declared, score_declared
 
 __all__ = [
     "LuckError",
@@ -226,6 +226,7 @@ def _game_luck(seed, rules, answers, draw_tab, deal_tab, ev, hands):
     n_ev = 0
     n_h = 0
     pos = 0
+    declared = 0  # answers that were declared melds, not decisions: an event's place counts decisions only
     vw_by_bin = np.zeros(NB)
     vp_by_bin = np.zeros(NB)
     while pos < n:
@@ -247,7 +248,7 @@ def _game_luck(seed, rules, answers, draw_tab, deal_tab, ev, hands):
         ev[n_ev, 0] = st[S_HAND_NO]
         ev[n_ev, 1] = KIND_DEAL
         ev[n_ev, 2] = nd
-        ev[n_ev, 3] = pos
+        ev[n_ev, 3] = pos - declared
         ev[n_ev, 4] = -1
         ev[n_ev, 5] = bn
         ev[n_ev, 6] = bd
@@ -287,7 +288,7 @@ def _game_luck(seed, rules, answers, draw_tab, deal_tab, ev, hands):
                 ev[n_ev, 0] = st[S_HAND_NO]
                 ev[n_ev, 1] = KIND_DRAW
                 ev[n_ev, 2] = drawer
-                ev[n_ev, 3] = pos
+                ev[n_ev, 3] = pos - declared
                 ev[n_ev, 4] = st[S_DECK + sp]
                 ev[n_ev, 5] = got
                 ev[n_ev, 6] = b
@@ -300,6 +301,11 @@ def _game_luck(seed, rules, answers, draw_tab, deal_tab, ev, hands):
             pos += 1
         if st[S_PHASE] != PH_DONE:
             break
+        sets, runs, after = read_declared(answers, pos)
+        if after >= 0:  # the knocker's declared melds: the hand as it was scored (checked when played)
+            score_declared(st, rules, sets, runs)
+            declared += after - pos
+            pos = after
         hands[n_h, 0] = st[S_POINTS]
         hands[n_h, 1] = st[S_POINTS + 1]
         n_h += 1

@@ -177,6 +177,13 @@ V_SIZE = V_SHOWN + 14
 # entry = seat * 1024 + kind * 64 + action  (action: 0/1, or a card 0..51)
 LOG_SEAT = 1024
 LOG_KIND = 64
+# A knocker's declared melds (a bot that answers melds(): arena.engine.contract.TableHooks), logged after
+# the hand's last decision, kind PH_DONE, seat the knocker: DECLARED_SETS, the set cards, DECLARED_RUNS,
+# the run cards, DECLARED_END (each an answer below LOG_KIND, as the store keeps them).  A hand scored
+# with the automatic arrangement logs nothing, so its log is as it always was.
+DECLARED_SETS = 60
+DECLARED_RUNS = 61
+DECLARED_END = 62
 
 # --- one row per hand (int64) ------------------------------------------------------
 H_GAME = 0  # index of the game in its batch

@@ -36,6 +36,8 @@ from arena.engine.layout import (
     PH_DONE,
     S_CUR,
     S_ERROR,
+    S_KNOCK_RUNS,
+    S_KNOCK_SETS,
     S_KNOCKER,
     S_OUTCOME,
     S_PHASE,
@@ -56,6 +58,7 @@ from arena.engine.step import (
     log_entry,
     mirror_pile,
     refresh_view,
+    write_declared,
     write_hand_row,
 )
 from arena.settings.rules import Rules, load_rules
@@ -278,7 +281,11 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
             if n_l < 0:
                 return 1
             if (hooks[0] is not None or hooks[1] is not None) and st[S_ERROR] == 0:
-                _after_hand(st, rules, hooks, (mem0, mem1), (rng0, rng1))
+                declared = _after_hand(st, rules, hooks, (mem0, mem1), (rng0, rng1))
+                if declared is not None and log.shape[0] > 0:  # the log holds them, so the game replays
+                    n_l = write_declared(log, n_l, st[S_KNOCKER], np.int64(declared[0]), np.int64(declared[1]))
+                    if n_l < 0:
+                        return 1
             if st[S_ERROR] != 0:
                 forfeit_game(st, row)
             if record_hands:
@@ -300,22 +307,28 @@ def _after_hand(
     hooks: tuple[TableHooks | None, TableHooks | None],
     memories: tuple[np.ndarray, np.ndarray],
     rngs: tuple[np.ndarray, np.ndarray],
-) -> None:
-    """A plain bot's hooks after a hand: its declared melds scored, then what the table shows."""
+) -> tuple[int, int] | None:
+    """A plain bot's hooks after a hand: its declared melds scored, then what the table shows.  Returns
+    the ``(sets, runs)`` the knocker declared, or None when it scored the automatic arrangement."""
     from arena.engine.showdown import declared_showdown, table_shows
 
     knocker = int(st[S_KNOCKER])
     hook = hooks[knocker] if knocker >= 0 else None
+    scored = None
     if hook is not None:
         declared = hook.declared_melds(knocker)
         if declared is not None:
-            declared_showdown(st, rules, *declared)
+            auto = (int(st[S_KNOCK_SETS]), int(st[S_KNOCK_RUNS]))
+            scored = declared_showdown(st, rules, *declared)
+            if scored == auto:  # the automatic arrangement: the log need not say so (nor change)
+                scored = None
     shown = table_shows(st)
     for seat, h in enumerate(hooks):
         if h is not None:
             view = np.zeros(V_SIZE, dtype=np.int64)
             build_view(st, rules, np.int64(seat), view)
             h.hand_over(seat, view, shown, memories[seat], rngs[seat])
+    return scored
 
 
 class IllegalMoveError(RuntimeError):

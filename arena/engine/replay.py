@@ -18,6 +18,7 @@ import numpy as np
 
 from arena.engine._jit import jit
 from arena.engine.layout import (
+    DECLARED_SETS,
     G_SIZE,
     H_DEADWOOD,
     H_KNOCKER,
@@ -39,6 +40,7 @@ from arena.engine.layout import (
     PH_UPCARD_DEALER,
     PH_UPCARD_NONDEALER,
     S_CUR,
+    S_KNOCKER,
     S_OUTCOME,
     S_PHASE,
     S_SIZE,
@@ -50,6 +52,7 @@ from arena.engine.step import (
     begin_hand,
     end_hand,
     log_entry,
+    read_declared,
     write_hand_row,
 )
 
@@ -116,12 +119,37 @@ def begin_replay(seed: int, rules_array: np.ndarray) -> tuple[np.ndarray, np.nda
     return st, row, np.zeros(RNG_WORDS, dtype=np.uint64)
 
 
+def _declared(st: np.ndarray, rules_array: np.ndarray, log: np.ndarray, pos: int, entries: bool) -> int:
+    """Score the knock that just ended the hand with the melds the knocker declared, if ``log[pos:]``
+    holds them (:func:`arena.engine.step.write_declared`); the place after them (``pos`` when none).
+
+    ``entries``: ``log`` holds log entries (their seat and kind are checked), not bare answers.  Melds
+    that are cut short, or not a legal knock for the hand, are a :class:`ReplayError`."""
+    from arena.engine.showdown import ArrangementError, declared_showdown
+
+    if pos >= len(log) or int(log[pos]) % LOG_KIND != DECLARED_SETS:
+        return pos
+    sets, runs, after = read_declared(log, np.int64(pos))
+    knocker = int(st[S_KNOCKER])
+    if after < 0 or knocker < 0:
+        raise ReplayError(f"log entry {pos}: declared melds that are cut short or follow no knock")
+    if entries and any(decode(int(e))[:2] != (knocker, PH_DONE) for e in log[pos:after]):
+        raise ReplayError(f"log entry {pos}: declared melds not logged as the knocker's (seat {knocker})")
+    try:
+        declared_showdown(st, rules_array, int(sets), int(runs))
+    except ArrangementError as exc:
+        raise ReplayError(f"log entry {pos}: the declared melds are not a legal knock: {exc}") from None
+    return int(after)
+
+
 @dataclass
 class ReplayStep:
     """One step of a replay: a ``deal``, a ``decision`` (``seat``, ``phase``,
     ``action``, and the state ``before`` it), the ``end`` of a hand (before
     its points are added to the scores), or a ``forfeit`` (the log stops inside
-    a hand).  ``state`` is the live state: copy it to keep a position."""
+    a hand).  ``state`` is the live state: copy it to keep a position.
+    ``entries``: the log entries the step used (a knock's decision, with the
+    melds its knocker declared after it, uses more than one)."""
 
     kind: str
     state: np.ndarray
@@ -129,6 +157,7 @@ class ReplayStep:
     phase: int = -1
     action: int = -1
     before: np.ndarray | None = None
+    entries: int = 1
 
 
 def replay_steps(seed: int, rules_array: np.ndarray, log: np.ndarray) -> Iterator[ReplayStep]:
@@ -155,8 +184,9 @@ def replay_steps(seed: int, rules_array: np.ndarray, log: np.ndarray) -> Iterato
             before = st.copy()
             if apply_action(st, rules_array, action) != 0:
                 raise ReplayError(f"log entry {pos}: action {action} is illegal here")
-            yield ReplayStep("decision", st, seat, phase, action, before)
-            pos += 1
+            after = _declared(st, rules_array, log, pos + 1, True) if st[S_PHASE] == PH_DONE else pos + 1
+            yield ReplayStep("decision", st, seat, phase, action, before, after - pos)
+            pos = after
         yield ReplayStep("end", st)
         if st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules_array, row):
             return
@@ -172,7 +202,7 @@ def replay_hands(seed: int, rules_array: np.ndarray, log: np.ndarray, game_index
             start, actions = pos, []
         elif step.kind == "decision":
             actions.append((step.seat, step.phase, step.action))
-            pos += 1
+            pos += step.entries
         elif step.kind == "end" or actions:
             hand_row = np.zeros(H_SIZE, dtype=np.int64)
             write_hand_row(step.state, game_index, hand_row, start, pos - start)
@@ -197,6 +227,10 @@ def log_from_actions(seed: int, rules_array: np.ndarray, actions: np.ndarray) ->
                 raise ReplayError(f"stored answer {pos} ({action}) is illegal where it falls")
             out[pos] = log_entry(seat, phase, action)
             pos += 1
+        if st[S_PHASE] == PH_DONE:  # the melds a knocker declared, if it did
+            after = _declared(st, rules_array, actions, pos, False)
+            out[pos:after] = [log_entry(int(st[S_KNOCKER]), PH_DONE, int(a)) for a in actions[pos:after]]
+            pos = after
         if pos < len(actions) and (st[S_OUTCOME] == OUT_FORFEIT or end_hand(st, rules_array, row)):
             raise ReplayError(f"the game is over after {pos} of {len(actions)} stored answers")
     return out

@@ -368,33 +368,25 @@ def check_declaration(hand: int, melds: Iterable[Sequence[int]], limit: int, big
     return sets, runs
 
 
-def declared_showdown(st: np.ndarray, rules: np.ndarray, knock_sets: int, knock_runs: int) -> None:
+def declared_showdown(st: np.ndarray, rules: np.ndarray, knock_sets: int, knock_runs: int) -> tuple[int, int]:
     """Score again the knock that just ended the hand in ``st``, with the knocker's declared melds.
 
     ``st`` is as :func:`apply_action` left it after the knock (``PH_DONE``, ``S_CUR`` the
     knocker).  The defender lays off and melds at its best against the declared melds, exactly
-    as against the automatic ones, and the one scoring function scores it; so declaring the
-    automatic arrangement leaves ``st`` as it was (``tests/bots/test_eaai.py`` checks it).
-    Raises :class:`ArrangementError` (``st`` unchanged) if the melds are not a legal knock.
+    as against the automatic ones, and the one scoring function scores it
+    (:func:`arena.engine.step.score_declared`); so declaring the automatic arrangement leaves
+    ``st`` as it was (``tests/bots/test_eaai.py`` checks it).  Returns the ``(sets, runs)`` scored,
+    which the game's log records.  Raises :class:`ArrangementError` (``st`` unchanged) if the melds
+    are not a legal knock.
     """
-    from arena.engine.layout import OUT_BIG_GIN, S_DEF_RUNS, S_DEF_SETS, S_LAID_OFF, S_OUTCOME, S_POINTS
+    from arena.engine.layout import OUT_BIG_GIN, S_OUTCOME
+    from arena.engine.step import score_declared
 
     k = int(st[S_CUR])
-    hk, hd = int(st[S_HAND + k]), int(st[S_HAND + 1 - k])
     big_gin = int(st[S_OUTCOME]) == OUT_BIG_GIN
-    sets, runs = check_declaration(hk, _split(knock_sets, knock_runs), int(st[S_KNOCK_LIMIT]), big_gin)
-    kdw = value(hk & ~(sets | runs))
-    if kdw == 0:
-        dsets, druns, ddw = best_arrangement(hd, 0)
-        laid = 0
-    else:
-        from arena.engine.melds import defender_deadwood
-
-        ddw, laid, dsets, druns = defender_deadwood(hd, sets, runs)
-    for slot in (S_POINTS, S_POINTS + 1, S_LAID_OFF, S_DEF_SETS, S_DEF_RUNS):
-        st[slot] = 0
-    i64 = np.int64
-    score_showdown(st, rules, big_gin, i64(sets), i64(runs), i64(kdw), i64(dsets), i64(druns), i64(ddw), i64(laid))
+    sets, runs = check_declaration(int(st[S_HAND + k]), _split(knock_sets, knock_runs), int(st[S_KNOCK_LIMIT]), big_gin)
+    score_declared(st, rules, np.int64(sets), np.int64(runs))
+    return sets, runs
 
 
 def layoff_steps(knock_melds: Sequence[int], laid: int) -> list[tuple[int, int]]:

@@ -38,8 +38,11 @@ from __future__ import annotations
 import numpy as np
 
 from arena.engine._jit import helper, inline, kernel, stack_int64
-from arena.engine.cards import CARD_VALUES, NUM_RANKS, SPADES
+from arena.engine.cards import CARD_VALUES, NUM_RANKS, SPADES, lsb, mask_value
 from arena.engine.layout import (
+    DECLARED_END,
+    DECLARED_RUNS,
+    DECLARED_SETS,
     ERR_BAD_CHOICE,
     ERR_NONE,
     ERR_NOT_IN_HAND,
@@ -602,6 +605,75 @@ def mirror_pile(st, n, view0, view1) -> int:
         view0[V_PILE + m] = -1
         view1[V_PILE + m] = -1
     return m
+
+
+@kernel
+def score_declared(st, rules, knock_sets, knock_runs) -> None:
+    """Score the knock that ended the hand in ``st`` (``PH_DONE``, ``S_CUR`` the knocker) again, with the
+    knocker's declared melds, which the caller has checked (:func:`arena.engine.showdown.declared_showdown`;
+    a replay applies what was checked when the game was played).  The defender lays off and melds at its
+    best against them, as against the automatic ones, and :func:`score_showdown` scores it."""
+    k = st[S_CUR]
+    hd = st[S_HAND + 1 - k]
+    big_gin = st[S_OUTCOME] == OUT_BIG_GIN
+    kdw = mask_value(st[S_HAND + k] & ~(knock_sets | knock_runs))
+    if kdw == 0:
+        dsets, druns, ddw = best_arrangement(hd, np.int64(0))
+        laid = np.int64(0)
+    else:
+        ddw, laid, dsets, druns = defender_deadwood(hd, knock_sets, knock_runs)
+    st[S_POINTS] = 0
+    st[S_POINTS + 1] = 0
+    st[S_LAID_OFF] = 0
+    st[S_DEF_SETS] = 0
+    st[S_DEF_RUNS] = 0
+    score_showdown(st, rules, big_gin, knock_sets, knock_runs, kdw, dsets, druns, ddw, laid)
+
+
+@kernel
+def write_declared(log, n, seat, knock_sets, knock_runs) -> int:
+    """Log a knocker's declared melds at ``log[n:]`` (the ``DECLARED_*`` entries); the next free place,
+    or -1 when the log has no room for them."""
+    if n + 15 > log.shape[0]:  # at most 11 cards and 3 markers
+        return -1
+    log[n] = log_entry(seat, PH_DONE, DECLARED_SETS)
+    n += 1
+    for part in range(2):
+        left = knock_sets if part == 0 else knock_runs
+        while left:
+            log[n] = log_entry(seat, PH_DONE, lsb(left))
+            n += 1
+            left &= left - 1
+        log[n] = log_entry(seat, PH_DONE, DECLARED_RUNS if part == 0 else DECLARED_END)
+        n += 1
+    return n
+
+
+@kernel
+def read_declared(log, pos):
+    """``(sets, runs, next place)`` of declared melds logged at ``log[pos:]`` (log entries or the answers
+    the store keeps: each is read modulo ``LOG_KIND``); next place -1 when none begins there or they are
+    cut short."""
+    if pos >= log.shape[0] or log[pos] % LOG_KIND != DECLARED_SETS:
+        return np.int64(0), np.int64(0), np.int64(-1)
+    sets = np.int64(0)
+    runs = np.int64(0)
+    part = 0
+    i = pos + 1
+    while i < log.shape[0] and i <= pos + 15:
+        a = log[i] % LOG_KIND
+        i += 1
+        if a < 52 and part == 0:
+            sets |= np.int64(1) << a
+        elif a < 52:
+            runs |= np.int64(1) << a
+        elif a == DECLARED_RUNS and part == 0:
+            part = 1
+        elif a == DECLARED_END and part == 1:
+            return sets, runs, np.int64(i)
+        else:
+            break
+    return np.int64(0), np.int64(0), np.int64(-1)
 
 
 @kernel
