@@ -529,7 +529,7 @@ def analyse_run(
         resumed,
         kept_dec,
     )
-    frame = pa.concat_tables(shown).to_pandas() if shown else None
+    frame = pa.concat_tables(shown).to_pandas(use_threads=False) if shown else None
     return res, frame
 
 

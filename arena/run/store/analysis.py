@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from arena.run.store.chunks import parquet_bytes
+from arena.run.store.chunks import frame, parquet_bytes, parquet_table
 from arena.run.store.files import append_line, read_inside, sha256
 from arena.run.store.format import INDEX, StoreError, env_error, log, now
 from arena.run.store.index import format_line, parse_line
@@ -167,7 +166,7 @@ def read_parts(store: RunStore, name: str, columns: Sequence[str] | None = None)
                 store.problems.append(line)
                 log.warning("%s", line)
             continue
-        yield pq.read_table(pa.BufferReader(data), columns=list(columns) if columns else None).to_pandas()
+        yield frame(parquet_table(data, list(columns) if columns else None))
 
 
 def _intact(store: RunStore, name: str, rec: dict[str, Any]) -> bytes | None:

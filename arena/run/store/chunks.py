@@ -39,6 +39,22 @@ def parquet_bytes(table: pa.Table, meta: dict[str, Any] | None = None) -> bytes:
     return buf.getvalue()
 
 
+def parquet_table(data: bytes, columns: Sequence[str] | None = None, *, verify: bool = False) -> pa.Table:
+    """Parquet bytes as a table, read on this thread (``verify``: check every page's checksum).
+
+    A threaded read starts Arrow's thread pool, whose threads could abort the process as Python
+    exited ("terminate called without an active exception", exit 134) after a command had done its
+    work (apache/arrow#34314; ``arena fsck`` about one run in 20).  A chunk is small: one thread
+    reads it about as fast.  :func:`frame` makes the pandas frame the same way."""
+    cols = None if columns is None else list(columns)
+    return pq.read_table(pa.BufferReader(data), columns=cols, use_threads=False, page_checksum_verification=verify)
+
+
+def frame(table: pa.Table) -> pd.DataFrame:
+    """A table as pandas, converted on this thread (see :func:`parquet_table`)."""
+    return table.to_pandas(use_threads=False)
+
+
 def chunk_meta(data: bytes) -> dict[str, Any]:
     """What a chunk file says of itself, after checking every page checksum and the game ids.
 
@@ -47,7 +63,7 @@ def chunk_meta(data: bytes) -> dict[str, Any]:
     bad ``arena.chunk`` metadata, or rows that disagree with it.
     """
     try:
-        table = pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
+        table = parquet_table(data, verify=True)
     except (OSError, pa.ArrowException) as exc:
         raise StoreError(f"not a readable Parquet file ({str(exc).splitlines()[0][:120]})") from None
     raw = (table.schema.metadata or {}).get(META_KEY)
@@ -338,7 +354,7 @@ def read_table(
         bad_chunk(store, m, rec, kind)
         return None
     cols = None if columns is None else [c for c in columns if c in COLUMNS[kind]]
-    return pq.read_table(pa.BufferReader(data), columns=cols).to_pandas()
+    return frame(parquet_table(data, cols))
 
 
 def read_games(store: RunStore, columns: Sequence[str] | None = None) -> pd.DataFrame:

@@ -12,10 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from arena.run.store.chunks import file_problem, read_table, read_verified
+from arena.run.store.chunks import file_problem, parquet_table, read_table, read_verified
 from arena.run.store.format import StoreError
 from arena.run.store.index import ChunkRecord, Matchup
 
@@ -81,7 +79,7 @@ def game_record(store: RunStore, game_id: int) -> GameRecord:
             if data is None:
                 why = file_problem(store, rec, "actions") or "unreadable"
                 raise StoreError(f"{store.dir}: chunk {rec.chunk} of {mu.name}: {why}")
-            t = pq.read_table(pa.BufferReader(data))
+            t = parquet_table(data)
             ids = t.column("game_id").to_numpy()
             hit = np.flatnonzero(ids == game_id)
             if len(hit):
