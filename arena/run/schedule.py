@@ -511,6 +511,10 @@ class _Slot:
         return "" if who is None else f" while asking bot '{who[0]}' for {who[1]}()"
 
 
+#: What ``next`` gives for a task iterator that has no more.
+_NO_TASK = object()
+
+
 class LocalProcesses:
     """A pool of ``workers`` local processes with a watchdog (see the module doc)."""
 
@@ -525,11 +529,21 @@ class LocalProcesses:
         self.ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
     def results(self, tasks: Iterable[Any]) -> Iterator[Any]:
-        queue: deque[tuple[Any, bool]] = deque((t, False) for t in tasks)
+        # Tasks are taken from ``tasks`` as workers free up, not all at once: an analysis pass's tasks
+        # carry their games and action logs, and a list of them all grew with the run (luck with two
+        # workers held about 0.75 KB per game).  ``queue`` holds the tasks taken and put back.
+        source = iter(tasks)
+        queue: deque[tuple[Any, bool]] = deque()
+        for t in source:
+            queue.append((t, False))
+            if len(queue) >= self.workers:
+                break
         slots = [_Slot(self.ctx, self.play) for _ in range(min(self.workers, len(queue)) or 1)]
         try:
             while True:
                 for i in range(len(slots)):
+                    if slots[i].task is None and not queue and (t := next(source, _NO_TASK)) is not _NO_TASK:
+                        queue.append((t, False))
                     while slots[i].task is None and queue:
                         task, retry = queue.popleft()
                         s = slots[i]
