@@ -38,6 +38,7 @@ def _sweep(tmp_path, **kw):
         ({"games": 15}, "games must be an even number"),
         ({"rules": "standard", "rules_grid": {"gin_bonus": [20]}}, "not both"),
         ({"rules_grid": {"gin_bonus": 20}}, "exactly one setting with a list"),
+        ({"rules_grid": {"undercut_bonus": []}}, r"rules_grid\.undercut_bonus must be a non-empty list"),
         ({"grid": {"no_such_param": [1]}}, "no_such_param"),
         ({"opponents": ["no-such-bot"]}, "no-such-bot"),
         ({"params": {"knock_at": 3, "late_drop": 0}}, "both in grid and in params"),

@@ -202,6 +202,8 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
         if len(lists) != 1:
             raise SweepError("sweep: rules_grid must have exactly one setting with a list of values")
         ((key, values),) = lists.items()
+        if not values:
+            raise SweepError(f"sweep: rules_grid.{key} must be a non-empty list of values (got [])")
         fixed = {k: v for k, v in rg.items() if k not in lists}
         rules = [
             (f"{key}={v:g}" if isinstance(v, (int, float)) else f"{key}={v}", {"preset": preset, **fixed, key: v})
