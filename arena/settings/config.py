@@ -122,7 +122,17 @@ def _close(word: str, options) -> str:
 
 
 #: What :func:`is_folder_name` allows, for error lines.
-FOLDER_NAME = f"a folder name of 1..{MAX_NAME_BYTES} bytes, without slashes or control characters, not starting with ."
+FOLDER_NAME = (
+    f"a folder name of 1..{MAX_NAME_BYTES} bytes of UTF-8 text, without slashes or control characters, "
+    "not starting with ."
+)
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` is Unicode text: not bytes that are no UTF-8 (a file name or argument such as
+    ``bad\xff``, which Python carries as a lone surrogate and cannot write into the run's config.toml;
+    the run failed half made)."""
+    return not any("\ud800" <= c <= "\udfff" for c in value)
 
 
 def is_folder_name(name: object) -> bool:
@@ -138,7 +148,8 @@ def is_folder_name(name: object) -> bool:
         and not any(c in name for c in "/\\")
         and not name.startswith(".")
         and not any(ord(c) < 32 or ord(c) == 127 for c in name)
-        and len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES
+        and is_text(name)
+        and len(name.encode("utf-8")) <= MAX_NAME_BYTES
     )
 
 
@@ -212,6 +223,8 @@ class TournamentConfig:
             raise bad("rules", self.rules, "a preset name, a .toml path, or a [rules] table")
         if not isinstance(self.results_dir, (str, os.PathLike)) or not str(self.results_dir):
             raise bad("results_dir", self.results_dir, "a folder path, as text")
+        if not is_text(str(self.results_dir)):
+            raise bad("results_dir", str(self.results_dir), "a folder path of UTF-8 text")
         object.__setattr__(self, "results_dir", str(self.results_dir))
         if self.format not in FORMATS:
             raise ConfigError(

@@ -40,6 +40,15 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "bad seed": ({"seed": '"sekret"'}, "", [], "seed = 'sekret' is not allowed"),
     "odd games": ({"games_per_pair": "41"}, "", [], "games_per_pair = 41 must be even with duplicate = true"),
     "odd chunk": ({"chunk_size": "21"}, "", [], ": chunk_size = 21 must be even with duplicate = true"),
+    # Bytes that are no UTF-8 in an argument (bad\xff) come as a lone surrogate, which config.toml cannot
+    # hold: the run failed with a traceback, leaving a half-made folder.
+    "a name that is no UTF-8": ({}, "", ["--name", "bad\udcff"], "name = 'bad\\udcff' is not allowed"),
+    "a results folder that is no UTF-8": (
+        {},
+        "",
+        ["--results-dir", "/tmp/r\udcffdir"],
+        "results_dir = '/tmp/r\\udcffdir' is not allowed (allowed: a folder path of UTF-8 text)",
+    ),
     "name too long for a folder": ({"name": '"' + "x" * 300 + '"'}, "", [], "a folder name of 1..120 bytes"),
     "name with a newline": ({"name": '"a\\nb"'}, "", [], "name = 'a\\nb' is not allowed"),
     "no games": ({"games_per_pair": "0"}, "", [], "games_per_pair = 0 is not allowed"),
