@@ -1112,7 +1112,8 @@ def luck(
 @contextlib.contextmanager
 def _analysis_failures(run_dir: Path, own: type[Exception]) -> Iterator[None]:
     """One error line for what stops ``analyze`` or ``luck`` (``own``: its error): exit 3 for a scheduler that
-    doesn't answer, 2 for the input, 130 for Ctrl-C.  Starts the list of problems :func:`_left_out` reads."""
+    doesn't answer or a folder it cannot write (read-only, full), 2 for the input, 130 for Ctrl-C.  Starts the
+    list of problems :func:`_left_out` reads."""
     from arena.run.schedule import SchedulerUnreachable
     from arena.run.store import said
 
@@ -1120,6 +1121,8 @@ def _analysis_failures(run_dir: Path, own: type[Exception]) -> Iterator[None]:
     try:
         yield
     except SchedulerUnreachable as exc:
+        _fail(str(exc), EXIT_ENV)
+    except _env_errors() as exc:  # the folder cannot be written (read-only, full): exit 3, as every command's
         _fail(str(exc), EXIT_ENV)
     except (own, *_user_errors()) as exc:
         _fail(str(exc))

@@ -161,7 +161,18 @@ def test_a_read_only_folder_is_one_line_exit_3_for_report_run_and_submit(tmp_pat
             assert run.exit_code == EXIT_ENV and "read-only" in _one_error_line(run.output), run.output
             fsck = _invoke("fsck", str(run_dir), "--repair")
             assert fsck.exit_code == EXIT_ENV and "read-only" in _one_error_line(fsck.output), fsck.output
-            for what, res in (("report", rep), ("run", run), ("fsck --repair", fsck)):
+            # the analyses store their tables in the folder too: exit 3, not 2 (it is no fault of the input)
+            luck = _invoke("luck", str(run_dir))
+            assert luck.exit_code == EXIT_ENV and "read-only" in _one_error_line(luck.output), luck.output
+            grade = _invoke("analyze", str(run_dir), "--bot", "simple", "--games", "2")
+            assert grade.exit_code == EXIT_ENV and "read-only" in _one_error_line(grade.output), grade.output
+            for what, res in (
+                ("report", rep),
+                ("run", run),
+                ("fsck --repair", fsck),
+                ("luck", luck),
+                ("analyze", grade),
+            ):
                 _show(f"arena {what} on a read-only folder", res.exit_code, _one_error_line(res.output))
         finally:
             subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
