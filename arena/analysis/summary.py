@@ -324,15 +324,19 @@ class Hist:
             return dict(
                 label=label, whislo=np.nan, q1=np.nan, med=np.nan, q3=np.nan, whishi=np.nan, mean=np.nan, fliers=[]
             )
-        mn, q1, med, q3, mx = (float(x) / scale for x in self.percentile([0, 25, 50, 75, 100]))
+        q1, med, q3 = (float(x) / scale for x in self.percentile([25, 50, 75]))
         iqr = q3 - q1
+        # Tukey's whiskers: the furthest values seen within 1.5 IQR of the box (not the fences themselves,
+        # which on whole numbers drew values no game can have, such as 4.5 hands).
+        seen = (self.lo + np.flatnonzero(self.counts)) / scale
+        inside = seen[(seen >= q1 - 1.5 * iqr) & (seen <= q3 + 1.5 * iqr)]
         return dict(
             label=label,
-            whislo=max(mn, q1 - 1.5 * iqr),
+            whislo=float(min(inside.min(), q1)),
             q1=q1,
             med=med,
             q3=q3,
-            whishi=min(mx, q3 + 1.5 * iqr),
+            whishi=float(max(inside.max(), q3)),
             mean=self.mean() / scale,
             fliers=[],
         )
