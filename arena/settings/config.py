@@ -211,7 +211,8 @@ class TournamentConfig:
 
     def __post_init__(self) -> None:
         def bad(key: str, value: Any, allowed: str) -> ConfigError:
-            return ConfigError(f"config: {key} = {value!r} is not allowed (allowed: {allowed})")
+            shown = str(value).lower() if isinstance(value, bool) else repr(value)  # as TOML writes it: true
+            return ConfigError(f"config: {key} = {shown} is not allowed (allowed: {allowed})")
 
         if not is_folder_name(self.name):
             raise bad(

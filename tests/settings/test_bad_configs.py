@@ -52,6 +52,7 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "name too long for a folder": ({"name": '"' + "x" * 300 + '"'}, "", [], "a folder name of 1..120 bytes"),
     "name with a newline": ({"name": '"a\\nb"'}, "", [], "name = 'a\\nb' is not allowed"),
     "no games": ({"games_per_pair": "0"}, "", [], "games_per_pair = 0 is not allowed"),
+    "a flag for a count": ({"games_per_pair": "true"}, "", [], "games_per_pair = true is not allowed"),
     "negative workers": ({"workers": "-1"}, "", [], "workers = -1 is not allowed"),
     "chunk of one": ({"chunk_size": "1"}, "", [], "chunk_size = 1 is not allowed"),
     "yes for a flag": ({"record_hands": '"yes"'}, "", [], "record_hands = 'yes' is not allowed"),

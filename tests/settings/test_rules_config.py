@@ -431,7 +431,7 @@ def test_describe_lists_every_setting_and_marks_changes():
     [
         ("rules = 5", "rules = 5 is not allowed (allowed: a preset name, a .toml path, or a [rules] table)"),
         ("results_dir = 5", "results_dir = 5 is not allowed (allowed: a folder path, as text)"),
-        ("rules = true", "rules = True is not allowed"),
+        ("rules = true", "rules = true is not allowed"),
         (
             'rules = { preset = "standard", gin_bonus = 9223372036854775807 }',
             "gin_bonus = 9223372036854775807 is out of range",
