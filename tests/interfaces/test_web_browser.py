@@ -92,6 +92,16 @@ def install(srv, page, nondealer, dealer, dealer_seat, *actions, defend=False, s
     page.wait_for_selector("#table:not(.hidden)")
 
 
+def _win_the_game_by_a_knock(srv, page):
+    """At 90-0, knock with the scripted hand (discarding Kh) and lay down: the game is over, its window up."""
+    install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))
+    page.click("#knock")
+    card(page, "Kh").click()
+    page.wait_for_selector("#arrange:not(.hidden)")
+    page.click("#lay_down")
+    page.wait_for_selector("#again")
+
+
 def _until(page, expression, seconds=10.0):
     """Wait until ``expression`` is true in the page (``wait_for_function`` evaluates a string, which
     the page's content security policy forbids)."""
@@ -149,12 +159,7 @@ def test_a_new_game_s_first_lay_down_shows_its_own_cards_not_the_last_game_s(bro
     ctx, page = _page(browser)
     try:
         _start(page, srv)
-        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))
-        page.click("#knock")
-        card(page, "Kh").click()
-        page.wait_for_selector("#arrange:not(.hidden)")
-        page.click("#lay_down")
-        page.wait_for_selector("#again")
+        _win_the_game_by_a_knock(srv, page)
         page.click("#again")
         page.click("#go")
         page.wait_for_selector("#table:not(.hidden)")
@@ -828,12 +833,7 @@ def test_the_game_over_score_stays_on_one_line_on_a_narrow_phone(browser, srv, s
     ctx, page = _page(browser, {"width": 375, "height": 740})
     try:
         _start(page, srv)
-        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))
-        page.click("#knock")
-        card(page, "Kh").click()
-        page.wait_for_selector("#arrange:not(.hidden)")
-        page.click("#lay_down")
-        page.wait_for_selector("#overlay:not(.hidden)")
+        _win_the_game_by_a_knock(srv, page)
         # a long name, the bot winning: the title needs two lines
         page.evaluate("() => { state.names[1] = 'a-bot-with-a-long-name'; state.winner_seat = 1; render(); }")
         page.evaluate("() => { state.scores = [0, 120]; render(); }")
