@@ -373,6 +373,22 @@ def test_a_tab_left_behind_by_another_tab_s_move_catches_up_instead_of_moving(br
         ctx.close()
 
 
+def test_the_showdown_names_a_big_gin_as_big_gin(browser, srv):
+    """The showdown's header said "You (gin)" for a big gin, whose 31 points the line below gave."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        mine = "2d 3d 4d 5h 6h 7h 8h 9s 9c 9d"  # draws Ad: Ad-4d, 5h-8h, three 9s: all eleven melded
+        install(srv, page, mine, "7s 5c 6c Js Qs 2h 3h Kd Qd Kc", 1, "pass", "pass", upcard="Ks")
+        page.click("#big_gin")
+        page.wait_for_selector("#arrange:not(.hidden)")
+        page.click("#lay_down")
+        page.wait_for_selector("#overlay:not(.hidden)")
+        assert "You (big gin)" in page.locator("#box").inner_text()
+    finally:
+        ctx.close()
+
+
 def test_clicking_the_pile_takes_the_upcard_as_the_manual_says(browser, srv):
     """The manual: a player takes a card by clicking its pile.  At the upcard, a click on the pile was
     refused ("take or pass the upcard first"), in English on every page; only the Take button took it."""
