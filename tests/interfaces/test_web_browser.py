@@ -626,6 +626,23 @@ def test_the_table_fits_a_phone_and_a_desktop(browser, srv, shots):
             ctx.close()
 
 
+def test_a_bot_name_with_braces_is_shown_as_written_in_the_log(browser, tmp_path):
+    """The log's lines filled their placeholders one after another, so a bot named ``x{card}{n}`` had the
+    card of the line drawn into its name and ``{n}`` dropped."""
+    bot = tmp_path / "braces.py"
+    bot.write_text((Path(__file__).resolve().parents[2] / "bots" / "simple.py").read_text() + '\nNAME = "x{card}{n}"\n')
+    srv = Server(App(bot=str(bot), seed=4), port=0).start()
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass")  # the log: each passes the upcard 5h
+        log = page.locator("#events").inner_text()
+        assert "x{card}{n} passes the upcard" in log, log
+    finally:
+        ctx.close()
+        srv.stop()
+
+
 def test_a_long_bot_name_fits_a_narrow_phone(browser, shots, tmp_path):
     """The bot's name is one word (a file's stem): at 360 px it pushed the table sideways."""
     bot = tmp_path / "a_rather_long_opponent_bot_name_for_layout_testing.py"
