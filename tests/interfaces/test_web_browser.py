@@ -897,6 +897,21 @@ def test_a_game_gone_from_the_server_disables_the_table_and_says_so(browser, srv
         ctx.close()
 
 
+def test_a_reload_of_a_game_gone_from_the_server_says_so_on_the_start_page(browser, srv):
+    """A reload of a game the server no longer has (restarted, expired) showed the start page without a
+    word of the game the address named."""
+    ctx, page = _page(browser)
+    try:
+        _start(page, srv)
+        srv.app.sessions.games.clear()  # the server restarted
+        page.reload()
+        page.wait_for_selector("#start:visible")
+        assert "no longer on the server" in page.locator("#start-msg").inner_text()
+        assert page.locator("#start-msg").is_visible()
+    finally:
+        ctx.close()
+
+
 def test_an_answer_that_is_not_json_shows_its_status_without_an_unhandled_rejection(browser, srv):
     ctx, page = _page(browser)
     errors = []
