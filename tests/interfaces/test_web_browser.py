@@ -303,6 +303,18 @@ def test_an_emptied_number_field_is_refused_by_name_not_dealt_as_0(browser, srv)
         msg = page.locator("#start-msg").inner_text()
         assert msg == "Knock limit: the field is empty; enter a number from 0 to 10", msg
         assert page.evaluate("document.activeElement.id") == "rule-knock_limit"
+        # a fraction, or a number out of range: refused here, by the setting's name, in the page's language
+        # (the server's refusal was English and named the key: "rules.knock_limit.int: Input should be ...")
+        for bad in ("5.5", "11"):
+            page.fill("#rule-knock_limit", bad)
+            page.click("#go")
+            msg = page.locator("#start-msg").inner_text()
+            assert msg == f"Knock limit: {bad} is not allowed; enter a whole number from 0 to 10", msg
+            assert srv.app.session is None
+        page.select_option("#lang", "sl")
+        page.click("#go")
+        assert page.locator("#start-msg").inner_text().endswith("vpišite celo število od 0 do 10")
+        page.select_option("#lang", "en")
         page.fill("#rule-knock_limit", "7")
         page.click("#go")
         page.wait_for_selector("#table:not(.hidden)")
@@ -905,7 +917,8 @@ def test_a_reload_of_a_game_gone_from_the_server_says_so_on_the_start_page(brows
         _start(page, srv)
         srv.app.sessions.games.clear()  # the server restarted
         page.reload()
-        page.wait_for_selector("#start:visible")
+        page.wait_for_selector("#start-msg.bad")  # the start page shows at once; the line once the server answered
+        assert page.locator("#start").is_visible()
         assert "no longer on the server" in page.locator("#start-msg").inner_text()
         assert page.locator("#start-msg").is_visible()
     finally:
