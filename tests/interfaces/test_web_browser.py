@@ -891,6 +891,28 @@ def test_the_game_over_score_stays_on_one_line_on_a_narrow_phone(browser, srv, s
         ctx.close()
 
 
+def test_the_game_over_window_of_a_long_game_opens_at_its_title_on_a_phone(browser, srv, shots):
+    """The window takes the focus on its New game button, below a table of every hand: focusing it
+    scrolled the window to the button, and the title ("Game over: ... wins") out of view."""
+    ctx, page = _page(browser, {"width": 375, "height": 740})
+    try:
+        _start(page, srv)
+        install(srv, page, KNOCKER, DEFENDER, 1, "pass", "pass", scores=(90, 0))
+        srv.app.session.history = [{"hand_no": i, "outcome": "knock", "points": [6, 0]} for i in range(1, 16)]
+        page.click("#knock")
+        card(page, "Kh").click()
+        page.wait_for_selector("#arrange:not(.hidden)")
+        page.click("#lay_down")
+        page.wait_for_selector("#again")
+        assert page.evaluate("$('box').scrollHeight > $('box').clientHeight")  # the window scrolls
+        top = page.locator("#box h2").bounding_box()
+        assert top is not None and 0 <= top["y"] < 740, top
+        assert page.evaluate("document.activeElement.id") == "again"
+        page.screenshot(path=str(shots / "phone-long-game-over.png"))
+    finally:
+        ctx.close()
+
+
 def test_a_game_gone_from_the_server_disables_the_table_and_says_so(browser, srv, shots):
     ctx, page = _page(browser)
     try:
