@@ -402,6 +402,10 @@ def test_a_player_that_cannot_be_made_fails_to_load_in_one_line_naming_why(java)
         ("AbstractPlayer", "players.AbstractPlayer is abstract: name a class that can be constructed"),
         ("CtorThrowPlayer", "the constructor of players.CtorThrowPlayer raised java.lang.IllegalStateException: "
                             "no table to load"),
+        # a nested class written as Java source names it: the hint names the class file's name
+        ("ForeignCardPlayer.SuitFourPlayer", "class players.ForeignCardPlayer.SuitFourPlayer not found on the "
+                                             "class path; a nested class is named with a $: "
+                                             "players.ForeignCardPlayer$SuitFourPlayer"),
     ):  # fmt: skip
         with pytest.raises(BotError) as err:
             kit_bot(java, player)

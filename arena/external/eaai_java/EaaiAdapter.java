@@ -116,7 +116,7 @@ public final class EaaiAdapter {
                 construct(cls);
             }
         } catch (ClassNotFoundException e) {
-            loadError = "class " + args[0] + " not found on the class path";
+            loadError = "class " + args[0] + " not found on the class path" + nestedHint(args[0]);
         } catch (PlayerFault e) {
             loadError = e.getMessage();
         } catch (Throwable e) {
@@ -172,6 +172,23 @@ public final class EaaiAdapter {
         // shut down, as many searching players leave one) would keep the JVM alive, and the arena
         // would wait out its grace and kill it at the end of every process.
         System.exit(0);
+    }
+
+    /**
+     * "; a nested class is named Outer$Inner" when ``name`` (Outer.Inner, as Java source writes it)
+     * names no class but its last dot read as a '$' does; else "".
+     */
+    static String nestedHint(String name) {
+        int dot = name.lastIndexOf('.');
+        if (dot <= 0)
+            return "";
+        String nested = name.substring(0, dot) + "$" + name.substring(dot + 1);
+        try {
+            Class.forName(nested, false, ClassLoader.getSystemClassLoader());
+            return "; a nested class is named with a $: " + nested;
+        } catch (Throwable e) {
+            return "";
+        }
     }
 
     /** " in reportScores" after "the player raised X": the method it raised in, when the adapter had called one. */
