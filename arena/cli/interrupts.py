@@ -20,6 +20,18 @@ EXIT_INTERRUPTED = 130
 
 _received: list[int] = []
 _said: list[bool] = []  # a line has said so, in this command
+_keeps: list[str] = []  # what the command keeps when a signal ends it at any moment (:func:`keeps`)
+
+
+def keeps(words: str) -> None:
+    """Say what this command keeps if a signal ends it where it has no handler of its own (SIGTERM between
+    a sweep's runs ended it with "interrupted" alone, though the runs' chunks were saved)."""
+    _keeps[:] = [words]
+
+
+def kept() -> str:
+    """``": <what is kept>"`` for the line of a signal that ends the command, or ``""``."""
+    return f": {_keeps[0]}" if _keeps else ""
 
 
 def _on_interrupt(signum: int, frame: object) -> None:
@@ -56,6 +68,7 @@ def report(detail: str = "", how: str = "SIGINT") -> None:
 def begin() -> None:
     """A command begins: nothing said yet (a test may run several in one process)."""
     _said.clear()
+    _keeps.clear()
 
 
 def signalled() -> bool:

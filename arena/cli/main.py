@@ -108,7 +108,7 @@ def _sigterm_as_interrupt(ctx: typer.Context) -> None:
 
     def handler(signum: int, frame: object) -> None:
         if os.getpid() == me:
-            os.write(2, f"error: interrupted ({signal.Signals(signum).name})\n".encode())
+            os.write(2, f"error: interrupted ({signal.Signals(signum).name}){interrupts.kept()}\n".encode())
         os._exit(EXIT_INTERRUPTED if os.getpid() == me else 128 + signum)
 
     try:
@@ -902,6 +902,7 @@ def sweep(
     from arena.settings.config import shipped_examples
 
     _setup_logging(True)
+    interrupts.keeps("finished chunks are saved; run the same command to resume")
     errors: tuple[type[Exception], ...] = (SweepError, *_user_errors())
     path = sweep_file
     if not path.exists() and path.suffix == "" and path.parent == Path("."):

@@ -8,6 +8,7 @@ which needs root: they skip with that reason elsewhere, and never where CI=true.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import multiprocessing
@@ -313,6 +314,37 @@ def test_sigterm_outside_a_run_is_exit_130_and_one_line(tmp_path):
     assert _one_error_line(err) == "error: interrupted (SIGTERM)"
 
 
+def test_sigterm_between_a_sweeps_runs_says_that_its_chunks_are_kept(tmp_path):
+    """A sweep is a series of runs: SIGTERM outside one (here while it loads an opponent that never
+    answers its handshake) said "interrupted" alone, not that the finished runs' chunks are kept and the
+    same command resumes, as Ctrl-C and SIGTERM inside a run say."""
+    mute = tmp_path / "mute.py"
+    mute.write_text("import time\ntime.sleep(120)\n")
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(
+        f'name = "s"\nbot = "early-knock"\nopponents = ["cmd:{sys.executable} {mute}"]\ngames = 20\n'
+        f'results_dir = "{tmp_path / "res"}"\n[grid]\nknock_at = [1, 2]\n'
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "sweep", str(sweep)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    deadline = time.monotonic() + 60
+    while not (_catches(proc.pid, signal.SIGTERM) and _children(proc.pid)):  # waiting on the bot's handshake
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
+    assert _one_error_line(err) == (
+        "error: interrupted (SIGTERM): finished chunks are saved; run the same command to resume"
+    )
+
+
 #: ``arena run`` whose driver gets ``sys.argv[1]`` (SIGTERM or SIGINT) inside a C library's callback, as a
 #: signal does that lands while llvmlite loads compiled code: the handler's exception is "ignored" there.
 _SIGNAL_IN_A_CALLBACK = """
@@ -540,7 +572,8 @@ def test_sigterm_of_a_worker_costs_nothing(tmp_path, reference):
     _wait_for_chunks(run_dir, 1, proc)
     kids = _children(proc.pid)
     if kids:
-        os.kill(kids[0], signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # it ended between the listing and the kill
+            os.kill(kids[0], signal.SIGTERM)
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err[-3000:]
     assert "error:" not in err
