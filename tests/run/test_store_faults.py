@@ -290,14 +290,17 @@ def _catches(pid: int, sig: int) -> bool:
     return bool(mask >> (sig - 1) & 1)
 
 
-def test_sigterm_outside_a_run_is_exit_130_and_one_line(tmp_path):
-    # A run stops cleanly on SIGTERM while it plays; before that (seconds of loading compiled code)
-    # and in the other commands, SIGTERM killed the process with 143 and no word.  Here check-bot
-    # waits on a bot that never answers its handshake.
+def _mute_bot(tmp_path: Path) -> str:
+    """A ``cmd:`` bot that never answers its handshake: a command waits on it, outside any run."""
     mute = tmp_path / "mute.py"
     mute.write_text("import time\ntime.sleep(120)\n")
+    return f"cmd:{sys.executable} {mute}"
+
+
+def _sigterm_while_waiting_on_a_bot(*args: str) -> str:
+    """Run ``arena ARGS``, send it SIGTERM once it waits on a bot's handshake; its one error line (exit 130)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "check-bot", f"cmd:{sys.executable} {mute}", "--games", "2"],
+        [sys.executable, "-m", "arena.cli", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -311,38 +314,28 @@ def test_sigterm_outside_a_run_is_exit_130_and_one_line(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
-    assert _one_error_line(err) == "error: interrupted (SIGTERM)"
+    return _one_error_line(err)
+
+
+def test_sigterm_outside_a_run_is_exit_130_and_one_line(tmp_path):
+    # A run stops cleanly on SIGTERM while it plays; before that (seconds of loading compiled code)
+    # and in the other commands, SIGTERM killed the process with 143 and no word.  Here check-bot
+    # waits on a bot that never answers its handshake.
+    line = _sigterm_while_waiting_on_a_bot("check-bot", _mute_bot(tmp_path), "--games", "2")
+    assert line == "error: interrupted (SIGTERM)"
 
 
 def test_sigterm_between_a_sweeps_runs_says_that_its_chunks_are_kept(tmp_path):
     """A sweep is a series of runs: SIGTERM outside one (here while it loads an opponent that never
     answers its handshake) said "interrupted" alone, not that the finished runs' chunks are kept and the
     same command resumes, as Ctrl-C and SIGTERM inside a run say."""
-    mute = tmp_path / "mute.py"
-    mute.write_text("import time\ntime.sleep(120)\n")
     sweep = tmp_path / "s.toml"
     sweep.write_text(
-        f'name = "s"\nbot = "early-knock"\nopponents = ["cmd:{sys.executable} {mute}"]\ngames = 20\n'
+        f'name = "s"\nbot = "early-knock"\nopponents = ["{_mute_bot(tmp_path)}"]\ngames = 20\n'
         f'results_dir = "{tmp_path / "res"}"\n[grid]\nknock_at = [1, 2]\n'
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "sweep", str(sweep)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    deadline = time.monotonic() + 60
-    while not (_catches(proc.pid, signal.SIGTERM) and _children(proc.pid)):  # waiting on the bot's handshake
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
-    assert _one_error_line(err) == (
-        "error: interrupted (SIGTERM): finished chunks are saved; run the same command to resume"
-    )
+    line = _sigterm_while_waiting_on_a_bot("sweep", str(sweep))
+    assert line == "error: interrupted (SIGTERM): finished chunks are saved; run the same command to resume"
 
 
 #: ``arena run`` whose driver gets ``sys.argv[1]`` (SIGTERM or SIGINT) inside a C library's callback, as a
