@@ -135,6 +135,12 @@ def problems(store: RunStore) -> list[str]:
             f"{store.dir}: its manifest.json is not a JSON object; the report shows no versions or status "
             "until the next run on the folder writes it again"
         )
+    elif not (store.dir / "manifest.json").exists() and (n_games := store.n_games()):
+        # A run writes its manifest before its first chunk, so games without one mean it was lost.
+        out.append(
+            f"{store.dir} holds {n_games} games but no manifest.json; the report shows no versions or status "
+            "until the next run on the folder writes it again"
+        )
     return out
 
 
