@@ -711,6 +711,12 @@ class Guard:
     async def _post(self, scope: Scope, receive: Receive, no_store: Send, json_only: bool, limit: int) -> None:
         """A POST its gate let through: its body read under the path's rule, then the app."""
         headers = dict(scope["headers"])
+        declared = headers.get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:  # refused by its header: no wait for the body first
+            await self._refuse_unread(
+                scope, receive, no_store, limit, 413, f"request body too large (limit {limit} bytes)"
+            )
+            return
         ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
         if json_only and ctype != b"application/json":
             await self._reply(scope, no_store, 415, "POST bodies must be JSON (Content-Type: application/json)")

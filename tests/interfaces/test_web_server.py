@@ -107,6 +107,20 @@ def test_a_body_over_the_limit_is_a_413(url):
     assert status == 413 and b"too large" in answer
 
 
+def test_a_content_length_past_the_limit_is_a_413_at_once_before_any_body_comes(url):
+    """A body announced past the limit was waited for, then cut off with a 408 after the pause limit: the
+    header alone says it will be refused, so the answer is a 413, at once."""
+    hostport = url.split("//")[1]
+    req = (
+        f"POST /api/new HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+        "Content-Length: 10000000\r\nConnection: close\r\n\r\n{"
+    ).encode()
+    t = time.monotonic()
+    status, answer = raw(url, req, wait=BODY_TIMEOUT + 10)
+    assert status == 413 and b"too large" in answer, answer
+    assert time.monotonic() - t < BODY_TIMEOUT - 1
+
+
 def test_a_content_length_that_is_not_a_number_is_a_400(url):
     hostport = url.split("//")[1]
     req = (
