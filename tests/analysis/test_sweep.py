@@ -267,6 +267,10 @@ def test_cli_sweep(tmp_path):
     r = CliRunner().invoke(app, ["sweep", str(f), "-q"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "sw" / "sweep.csv").exists() and "best" in r.output
+    for name in ("sweep.csv", "best.csv"):  # the values as the config gave them, not 0.0 and 10.0
+        rows = (tmp_path / "sw" / name).read_text().splitlines()
+        column = rows[0].split(",").index("knock_at")
+        assert sorted(row.split(",")[column] for row in rows[1:]) == ["0", "10"], rows
     r = CliRunner().invoke(app, ["sweep", str(tmp_path / "missing.toml")])
     assert r.exit_code == 2 and "error:" in r.output
 

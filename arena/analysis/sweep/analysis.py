@@ -133,7 +133,7 @@ def analyse_sweep(sweep: str | Path | Mapping[str, Any] | SweepSpec, *, report: 
         table["_o"] = table["opponent"].map({o: i for i, o in enumerate(spec.opponent_names)})
         table = table.sort_values(["_r", *spec.param_names, "_o"]).drop(columns=["_r", "_o"]).reset_index(drop=True)
     best = _best(spec, pair_scores)
-    res = SweepResult(spec.dir, spec, table, best)
+    res = SweepResult(spec.dir, spec, _whole(table, spec.param_names), _whole(best, spec.param_names))
     if report and len(table):
         res.files = write_sweep_report(res)
     return res
@@ -158,6 +158,15 @@ def _field(
             return None
         cols.append(pd.Series(v[2] if adjusted else v[1], index=v[0]))
     return pd.concat(cols, axis=1).dropna().mean(axis=1)
+
+
+def _whole(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """``frame`` with each parameter column whose values are all whole numbers as integers, so sweep.csv
+    says ``knock_at = 5``, as the config did, not 5.0 (the grid holds floats: a point may be 2.5)."""
+    for name in names:
+        if name in frame and len(frame) and (frame[name] == frame[name].round()).all():
+            frame[name] = frame[name].astype("int64")
+    return frame
 
 
 def _best(spec: SweepSpec, pair_scores: dict) -> pd.DataFrame:
