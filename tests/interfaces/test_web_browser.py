@@ -734,6 +734,43 @@ def test_the_viewer_steps_with_the_keys_but_not_inside_the_dropdown_and_fits_a_p
         srv.stop()
 
 
+def test_the_viewer_shows_each_hands_knock_limit_and_multiplier(browser, tmp_path):
+    """Nothing on the viewer said a hand's knock limit: under Oklahoma rules each hand's upcard sets it (an
+    ace: gin only) and a spade doubles the hand, so a knock at 7 or a score of 2 x 31 looked wrong."""
+    from arena.run import run_tournament
+    from arena.run.schedule import Inline
+    from arena.settings.config import TournamentConfig
+    from arena.web.viewer import recorded_game
+
+    cfg = TournamentConfig(
+        name="ok",
+        bots=("simple", "random"),
+        games_per_pair=2,
+        chunk_size=2,
+        seed=11,
+        results_dir=str(tmp_path),
+        rules="oklahoma",
+    )
+    run_tournament(cfg, progress=False, schedule=Inline())
+    data = recorded_game(tmp_path / "ok", 0)
+    deals = [j for j, s in enumerate(data["steps"]) if s["seat"] == -1 and "dealt" in s["text"]]
+    assert len({(data["steps"][j]["knock_limit"], data["steps"][j]["mult"]) for j in deals}) > 1  # hands differ
+    srv = Server(App(recorded=data), port=0).start()
+    try:
+        ctx, page = _page(browser, DESK)
+        page.goto(srv.url + "view")
+        page.wait_for_selector("#h0 .card")
+        for j in deals:
+            s = data["steps"][j]
+            page.evaluate(f"go({j})")
+            want = "gin only" if s["knock_limit"] == 0 else f"knock at {s['knock_limit']} or less"
+            want += f", points \u00d7{s['mult']}" if s["mult"] > 1 else ""
+            assert page.locator("#limit").inner_text() == want, (j, s["knock_limit"], s["mult"])
+        ctx.close()
+    finally:
+        srv.stop()
+
+
 def test_the_viewer_opens_the_game_and_step_of_a_report_link(browser, tmp_path):
     """arena report links to http://127.0.0.1:8766/view?game=G#step=S (S counted from 0; the page shows S + 1),
     served by `arena view RUN`; ?step=S works as well, and a new #step=S on the open page moves to it."""
