@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -787,3 +788,36 @@ def test_a_config_toml_that_links_outside_the_folder_is_named_and_never_read_int
     shown = report.output + "".join(p.read_text(errors="replace") for p in run_dir.glob("report.*"))
     assert "SECRET-8811" not in shown, shown
     assert report.exit_code != 0 and "config.toml" in report.output, report.output
+
+
+@pytest.mark.parametrize("kind", ["link", "dangling-link", "fifo", "folder"])
+def test_a_lock_file_that_is_not_a_regular_file_is_named_and_nothing_writes_or_waits_through_it(
+    run_dir, tmp_path, kind
+):
+    # A writer opened .lock following links, wrote its pid into the file a link named and emptied it when
+    # done (a dangling link made a file wherever it pointed); a pipe there hung fsck and report for ever.
+    victim = tmp_path / "victim.txt"
+    lock = run_dir / ".lock"
+    if kind == "link":
+        victim.write_text("precious\n")
+        lock.symlink_to(victim)
+    elif kind == "dangling-link":
+        lock.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+    t = time.monotonic()
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and f"{lock} is " in found.output and "regular file" in found.output, found.output
+    report = CliRunner().invoke(app, ["report", str(run_dir)], catch_exceptions=False)
+    assert report.exit_code == 0, report.output  # a reader takes no lock: the report is written
+    assert time.monotonic() - t < 60  # neither waited on a pipe
+    with pytest.raises(StoreError, match="regular file"):
+        run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())
+    with pytest.raises(StoreError, match="regular file"):
+        RunStore.open_for_writing(run_dir, what="test")
+    if kind == "link":
+        assert victim.read_text() == "precious\n"
+    if kind == "dangling-link":
+        assert not victim.exists()

@@ -145,14 +145,49 @@ def append_line(path: Path, line: str) -> None:
         fsync_dir(path.parent)
 
 
+#: How the lock file is opened: never through a link (a writer would empty the file it points to), and
+#: never waiting (a pipe put there would block the open for ever); :func:`_open_lock` wants a regular file.
+_LOCK_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def lock_problem(folder: Path) -> str | None:
+    """The line naming ``folder``'s lock file when it is not a regular file (a link, a pipe, a folder), else None."""
+    try:
+        mode = os.lstat(folder / LOCK).st_mode
+    except OSError:
+        return None  # none yet: the first writer makes it
+    if stat.S_ISREG(mode):
+        return None
+    what = "a link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+    return (
+        f"{folder / LOCK} is {what}; the store takes its lock only in a regular file of its own, "
+        "so no run can write here until it is removed"
+    )
+
+
+def _open_lock(folder: Path, flags: int) -> int:
+    """The lock file's descriptor; StoreError when it is not a regular file (:func:`lock_problem`)."""
+    try:
+        fd = os.open(folder / LOCK, flags | _LOCK_FLAGS, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise StoreError(lock_problem(folder) or f"{folder / LOCK}: {exc.strerror}") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreError(lock_problem(folder) or f"{folder / LOCK} is not a regular file")
+    return fd
+
+
 def lock_holder(folder: Path) -> str | None:
     """Who holds ``folder``'s lock ("pid 1234 (arena run)"), or None when nobody does; changes nothing.
 
-    A shared lock is tried and let go at once: it fails only while a writer holds the folder.
+    A shared lock is tried and let go at once: it fails only while a writer holds the folder.  A lock
+    file that is not a regular file is held by nobody (no writer can take it; fsck names it).
     """
     try:
-        fd = os.open(folder / LOCK, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+        fd = _open_lock(folder, os.O_RDONLY)
+    except (OSError, StoreError):
         return None  # no lock file: never written to, so nobody holds it
     try:
         try:
@@ -169,7 +204,7 @@ def take_lock(folder: Path, what: str) -> int:
     """Hold ``folder``'s lock (its file names the holder); StoreBusy when another process holds it."""
     path = folder / LOCK
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _open_lock(folder, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
         raise env_error(exc, f"lock {path}") from None
     try:

@@ -9,7 +9,7 @@ import re
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from arena.run.store.files import TEXT_LIMIT, link_problem, linked_dirs, read_inside, sha256
+from arena.run.store.files import TEXT_LIMIT, link_problem, linked_dirs, lock_problem, read_inside, sha256
 from arena.run.store.format import SECRET, StoreError, env_error
 from arena.settings.config import ConfigError, TournamentConfig, config_from_dict
 from arena.settings.rules import Rules, RulesError, load_rules
@@ -124,6 +124,8 @@ def problems(store: RunStore) -> list[str]:
     what to restore and what is at stake.
     """
     out = [link_problem(store.dir, name) for name in linked_dirs(store.dir)]
+    if lock := lock_problem(store.dir):
+        out.append(lock)
     try:
         played_config(store)
     except StoreError as exc:
