@@ -466,6 +466,11 @@ def builtin_summary(key: str) -> tuple[str, str, str, dict[str, float]]:
     return key.replace("_", "-"), how, description, {k: float(v) for k, v in params.items()}
 
 
+def is_data_builtin(key: str) -> bool:
+    """Whether a built-in is data, not code (``make_bot``: the learned policy's weights), so nothing to compile."""
+    return hasattr(_builtin_module(key.replace("-", "_")), "make_bot")
+
+
 def load_builtin(key: str) -> Bot:
     """A built-in bot by its module key (``simple``, ``early_knock``; dashes allowed)."""
     key = key.replace("-", "_")

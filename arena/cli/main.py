@@ -585,25 +585,15 @@ def list_bots(
 ) -> None:
     """List the built-in bots (and a config's variants, files and external bots) with their parameters."""
     from arena.botkit.bot import BUILTIN_BOTS, builtin_summary
-    from arena.loading.load import load_bots
+    from arena.loading.load import listed_bots
 
     try:
         rows = [builtin_summary(key) for key in BUILTIN_BOTS]  # not compiled: a listing need not wait for numba
         if config is not None:
             from arena.settings.config import load_config
 
-            cfg = load_config(config, {"eaai_kit": _kit_option(ctx)})
             # Every variant, also one the config defines but doesn't play (a --gauntlet choice).
-            unplayed = tuple(v for v in cfg.variants if v not in cfg.all_bots())
-            if unplayed:
-                cfg = cfg.replace(bots=cfg.bots + unplayed)
-            for spec, b in load_bots(cfg, config.parent).items():
-                if spec in cfg.variants:
-                    v = cfg.variants[spec]
-                    what = f"variant of {v['bot']}" if "bot" in v else f"external program: {' '.join(v['command'])}"
-                    rows.append((b.name, b.path, what, b.param_dict()))
-                elif spec.replace("-", "_") not in BUILTIN_BOTS:  # a file, an external program, a sandbox
-                    rows.append((b.name, b.path, f"{b.description} ({b.source})", b.param_dict()))
+            rows += listed_bots(load_config(config, {"eaai_kit": _kit_option(ctx)}), config.parent)
         for name, path, desc, params in rows:
             typer.echo(f"{name:<18} {desc}")
             shown = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "(no parameters)"

@@ -240,14 +240,27 @@ def test_the_listing_of_a_builtin_is_what_loading_it_gives(monkeypatch):
     assert (name, how, params) == ("learned", "fast (numba)", {}) and description.startswith("Learned: a neural")
 
 
-def test_bots_lists_a_configs_variants_it_does_not_play(tmp_path):
+def test_bots_lists_a_configs_variants_it_does_not_play_without_compiling_them(tmp_path, monkeypatch):
     # The shipped monte-carlo config plays monte-carlo; mc-fast and mc-strong are --gauntlet choices.
+    # Listing them compiled the search bot (28 s on a fresh install) to print its settings.
+    import arena.botkit.bot as botkit
+
+    def compiled(*args, **kw):
+        raise AssertionError("arena bots compiled a built-in's variant to list it")
+
+    monkeypatch.setattr(botkit, "bot_from_module", compiled)
     out = invoke("bots", "--config", str(ROOT / "configs" / "monte-carlo.toml"))
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     for name, samples in (("mc-fast", "samples=100,"), ("mc-strong", "samples=4096,")):
         at = next(i for i, line in enumerate(lines) if line.startswith(name + " "))
         assert "variant of monte-carlo" in lines[at] and samples in lines[at + 1]
+    assert "work=0," in lines[next(i for i, line in enumerate(lines) if line.startswith("mc-strong ")) + 1]
+    # A setting the bot does not have is still refused, naming the variant.
+    bad = tmp_path / "bad.toml"
+    bad.write_text('bots = ["simple", "random"]\n[variants]\nmc = { bot = "monte-carlo", sampels = 10 }\n')
+    out = invoke("bots", "--config", str(bad))
+    assert out.exit_code == 2 and "mc" in out.output and "sampels" in out.output, out.output
 
 
 def test_rules_prints_resolved_settings():
