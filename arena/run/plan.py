@@ -10,7 +10,7 @@ and what makes a retry harmless.
 Deal seeds depend on the run seed and the pair number only, so every matchup
 plays the same deals (as chess testers give every engine the same openings);
 with ``shared_deals = false`` a matchup's seed is first drawn from the run
-seed and its id (:func:`own_deals_seed`).  Nothing depends on which worker
+seed and its bots and rules (:func:`own_deals_seed`).  Nothing depends on which worker
 played which chunk or in what order chunks finished.  A matchup's id hashes everything its games depend on -
 both bots' identities, the rules, the seed, the games and chunk size - so a
 changed bot file gets its games played again, never mixed with old ones.
@@ -212,14 +212,19 @@ def pair_seeds(seed: int, lo: int, hi: int) -> np.ndarray:
     return _pair_seeds(seed, lo, hi)
 
 
-def own_deals_seed(seed: int, mid: str) -> int:
-    """The seed of a matchup's own deals (``shared_deals = false``): a one-way hash of the run seed and the
-    matchup's id (the id it has with the run seed), in the range of a config's seed.
+def own_deals_seed(a: BotSpec, b: BotSpec, rules: Rules, seed: int, duplicate: bool, **_: Any) -> int:
+    """The seed of a matchup's own deals (``shared_deals = false``): a one-way hash of the run seed and what
+    the deals belong to (the two bots in their seats, the rules, duplicate or not), in a config's seed range.
 
     One-way, and keyed by the run seed itself: a matchup id is public (the index, the reports), and a
     game's seed is shown by the viewer, so neither may lead to another matchup's deals, nor to the run seed.
+    Not keyed by how the games are cut up or kept (chunk size, ``record_hands``) nor by how many are
+    played: as with shared deals, those change no deal (they did, through the matchup id, before
+    December 2026), so a run with more games plays the same deals first.  The other ``_MatchupSettings``
+    (``**_``) are accepted and left out for that reason.
     """
-    digest = hashlib.sha256(f"gin-arena deals {seed} {mid}".encode()).digest()
+    key = json.dumps([a.identity(), b.identity(), rules.to_dict(), duplicate], sort_keys=True)
+    digest = hashlib.sha256(f"gin-arena deals {seed} {key}".encode()).digest()
     return int.from_bytes(digest[:8], "little") >> 2
 
 

@@ -232,7 +232,7 @@ def _oriented(
     for x, y in ((a, b), (b, a)):
         settings = common
         if not shared_deals:  # the matchup's own deals: what its games depend on, so in its id too
-            settings = {**common, "seed": own_deals_seed(common["seed"], matchup_id(x, y, **common))}
+            settings = {**common, "seed": own_deals_seed(x, y, **common)}
         ways.append((x, y, settings, matchup_id(x, y, **settings)))
 
     def rank(way) -> int:  # stored and current, then stored, then not stored (ties: as listed)

@@ -84,6 +84,14 @@ def test_shared_deals_off_gives_each_matchup_its_own_deals_the_same_on_every_run
     again = run_tournament(own.replace(name="own-again"), progress=False)
     assert same(first.games, again.games)  # still fixed by the seed
     assert "shared_deals = false" in (tmp_path / "results" / "own" / "config.toml").read_text()
+    # How the games are cut up or kept changes no deal, and more games play the same deals first (the
+    # seed was drawn from the matchup id, which holds the chunk size, record_hands and the game count).
+    for name, changed in (("chunks", {"chunk_size": 8}), ("no-hands", {"record_hands": False})):
+        other = run_tournament(own.replace(name=name, **changed), progress=False)
+        assert same(first.games.drop(columns="matchup"), other.games.drop(columns="matchup")), name
+    more = run_tournament(own.replace(name="more", games_per_pair=16), progress=False).games
+    for (_, mine), (_, theirs) in zip(first.games.groupby("matchup"), more.groupby("matchup")):
+        assert set(mine["seed"]) < set(theirs["seed"])
     with pytest.raises(ConfigError, match="shared_deals = 'no' is not allowed"):
         config_from_dict({"shared_deals": "no"})
 
