@@ -387,8 +387,17 @@ def test_fsck_of_a_folder_in_use_says_the_finding_may_be_the_chunk_being_written
         (lambda d: (d / "manifest.json").write_text('{"status": "compl'), "its manifest.json is not a JSON object"),
         (lambda d: (d / "manifest.json").write_text("[1, 2]"), "its manifest.json is not a JSON object"),
         (lambda d: (d / "manifest.json").unlink(), "holds 120 games but no manifest.json"),
+        (lambda d: (d / "rules.toml").unlink(), "holds 120 games but no rules.toml"),
     ],
-    ids=["config-lost", "config-torn", "rules-bad-value", "manifest-torn", "manifest-not-object", "manifest-lost"],
+    ids=[
+        "config-lost",
+        "config-torn",
+        "rules-bad-value",
+        "manifest-torn",
+        "manifest-not-object",
+        "manifest-lost",
+        "rules-lost",
+    ],
 )
 def test_fsck_names_a_lost_or_damaged_config_rules_or_manifest_which_no_repair_rebuilds(run_dir, damage, named):
     # fsck said "ok, no problems" of a folder whose config.toml was gone, which the next resume then refused.

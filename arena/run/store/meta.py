@@ -132,6 +132,13 @@ def problems(store: RunStore) -> list[str]:
         out.append(f"{exc}; restore it from a copy (the games are intact): a resume refuses the folder until then")
     if (seed := seed_problem(store)) and _secret(store):
         out.append(f"{seed}; a resume refuses the folder until then")
+    if not os.path.lexists(store.dir / "rules.toml") and (n_games := store.n_games()):
+        # Every run keeps the rules it played by; without them a replay reads the rules the saved config
+        # names, a preset or a file that may say something else by now (an action then "does not fit").
+        out.append(
+            f"{store.dir} holds {n_games} games but no rules.toml, so nothing fixes the rules they were "
+            "played by; restore it from a copy (the games are intact)"
+        )
     if "(unreadable)" in manifest(store):
         out.append(
             f"{store.dir}: its manifest.json is not a JSON object; the report shows no versions or status "
