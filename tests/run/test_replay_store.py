@@ -160,7 +160,7 @@ def test_a_matchup_line_planning_no_games_is_one_error_line_for_replay_not_a_div
     from typer.testing import CliRunner
 
     from arena.cli.main import app
-    from arena.run.store import INDEX
+    from arena.run.store import CHECKPOINT, INDEX
     from arena.run.store.index import format_line
 
     run_dir = _run(tmp_path)
@@ -171,6 +171,7 @@ def test_a_matchup_line_planning_no_games_is_one_error_line_for_replay_not_a_div
             rec["games"] = 0
             lines[i] = format_line(rec)
     (run_dir / INDEX).write_text("".join(lines))
+    (run_dir / CHECKPOINT).write_text("".join(lines))  # else the reader sees a damaged index and mends the line
     out = CliRunner().invoke(app, ["replay", str(run_dir), "--game", "3"])
     assert out.exit_code == 2, out.output
     assert out.output.count("error:") == 1 and "0 games" in out.output, out.output

@@ -489,7 +489,8 @@ def test_a_matchup_line_planning_a_trillion_chunks_is_read_by_what_is_stored_not
         assert len(store.games()) == 3 * GAMES
         assert store.game(0)["game_id"] == 0
         out = CliRunner().invoke(app, ["fsck", str(run_dir)])
-        assert out.exit_code == 0 and "6 chunk(s)" in out.output, out.output
+        assert out.exit_code == 1, out.output  # fast, and the line named
+        assert "says chunks 1000000000000, its files 2 (an edited line?)" in out.output, out.output
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
@@ -543,21 +544,29 @@ def _edit_line(run_dir: Path, kind: str, key: str, value) -> dict:
     [
         ("chunk", "games", 10**12, "games: the index says 1000000000000"),
         ("chunk", "hands", 3, "hands: the index says 3"),
-        ("matchup", "bot_a", "champion", "first bot: the index says 'champion'"),
+        ("matchup", "bot_a", "champion", "says bot_a 'champion', its files 'random'"),
     ],
 )
 def test_fsck_holds_each_index_line_to_what_its_chunk_files_say_of_themselves(run_dir, kind, key, value, said):
     """A line's CRC catches damage, not an edit: a chunk line counting 10**12 games (or a matchup line naming
-    another bot), with the files' hashes kept, passed fsck as sound while the counts and progress read it."""
+    another bot), with the files' hashes kept, passed fsck as sound while the counts and progress read it.
+    A chunk's line is dropped (its chunk played again); a matchup's is rebuilt from its chunk files."""
     _edit_line(run_dir, kind, key, value)
     out = CliRunner().invoke(app, ["fsck", str(run_dir)])
     assert out.exit_code == 1 and said in out.output and "an edited line" in out.output, out.output
-    assert "--repair moves the chunk's files to quarantine/" in out.output
     fixed = CliRunner().invoke(app, ["fsck", str(run_dir), "--repair"])
-    assert fixed.exit_code == 0 and "to be played again" in fixed.output, fixed.output
+    assert fixed.exit_code == 0, fixed.output
     store = RunStore(run_dir)
-    assert store.n_games() == len(store.games()) < 3 * GAMES  # what the lines count is what is there
-    assert list((run_dir / "quarantine").rglob("*.parquet"))  # set aside, not deleted
+    if kind == "chunk":
+        assert "--repair moves the chunk's files to quarantine/" in out.output
+        assert "to be played again" in fixed.output, fixed.output
+        assert store.n_games() == len(store.games()) < 3 * GAMES  # what the lines count is what is there
+        assert list((run_dir / "quarantine").rglob("*.parquet"))  # set aside, not deleted
+    else:
+        assert "--repair rebuilds it from its chunk files" in out.output
+        assert "rebuilt from its chunk files" in fixed.output, fixed.output
+        assert store.n_games() == len(store.games()) == 3 * GAMES  # nothing set aside
+        assert store.matchups()[0].bot_a == "random"
     again = CliRunner().invoke(app, ["fsck", str(run_dir)])
     assert again.exit_code == 0 and "no problems" in again.output, again.output
 
@@ -830,3 +839,76 @@ def test_a_lock_file_that_is_not_a_regular_file_is_named_and_nothing_writes_or_w
         assert victim.read_text() == "precious\n"
     if kind == "dangling-link":
         assert not victim.exists()
+
+
+def _edit_lines(run_dir: Path, edit) -> None:
+    """Rewrite the index and its checkpoint with ``edit(record)`` applied to each line, each CRC recomputed
+    (as an attacker would: a CRC catches damage, not an edit)."""
+    from arena.run.store.index import format_line
+
+    for name in (INDEX, CHECKPOINT):
+        path = run_dir / name
+        if path.exists():
+            recs = [json.loads(t)["r"] for t in path.read_text().splitlines() if t.strip()]
+            path.write_text("".join(format_line(edit(r) or r) for r in recs))
+
+
+def _chunk_line_to_another_chunks_files(recs_by_key):
+    def edit(r):
+        if r.get("type") == "chunk" and (r["matchup"], r["chunk"]) == recs_by_key["dst"]:
+            src = recs_by_key["src"]
+            return {**r, "files": src["files"], "games": src["games"], "hands": src["hands"], "ids": src["ids"]}
+        return None
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["another-chunks-files", "a-file-left-out", "planned-chunks", "planned-games", "matchup-number", "identity"],
+)
+def test_an_index_line_edited_with_its_crc_recomputed_is_named_by_fsck(run_dir, how):
+    """fsck held a chunk's line to its file's games, hands, id range and bots only: a line pointed at another
+    chunk's files (the games read twice, the other chunk's lost), a file left out of a line (never read), or a
+    matchup line saying 8 chunks for 2 (complete at half its games) or another number passed as 'no problems'."""
+    recs = _records(run_dir)
+    chunks = [r for r in recs if r.get("type") == "chunk"]
+    mid = chunks[0]["matchup"]
+    first, second = (r for r in chunks if r["matchup"] == mid)
+    if how == "another-chunks-files":
+        edit = _chunk_line_to_another_chunks_files({"dst": (mid, second["chunk"]), "src": first})
+    elif how == "a-file-left-out":
+
+        def edit(r):
+            if r.get("type") == "chunk" and (r["matchup"], r["chunk"]) == (mid, first["chunk"]):
+                return {**r, "files": {k: v for k, v in r["files"].items() if k != "hands"}}
+            return None
+    else:
+        key, value = {
+            "planned-chunks": ("chunks", 4),
+            "planned-games": ("games", 80),
+            "matchup-number": ("no", 7),
+            "identity": ("identity", {"a": "x", "b": "y"}),
+        }[how]
+
+        def edit(r):
+            return {**r, key: value} if r.get("type") == "matchup" and r["id"] == mid else None
+
+    _edit_lines(run_dir, edit)
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 1 and "an edited line?" in found.output, found.output
+    # The run (which repairs first) mends it: a matchup line from its chunk files, a chunk played again.
+    res = run_tournament(_cfg(run_dir.parent), progress=False, schedule=Inline())
+    assert res.status == "complete" and same(res.games, RunStore(run_dir).games())
+    assert len(RunStore(run_dir).games()) == 3 * GAMES and RunStore(run_dir).games()["game_id"].is_unique
+    found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
+    assert found.exit_code == 0 and "no problems" in found.output, found.output
+
+
+def test_a_stored_matchup_whose_line_plans_other_games_than_its_id_is_refused(run_dir):
+    """Games and chunks are in a matchup's id: a line saying otherwise (edited, its files too) is not played."""
+    store = RunStore.open_for_writing(run_dir, what="test")
+    m = next(iter(store.index().matchups.values()))
+    with pytest.raises(StoreError, match=r"says 40 games in 2 chunk\(s\), but its id was planned with 80 in 4"):
+        store.register(m.id, m.bot_a, m.bot_b, 80, 4, m.identity)
+    store.close()

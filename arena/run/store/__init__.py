@@ -371,6 +371,13 @@ class RunStore:
                     "identity": identity,
                 }
             )
+        elif (m.games, m.chunks) != (games, chunks):
+            # Both are in the id: a line that says otherwise was edited (a run would call the matchup
+            # complete at another count of games, or never).
+            raise StoreError(
+                f"{self.dir}: the index line of matchup {m.name} says {m.games} games in {m.chunks} chunk(s), "
+                f"but its id was planned with {games} in {chunks} (an edited line?); see 'arena fsck {self.dir}'"
+            )
         elif m.superseded:
             self._append({"type": "revive", "id": mid})
         return self.index().matchups[mid]

@@ -207,7 +207,10 @@ def verify(store: RunStore, matchup_ids: Sequence[str] | None = None, deep: bool
             problem = file_problem(store, rec, kind, deep)
             if problem:
                 m = store.index().matchups.get(mid)
-                moved = quarantine(store, rec, problem)
+                # A line naming files not at its own chunk's place (edited to another chunk's) is dropped, and
+                # those files, which may be another chunk's whole and indexed ones, stay where they are.
+                own = all(f["path"] == f"{k}/{mid}/{c:05d}.parquet" for k, f in rec.files.items())
+                moved = quarantine(store, rec, problem) if own else []
                 if rec.files[kind]["path"] in moved:
                     done = "moved to quarantine/ and to be played again"
                 elif moved:
@@ -283,11 +286,20 @@ def line_problem(store: RunStore, rec: ChunkRecord, kind: str, data: bytes) -> s
         return f"{f['path']} {exc}"
     m = store.index().matchups.get(rec.matchup)
     said = {
+        # which chunk: a line pointed at another chunk's file (its hash and size copied) read its games twice
+        "chunk": ((rec.matchup, rec.chunk, kind), (meta["matchup"], int(meta["chunk"]), meta["kind"])),
+        "path": (f["path"], f"{kind}/{rec.matchup}/{rec.chunk:05d}.parquet"),
+        "files": (sorted(rec.files), sorted(meta["files"])),  # a file left out of the line was never read
         "games": (rec.games, int(meta["games"])),
         "hands": (rec.hands, int(meta["hands"])),
         "game ids": (list(rec.ids) if rec.ids else None, [int(v) for v in meta["game_ids"]]),
         "first bot": (m.bot_a if m else None, meta["bot_a"]),
         "second bot": (m.bot_b if m else None, meta["bot_b"]),
+        # the matchup's line: its number places its game ids, its games and chunks say when it is complete
+        "matchup number": (m.no if m else None, int(meta["matchup_no"])),
+        "planned games": (m.games if m else None, int(meta["games_per_pair"])),
+        "planned chunks": (m.chunks if m else None, int(meta["chunks"])),
+        "bots' identity": (m.identity if m and m.identity else None, meta["identity"]),
     }
     for what, (line, own) in said.items():
         if line is not None and line != own:

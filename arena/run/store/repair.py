@@ -276,6 +276,9 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
                     recovered[key] = rel
                     rewrite = True
     idx = apply_records(records)
+    if verify_orphans and matchup_lines_from_files(store, idx, records, findings):
+        rewrite = True
+        idx = apply_records(records)
     if lost or lines is None:
         records += state_from_manifest(store, idx, findings)
         idx = apply_records(records)
@@ -321,6 +324,50 @@ def scan(store: RunStore, *, verify_orphans: bool) -> Scan:
     if rewrite and not any(r.get("type") == "store" for r in records):
         records.insert(0, {"type": "store", "format": STORE_FORMAT, "created": now(), "rebuilt": True})
     return Scan(records, findings, quarantine, temps, rewrite, recopy)
+
+
+#: What a matchup's line says that its chunk files say too (each file carries its matchup's line).
+MATCHUP_FIELDS = ("no", "bot_a", "bot_b", "games", "chunks", "identity")
+
+
+def matchup_lines_from_files(
+    store: RunStore, idx: Index, records: list[dict[str, Any]], findings: list[Finding]
+) -> bool:
+    """Put back, from its first chunk's files, each matchup line that says otherwise; whether one changed.
+
+    A CRC catches a damaged line, not an edited one: a line planning 8 chunks for 2 (the matchup
+    "complete" at another count of games), or another number (its game ids elsewhere), passed fsck.
+    Quarantining its chunks would not mend it (the line stays, and the run refuses it), so the line
+    is rebuilt from what its files say, as a lost line is.
+    """
+    changed = False
+    firsts: dict[str, int] = {}
+    for mid, c in idx.chunks:
+        firsts[mid] = min(c, firsts.get(mid, c))
+    for mid, first in firsts.items():
+        if mid not in idx.matchups:
+            continue
+        got, _ = recover_chunk(store, mid, first)
+        if got is None:  # a damaged file: named by the checksum check
+            continue
+        own = got[0]
+        for i, r in enumerate(records):
+            if r.get("type") == "matchup" and r.get("id") == mid:
+                wrong = [k for k in MATCHUP_FIELDS if r.get(k) != own[k]]
+                if wrong:
+                    said = ", ".join(f"{k} {r.get(k)!r}, its files {own[k]!r}" for k in wrong)
+                    records[i] = {**r, **{k: own[k] for k in MATCHUP_FIELDS}}
+                    changed = True
+                    findings.append(
+                        Finding(
+                            f"{INDEX}: the line of matchup {own['no']} ({own['bot_a']} vs {own['bot_b']}) says {said} "
+                            "(an edited line?)",
+                            "rebuilt from its chunk files",
+                            "--repair rebuilds it from its chunk files",
+                        )
+                    )
+                break
+    return changed
 
 
 def state_from_manifest(store: RunStore, idx: Index, findings: list[Finding]) -> list[dict[str, Any]]:
