@@ -261,6 +261,22 @@ def _say_superseded(store: RunStore, mid: str, a: BotSpec, b: BotSpec) -> None:
         )
 
 
+def _say_left_out(store: RunStore, before: Mapping[str, Any], planned: list[str]) -> None:
+    """Say which stored matchups this run does not play left the tables because one of their bots changed
+    (:func:`arena.run.store.index._changed_bot`): a matchup an earlier ``arena submit`` played, of a bot
+    whose file has changed since.  Such games stayed in the tables beside the new version's, under one name."""
+    pairs = {frozenset((m.bot_a, m.bot_b)) for m in store.matchups() if m.id in planned}
+    for m in store.matchups(current=False):
+        was = before.get(m.id)
+        if m.superseded and was is not None and not was.superseded and frozenset((m.bot_a, m.bot_b)) not in pairs:
+            log.warning(
+                "a bot of %s changed since its %d stored game(s), which this run does not play: they leave the "
+                "tables (they stay in the folder); a run or a submit with both bots plays the matchup again",
+                m.name,
+                sum(r.games for r in store.index().stored_of(m)),
+            )
+
+
 def _manifest(cfg: TournamentConfig, bots: Mapping[str, Bot], started: str, status: str, **extra: Any) -> dict:
     import numba
 
@@ -531,6 +547,7 @@ def run_tournament(
         if keep_stops:  # a submit: a match an SPRT stopped stays stopped where it was
             limits = {m.id: m.limit for m in store.matchups() if m.limit is not None}
             tasks = [t for t in tasks if t.chunk < limits.get(t.matchup_id, t.chunk + 1)]
+        _say_left_out(store, stored, planned)
         kept = [m.name for m in store.matchups() if m.id not in planned]
         if kept:
             log.info("kept %d stored matchup(s) that this config does not play: %s", len(kept), ", ".join(kept))

@@ -302,6 +302,33 @@ def test_submit_adds_a_bot_to_a_run(config, tmp_path):
     assert set(games["matchup"]) == {"random vs simple", "random vs mine", "simple vs mine"}
 
 
+def test_a_changed_bots_matchup_only_a_submit_played_leaves_the_tables_with_a_warning(config, tmp_path):
+    """The config plays random, simple and mine; a submit adds theirs.  When mine.py changes, the next run
+    played mine's matchups again but kept 'mine vs theirs' (which it does not play) from the old mine.py:
+    the tables mixed the two versions under one name."""
+    mine = tmp_path / "mine.py"
+    source = (ROOT / "bots" / "simple.py").read_text()
+    mine.write_text(source + '\nNAME = "mine"\n')
+    (tmp_path / "theirs.py").write_text(source + '\nNAME = "theirs"\n')
+    text = config.read_text().replace('bots = ["random", "simple"]', f'bots = ["random", "simple", "{mine}"]')
+    config.write_text(text)
+    run = tmp_path / "results" / "cli"
+    assert invoke("run", str(config), "--quiet", "--no-report").exit_code == 0
+    assert invoke("submit", str(tmp_path / "theirs.py"), "--to", str(run), "--quiet").exit_code == 0
+    assert "mine vs theirs" in set(stored_games(run)["matchup"]) or "theirs vs mine" in set(
+        stored_games(run)["matchup"]
+    )
+    mine.write_text(source + '\nNAME = "mine"\n# changed\n')
+    out = invoke("run", str(config), "--no-report")
+    assert out.exit_code == 0, out.output
+    pairs = set(stored_games(run)["matchup"])
+    assert pairs == {"random vs simple", "random vs mine", "simple vs mine", "random vs theirs", "simple vs theirs"}
+    assert "of mine vs theirs changed since its 40 stored game(s), which this run does not play" in out.output
+    # A submit of theirs again plays it with the new mine.
+    assert invoke("submit", str(tmp_path / "theirs.py"), "--to", str(run), "--quiet").exit_code == 0
+    assert len(set(stored_games(run)["matchup"])) == 6
+
+
 def test_sprt_stops_a_decided_match_early_and_the_report_says_so(tmp_path):
     p = tmp_path / "s.toml"
     p.write_text(

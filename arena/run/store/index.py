@@ -191,6 +191,19 @@ def apply_records(records: Sequence[dict[str, Any]], idx: Index | None = None) -
     return idx
 
 
+def _changed_bot(m: Matchup, now: dict[str, Any]) -> bool:
+    """Whether matchup ``m`` holds a bot that ``now`` (name -> identity, of a matchup just registered) names
+    with another identity: a changed file or parameters.  The bot's name in the tables is the new version
+    from then on, so its older games leave them, whoever its opponent (a matchup only an earlier ``arena
+    submit`` played stayed, and the tables mixed the two versions under one name).  Lines from before
+    identities were kept say nothing."""
+    for name, key in ((m.bot_a, "bot_a"), (m.bot_b, "bot_b")):
+        was = m.identity.get(key)
+        if name in now and now[name] is not None and was is not None and was != now[name]:
+            return True
+    return False
+
+
 def _apply_one(idx: Index, rec: dict[str, Any], positional: int) -> None:
     kind = rec.get("type")
     if kind == "matchup":
@@ -198,8 +211,10 @@ def _apply_one(idx: Index, rec: dict[str, Any], positional: int) -> None:
         if mid in idx.matchups:
             idx.matchups[mid].superseded = False
             return
+        identity = dict(rec.get("identity", {}))
+        now = {rec["bot_a"]: identity.get("bot_a"), rec["bot_b"]: identity.get("bot_b")}
         for other in idx.matchups.values():
-            if {other.bot_a, other.bot_b} == {rec["bot_a"], rec["bot_b"]}:
+            if {other.bot_a, other.bot_b} == {rec["bot_a"], rec["bot_b"]} or _changed_bot(other, now):
                 other.superseded = True
         no = rec.get("no")
         idx.matchups[mid] = Matchup(
@@ -214,11 +229,11 @@ def _apply_one(idx: Index, rec: dict[str, Any], positional: int) -> None:
     elif kind == "revive":  # a matchup made current again (its bots came back unchanged)
         revived = idx.matchups.get(rec["id"])
         if revived is not None:
+            now = {revived.bot_a: revived.identity.get("bot_a"), revived.bot_b: revived.identity.get("bot_b")}
             for other in idx.matchups.values():
-                if other is not revived and {other.bot_a, other.bot_b} == {
-                    revived.bot_a,
-                    revived.bot_b,
-                }:
+                if other is not revived and (
+                    {other.bot_a, other.bot_b} == {revived.bot_a, revived.bot_b} or _changed_bot(other, now)
+                ):
                     other.superseded = True
             revived.superseded = False
     elif kind == "chunk":
