@@ -30,6 +30,8 @@ from arena.external.protocol import MAX_LINE, ProtocolError
 STREAK_FORFEIT = "forfeits the rest of this chunk"
 #: While an answer takes longer than this, a walled bot is checked for having closed its output.
 CLOSED_CHECK_S = 0.25
+#: Seconds a bot told bye may take to exit before it is killed (a run's and check-bot's alike).
+BYE_GRACE = 0.5
 #: CPU a bot's program may use while it is not asked, over its life: this many seconds, plus this share of
 #: the time it was not asked (after each answer, :meth:`BotProcess._check_idle_cpu`).  While it is asked it
 #: may use every core.  A JVM compiles and collects garbage in the background, a second or two over a run;
@@ -614,7 +616,7 @@ class BotProcess:
         if why:
             self.log.note(f"killed pid {self.pid} ({why})")
 
-    def close(self, grace: float = 0.5) -> None:
+    def close(self, grace: float = BYE_GRACE) -> None:
         """Say bye, give the bot ``grace`` seconds to exit, then kill it."""
         if not self.alive:
             return

@@ -52,7 +52,7 @@ from arena.engine.rules_array import rules_array
 from arena.engine.step import view_illegal_reason
 from arena.external.client import ExternalBot, SandboxTiming, _make_bot, sandbox_setup, sandbox_timing
 from arena.external.limits import Limits
-from arena.external.process import ExternalBotError
+from arena.external.process import BYE_GRACE, ExternalBotError
 from arena.external.protocol import DECISION_OF_PHASE
 from arena.settings.botref import BotRef
 
@@ -443,11 +443,17 @@ def _check(
     # A clean exit on bye.
     proc = ext.seats[0].proc
     if proc is not None and proc.alive:
-        proc.close(grace=2.0)
+        proc.close()  # the grace a run gives: a bot slower than that is killed after every chunk of a run
         log = ext.log.drain()
         ext.seats[0].proc = None
         if "did not exit after bye" in log:
-            report.add("WARN", "bye", 'the bot did not exit within 2 s of {"type":"bye"}; it was killed', echo)
+            report.add(
+                "WARN",
+                "bye",
+                f'the bot did not exit within {BYE_GRACE:g} s of {{"type":"bye"}}; it was killed (a run kills '
+                "it so after each chunk, with a line in the chunk's log)",
+                echo,
+            )
         else:
             report.add("PASS", "bye", "exited when told bye", echo)
         tail = [line for line in log.splitlines() if line.strip() and not line.startswith("[arena")]

@@ -76,6 +76,25 @@ def test_the_python_example_passes_check_bot():
     ] + (["syscalls"] if shutil.which("strace") else [])  # and the sandbox refused none of its calls
 
 
+def test_check_bot_gives_a_bot_told_bye_the_time_a_run_gives_it(tmp_path):
+    """check-bot waited 2 s after bye and said PASS of a bot that exits 1.2 s after it; a run gives 0.5 s and
+    killed that bot after every chunk, with a line in each chunk's log."""
+    bot = tmp_path / "slow_bye.py"
+    source = (EXAMPLES / "simple_player.py").read_text()
+    bot.write_text(
+        source.replace(
+            '        elif kind == "bye":\n            break',
+            '        elif kind == "bye":\n            import time\n\n            time.sleep(1.2)\n            break',
+        )
+    )
+    assert "time.sleep(1.2)" in bot.read_text()
+    bot.chmod(bot.stat().st_mode | 0o005)
+    tmp_path.chmod(tmp_path.stat().st_mode | 0o005)
+    report = check_bot(f"cmd:{sys.executable} {bot}", games=2, echo=None)
+    said = {what: (status, line) for status, what, line in report.lines}
+    assert said["bye"][0] == "WARN" and "within 0.5 s" in said["bye"][1], report.lines
+
+
 @pytest.mark.skipif(shutil.which("strace") is None, reason="check-bot lists refused calls with strace")
 def test_a_python_bot_importing_a_module_without_bytecode_gets_no_refused_call_from_python_itself(tmp_path):
     """Python writes a module's bytecode beside it on first import; in the read-only wall each try was a refused
