@@ -277,7 +277,8 @@ class TournamentConfig:
                 if extra:
                     raise ConfigError(
                         f"config: variant '{vname}' runs a command; it takes only command and cwd "
-                        f"(not {', '.join(extra)})"
+                        f"(not {', '.join(extra)}); to set an external bot's parameters, name it as "
+                        f'{{ bot = "cmd:program arg ...", {extra[0]} = ... }}'
                     )
                 if "cwd" in spec and (not isinstance(spec["cwd"], str) or not spec["cwd"]):  # was a TypeError
                     raise bad(f"variants.{vname}.cwd", spec["cwd"], "a folder path, as text")

@@ -152,6 +152,13 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "variants.k.cwd = 5 is not allowed (allowed: a folder path, as text)",
     ),
+    "command variant with a parameter": (
+        {"bots": '["random", "k"]'},
+        '[variants.k]\ncommand = ["/bin/true"]\nknock_at = 5\n',
+        [],
+        'takes only command and cwd (not knock_at); to set an external bot\'s parameters, name it as '
+        '{ bot = "cmd:program arg ...", knock_at = ... }',
+    ),
     'variant with sandbox = "no"': (
         {"bots": '["random", "k"]'},
         '[variants.k]\nbot = "{tmp}/not_a_bot.py"\nsandbox = "no"\n',
