@@ -1118,7 +1118,10 @@ def _analysis_failures(run_dir: Path, own: type[Exception]) -> Iterator[None]:
     except (own, *_user_errors()) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
-        interrupts.report(f"nothing was stored; the analyses in {run_dir} are as they were")
+        interrupts.report(
+            f"the finished analyses in {run_dir} are as they were; the games graded so far are kept, and the "
+            "same command goes on from them"
+        )
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
 
 

@@ -389,3 +389,26 @@ def test_an_interrupted_pass_with_a_damaged_part_is_not_gone_on_from_but_graded_
     store = RunStore(copy)
     table = pd.concat(list(store.analysis_parts(dec.TABLE)), ignore_index=True)
     assert res.resumed == 0 and table["game_id"].nunique() == 8 and store.problems == []
+
+
+def test_ctrl_c_in_analyze_says_the_games_graded_so_far_are_kept(run, tmp_path, monkeypatch):
+    """It said "nothing was stored", and the next pass then said it kept the games an interrupted pass graded:
+    a user told the first might well have thrown the work away."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    copy = tmp_path / "half"
+    shutil.copytree(run, copy)
+    shutil.rmtree(copy / "analysis", ignore_errors=True)
+    second_fails, _ = failing_on_call(dec.run_task, 2, KeyboardInterrupt())
+    monkeypatch.setattr(dec, "run_task", second_fails)
+    out = CliRunner().invoke(app, ["analyze", str(copy), "--samples", "12", "--seed", "5", "-q"])
+    assert out.exit_code == 130, out.output
+    assert "the games graded so far are kept, and the same command goes on from them" in out.output, out.output
+    assert "nothing was stored" not in out.output
+    monkeypatch.undo()
+    again = CliRunner().invoke(app, ["analyze", str(copy), "--samples", "12", "--seed", "5", "-q"])
+    assert again.exit_code == 0 and "(4 of the games by an interrupted pass, kept)" in again.output, again.output

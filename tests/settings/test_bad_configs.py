@@ -156,7 +156,7 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         {"bots": '["random", "k"]'},
         '[variants.k]\ncommand = ["/bin/true"]\nknock_at = 5\n',
         [],
-        'takes only command and cwd (not knock_at); to set an external bot\'s parameters, name it as '
+        "takes only command and cwd (not knock_at); to set an external bot's parameters, name it as "
         '{ bot = "cmd:program arg ...", knock_at = ... }',
     ),
     'variant with sandbox = "no"': (
