@@ -70,8 +70,8 @@ Handy kernels (all callable from compiled code)
                  nth_card(mask, n), random_card(mask, rng)
   arena.engine.cards:   popcount(mask), lsb(mask), mask_value(mask)
   arena.botkit.search:  sample_state_weighted(view, rng, st, ...) (guess the hidden cards),
-                 then apply_action / play out the hand: bots/monte_carlo.py is a
-                 complete search bot to copy
+                 then arena.engine.step.apply_action(st, rules, action) / play out the
+                 hand: bots/monte_carlo.py is a complete search bot to copy
   bots.simple (and every built-in bot): its five decisions are @jit too, so
                  yours can call e.g. ``bots.simple.discard(view, params, memory, rng)``;
                  its repeat guard (note_hand, drawn_card, no_repeats, remember_pair)
