@@ -912,3 +912,15 @@ def test_a_stored_matchup_whose_line_plans_other_games_than_its_id_is_refused(ru
     with pytest.raises(StoreError, match=r"says 40 games in 2 chunk\(s\), but its id was planned with 80 in 4"):
         store.register(m.id, m.bot_a, m.bot_b, 80, 4, m.identity)
     store.close()
+
+
+def test_an_emptied_index_with_no_checkpoint_is_read_from_the_chunk_files_not_as_no_games(run_dir):
+    """An index.jsonl emptied (and no checkpoint beside it) read as a folder with no games: report said
+    "holds no games (nothing to report)", exit 2, while fsck found every chunk."""
+    (run_dir / INDEX).write_text("")
+    (run_dir / CHECKPOINT).unlink()
+    store = RunStore(run_dir)
+    assert len(store.games()) == 3 * GAMES and store.findings
+    out = CliRunner().invoke(app, ["report", str(run_dir)], catch_exceptions=False)
+    assert out.exit_code == 1 and "holds no games" not in out.output, out.output
+    assert "--repair" in out.output

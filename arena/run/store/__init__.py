@@ -330,12 +330,29 @@ class RunStore:
             self._index = idx
         return self._index
 
+    def _holds_chunk_folders(self) -> bool:
+        """Whether ``games/`` holds a chunk file in a matchup's folder (no link followed): one an index should list."""
+        base = self.dir / "games"
+        try:
+            if base.is_symlink() or not base.is_dir():
+                return False
+            return any(
+                _files.CHUNK_FILE.fullmatch(f.name)
+                for d in base.iterdir()
+                if d.is_dir() and not d.is_symlink()
+                for f in d.iterdir()
+            )
+        except OSError:
+            return False
+
     def _damaged(self, idx: Index) -> bool:
         """Cheap signs that the index file lost something: bad lines, no file, shorter than its checkpoint."""
         p, ck = self.dir / INDEX, self.dir / CHECKPOINT
         if idx.bad or not p.exists():
             return True
         if any(key[0] not in idx.matchups for key in idx.chunks):
+            return True
+        if not idx.chunks and self._holds_chunk_folders():  # an index emptied (or cut) with no copy to compare
             return True
         try:
             return ck.exists() and ck.stat().st_size > p.stat().st_size
