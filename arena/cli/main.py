@@ -645,9 +645,12 @@ def replay(
 ) -> None:
     """Replay one recorded game hand by hand, with melds and layoffs (exit 1 if it does not match the stored game)."""
     from arena.cli.show import replay_report
+    from arena.run.store.format import StoreDamaged
 
     try:
         ok, text = replay_report(run_dir, game, symbols=symbols)
+    except StoreDamaged as exc:  # the folder's problem, not the command's: exit 1, as fsck and report
+        _fail(str(exc), EXIT_FAILED)
     except _user_errors() as exc:
         _fail(str(exc))
     typer.echo(text)

@@ -924,3 +924,19 @@ def test_an_emptied_index_with_no_checkpoint_is_read_from_the_chunk_files_not_as
     out = CliRunner().invoke(app, ["report", str(run_dir)], catch_exceptions=False)
     assert out.exit_code == 1 and "holds no games" not in out.output, out.output
     assert "--repair" in out.output
+
+
+def test_replay_of_a_game_in_a_damaged_chunk_says_so_and_exits_1(run_dir):
+    """It named the damaged chunk, then said the game "is not stored" and exited 2, the code of bad input."""
+    rec = next(r for r in _records(run_dir) if r.get("type") == "chunk" and r["chunk"] == 0)
+    path = run_dir / rec["files"]["games"]["path"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+    game = rec["ids"][0] + 3
+    out = CliRunner().invoke(app, ["replay", str(run_dir), "--game", str(game)])
+    assert out.exit_code == 1, out.output
+    assert f"game {game} (" in out.output and "is in chunk 0, whose file is damaged" in out.output, out.output
+    assert "--repair', then the run's command plays it again" in out.output
+    other = rec["ids"][1]  # a game of an intact chunk still replays
+    assert CliRunner().invoke(app, ["replay", str(run_dir), "--game", str(other)]).exit_code == 0

@@ -30,6 +30,11 @@ class StoreBusy(StoreError):
     """Another process holds the folder's lock."""
 
 
+class StoreDamaged(StoreError):
+    """What was asked for is in a chunk whose files are damaged (named when read); a repair and a resume
+    bring it back."""
+
+
 class StoreEnvError(StoreError):
     """The file system refused: disk full, read-only, no permission; the message is one line."""
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from arena.run.store.chunks import file_problem, parquet_table, read_table, read_verified
-from arena.run.store.format import StoreError
+from arena.run.store.format import StoreDamaged, StoreError
 from arena.run.store.index import ChunkRecord, Matchup
 
 if TYPE_CHECKING:
@@ -50,14 +50,21 @@ def locate(store: RunStore, game_id: int) -> tuple[Matchup, list[ChunkRecord]]:
 def game(store: RunStore, game_id: int) -> pd.Series:
     """One game's row, found through its matchup (game ids are matchup no * games + index)."""
     m, recs = locate(store, game_id)
+    damaged = []
     for rec in recs:
         g = read_table(store, m, rec, "games", None)
         if g is None:
+            damaged.append(rec.chunk)
             continue
         hit = g.loc[g["game_id"] == game_id]
         if len(hit):
             return hit.iloc[0]
     local = int(game_id) - m.no * m.games
+    if damaged and all(r.ids is not None for r in recs):  # its chunk, by the id ranges, is the damaged one
+        raise StoreDamaged(
+            f"{store.dir}: game {game_id} ({m.name}, game {local} of it) is in chunk {damaged[0]}, whose file is "
+            f"damaged (named above); 'arena fsck {store.dir} --repair', then the run's command plays it again"
+        )
     raise StoreError(f"{store.dir}: game {game_id} ({m.name}, game {local} of it) is not stored")
 
 
