@@ -307,7 +307,7 @@ def test_a_changed_bots_matchup_only_a_submit_played_leaves_the_tables_with_a_wa
     played mine's matchups again but kept 'mine vs theirs' (which it does not play) from the old mine.py:
     the tables mixed the two versions under one name."""
     mine = tmp_path / "mine.py"
-    source = (ROOT / "bots" / "simple.py").read_text()
+    source = (ROOT / "bots" / "simple.py").read_text() + "\nPLAIN = True\n"  # three versions: no compile each
     mine.write_text(source + '\nNAME = "mine"\n')
     (tmp_path / "theirs.py").write_text(source + '\nNAME = "theirs"\n')
     text = config.read_text().replace('bots = ["random", "simple"]', f'bots = ["random", "simple", "{mine}"]')
