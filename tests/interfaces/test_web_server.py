@@ -107,37 +107,31 @@ def test_a_body_over_the_limit_is_a_413(url):
     assert status == 413 and b"too large" in answer
 
 
+def announced(url: str, length: str, body: str) -> bytes:
+    """A POST to /api/new whose Content-Length header says ``length``, followed by ``body`` alone."""
+    hostport = url.split("//")[1]
+    return (
+        f"POST /api/new HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\nConnection: close\r\n\r\n{body}"
+    ).encode()
+
+
 def test_a_content_length_past_the_limit_is_a_413_at_once_before_any_body_comes(url):
     """A body announced past the limit was waited for, then cut off with a 408 after the pause limit: the
     header alone says it will be refused, so the answer is a 413, at once."""
-    hostport = url.split("//")[1]
-    req = (
-        f"POST /api/new HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
-        "Content-Length: 10000000\r\nConnection: close\r\n\r\n{"
-    ).encode()
     t = time.monotonic()
-    status, answer = raw(url, req, wait=BODY_TIMEOUT + 10)
+    status, answer = raw(url, announced(url, "10000000", "{"), wait=BODY_TIMEOUT + 10)
     assert status == 413 and b"too large" in answer, answer
     assert time.monotonic() - t < BODY_TIMEOUT - 1
 
 
 def test_a_content_length_that_is_not_a_number_is_a_400(url):
-    hostport = url.split("//")[1]
-    req = (
-        f"POST /api/new HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
-        "Content-Length: abc\r\nConnection: close\r\n\r\n{}"
-    ).encode()
-    assert raw(url, req)[0] == 400
+    assert raw(url, announced(url, "abc", "{}"))[0] == 400
 
 
 def test_a_short_body_times_out_with_a_408(url):
-    hostport = url.split("//")[1]
-    req = (
-        f"POST /api/new HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
-        "Content-Length: 100\r\nConnection: close\r\n\r\n{"
-    ).encode()
     t = time.monotonic()
-    status, answer = raw(url, req, wait=BODY_TIMEOUT + 10)
+    status, answer = raw(url, announced(url, "100", "{"), wait=BODY_TIMEOUT + 10)
     took = time.monotonic() - t
     assert status == 408 and b"did not arrive" in answer
     assert BODY_TIMEOUT - 0.5 <= took < BODY_TIMEOUT + 5
