@@ -438,7 +438,7 @@ def analyse_run(
     """
     import time
 
-    from arena.run.store import RunStore, StoreEnvError, StoreError
+    from arena.run.store import RunStore, StoreError, as_input_error
 
     settings = settings or AnalysisSettings()
     # One game is graded apart: looking at a game must not replace (or set aside) the run's analysis,
@@ -453,10 +453,8 @@ def analyse_run(
     run = Path(run_dir)
     try:
         store = RunStore(run)
-    except StoreEnvError:  # the machine's fault (read-only, full): the command's exit 3, not the input's
-        raise
     except StoreError as exc:
-        raise AnalysisError(str(exc)) from None
+        raise as_input_error(exc, AnalysisError) from None
     known = _bots_of(store)
     for who in (bot, opponent):
         if who is not None and who not in known:
@@ -513,10 +511,8 @@ def analyse_run(
                 progress(n_games, n_games)
             if writer is not None and game is None:  # complete: the earlier one makes way for it
                 earlier = set_aside(writer, stored_as, info)
-    except StoreEnvError:  # the machine's fault (read-only, full): the command's exit 3, not the input's
-        raise
     except StoreError as exc:
-        raise AnalysisError(str(exc)) from None
+        raise as_input_error(exc, AnalysisError) from None
     finally:
         if writer is not None:
             writer.close()

@@ -502,7 +502,7 @@ def analyse_luck(
 
     from arena.engine.rules_array import rules_array
     from arena.run.schedule import TaskFailed, map_in_order
-    from arena.run.store import RunStore, StoreEnvError, StoreError
+    from arena.run.store import RunStore, StoreError, as_input_error
 
     if workers < 0:
         raise LuckError(f"--workers {workers} must be 0 (one per core) or more")
@@ -510,10 +510,8 @@ def analyse_luck(
     try:
         store = RunStore(run)
         rules = tuple(int(x) for x in rules_array(store.rules()))
-    except StoreEnvError:  # the machine's fault (read-only, full): the command's exit 3, not the input's
-        raise
     except StoreError as exc:
-        raise LuckError(str(exc)) from None
+        raise as_input_error(exc, LuckError) from None
     own = None
     if client is None and scheduler:
         from arena.run.schedule import DaskMissing, SchedulerAddressError, connect_scheduler
@@ -547,10 +545,8 @@ def analyse_luck(
                     progress(n)
             if n == 0:
                 raise LuckError(f"{run}: no stored game with an action log to measure")
-    except StoreEnvError:  # the machine's fault (read-only, full): the command's exit 3, not the input's
-        raise
     except (StoreError, TaskFailed) as exc:
-        raise LuckError(str(exc)) from None
+        raise as_input_error(exc, LuckError) from None
     finally:
         if writer is not None:
             writer.close()
@@ -712,7 +708,7 @@ def stored_results(run_dir: str | Path, conf: float = 0.95) -> pd.DataFrame | No
 
     Refuses a table made with another value function than the shipped one.
     """
-    from arena.run.store import RunStore, StoreEnvError, StoreError
+    from arena.run.store import RunStore, StoreError, as_input_error
 
     try:
         store = RunStore(run_dir)
@@ -726,10 +722,8 @@ def stored_results(run_dir: str | Path, conf: float = 0.95) -> pd.DataFrame | No
                 f"({str(info.get('value_sha256'))[:12]}, this arena ships {shipped[:12]}): run arena luck again"
             )
         return luck_results(store.analysis_parts(TABLE), conf)
-    except StoreEnvError:  # the machine's fault (read-only, full): the command's exit 3, not the input's
-        raise
     except StoreError as exc:
-        raise LuckError(str(exc)) from None
+        raise as_input_error(exc, LuckError) from None
 
 
 #: A draw is marked very lucky (unlucky) in the viewer when it moved the drawer's chance of winning the game

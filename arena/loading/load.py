@@ -227,20 +227,20 @@ def listed_bots(config: TournamentConfig, base_dir: Path | None = None) -> list[
                     str(exc) if str(exc).startswith("bot ") else f"bot {shown_name(spec)}: {exc}"
                 ) from None
             _, how, description, params = builtin_summary(ref.ref)
+            name, source = spec, f"bots.{ref.ref.replace('-', '_')}"
             params.update((k, float(v)) for k, v in ref.params)
-            what = f"variant of {variant['bot']}" if variant else f"{description} (bots.{ref.ref.replace('-', '_')})"
-            rows.append((spec, how, what, params))
+        elif variant is not None or spec.replace("-", "_") not in BUILTIN_BOTS:  # a file, a program, a sandbox
+            b = loaded[spec]
+            name, how, description, source, params = b.name, b.path, b.description, b.source, b.param_dict()
+        else:
             continue
-        b = loaded[spec]
-        if variant is not None:
-            what = (
-                f"variant of {variant['bot']}"
-                if "bot" in variant
-                else f"external program: {' '.join(variant['command'])}"
-            )
-            rows.append((b.name, b.path, what, b.param_dict()))
-        elif spec.replace("-", "_") not in BUILTIN_BOTS:  # a file, an external program, a sandbox
-            rows.append((b.name, b.path, f"{b.description} ({b.source})", b.param_dict()))
+        if variant is None:
+            what = f"{description} ({source})"
+        elif "bot" in variant:
+            what = f"variant of {variant['bot']}"
+        else:
+            what = f"external program: {' '.join(variant['command'])}"
+        rows.append((name, how, what, params))
     return rows
 
 

@@ -212,7 +212,7 @@ def pair_seeds(seed: int, lo: int, hi: int) -> np.ndarray:
     return _pair_seeds(seed, lo, hi)
 
 
-def own_deals_seed(a: BotSpec, b: BotSpec, rules: Rules, seed: int, duplicate: bool, **_: Any) -> int:
+def own_deals_seed(a: BotSpec, b: BotSpec, rules: Rules, seed: int, duplicate: bool) -> int:
     """The seed of a matchup's own deals (``shared_deals = false``): a one-way hash of the run seed and what
     the deals belong to (the two bots in their seats, the rules, duplicate or not), in a config's seed range.
 
@@ -220,8 +220,7 @@ def own_deals_seed(a: BotSpec, b: BotSpec, rules: Rules, seed: int, duplicate: b
     game's seed is shown by the viewer, so neither may lead to another matchup's deals, nor to the run seed.
     Not keyed by how the games are cut up or kept (chunk size, ``record_hands``) nor by how many are
     played: as with shared deals, those change no deal (they did, through the matchup id, before
-    December 2026), so a run with more games plays the same deals first.  The other ``_MatchupSettings``
-    (``**_``) are accepted and left out for that reason.
+    December 2026), so a run with more games plays the same deals first.
     """
     key = json.dumps([a.identity(), b.identity(), rules.to_dict(), duplicate], sort_keys=True)
     digest = hashlib.sha256(f"gin-arena deals {seed} {key}".encode()).digest()

@@ -232,7 +232,8 @@ def _oriented(
     for x, y in ((a, b), (b, a)):
         settings = common
         if not shared_deals:  # the matchup's own deals: what its games depend on, so in its id too
-            settings = {**common, "seed": own_deals_seed(x, y, **common)}
+            seed = own_deals_seed(x, y, common["rules"], common["seed"], common["duplicate"])
+            settings = {**common, "seed": seed}
         ways.append((x, y, settings, matchup_id(x, y, **settings)))
 
     def rank(way) -> int:  # stored and current, then stored, then not stored (ties: as listed)

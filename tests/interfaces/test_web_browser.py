@@ -682,13 +682,20 @@ def test_a_long_bot_name_fits_a_narrow_phone(browser, shots, tmp_path):
         srv.stop()
 
 
-def _recorded(tmp_path):
+def _recorded(tmp_path, seed: int = 3, rules: str = "standard"):
+    """The folder of a recorded run of simple against random (two games)."""
     from arena.run import run_tournament
     from arena.run.schedule import Inline
     from arena.settings.config import TournamentConfig
 
     cfg = TournamentConfig(
-        name="v", bots=("simple", "random"), games_per_pair=2, chunk_size=2, seed=3, results_dir=str(tmp_path)
+        name="v",
+        bots=("simple", "random"),
+        games_per_pair=2,
+        chunk_size=2,
+        seed=seed,
+        rules=rules,
+        results_dir=str(tmp_path),
     )
     run_tournament(cfg, progress=False, schedule=Inline())
     return tmp_path / "v"
@@ -737,22 +744,9 @@ def test_the_viewer_steps_with_the_keys_but_not_inside_the_dropdown_and_fits_a_p
 def test_the_viewer_shows_each_hands_knock_limit_and_multiplier(browser, tmp_path):
     """Nothing on the viewer said a hand's knock limit: under Oklahoma rules each hand's upcard sets it (an
     ace: gin only) and a spade doubles the hand, so a knock at 7 or a score of 2 x 31 looked wrong."""
-    from arena.run import run_tournament
-    from arena.run.schedule import Inline
-    from arena.settings.config import TournamentConfig
     from arena.web.viewer import recorded_game
 
-    cfg = TournamentConfig(
-        name="ok",
-        bots=("simple", "random"),
-        games_per_pair=2,
-        chunk_size=2,
-        seed=11,
-        results_dir=str(tmp_path),
-        rules="oklahoma",
-    )
-    run_tournament(cfg, progress=False, schedule=Inline())
-    data = recorded_game(tmp_path / "ok", 0)
+    data = recorded_game(_recorded(tmp_path, seed=11, rules="oklahoma"), 0)
     deals = [j for j, s in enumerate(data["steps"]) if s["seat"] == -1 and "dealt" in s["text"]]
     assert len({(data["steps"][j]["knock_limit"], data["steps"][j]["mult"]) for j in deals}) > 1  # hands differ
     srv = Server(App(recorded=data), port=0).start()

@@ -273,18 +273,18 @@ def file_problem(store: RunStore, rec: ChunkRecord, kind: str, deep: bool = Fals
 
 
 def line_problem(store: RunStore, rec: ChunkRecord, kind: str, data: bytes) -> str:
-    """Where the index lines of a chunk and of its matchup disagree with its file of ``kind`` ("" if nowhere).
+    """Where a chunk's index line disagrees with its file of ``kind`` ("" if nowhere).
 
     A line's CRC catches a damaged line, not an edited one: a line saying 10**12 games, or
-    another bot, with the file's own hash kept, passed every check while counts and progress
-    read it.  Each file says what it holds (:func:`chunk_meta`), so fsck holds the lines to that.
+    another chunk's files, with the files' own hashes kept, passed every check while counts and
+    progress read it.  Each file says what it holds (:func:`chunk_meta`), so fsck holds the lines
+    to that; the matchup's line is held to its files by :func:`~arena.run.store.repair.scan`.
     """
     f = rec.files[kind]
     try:
         meta = chunk_meta(data)
     except StoreError as exc:
         return f"{f['path']} {exc}"
-    m = store.index().matchups.get(rec.matchup)
     said = {
         # which chunk: a line pointed at another chunk's file (its hash and size copied) read its games twice
         "chunk": ((rec.matchup, rec.chunk, kind), (meta["matchup"], int(meta["chunk"]), meta["kind"])),
@@ -293,13 +293,6 @@ def line_problem(store: RunStore, rec: ChunkRecord, kind: str, data: bytes) -> s
         "games": (rec.games, int(meta["games"])),
         "hands": (rec.hands, int(meta["hands"])),
         "game ids": (list(rec.ids) if rec.ids else None, [int(v) for v in meta["game_ids"]]),
-        "first bot": (m.bot_a if m else None, meta["bot_a"]),
-        "second bot": (m.bot_b if m else None, meta["bot_b"]),
-        # the matchup's line: its number places its game ids, its games and chunks say when it is complete
-        "matchup number": (m.no if m else None, int(meta["matchup_no"])),
-        "planned games": (m.games if m else None, int(meta["games_per_pair"])),
-        "planned chunks": (m.chunks if m else None, int(meta["chunks"])),
-        "bots' identity": (m.identity if m and m.identity else None, meta["identity"]),
     }
     for what, (line, own) in said.items():
         if line is not None and line != own:

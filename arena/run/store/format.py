@@ -39,6 +39,13 @@ class StoreEnvError(StoreError):
     """The file system refused: disk full, read-only, no permission; the message is one line."""
 
 
+def as_input_error(exc: Exception, kind: type[Exception]) -> Exception:
+    """``exc`` (a store's error, or another a command reads as bad input) as the command's own input error
+    ``kind``; a :class:`StoreEnvError` stays itself: the machine's fault (exit 3), not the input's.
+    Raise the result ``from None``."""
+    return exc if isinstance(exc, StoreEnvError) else kind(str(exc))
+
+
 _ERRNO_WORDS = {
     errno.ENOSPC: "the disk is full",
     errno.EDQUOT: "the disk quota is exceeded",

@@ -132,11 +132,12 @@ def problems(store: RunStore) -> list[str]:
         out.append(f"{exc}; restore it from a copy (the games are intact): a resume refuses the folder until then")
     if (seed := seed_problem(store)) and _secret(store):
         out.append(f"{seed}; a resume refuses the folder until then")
-    if not os.path.lexists(store.dir / "rules.toml") and (n_games := store.n_games()):
+    held = store.n_games()  # a folder with games lost a file it had when it is missing
+    if held and not os.path.lexists(store.dir / "rules.toml"):
         # Every run keeps the rules it played by; without them a replay reads the rules the saved config
         # names, a preset or a file that may say something else by now (an action then "does not fit").
         out.append(
-            f"{store.dir} holds {n_games} games but no rules.toml, so nothing fixes the rules they were "
+            f"{store.dir} holds {held} games but no rules.toml, so nothing fixes the rules they were "
             "played by; restore it from a copy (the games are intact)"
         )
     if "(unreadable)" in manifest(store):
@@ -144,10 +145,10 @@ def problems(store: RunStore) -> list[str]:
             f"{store.dir}: its manifest.json is not a JSON object; the report shows no versions or status "
             "until the next run on the folder writes it again"
         )
-    elif not (store.dir / "manifest.json").exists() and (n_games := store.n_games()):
+    elif held and not (store.dir / "manifest.json").exists():
         # A run writes its manifest before its first chunk, so games without one mean it was lost.
         out.append(
-            f"{store.dir} holds {n_games} games but no manifest.json; the report shows no versions or status "
+            f"{store.dir} holds {held} games but no manifest.json; the report shows no versions or status "
             "until the next run on the folder writes it again"
         )
     return out

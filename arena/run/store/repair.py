@@ -333,40 +333,42 @@ MATCHUP_FIELDS = ("no", "bot_a", "bot_b", "games", "chunks", "identity")
 def matchup_lines_from_files(
     store: RunStore, idx: Index, records: list[dict[str, Any]], findings: list[Finding]
 ) -> bool:
-    """Put back, from its first chunk's files, each matchup line that says otherwise; whether one changed.
+    """Put back, from its first readable chunk's files, each matchup line that says otherwise; whether one
+    changed.
 
     A CRC catches a damaged line, not an edited one: a line planning 8 chunks for 2 (the matchup
     "complete" at another count of games), or another number (its game ids elsewhere), passed fsck.
     Quarantining its chunks would not mend it (the line stays, and the run refuses it), so the line
     is rebuilt from what its files say, as a lost line is.
     """
+    chunks: dict[str, list[int]] = {}
+    for mid, c in sorted(idx.chunks):
+        chunks.setdefault(mid, []).append(c)
+    lines: dict[str, int] = {}  # each matchup's first line (a later one of the same id only revives it)
+    for i, r in enumerate(records):
+        if r.get("type") == "matchup":
+            lines.setdefault(str(r.get("id")), i)
     changed = False
-    firsts: dict[str, int] = {}
-    for mid, c in idx.chunks:
-        firsts[mid] = min(c, firsts.get(mid, c))
-    for mid, first in firsts.items():
-        if mid not in idx.matchups:
+    for mid, i in lines.items():
+        # the first chunk whose files read whole (a damaged one is named by the checksum check)
+        own = next((got[0] for c in chunks.get(mid, ()) if (got := recover_chunk(store, mid, c)[0])), None)
+        if own is None:
             continue
-        got, _ = recover_chunk(store, mid, first)
-        if got is None:  # a damaged file: named by the checksum check
+        r = records[i]
+        wrong = [k for k in MATCHUP_FIELDS if r.get(k) != own[k]]
+        if not wrong:
             continue
-        own = got[0]
-        for i, r in enumerate(records):
-            if r.get("type") == "matchup" and r.get("id") == mid:
-                wrong = [k for k in MATCHUP_FIELDS if r.get(k) != own[k]]
-                if wrong:
-                    said = ", ".join(f"{k} {r.get(k)!r}, its files {own[k]!r}" for k in wrong)
-                    records[i] = {**r, **{k: own[k] for k in MATCHUP_FIELDS}}
-                    changed = True
-                    findings.append(
-                        Finding(
-                            f"{INDEX}: the line of matchup {own['no']} ({own['bot_a']} vs {own['bot_b']}) says {said} "
-                            "(an edited line?)",
-                            "rebuilt from its chunk files",
-                            "--repair rebuilds it from its chunk files",
-                        )
-                    )
-                break
+        said = ", ".join(f"{k} {r.get(k)!r}, its files {own[k]!r}" for k in wrong)
+        records[i] = {**r, **{k: own[k] for k in MATCHUP_FIELDS}}
+        changed = True
+        findings.append(
+            Finding(
+                f"{INDEX}: the line of matchup {own['no']} ({own['bot_a']} vs {own['bot_b']}) says {said} "
+                "(an edited line?)",
+                "rebuilt from its chunk files",
+                "--repair rebuilds it from its chunk files",
+            )
+        )
     return changed
 
 
