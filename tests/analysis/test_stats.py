@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -642,12 +643,13 @@ def _binom_pmf(k: int, n: int, p: float) -> float:
 def _coverage_games(n: int, p: float) -> float:
     """Exact coverage of the interval of ``n`` independent games (each its own unit, as without duplicate
     pairs) at a true win rate ``p``: the binomial probability of every outcome whose interval holds ``p``."""
-    total = 0.0
-    for k in range(n + 1):
-        _, lo, hi = st.share_ci(n, k, k)
-        if lo <= p <= hi:
-            total += _binom_pmf(k, n, p)
-    return total
+    return sum(_binom_pmf(k, n, p) for k, lo, hi in _game_intervals(n) if lo <= p <= hi)
+
+
+@functools.cache
+def _game_intervals(n: int) -> list[tuple[int, float, float]]:
+    """Every outcome's interval, worked out once for all the rates a test checks against it."""
+    return [(k, *st.share_ci(n, k, k)[1:]) for k in range(n + 1)]
 
 
 def _coverage_pairs(g: int, p: float) -> float:
@@ -655,15 +657,18 @@ def _coverage_pairs(g: int, p: float) -> float:
     is swept (share 1) with chance p^2, split (0.5) with 2p(1-p); every (sweeps, splits) outcome is summed."""
     probs = (p * p, 2 * p * (1 - p), (1 - p) ** 2)
     total = 0.0
-    for a in range(g + 1):
-        for b in range(g + 1 - a):
+    for a, b, lo, hi in _pair_intervals(g):
+        if lo <= p <= hi:
             c = g - a - b
-            s, ss = a + 0.5 * b, a + 0.25 * b
-            _, lo, hi = st.share_ci(g, s, ss)
-            if lo <= p <= hi:
-                multinomial = math.factorial(g) // (math.factorial(a) * math.factorial(b) * math.factorial(c))
-                total += multinomial * probs[0] ** a * probs[1] ** b * probs[2] ** c
+            multinomial = math.factorial(g) // (math.factorial(a) * math.factorial(b) * math.factorial(c))
+            total += multinomial * probs[0] ** a * probs[1] ** b * probs[2] ** c
     return total
+
+
+@functools.cache
+def _pair_intervals(g: int) -> list[tuple[int, int, float, float]]:
+    """Every (sweeps, splits) outcome's interval, worked out once for all the rates checked against it."""
+    return [(a, b, *st.share_ci(g, a + 0.5 * b, a + 0.25 * b)[1:]) for a in range(g + 1) for b in range(g + 1 - a)]
 
 
 @pytest.mark.parametrize("n", [20, 50, 200])
