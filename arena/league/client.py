@@ -36,6 +36,21 @@ def _read(file: str) -> bytes:
         raise LeagueError(f"cannot read {file}: {exc.strerror or exc}") from None
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Refuse every redirect: urllib's default follows a 301, 302 or 303 to any host, as a GET that still
+    carries the ``Authorization`` header, so a server (or anything between) that answers with one would
+    be handed the user's token, and its answer read as the league's."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+        raise LeagueError(
+            f"the league at {req.full_url} answered with a redirect ({code}) to {newurl}; the bot and your token "
+            "were not sent there: give --to the address the league server prints"
+        )
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 def submit_to_server(
     file: str,
     url: str,
@@ -84,8 +99,10 @@ def submit_to_server(
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read().decode())
+        with _OPENER.open(req, timeout=timeout) as resp:
+            answer = json.loads(resp.read().decode())
+    except LeagueError:
+        raise
     except urllib.error.HTTPError as exc:
         try:
             msg = json.loads(exc.read().decode()).get("error", "")
@@ -97,4 +114,7 @@ def submit_to_server(
         reason = getattr(exc, "reason", exc)
         raise LeagueError(f"cannot reach the league at {url}: {reason}") from None
     except ValueError:
-        raise LeagueError(f"{url} did not answer like a league server") from None
+        answer = None
+    if not isinstance(answer, dict) or not {"bot", "version", "status"} <= answer.keys():
+        raise LeagueError(f"{url} did not answer like a league server")
+    return answer

@@ -224,3 +224,69 @@ def test_a_revoked_users_version_left_checking_is_never_checked_or_played_by_the
         ).fetchone()[0]
     assert played == 0
     assert "checking davebot-v1" not in Path(server.log.name).read_text()
+
+
+@pytest.mark.parametrize("code", [302, 307])
+def test_arena_submit_sends_no_token_through_a_redirect_and_says_where_it_pointed(tmp_path, code):
+    """urllib follows a 301, 302 or 303 to any host, as a GET that still carries ``Authorization``: a server
+    that answered the upload with a redirect was handed the user's token, and ``arena submit`` printed
+    "submitted ... version None".  Every redirect is now refused, in one line, and nothing reaches its target."""
+    import http.server
+    import threading
+
+    seen: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            seen.append(f"{self.command} {self.path} {self.headers.get('Authorization')}")
+            body = b'{"ok": true}'  # a JSON answer, but not a league's
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.do_GET()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    recorder = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    target = f"http://localhost:{recorder.server_address[1]}/steal"
+
+    class Redirector(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(code)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    redirector = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirector)
+    for s in (recorder, redirector):
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+    try:
+        bot = tmp_path / "mine.py"
+        bot.write_text(SIMPLE_COPY)
+        e = {k: v for k, v in os.environ.items() if k != "ARENA_TOKEN"}
+        e.update({"PYTHONPATH": str(ROOT), "ARENA_TOKEN": "SECRET-TOKEN-123"})
+        url = f"http://127.0.0.1:{redirector.server_address[1]}"
+        out = subprocess.run([*ARENA, "submit", str(bot), "--to", url], capture_output=True, text=True, env=e)
+        assert out.returncode == 2 and out.stdout == "", (out.stdout, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1 and f"redirect ({code}) to {target}" in out.stderr
+        assert seen == []  # neither the token nor the bot went to the redirect's target
+        # A server that answers 200 with JSON that is not a league's answer is not read as one.
+        out = subprocess.run(
+            [*ARENA, "submit", str(bot), "--to", f"http://127.0.0.1:{recorder.server_address[1]}"],
+            capture_output=True,
+            text=True,
+            env=e,
+        )
+        assert out.returncode == 2 and "did not answer like a league server" in out.stderr, (out.stdout, out.stderr)
+    finally:
+        for s in (recorder, redirector):
+            s.shutdown()
