@@ -99,8 +99,10 @@ def name_key(name: str) -> str:
     table of five characters and two pairs is also one that a reader can check by eye.  It errs towards
     refusing: 'bil' and 'bll' share a key, and the one who asks second picks another name.
 
-    The separators go first: 'r-nonte-carlo' reads as 'rnonte-carlo', so the pairs are folded after."""
-    return look_alike_key(name).translate(_LOOKALIKE).replace("rn", "m").replace("vv", "w")
+    The separators go first: 'r-nonte-carlo' reads as 'rnonte-carlo', so the pairs are folded after.  A pair
+    is folded by spelling the one letter as two ('m' as 'rn', 'w' as 'vv'), never the other way: read left to
+    right, 'vvv' would become 'wv' while 'vw', which reads the same, stayed 'vw'."""
+    return look_alike_key(name).translate(_LOOKALIKE).replace("m", "rn").replace("w", "vv")
 
 
 def ends_like_version(name: str) -> bool:

@@ -129,6 +129,11 @@ def test_name_key_folds_case_and_the_look_alike_table():
     assert name_key("r-nonte-carlo") == name_key("r_nonte_carlo") == name_key("monte-carlo")
     assert name_key("tv-vinbot") == name_key("t-v_vinbot") == name_key("twinbot")
     assert name_key("alice") != name_key("alicia") and name_key("bob") != name_key("rob")
+    # Every way of writing three v's, and of writing 'rnm' and 'mrn', is one key: folding the two letters into
+    # one, from the left, gave 'vw' and 'wv' (and 'vvv') different keys, so the second took the board.
+    assert name_key("vwbot") == name_key("wvbot") == name_key("vvvbot") == name_key("v-v-vbot")
+    assert name_key("evwa") == name_key("ewva") and name_key("rnmbot") == name_key("mrnbot") == name_key("mmbot")
+    assert name_key("vwbot") != name_key("vbot") and name_key("wbot") != name_key("vbot")
 
 
 @pytest.mark.parametrize("depth", [1000, 5000])
