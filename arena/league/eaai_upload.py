@@ -31,6 +31,7 @@ import shutil
 import stat
 import tempfile
 import time
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -93,6 +94,10 @@ def _names(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         parts = PurePosixPath(name).parts
         if not parts or name.startswith("/") or "\\" in name or "\0" in name or ".." in parts or ":" in name:
             raise LeagueError(f"the archive entry {name[:80]!r} is not a plain relative path")
+        if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name):
+            # A line break or tab in the player's folder ends up in its bot reference, which refuses it at
+            # the check, after the upload was kept: refused here, before anything is written.
+            raise LeagueError(f"the archive entry {name[:80]!r} holds a control character or line break")
         if len(parts) > MAX_DEPTH + 1:
             raise LeagueError(
                 f"the archive entry {name[:80]!r} nests {len(parts) - 1} folders deep; the limit is {MAX_DEPTH}"

@@ -545,10 +545,11 @@ def test_a_malicious_npz_is_refused_at_upload_before_numpy_reads_it(site, make, 
     [
         ({"../../evil/players/KitSimplePlayer.class": b"\xca\xfe\xba\xbe"}, 400, "not a plain relative path"),
         ({"players/Other.class": b"\xca\xfe\xba\xbe"}, 400, "holds no players/KitSimplePlayer.class"),
+        ({"x\ny/players/KitSimplePlayer.class": b"\xca\xfe\xba\xbe"}, 400, "holds a control character"),
         ({"players/KitSimplePlayer.class": bytes(150_000)}, 400, "unpacks to more than"),  # a zip bomb
         ({"players/KitSimplePlayer.class": os.urandom(210_000)}, 413, "the limit is 200000"),
     ],
-    ids=["path-traversal", "no-such-class", "zip-bomb", "too-big"],
+    ids=["path-traversal", "no-such-class", "line-break", "zip-bomb", "too-big"],
 )
 def test_a_hostile_archive_is_refused_in_one_line_and_leaves_nothing(site, entries, status, why):
     server, tokens, folder, _ = site
