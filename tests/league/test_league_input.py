@@ -295,6 +295,40 @@ def test_a_valid_token_still_gets_its_upload_read(site):
     assert got.startswith(b"HTTP/1.1 408") and waited >= 4.0, (got[:200], waited)  # waited for the body
 
 
+@pytest.mark.parametrize("who", ["stranger", "user"])
+def test_an_upload_trickled_a_byte_every_four_seconds_is_cut_off_in_seconds_whatever_it_declared(site, who):
+    """The body's deadline was set once, from the length it declared: 2 MB declared got 5 + 122 s, so a
+    client sending a byte every 4 s (never pausing for the 5 s limit) held its connection for two minutes,
+    and thousands of them slowed the board tenfold.  A stranger's refused body was drained under the same
+    deadline.  What has come must now keep up with the minimum rate, 5 s behind."""
+    server, tokens, _ = site
+    token = "not-a-token" if who == "stranger" else tokens["bob"]
+    with socket.create_connection(("127.0.0.1", server.port)) as s:
+        s.sendall(
+            "POST /api/submit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {token}\r\nContent-Length: 2000000\r\n\r\n".encode()
+        )
+        t0 = time.monotonic()
+        got = b""
+        try:
+            while time.monotonic() - t0 < 30:
+                if select.select([s], [], [], 3.0)[0]:
+                    more = s.recv(65536)
+                    if not more:
+                        break  # closed: the connection is no longer held
+                    got += more
+                    continue
+                s.sendall(b" ")
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+        held = time.monotonic() - t0
+    assert held < 12, (held, got[:200])  # was 127 s
+    first = b"HTTP/1.1 401" if who == "stranger" else b"HTTP/1.1 408"
+    assert got.startswith(first), got[:200]
+    if who == "user":
+        assert b"slower than 16 KiB/s" in got, got
+
+
 def test_one_user_sends_at_most_two_uploads_at_once_and_a_third_is_refused_before_its_body(site):
     """Each upload's body is held whole in the server's memory while it comes (up to the upload limit, a few
     copies while it is parsed): a participant who opened hundreds of uploads at once with their one token made
