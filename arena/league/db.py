@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ def connect(path: str | Path, *, create: bool = False, busy_seconds: float = 30.
     p = Path(path)
     if not create and not p.exists():
         raise LeagueError(f"no league database at {p} (run 'arena league init' first)")
+    private(p)
     conn = sqlite3.connect(p, timeout=busy_seconds, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
@@ -66,6 +67,20 @@ def connect(path: str | Path, *, create: bool = False, busy_seconds: float = 30.
     conn.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
     migrate(conn)
     return conn
+
+
+def private(db: Path) -> None:
+    """Make the database file ``db`` (created empty if it is not there) readable by its owner alone, and its
+    ``-wal`` and ``-shm`` beside it: it holds every session's CSRF value and the users' token hashes, and any
+    account of a shared machine could read a 0644 file.  SQLite gives the ``-wal`` and ``-shm`` it creates
+    the database file's mode.  An OSError (a file of another owner, a read-only folder) is left to SQLite's
+    own refusal below it."""
+    with suppress(OSError):
+        os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    for f in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        with suppress(OSError):
+            if f.stat().st_mode & 0o077:
+                f.chmod(0o600)
 
 
 #: What a refusal of a read-only database tells the organizer to do (a restore would lose what it holds).
@@ -150,6 +165,7 @@ def backup(path: str | Path, out: str | Path) -> int:
     check_database(src)
     tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
     try:
+        private(tmp)  # a backup holds what the database does
         source = sqlite3.connect(src, timeout=30.0)
         target = sqlite3.connect(tmp)
         try:
@@ -193,6 +209,7 @@ def restore(path: str | Path, backup_file: str | Path) -> None:
                 source.close()
             return
         tmp = live.with_name(f".{live.name}.{os.getpid()}.tmp")
+        private(tmp)
         source = sqlite3.connect(bak)
         target = sqlite3.connect(tmp)
         try:

@@ -40,6 +40,36 @@ def test_migrations_are_applied_once_and_a_newer_database_is_refused(tmp_path):
         connect(lg.dir / "league.db")
 
 
+def test_the_database_its_wal_and_its_backups_are_readable_by_their_owner_alone(tmp_path):
+    """league.db holds every session's CSRF value and the users' token hashes: it was 0644 (with its -wal and
+    -shm), so any account of a shared machine could read it.  An older league's file is made private when
+    the league is next opened."""
+    import os
+    import stat
+
+    from arena.league.db import backup
+
+    def mode(p) -> int:
+        return stat.S_IMODE(os.stat(p).st_mode)
+
+    old_umask = os.umask(0o022)  # the usual one, whatever the test runner's
+    try:
+        lg = house_league(tmp_path)
+        c = lg.db()
+        lg.add_user(c, "ann")
+        db = lg.dir / "league.db"
+        assert {mode(f"{db}{s}") for s in ("", "-wal", "-shm")} == {0o600}
+        assert mode(backup(db, tmp_path / "copy.db") and tmp_path / "copy.db") == 0o600
+        c.close()  # the last connection: SQLite removes the -wal and -shm
+        os.chmod(db, 0o644)
+        c = lg.db()
+        lg.add_user(c, "bea")
+        assert {mode(f"{db}{s}") for s in ("", "-wal", "-shm")} == {0o600}
+        c.close()
+    finally:
+        os.umask(old_umask)
+
+
 def test_config_errors_are_one_line():
     with pytest.raises(LeagueError, match="unknown key 'gamez'"):
         config_from_dict({"gamez": 2})
