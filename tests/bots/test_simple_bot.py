@@ -151,7 +151,7 @@ def test_no_simple_vs_simple_hand_reaches_the_turn_cap_under_eaai(tmp_path):
         "    return least_deadwood_discard(hand, allowed, rng)[0]\n"
     )
     rules = rules_array(load_rules("eaai"))
-    seeds = np.arange(150_000)
+    seeds = np.arange(50_000)  # the old one loops in two of these games (30984 and 42261)
     capped = {}
     for name, bot in (
         ("old", load_bot_file(old)),
@@ -159,7 +159,7 @@ def test_no_simple_vs_simple_hand_reaches_the_turn_cap_under_eaai(tmp_path):
         ("template", load_bot_file("bots/TEMPLATE.py")),
     ):
         capped[name] = int(play_batch(bot, bot, rules, seeds).games[:, G_CAPPED].sum())
-    assert capped["old"] >= 1, capped  # the loop exists on these deals (about 1 hand in 300,000)
+    assert capped["old"] >= 1, capped  # the loop exists on these deals (8 games in the first 150,000)
     assert capped["new"] == 0 and capped["template"] == 0, capped
 
 
