@@ -246,11 +246,18 @@ class ExternalBot:
     # --- deciding ---------------------------------------------------------------------------------
 
     def new_chunk(self, game_ids: dict[int, int] | None = None) -> None:
-        """A new chunk starts: the crash streak starts over; ``game_ids`` maps each game's
-        per-seat bot seed to the game's id in the matchup (sent as ``game``)."""
+        """A new chunk starts: the crash streak and the count of failed starts start over; ``game_ids``
+        maps each game's per-seat bot seed to the game's id in the matchup (sent as ``game``).
+
+        A worker keeps its bots for its whole life, chunk after chunk and matchup after matchup: a
+        count of failed starts kept across chunks made a bot that failed three starts in one chunk
+        (a machine busy for a while, a file briefly missing) forfeit every later game in that worker.
+        """
         self.crash_streak = 0
         self.last_crash = ""
         self.game_ids = dict(game_ids or {})
+        for s in self.seats:
+            s.failed_starts = 0
 
     def decide(self, phase: int, view: np.ndarray, params: np.ndarray, memory: np.ndarray, rng: np.ndarray) -> int:
         v = view.tolist()

@@ -103,6 +103,42 @@ def _games_seen(log: str) -> dict[int, int]:
     return {int(s): int(g) for _, g, s in (line.split() for line in log.splitlines() if line.startswith("GAME "))}
 
 
+def _chunks(a: BotSpec, b: BotSpec, matchup_no: int, games: int, chunk_size: int):
+    """The chunk tasks of one matchup with duplicate deals."""
+    return plan_matchup(
+        a,
+        b,
+        matchup_no=matchup_no,
+        rules=Rules(),
+        seed=7,
+        games=games,
+        duplicate=True,
+        chunk_size=chunk_size,
+        record_hands=False,
+        per_game_seconds=10.0,
+        chunk_floor_seconds=60.0,
+    )[1]
+
+
+def test_three_failed_starts_forfeit_the_rest_of_their_chunk_and_later_chunks_in_the_worker_play(tmp_path):
+    """A worker keeps a bot for its life: the failed starts of one chunk (here while a file ``down``
+    lies beside the bot) must not forfeit the chunks and matchups the worker plays after it."""
+    down = tmp_path / "down"
+    unless_down = f"import os, sys\nif os.path.exists({str(down)!r}):\n    sys.exit(3)\n"
+    cmd = script(tmp_path, "flaky", unless_down + PLAYER % "")
+    bot = load(BotRef("command", shlex.join(cmd)), LIMITS, name="flaky")
+    flaky = BotSpec.of(bot)
+    external_of(bot).close()
+    first, second = _chunks(flaky, BotSpec.of(load_bot("simple")), 0, games=16, chunk_size=8)
+    (other,) = _chunks(flaky, BotSpec.of(load_bot("random")), 1, games=4, chunk_size=4)
+    down.write_text("")
+    res = play_chunk(first)
+    assert len(res.errors) == 8 and "failed to start 3 times in a row" in res.errors[3], res.errors
+    down.unlink()
+    assert play_chunk(second).errors == []
+    assert play_chunk(other).errors == []
+
+
 def test_the_game_field_is_the_games_id_in_the_matchup_however_the_chunks_are_cut(tmp_path):
     cmd = script(tmp_path, "echo", PLAYER % "")
     bot = load(BotRef("command", shlex.join(cmd)), LIMITS, name="echo")
