@@ -137,7 +137,7 @@ class ExternalBot:
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
         record_times: bool = False,
-        first_answer_s: float = 0.0,
+        first_answer_s: float | None = None,
         read_paths: tuple[str, ...] = (),
         tracer: tuple[str, ...] = (),
         one_function: bool = False,
@@ -150,10 +150,11 @@ class ExternalBot:
         self.env = env
         self.read_paths = tuple(read_paths)  # more paths the program may read inside the wall
         self.tracer = tuple(tracer)  # a program the bot is started under (check-bot's strace)
-        # A sandboxed Python file compiles its numba helpers on the first call of each
-        # decision, and the sandbox can't save numba's cache: that first answer of each
-        # kind per process may take this long (the start limit), later ones decision_s.
-        self.first_answer_s = float(first_answer_s)
+        # A program may warm up on the first question of each kind: a JVM loads and compiles its classes,
+        # a sandboxed Python file compiles its numba helpers (the sandbox can't save numba's cache).  Its
+        # process starts again at each seating, so that first answer of each kind per process may take
+        # this long (by default the start limit), later ones decision_s.
+        self.first_answer_s = self.limits.start_s if first_answer_s is None else float(first_answer_s)
         # A policy answers every kind of decision with one function (its act): only its very first answer
         # may take first_answer_s.
         self.one_function = one_function
@@ -627,15 +628,14 @@ def host_command(path: str | os.PathLike) -> list[str]:
 class SandboxTiming(TypedDict, total=False):
     """:class:`ExternalBot`'s options that time a bot file in the sandbox (none: a program's own timing)."""
 
-    first_answer_s: float
     one_function: bool
 
 
-def sandbox_timing(path: str | os.PathLike, limits: Limits) -> SandboxTiming:
-    """How a bot file in the sandbox is timed (:class:`ExternalBot`'s options): the first answer of each kind
-    may take the start limit, since its host compiles that decision with numba on first use (a policy
-    answers every kind with one function: only its very first answer)."""
-    return SandboxTiming(first_answer_s=limits.start_s, one_function=is_policy_file(path))
+def sandbox_timing(path: str | os.PathLike) -> SandboxTiming:
+    """How a bot file in the sandbox is timed (:class:`ExternalBot`'s options): like every program, its
+    first answer of each kind may take the start limit (its host compiles that decision with numba on
+    first use); a policy answers every kind with one function, so only its very first answer may."""
+    return SandboxTiming(one_function=is_policy_file(path))
 
 
 def sandbox_setup(
@@ -705,7 +705,7 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     """
     limits = limits or Limits(start_s=START_SECONDS["sandbox"])
     command, cwd, env, digest, read_paths = sandbox_setup(path, limits)
-    ext = ExternalBot(command, cwd, limits, env=env, read_paths=read_paths, **sandbox_timing(path, limits))
+    ext = ExternalBot(command, cwd, limits, env=env, read_paths=read_paths, **sandbox_timing(path))
     return _make_bot(
         ext,
         name,
