@@ -10,7 +10,9 @@ forfeits that game with the error's message ("timeout: ...").
 
 Game boundaries come from the engine itself: ``begin_game`` zeroes a bot's
 ``memory``, so ``memory[0] == 0`` marks the first decision of a game (the
-bot then sets it to 1), and the generator state it seeded is turned back
+bot then sets it to 1; to 2 when a ``hand_over`` line came first, so that
+the game's first ``decide`` line still says ``new_game`` and carries the
+parameters), and the generator state it seeded is turned back
 into the bot's per-game seed (:func:`arena.engine.rng.seed_of_state`; that seed is
 a one-way function of the game seed, so it tells the bot nothing about the
 deal).  A process that timed out, crashed or wrote garbage is killed and
@@ -61,6 +63,10 @@ from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
 from arena.settings.config import START_SECONDS
 
 MAX_FAILED_STARTS = 3
+#: ``memory[0]`` of an external bot, which the engine zeroes at each game's start: no line of the game sent
+#: yet; a ``hand_over`` line sent first (the game's first hand ended before the seat was asked anything);
+#: a ``decide`` line sent.  Until one is, the next ``decide`` line says ``new_game`` and carries ``params``.
+_NOT_BEGUN, _BEGUN_BY_HAND_OVER, _DECIDED = 0.0, 2.0, 1.0
 #: Failures after which the bot's process is killed; ``max_crashes`` of them in a row forfeit the chunk.
 CRASH_REASONS = ("crashed", "timeout", "garbled answer", "no sandbox")
 
@@ -264,9 +270,11 @@ class ExternalBot:
         v = view.tolist()
         s = self.seats[v[V_SEAT]]
         what = DECISION_OF_PHASE[phase] + "()"
-        new_game = memory[0] == 0.0
-        if new_game:
+        begun = memory[0]
+        new_game = begun != _DECIDED
+        if begun == _NOT_BEGUN:
             s = self._new_game(v[V_SEAT], memory, rng)
+        memory[0] = _DECIDED
         proc = s.proc
         if proc is None or not proc.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
@@ -429,17 +437,20 @@ class ExternalBot:
         """Tell the seat's program what the table shows (if it asked); a dead program is left alone.
 
         A hand may end before the seat was asked anything (the other seat took the upcard and
-        knocked at once): in a game's first hand this line is then the game's first message.
+        knocked at once): in a game's first hand this line is then the game's first message, and
+        says ``new_game``; the game's first ``decide`` line says it again, with the parameters (a bot
+        that reads only decide lines must still see its games begin).
         """
         if not (self.hello or {}).get("hand_over"):
             return
-        new_game = bool(memory[0] == 0.0)
+        new_game = bool(memory[0] == _NOT_BEGUN)
         if new_game:
             try:
                 self._new_game(seat, memory, rng)
             except ExternalBotError:
-                memory[0] = 0.0  # its first decision tries again, and forfeits if it must
+                memory[0] = _NOT_BEGUN  # its first decision tries again, and forfeits if it must
                 return
+            memory[0] = _BEGUN_BY_HAND_OVER
         s = self.seats[seat]
         if s.proc is None or not s.proc.alive or s.failed_game:
             return
@@ -452,7 +463,7 @@ class ExternalBot:
     def _new_game(self, seat: int, memory: np.ndarray, rng: np.ndarray) -> _Seat:
         """The first question (or hand_over line) of a game for ``seat``: (re)start its process if
         need be, and take the game's bot seed from its generator, as the engine seeded it."""
-        memory[0] = 1.0
+        memory[0] = _DECIDED
         if self._pid != os.getpid():
             self._after_fork()
         s = self.seats[seat]

@@ -332,3 +332,49 @@ def test_a_wrong_answer_to_an_act_line_raises_with_the_reason_first(line, reason
         parse_actions(line, 3)
     assert info.value.reason == reason and str(info.value).startswith(reason + ": ")
     assert words in str(info.value)
+
+
+def _documented_fields(section: str) -> set[str]:
+    """The field names in the first column of the first table after ``section`` in docs/PROTOCOL.md."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "PROTOCOL.md").read_text()
+    rest = text[text.index(section) :]
+    table = rest[rest.index("| field |") :].split("\n\n", 1)[0]
+    names: set[str] = set()
+    for row in table.splitlines()[2:]:
+        names |= set(re.findall(r"`([a-z_*]+)`", row.split("|")[1]))
+    return names
+
+
+class _HandOvers:
+    """Table hooks (:class:`arena.engine.contract.TableHooks`) keeping what the engine tells at each hand's end."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[np.ndarray, dict]] = []
+
+    def declared_melds(self, seat: int) -> None:
+        return None
+
+    def hand_over(self, seat, view, shown, memory, rng) -> None:
+        self.seen.append((view.copy(), dict(shown)))
+
+
+def test_every_field_of_a_hand_over_line_is_documented():
+    """The line carried ``new_game``, ``seed`` and ``is_dealer``, which the protocol did not name."""
+    from arena.external.protocol import encode_hand_over
+
+    simple, spy = load_bot("simple"), _HandOvers()
+
+    def first(view, params, memory, rng):
+        return int(simple.functions[0](view, params, memory, rng))
+
+    first.table_hooks = spy  # type: ignore[attr-defined]
+    hooked = dataclasses.replace(simple, functions=(first, *simple.functions[1:]), fast=False)
+    play_batch(hooked, simple, rules_array(load_rules("standard")), np.arange(3))
+    view, shown = spy.seen[-1]
+    sent = set(json.loads(encode_hand_over(view.tolist(), 1, shown, 5, True))) - {"type"}
+    sent = {k[: k.index("_") + 1] + "*" if k.startswith(("opp_", "my_")) and "score" not in k else k for k in sent}
+    documented = _documented_fields("## 3. The end of a hand")
+    assert sent == documented, sent ^ documented
