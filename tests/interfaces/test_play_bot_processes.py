@@ -64,3 +64,39 @@ def test_a_finished_game_stops_its_bot_processes():
         assert call(srv, "POST", "/api/next", {})[0] == 409
     finally:
         srv.stop()
+
+
+def _crasher(folder: Path) -> str:
+    """A ``cmd:`` bot that plays like the Python example and exits at its first decision."""
+    body = PLAYER.read_text().replace(
+        '        elif kind == "decide":\n', '        elif kind == "decide":\n            sys.exit(3)\n', 1
+    )
+    assert "sys.exit(3)" in body
+    (folder / "crasher.py").write_text(body)
+    folder.chmod(0o755)
+    return f"cmd:{sys.executable} {folder / 'crasher.py'}"
+
+
+def test_a_bot_whose_program_crashes_forfeits_the_game_and_the_next_game_starts(tmp_path):
+    """The crash came back as HTTP 500 ("ExternalBotError: ..."), and the game stayed stuck for ever: not the
+    person's turn, nothing allowed, every action refused.  Now it ends as the bot's forfeit, as in a run."""
+    srv = Server(App(bot=_crasher(tmp_path), seed=11), port=0).start()
+    try:
+        status, v = call(srv, "POST", "/api/new", {})
+        for _ in range(4):  # the bot is asked at the deal, or after the person's first move
+            assert status == 200, v
+            if v["game_over"]:
+                break
+            move = next(a for a in ("pass", "draw_stock") if a in v["allowed"])
+            status, v = call(srv, "POST", "/api/act", {"action": move})
+        assert v["game_over"] and v["hand_over"] and v["winner_seat"] == 0 and v["allowed"] == []
+        why = v["forfeit"]["reason"]
+        assert v["forfeit"]["name"] == "simple-py" and why.startswith("crashed: exited with code 3 while asked ")
+        assert "Error" not in why and v["log"][-1]["key"] == "forfeit"
+        assert call(srv, "POST", "/api/act", {"action": "draw_stock"}) == (
+            409,
+            {"error": "the game is over: start a new game"},
+        )
+        assert call(srv, "POST", "/api/new", {})[0] == 200
+    finally:
+        srv.stop()
