@@ -33,7 +33,7 @@ import numpy as np
 
 from arena.botkit.bot import Bot
 from arena.engine.cards import cards_of
-from arena.engine.contract import PHASE_FUNCTION
+from arena.engine.contract import PHASE_FUNCTION, table_hooks
 from arena.engine.layout import (
     ERR_NOT_IN_HAND,
     ERR_RETAKE,
@@ -64,6 +64,7 @@ from arena.engine.showdown import (
     layoff_mask,
     meld_masks,
     melds_within,
+    table_shows,
     value,
 )
 from arena.engine.step import (
@@ -331,9 +332,21 @@ class PlaySession:
                 "points": list(self.last_hand["points"]),
             }
         )
+        self._tell_bot_hand_over()
         self.game_over = bool(end_hand(self.st, self.rules, self.row))
         if self.game_over:
             close_bot(self.bot)  # nothing more to ask: its processes need not wait for the game to expire
+
+    def _tell_bot_hand_over(self) -> None:
+        """Tell a bot that asks (its table hooks, as in a run) what the table shows at the hand's end: its
+        final view and :func:`arena.engine.showdown.table_shows`, before the next deal moves on.  A bot
+        whose program fails here forfeits at its next decision, as in a run."""
+        hooks = table_hooks(self.bot)
+        if hooks is None:
+            return
+        view = np.zeros(V_SIZE, dtype=np.int64)
+        build_view(self.st, self.rules, BOT, view)
+        hooks.hand_over(BOT, view, table_shows(self.st), self.mem_bot, self.rng_bot)
 
     def _bot_moves(self) -> None:
         """Let the bot act until it is the person's turn, the person must defend, or the hand is over."""
@@ -348,9 +361,12 @@ class PlaySession:
                 self._bot_forfeits(_failure(exc))
                 return
             if phase in (PH_KNOCK, PH_BIG_GIN) and answer == 1:
-                # The bot knocks: its melds are the automatic showdown's; the person defends.
+                # The bot knocks: its melds are those it declared (a bot that asks to, as in a run: the
+                # engine checked them with its answer), else the automatic showdown's; the person defends.
                 self._logged(BOT, phase, 1, self.st.copy())
-                ksets, kruns, _ = knocker_proposal(self.st)
+                hooks = table_hooks(self.bot)
+                declared = hooks.declared_melds(BOT) if hooks is not None else None
+                ksets, kruns = declared if declared is not None else knocker_proposal(self.st)[:2]
                 self.stage = "defend"
                 self.knock = {"sets": ksets, "runs": kruns, "laid": 0}
                 return
