@@ -10,7 +10,9 @@ forfeits that game with the error's message ("timeout: ...").
 
 Game boundaries come from the engine itself: ``begin_game`` zeroes a bot's
 ``memory``, so ``memory[0] == 0`` marks the first decision of a game (the
-bot then sets it to 1), and the generator state it seeded is turned back
+bot then sets it to 1; to 2 when a ``hand_over`` line came first, so that
+the game's first ``decide`` line still says ``new_game`` and carries the
+parameters), and the generator state it seeded is turned back
 into the bot's per-game seed (:func:`arena.engine.rng.seed_of_state`; that seed is
 a one-way function of the game seed, so it tells the bot nothing about the
 deal).  A process that timed out, crashed or wrote garbage is killed and
@@ -61,6 +63,10 @@ from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
 from arena.settings.config import START_SECONDS
 
 MAX_FAILED_STARTS = 3
+#: ``memory[0]`` of an external bot, which the engine zeroes at each game's start: no line of the game sent
+#: yet; a ``hand_over`` line sent first (the game's first hand ended before the seat was asked anything);
+#: a ``decide`` line sent.  Until one is, the next ``decide`` line says ``new_game`` and carries ``params``.
+_NOT_BEGUN, _BEGUN_BY_HAND_OVER, _DECIDED = 0.0, 2.0, 1.0
 #: Failures after which the bot's process is killed; ``max_crashes`` of them in a row forfeit the chunk.
 CRASH_REASONS = ("crashed", "timeout", "garbled answer", "no sandbox")
 
@@ -137,7 +143,7 @@ class ExternalBot:
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
         record_times: bool = False,
-        first_answer_s: float = 0.0,
+        first_answer_s: float | None = None,
         read_paths: tuple[str, ...] = (),
         tracer: tuple[str, ...] = (),
         one_function: bool = False,
@@ -150,10 +156,11 @@ class ExternalBot:
         self.env = env
         self.read_paths = tuple(read_paths)  # more paths the program may read inside the wall
         self.tracer = tuple(tracer)  # a program the bot is started under (check-bot's strace)
-        # A sandboxed Python file compiles its numba helpers on the first call of each
-        # decision, and the sandbox can't save numba's cache: that first answer of each
-        # kind per process may take this long (the start limit), later ones decision_s.
-        self.first_answer_s = float(first_answer_s)
+        # A program may warm up on the first question of each kind: a JVM loads and compiles its classes,
+        # a sandboxed Python file compiles its numba helpers (the sandbox can't save numba's cache).  Its
+        # process starts again at each seating, so that first answer of each kind per process may take
+        # this long (by default the start limit), later ones decision_s.
+        self.first_answer_s = self.limits.start_s if first_answer_s is None else float(first_answer_s)
         # A policy answers every kind of decision with one function (its act): only its very first answer
         # may take first_answer_s.
         self.one_function = one_function
@@ -246,19 +253,28 @@ class ExternalBot:
     # --- deciding ---------------------------------------------------------------------------------
 
     def new_chunk(self, game_ids: dict[int, int] | None = None) -> None:
-        """A new chunk starts: the crash streak starts over; ``game_ids`` maps each game's
-        per-seat bot seed to the game's id in the matchup (sent as ``game``)."""
+        """A new chunk starts: the crash streak and the count of failed starts start over; ``game_ids``
+        maps each game's per-seat bot seed to the game's id in the matchup (sent as ``game``).
+
+        A worker keeps its bots for its whole life, chunk after chunk and matchup after matchup: a
+        count of failed starts kept across chunks made a bot that failed three starts in one chunk
+        (a machine busy for a while, a file briefly missing) forfeit every later game in that worker.
+        """
         self.crash_streak = 0
         self.last_crash = ""
         self.game_ids = dict(game_ids or {})
+        for s in self.seats:
+            s.failed_starts = 0
 
     def decide(self, phase: int, view: np.ndarray, params: np.ndarray, memory: np.ndarray, rng: np.ndarray) -> int:
         v = view.tolist()
         s = self.seats[v[V_SEAT]]
         what = DECISION_OF_PHASE[phase] + "()"
-        new_game = memory[0] == 0.0
-        if new_game:
+        begun = memory[0]
+        new_game = begun != _DECIDED
+        if begun == _NOT_BEGUN:
             s = self._new_game(v[V_SEAT], memory, rng)
+        memory[0] = _DECIDED
         proc = s.proc
         if proc is None or not proc.alive:
             raise ExternalBotError("crashed", "the bot's process is not running")
@@ -421,17 +437,20 @@ class ExternalBot:
         """Tell the seat's program what the table shows (if it asked); a dead program is left alone.
 
         A hand may end before the seat was asked anything (the other seat took the upcard and
-        knocked at once): in a game's first hand this line is then the game's first message.
+        knocked at once): in a game's first hand this line is then the game's first message, and
+        says ``new_game``; the game's first ``decide`` line says it again, with the parameters (a bot
+        that reads only decide lines must still see its games begin).
         """
         if not (self.hello or {}).get("hand_over"):
             return
-        new_game = bool(memory[0] == 0.0)
+        new_game = bool(memory[0] == _NOT_BEGUN)
         if new_game:
             try:
                 self._new_game(seat, memory, rng)
             except ExternalBotError:
-                memory[0] = 0.0  # its first decision tries again, and forfeits if it must
+                memory[0] = _NOT_BEGUN  # its first decision tries again, and forfeits if it must
                 return
+            memory[0] = _BEGUN_BY_HAND_OVER
         s = self.seats[seat]
         if s.proc is None or not s.proc.alive or s.failed_game:
             return
@@ -444,7 +463,7 @@ class ExternalBot:
     def _new_game(self, seat: int, memory: np.ndarray, rng: np.ndarray) -> _Seat:
         """The first question (or hand_over line) of a game for ``seat``: (re)start its process if
         need be, and take the game's bot seed from its generator, as the engine seeded it."""
-        memory[0] = 1.0
+        memory[0] = _DECIDED
         if self._pid != os.getpid():
             self._after_fork()
         s = self.seats[seat]
@@ -620,15 +639,14 @@ def host_command(path: str | os.PathLike) -> list[str]:
 class SandboxTiming(TypedDict, total=False):
     """:class:`ExternalBot`'s options that time a bot file in the sandbox (none: a program's own timing)."""
 
-    first_answer_s: float
     one_function: bool
 
 
-def sandbox_timing(path: str | os.PathLike, limits: Limits) -> SandboxTiming:
-    """How a bot file in the sandbox is timed (:class:`ExternalBot`'s options): the first answer of each kind
-    may take the start limit, since its host compiles that decision with numba on first use (a policy
-    answers every kind with one function: only its very first answer)."""
-    return SandboxTiming(first_answer_s=limits.start_s, one_function=is_policy_file(path))
+def sandbox_timing(path: str | os.PathLike) -> SandboxTiming:
+    """How a bot file in the sandbox is timed (:class:`ExternalBot`'s options): like every program, its
+    first answer of each kind may take the start limit (its host compiles that decision with numba on
+    first use); a policy answers every kind with one function, so only its very first answer may."""
+    return SandboxTiming(one_function=is_policy_file(path))
 
 
 def sandbox_setup(
@@ -698,7 +716,7 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     """
     limits = limits or Limits(start_s=START_SECONDS["sandbox"])
     command, cwd, env, digest, read_paths = sandbox_setup(path, limits)
-    ext = ExternalBot(command, cwd, limits, env=env, read_paths=read_paths, **sandbox_timing(path, limits))
+    ext = ExternalBot(command, cwd, limits, env=env, read_paths=read_paths, **sandbox_timing(path))
     return _make_bot(
         ext,
         name,

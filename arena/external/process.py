@@ -332,6 +332,7 @@ class BotProcess:
         self._poll_out.register(self._in, select.POLLOUT)
         self.alive = True
         self._answered = False  # no answer read yet: output waiting before the handshake is its hello
+        self._told = ""  # the last line sent wanted no answer (a hand_over): what it was
         self._born = time.monotonic()
         self._asked_s = 0.0  # time spent asked (from its start to its first answer, then each question)
         self._program: int | None = None  # the program's pid (inside the wall: bwrap's grandchild)
@@ -360,6 +361,7 @@ class BotProcess:
     def _request(self, line: bytes, timeout: float, what: str, max_line: int) -> bytes:
         deadline = time.monotonic() + timeout
         self._send(line, deadline, timeout, what)
+        self._told = ""
         self._answered = True  # whatever comes now is read as this answer, or refused
         # The usual case: one wait, one read, one whole line.
         if not self._wait_answer(deadline):
@@ -380,6 +382,7 @@ class BotProcess:
     def tell(self, line: bytes, timeout: float, what: str) -> None:
         """Send ``line``, which wants no answer (a ``hand_over``); raises like :meth:`request`."""
         self._send(line, time.monotonic() + timeout, timeout, what)
+        self._told = what
 
     def _send(self, line: bytes, deadline: float, timeout: float, what: str) -> None:
         """Write all of ``line`` by ``deadline``: one write in the usual case, the rest as the pipe drains."""
@@ -409,6 +412,11 @@ class BotProcess:
             return
         if early:
             self.kill("garbled answer")
+            if self._told:  # a bot that answers every line it gets: say which line took no answer
+                raise ExternalBotError(
+                    "garbled answer",
+                    f"the bot answered a {self._told} line, which takes no answer (it wrote {early!r})",
+                )
             raise ExternalBotError("garbled answer", f"{what}: the bot wrote {early!r} before it was asked")
 
     def _write_rest(self, view: memoryview, deadline: float, timeout: float, what: str) -> None:
@@ -548,18 +556,16 @@ class BotProcess:
     def _crashed(self, what: str):
         code = self._reap(1.0)
         self.kill("crashed")
-        raise ExternalBotError("crashed", f"{self._exit_text(code)} while asked {what}{self._last_words()}")
+        raise ExternalBotError("crashed", f"{self._exit_text(code)} while asked {what}{self._last_words(code)}")
 
-    def _last_words(self) -> str:
+    def _last_words(self, code: int | None = None) -> str:
+        """The bot's last line of stderr, and a hint when it says what the sandbox forbids."""
         time.sleep(0.02)  # let the stderr reader catch the last line
         tail = self.log.tail_line()
-        hint = ""
-        if "fork" in tail.lower() or "resource temporarily unavailable" in tail.lower():
-            hint = (
-                "; the sandbox forbids new processes: start the program itself, not a launcher "
-                "script that forks (e.g. a pyenv shim), or allow processes in its limits"
-            )
-        return f" (last stderr line: {tail!r}{hint})" if tail else ""
+        hint = crash_hint(tail, code, self.in_wall)
+        if not tail:
+            return f" ({hint[2:]})" if hint else ""
+        return f" (last stderr line: {tail!r}{hint})"
 
     def _exit_text(self, code: int | None) -> str:
         if code is None:
@@ -642,6 +648,31 @@ class BotProcess:
             self.log.note(f"pid {self.pid} exited ({self._exit_text(code)})")
         else:
             self.kill("did not exit after bye")
+
+
+#: What a launcher that forks meets in the sandbox (a pyenv shim runs ``pyenv``, a shell script more).
+FORK_HINT = (
+    "; the sandbox forbids new processes: start the program itself by its real path, not a launcher "
+    "script that forks (e.g. a pyenv shim)"
+)
+#: What a launcher that runs a program from elsewhere meets in the wall (a pyenv shim execs the
+#: interpreter under ~/.pyenv, which the wall does not show: bash exits 127, "No such file or directory").
+UNSEEN_HINT = (
+    "; the sandbox shows a program only the files its command names (and their folders) and the "
+    "system's: start the program itself by its real path, not a launcher script that runs one from "
+    "elsewhere (e.g. a pyenv shim; python3 -c 'import sys; print(sys.executable)' names the real one)"
+)
+
+
+def crash_hint(tail: str, code: int | None, in_wall: bool) -> str:
+    """A hint for a bot that died of what the sandbox forbids, from its last stderr line and exit code
+    (127: the shell found no program to run)."""
+    low = tail.lower()
+    if "fork" in low or "resource temporarily unavailable" in low:
+        return FORK_HINT
+    if in_wall and (code == 127 or "no such file or directory" in low):
+        return UNSEEN_HINT
+    return ""
 
 
 def start_and_handshake(

@@ -341,22 +341,63 @@ def decode_decide(msg: dict[str, Any]) -> np.ndarray:
 # --- what a bot sends -------------------------------------------------------------------------
 
 
+def _not_json(word: str) -> Any:
+    """Python reads ``NaN``, ``Infinity`` and ``-Infinity`` as floats; JSON has no such words."""
+    raise ValueError(f"{word} is not JSON")
+
+
+class _LongInt(int):
+    """An integer of more digits than Python reads at once (valid JSON, but out of every range of the
+    protocol): its first digits stand for it, which keep it out of range, and ``chars`` is its length."""
+
+    chars = 0
+
+
+def _long_int(text: str) -> int:
+    if len(text) <= _LONG_DIGITS:
+        return int(text)
+    n = _LongInt(text[:_LONG_DIGITS])
+    n.chars = len(text)
+    return n
+
+
+#: Digits of an integer read as they are: far past 2^64, and within Python's own limit (4,300).
+_LONG_DIGITS = 40
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+_LONG_DECODER = json.JSONDecoder(parse_constant=_not_json, parse_int=_long_int)
+
+
 def _loads(line: bytes, what: str) -> Any:
     """The JSON value of a line; a line that isn't one is a ``bad handshake`` in the handshake, else a
-    ``garbled answer`` (the reasons PROTOCOL.md lists)."""
+    ``garbled answer`` (the reasons PROTOCOL.md lists).
+
+    Only JSON passes: not ``NaN`` or ``Infinity``, which Python reads as floats (an answer would be an
+    ill-typed float, and the process, out of step, would play on).  An integer too long for Python to
+    read (past 4,300 digits) is still JSON: it is read again as a :class:`_LongInt`, out of range
+    wherever it stands, so it is refused as ill-typed like any other integer out of range.
+    """
     reason = "bad handshake" if what == "the handshake" else "garbled answer"
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         raise ProtocolError(reason, f"{what} is not UTF-8: {_show(line)}") from None
     try:
-        return json.loads(text)
-    except ValueError as exc:
-        # Python refuses integers of more than 4,300 digits: valid JSON, but no answer is that long.
-        why = "holds a number too long to read" if "digits" in str(exc) else "is not JSON"
-        raise ProtocolError(reason, f"{what} {why}: {_show(line)}") from None
+        try:
+            return _DECODER.decode(text)
+        except ValueError as exc:
+            if "digits" not in str(exc):
+                raise
+            return _LONG_DECODER.decode(text)
+    except ValueError:
+        raise ProtocolError(reason, f"{what} is not JSON: {_show(line)}") from None
     except RecursionError:  # "[[[[...]]]]" nested past Python's limit
         raise ProtocolError(reason, f"{what} is JSON nested too deeply: {_show(line)}") from None
+
+
+def _int_text(value: int) -> str:
+    """An integer a bot sent, for a message: at most 40 digits, and its length past that."""
+    chars = value.chars if isinstance(value, _LongInt) else len(str(value))
+    return str(value) if chars <= 40 else str(value)[:40] + f"... ({chars} characters)"
 
 
 def _show(line: bytes, limit: int = 80) -> str:
@@ -378,6 +419,11 @@ def _bot_error(value: Any, limit: int) -> str:
     return printable(str(value)[:limit])
 
 
+#: The usual answers as a bot writes them, read by one look-up: the integers 0..999 exactly as JSON
+#: writes them (no sign, no leading zero, no space).  Any other line is left to the JSON reader.
+_PLAIN_ANSWERS = {str(i).encode(): i for i in range(1000)}
+
+
 def parse_answer(line: bytes, decision: str) -> int:
     """The action in a bot's answer line (without its newline).
 
@@ -388,9 +434,9 @@ def parse_answer(line: bytes, decision: str) -> int:
     (the bot resigned).  Whether the integer is a legal move is the engine's
     call.
     """
-    s = line.strip()
-    if 0 < len(s) < 4 and s.isdigit():  # the common case: 0, 1 or a card
-        return int(s)
+    fast = _PLAIN_ANSWERS.get(line)  # the common case: 0, 1 or a card, as JSON writes them
+    if fast is not None:
+        return fast
     value = _loads(line, f"the answer to {decision}()")
     if isinstance(value, dict):
         if "error" in value:
@@ -404,8 +450,7 @@ def parse_answer(line: bytes, decision: str) -> int:
             kind = "a float (write it without a decimal point)"
         raise ProtocolError("ill-typed answer", f"{decision}() must answer an integer, got {kind}: {_show(line)}")
     if not -(2**31) <= value < 2**31:
-        shown = str(value) if len(str(value)) <= 40 else str(value)[:40] + f"... ({len(str(value))} characters)"
-        raise ProtocolError("ill-typed answer", f"{decision}() answered {shown}, out of range")
+        raise ProtocolError("ill-typed answer", f"{decision}() answered {_int_text(value)}, out of range")
     return value
 
 
@@ -424,7 +469,7 @@ def hello_line(limits: dict[str, Any]) -> bytes:
 def _float_value(v: Any) -> bool:
     """``v`` is a JSON number that is a finite float: an integer past a float's range (``1e400`` written
     out as 401 digits, valid JSON) is not, and must not raise OverflowError from the check itself."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if isinstance(v, (bool, _LongInt)) or not isinstance(v, (int, float)):
         return False
     try:
         return math.isfinite(float(v))
@@ -444,7 +489,7 @@ def parse_hello(line: bytes) -> dict[str, Any]:
     if "error" in value:
         raise ProtocolError("bot error", _bot_error(value["error"], 500))
     version = value.get("protocol")
-    if version != PROTOCOL_VERSION or isinstance(version, bool):
+    if type(version) is not int or version != PROTOCOL_VERSION:  # an integer: not 1.0, nor true
         raise ProtocolError(
             "bad handshake", f"the bot speaks protocol {version!r}; this arena speaks {PROTOCOL_VERSION}"
         )
@@ -525,15 +570,13 @@ def parse_melds(line: bytes) -> list[list[int]] | None:
         if "melds" not in value:
             raise ProtocolError("ill-typed answer", f'melds() answered an object without "melds": {_show(line)}')
         value = value["melds"]
-    if value is None or (value == -1 and not isinstance(value, bool)):
+    if value is None or (type(value) is int and value == -1):  # an integer: not -1.0
         return None
     if (
         not isinstance(value, list)
         or len(value) > 11
         or not all(
-            isinstance(m, list)
-            and len(m) <= 11
-            and all(isinstance(c, int) and not isinstance(c, bool) and -(2**31) <= c < 2**31 for c in m)
+            isinstance(m, list) and len(m) <= 11 and all(type(c) is int and -(2**31) <= c < 2**31 for c in m)
             for m in value
         )
     ):
@@ -637,9 +680,9 @@ def parse_actions(line: bytes, n: int) -> np.ndarray:
     if len(value) != n:
         raise ProtocolError("ill-typed answer", f"act() answered {len(value)} action ids for {n} observations")
     for a in value:
-        if type(a) is not int:  # bool and float are not action ids
+        if type(a) is not int and not isinstance(a, _LongInt):  # bool and float are not action ids
             kind = "a float" if isinstance(a, float) else type(a).__name__
             raise ProtocolError("ill-typed answer", f"act() must answer integer action ids, got {kind}: {_show(line)}")
         if not -(2**31) <= a < 2**31:
-            raise ProtocolError("ill-typed answer", f"act() answered {str(a)[:40]}, out of range")
+            raise ProtocolError("ill-typed answer", f"act() answered {_int_text(a)}, out of range")
     return np.array(value, dtype=np.int64)

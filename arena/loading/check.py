@@ -319,7 +319,7 @@ def check_bot(
         if echo:
             echo(report.summary())
         return report
-    timing: SandboxTiming = sandbox_timing(ref.ref, limits) if ref.kind in ("sandbox", "file") else {}  # as a run
+    timing: SandboxTiming = sandbox_timing(ref.ref) if ref.kind in ("sandbox", "file") else {}  # as a run
     ext = ExternalBot(command, cwd, limits, env=env, record_times=True, read_paths=read_paths, **timing)
     try:
         probes = ref.kind != "eaai"

@@ -50,6 +50,7 @@ import numpy as np
 
 from arena.engine.contract import PHASE_FUNCTION
 from arena.run.plan import ChunkTask, code_identity
+from arena.run.store.meta import stdout_log_stem
 from arena.run.worker import (
     P_ASKED,
     P_COMPILING,
@@ -288,7 +289,7 @@ def _worker_main(conn, raw, parent_pid: int, play: Play | None = None) -> None:
                 res = play_chunk(task, progress, catch_exits=True)
                 out = _drain(scratch)
                 if out:
-                    key = f"{task.bot_a.name}--{task.bot_b.name}.stdout"
+                    key = stdout_log_stem(task.bot_a.name, task.bot_b.name)
                     res.logs[key] = res.logs.get(key, f"--- {task.label}\n") + out
                 msg = ("ok", res)
         except BaseException as exc:  # noqa: BLE001 - anything a bot does must come back as a failure

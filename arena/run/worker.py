@@ -36,6 +36,7 @@ from arena.external.limits import Limits
 from arena.loading.load import load
 from arena.run.plan import BotSpec, ChunkTask, code_identity, pair_seeds
 from arena.run.schema import games_frame, hands_frame
+from arena.run.store.meta import log_stem, stdout_log_stem
 from arena.run.tables import actions_table
 from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef
 
@@ -67,7 +68,7 @@ class ChunkResult:
     games: pd.DataFrame
     hands: pd.DataFrame | None
     errors: list[str]
-    logs: dict[str, str] = field(default_factory=dict)  # log name -> text the bots printed
+    logs: dict[str, str] = field(default_factory=dict)  # logs/<stem>.log (store.meta.log_stem) -> what was printed
     seconds: float = 0.0
     actions: pa.Table | None = None  # each game's action log (schema.ACTIONS_SCHEMA), when task.record_log
 
@@ -476,8 +477,8 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         if ext is not None:
             text = ext.drain_log()
             if text:
-                logs[bot.name] = f"--- {task.label}\n" + log_tail(text, LOG_LIMIT)
+                logs[log_stem(bot.name)] = f"--- {task.label}\n" + log_tail(text, LOG_LIMIT)
     out = printed.getvalue()
     if out:
-        logs[f"{task.bot_a.name}--{task.bot_b.name}.stdout"] = f"--- {task.label}\n" + out
+        logs[stdout_log_stem(task.bot_a.name, task.bot_b.name)] = f"--- {task.label}\n" + out
     return ChunkResult(task, games, hands, errors, logs, time.perf_counter() - t0, actions)

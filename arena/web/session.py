@@ -33,10 +33,12 @@ import numpy as np
 
 from arena.botkit.bot import Bot
 from arena.engine.cards import cards_of
+from arena.engine.contract import PHASE_FUNCTION, table_hooks
 from arena.engine.layout import (
     ERR_NOT_IN_HAND,
     ERR_RETAKE,
     ERROR_TEXT,
+    G_FORFEIT,
     G_SIZE,
     G_WINNER,
     PH_BIG_GIN,
@@ -62,6 +64,7 @@ from arena.engine.showdown import (
     layoff_mask,
     meld_masks,
     melds_within,
+    table_shows,
     value,
 )
 from arena.engine.step import (
@@ -199,6 +202,7 @@ class PlaySession:
         self.done_st = self.st
         self.log: list[int] = []
         self.stage = "play"  # "lay_down": the person knocked; "defend": the bot knocked
+        self.forfeit: dict[str, Any] | None = None  # the bot's forfeit that ended the game: its name, why
         self.knock: dict[str, int] = {}  # the bot's melds and the person's layoffs while defending
         begin_game(
             self.st, self.rules, self.seed, self.rng_person, self.rng_bot, self.mem_person, self.mem_bot, self.row
@@ -328,9 +332,21 @@ class PlaySession:
                 "points": list(self.last_hand["points"]),
             }
         )
+        self._tell_bot_hand_over()
         self.game_over = bool(end_hand(self.st, self.rules, self.row))
         if self.game_over:
             close_bot(self.bot)  # nothing more to ask: its processes need not wait for the game to expire
+
+    def _tell_bot_hand_over(self) -> None:
+        """Tell a bot that asks (its table hooks, as in a run) what the table shows at the hand's end: its
+        final view and :func:`arena.engine.showdown.table_shows`, before the next deal moves on.  A bot
+        whose program fails here forfeits at its next decision, as in a run."""
+        hooks = table_hooks(self.bot)
+        if hooks is None:
+            return
+        view = np.zeros(V_SIZE, dtype=np.int64)
+        build_view(self.st, self.rules, BOT, view)
+        hooks.hand_over(BOT, view, table_shows(self.st), self.mem_bot, self.rng_bot)
 
     def _bot_moves(self) -> None:
         """Let the bot act until it is the person's turn, the person must defend, or the hand is over."""
@@ -339,18 +355,41 @@ class PlaySession:
             if phase == PH_DONE:
                 break
             build_view(self.st, self.rules, BOT, self.view_buf)
-            answer = int(self.bot.functions[phase](self.view_buf, self.params, self.mem_bot, self.rng_bot))
+            try:
+                answer = _as_answer(self.bot.functions[phase](self.view_buf, self.params, self.mem_bot, self.rng_bot))
+            except Exception as exc:  # noqa: BLE001 - whatever a bot does is its forfeit, as in a run
+                self._bot_forfeits(_failure(exc))
+                return
             if phase in (PH_KNOCK, PH_BIG_GIN) and answer == 1:
-                # The bot knocks: its melds are the automatic showdown's; the person defends.
+                # The bot knocks: its melds are those it declared (a bot that asks to, as in a run: the
+                # engine checked them with its answer), else the automatic showdown's; the person defends.
                 self._logged(BOT, phase, 1, self.st.copy())
-                ksets, kruns, _ = knocker_proposal(self.st)
+                hooks = table_hooks(self.bot)
+                declared = hooks.declared_melds(BOT) if hooks is not None else None
+                ksets, kruns = declared if declared is not None else knocker_proposal(self.st)[:2]
                 self.stage = "defend"
                 self.knock = {"sets": ksets, "runs": kruns, "laid": 0}
                 return
             try:
                 self._apply(answer)
-            except IllegalAction:
-                raise RuntimeError(f"bot '{self.bot.name}' made an illegal move ({phase}, {answer})") from None
+            except IllegalAction as exc:  # the engine refused the move (and changed nothing)
+                self._bot_forfeits(f"{exc} in {PHASE_FUNCTION[phase]}() (answered {answer})")
+                return
+
+    def _bot_forfeits(self, why: str) -> None:
+        """The bot failed (its program crashed, timed out or wrote garbage, it raised, or it made an illegal
+        move): it loses the game by forfeit, as in a run, and the person may start the next game.  Left
+        as it was, the game waited for ever on a move the bot would never make."""
+        self.forfeit = {"seat": BOT, "name": self.bot.name, "reason": why}
+        self.row[G_FORFEIT] = BOT
+        self.row[G_WINNER] = PERSON
+        self._note(f"{self.bot.name} forfeits the game: {why}", {"key": "forfeit", "seat": BOT, "reason": why})
+        self.done_st = self.st.copy()
+        self.last_hand = None
+        self.hand_over = self.game_over = True
+        self.stage = "play"
+        self.knock = {}
+        close_bot(self.bot)
 
     def _check_seen(self, seen: int | None) -> None:
         """Refuse a request made from a page that showed the game before its last change (``seen``, the
@@ -538,6 +577,7 @@ class PlaySession:
             "game_over": self.game_over,
             "showdown": self.last_hand,
             "stage": self.stage,
+            "forfeit": self.forfeit,
             "moves": self.moves,
             "knock_discards": knock_discards(self.st, self.rules) if mine and phase == PH_DISCARD else [],
             "best_deadwood": best_reachable(self.st, self.rules) if mine and phase == PH_DISCARD else -1,
@@ -575,6 +615,29 @@ class PlaySession:
             out["winner"] = self.names[w] if w >= 0 else ""
             out["winner_seat"] = w  # the page's words: "you win" is not "{name} wins"
         return out
+
+
+class _NotAnInteger(TypeError):
+    """A bot answered something that is not an integer."""
+
+
+def _as_answer(answer: Any) -> int:
+    """A bot's answer, which must be an integer (the engine's rule for plain bots: no bool, float or str)."""
+    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
+        raise _NotAnInteger(f"answered {answer!r}; answers must be integers")
+    return int(answer)
+
+
+def _failure(exc: Exception) -> str:
+    """Why a bot failed, in one line: a program's own reason ("crashed: exited with code 3 while asked
+    draw()"), or what a bot in this process raised."""
+    from arena.external.process import ExternalBotError
+
+    if isinstance(exc, ExternalBotError):
+        return str(exc)
+    if isinstance(exc, _NotAnInteger):
+        return str(exc)
+    return f"it raised {type(exc).__name__}: {exc}"
 
 
 def _card(c: int) -> str:

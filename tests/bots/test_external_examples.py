@@ -135,6 +135,42 @@ def test_the_java_example_passes_check_bot_and_plays_the_built_in_simples_moves(
     external_of(bot).close()
 
 
+#: Seeds whose first hand ends, in one seating or the other, before one seat is asked anything (the other takes
+#: the upcard and knocks at once; seed 189 with the bot in seat 0): a hand_over line is that seat's first.
+HAND_OVER_FIRST = np.array([189, *range(40)])
+
+
+def test_the_python_example_asking_for_hand_over_lines_plays_the_same_games(tmp_path, simple):
+    """It ignores them; but where a game's first line was a hand_over, its first decide line said
+    ``new_game: false`` without ``params``, and the example played on with the last game's generator."""
+    text = (EXAMPLES / "simple_player.py").read_text()
+    asked = text.replace('"protocol": 1,', '"protocol": 1, "hand_over": True,', 1)
+    assert asked != text
+    (tmp_path / "simple_player.py").write_text(asked)
+    tmp_path.chmod(0o755)
+    bot = external_bot(None, [sys.executable, str(tmp_path / "simple_player.py")])
+    assert external_of(bot).hello["hand_over"] is True
+    _same_play(bot, simple, rules_array(Rules()), HAND_OVER_FIRST)
+    external_of(bot).close()
+
+
+def test_the_java_example_asking_for_hand_over_lines_plays_the_same_games(tmp_path, java_classes, simple):
+    text = (EXAMPLES / "SimplePlayer.java").read_text()
+    asked = text.replace('\\"protocol\\":1,', '\\"protocol\\":1,\\"hand_over\\":true,', 1)
+    assert asked != text
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "SimplePlayer.java").write_text(asked)
+    out = tmp_path / "classes"
+    r = subprocess.run(["javac", "-d", str(out), str(tmp_path / "src" / "SimplePlayer.java")], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    for p in (tmp_path, out):
+        p.chmod(0o755)
+    bot = external_bot(None, ["java", *JAVA_OPTS, "-cp", str(out), "SimplePlayer"])
+    assert external_of(bot).hello["hand_over"] is True
+    _same_play(bot, simple, rules_array(Rules()), HAND_OVER_FIRST)
+    external_of(bot).close()
+
+
 def test_check_bot_command_fails_a_broken_bot_and_passes_a_good_one(tmp_path):
     """The command prints one line per check and exits 1 on any FAIL."""
     liar = tmp_path / "liar.py"

@@ -172,6 +172,32 @@ def test_a_program_started_again_between_games_gets_no_free_first_answers_past_i
     assert deadlines and min(deadlines) > 0, sorted(deadlines)[:3]
 
 
+def test_a_programs_first_answer_of_each_kind_may_take_the_start_limit_uncharged_at_each_seating(tmp_path, simple):
+    """A JVM, or any runtime that warms up, is slow on its first question of each kind, and its process
+    starts again at each seating (``end_part``).  Only sandboxed Python files were given the start limit
+    for those answers: a program timed out at the decision limit, or ran past the time per game."""
+    cmd = bot_script(
+        tmp_path,
+        """
+        if msg["decision"] not in seen:
+            seen.add(msg["decision"])
+            time.sleep(0.5)
+        """,
+        setup="seen = set()",
+    )
+    bot = external_bot(None, cmd, limits=Limits(decision_s=0.2, game_s=0.8, start_s=5.0))
+    ext = external_of(bot)
+    pids = []
+    try:
+        for _seating in range(2):
+            assert play_batch(bot, simple, R, np.arange(2)).errors == []
+            pids.append(ext.seats[0].proc.pid)
+            ext.end_part()
+    finally:
+        ext.close()
+    assert pids[0] != pids[1]  # a new process for the second seating, warming up again
+
+
 @pytest.mark.parametrize(
     "misbehave, reason, words",
     [

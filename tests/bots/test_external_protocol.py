@@ -40,6 +40,7 @@ from arena.external.protocol import (
     parse_actions,
     parse_answer,
     parse_hello,
+    parse_melds,
 )
 from arena.loading.load import load_bot
 from arena.settings.rules import load_rules
@@ -114,7 +115,18 @@ def test_decide_fields_mean_what_the_spec_says(real_views):
 
 @pytest.mark.parametrize(
     "line, value",
-    [(b"0", 0), (b"1", 1), (b"37\r", 37), (b" 5 ", 5), (b'{"action": 12}', 12), (b"-1", -1), (b"999", 999)],
+    [
+        (b"0", 0),
+        (b"1", 1),
+        (b"37\r", 37),
+        (b" 5 ", 5),
+        (b"\t7\n", 7),
+        (b'{"action": 12}', 12),
+        (b"-1", -1),
+        (b"-0", 0),
+        (b"999", 999),
+        (b"1000", 1000),
+    ],
 )
 def test_integer_answers_are_accepted(line, value):
     """Legality is the engine's call: a wrong integer gets through here and forfeits there."""
@@ -146,6 +158,60 @@ def test_wrong_answers_raise_with_the_reason_first(line, reason, words):
     assert info.value.reason == reason
     assert str(info.value).startswith(reason + ": ")
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("line", [b"022", b"007", b"00", b"0022", b"+1", b"\x0c1\x0c", b"\x0b1", b"1\x0b", b"1 2"])
+def test_an_answer_is_read_by_jsons_integer_grammar_and_jsons_whitespace_only(line):
+    """Leading zeros, a plus sign, a vertical tab or form feed: not JSON, however short the answer."""
+    with pytest.raises(ProtocolError) as info:
+        parse_answer(line, "discard")
+    assert info.value.reason == "garbled answer" and "is not JSON" in str(info.value)
+
+
+@pytest.mark.parametrize("word", [b"NaN", b"Infinity", b"-Infinity", b'{"action": NaN}'])
+def test_nan_and_infinity_are_not_json_so_they_are_garbled_answers(word):
+    """Python reads them as floats; they are not JSON (the process, out of step, is started afresh)."""
+    with pytest.raises(ProtocolError) as info:
+        parse_answer(word, "draw")
+    assert info.value.reason == "garbled answer" and "is not JSON" in str(info.value)
+    with pytest.raises(ProtocolError, match="^garbled answer"):
+        parse_actions(b"[1, " + word + b", 3]", 3)
+    with pytest.raises(ProtocolError, match="^garbled answer"):
+        parse_melds(b'{"melds": [[0, 1, ' + word + b"]]}")
+    with pytest.raises(ProtocolError, match="^bad handshake"):
+        parse_hello(b'{"name": "b", "protocol": 1, "params": {"k": ' + word + b"}}")
+
+
+def test_an_integer_of_thousands_of_digits_is_json_an_integer_out_of_range():
+    """Python refuses to read more than 4,300 digits; the answer is still JSON, an integer out of range."""
+    huge = b"9" * 5000
+    with pytest.raises(ProtocolError, match=r"^ill-typed answer: draw\(\) answered 9{40}\.\.\. \(5000 characters\)"):
+        parse_answer(huge, "draw")
+    with pytest.raises(ProtocolError, match=r"^ill-typed answer: draw\(\) answered -9{39}.*\(5001 characters\)"):
+        parse_answer(b'{"action": -' + huge + b"}", "draw")
+    with pytest.raises(ProtocolError, match=r"^ill-typed answer: act\(\) answered 9{40}.*out of range"):
+        parse_actions(b"[1, " + huge + b", 3]", 3)
+    with pytest.raises(ProtocolError, match="^ill-typed answer: melds"):
+        parse_melds(b"[[0, 1, " + huge + b"]]")
+    with pytest.raises(ProtocolError, match="^bad handshake: params must be"):
+        parse_hello(b'{"name": "b", "protocol": 1, "params": {"k": ' + huge + b"}}")
+
+
+@pytest.mark.parametrize(
+    "line, parse",
+    [
+        (b'{"name": "b", "protocol": 1.0}', parse_hello),
+        (b"-1.0", parse_melds),
+        (b'{"melds": -1.0}', parse_melds),
+        (b'{"melds": [[0, 1, 2.0]]}', parse_melds),
+        (b'{"action": 1.0}', lambda line: parse_answer(line, "draw")),
+    ],
+)
+def test_a_float_is_never_taken_where_the_protocol_says_integer(line, parse):
+    """``1.0 == 1`` in Python: a float protocol version, or ``-1.0`` for the arena's own melds, passed."""
+    with pytest.raises(ProtocolError) as info:
+        parse(line)
+    assert info.value.reason in ("bad handshake", "ill-typed answer")
 
 
 def test_handshake_is_checked():
@@ -266,3 +332,49 @@ def test_a_wrong_answer_to_an_act_line_raises_with_the_reason_first(line, reason
         parse_actions(line, 3)
     assert info.value.reason == reason and str(info.value).startswith(reason + ": ")
     assert words in str(info.value)
+
+
+def _documented_fields(section: str) -> set[str]:
+    """The field names in the first column of the first table after ``section`` in docs/PROTOCOL.md."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "PROTOCOL.md").read_text()
+    rest = text[text.index(section) :]
+    table = rest[rest.index("| field |") :].split("\n\n", 1)[0]
+    names: set[str] = set()
+    for row in table.splitlines()[2:]:
+        names |= set(re.findall(r"`([a-z_*]+)`", row.split("|")[1]))
+    return names
+
+
+class _HandOvers:
+    """Table hooks (:class:`arena.engine.contract.TableHooks`) keeping what the engine tells at each hand's end."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[np.ndarray, dict]] = []
+
+    def declared_melds(self, seat: int) -> None:
+        return None
+
+    def hand_over(self, seat, view, shown, memory, rng) -> None:
+        self.seen.append((view.copy(), dict(shown)))
+
+
+def test_every_field_of_a_hand_over_line_is_documented():
+    """The line carried ``new_game``, ``seed`` and ``is_dealer``, which the protocol did not name."""
+    from arena.external.protocol import encode_hand_over
+
+    simple, spy = load_bot("simple"), _HandOvers()
+
+    def first(view, params, memory, rng):
+        return int(simple.functions[0](view, params, memory, rng))
+
+    first.table_hooks = spy  # type: ignore[attr-defined]
+    hooked = dataclasses.replace(simple, functions=(first, *simple.functions[1:]), fast=False)
+    play_batch(hooked, simple, rules_array(load_rules("standard")), np.arange(3))
+    view, shown = spy.seen[-1]
+    sent = set(json.loads(encode_hand_over(view.tolist(), 1, shown, 5, True))) - {"type"}
+    sent = {k[: k.index("_") + 1] + "*" if k.startswith(("opp_", "my_")) and "score" not in k else k for k in sent}
+    documented = _documented_fields("## 3. The end of a hand")
+    assert sent == documented, sent ^ documented

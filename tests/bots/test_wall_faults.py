@@ -103,6 +103,42 @@ def _games_seen(log: str) -> dict[int, int]:
     return {int(s): int(g) for _, g, s in (line.split() for line in log.splitlines() if line.startswith("GAME "))}
 
 
+def _chunks(a: BotSpec, b: BotSpec, matchup_no: int, games: int, chunk_size: int):
+    """The chunk tasks of one matchup with duplicate deals."""
+    return plan_matchup(
+        a,
+        b,
+        matchup_no=matchup_no,
+        rules=Rules(),
+        seed=7,
+        games=games,
+        duplicate=True,
+        chunk_size=chunk_size,
+        record_hands=False,
+        per_game_seconds=10.0,
+        chunk_floor_seconds=60.0,
+    )[1]
+
+
+def test_three_failed_starts_forfeit_the_rest_of_their_chunk_and_later_chunks_in_the_worker_play(tmp_path):
+    """A worker keeps a bot for its life: the failed starts of one chunk (here while a file ``down``
+    lies beside the bot) must not forfeit the chunks and matchups the worker plays after it."""
+    down = tmp_path / "down"
+    unless_down = f"import os, sys\nif os.path.exists({str(down)!r}):\n    sys.exit(3)\n"
+    cmd = script(tmp_path, "flaky", unless_down + PLAYER % "")
+    bot = load(BotRef("command", shlex.join(cmd)), LIMITS, name="flaky")
+    flaky = BotSpec.of(bot)
+    external_of(bot).close()
+    first, second = _chunks(flaky, BotSpec.of(load_bot("simple")), 0, games=16, chunk_size=8)
+    (other,) = _chunks(flaky, BotSpec.of(load_bot("random")), 1, games=4, chunk_size=4)
+    down.write_text("")
+    res = play_chunk(first)
+    assert len(res.errors) == 8 and "failed to start 3 times in a row" in res.errors[3], res.errors
+    down.unlink()
+    assert play_chunk(second).errors == []
+    assert play_chunk(other).errors == []
+
+
 def test_the_game_field_is_the_games_id_in_the_matchup_however_the_chunks_are_cut(tmp_path):
     cmd = script(tmp_path, "echo", PLAYER % "")
     bot = load(BotRef("command", shlex.join(cmd)), LIMITS, name="echo")
@@ -143,8 +179,8 @@ def test_a_deeply_nested_handshake_or_answer_is_one_line_not_a_recursion_error(t
     for line, why in ((b"hello there", "is not JSON"), (b"\xff\xfe", "is not UTF-8")):
         with pytest.raises(ProtocolError, match=f"^bad handshake: the handshake {why}"):
             parse_hello(line)
-    # Valid JSON that Python won't read (an integer of 5,000 digits) is named for what it is.
-    with pytest.raises(ProtocolError, match="^garbled answer: the answer to draw.. holds a number too long"):
+    # Valid JSON that Python won't read at once (an integer of 5,000 digits) is an integer out of range.
+    with pytest.raises(ProtocolError, match=r"^ill-typed answer: draw\(\) answered 1000.*\(5001 characters\), out of"):
         parse_answer(b"1" + b"0" * 5000, "draw")
     nested = tmp_path / "nested.py"
     nested.write_text('import sys\nsys.stdin.readline()\nprint("[" * 30000 + "]" * 30000, flush=True)\n')
@@ -153,6 +189,78 @@ def test_a_deeply_nested_handshake_or_answer_is_one_line_not_a_recursion_error(t
     assert not report.passed
     assert report.lines[0][:2] == ("FAIL", "handshake") and "bad handshake" in report.lines[0][2]
     assert "\n" not in report.lines[0][2] and "Traceback" not in report.lines[0][2]
+
+
+#: A bot asking for hand_over lines that answers the one after a game's last hand (``%s``: what it writes).
+ANSWERS_HAND_OVER = """
+import json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import simple_player as sp
+
+game = None
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"name": "chatty", "protocol": 1, "hand_over": True}), flush=True)
+    elif msg["type"] == "hand_over":
+        if max(msg["scores"]) >= 100:
+            sys.stdout.write(%r)
+            sys.stdout.flush()
+    elif msg["type"] == "decide":
+        if msg["new_game"]:
+            game = sp.Game(msg["seed"])
+        print(sp.decide(msg, game), flush=True)
+    else:
+        break
+"""
+
+
+def test_a_bot_that_answers_a_hand_over_line_is_told_that_line_takes_no_answer(tmp_path):
+    """Its answer is found when the next question is sent: the forfeit named that question ("take_upcard():
+    the bot wrote b'0\\n' before it was asked"), which the bot had not been sent.  It answers the line after
+    a game's last hand, and the next game starts once the answer is surely there (an answer coming after
+    the next question is sent is read as that question's answer: nothing tells the two apart)."""
+    cmd = script(tmp_path, "chatty", ANSWERS_HAND_OVER % "0\n")
+    bot = external_bot(None, cmd, limits=LIMITS)
+    simple = load_bot("simple")
+    try:
+        assert play_batch(bot, simple, R, np.array([0])).errors == []
+        time.sleep(0.5)
+        (error,) = play_batch(bot, simple, R, np.array([1])).errors
+    finally:
+        external_of(bot).close()
+    assert "garbled answer: the bot answered a hand_over line, which takes no answer (it wrote b'0\\n')" in error
+
+
+def test_a_launcher_that_runs_a_program_the_wall_does_not_show_is_told_to_name_the_program(tmp_path):
+    """A pyenv shim execs the interpreter under ~/.pyenv, which the wall does not show: bash exits 127
+    with "No such file or directory", and got no hint (one was given only on "fork" in that line)."""
+    if PROBLEM is not None:
+        pytest.skip(f"no wall here: {PROBLEM}")
+    (tmp_path / "elsewhere").mkdir()
+    real = tmp_path / "elsewhere" / "python3"
+    real.symlink_to(sys.executable)
+    (tmp_path / "shims").mkdir()
+    shim = tmp_path / "shims" / "python3"
+    shim.write_text(f'#!/bin/bash\nexec "{real}" "$@"\n')
+    shim.chmod(0o755)
+    (tmp_path / "bot").mkdir()
+    tmp_path.chmod(0o755)
+    bot_file = script(tmp_path / "bot", "plain", PLAYER % "")[1]
+    with pytest.raises(BotError) as err:
+        external_bot(None, [str(shim), bot_file], limits=LIMITS)
+    msg = str(err.value)
+    assert "exited with code 127" in msg and "No such file or directory" in msg, msg
+    assert "start the program itself by its real path, not a launcher script" in msg and "pyenv shim" in msg, msg
+
+
+def test_a_launcher_that_forks_is_told_to_start_the_program_itself_and_nothing_that_does_not_exist():
+    """The hint also said "or allow processes in its limits": no config, nor check-bot, can."""
+    with pytest.raises(BotError) as err:
+        external_bot(None, ["/bin/bash", "-c", "x=$(echo hi); echo $x"], limits=LIMITS)
+    msg = str(err.value)
+    assert "fork" in msg and "the sandbox forbids new processes: start the program itself by its real path" in msg
+    assert "limits" not in msg, msg
 
 
 def test_sys_exit_at_import_of_a_sandboxed_file_is_one_error_line(tmp_path):

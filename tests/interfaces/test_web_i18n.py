@@ -28,6 +28,7 @@ def used_keys() -> set[str]:
     events = {k for pair in _KEYS.values() for k in pair} | {"deal", "lay_off"}
     keys |= {f"ev.{e}.{who}" for e in events for who in ("you", "other")} | {"ev.take_back.you"}  # bots never take back
     keys -= {"ev.no_knock.other", "ev.no_big_gin.other"}  # the bot's declines are never shown (they tell its hand)
+    keys |= {"ev.forfeit.other"}  # a failing bot forfeits; the person never does
     keys |= {f"out.{o}" for o in OUTCOME_NAMES if o not in ("none", "forfeit")}
     keys |= {f"line.{o}" for o in ("knock", "gin", "big_gin", "undercut", "dead", "capped")}
     keys |= {f"err.{code}" for code in REFUSALS}  # the refusals the page says in its own words

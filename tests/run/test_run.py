@@ -944,3 +944,59 @@ def test_listing_the_bots_in_another_order_plays_nothing_again(tmp_path, caplog,
     assert "changed since" not in caplog.text
     assert sorted(again.games["matchup"].unique()) == sorted(first.games["matchup"].unique())
     assert same(again.games, first.games)
+
+
+#: A bot named by its first argument that says so on stderr and plays like the Python example.
+NAMED_PLAYER = """
+import json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import simple_player as sp
+
+name, game = sys.argv[1], None
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(f"I am {name}", file=sys.stderr, flush=True)
+        print(json.dumps({"name": name, "protocol": 1}), flush=True)
+    elif msg["type"] == "decide":
+        if msg["new_game"]:
+            game = sp.Game(msg["seed"])
+        print(sp.decide(msg, game), flush=True)
+    else:
+        break
+"""
+
+
+def test_bots_whose_names_differ_only_in_punctuation_keep_logs_of_their_own(tmp_path):
+    """``a+b`` and ``a_b`` both wrote ``logs/a_b.log``: every character but a letter, a digit, ``_``, ``.`` and
+    a lone ``-`` was written ``_``.  Names that hold none of the others keep their files."""
+    examples = Path(__file__).resolve().parents[2] / "examples" / "external"
+    (tmp_path / "simple_player.py").write_text((examples / "simple_player.py").read_text())
+    (tmp_path / "named.py").write_text(NAMED_PLAYER)
+    tmp_path.chmod(0o755)
+    bots = tuple(f"cmd:{sys.executable} {tmp_path / 'named.py'} {n}" for n in ("a+b", "a_b", "simple-py"))
+    res = run_tournament(cfg(tmp_path, bots=bots, games_per_pair=2, chunk_size=2), progress=False)
+    assert res.status == "complete"
+    logs = tmp_path / "results" / "t" / "logs"
+    names = sorted(p.name for p in logs.iterdir())
+    assert names == ["a%2Bb.log", "a_b.log", "simple-py.log"], names
+    for name, file in (("a+b", "a%2Bb.log"), ("a_b", "a_b.log"), ("simple-py", "simple-py.log")):
+        said = {line for line in (logs / file).read_text().splitlines() if line.startswith("I am ")}
+        assert said == {f"I am {name}"}, (file, said)
+
+
+def test_a_log_files_name_is_one_bots_or_one_pairs_only():
+    """Every name has a file of its own (:func:`log_stem` is one to one), and so has every pair of names for
+    the in-process bots' prints: ``a--b`` against ``c`` is not ``a`` against ``b--c``."""
+    from arena.run.store.meta import log_stem, stdout_log_stem
+
+    names = ["simple", "simple-py", "mc_v2.1", "a+b", "a_b", "a%2Bb", "a-", "-a", "a--b", "b--c", "a", "c", "é", "x y"]
+    names += ["n" * 200, "n" * 199 + "m", "€" * 100, "a/b", "..", "a~b"]
+    stems = [log_stem(n) for n in names]
+    assert len(set(stems)) == len(names), stems
+    assert stems[:3] == ["simple", "simple-py", "mc_v2.1"]  # the common names keep their files
+    assert all(len(s.encode()) <= 120 and "/" not in s and "--" not in s for s in stems)
+    pairs = [stdout_log_stem(a, b) for a in names for b in names]
+    assert len(set(pairs)) == len(pairs)
+    assert not set(pairs) & set(stems)
+    assert stdout_log_stem("simple", "random") == "simple--random.stdout"

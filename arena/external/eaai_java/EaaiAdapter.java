@@ -71,6 +71,9 @@ public final class EaaiAdapter {
     private final PrintStream out;
     private GinRummyPlayer player;
     private long gameSeed;
+    // A hand_over line began the game (its first hand ended before our first turn): the game's first
+    // decide line says new_game again, and must not make the player anew, forgetting that hand.
+    private boolean begunByHandOver;
 
     // The adapter's mirror of the table, for this seat and hand.
     private int seat = -1, handNo = -1, stock;
@@ -319,9 +322,11 @@ public final class EaaiAdapter {
 
     private String decide(Map<String, Object> msg) throws Exception {
         calling = null;
-        if (Boolean.TRUE.equals(msg.get("new_game"))) {
-            newGame(((Long) msg.get("seed")).longValue());
+        long seed = ((Long) msg.get("seed")).longValue();
+        if (Boolean.TRUE.equals(msg.get("new_game")) && !(begunByHandOver && seed == gameSeed)) {
+            newGame(seed);
         }
+        begunByHandOver = false;
         if (fault != null)
             return "{\"error\":" + Json.quote(fault) + "}";
         knockLimit = integer(msg, "knock_limit");
@@ -523,8 +528,10 @@ public final class EaaiAdapter {
     @SuppressWarnings("unchecked")
     private void handOver(Map<String, Object> msg) throws Exception {
         calling = null;
-        if (Boolean.TRUE.equals(msg.get("new_game")))
+        if (Boolean.TRUE.equals(msg.get("new_game"))) {
             newGame(((Long) msg.get("seed")).longValue());
+            begunByHandOver = true;
+        }
         if (player == null || fault != null)
             return;
         int mySeat = integer(msg, "seat");

@@ -585,9 +585,9 @@ class RunStore:
         """The folder's drawn seed for ``seed = "secret"`` (drawn on first use, then kept)."""
         return _meta.secret_seed(self)
 
-    def append_log(self, name: str, text: str) -> None:
-        """Add bot output to ``logs/<name>.log`` (never through a link)."""
-        _meta.append_log(self, name, text)
+    def append_log(self, stem: str, text: str) -> None:
+        """Add bot output to ``logs/<stem>.log`` (never through a link; :func:`arena.run.store.meta.log_stem`)."""
+        _meta.append_log(self, stem, text)
 
     # --- analysis tables (arena analyze): arena.run.store.analysis --------------------
     def begin_analysis(self, name: str, info: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -260,8 +261,45 @@ def secret_seed(store: RunStore) -> int:
     return value
 
 
-def append_log(store: RunStore, name: str, text: str) -> None:
-    """Add bot output to ``logs/<name>.log``."""
+#: Bytes of a log file's stem before it is cut and ended with a hash of the name (a file name holds 255).
+_LOG_STEM_BYTES = 120
+
+
+def log_stem(name: str) -> str:
+    """The stem of ``logs/<stem>.log`` for a bot's name: one file per name, however alike two names are.
+
+    Letters, digits, ``_`` and ``.`` stay, and so does a ``-`` with no ``-`` beside it and not at
+    either end (``simple``, ``simple-py`` and ``mc_v2.1`` keep their files); every other character is
+    written ``%XX``, its UTF-8 bytes, ``%`` itself included.  Replacing them all by ``_`` made ``a+b``
+    and ``a_b`` write into one file.  No stem holds ``--`` (which joins two of them in
+    :func:`stdout_log_stem`), and one past 120 bytes is cut and ended with ``~`` and a hash of the name
+    (``~`` is escaped in every other).
+    """
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isalnum() or ch in "_.":
+            out.append(ch)
+        elif ch == "-" and 0 < i < len(name) - 1 and name[i - 1] != "-" and name[i + 1] != "-":
+            out.append(ch)
+        else:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+    stem = "".join(out)
+    if len(stem.encode()) <= _LOG_STEM_BYTES:
+        return stem
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    while len(stem.encode()) > _LOG_STEM_BYTES - 17:
+        stem = stem[:-1]
+    return f"{stem}~{digest}"
+
+
+def stdout_log_stem(bot_a: str, bot_b: str) -> str:
+    """The stem of the log of what in-process bots printed in a matchup's chunks: ``<a>--<b>.stdout``
+    (each name as :func:`log_stem` writes it, so the pair is read back one way only)."""
+    return f"{log_stem(bot_a)}--{log_stem(bot_b)}.stdout"
+
+
+def append_log(store: RunStore, stem: str, text: str) -> None:
+    """Add bot output to ``logs/<stem>.log`` (``stem`` from :func:`log_stem` or :func:`stdout_log_stem`)."""
     if not text:
         return
     store._writable()
@@ -272,7 +310,9 @@ def append_log(store: RunStore, name: str, text: str) -> None:
         raise env_error(exc, f"create {d}") from None
     if d.is_symlink() or not d.is_dir():
         raise StoreError(f"{d}: not a plain folder; refusing to write bot logs through it")
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:120]
+    if "/" in stem or "\0" in stem:  # a stem holds no such character: a name given as it is, never a path
+        raise ValueError(f"not a log file's stem: {stem[:80]!r}")
+    safe = stem
     path = d / f"{safe}.log"
     # Never follow a link: the arena may run as root, and a log is named after a bot.
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
