@@ -66,6 +66,13 @@ SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "elo")
 SEQUENTIAL = ("pentanomial", "trinomial")
 #: What the SPRT's bounds elo0 and elo1 are in: logistic Elo, or normalized Elo (fishtest's default).
 SPRT_ELO = ("logistic", "normalized")
+#: The largest |elo0| and |elo1| of each Elo model, where the SPRT's log-likelihood ratio is still a finite
+#: number for every count of outcomes.  Measured, not assumed (arena.analysis.sprt.llr over lopsided and
+#: random counts): a logistic bound past about 6380 makes the expected score 1.0 in floating point and the
+#: root finder fails; a normalized one past about 230 (pentanomial; 340 trinomial) asks for a t-value the
+#: maximum-likelihood iteration cannot meet.  Both crashed the run after its first chunk was stored, so the
+#: bounds are refused at load, with a margin; no useful test comes near them (fishtest's are a few Elo).
+SPRT_SPAN = {"logistic": 4000.0, "normalized": 200.0}
 #: Time and memory limits, with their defaults and allowed ranges.  The
 #: decision/game/memory limits apply to bots in their own processes
 #: (external and sandboxed); decision_seconds also to in-process bots, in
@@ -306,6 +313,10 @@ class TournamentConfig:
                 elif isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
                     raise bad(f"sprt.{k}", v, "a number")
             s = self.sprt_params()
+            reach = SPRT_SPAN[s["elo"]]
+            for k in ("elo0", "elo1"):
+                if not -reach <= s[k] <= reach:  # inf too
+                    raise bad(f"sprt.{k}", self.sprt[k], f"a number -{reach:g}..{reach:g} ({s['elo']} Elo)")
             if not s["elo0"] < s["elo1"]:
                 raise ConfigError(f"config: sprt needs elo0 < elo1 (got elo0 = {s['elo0']:g}, elo1 = {s['elo1']:g})")
             for k in ("alpha", "beta"):

@@ -93,6 +93,21 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     ),
     "sprt the wrong way": ({}, "[sprt]\nelo0 = 5\nelo1 = 0\n", [], "sprt needs elo0 < elo1"),
     "sprt alpha": ({}, "[sprt]\nalpha = 0.5\n", [], "sprt.alpha = 0.5 is not allowed"),
+    # Bounds whose LLR is no number: the run crashed in a 70-line traceback after its first chunk was stored.
+    "sprt bound infinite": (
+        {},
+        "[sprt]\nelo1 = inf\n",
+        [],
+        "sprt.elo1 = inf is not allowed (allowed: a number -4000..4000 (logistic Elo))",
+    ),
+    "sprt bound minus infinity": ({}, "[sprt]\nelo0 = -inf\n", [], "sprt.elo0 = -inf is not allowed"),
+    "sprt bound past the logistic range": ({}, "[sprt]\nelo1 = 6500\n", [], "sprt.elo1 = 6500 is not allowed"),
+    "sprt bound past the normalized range": (
+        {},
+        '[sprt]\nelo = "normalized"\nelo0 = 0\nelo1 = 300\n',
+        [],
+        "sprt.elo1 = 300 is not allowed (allowed: a number -200..200 (normalized Elo))",
+    ),
     "unknown limit": ({}, "[limits]\ndecision_secs = 1\n", [], "limits has no key 'decision_secs'"),
     "limit out of range": ({}, "[limits]\nchunk_min_seconds = 0\n", [], "limits.chunk_min_seconds = 0 is not allowed"),
     "a fraction of a MiB": (
