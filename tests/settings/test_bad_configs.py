@@ -217,6 +217,12 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "bot '{tmp}/named_simple.py' is named 'Simple', the name of the built-in bot 'simple'",
     ),
+    "a bot file whose NAME is a number": (
+        {"bots": '["random", "{tmp}/named_5.py"]'},
+        "",
+        [],
+        "{tmp}/named_5.py: NAME = 5 is not allowed: it is not text",
+    ),
     "a variant named like a built-in, with a cyrillic a": (
         {"bots": '["random", "gin-ch\\u0430sing"]'},
         '[variants."gin-ch\\u0430sing"]\nbot = "early-knock"\n',
@@ -310,6 +316,7 @@ def _bad_run(finished: Path, tmp_path: Path, body: str | bytes, options: list[st
     random_bot = (Path(bots.__file__).parent / "random.py").read_text()
     (tmp_path / "monte_carlo.py").write_text(random_bot)
     (tmp_path / "named_simple.py").write_text(random_bot + '\nNAME = "Simple"\n')
+    (tmp_path / "named_5.py").write_text(random_bot + "\nNAME = 5\n")
     (tmp_path / "latin1_rules.toml").write_bytes(b"# r\xe8gles\nknock_limit = 5\n")
     conf = tmp_path / "bad.toml"
     conf.write_bytes(body) if isinstance(body, bytes) else conf.write_text(body)
