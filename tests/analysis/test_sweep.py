@@ -53,6 +53,9 @@ def _sweep(tmp_path, **kw):
         ({"seed": 1.9}, "seed must be an integer"),
         ({"workers": "two"}, "workers must be a whole number"),
         ({"params": {"late_drop": "x"}}, "params.late_drop must be a number"),
+        ({"limits": "x"}, r"limits = 'x' is not allowed \(allowed: a table with decision_seconds"),
+        ({"limits": 5}, "limits = 5 is not allowed"),
+        ({"limits": {"decision_secs": 1}}, "limits has no key 'decision_secs'"),
     ],
 )
 def test_bad_sweep_files_are_one_line_errors(tmp_path, change, message):
