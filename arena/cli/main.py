@@ -927,6 +927,8 @@ def sweep(
             typer.echo(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         for kind, written in res.files.items():
             typer.echo(f"{kind:<12} {written}")
+    except _env_errors() as exc:  # no permission, a full disk: exit 3, as a run's
+        _fail(str(exc), EXIT_ENV)
     except errors as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
