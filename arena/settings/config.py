@@ -251,6 +251,11 @@ class TournamentConfig:
                 raise ConfigError("config: format = 'gauntlet' needs candidate = the bot to test")
             if self.candidate in self.bots:
                 raise bad("candidate", self.candidate, "a bot not also in bots")
+            if not self.bots:  # it "played" 0 matchups, exit 0, and left an empty run folder
+                raise ConfigError(
+                    f"config: a gauntlet plays its candidate {self.candidate!r} against each of bots, "
+                    "and bots names no other bot; list at least one opponent"
+                )
         if self.seed != "secret":
             if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= 2**62:
                 raise bad("seed", self.seed, 'integer 0..4611686018427387904, or "secret" for a drawn seed')

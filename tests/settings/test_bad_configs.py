@@ -37,6 +37,18 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "one bot": ({"bots": '["random"]'}, "", [], "at least 2 bots for a round-robin"),
     "a bot twice": ({"bots": '["random", "random"]'}, "", [], "each bot listed once"),
     "gauntlet without candidate": ({"format": '"gauntlet"'}, "", [], "format = 'gauntlet' needs candidate"),
+    "gauntlet without opponents": (
+        {"format": '"gauntlet"', "candidate": '"simple"', "bots": "[]"},
+        "",
+        [],
+        "a gauntlet plays its candidate 'simple' against each of bots, and bots names no other bot",
+    ),
+    "gauntlet of the config's only bot": (
+        {"bots": '["simple"]'},
+        "",
+        ["--gauntlet", "simple"],
+        "a gauntlet plays its candidate 'simple' against each of bots, and bots names no other bot",
+    ),
     "bad seed": ({"seed": '"sekret"'}, "", [], "seed = 'sekret' is not allowed"),
     "odd games": ({"games_per_pair": "41"}, "", [], "games_per_pair = 41 must be even with duplicate = true"),
     "odd chunk": ({"chunk_size": "21"}, "", [], ": chunk_size = 21 must be even with duplicate = true"),
