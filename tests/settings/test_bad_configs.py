@@ -266,6 +266,31 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "the bots 'bot' and 'b\\u043et' read alike in a table",
     ),
+    # Unicode's confusables, not only the hand table's: each read as a built-in in every table.
+    "a variant named like a built-in, with a capital I for the l": (
+        {"bots": '["random", "simpIe"]'},
+        '[variants.simpIe]\nbot = "early-knock"\n',
+        [],
+        "bot 'simpIe' is named 'simpIe', the name of the built-in bot 'simple'",
+    ),
+    "a variant named like a built-in, with a dotless i": (
+        {"bots": '["random", "g\\u0131n-chasing"]'},
+        '[variants."g\\u0131n-chasing"]\nbot = "early-knock"\n',
+        [],
+        "bot 'g\\u0131n-chasing' is named 'g\\u0131n-chasing', the name of the built-in bot 'gin-chasing'",
+    ),
+    "a variant named like a built-in, with a Latin alpha": (
+        {"bots": '["simple", "r\\u0251ndom"]'},
+        '[variants."r\\u0251ndom"]\nbot = "early-knock"\n',
+        [],
+        "bot 'r\\u0251ndom' is named 'r\\u0251ndom', the name of the built-in bot 'random'",
+    ),
+    "two bots named alike but for a cyrillic shha": (
+        {"bots": '["random", "k5h", "k5\\u04bb"]'},
+        '[variants.k5h]\nbot = "simple"\n[variants."k5\\u04bb"]\nbot = "early-knock"\n',
+        [],
+        "the bots 'k5h' and 'k5\\u04bb' read alike in a table",
+    ),
     "a bot name with a zero-width space": (
         {"bots": '["random", "sim\\u200bple2"]'},
         '[variants."sim\\u200bple2"]\nbot = "simple"\n',
