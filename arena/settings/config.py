@@ -119,7 +119,7 @@ def _exact(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-def _close(word: str, options) -> str:
+def did_you_mean(word: str, options) -> str:
     """``"did you mean 'x'? "``: an option that begins as ``word`` does (its first four letters: ``gamez`` is
     ``games_per_pair``, though ``name`` is closer letter for letter), else the closest, else ``""``."""
     options = list(options)
@@ -237,7 +237,7 @@ class TournamentConfig:
         if self.format not in FORMATS:
             raise ConfigError(
                 f"config: format = {self.format!r} is not allowed "
-                f"({_close(str(self.format), FORMATS)}allowed: {', '.join(FORMATS)})"
+                f"({did_you_mean(str(self.format), FORMATS)}allowed: {', '.join(FORMATS)})"
             )
         if isinstance(self.bots, str) or not all(isinstance(b, str) and b for b in self.bots):
             raise bad("bots", self.bots, "a list of bot names or paths")
@@ -310,7 +310,9 @@ class TournamentConfig:
             unknown = set(self.sprt) - set(SPRT_KEYS)
             if unknown:
                 k = sorted(unknown)[0]
-                raise ConfigError(f"config: sprt has no key '{k}' ({_close(k, SPRT_KEYS)}keys: {', '.join(SPRT_KEYS)})")
+                raise ConfigError(
+                    f"config: sprt has no key '{k}' ({did_you_mean(k, SPRT_KEYS)}keys: {', '.join(SPRT_KEYS)})"
+                )
             for k, v in self.sprt.items():
                 if k == "elo":
                     if v not in SPRT_ELO:
@@ -342,7 +344,9 @@ class TournamentConfig:
             raise bad("limits", self.limits, f"a table with {', '.join(LIMITS)}")
         for k, v in self.limits.items():
             if k not in LIMITS:
-                raise ConfigError(f"config: limits has no key '{k}' ({_close(k, LIMITS)}keys: {', '.join(LIMITS)})")
+                raise ConfigError(
+                    f"config: limits has no key '{k}' ({did_you_mean(k, LIMITS)}keys: {', '.join(LIMITS)})"
+                )
             _, low, high = LIMITS[k]
             span = f"{_exact(low)}..{_exact(high)}"  # not :g, which printed 1048576 as 1.04858e+06
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
@@ -483,7 +487,7 @@ def _check_keys(d: Mapping[str, Any], source: str) -> None:
         k = unknown[0]
         if isinstance(d[k], Mapping) and any(key in KEYS for key in d[k]):
             raise ConfigError(f"{source}: unknown table [{k}]: a config's keys (bots = [...], ...) go at the top level")
-        raise ConfigError(f"{source}: unknown key '{k}' ({_close(k, KEYS)}known keys: {', '.join(KEYS)})")
+        raise ConfigError(f"{source}: unknown key '{k}' ({did_you_mean(k, KEYS)}known keys: {', '.join(KEYS)})")
 
 
 def config_from_dict(d: Mapping[str, Any], source: str = "config") -> TournamentConfig:
