@@ -157,8 +157,9 @@ def _env_errors() -> tuple[type[Exception], ...]:
     """Faults of the machine, not the input (checked before :func:`_user_errors`, which they subclass)."""
     from arena.run.runner import RunEnvError
     from arena.run.store import StoreEnvError
+    from arena.settings.rules import UnreadableError
 
-    return (StoreEnvError, RunEnvError)
+    return (StoreEnvError, RunEnvError, UnreadableError)
 
 
 def _os_error_line(exc: OSError, doing: str) -> str:
@@ -210,9 +211,10 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from arena.run.store import StoreError
     from arena.settings.botref import BotRefError
     from arena.settings.config import ConfigError
-    from arena.settings.rules import RulesError
+    from arena.settings.rules import RulesError, UnreadableError
 
-    return (BotError, BotRefError, ConfigError, ReportError, RulesError, TournamentError, StoreError)
+    # UnreadableError is the machine's (exit 3 where _env_errors is caught first), and one line wherever it is not.
+    return (BotError, BotRefError, ConfigError, ReportError, RulesError, TournamentError, StoreError, UnreadableError)
 
 
 class _BarSafeHandler(logging.Handler):
@@ -598,6 +600,8 @@ def list_bots(
             typer.echo(f"{name:<18} {desc}")
             shown = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "(no parameters)"
             typer.echo(f"{'':<18} {path}; {shown}")
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
 
@@ -621,18 +625,21 @@ def show_rules(
         else:
             r = load_rules(source, _parse_sets(set_))
         typer.echo(r.describe())
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
 
 
 def _toml_keys(path: Path) -> set[str]:
-    """The top-level keys of a TOML file; none when it does not read (the rules' reader says why)."""
+    """The top-level keys of a TOML file; none when it does not read as TOML (the rules' reader says why).
+    A file the machine will not let us read is an :class:`~arena.settings.rules.UnreadableError`."""
     import tomllib
 
-    from arena.settings.rules import TOML_ERRORS
+    from arena.settings.rules import TOML_ERRORS, read_settings
 
     try:
-        return set(tomllib.loads(path.read_text(encoding="utf-8")))
+        return set(tomllib.loads(read_settings(path)))
     except TOML_ERRORS:
         return set()
 

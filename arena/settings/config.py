@@ -32,7 +32,16 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from arena.settings.botref import BotRef, BotRefError
-from arena.settings.rules import PRESET_KEY, TOML_ERRORS, Rules, RulesError, load_rules, read_from, toml_problem
+from arena.settings.rules import (
+    PRESET_KEY,
+    TOML_ERRORS,
+    Rules,
+    RulesError,
+    load_rules,
+    read_from,
+    read_settings,
+    toml_problem,
+)
 
 FORMATS = ("round-robin", "gauntlet")
 #: The longest run name, in bytes: a folder name (the OS allows 255), with room for what is derived from it.
@@ -535,7 +544,7 @@ def load_config(
         shipped = ", ".join(name for name in examples if not name.startswith("sweep-"))
         raise ConfigError(f"{path}: no such config file, nor a shipped example (the examples: {shipped})")
     try:
-        d = tomllib.loads(p.read_text(encoding="utf-8"))
+        d = tomllib.loads(read_settings(p))
     except TOML_ERRORS as exc:
         raise ConfigError(f"{path}: {toml_problem(exc)}") from None
     if "bots" not in d:

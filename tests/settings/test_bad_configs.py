@@ -391,6 +391,15 @@ def test_a_missing_config_file_is_one_line_exit_2(tmp_path):
     assert f"{tmp_path / 'nothere.toml'}: no such config file" in _one_error_line(out.output)
 
 
+@pytest.mark.parametrize("command", [["run"], ["rules"], ["bots", "--config"]])
+def test_a_config_the_machine_will_not_read_is_one_line_exit_3(command):
+    """A read that fails (here EIO: /proc/self/mem reads nothing at offset 0; for a user, no permission) was
+    an OSError traceback from `arena rules` and `arena run`; it is the machine's fault, so exit 3."""
+    out = CliRunner().invoke(app, [*command, "/proc/self/mem"], catch_exceptions=False)
+    assert out.exit_code == 3, out.output
+    assert _one_error_line(out.output) == "error: /proc/self/mem: cannot read it: Input/output error"
+
+
 def test_a_built_in_named_as_itself_in_variants_loads_as_that_built_in():
     """A league names each house bot's variant after it ({bot = "simple"} named simple): that is the built-in
     itself, not another bot under its name, and refusing it stopped every house pairing."""
