@@ -967,14 +967,24 @@ def check_bot(
     """Check an external bot: handshake, each kind of decision, full games, timing (exit 1 on FAIL)."""
     from arena.external.limits import Limits
     from arena.loading.check import check_bot as run_check
+    from arena.loading.check import spec_problem
 
     if games < 0:
         _fail(f"--games {games} is negative (0 checks the decisions without full games)")
+    # The ranges of a config's [limits] (arena.settings.config.LIMITS): --decision-s inf was taken.
+    _, low, high = LIMITS["decision_seconds"]
+    if not low <= decision_s <= high:
+        _fail(f"--decision-s {decision_s:g} is not allowed (allowed: {low:g}..{high:g} seconds)")
+    _, low, high = LIMITS["memory_mb"]
+    if memory_mb != 0 and not low <= memory_mb <= high:
+        _fail(f"--memory-mb {memory_mb} is not allowed (allowed: 0 for none, or {low:.0f}..{high:.0f})")
     try:
         # check_bot sets the start time by kind
         limits = Limits(decision_s=decision_s, memory_mb=memory_mb, sandbox="weak" if weak_sandbox else "wall")
     except ValueError as exc:
         _fail(str(exc))
+    if why := spec_problem(spec, limits):  # bad input, exit 2; a bot that starts and fails its checks is exit 1
+        _fail(why)
     report = run_check(spec, games=games, limits=limits, echo=typer.echo)
     raise typer.Exit(code=0 if report.passed else 1)
 
