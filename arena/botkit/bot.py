@@ -46,7 +46,7 @@ from numba import types
 from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 
 from arena.engine._jit import compile_lock, jit
-from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, PHASE_FUNCTION
+from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, MAX_MEMORY, PHASE_FUNCTION
 from arena.settings.botref import BotRef, name_problem, shown_name
 
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
@@ -273,8 +273,11 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
     ):
         raise BotError(f"{source}: PARAMS must be a dict of name -> number")
     memory = getattr(module, "MEMORY", DEFAULT_MEMORY)
-    if not isinstance(memory, int) or memory < 1:
-        raise BotError(f"{source}: MEMORY must be a positive int (floats of state), got {memory!r}")
+    if isinstance(memory, bool) or not isinstance(memory, int) or not 1 <= memory <= MAX_MEMORY:
+        raise BotError(
+            f"{source}: MEMORY = {memory!r} is not allowed (allowed: a whole number 1..{MAX_MEMORY}, "
+            "the float64 slots of state a game keeps)"
+        )
     fast = not getattr(module, "PLAIN", False)
     reason = "the module sets PLAIN = True" if not fast else ""
     compiled: dict[str, Callable[..., int]] = {}
