@@ -395,7 +395,14 @@ def run(
         }
         if gauntlet:
             overrides.update(format="gauntlet", candidate=gauntlet)
-        cfg = load_config(config, overrides, add_bots=tuple(bot or ()), rules=rules, rule_sets=_parse_sets(set_))
+        cfg = load_config(
+            config,
+            overrides,
+            add_bots=tuple(bot or ()),
+            rules=rules,
+            rule_sets=_parse_sets(set_),
+            options=_OPTIONS,
+        )
         if retry_scheduler < 0:
             _fail(f"--retry-scheduler {retry_scheduler} is negative")
         _run(cfg, config.parent, fresh=fresh, sprt=sprt, report=report, quiet=quiet, retry_scheduler=retry_scheduler)
@@ -403,6 +410,18 @@ def run(
         _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
+
+
+#: The config keys ``arena run`` sets from its options, by option: their errors name the option.
+_OPTIONS = {
+    "games_per_pair": "--games",
+    "workers": "--workers",
+    "seed": "--seed",
+    "name": "--name",
+    "chunk_size": "--chunk-size",
+    "results_dir": "--results-dir",
+    "scheduler": "--scheduler",
+}
 
 
 def _run(
@@ -559,11 +578,13 @@ def submit(
     to = Path(dest)
     try:
         from arena.run.store import RunStore
+        from arena.settings.config import check_option
 
         cfg = RunStore(to).config()  # a one-line error unless it is a run folder
         if kit := _kit_option(ctx):
             cfg = cfg.replace(eaai_kit=kit)  # over the run's saved kit too
         if workers is not None:
+            check_option("--workers", "workers", workers)  # said "config: workers = -1"
             cfg = cfg.replace(workers=workers)
         if cfg.format != "round-robin":
             _fail(f"{to}: submit adds bots to a round-robin; this run is a {cfg.format}")

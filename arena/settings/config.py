@@ -510,6 +510,21 @@ def config_from_dict(d: Mapping[str, Any], source: str = "config") -> Tournament
         raise ConfigError(f"{source}: {exc}") from None
 
 
+def check_option(option: str, key: str, value: Any) -> None:
+    """A command-line option's value (``--games 0``) checked on its own as its config key ``key``: a
+    ConfigError naming the option, not the config file, which said ``ok.toml: games_per_pair = 0`` of a
+    file that held no such thing.  Only the value's own range and type: a rule that joins keys (an even
+    number of games with duplicate pairs) is the merged config's to say."""
+    try:
+        TournamentConfig(duplicate=False, **{key: value})
+    except ConfigError as exc:
+        text = str(value)
+        shown = text if is_text(text) and text.isprintable() and " " not in text else ascii(value)
+        raise ConfigError(str(exc).replace("config:", f"{option} {shown}:", 1)) from None
+    except TypeError as exc:
+        raise ConfigError(f"{option}: {exc}") from None
+
+
 def shipped_examples() -> dict[str, Path]:
     """The examples shipped with the package (``arena/configs/<name>.toml``), by name: tournament
     configs, and the sweep files (``sweep-*``) that ``arena sweep`` reads."""
@@ -523,8 +538,12 @@ def load_config(
     add_bots: tuple[str, ...] = (),
     rules: str | None = None,
     rule_sets: Mapping[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> TournamentConfig:
     """Read a tournament TOML and apply overrides (keys as in the file).
+
+    ``options`` names the command-line option of an override's key (``{"games_per_pair": "--games"}``):
+    such a value is checked alone first (:func:`check_option`), so its error names the option.
 
     ``add_bots`` joins the file's bots (a ``candidate`` override leaves
     them).  ``rules`` (a preset or rules file) replaces the config's rules and
@@ -536,6 +555,9 @@ def load_config(
     installed arena runs them from any folder.  A file must name its
     ``bots``: an empty file is refused rather than run with the defaults.
     """
+    for key, option in (options or {}).items():
+        if (overrides or {}).get(key) is not None:
+            check_option(option, key, (overrides or {})[key])
     p = Path(path)
     examples = shipped_examples()
     if not p.is_file() and str(path) in examples:

@@ -434,6 +434,12 @@ def test_a_run_folder_whose_config_toml_was_emptied_is_refused_in_one_line_not_r
     assert (run_dir / "config.toml").read_text() == "" and sorted(p.name for p in run_dir.rglob("*.parquet")) == chunks
 
 
+def test_submit_with_workers_out_of_range_names_the_option_not_the_config(run_dir):
+    out = CliRunner().invoke(app, ["submit", "early-knock", "--to", str(run_dir), "--workers", "-1", "--quiet"])
+    assert out.exit_code == 2, out.output
+    assert out.output.startswith("error: --workers -1: workers = -1 is not allowed (allowed: integer 0..1024)")
+
+
 def test_fsck_of_a_whole_folder_reads_its_config_rules_and_manifest_as_sound(run_dir):
     found = CliRunner().invoke(app, ["fsck", str(run_dir)], catch_exceptions=False)
     assert found.exit_code == 0 and "no problems" in found.output, found.output

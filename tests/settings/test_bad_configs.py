@@ -245,6 +245,23 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "another seed on the finished folder": ({"seed": "10"}, "", [], "was played with seed = 9, not 10"),
     "other rules on the finished folder": ({}, "", ["--set", "knock_limit=5"], "was played under different rules"),
     "override out of range": ({}, "", ["--set", "knock_limit=99"], "knock_limit"),
+    # An option's error names the option: it was "bad.toml: games_per_pair = 0", of a file without it.
+    "no games, by an option": ({}, "", ["--games", "0"], "error: --games 0: games_per_pair = 0 is not allowed"),
+    "too many workers, by an option": (
+        {},
+        "",
+        ["--workers", "2000"],
+        "error: --workers 2000: workers = 2000 is not allowed (allowed: integer 0..1024)",
+    ),
+    "a negative seed, by an option": ({}, "", ["--seed", "-5"], "error: --seed -5: seed = -5 is not allowed"),
+    "a name with a slash, by an option": ({}, "", ["--name", "a/b"], "error: --name a/b: name = 'a/b' is not allowed"),
+    "chunk of one, by an option": ({}, "", ["--chunk-size", "1"], "error: --chunk-size 1: chunk_size = 1 is not"),
+    "scheduler not an address, by an option": (
+        {},
+        "",
+        ["--scheduler", "nowhere"],
+        "error: --scheduler nowhere: scheduler = 'nowhere' is not allowed",
+    ),
     "negative retry": ({}, "", ["--retry-scheduler", "-1"], "--retry-scheduler -1 is negative"),
     "results path is a file": ({"results_dir": '"{tmp}/a_file"'}, "", [], "{tmp}/a_file/done: a file is in the way"),
     "a key misspelt at its end": ({"gamez": "40"}, "", [], "unknown key 'gamez' (did you mean 'games_per_pair'"),
