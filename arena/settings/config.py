@@ -562,6 +562,8 @@ def load_config(
     examples = shipped_examples()
     if not p.is_file() and str(path) in examples:
         p = examples[str(path)]
+    if p.is_dir():  # was "no such config file", of a folder that is there
+        raise ConfigError(f"{path}: a folder, not a config file (give the .toml file)")
     if not p.is_file():
         shipped = ", ".join(name for name in examples if not name.startswith("sweep-"))
         raise ConfigError(f"{path}: no such config file, nor a shipped example (the examples: {shipped})")

@@ -408,6 +408,17 @@ def test_a_missing_config_file_is_one_line_exit_2(tmp_path):
     assert f"{tmp_path / 'nothere.toml'}: no such config file" in _one_error_line(out.output)
 
 
+def test_a_config_path_that_is_a_folder_is_said_to_be_one(tmp_path):
+    """It was "no such config file, nor a shipped example", of a folder that is there."""
+    (tmp_path / "c.toml").mkdir()
+    out = CliRunner().invoke(app, ["run", str(tmp_path / "c.toml"), "--quiet"], catch_exceptions=False)
+    assert out.exit_code == EXIT_INPUT
+    assert (
+        _one_error_line(out.output)
+        == f"error: {tmp_path / 'c.toml'}: a folder, not a config file (give the .toml file)"
+    )
+
+
 @pytest.mark.parametrize("command", [["run"], ["rules"], ["bots", "--config"]])
 def test_a_config_the_machine_will_not_read_is_one_line_exit_3(command):
     """A read that fails (here EIO: /proc/self/mem reads nothing at offset 0; for a user, no permission) was
