@@ -436,6 +436,8 @@ class SprtGate:
         self.pending: dict[int, np.ndarray] = {}
         self.next = 0
         self.used = 0
+        #: Why the test stopped counting, if it failed: the run then plays every game.
+        self.error = ""
 
     @property
     def decision(self) -> str | None:
@@ -446,11 +448,23 @@ class SprtGate:
 
     def advance(self) -> bool:
         """Feed every chunk now contiguous; True once the test is decided."""
-        while self.test.decision is None and self.next in self.pending:
-            self.test.update(counts=self.pending.pop(self.next))
+        while not self.error and self.test.decision is None and self.next in self.pending:
+            try:
+                self.test.update(counts=self.pending.pop(self.next))
+            except (ValueError, ArithmeticError, RuntimeError) as exc:
+                # Called after a chunk is stored and before the run's tables: an error that escaped here
+                # ended the run in a traceback, its tables unprinted.  A test that cannot go on stops
+                # deciding, so the run plays every game, and its line says why.
+                self.error = f"{type(exc).__name__}: {exc}"
+                break
             self.next += 1
             self.used = self.next
         return self.test.decision is not None
 
     def summary(self) -> str:
+        if self.error:
+            return (
+                f"SPRT [{self.test.elo0:g}, {self.test.elo1:g}] failed after {self.test.pairs} observation(s) "
+                f"({self.error}); every game was played"
+            )
         return self.test.summary()

@@ -46,8 +46,8 @@ from numba import types
 from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 
 from arena.engine._jit import compile_lock, jit
-from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, PHASE_FUNCTION
-from arena.settings.botref import BotRef, shown_name
+from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, MAX_MEMORY, PHASE_FUNCTION
+from arena.settings.botref import BotRef, name_problem, shown_name
 
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
@@ -245,6 +245,13 @@ def _numba_reason(exc: Exception) -> str:
 def bot_from_module(module: ModuleType, name: str | None = None, source: str | None = None) -> Bot:
     """Check a module against the bot contract and compile its functions."""
     source = source or module.__name__
+    if hasattr(module, "NAME"):
+        # The name of every table row and log file: a NAME = 5 or ["a"] was a TypeError traceback from
+        # the run's look-alike check (and `arena play` served it); the rules are those of any bot name.
+        own = module.NAME
+        why = "is not text" if not isinstance(own, str) else name_problem(own)
+        if why:
+            raise BotError(f"{source}: NAME = {own!r} is not allowed: it {why} (NAME names the bot in every table)")
     label = name or getattr(module, "NAME", None) or source
     missing = [f for f in DECISIONS if not callable(getattr(module, f, None))]
     if missing:
@@ -266,8 +273,11 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
     ):
         raise BotError(f"{source}: PARAMS must be a dict of name -> number")
     memory = getattr(module, "MEMORY", DEFAULT_MEMORY)
-    if not isinstance(memory, int) or memory < 1:
-        raise BotError(f"{source}: MEMORY must be a positive int (floats of state), got {memory!r}")
+    if isinstance(memory, bool) or not isinstance(memory, int) or not 1 <= memory <= MAX_MEMORY:
+        raise BotError(
+            f"{source}: MEMORY = {memory!r} is not allowed (allowed: a whole number 1..{MAX_MEMORY}, "
+            "the float64 slots of state a game keeps)"
+        )
     fast = not getattr(module, "PLAIN", False)
     reason = "the module sets PLAIN = True" if not fast else ""
     compiled: dict[str, Callable[..., int]] = {}

@@ -157,8 +157,9 @@ def _env_errors() -> tuple[type[Exception], ...]:
     """Faults of the machine, not the input (checked before :func:`_user_errors`, which they subclass)."""
     from arena.run.runner import RunEnvError
     from arena.run.store import StoreEnvError
+    from arena.settings.rules import UnreadableError
 
-    return (StoreEnvError, RunEnvError)
+    return (StoreEnvError, RunEnvError, UnreadableError)
 
 
 def _os_error_line(exc: OSError, doing: str) -> str:
@@ -210,9 +211,10 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from arena.run.store import StoreError
     from arena.settings.botref import BotRefError
     from arena.settings.config import ConfigError
-    from arena.settings.rules import RulesError
+    from arena.settings.rules import RulesError, UnreadableError
 
-    return (BotError, BotRefError, ConfigError, ReportError, RulesError, TournamentError, StoreError)
+    # UnreadableError is the machine's (exit 3 where _env_errors is caught first), and one line wherever it is not.
+    return (BotError, BotRefError, ConfigError, ReportError, RulesError, TournamentError, StoreError, UnreadableError)
 
 
 class _BarSafeHandler(logging.Handler):
@@ -393,7 +395,14 @@ def run(
         }
         if gauntlet:
             overrides.update(format="gauntlet", candidate=gauntlet)
-        cfg = load_config(config, overrides, add_bots=tuple(bot or ()), rules=rules, rule_sets=_parse_sets(set_))
+        cfg = load_config(
+            config,
+            overrides,
+            add_bots=tuple(bot or ()),
+            rules=rules,
+            rule_sets=_parse_sets(set_),
+            options=_OPTIONS,
+        )
         if retry_scheduler < 0:
             _fail(f"--retry-scheduler {retry_scheduler} is negative")
         _run(cfg, config.parent, fresh=fresh, sprt=sprt, report=report, quiet=quiet, retry_scheduler=retry_scheduler)
@@ -401,6 +410,18 @@ def run(
         _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
+
+
+#: The config keys ``arena run`` sets from its options, by option: their errors name the option.
+_OPTIONS = {
+    "games_per_pair": "--games",
+    "workers": "--workers",
+    "seed": "--seed",
+    "name": "--name",
+    "chunk_size": "--chunk-size",
+    "results_dir": "--results-dir",
+    "scheduler": "--scheduler",
+}
 
 
 def _run(
@@ -557,11 +578,13 @@ def submit(
     to = Path(dest)
     try:
         from arena.run.store import RunStore
+        from arena.settings.config import check_option
 
         cfg = RunStore(to).config()  # a one-line error unless it is a run folder
         if kit := _kit_option(ctx):
             cfg = cfg.replace(eaai_kit=kit)  # over the run's saved kit too
         if workers is not None:
+            check_option("--workers", "workers", workers)  # said "config: workers = -1"
             cfg = cfg.replace(workers=workers)
         if cfg.format != "round-robin":
             _fail(f"{to}: submit adds bots to a round-robin; this run is a {cfg.format}")
@@ -598,6 +621,8 @@ def list_bots(
             typer.echo(f"{name:<18} {desc}")
             shown = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "(no parameters)"
             typer.echo(f"{'':<18} {path}; {shown}")
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
 
@@ -621,18 +646,21 @@ def show_rules(
         else:
             r = load_rules(source, _parse_sets(set_))
         typer.echo(r.describe())
+    except _env_errors() as exc:
+        _fail(str(exc), EXIT_ENV)
     except _user_errors() as exc:
         _fail(str(exc))
 
 
 def _toml_keys(path: Path) -> set[str]:
-    """The top-level keys of a TOML file; none when it does not read (the rules' reader says why)."""
+    """The top-level keys of a TOML file; none when it does not read as TOML (the rules' reader says why).
+    A file the machine will not let us read is an :class:`~arena.settings.rules.UnreadableError`."""
     import tomllib
 
-    from arena.settings.rules import TOML_ERRORS
+    from arena.settings.rules import TOML_ERRORS, read_settings
 
     try:
-        return set(tomllib.loads(path.read_text(encoding="utf-8")))
+        return set(tomllib.loads(read_settings(path)))
     except TOML_ERRORS:
         return set()
 
@@ -927,6 +955,8 @@ def sweep(
             typer.echo(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         for kind, written in res.files.items():
             typer.echo(f"{kind:<12} {written}")
+    except _env_errors() as exc:  # no permission, a full disk: exit 3, as a run's
+        _fail(str(exc), EXIT_ENV)
     except errors as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
@@ -958,14 +988,24 @@ def check_bot(
     """Check an external bot: handshake, each kind of decision, full games, timing (exit 1 on FAIL)."""
     from arena.external.limits import Limits
     from arena.loading.check import check_bot as run_check
+    from arena.loading.check import spec_problem
 
     if games < 0:
         _fail(f"--games {games} is negative (0 checks the decisions without full games)")
+    # The ranges of a config's [limits] (arena.settings.config.LIMITS): --decision-s inf was taken.
+    _, low, high = LIMITS["decision_seconds"]
+    if not low <= decision_s <= high:
+        _fail(f"--decision-s {decision_s:g} is not allowed (allowed: {low:g}..{high:g} seconds)")
+    _, low, high = LIMITS["memory_mb"]
+    if memory_mb != 0 and not low <= memory_mb <= high:
+        _fail(f"--memory-mb {memory_mb} is not allowed (allowed: 0 for none, or {low:.0f}..{high:.0f})")
     try:
         # check_bot sets the start time by kind
         limits = Limits(decision_s=decision_s, memory_mb=memory_mb, sandbox="weak" if weak_sandbox else "wall")
     except ValueError as exc:
         _fail(str(exc))
+    if why := spec_problem(spec, limits):  # bad input, exit 2; a bot that starts and fails its checks is exit 1
+        _fail(why)
     report = run_check(spec, games=games, limits=limits, echo=typer.echo)
     raise typer.Exit(code=0 if report.passed else 1)
 

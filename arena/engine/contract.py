@@ -41,6 +41,11 @@ PHASE_FUNCTION = {
 }
 #: Memory slots a bot gets when its module does not ask for a number.
 DEFAULT_MEMORY = 8
+#: The most memory slots a bot file may ask for (``MEMORY``): 128 KiB of float64 per game, room for a
+#: 52 x 52 table of cards six times over.  A game against a trained policy is played in lockstep with the
+#: rest of its chunk, each game with its own copy (256 MiB for a chunk of 2000 games); MEMORY = 10**12 was
+#: taken at load and then failed every chunk with a MemoryError.
+MAX_MEMORY = 1 << 14
 
 
 class TableHooks(Protocol):

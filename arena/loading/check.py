@@ -125,11 +125,32 @@ def _command_of(
         except BotError as exc:
             raise ValueError(str(exc)) from None
         return command, cwd, None, ()
-    what = "a trained policy, played in the arena's process" if ref.kind == "policy" else "a built-in bot"
+    from arena.botkit.bot import BUILTIN_BOTS
+
+    if ref.kind == "policy":
+        what = "is a trained policy, played in the arena's process"
+    elif ref.ref in BUILTIN_BOTS:
+        what = "is a built-in bot"
+    else:  # 'nope' was said to be a built-in bot
+        what = "names no bot (nor a built-in one)"
     raise ValueError(
-        f"'{ref.spec()}' is {what}; check-bot checks a bot in its own process: 'cmd:<program>', a bot file "
+        f"'{ref.spec()}' {what}; check-bot checks a bot in its own process: 'cmd:<program>', a bot file "
         "('sandbox:FILE'), or 'eaai:<kit player>'"
     )
+
+
+def spec_problem(spec: str, limits: Limits | None = None) -> str:
+    """Why ``spec`` names no bot that :func:`check_bot` can start ("" when it does): it does not parse, names
+    a file that is not there, or a bot that runs in the arena's process.  ``arena check-bot`` refuses such a
+    spec as bad input (exit 2) before its report; the report's FAIL lines are for a bot that started."""
+    from arena.loading.load import limits_for
+
+    try:
+        ref = BotRef.parse(spec)
+        _command_of(ref, limits_for(ref, limits))
+    except ValueError as exc:
+        return str(exc)
+    return ""
 
 
 #: A failed system call in strace's output: ``[pid 12] name(args) = -1 EPERM (...)``.

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from arena.settings.config import did_you_mean
 from arena.settings.rules import TOML_ERRORS, toml_problem
 
 #: The analysis table's name in the run store (a hindsight analysis is stored apart).
@@ -68,13 +69,28 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> AnalysisS
             raise AnalysisError(f"cannot read {p}: {exc.strerror or exc}") from None
         except TOML_ERRORS as exc:
             raise AnalysisError(f"{p} is {toml_problem(exc)}") from None
-        table = doc.get("analysis", {})
+        known = [f.name for f in fields(AnalysisSettings)]
+        # The file is for the analysis alone: a misspelt table ([analysys]) or a key outside it (samples = 8
+        # at the top) was ignored, and the analysis ran with the defaults as if nothing were wrong.
+        for k in doc:
+            if k == "analysis":
+                continue
+            if k in known:
+                raise AnalysisError(f"{p}: {k} is outside the [analysis] table; put it under [analysis]")
+            raise AnalysisError(
+                f"{p}: unknown table or key '{k}' ({did_you_mean(k, ['analysis'])}the file holds an [analysis] table)"
+            )
+        if "analysis" not in doc:
+            raise AnalysisError(f"{p}: no [analysis] table (it sets {', '.join(known)})")
+        table = doc["analysis"]
         if not isinstance(table, dict):
             raise AnalysisError(f"{p}: [analysis] must be a table")
-        known = {f.name for f in fields(AnalysisSettings)}
-        unknown = sorted(set(table) - known)
+        unknown = [k for k in table if k not in known]
         if unknown:
-            raise AnalysisError(f"{p}: [analysis] has no key '{unknown[0]}' (keys: {', '.join(sorted(known))})")
+            k = unknown[0]
+            raise AnalysisError(
+                f"{p}: [analysis] has no key '{k}' ({did_you_mean(k, known)}keys: {', '.join(sorted(known))})"
+            )
         values.update(table)
     values.update({k: v for k, v in overrides.items() if v is not None})
     return AnalysisSettings(**values)

@@ -32,7 +32,16 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from arena.settings.botref import BotRef, BotRefError
-from arena.settings.rules import PRESET_KEY, TOML_ERRORS, Rules, RulesError, load_rules, read_from, toml_problem
+from arena.settings.rules import (
+    PRESET_KEY,
+    TOML_ERRORS,
+    Rules,
+    RulesError,
+    load_rules,
+    read_from,
+    read_settings,
+    toml_problem,
+)
 
 FORMATS = ("round-robin", "gauntlet")
 #: The longest run name, in bytes: a folder name (the OS allows 255), with room for what is derived from it.
@@ -66,6 +75,13 @@ SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "elo")
 SEQUENTIAL = ("pentanomial", "trinomial")
 #: What the SPRT's bounds elo0 and elo1 are in: logistic Elo, or normalized Elo (fishtest's default).
 SPRT_ELO = ("logistic", "normalized")
+#: The largest |elo0| and |elo1| of each Elo model, where the SPRT's log-likelihood ratio is still a finite
+#: number for every count of outcomes.  Measured, not assumed (arena.analysis.sprt.llr over lopsided and
+#: random counts): a logistic bound past about 6380 makes the expected score 1.0 in floating point and the
+#: root finder fails; a normalized one past about 230 (pentanomial; 340 trinomial) asks for a t-value the
+#: maximum-likelihood iteration cannot meet.  Both crashed the run after its first chunk was stored, so the
+#: bounds are refused at load, with a margin; no useful test comes near them (fishtest's are a few Elo).
+SPRT_SPAN = {"logistic": 4000.0, "normalized": 200.0}
 #: Time and memory limits, with their defaults and allowed ranges.  The
 #: decision/game/memory limits apply to bots in their own processes
 #: (external and sandboxed); decision_seconds also to in-process bots, in
@@ -112,7 +128,7 @@ def _exact(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-def _close(word: str, options) -> str:
+def did_you_mean(word: str, options) -> str:
     """``"did you mean 'x'? "``: an option that begins as ``word`` does (its first four letters: ``gamez`` is
     ``games_per_pair``, though ``name`` is closer letter for letter), else the closest, else ``""``."""
     options = list(options)
@@ -230,7 +246,7 @@ class TournamentConfig:
         if self.format not in FORMATS:
             raise ConfigError(
                 f"config: format = {self.format!r} is not allowed "
-                f"({_close(str(self.format), FORMATS)}allowed: {', '.join(FORMATS)})"
+                f"({did_you_mean(str(self.format), FORMATS)}allowed: {', '.join(FORMATS)})"
             )
         if isinstance(self.bots, str) or not all(isinstance(b, str) and b for b in self.bots):
             raise bad("bots", self.bots, "a list of bot names or paths")
@@ -244,6 +260,11 @@ class TournamentConfig:
                 raise ConfigError("config: format = 'gauntlet' needs candidate = the bot to test")
             if self.candidate in self.bots:
                 raise bad("candidate", self.candidate, "a bot not also in bots")
+            if not self.bots:  # it "played" 0 matchups, exit 0, and left an empty run folder
+                raise ConfigError(
+                    f"config: a gauntlet plays its candidate {self.candidate!r} against each of bots, "
+                    "and bots names no other bot; list at least one opponent"
+                )
         if self.seed != "secret":
             if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= 2**62:
                 raise bad("seed", self.seed, 'integer 0..4611686018427387904, or "secret" for a drawn seed')
@@ -298,7 +319,9 @@ class TournamentConfig:
             unknown = set(self.sprt) - set(SPRT_KEYS)
             if unknown:
                 k = sorted(unknown)[0]
-                raise ConfigError(f"config: sprt has no key '{k}' ({_close(k, SPRT_KEYS)}keys: {', '.join(SPRT_KEYS)})")
+                raise ConfigError(
+                    f"config: sprt has no key '{k}' ({did_you_mean(k, SPRT_KEYS)}keys: {', '.join(SPRT_KEYS)})"
+                )
             for k, v in self.sprt.items():
                 if k == "elo":
                     if v not in SPRT_ELO:
@@ -306,6 +329,10 @@ class TournamentConfig:
                 elif isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
                     raise bad(f"sprt.{k}", v, "a number")
             s = self.sprt_params()
+            reach = SPRT_SPAN[s["elo"]]
+            for k in ("elo0", "elo1"):
+                if not -reach <= s[k] <= reach:  # inf too
+                    raise bad(f"sprt.{k}", self.sprt[k], f"a number -{reach:g}..{reach:g} ({s['elo']} Elo)")
             if not s["elo0"] < s["elo1"]:
                 raise ConfigError(f"config: sprt needs elo0 < elo1 (got elo0 = {s['elo0']:g}, elo1 = {s['elo1']:g})")
             for k in ("alpha", "beta"):
@@ -326,7 +353,9 @@ class TournamentConfig:
             raise bad("limits", self.limits, f"a table with {', '.join(LIMITS)}")
         for k, v in self.limits.items():
             if k not in LIMITS:
-                raise ConfigError(f"config: limits has no key '{k}' ({_close(k, LIMITS)}keys: {', '.join(LIMITS)})")
+                raise ConfigError(
+                    f"config: limits has no key '{k}' ({did_you_mean(k, LIMITS)}keys: {', '.join(LIMITS)})"
+                )
             _, low, high = LIMITS[k]
             span = f"{_exact(low)}..{_exact(high)}"  # not :g, which printed 1048576 as 1.04858e+06
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
@@ -467,7 +496,7 @@ def _check_keys(d: Mapping[str, Any], source: str) -> None:
         k = unknown[0]
         if isinstance(d[k], Mapping) and any(key in KEYS for key in d[k]):
             raise ConfigError(f"{source}: unknown table [{k}]: a config's keys (bots = [...], ...) go at the top level")
-        raise ConfigError(f"{source}: unknown key '{k}' ({_close(k, KEYS)}known keys: {', '.join(KEYS)})")
+        raise ConfigError(f"{source}: unknown key '{k}' ({did_you_mean(k, KEYS)}known keys: {', '.join(KEYS)})")
 
 
 def config_from_dict(d: Mapping[str, Any], source: str = "config") -> TournamentConfig:
@@ -479,6 +508,21 @@ def config_from_dict(d: Mapping[str, Any], source: str = "config") -> Tournament
         raise ConfigError(msg.replace("config:", f"{source}:", 1) if source != "config" else msg) from None
     except TypeError as exc:
         raise ConfigError(f"{source}: {exc}") from None
+
+
+def check_option(option: str, key: str, value: Any) -> None:
+    """A command-line option's value (``--games 0``) checked on its own as its config key ``key``: a
+    ConfigError naming the option, not the config file, which said ``ok.toml: games_per_pair = 0`` of a
+    file that held no such thing.  Only the value's own range and type: a rule that joins keys (an even
+    number of games with duplicate pairs) is the merged config's to say."""
+    try:
+        TournamentConfig(duplicate=False, **{key: value})
+    except ConfigError as exc:
+        text = str(value)
+        shown = text if is_text(text) and text.isprintable() and " " not in text else ascii(value)
+        raise ConfigError(str(exc).replace("config:", f"{option} {shown}:", 1)) from None
+    except TypeError as exc:
+        raise ConfigError(f"{option}: {exc}") from None
 
 
 def shipped_examples() -> dict[str, Path]:
@@ -494,8 +538,12 @@ def load_config(
     add_bots: tuple[str, ...] = (),
     rules: str | None = None,
     rule_sets: Mapping[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> TournamentConfig:
     """Read a tournament TOML and apply overrides (keys as in the file).
+
+    ``options`` names the command-line option of an override's key (``{"games_per_pair": "--games"}``):
+    such a value is checked alone first (:func:`check_option`), so its error names the option.
 
     ``add_bots`` joins the file's bots (a ``candidate`` override leaves
     them).  ``rules`` (a preset or rules file) replaces the config's rules and
@@ -507,15 +555,20 @@ def load_config(
     installed arena runs them from any folder.  A file must name its
     ``bots``: an empty file is refused rather than run with the defaults.
     """
+    for key, option in (options or {}).items():
+        if (overrides or {}).get(key) is not None:
+            check_option(option, key, (overrides or {})[key])
     p = Path(path)
     examples = shipped_examples()
     if not p.is_file() and str(path) in examples:
         p = examples[str(path)]
+    if p.is_dir():  # was "no such config file", of a folder that is there
+        raise ConfigError(f"{path}: a folder, not a config file (give the .toml file)")
     if not p.is_file():
         shipped = ", ".join(name for name in examples if not name.startswith("sweep-"))
         raise ConfigError(f"{path}: no such config file, nor a shipped example (the examples: {shipped})")
     try:
-        d = tomllib.loads(p.read_text(encoding="utf-8"))
+        d = tomllib.loads(read_settings(p))
     except TOML_ERRORS as exc:
         raise ConfigError(f"{path}: {toml_problem(exc)}") from None
     if "bots" not in d:

@@ -42,6 +42,28 @@ import arena
 TOML_ERRORS = (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError)
 
 
+class UnreadableError(ValueError):
+    """A settings file the machine will not let us read (no permission, an I/O error): the environment's
+    fault, not the file's, so a command exits 3 for it, not 2.  The message is one line naming the file."""
+
+
+def read_settings(path: Path) -> str:
+    """The text of a settings file (a config, rules); :class:`UnreadableError` when the machine refuses it.
+
+    A file that is missing or a folder is left to the caller, which names it as bad input; a read refused
+    (PermissionError) or failing (EIO) was a traceback from ``arena rules`` and ``arena run``.  (A rules
+    file a config names is read by :func:`load_rules`, whose RulesError every reader of rules expects.)
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise
+    except OSError as exc:
+        raise UnreadableError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    return data.decode("utf-8")  # UnicodeDecodeError: one of TOML_ERRORS, said by toml_problem
+
+
 def toml_problem(exc: BaseException) -> str:
     """Why a file did not read as TOML (one of :data:`TOML_ERRORS`), for a line ``<file> is <this>``."""
     if isinstance(exc, UnicodeDecodeError):

@@ -190,6 +190,25 @@ def test_settings_are_checked_with_one_line_naming_the_key(tmp_path):
         dec.load_settings(p)
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("[analysys]\nsamples = 8\n", "unknown table or key 'analysys' (did you mean 'analysis'?"),
+        ("samples = 8\n", "samples is outside the [analysis] table; put it under [analysis]"),
+        ("# nothing\n", "no [analysis] table (it sets samples, seed, perfect, doubtful, blunder)"),
+        ("[analysis]\nsampels = 8\n", "[analysis] has no key 'sampels' (did you mean 'samples'?"),
+    ],
+)
+def test_an_analysis_file_that_sets_nothing_it_seems_to_is_refused_naming_the_key(tmp_path, body, message):
+    """A misspelt or missing [analysis] table was ignored: the analysis ran with the defaults, its 8 samples
+    silently 128."""
+    p = tmp_path / "a.toml"
+    p.write_text(body)
+    with pytest.raises(dec.AnalysisError) as err:
+        dec.load_settings(p)
+    assert str(err.value).startswith(f"{p}: ") and message in str(err.value), err.value
+
+
 def test_error_rates_are_mean_losses_with_game_clustered_t_intervals():
     import pandas as pd
 

@@ -23,8 +23,17 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from arena.analysis.sprt import H0_ACCEPTED, H1_ACCEPTED, NELO_PER_T, Sprt, llr, llr_pentanomial, llr_trinomial
-from arena.settings.config import ConfigError, config_from_dict
+from arena.analysis.sprt import (
+    H0_ACCEPTED,
+    H1_ACCEPTED,
+    NELO_PER_T,
+    Sprt,
+    SprtGate,
+    llr,
+    llr_pentanomial,
+    llr_trinomial,
+)
+from arena.settings.config import SPRT_SPAN, ConfigError, config_from_dict
 
 PENTA = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
 TRI = np.array([0.0, 0.5, 1.0])
@@ -287,3 +296,35 @@ def test_counts_that_are_not_whole_numbers_are_refused_not_truncated(counts):
     with pytest.raises(ValueError, match="counts need 5 non-negative whole numbers"):
         test.update(counts=counts)
     assert test.counts.tolist() == [0, 0, 0, 0, 0]
+
+
+LOPSIDED = [[9, 0, 0, 0, 0], [0, 0, 0, 0, 9], [0, 0, 9, 0, 0], [1000, 20, 3, 0, 0], [9, 0, 0], [0, 0, 9], [0, 9, 0]]
+
+
+@pytest.mark.parametrize("elo", list(SPRT_SPAN))
+@pytest.mark.parametrize("counts", LOPSIDED)
+def test_the_llr_is_a_number_at_the_edges_of_the_bounds_a_config_allows(elo, counts):
+    """SPRT_SPAN is the range a config may give elo0 and elo1: the LLR must be finite at both ends of it
+    (past them a run's SPRT crashed after its first chunk: elo1 = 6500 logistic, 300 normalized)."""
+    span = SPRT_SPAN[elo]
+    for elo0, elo1 in ((0, span), (-span, 0), (span - 1, span), (-span, -span + 1)):
+        assert math.isfinite(llr(counts, elo0, elo1, elo)), (elo0, elo1)
+
+
+def test_an_sprt_that_fails_mid_run_stops_deciding_and_says_why(monkeypatch):
+    """An error in the test after a chunk was stored ended the run in a traceback before its tables: the
+    gate stops deciding instead (the run plays every game) and its line names the error."""
+    import pandas as pd
+
+    import arena.analysis.sprt as sprt
+
+    def broken(*args, **kwargs):
+        raise ValueError("The function value at x=nan is NaN")
+
+    monkeypatch.setattr(sprt, "llr", broken)
+    gate = SprtGate(config_from_dict({}))
+    games = pd.DataFrame({"bot_a": ["a", "a"], "bot_b": ["b", "b"], "pair": [0, 0], "winner": ["a", "b"]})
+    gate.add(0, games)
+    gate.add(1, games)
+    assert gate.advance() is False and gate.decision is None
+    assert "failed after 1 observation(s) (ValueError: The function value at x=nan is NaN)" in gate.summary()

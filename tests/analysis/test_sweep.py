@@ -53,6 +53,9 @@ def _sweep(tmp_path, **kw):
         ({"seed": 1.9}, "seed must be an integer"),
         ({"workers": "two"}, "workers must be a whole number"),
         ({"params": {"late_drop": "x"}}, "params.late_drop must be a number"),
+        ({"limits": "x"}, r"limits = 'x' is not allowed \(allowed: a table with decision_seconds"),
+        ({"limits": 5}, "limits = 5 is not allowed"),
+        ({"limits": {"decision_secs": 1}}, "limits has no key 'decision_secs'"),
     ],
 )
 def test_bad_sweep_files_are_one_line_errors(tmp_path, change, message):
@@ -273,6 +276,38 @@ def test_cli_sweep(tmp_path):
         assert sorted(row.split(",")[column] for row in rows[1:]) == ["0", "10"], rows
     r = CliRunner().invoke(app, ["sweep", str(tmp_path / "missing.toml")])
     assert r.exit_code == 2 and "error:" in r.output
+
+
+def test_a_sweep_whose_results_folder_is_a_file_or_refused_is_one_line_exit_2_or_3(tmp_path, monkeypatch):
+    """As a run's: a file in the way is the input's fault (exit 2), a folder the machine will not create is
+    the machine's (exit 3).  Both were NotADirectoryError and PermissionError tracebacks."""
+    import errno
+
+    from typer.testing import CliRunner
+
+    from arena.cli.main import app
+
+    f = tmp_path / "sw.toml"
+    f.write_text('bot = "early-knock"\nopponents = ["simple"]\ngames = 40\nworkers = 1\n[grid]\nknock_at = [0, 10]\n')
+    (tmp_path / "a_file").write_text("not a folder")
+    r = CliRunner().invoke(app, ["sweep", str(f), "-q", "--results-dir", str(tmp_path / "a_file")])
+    assert r.exit_code == 2, r.output
+    assert [line for line in r.output.splitlines() if line.startswith("error:")] == [
+        f"error: cannot create the sweep folder {tmp_path / 'a_file' / 'sw'}: a file is in the way (Not a directory)"
+    ]
+    real_mkdir = Path.mkdir
+
+    def refused(self, *args, **kwargs):
+        if self.name == "sw":  # as mkdir answers in a folder of another user's (root is not refused)
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", refused)
+    r = CliRunner().invoke(app, ["sweep", str(f), "-q", "--results-dir", str(tmp_path / "theirs")])
+    assert r.exit_code == 3, r.output
+    assert [line for line in r.output.splitlines() if line.startswith("error:")] == [
+        f"error: cannot create the sweep folder {tmp_path / 'theirs' / 'sw'}: permission denied"
+    ]
 
 
 def test_report_only_of_a_sweep_never_played_or_with_fresh_is_refused(tmp_path):

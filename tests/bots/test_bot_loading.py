@@ -51,6 +51,31 @@ def test_missing_function_wrong_signature_and_import_error_are_named(tmp_path):
         load_bot("simpel")
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("NAME = 5", "NAME = 5 is not allowed: it is not text"),
+        ('NAME = ["a"]', "NAME = ['a'] is not allowed: it is not text"),
+        ("NAME = None", "NAME = None is not allowed: it is not text"),
+        ('NAME = ""', "NAME = '' is not allowed: it is empty"),
+        ('NAME = "a\\nb"', "NAME = 'a\\nb' is not allowed: it holds a character that does not show"),
+        # Taken at load, then every chunk failed with a MemoryError (7 TiB asked).
+        ("MEMORY = 10**12", "MEMORY = 1000000000000 is not allowed (allowed: a whole number 1..16384"),
+        ("MEMORY = True", "MEMORY = True is not allowed (allowed: a whole number 1..16384"),
+        ("MEMORY = 0", "MEMORY = 0 is not allowed"),
+        ("MEMORY = 2.5", "MEMORY = 2.5 is not allowed"),
+    ],
+)
+def test_a_bot_file_constant_of_the_wrong_kind_is_one_error_naming_the_file_and_the_value(tmp_path, line, message):
+    """A NAME that is no bot name was a 53-line TypeError traceback from the run's look-alike check, and
+    `arena play` served it."""
+    body = "".join(f"def {f}(view, params, memory, rng):\n    return 0\n" for f in FUNCS)
+    p = write(tmp_path, "odd.py", f"{body}{line}\n")
+    with pytest.raises(BotError) as err:
+        load_bot_file(p)
+    assert str(err.value).startswith(f"{p}: {message}") and "\n" not in str(err.value), err.value
+
+
 def test_a_bot_numba_cannot_compile_takes_the_plain_path_and_says_why(tmp_path):
     body = """
         from bots.simple import take_upcard, draw, big_gin, knock

@@ -124,13 +124,38 @@ def test_a_usage_error_is_one_error_line_and_exit_2(args, line):
 
 @pytest.mark.parametrize(
     ("spec", "what"),
-    [("simple", "a built-in bot"), ("policy:bots/learned.npz", "a trained policy, played in the arena's process")],
+    [
+        ("simple", "is a built-in bot"),
+        ("policy:bots/learned.npz", "is a trained policy, played in the arena's process"),
+        ("nope", "names no bot (nor a built-in one)"),
+    ],
 )
 def test_check_bot_of_a_bot_that_has_no_process_of_its_own_says_what_it_is(spec, what):
-    """check-bot called a trained policy "a built-in bot"."""
+    """check-bot called a trained policy "a built-in bot" (and 'nope' too).  It is bad input: one line, exit 2
+    (it was a FAIL report, exit 1, with nothing on stderr)."""
     out = runner.invoke(app, ["check-bot", spec, "--games", "2"])
-    assert out.exit_code == 1, out.output
-    assert f"FAIL  command      '{spec}' is {what}; check-bot checks a bot in its own process" in out.output
+    assert out.exit_code == 2, out.output
+    assert out.output.startswith(f"error: '{spec}' {what}; check-bot checks a bot in its own process")
+    assert len(out.output.splitlines()) == 1 and "FAIL" not in out.output, out.output
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["sandbox:", "--games", "0"], "error: sandbox:: no file after 'sandbox:'"),
+        (["eaai:nope.jar"], "error: eaai:nope.jar: write eaai:PLAYER.jar:CLASS or eaai:CLASS_FOLDER:CLASS"),
+        (["sandbox:/no/such/bot.py"], "error: /no/such/bot.py: no such bot file"),
+        (["cmd:/bin/true", "--decision-s", "inf"], "error: --decision-s inf is not allowed (allowed: 0.001..3600"),
+        (["cmd:/bin/true", "--decision-s", "0"], "error: --decision-s 0 is not allowed (allowed: 0.001..3600"),
+        (["cmd:/bin/true", "--memory-mb", "5"], "error: --memory-mb 5 is not allowed (allowed: 0 for none, or 16.."),
+    ],
+)
+def test_check_bot_of_a_spec_or_option_that_names_nothing_to_check_is_one_line_exit_2(args, line):
+    """A spec that cannot be parsed or found, or an option out of a config's range, was a FAIL report with
+    exit 1 and nothing on stderr (and --decision-s inf was taken)."""
+    out = runner.invoke(app, ["check-bot", *args])
+    assert out.exit_code == 2, out.output
+    assert out.output.startswith(line) and len(out.output.splitlines()) == 1, out.output
 
 
 def test_an_unknown_plot_kind_is_one_error_line_listing_the_kinds(tmp_path):

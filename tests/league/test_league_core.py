@@ -77,6 +77,8 @@ def test_config_errors_are_one_line():
         LeagueConfig(games_per_pairing=21, duplicate=True)
     with pytest.raises(LeagueError, match="sprt"):
         LeagueConfig(sprt={"elo0": 5, "elo1": 0})
+    with pytest.raises(LeagueError, match=r"league.toml: sprt.elo1 = inf is not allowed"):
+        LeagueConfig(sprt={"elo1": float("inf")})  # as a tournament config refuses it: its LLR is no number
     with pytest.raises(LeagueError, match="rules"):
         LeagueConfig(rules="no-such-preset")
 

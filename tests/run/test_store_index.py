@@ -383,6 +383,8 @@ def test_fsck_of_a_folder_in_use_says_the_finding_may_be_the_chunk_being_written
     [
         (lambda d: (d / "config.toml").unlink(), "holds 120 games but no config.toml"),
         (lambda d: (d / "config.toml").write_text("bots = [\n"), "its config.toml or rules.toml is unreadable"),
+        (lambda d: (d / "config.toml").write_text(""), "config.toml is empty, so it is not the config of a run"),
+        (lambda d: (d / "config.toml").write_text("seed = 7\n"), "config.toml names no bots, so it is not"),
         (lambda d: (d / "rules.toml").write_text("gin_bonus = 'lots'\n"), "config.toml or rules.toml is unreadable"),
         (lambda d: (d / "manifest.json").write_text('{"status": "compl'), "its manifest.json is not a JSON object"),
         (lambda d: (d / "manifest.json").write_text("[1, 2]"), "its manifest.json is not a JSON object"),
@@ -392,6 +394,8 @@ def test_fsck_of_a_folder_in_use_says_the_finding_may_be_the_chunk_being_written
     ids=[
         "config-lost",
         "config-torn",
+        "config-empty",
+        "config-without-bots",
         "rules-bad-value",
         "manifest-torn",
         "manifest-not-object",
@@ -410,6 +414,30 @@ def test_fsck_names_a_lost_or_damaged_config_rules_or_manifest_which_no_repair_r
     assert repaired.exit_code == 1 and named in repaired.output, repaired.output  # still there: no repair mends it
     report = CliRunner().invoke(app, ["report", str(run_dir), "--verify"], catch_exceptions=False)
     assert report.exit_code == 1 and "restore the file(s) they name" in report.output, report.output
+
+
+@pytest.mark.parametrize("command", ["submit", "resume"])
+def test_a_run_folder_whose_config_toml_was_emptied_is_refused_in_one_line_not_read_as_the_defaults(run_dir, command):
+    """An empty config.toml read as the default config: submit played 1000-game matchups of the default
+    bots into the folder and saved the defaults over the file."""
+    (run_dir / "config.toml").write_text("")
+    chunks = sorted(p.name for p in run_dir.rglob("*.parquet"))
+    if command == "submit":
+        args = ["submit", "early-knock:knock_at=5", "--to", str(run_dir)]
+    else:
+        (run_dir.parent.parent / "again.toml").write_text(_cfg(run_dir.parent).to_toml())
+        args = ["run", str(run_dir.parent.parent / "again.toml"), "--resume", "--no-report"]
+    out = CliRunner().invoke(app, [*args, "--quiet"], catch_exceptions=False)
+    assert out.exit_code == 2, out.output
+    errors = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "config.toml is empty, so it is not the config of a run" in errors[0], out.output
+    assert (run_dir / "config.toml").read_text() == "" and sorted(p.name for p in run_dir.rglob("*.parquet")) == chunks
+
+
+def test_submit_with_workers_out_of_range_names_the_option_not_the_config(run_dir):
+    out = CliRunner().invoke(app, ["submit", "early-knock", "--to", str(run_dir), "--workers", "-1", "--quiet"])
+    assert out.exit_code == 2, out.output
+    assert out.output.startswith("error: --workers -1: workers = -1 is not allowed (allowed: integer 0..1024)")
 
 
 def test_fsck_of_a_whole_folder_reads_its_config_rules_and_manifest_as_sound(run_dir):

@@ -37,6 +37,18 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "one bot": ({"bots": '["random"]'}, "", [], "at least 2 bots for a round-robin"),
     "a bot twice": ({"bots": '["random", "random"]'}, "", [], "each bot listed once"),
     "gauntlet without candidate": ({"format": '"gauntlet"'}, "", [], "format = 'gauntlet' needs candidate"),
+    "gauntlet without opponents": (
+        {"format": '"gauntlet"', "candidate": '"simple"', "bots": "[]"},
+        "",
+        [],
+        "a gauntlet plays its candidate 'simple' against each of bots, and bots names no other bot",
+    ),
+    "gauntlet of the config's only bot": (
+        {"bots": '["simple"]'},
+        "",
+        ["--gauntlet", "simple"],
+        "a gauntlet plays its candidate 'simple' against each of bots, and bots names no other bot",
+    ),
     "bad seed": ({"seed": '"sekret"'}, "", [], "seed = 'sekret' is not allowed"),
     "odd games": ({"games_per_pair": "41"}, "", [], "games_per_pair = 41 must be even with duplicate = true"),
     "odd chunk": ({"chunk_size": "21"}, "", [], ": chunk_size = 21 must be even with duplicate = true"),
@@ -93,6 +105,21 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     ),
     "sprt the wrong way": ({}, "[sprt]\nelo0 = 5\nelo1 = 0\n", [], "sprt needs elo0 < elo1"),
     "sprt alpha": ({}, "[sprt]\nalpha = 0.5\n", [], "sprt.alpha = 0.5 is not allowed"),
+    # Bounds whose LLR is no number: the run crashed in a 70-line traceback after its first chunk was stored.
+    "sprt bound infinite": (
+        {},
+        "[sprt]\nelo1 = inf\n",
+        [],
+        "sprt.elo1 = inf is not allowed (allowed: a number -4000..4000 (logistic Elo))",
+    ),
+    "sprt bound minus infinity": ({}, "[sprt]\nelo0 = -inf\n", [], "sprt.elo0 = -inf is not allowed"),
+    "sprt bound past the logistic range": ({}, "[sprt]\nelo1 = 6500\n", [], "sprt.elo1 = 6500 is not allowed"),
+    "sprt bound past the normalized range": (
+        {},
+        '[sprt]\nelo = "normalized"\nelo0 = 0\nelo1 = 300\n',
+        [],
+        "sprt.elo1 = 300 is not allowed (allowed: a number -200..200 (normalized Elo))",
+    ),
     "unknown limit": ({}, "[limits]\ndecision_secs = 1\n", [], "limits has no key 'decision_secs'"),
     "limit out of range": ({}, "[limits]\nchunk_min_seconds = 0\n", [], "limits.chunk_min_seconds = 0 is not allowed"),
     "a fraction of a MiB": (
@@ -202,6 +229,12 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         [],
         "bot '{tmp}/named_simple.py' is named 'Simple', the name of the built-in bot 'simple'",
     ),
+    "a bot file whose NAME is a number": (
+        {"bots": '["random", "{tmp}/named_5.py"]'},
+        "",
+        [],
+        "{tmp}/named_5.py: NAME = 5 is not allowed: it is not text",
+    ),
     "a variant named like a built-in, with a cyrillic a": (
         {"bots": '["random", "gin-ch\\u0430sing"]'},
         '[variants."gin-ch\\u0430sing"]\nbot = "early-knock"\n',
@@ -212,6 +245,23 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "another seed on the finished folder": ({"seed": "10"}, "", [], "was played with seed = 9, not 10"),
     "other rules on the finished folder": ({}, "", ["--set", "knock_limit=5"], "was played under different rules"),
     "override out of range": ({}, "", ["--set", "knock_limit=99"], "knock_limit"),
+    # An option's error names the option: it was "bad.toml: games_per_pair = 0", of a file without it.
+    "no games, by an option": ({}, "", ["--games", "0"], "error: --games 0: games_per_pair = 0 is not allowed"),
+    "too many workers, by an option": (
+        {},
+        "",
+        ["--workers", "2000"],
+        "error: --workers 2000: workers = 2000 is not allowed (allowed: integer 0..1024)",
+    ),
+    "a negative seed, by an option": ({}, "", ["--seed", "-5"], "error: --seed -5: seed = -5 is not allowed"),
+    "a name with a slash, by an option": ({}, "", ["--name", "a/b"], "error: --name a/b: name = 'a/b' is not allowed"),
+    "chunk of one, by an option": ({}, "", ["--chunk-size", "1"], "error: --chunk-size 1: chunk_size = 1 is not"),
+    "scheduler not an address, by an option": (
+        {},
+        "",
+        ["--scheduler", "nowhere"],
+        "error: --scheduler nowhere: scheduler = 'nowhere' is not allowed",
+    ),
     "negative retry": ({}, "", ["--retry-scheduler", "-1"], "--retry-scheduler -1 is negative"),
     "results path is a file": ({"results_dir": '"{tmp}/a_file"'}, "", [], "{tmp}/a_file/done: a file is in the way"),
     "a key misspelt at its end": ({"gamez": "40"}, "", [], "unknown key 'gamez' (did you mean 'games_per_pair'"),
@@ -232,6 +282,31 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
         '[variants.bot]\nbot = "simple"\n[variants."b\\u043et"]\nbot = "early-knock"\n',
         [],
         "the bots 'bot' and 'b\\u043et' read alike in a table",
+    ),
+    # Unicode's confusables, not only the hand table's: each read as a built-in in every table.
+    "a variant named like a built-in, with a capital I for the l": (
+        {"bots": '["random", "simpIe"]'},
+        '[variants.simpIe]\nbot = "early-knock"\n',
+        [],
+        "bot 'simpIe' is named 'simpIe', the name of the built-in bot 'simple'",
+    ),
+    "a variant named like a built-in, with a dotless i": (
+        {"bots": '["random", "g\\u0131n-chasing"]'},
+        '[variants."g\\u0131n-chasing"]\nbot = "early-knock"\n',
+        [],
+        "bot 'g\\u0131n-chasing' is named 'g\\u0131n-chasing', the name of the built-in bot 'gin-chasing'",
+    ),
+    "a variant named like a built-in, with a Latin alpha": (
+        {"bots": '["simple", "r\\u0251ndom"]'},
+        '[variants."r\\u0251ndom"]\nbot = "early-knock"\n',
+        [],
+        "bot 'r\\u0251ndom' is named 'r\\u0251ndom', the name of the built-in bot 'random'",
+    ),
+    "two bots named alike but for a cyrillic shha": (
+        {"bots": '["random", "k5h", "k5\\u04bb"]'},
+        '[variants.k5h]\nbot = "simple"\n[variants."k5\\u04bb"]\nbot = "early-knock"\n',
+        [],
+        "the bots 'k5h' and 'k5\\u04bb' read alike in a table",
     ),
     "a bot name with a zero-width space": (
         {"bots": '["random", "sim\\u200bple2"]'},
@@ -295,6 +370,7 @@ def _bad_run(finished: Path, tmp_path: Path, body: str | bytes, options: list[st
     random_bot = (Path(bots.__file__).parent / "random.py").read_text()
     (tmp_path / "monte_carlo.py").write_text(random_bot)
     (tmp_path / "named_simple.py").write_text(random_bot + '\nNAME = "Simple"\n')
+    (tmp_path / "named_5.py").write_text(random_bot + "\nNAME = 5\n")
     (tmp_path / "latin1_rules.toml").write_bytes(b"# r\xe8gles\nknock_limit = 5\n")
     conf = tmp_path / "bad.toml"
     conf.write_bytes(body) if isinstance(body, bytes) else conf.write_text(body)
@@ -330,6 +406,26 @@ def test_a_missing_config_file_is_one_line_exit_2(tmp_path):
     out = CliRunner().invoke(app, ["run", str(tmp_path / "nothere.toml"), "--quiet"], catch_exceptions=False)
     assert out.exit_code == EXIT_INPUT
     assert f"{tmp_path / 'nothere.toml'}: no such config file" in _one_error_line(out.output)
+
+
+def test_a_config_path_that_is_a_folder_is_said_to_be_one(tmp_path):
+    """It was "no such config file, nor a shipped example", of a folder that is there."""
+    (tmp_path / "c.toml").mkdir()
+    out = CliRunner().invoke(app, ["run", str(tmp_path / "c.toml"), "--quiet"], catch_exceptions=False)
+    assert out.exit_code == EXIT_INPUT
+    assert (
+        _one_error_line(out.output)
+        == f"error: {tmp_path / 'c.toml'}: a folder, not a config file (give the .toml file)"
+    )
+
+
+@pytest.mark.parametrize("command", [["run"], ["rules"], ["bots", "--config"]])
+def test_a_config_the_machine_will_not_read_is_one_line_exit_3(command):
+    """A read that fails (here EIO: /proc/self/mem reads nothing at offset 0; for a user, no permission) was
+    an OSError traceback from `arena rules` and `arena run`; it is the machine's fault, so exit 3."""
+    out = CliRunner().invoke(app, [*command, "/proc/self/mem"], catch_exceptions=False)
+    assert out.exit_code == 3, out.output
+    assert _one_error_line(out.output) == "error: /proc/self/mem: cannot read it: Input/output error"
 
 
 def test_a_built_in_named_as_itself_in_variants_loads_as_that_built_in():

@@ -22,7 +22,7 @@ from arena.analysis.sweep.analysis import SweepResult, analyse_sweep
 from arena.analysis.sweep.spec import SweepError, SweepSpec, load_sweep
 from arena.run import run_tournament
 from arena.run.runner import IncompatibleRunError
-from arena.run.store import SWEEP_MARK, holds_run
+from arena.run.store import SWEEP_MARK, env_error, holds_run, make_folder
 
 __all__ = ["run_sweep"]
 
@@ -53,15 +53,21 @@ def run_sweep(
     if spec.dir.exists():
         _refuse_foreign(spec, "--fresh would delete" if fresh else "cannot sweep into")
         if fresh:
-            shutil.rmtree(spec.dir)
-    spec.dir.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.rmtree(spec.dir)
+            except OSError as exc:
+                raise env_error(exc, f"delete the sweep folder {spec.dir} (--fresh)") from None
+    make_folder(spec.dir, "the sweep folder")  # a file in the way or no permission: one line, as a run's
     mark = spec.dir / SWEEP_MARK
     if not mark.exists():
-        mark.write_text(
-            f"This folder holds the Gin Arena sweep '{spec.name}': the run folders of its rules values, its\n"
-            "tables and its report. `arena sweep --fresh` deletes it whole; no `arena run` may play into it.\n",
-            encoding="utf-8",
-        )
+        try:
+            mark.write_text(
+                f"This folder holds the Gin Arena sweep '{spec.name}': the run folders of its rules values, its\n"
+                "tables and its report. `arena sweep --fresh` deletes it whole; no `arena run` may play into it.\n",
+                encoding="utf-8",
+            )
+        except OSError as exc:
+            raise env_error(exc, f"write {mark}") from None
     if spec.adaptive is not None:
         return _run_adaptive(spec, client=client, schedule=schedule, say=say, report=report)
     t0 = time.monotonic()

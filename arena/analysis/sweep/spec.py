@@ -17,7 +17,7 @@ from typing import Any
 
 from arena.botkit.bot import BotError
 from arena.loading.load import load, load_bots
-from arena.settings.config import FOLDER_NAME, ConfigError, config_from_dict, is_folder_name
+from arena.settings.config import FOLDER_NAME, LIMITS, ConfigError, config_from_dict, is_folder_name
 from arena.settings.rules import TOML_ERRORS, toml_problem
 
 __all__ = ["KEYS", "SweepError", "SweepSpec", "load_sweep"]
@@ -243,6 +243,9 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     for k, v in params.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise SweepError(f"sweep: params.{k} must be a number (got {v!r})")
+    limits = d.get("limits", {})
+    if not isinstance(limits, Mapping):  # dict("x") was a traceback; its keys are checked with each config
+        raise SweepError(f"sweep: limits = {limits!r} is not allowed (allowed: a table with {', '.join(LIMITS)})")
     spec = SweepSpec(
         name=name,
         bot=d["bot"],
@@ -256,7 +259,7 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
         params={str(k): float(v) for k, v in params.items()},
         results_dir=str(d.get("results_dir", "results")),
         scheduler=str(d.get("scheduler", "")),
-        limits=dict(d.get("limits", {})),
+        limits=dict(limits),
         adaptive=_adaptive(d.get("adaptive")),
     )
     names: tuple[str, ...] = ()

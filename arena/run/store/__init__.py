@@ -57,7 +57,6 @@ run resumes, or when an index line is lost.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -76,7 +75,7 @@ from arena.run.store import meta as _meta
 from arena.run.store import repair as _repair
 from arena.run.store.chunks import StoredChunk, chunk_meta
 from arena.run.store.files import atomic_write as _atomic_write
-from arena.run.store.files import close_inherited_locks
+from arena.run.store.files import close_inherited_locks, make_folder
 from arena.run.store.format import (
     CHECKPOINT,
     INDEX,
@@ -131,6 +130,7 @@ __all__ = [
     "close_inherited_locks",
     "env_error",
     "holds_run",
+    "make_folder",
     "read_index",
     "said",
     "to_table",
@@ -194,14 +194,7 @@ class RunStore:
         Temp files an interrupted write left behind are deleted.
         """
         d = Path(run_dir)
-        if d.exists() and not d.is_dir():
-            raise StoreError(f"results path {d} is a file, not a folder")
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            if exc.errno in (errno.ENOTDIR, errno.EEXIST):  # a file on the path: the input is wrong
-                raise StoreError(f"cannot create the run folder {d}: a file is in the way ({exc.strerror})") from None
-            raise env_error(exc, f"create the run folder {d}") from None
+        make_folder(d, "the run folder")
         if not os.access(d, os.W_OK | os.X_OK):
             raise StoreEnvError(f"cannot write to the run folder {d} (read-only?)")
         # Before the lock file is made in a folder that is not ours (again under the lock below): a run

@@ -60,6 +60,23 @@ def inside(folder: Path, path: Path) -> bool:
 _HELD_LOCKS: set[int] = set()
 
 
+def make_folder(d: Path, what: str) -> None:
+    """Create folder ``d`` (``what`` names it: "the run folder"), with its parents.
+
+    A file on its path is the input's fault, a :class:`StoreError` (exit 2); a refused mkdir (no
+    permission, a full or read-only disk) the machine's, a :class:`StoreEnvError` (exit 3).  Runs and
+    sweeps make their folders by this rule.
+    """
+    if d.exists() and not d.is_dir():
+        raise StoreError(f"results path {d} is a file, not a folder")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTDIR, errno.EEXIST):  # a file on the path: the input is wrong
+            raise StoreError(f"cannot create {what} {d}: a file is in the way ({exc.strerror})") from None
+        raise env_error(exc, f"create {what} {d}") from None
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

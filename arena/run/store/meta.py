@@ -19,6 +19,22 @@ if TYPE_CHECKING:
     from arena.run.store import RunStore
 
 
+def _saved(store: RunStore, text: str) -> dict[str, Any]:
+    """The keys of the folder's ``config.toml`` (its text ``text``); ConfigError when they are no run's config.
+
+    A run saves every key, its bots among them.  A file that lost them (truncated to nothing, say) read
+    as the defaults: fsck saw no problem, and ``arena submit`` played the defaults' games into the
+    folder and saved them over it.
+    """
+    import tomllib
+
+    d = tomllib.loads(text)
+    if not isinstance(d.get("bots"), list):
+        what = "is empty" if not d else "names no bots"
+        raise ConfigError(f"{store.dir / 'config.toml'} {what}, so it is not the config of a run")
+    return d
+
+
 def config(store: RunStore) -> TournamentConfig:
     """The config of the latest run on the folder (``config.toml``), with its
     folder as ``results_dir``/``name`` so it continues this folder."""
@@ -28,9 +44,11 @@ def config(store: RunStore) -> TournamentConfig:
     if text is None:
         raise StoreError(f"{store.dir}: not a run folder (no config.toml)")
     try:
-        d = tomllib.loads(text)
+        d = _saved(store, text)
     except tomllib.TOMLDecodeError as exc:
         raise StoreError(f"{store.dir / 'config.toml'}: not valid TOML: {exc}") from None
+    except ConfigError as exc:
+        raise StoreError(f"{exc}; restore it from a copy (the games are intact)") from None
     d.update(results_dir=str(store.dir.parent), name=store.dir.name)
     try:
         return config_from_dict(d, source=str(store.dir / "config.toml"))
@@ -109,7 +127,7 @@ def played_config(store: RunStore) -> TournamentConfig | None:
     if problem := rules_problem(store):
         raise StoreError(problem)
     try:
-        saved = tomllib.loads(text)
+        saved = _saved(store, text)
         if (store.dir / "rules.toml").is_file():
             saved["rules"] = str(store.dir / "rules.toml")
         return config_from_dict(saved, source=str(store.dir / "config.toml"))
