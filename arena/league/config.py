@@ -8,6 +8,7 @@ naming it and what is allowed.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.db import LeagueError
+from arena.settings.rules import TOML_ERRORS, toml_problem
 
 CONFIG_NAME = "league.toml"
 
@@ -101,8 +103,11 @@ class LeagueConfig:
         for key in ("games_per_pairing", "chunk_size") if self.duplicate else ():
             if getattr(self, key) % 2:
                 raise LeagueError(f"{CONFIG_NAME}: {key} = {getattr(self, key)} must be even (duplicate deals)")
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise LeagueError(f"{CONFIG_NAME}: name = {self.name!r} is not allowed (allowed: non-empty text)")
+        if not isinstance(self.name, str) or not self.name.strip() or not self.name.isprintable():
+            # a line break in the name split the pages' title and every line that names the league
+            raise LeagueError(
+                f"{CONFIG_NAME}: name = {self.name!r} is not allowed (allowed: non-empty text on one line)"
+            )
         if not isinstance(self.eaai_kit, str) or "\n" in self.eaai_kit:
             raise LeagueError(f"{CONFIG_NAME}: eaai_kit = {self.eaai_kit!r} is not allowed (allowed: a path)")
         hb = self.house_bots
@@ -116,7 +121,9 @@ class LeagueConfig:
         try:  # the rules, the SPRT and the bot limits, checked as a tournament config checks them
             self.run_config(["random", "simple"], round_no=0, results_dir=".")
         except ConfigError as exc:
-            raise LeagueError(str(exc).replace("config:", f"{CONFIG_NAME}:", 1)) from None
+            # The tournament config calls the bot limits "limits"; this file calls them bot_limits.
+            text = re.sub(r"^config: limits\b", "config: bot_limits", str(exc))
+            raise LeagueError(text.replace("config:", f"{CONFIG_NAME}:", 1)) from None
 
     def run_config(
         self, bots: list[str], *, round_no: int, results_dir: str, variants=None, workers: int = 0, scheduler: str = ""
@@ -173,6 +180,11 @@ def config_from_dict(d: Mapping[str, Any], source: str = CONFIG_NAME) -> LeagueC
         return LeagueConfig(**d)
     except TypeError as exc:
         raise LeagueError(f"{source}: {exc}") from None
+    except LeagueError as exc:  # the checks name the folder's own file; this one may be another (init --config)
+        text = str(exc)
+        if source != CONFIG_NAME and text.startswith(f"{CONFIG_NAME}: "):
+            text = f"{source}: " + text.removeprefix(f"{CONFIG_NAME}: ")
+        raise LeagueError(text, exc.status) from None
 
 
 def load_league_config(path: str | Path) -> LeagueConfig:
@@ -185,6 +197,6 @@ def load_league_config(path: str | Path) -> LeagueConfig:
         raise LeagueError(f"{p} is not UTF-8 text") from None
     try:
         d = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise LeagueError(f"{p} is not valid TOML: {exc}") from None
+    except TOML_ERRORS as exc:  # a value nested thousands deep: a RecursionError, not a traceback
+        raise LeagueError(f"{p} is {toml_problem(exc)}") from None
     return config_from_dict(d, str(p))

@@ -83,6 +83,30 @@ def test_config_errors_are_one_line():
         LeagueConfig(rules="no-such-preset")
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("games_per_pairing = 1\n", "given.toml: games_per_pairing = 1 is not allowed"),  # named: league.toml
+        ("bot_limits = {memory_mb = 5}\n", "given.toml: bot_limits.memory_mb = 5 is not allowed"),  # limits.
+        ('name = "a\\nb"\n', "given.toml: name = 'a\\nb' is not allowed (allowed: non-empty text on one line)"),
+        ("x = " + "[" * 5000 + "]" * 5000 + "\n", "given.toml is not valid TOML: a value is nested too deeply"),
+    ],
+    ids=["names-the-file-given", "bot-limits-by-its-key", "line-break-in-name", "nested-thousands-deep"],
+)
+def test_a_league_config_file_error_is_one_line_naming_that_file_and_its_key(tmp_path, text, line):
+    """``arena league init DIR --config FILE``: the errors named league.toml (not the file given) and the bot
+    limits as ``limits``; a name with a line break was taken; a value nested thousands deep was a
+    3,000-line RecursionError."""
+    from arena.league.config import load_league_config
+
+    f = tmp_path / "given.toml"
+    f.write_text(text)
+    with pytest.raises(LeagueError) as err:
+        load_league_config(f)
+    assert str(err.value).startswith(f"{tmp_path}/{line}"), str(err.value)
+    assert "\n" not in str(err.value)
+
+
 def test_a_failed_write_leaves_nothing(tmp_path):
     lg = house_league(tmp_path, active_bots_per_user=1)
     c = lg.db()
