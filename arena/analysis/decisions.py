@@ -82,6 +82,7 @@ from arena.engine.rng import RNG_WORDS, mix_seed, seed_rng
 from arena.engine.rules_array import rules_array
 from arena.engine.step import build_view
 from arena.settings.analysis import TABLE, TABLE_PERFECT, AnalysisError, AnalysisSettings, load_settings
+from arena.settings.config import MAX_WORKERS
 
 __all__ = [
     "KINDS",
@@ -448,8 +449,8 @@ def analyse_run(
         raise AnalysisError("give --games or --game, not both")
     if games is not None and games < 1:
         raise AnalysisError(f"--games {games} must be at least 1")
-    if workers < 0:
-        raise AnalysisError(f"--workers {workers} must be 0 (one per core) or more")
+    if not 0 <= workers <= MAX_WORKERS:
+        raise AnalysisError(f"--workers {workers} is not allowed (0 for one per core, up to {MAX_WORKERS})")
     run = Path(run_dir)
     try:
         store = RunStore(run)

@@ -93,6 +93,7 @@ from arena.engine.melds import best_discard, deadwood
 from arena.engine.replay import replay_start
 from arena.engine.rng import RNG_WORDS
 from arena.engine.step import apply_action, begin_hand, end_hand, read_declared, score_declared
+from arena.settings.config import MAX_WORKERS
 
 __all__ = [
     "LuckError",
@@ -504,8 +505,8 @@ def analyse_luck(
     from arena.run.schedule import TaskFailed, map_in_order
     from arena.run.store import RunStore, StoreError, as_input_error
 
-    if workers < 0:
-        raise LuckError(f"--workers {workers} must be 0 (one per core) or more")
+    if not 0 <= workers <= MAX_WORKERS:
+        raise LuckError(f"--workers {workers} is not allowed (0 for one per core, up to {MAX_WORKERS})")
     run = Path(run_dir)
     try:
         store = RunStore(run)

@@ -18,6 +18,7 @@ import typer
 
 from arena.cli.typer_app import port_problem, typer_app
 from arena.league.db import LeagueError
+from arena.settings.config import MAX_WORKERS
 
 app = typer_app("Run a league: participants submit bots over the web, the arena plays them, a leaderboard ranks them.")
 
@@ -240,8 +241,8 @@ def serve(
 
     if workers is not None and scheduler:
         _fail("give --workers or --scheduler, not both")
-    if workers is not None and not 0 <= workers <= 1024:
-        _fail(f"--workers {workers} is not allowed (0..1024)")
+    if workers is not None and not 0 <= workers <= MAX_WORKERS:
+        _fail(f"--workers {workers} is not allowed (0..{MAX_WORKERS})")
     if scheduler and "://" not in scheduler:
         _fail(f"--scheduler {scheduler!r} is not a Dask address such as tcp://127.0.0.1:8786")
     if problem := port_problem(port):

@@ -44,6 +44,9 @@ from arena.settings.rules import (
 )
 
 FORMATS = ("round-robin", "gauntlet")
+#: The most worker processes any command starts (``workers``, ``--workers``): each is a process with its own
+#: copy of the bots, and a typo of a few more digits would fork until the machine ran out.
+MAX_WORKERS = 1024
 #: The longest run name, in bytes: a folder name (the OS allows 255), with room for what is derived from it.
 MAX_NAME_BYTES = 120
 KEYS = (
@@ -268,7 +271,7 @@ class TournamentConfig:
         if self.seed != "secret":
             if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= 2**62:
                 raise bad("seed", self.seed, 'integer 0..4611686018427387904, or "secret" for a drawn seed')
-        for key, lo, hi in (("games_per_pair", 1, 10**9), ("workers", 0, 1024), ("chunk_size", 2, 10**7)):
+        for key, lo, hi in (("games_per_pair", 1, 10**9), ("workers", 0, MAX_WORKERS), ("chunk_size", 2, 10**7)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise bad(key, v, f"integer {lo}..{hi}")
