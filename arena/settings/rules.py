@@ -350,6 +350,10 @@ def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
             value = tomllib.loads(f"v = {text}")["v"]
         except tomllib.TOMLDecodeError:
             value = text
+        if key in out:  # the last one silently won: say which of the two was meant
+            raise RulesError(
+                f"override '{key}' is given twice ({key}={out[key]!r} and {item!r}); give it once", source="overrides"
+            )
         out[key] = value
     _check_keys(out, "overrides")
     return out

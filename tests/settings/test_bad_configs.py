@@ -245,6 +245,12 @@ CASES: dict[str, tuple[dict[str, str | None], str, list[str], str]] = {
     "another seed on the finished folder": ({"seed": "10"}, "", [], "was played with seed = 9, not 10"),
     "other rules on the finished folder": ({}, "", ["--set", "knock_limit=5"], "was played under different rules"),
     "override out of range": ({}, "", ["--set", "knock_limit=99"], "knock_limit"),
+    "an override given twice": (
+        {},
+        "",
+        ["--set", "target=50", "--set", "target=60"],
+        "override 'target' is given twice (target=50 and 'target=60'); give it once",
+    ),
     # An option's error names the option: it was "bad.toml: games_per_pair = 0", of a file without it.
     "no games, by an option": ({}, "", ["--games", "0"], "error: --games 0: games_per_pair = 0 is not allowed"),
     "too many workers, by an option": (
