@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.db import LeagueError
-from arena.settings.rules import TOML_ERRORS, toml_problem
+from arena.settings.rules import SETTINGS_ENCODING, TOML_ERRORS, toml_problem
 
 CONFIG_NAME = "league.toml"
 
@@ -190,7 +190,7 @@ def config_from_dict(d: Mapping[str, Any], source: str = CONFIG_NAME) -> LeagueC
 def load_league_config(path: str | Path) -> LeagueConfig:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding=SETTINGS_ENCODING)
     except OSError as exc:
         raise LeagueError(f"cannot read {p}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.settings.config import did_you_mean
-from arena.settings.rules import TOML_ERRORS, toml_problem
+from arena.settings.rules import SETTINGS_ENCODING, TOML_ERRORS, toml_problem
 
 #: The analysis table's name in the run store (a hindsight analysis is stored apart).
 TABLE = "decisions"
@@ -64,7 +64,7 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> AnalysisS
     if path is not None:
         p = Path(path)
         try:
-            doc = tomllib.loads(p.read_text(encoding="utf-8"))
+            doc = tomllib.loads(p.read_text(encoding=SETTINGS_ENCODING))
         except OSError as exc:
             raise AnalysisError(f"cannot read {p}: {exc.strerror or exc}") from None
         except TOML_ERRORS as exc:

@@ -61,7 +61,18 @@ def read_settings(path: Path) -> str:
         raise
     except OSError as exc:
         raise UnreadableError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    return data.decode("utf-8")  # UnicodeDecodeError: one of TOML_ERRORS, said by toml_problem
+    return settings_text(data)
+
+
+#: A settings file's encoding: UTF-8, with or without the byte-order mark some editors (Windows Notepad)
+#: write first, which TOML does not allow and which read as "Invalid statement (at line 1, column 1)".
+SETTINGS_ENCODING = "utf-8-sig"
+
+
+def settings_text(data: bytes) -> str:
+    """A settings file's bytes as text (:data:`SETTINGS_ENCODING`); a UnicodeDecodeError is one of
+    :data:`TOML_ERRORS`, said by :func:`toml_problem`."""
+    return data.decode(SETTINGS_ENCODING)
 
 
 def toml_problem(exc: BaseException) -> str:
@@ -411,7 +422,7 @@ def _collect(
 def _read_toml(path: Path, source: str) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            data = tomllib.loads(settings_text(fh.read()))
     except FileNotFoundError:
         raise RulesError(f"file {path} does not exist", source=source) from None
     except OSError as e:

@@ -529,3 +529,25 @@ def test_a_rules_file_beside_a_config_is_read_from_there_and_saved_absolute(tmp_
     cfg = RunStore(folder).config()
     with pytest.raises(TournamentError, match=r"different rules \(knock_limit = 5 there, 7 now\)"):
         run_tournament(cfg.replace(bots=(*cfg.bots, "gin-chasing")), progress=False)
+
+
+def test_settings_files_saved_with_a_byte_order_mark_read_as_without_it(tmp_path):
+    """Windows Notepad saves UTF-8 with a byte-order mark, which TOML does not allow: every settings file was
+    "not valid TOML: Invalid statement (at line 1, column 1)", which named nothing a user could see."""
+    from arena.analysis.sweep.spec import load_sweep
+    from arena.league.config import load_league_config
+    from arena.settings.analysis import load_settings
+    from arena.settings.config import load_config
+
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "house.toml").write_bytes(bom + b'[rules]\npreset = "standard"\nknock_limit = 7\n')
+    (tmp_path / "t.toml").write_bytes(bom + b'bots = ["random", "simple"]\nrules = "house.toml"\n')
+    assert load_config(tmp_path / "t.toml").resolved_rules().knock_limit == 7  # and the rules file it names
+    (tmp_path / "a.toml").write_bytes(bom + b"[analysis]\nsamples = 8\n")
+    assert load_settings(tmp_path / "a.toml").samples == 8
+    (tmp_path / "league.toml").write_bytes(bom + b"games_per_pairing = 4\n")
+    assert load_league_config(tmp_path / "league.toml").games_per_pairing == 4
+    (tmp_path / "s.toml").write_bytes(
+        bom + b'name = "s"\nbot = "early-knock"\nopponents = ["simple"]\n[grid]\nknock_at = [2, 8]\n'
+    )
+    assert load_sweep(tmp_path / "s.toml").bot == "early-knock"

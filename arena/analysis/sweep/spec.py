@@ -18,7 +18,7 @@ from typing import Any
 from arena.botkit.bot import BotError
 from arena.loading.load import load, load_bots
 from arena.settings.config import FOLDER_NAME, LIMITS, ConfigError, config_from_dict, is_folder_name
-from arena.settings.rules import TOML_ERRORS, toml_problem
+from arena.settings.rules import SETTINGS_ENCODING, TOML_ERRORS, toml_problem
 
 __all__ = ["KEYS", "SweepError", "SweepSpec", "load_sweep"]
 
@@ -158,7 +158,7 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
-            d = tomllib.loads(path.read_text(encoding="utf-8"))
+            d = tomllib.loads(path.read_text(encoding=SETTINGS_ENCODING))
         except OSError as exc:
             raise SweepError(f"sweep: cannot read {path}: {exc.strerror or exc}") from None
         except TOML_ERRORS as exc:
