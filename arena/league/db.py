@@ -74,9 +74,15 @@ def private(db: Path) -> None:
     ``-wal`` and ``-shm`` beside it: it holds every session's CSRF value and the users' token hashes, and any
     account of a shared machine could read a 0644 file.  SQLite gives the ``-wal`` and ``-shm`` it creates
     the database file's mode.  An OSError (a file of another owner, a read-only folder) is left to SQLite's
-    own refusal below it."""
-    with suppress(OSError):
-        os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    own refusal below it.
+
+    Nothing here opens a database that exists: SQLite's locks are POSIX locks, which a process loses on
+    closing *any* descriptor of the file, so an open and close beside a live connection (every new
+    connection of the server's threads) dropped the others' locks.  Only a file not there yet is made
+    (``O_EXCL``), and modes are changed by path."""
+    if not db.exists():
+        with suppress(OSError):
+            os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
     for f in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
         with suppress(OSError):
             if f.stat().st_mode & 0o077:

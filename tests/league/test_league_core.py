@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +69,27 @@ def test_the_database_its_wal_and_its_backups_are_readable_by_their_owner_alone(
         c.close()
     finally:
         os.umask(old_umask)
+
+
+def test_opening_another_connection_keeps_the_locks_the_first_one_holds(tmp_path):
+    """SQLite's locks are POSIX locks, which a process loses when it closes any descriptor of the file: a
+    connect() that opened and closed league.db to set its mode dropped the shared lock of every other
+    connection of the process, so the next process to close its connection thought itself the last one,
+    checkpointed and deleted the -wal and -shm under the server's live connections (then 503s: the
+    database read as damaged)."""
+    import subprocess
+    import sys
+
+    lg = house_league(tmp_path)
+    db = lg.dir / "league.db"
+    holder = lg.db()  # a server thread's connection, open
+    lg.add_user(holder, "ann")
+    lg.db().close()  # another thread's, opened and closed
+    other = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM users'); c.close()"
+    subprocess.run([sys.executable, "-c", other, str(db)], check=True, timeout=60)
+    assert Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()  # the live connection's, kept
+    lg.add_user(holder, "bea")
+    holder.close()
 
 
 def test_config_errors_are_one_line():
