@@ -45,7 +45,16 @@ from arena.engine.layout import (
     S_SIZE,
     V_SIZE,
 )
-from arena.engine.lockstep import L_PHASE, L_PROGRESS_STOP, L_SEAT, POLICY_CHOSE, play_lockstep
+from arena.engine.lockstep import (
+    POLICY_CHOSE,
+    PROGRESS_ASKED,
+    PROGRESS_PHASE,
+    PROGRESS_ROWS,
+    PROGRESS_SEAT,
+    PROGRESS_SIZE,
+    PROGRESS_STOP,
+    play_lockstep,
+)
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array as to_rules_array
 from arena.engine.step import (
@@ -71,14 +80,22 @@ C_SEAT = 3  # seat being asked (to blame a bot that raised)
 C_PHASE = 4  # decision being asked
 C_ASKED = 5  # decisions asked so far: a watchdog that sees it stand still knows a bot is stuck in one
 C_STOP = 6  # set > 0 by the caller (from another thread) to stop before the next game: see Stopped
-C_SIZE = 7
+C_ROWS = 7  # decisions the ask under way answers: n while a batched policy answers n games in one call, else 0
+C_SIZE = 8
 
 #: Slots of :func:`play_hand`'s ``views``: one view per seat.
 VIEWS_SIZE = 2 * V_SIZE
 
 ERR_RAISED = len(ERROR_TEXT)  # a bot raised an exception (game row G_ERROR)
-assert (C_SEAT, C_PHASE) == (L_SEAT, L_PHASE)  # a watchdog reads both drivers' progress in the same slots
-assert C_STOP == L_PROGRESS_STOP  # and both drivers stop on the same slot
+# A watchdog reads both drivers' progress in the same slots, and both drivers stop on the same slot.
+assert (C_SEAT, C_PHASE, C_ASKED, C_STOP, C_ROWS) == (
+    PROGRESS_SEAT,
+    PROGRESS_PHASE,
+    PROGRESS_ASKED,
+    PROGRESS_STOP,
+    PROGRESS_ROWS,
+)
+assert C_SIZE == PROGRESS_SIZE
 
 
 class Stopped(Exception):
@@ -403,9 +420,11 @@ def play_batch(
     game row and in ``errors``) when ``forfeit`` is true, and raises
     :class:`IllegalMoveError` naming the bot and the decision otherwise.
     ``counters`` (``C_SIZE`` int64 slots, e.g. shared memory a watchdog
-    reads) receives the seat and decision being asked; setting its slot
-    ``C_STOP`` from another thread raises :class:`Stopped` before the next
-    game (or batch step), the finished games thrown away.  ``catch_exits``
+    reads) receives the seat and decision being asked and counts the asks
+    (``C_ASKED``: a batched policy's call counts once, its games in
+    ``C_ROWS`` while it runs), on every path; setting its slot ``C_STOP``
+    from another thread raises :class:`Stopped` before the next game (or
+    batch step), the finished games thrown away.  ``catch_exits``
     also turns a bot's ``SystemExit`` and ``KeyboardInterrupt`` into a
     forfeit: right in a worker process, which ignores Ctrl-C itself, and
     wrong in the driver, where Ctrl-C must stop the run.
@@ -429,6 +448,7 @@ def play_batch(
         counters = np.zeros(C_SIZE, dtype=np.int64)
     else:
         counters[:C_STOP] = 0  # not the stop slot: a caller may have set it already
+        counters[C_ROWS] = 0
     caught: tuple[type[BaseException], ...] = (
         (Exception, SystemExit, KeyboardInterrupt) if catch_exits else (Exception,)
     )

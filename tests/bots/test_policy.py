@@ -237,6 +237,32 @@ def test_a_batched_policy_stops_when_its_caller_sets_the_stop_slot(files, simple
     assert not play_batch(sampler, simple, RULES, SEEDS, counters=counters).errors
 
 
+def test_lockstep_progress_names_who_is_asked_and_counts_each_compiled_decision_and_each_policy_call(files, simple):
+    """What a watchdog reads while lockstep plays: during act() the policy's seat, a decision and the batch's
+    games, the count of asks moved; the compiled opponent's decisions, asked inside the kernel, counted too."""
+    from arena.engine.contract import PHASE_FUNCTION
+    from arena.engine.layout import LOG_SEAT
+    from arena.engine.play import C_ASKED, C_PHASE, C_ROWS, C_SEAT, C_SIZE
+
+    counters = np.zeros(C_SIZE, dtype=np.int64)
+    sampler = load_bot(f"policy:{files['sampler']}")
+    seen = []
+
+    def watched(obs, mask, rng):
+        seen.append((*counters[[C_SEAT, C_PHASE, C_ASKED, C_ROWS]].tolist(), obs.shape[0]))
+        return sampler.batch_act(obs, mask, rng)
+
+    rec = play_batch(
+        dataclasses.replace(sampler, batch_act=watched), simple, RULES, SEEDS, record_log=True, counters=counters
+    )
+    assert not rec.errors and len(seen) > 10
+    seats, phases, asked, rows, batch = (np.array(x) for x in zip(*seen))
+    assert (seats == 0).all() and np.isin(phases, list(PHASE_FUNCTION)).all() and np.array_equal(rows, batch)
+    assert (np.diff(asked) > 1).any() and (np.diff(asked) >= 1).all()  # the opponent's decisions in between
+    assert counters[C_ROWS] == 0  # no act() runs now
+    assert counters[C_ASKED] == len(seen) + int((rec.log // LOG_SEAT == 1).sum())  # each call, each of simple's
+
+
 def test_two_batched_policies_play_each_other_as_their_compiled_twins_do(files):
     py, onnx, npz = (load_bot(f"policy:{files[k]}") for k in ("py", "onnx", "npz"))
     seeds = SEEDS[:4]
