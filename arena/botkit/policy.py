@@ -49,7 +49,7 @@ from arena.botkit.bot import Bot, BotError, bot_from_module, import_source
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, fill_mask, observe_view, view_legal_actions
 from arena.engine.contract import PHASE_FUNCTION
 from arena.engine.layout import V_DECISION
-from arena.engine.lockstep import ANSWERS, PolicyAnswerError, RowRng, check_answer
+from arena.engine.lockstep import ANSWERS, PolicyAnswerError, RowRng, check_answer, illegal_detail
 from arena.engine.mlp import Mlp, MlpError, load_policy_mlp, masked_argmax_rows
 from arena.engine.rng import next_u64
 from arena.settings.botref import POLICY_SUFFIXES, BotRef
@@ -241,7 +241,7 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
 
 def _batched_bot(act: Act, label: str, source: str, description: str) -> Bot:
     """A bot whose decisions all go to ``act``: in batches in lockstep, one at a time elsewhere."""
-    decide = _one_at_a_time(act)
+    decide = _OneAtATime(act)
     functions = tuple(decide for _ in sorted(PHASE_FUNCTION))
     return Bot(
         name=label,
@@ -258,24 +258,36 @@ def _batched_bot(act: Act, label: str, source: str, description: str) -> Bot:
     )
 
 
-def _one_at_a_time(act: Act) -> Callable[..., int]:
+class _OneAtATime:
     """One decision through ``act`` with a batch of one, keyed from the seat's generator like the lockstep driver.
 
     An action id the decision has no answer for becomes -1, which the engine
-    refuses: the game is forfeited, as in lockstep.
+    refuses: the game is forfeited, as in lockstep.  An illegal action is
+    remembered, named with the legal ones (:meth:`refusal`), so the forfeit
+    says what the policy chose, word for word as in lockstep.
     """
-    obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
-    mask = np.zeros((1, NUM_ACTIONS), dtype=np.uint8)
 
-    def decide(view: np.ndarray, params: np.ndarray, memory: np.ndarray, rng: np.ndarray) -> int:
+    def __init__(self, act: Act) -> None:
+        self.act = act
+        self.obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
+        self.mask = np.zeros((1, NUM_ACTIONS), dtype=np.uint8)
+        self.refused = ""
+
+    def __call__(self, view: np.ndarray, params: np.ndarray, memory: np.ndarray, rng: np.ndarray) -> int:
+        self.refused = ""
+        obs, mask = self.obs, self.mask
         observe_view(view, True, obs[0])
         fill_mask(view_legal_actions(view), mask[0])
         keys = np.array([next_u64(rng)], dtype=np.uint64)
-        action = int(check_answer(act(obs.copy(), mask.view(np.bool_).copy(), RowRng(keys)), 1)[0])
+        action = int(check_answer(self.act(obs.copy(), mask.view(np.bool_).copy(), RowRng(keys)), 1)[0])
         phase = int(view[V_DECISION])
+        if not (0 <= action < NUM_ACTIONS and mask[0, action]):
+            self.refused = illegal_detail(action, mask[0])
         return int(ANSWERS[phase, action]) if 0 <= action < NUM_ACTIONS else -1
 
-    return decide
+    def refusal(self) -> str:
+        """Why the last answer is refused ("" when it is legal): :func:`arena.engine.contract.refusal`."""
+        return self.refused
 
 
 def warm_up() -> None:

@@ -16,7 +16,7 @@ from numba import types
 
 from arena.engine._jit import kernel
 from arena.engine.cards import NUM_CARDS, card_str
-from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot, TableHooks, table_hooks
+from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot, TableHooks, refusal, table_hooks
 from arena.engine.layout import (
     ERROR_TEXT,
     EXTERNAL_FAILURES,
@@ -267,11 +267,15 @@ def _as_int(fn):
     return ask
 
 
-def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, games, hands, log, counters) -> int:
+def _play_plain(
+    seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, games, hands, log, counters, details: dict[int, str]
+) -> int:
     """:func:`play_games_kernel` for bots called from Python.
 
     The decision loop is :func:`play_hand` itself, run as Python (its
     ``py_func``), so only this game-level bookkeeping mirrors the kernel.
+    A refused answer's own explanation (:func:`arena.engine.contract.refusal`)
+    goes to ``details`` under its game.
     """
     st = np.zeros(S_SIZE, dtype=np.int64)
     views = np.zeros(VIEWS_SIZE, dtype=np.int64)
@@ -281,6 +285,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     f0 = tuple(_as_int(f) for f in bot0.functions)
     f1 = tuple(_as_int(f) for f in bot1.functions)
     hooks = (table_hooks(bot0), table_hooks(bot1))
+    refusals = (refusal(bot0), refusal(bot1))
     record_hands = hands.shape[0] > 0
     for g in range(int(counters[C_NEXT_GAME]), seeds.shape[0]):
         if counters[C_STOP] > 0:
@@ -305,6 +310,9 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
                         return 1
             if st[S_ERROR] != 0:
                 forfeit_game(st, row)
+                why = refusals[int(row[G_FORFEIT])]
+                if why is not None and (text := why()):
+                    details[g] = text
             if record_hands:
                 if n_h >= hands.shape[0]:
                     return 1
@@ -454,7 +462,7 @@ def play_batch(
     )
     mem0 = np.zeros(bot0.memory_size, dtype=np.float64)
     mem1 = np.zeros(bot1.memory_size, dtype=np.float64)
-    raised: dict[int, str] = {}  # game -> exception text of a bot that raised
+    raised: dict[int, str] = {}  # game -> exception text of a bot that raised, or why its answer was refused
     act0, act1 = batch_act(bot0), batch_act(bot1)
     if (act0 or act1) and (act0 or bot0.fast) and (act1 or bot1.fast):
         # A batched policy against a compiled bot (or another policy): lockstep batches.
@@ -496,7 +504,7 @@ def play_batch(
                     *work,
                 )
             else:
-                status = _play_plain(seeds, rules_array, bot0, bot1, mem0, mem1, games, hands, log, counters)
+                status = _play_plain(seeds, rules_array, bot0, bot1, mem0, mem1, games, hands, log, counters, raised)
         except caught as exc:  # a bot raised inside its decision function
             g = int(counters[C_NEXT_GAME])
             row = games[g]

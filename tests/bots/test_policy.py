@@ -312,6 +312,35 @@ def test_an_illegal_action_a_wrong_shape_and_a_raise_forfeit_the_game_with_the_r
     assert all("(answered" not in e and "policy chose action discard 8c; legal: " in e for e in rec.errors), rec.errors
 
 
+#: simple as a plain bot file: its decisions asked from Python, so a policy against it is asked one at a time.
+PLAIN_SIMPLE = '''"""simple, asked from Python."""
+from bots.simple import take_upcard, draw, big_gin, discard, knock
+NAME = "plain-simple"
+PLAIN = True
+'''
+
+
+def test_an_illegal_action_asked_one_decision_at_a_time_is_reported_as_in_lockstep(tmp_path, simple):
+    """Against a plain bot the policy is asked one decision at a time: its forfeits say what it chose and what
+    was legal, word for word as in lockstep (they said "answer must be 0 (no) or 1 (yes) ... (answered -1)")."""
+    plain = load_bot(str(write(tmp_path, "plain_simple.py", PLAIN_SIMPLE)))
+    assert not plain.fast
+    for name, text in {
+        "seven.py": "def act(obs, mask, rng):\n    return 0 * mask.argmax(1) + 7\n",  # answers no decision
+        "wrongcard.py": (  # a card not in the hand, or a card where a yes or no is asked
+            "import numpy as np\ndef act(obs, mask, rng):\n    return np.where(mask[:, 51], 50, 51)\n"
+        ),
+    }.items():
+        policy = load_bot(f"policy:{write(tmp_path, name, text)}")
+        lockstep = play_batch(policy, simple, RULES, SEEDS[:6]).errors
+        one_at_a_time = play_batch(policy, plain, RULES, SEEDS[:6]).errors
+        assert len(lockstep) == 6 and one_at_a_time == lockstep, (one_at_a_time, lockstep)
+        assert all("chose an illegal action" in e and "; legal: " in e for e in one_at_a_time), one_at_a_time
+        with pytest.raises(IllegalMoveError) as raised:
+            play_batch(policy, plain, RULES, SEEDS[:1], forfeit=False)
+        assert str(raised.value) == lockstep[0]
+
+
 def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
     npz_small = tmp_path / "small.npz"
     save_mlp(npz_small, random_mlp(10, NUM_ACTIONS, (4,)))
