@@ -369,6 +369,28 @@ def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
         load(dataclasses.replace(BotRef.parse(f"policy:{files['npz']}"), params=(("x", 1.0),)))
 
 
+def test_a_policy_file_given_without_its_prefix_says_to_write_policy(files, monkeypatch):
+    """An .npz or .onnx given as a bot file was read as Python source ("cannot read it: 'utf-8' codec can't
+    decode ..."), and a policy module was "not a bot: missing function(s) ..." with no word of policy:."""
+    from arena.env.gym import VectorGinEnv
+
+    for path in (files["npz"], files["onnx"]):
+        with pytest.raises(BotError) as exc:
+            load_bot(str(path))
+        assert str(exc.value) == f"{path}: a policy file, not a bot file: write policy:{path}"
+    with pytest.raises(BotError, match=r"write policy:\S*w\.npz$"):
+        VectorGinEnv(2, opponent=str(files["npz"]))
+    with pytest.raises(BotError) as exc:
+        load_bot(str(files["sampler"]))
+    assert str(exc.value) == (
+        f"{files['sampler']}: not a bot but a policy module (it defines act() and no decision functions): "
+        f"write policy:{files['sampler']}"
+    )
+    monkeypatch.chdir(files["npz"].parent)  # a bare name is a built-in's: the file here is named in the hint
+    with pytest.raises(BotError, match=r"^unknown bot 'w\.onnx' .*; a policy file is written policy:w\.onnx$"):
+        load_bot("w.onnx")
+
+
 def test_an_mlp_bot_whose_params_were_replaced_forfeits_instead_of_reading_memory(files, simple):
     bot = load_bot(f"policy:{files['npz']}")
     broken = dataclasses.replace(bot, params=np.zeros(3))
