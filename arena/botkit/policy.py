@@ -210,6 +210,13 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
         raise BotError(f"{source}: an ONNX policy takes the observations (and optionally the masks): 1 or 2 inputs")
     names = [i.name for i in inputs]
     out_name = session.get_outputs()[0].name
+    for i in inputs:
+        if i.shape and isinstance(i.shape[0], int):  # a number, not a name ("n", "batch") or None
+            raise BotError(
+                f"{source}: the ONNX model's input {i.name} has a fixed batch of {i.shape[0]}; a policy is asked "
+                "batches of any size: export it with a dynamic first axis (torch.onnx.export(..., "
+                f"dynamic_axes={{{i.name!r}: {{0: 'n'}}}}))"
+            )
 
     def act(obs: np.ndarray, mask: np.ndarray, rng: RowRng) -> np.ndarray:
         feed = {names[0]: np.ascontiguousarray(obs, dtype=np.float32)}
@@ -225,17 +232,20 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
             return masked_argmax_rows(out, mask)
         return out
 
-    probe_obs = np.zeros((2, OBS_SIZE), dtype=np.float32)
-    probe_mask = np.zeros((2, NUM_ACTIONS), dtype=np.bool_)
-    probe_mask[:, 0] = True
-    try:
-        check_answer(act(probe_obs, probe_mask, RowRng(np.zeros(2, dtype=np.uint64))), 2)
-    except Exception as exc:
-        first = _one_line(exc)
-        raise BotError(
-            f"{source}: the ONNX model does not map float32[n, {OBS_SIZE}] observations to logits "
-            f"[n, {NUM_ACTIONS}] or action ids [n]: {first}"
-        ) from None
+    # Two batch sizes: a model that takes one only (a batch fixed inside it) is refused here, not by
+    # forfeiting every game of a run whose batches are other sizes.
+    for n in (3, 1):
+        probe_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        probe_mask = np.zeros((n, NUM_ACTIONS), dtype=np.bool_)
+        probe_mask[:, 0] = True
+        try:
+            check_answer(act(probe_obs, probe_mask, RowRng(np.zeros(n, dtype=np.uint64))), n)
+        except Exception as exc:
+            first = _one_line(exc)
+            raise BotError(
+                f"{source}: the ONNX model does not map float32[n, {OBS_SIZE}] observations to logits "
+                f"[n, {NUM_ACTIONS}] or action ids [n] (asked with n = {n}): {first}"
+            ) from None
     return act, f"({names[0]} -> {out_name})"
 
 

@@ -351,7 +351,7 @@ def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
         # the width, not "returned float32 values; it must return integer action ids"
         str(
             tmp_path / "narrow.onnx"
-        ): rf"output \S+ is float32\[2, 10\] for 2 observations; logits must be \[n, {NUM_ACTIONS}\]",
+        ): rf"output \S+ is float32\[3, 10\] for 3 observations; logits must be \[n, {NUM_ACTIONS}\]",
         # onnxruntime's whole message, not its first line broken off at "for the following indices"
         str(tmp_path / "small.onnx"): r"for the following indices \S+",
         str(tmp_path / "missing.npz"): "no such policy file",
@@ -367,6 +367,53 @@ def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
         assert "\n" not in str(err.value)
     with pytest.raises(BotError, match="has no parameter 'x'"):
         load(dataclasses.replace(BotRef.parse(f"policy:{files['npz']}"), params=(("x", 1.0),)))
+
+
+def fixed_batch_onnx(batch: int | str, reshape_to: int | None = None) -> bytes:
+    """An ONNX policy ``obs -> logits`` whose input declares ``batch`` rows (a number: a fixed batch), and
+    which, with ``reshape_to``, reshapes its input to that many rows inside (a fixed batch it does not declare)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.random.default_rng(0).standard_normal((OBS_SIZE, NUM_ACTIONS)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["logits"])]
+    if reshape_to is None:
+        nodes.insert(0, helper.make_node("Identity", ["obs"], ["x"]))
+    else:
+        inits.append(numpy_helper.from_array(np.array([reshape_to, OBS_SIZE], dtype=np.int64), "shape"))
+        nodes.insert(0, helper.make_node("Reshape", ["obs", "shape"], ["x"]))
+    graph = helper.make_graph(
+        nodes,
+        "fixed",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [batch, OBS_SIZE])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, NUM_ACTIONS])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+def test_an_onnx_model_of_one_batch_size_is_refused_at_load_in_one_line(tmp_path, simple):
+    """A model exported with a fixed batch of 2 passed the load check (one batch of exactly 2 rows), then
+    forfeited every game of a run: "Got invalid dimensions for input: obs"."""
+    declared = tmp_path / "fixed2.onnx"
+    declared.write_bytes(fixed_batch_onnx(2))
+    with pytest.raises(BotError) as err:
+        load_bot(f"policy:{declared}")
+    assert str(err.value).startswith(f"{declared}: the ONNX model's input obs has a fixed batch of 2; ")
+    assert "\n" not in str(err.value)
+    inside = tmp_path / "inside2.onnx"  # declares any batch, takes 2 rows only
+    inside.write_bytes(fixed_batch_onnx("n", reshape_to=2))
+    with pytest.raises(BotError) as err:
+        load_bot(f"policy:{inside}")
+    assert str(err.value).startswith(f"{inside}: the ONNX model does not map float32[n, {OBS_SIZE}] observations")
+    assert "(asked with n = 3)" in str(err.value) and "\n" not in str(err.value)
+    anyn = tmp_path / "anyn.onnx"  # the same model with a dynamic batch plays
+    anyn.write_bytes(fixed_batch_onnx("n"))
+    assert play_batch(load_bot(f"policy:{anyn}"), simple, RULES, SEEDS[:3]).games.shape[0] == 3
 
 
 def test_a_policy_file_given_without_its_prefix_says_to_write_policy(files, monkeypatch):
