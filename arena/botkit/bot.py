@@ -47,7 +47,7 @@ from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 
 from arena.engine._jit import compile_lock, jit
 from arena.engine.contract import BOT_SIGNATURE, DECISIONS, DEFAULT_MEMORY, MAX_MEMORY, PHASE_FUNCTION
-from arena.settings.botref import BotRef, name_problem, shown_name
+from arena.settings.botref import BINARY_POLICY_SUFFIXES, BotRef, name_problem, shown_name
 
 warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
@@ -254,6 +254,11 @@ def bot_from_module(module: ModuleType, name: str | None = None, source: str | N
             raise BotError(f"{source}: NAME = {own!r} is not allowed: it {why} (NAME names the bot in every table)")
     label = name or getattr(module, "NAME", None) or source
     missing = [f for f in DECISIONS if not callable(getattr(module, f, None))]
+    if len(missing) == len(DECISIONS) and callable(getattr(module, "act", None)):
+        raise BotError(
+            f"{source}: not a bot but a policy module (it defines act() and no decision functions): "
+            f"write policy:{source}"
+        )
     if missing:
         raise BotError(
             f"{source}: not a bot: missing function(s) {', '.join(missing)} "
@@ -431,6 +436,8 @@ def read_bot_file(path: str | Path) -> str:
         raise BotError(f"{path}: a folder, not a bot file (give the .py file inside it)")
     if not p.is_file():
         raise BotError(f"{path}: no such bot file")
+    if p.suffix.lower() in BINARY_POLICY_SUFFIXES:
+        raise BotError(f"{path}: a policy file, not a bot file: write policy:{path}")
     try:
         return p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -451,9 +458,13 @@ def file_hash(path: Path) -> str:
 def _builtin_module(key: str) -> ModuleType:
     """A built-in bot's module, ``bots.<key>`` (``key`` with underscores), or a one-line :class:`BotError`."""
     if key not in BUILTIN_BOTS:
+        hint = ""
+        if Path(key).suffix.lower() in BINARY_POLICY_SUFFIXES:  # w.npz: a policy file named without its prefix
+            here = [f for f in dict.fromkeys((key, key.replace("_", "-"))) if Path(f).is_file()]
+            hint = f"; a policy file is written policy:{here[0] if here else 'FILE'}"
         raise BotError(
             f"unknown bot {shown_name(key.replace('_', '-'))} (built-in bots: "
-            f"{', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; or give a path to a .py file)"
+            f"{', '.join(b.replace('_', '-') for b in BUILTIN_BOTS)}; or give a path to a .py file){hint}"
         )
     try:
         return importlib.import_module(f"bots.{key}")

@@ -49,7 +49,7 @@ from arena.botkit.bot import Bot, BotError, bot_from_module, import_source
 from arena.engine.actions import NUM_ACTIONS, OBS_SIZE, fill_mask, observe_view, view_legal_actions
 from arena.engine.contract import PHASE_FUNCTION
 from arena.engine.layout import V_DECISION
-from arena.engine.lockstep import ANSWERS, PolicyAnswerError, RowRng, check_answer
+from arena.engine.lockstep import ANSWERS, PolicyAnswerError, RowRng, check_answer, illegal_detail
 from arena.engine.mlp import Mlp, MlpError, load_policy_mlp, masked_argmax_rows
 from arena.engine.rng import next_u64
 from arena.settings.botref import POLICY_SUFFIXES, BotRef
@@ -210,6 +210,13 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
         raise BotError(f"{source}: an ONNX policy takes the observations (and optionally the masks): 1 or 2 inputs")
     names = [i.name for i in inputs]
     out_name = session.get_outputs()[0].name
+    for i in inputs:
+        if i.shape and isinstance(i.shape[0], int):  # a number, not a name ("n", "batch") or None
+            raise BotError(
+                f"{source}: the ONNX model's input {i.name} has a fixed batch of {i.shape[0]}; a policy is asked "
+                "batches of any size: export it with a dynamic first axis (torch.onnx.export(..., "
+                f"dynamic_axes={{{i.name!r}: {{0: 'n'}}}}))"
+            )
 
     def act(obs: np.ndarray, mask: np.ndarray, rng: RowRng) -> np.ndarray:
         feed = {names[0]: np.ascontiguousarray(obs, dtype=np.float32)}
@@ -225,23 +232,26 @@ def _onnx_act(data: bytes, source: str) -> tuple[Act, str]:
             return masked_argmax_rows(out, mask)
         return out
 
-    probe_obs = np.zeros((2, OBS_SIZE), dtype=np.float32)
-    probe_mask = np.zeros((2, NUM_ACTIONS), dtype=np.bool_)
-    probe_mask[:, 0] = True
-    try:
-        check_answer(act(probe_obs, probe_mask, RowRng(np.zeros(2, dtype=np.uint64))), 2)
-    except Exception as exc:
-        first = _one_line(exc)
-        raise BotError(
-            f"{source}: the ONNX model does not map float32[n, {OBS_SIZE}] observations to logits "
-            f"[n, {NUM_ACTIONS}] or action ids [n]: {first}"
-        ) from None
+    # Two batch sizes: a model that takes one only (a batch fixed inside it) is refused here, not by
+    # forfeiting every game of a run whose batches are other sizes.
+    for n in (3, 1):
+        probe_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        probe_mask = np.zeros((n, NUM_ACTIONS), dtype=np.bool_)
+        probe_mask[:, 0] = True
+        try:
+            check_answer(act(probe_obs, probe_mask, RowRng(np.zeros(n, dtype=np.uint64))), n)
+        except Exception as exc:
+            first = _one_line(exc)
+            raise BotError(
+                f"{source}: the ONNX model does not map float32[n, {OBS_SIZE}] observations to logits "
+                f"[n, {NUM_ACTIONS}] or action ids [n] (asked with n = {n}): {first}"
+            ) from None
     return act, f"({names[0]} -> {out_name})"
 
 
 def _batched_bot(act: Act, label: str, source: str, description: str) -> Bot:
     """A bot whose decisions all go to ``act``: in batches in lockstep, one at a time elsewhere."""
-    decide = _one_at_a_time(act)
+    decide = _OneAtATime(act)
     functions = tuple(decide for _ in sorted(PHASE_FUNCTION))
     return Bot(
         name=label,
@@ -258,24 +268,36 @@ def _batched_bot(act: Act, label: str, source: str, description: str) -> Bot:
     )
 
 
-def _one_at_a_time(act: Act) -> Callable[..., int]:
+class _OneAtATime:
     """One decision through ``act`` with a batch of one, keyed from the seat's generator like the lockstep driver.
 
     An action id the decision has no answer for becomes -1, which the engine
-    refuses: the game is forfeited, as in lockstep.
+    refuses: the game is forfeited, as in lockstep.  An illegal action is
+    remembered, named with the legal ones (:meth:`refusal`), so the forfeit
+    says what the policy chose, word for word as in lockstep.
     """
-    obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
-    mask = np.zeros((1, NUM_ACTIONS), dtype=np.uint8)
 
-    def decide(view: np.ndarray, params: np.ndarray, memory: np.ndarray, rng: np.ndarray) -> int:
+    def __init__(self, act: Act) -> None:
+        self.act = act
+        self.obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
+        self.mask = np.zeros((1, NUM_ACTIONS), dtype=np.uint8)
+        self.refused = ""
+
+    def __call__(self, view: np.ndarray, params: np.ndarray, memory: np.ndarray, rng: np.ndarray) -> int:
+        self.refused = ""
+        obs, mask = self.obs, self.mask
         observe_view(view, True, obs[0])
         fill_mask(view_legal_actions(view), mask[0])
         keys = np.array([next_u64(rng)], dtype=np.uint64)
-        action = int(check_answer(act(obs.copy(), mask.view(np.bool_).copy(), RowRng(keys)), 1)[0])
+        action = int(check_answer(self.act(obs.copy(), mask.view(np.bool_).copy(), RowRng(keys)), 1)[0])
         phase = int(view[V_DECISION])
+        if not (0 <= action < NUM_ACTIONS and mask[0, action]):
+            self.refused = illegal_detail(action, mask[0])
         return int(ANSWERS[phase, action]) if 0 <= action < NUM_ACTIONS else -1
 
-    return decide
+    def refusal(self) -> str:
+        """Why the last answer is refused ("" when it is legal): :func:`arena.engine.contract.refusal`."""
+        return self.refused
 
 
 def warm_up() -> None:

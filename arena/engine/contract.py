@@ -68,6 +68,13 @@ def table_hooks(bot: PlayableBot) -> TableHooks | None:
     return getattr(bot.functions[0], "table_hooks", None) if bot.functions else None
 
 
+def refusal(bot: PlayableBot) -> Callable[[], str] | None:
+    """What tells why a plain bot's last answer was refused, in its own terms, or None: the ``refusal``
+    attribute of its first decision function.  A policy asked one decision at a time has one (the action
+    it chose and the legal ones, as the lockstep driver says); the plain driver adds it to the forfeit."""
+    return getattr(bot.functions[0], "refusal", None) if bot.functions else None
+
+
 class PlayableBot(Protocol):
     """What the play drivers need of a loaded bot (``arena.botkit.bot.Bot`` is one)."""
 

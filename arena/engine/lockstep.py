@@ -92,17 +92,22 @@ ST_HAND_OVER = 3  # the hand is over (or an action was rejected): book it
 ST_WAITING = 4  # waiting for a policy seat's answer in pending[g]
 ST_DONE = 5
 
-# counters[] slots of the kernel
+# counters[] slots of the kernel (its own)
 L_HANDS = 0  # hand rows written
 L_LOG = 1  # log entries written
 L_GAME = 2  # game being advanced (to blame a compiled bot that raised)
-L_SEAT = 3  # seat being asked (the slot of arena.engine.play.C_SEAT, which a watchdog reads)
-L_PHASE = 4  # decision being asked (arena.engine.play.C_PHASE)
-L_FULL = 5  # 1 when a game paused for room in the hands or log buffer
-L_WAITING = 6  # games waiting so far in this call (valid even if a compiled bot raised)
-L_SIZE = 7
-#: The slot of the caller's ``progress`` (arena.engine.play.C_STOP) that, once above 0, stops play before the next step.
-L_PROGRESS_STOP = 6
+L_FULL = 3  # 1 when a game paused for room in the hands or log buffer
+L_WAITING = 4  # games waiting so far in this call (valid even if a compiled bot raised)
+L_SIZE = 5
+
+# Slots of the caller's ``progress`` (arena.engine.play's C_SEAT, C_PHASE, ...), which a watchdog reads while
+# play goes on: who is being asked what, and a count of asks that stands still while a bot is stuck in one.
+PROGRESS_SEAT = 3  # seat being asked: a compiled bot inside the kernel, or a policy in its act()
+PROGRESS_PHASE = 4  # decision being asked (a policy's batch: its first game's)
+PROGRESS_ASKED = 5  # asks so far: +1 per compiled decision, +1 per call of a policy's act()
+PROGRESS_STOP = 6  # set above 0 by the caller: play stops before the next step
+PROGRESS_ROWS = 7  # games the policy's act() being called answers (0 when no act() runs)
+PROGRESS_SIZE = 8
 
 #: What a lockstep seat is: a compiled bot played inside the kernel, or a batched policy.
 SEAT_COMPILED = 0
@@ -148,15 +153,15 @@ _U1 = types.uint64[::1]
 _U2 = types.uint64[:, ::1]
 _LOCKSTEP_SIG = types.int64(
     _I1, _I1, BotType, BotType, _I1, _F1, _F1, _F2, _F2, _F2, _F2, _I2, _I2, _U2, _U2, _U1,
-    _I1, _I1, _I2, _I2, _I1, _I1, _I1, _I1, _I1, _I1, types.float32[:, ::1], types.uint8[:, ::1], _I1, _U1,
+    _I1, _I1, _I2, _I2, _I1, _I1, _I1, _I1, _I1, _I1, _I1, types.float32[:, ::1], types.uint8[:, ::1], _I1, _U1,
 )  # fmt: skip
 
 
 @kernel(_LOCKSTEP_SIG)
 def lockstep_kernel(
     seeds, rules, bot0, bot1, seat_kind, params0, params1, p0, p1, mem0, mem1, st, views, rng0, rng1, scratch,
-    stage, pile_n, games, hands, log, log_game, game_log_n, hand_log_start, pending, counters, obs, mask, waiting,
-    keys,
+    stage, pile_n, games, hands, log, log_game, game_log_n, hand_log_start, pending, counters, progress, obs, mask,
+    waiting, keys,
 ):  # fmt: skip
     """Advance every game until it waits for a policy seat or is over; return how many wait.
 
@@ -166,6 +171,9 @@ def lockstep_kernel(
     before any write the ``hands`` or ``log`` buffer has no room for
     (``counters[L_FULL]``): the caller grows them and calls again, and
     nothing is undone.  Empty ``hands``/``log`` arrays mean "don't record".
+    Before each compiled decision the seat and the decision go to
+    ``progress`` and its count of asks moves, as in
+    :func:`arena.engine.play.play_hand`: a watchdog sees which bot is asked.
     """
     record_hands = hands.shape[0] > 0
     record_log = log.shape[0] > 0
@@ -232,8 +240,9 @@ def lockstep_kernel(
                         counters[L_WAITING] = k
                         stage[g] = ST_WAITING
                         break
-                    counters[L_SEAT] = seat
-                    counters[L_PHASE] = phase
+                    progress[PROGRESS_SEAT] = seat
+                    progress[PROGRESS_PHASE] = phase
+                    progress[PROGRESS_ASKED] += 1
                     if seat == 0:
                         action = bot0[phase](view0, p0[g], mem0[g], rng0[g])
                     else:
@@ -339,7 +348,7 @@ class LockstepRecords:
     raised: dict[int, str] = field(default_factory=dict)  # game -> exception text of a seat that raised
     details: dict[int, str] = field(default_factory=dict)  # game -> why its policy's action was refused
     counters: np.ndarray = field(default_factory=lambda: np.zeros(L_SIZE, dtype=np.int64))
-    stopped: bool = False  # play stopped unfinished: the caller set progress[L_PROGRESS_STOP]
+    stopped: bool = False  # play stopped unfinished: the caller set progress[PROGRESS_STOP]
 
 
 def play_lockstep(
@@ -360,13 +369,21 @@ def play_lockstep(
     raises or answers with the wrong shape loses every game of that call (the
     reason in ``raised``); an illegal action id loses its own game, by the
     engine's rules, with the id and the legal ones in ``details``.
-    ``progress`` (``C_SIZE`` slots of :mod:`arena.engine.play`) gets the seat
-    and decision being asked, for a watchdog, and stops play unfinished (``stopped``)
-    when the caller sets its slot ``L_PROGRESS_STOP``.  A seat with a clock
+    ``progress`` (``PROGRESS_SIZE`` int64 slots: ``C_SIZE`` of
+    :mod:`arena.engine.play`) gets, at every moment, the seat and decision
+    being asked and a count of asks, for a watchdog: a compiled bot's
+    decisions inside the kernel, and each call of a policy's ``act()``
+    (counted once, its games in ``PROGRESS_ROWS`` while it runs).  It stops
+    play unfinished (``stopped``) when the caller sets its slot
+    ``PROGRESS_STOP``.  A seat with a clock
     (:class:`GameClock`) loses each game whose share of its batches' time
     runs past the clock's time per game.
     """
     n = seeds.shape[0]
+    if progress is None:
+        progress = np.zeros(PROGRESS_SIZE, dtype=np.int64)
+    elif progress.dtype != np.int64 or not progress.flags.c_contiguous or progress.shape != (PROGRESS_SIZE,):
+        raise ValueError(f"progress must be {PROGRESS_SIZE} contiguous int64 slots (the kernel writes into it)")
     (f0, par0, m0, act0), (f1, par1, m1, act1) = seats
     seat_kind = np.array([SEAT_POLICY if a is not None else SEAT_COMPILED for a in (act0, act1)], dtype=np.int64)
     par0 = np.ascontiguousarray(par0, dtype=np.float64)
@@ -415,23 +432,21 @@ def play_lockstep(
     # on every call (a millisecond: first-class function types), for a signature that is fixed.
     kernel_entry = lockstep_kernel.overloads[lockstep_kernel.signatures[0]].entry_point
     while True:
-        if progress is not None and progress[L_PROGRESS_STOP] > 0:
+        if progress[PROGRESS_STOP] > 0:
             out.stopped = True
             return out
         try:
             k = kernel_entry(
                 seeds, rules, bots[0], bots[1], seat_kind, par0, par1, work["p0"], work["p1"], work["mem0"],
                 work["mem1"], work["st"], work["views"], work["rng0"], work["rng1"], work["scratch"], stage, pile_n,
-                games, hands, log, log_game, game_log_n, hand_log_start, pending, counters, obs, mask, waiting, keys,
+                games, hands, log, log_game, game_log_n, hand_log_start, pending, counters, progress, obs, mask,
+                waiting, keys,
             )  # fmt: skip
         except caught as exc:  # a compiled bot raised inside its decision; the games asked so far still wait
             g = int(counters[L_GAME])
-            lose(g, int(counters[L_SEAT]), int(counters[L_PHASE]), f"{type(exc).__name__}: {exc}")
+            lose(g, int(progress[PROGRESS_SEAT]), int(progress[PROGRESS_PHASE]), f"{type(exc).__name__}: {exc}")
             k = int(counters[L_WAITING])
             counters[L_FULL] = 1  # call again even if none waits
-        if progress is not None:
-            progress[L_SEAT] = counters[L_SEAT]
-            progress[L_PHASE] = counters[L_PHASE]
         if counters[L_FULL]:
             if record_hands and counters[L_HANDS] >= hands.shape[0]:
                 hands = out.hands = np.concatenate([hands, np.zeros_like(hands)])
@@ -449,9 +464,10 @@ def play_lockstep(
                 continue
             games_of = rows[mine]
             phases = work["views"][games_of, seat * V_SIZE + V_DECISION]
-            if progress is not None:
-                progress[L_SEAT] = seat
-                progress[L_PHASE] = int(phases[0])
+            progress[PROGRESS_SEAT] = seat
+            progress[PROGRESS_PHASE] = int(phases[0])
+            progress[PROGRESS_ROWS] = mine.size
+            progress[PROGRESS_ASKED] += 1
             m = mask[mine].view(np.bool_)
             try:
                 actions = check_answer(act(obs[mine], m, RowRng(keys[mine])), mine.size)
@@ -459,6 +475,8 @@ def play_lockstep(
                 for g, ph in zip(games_of.tolist(), phases.tolist()):
                     lose(g, seat, ph, f"{type(exc).__name__}: {exc}")
                 continue
+            finally:
+                progress[PROGRESS_ROWS] = 0  # what follows is the engine's work (or the next ask's)
             legal = m[np.arange(mine.size), np.clip(actions, 0, NUM_ACTIONS - 1)] & (actions >= 0)
             legal &= actions < NUM_ACTIONS
             pending[games_of] = answers_of(actions, phases)

@@ -16,7 +16,7 @@ from numba import types
 
 from arena.engine._jit import kernel
 from arena.engine.cards import NUM_CARDS, card_str
-from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot, TableHooks, table_hooks
+from arena.engine.contract import PHASE_FUNCTION, BotType, PlayableBot, TableHooks, refusal, table_hooks
 from arena.engine.layout import (
     ERROR_TEXT,
     EXTERNAL_FAILURES,
@@ -45,7 +45,16 @@ from arena.engine.layout import (
     S_SIZE,
     V_SIZE,
 )
-from arena.engine.lockstep import L_PHASE, L_PROGRESS_STOP, L_SEAT, POLICY_CHOSE, play_lockstep
+from arena.engine.lockstep import (
+    POLICY_CHOSE,
+    PROGRESS_ASKED,
+    PROGRESS_PHASE,
+    PROGRESS_ROWS,
+    PROGRESS_SEAT,
+    PROGRESS_SIZE,
+    PROGRESS_STOP,
+    play_lockstep,
+)
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array as to_rules_array
 from arena.engine.step import (
@@ -71,14 +80,22 @@ C_SEAT = 3  # seat being asked (to blame a bot that raised)
 C_PHASE = 4  # decision being asked
 C_ASKED = 5  # decisions asked so far: a watchdog that sees it stand still knows a bot is stuck in one
 C_STOP = 6  # set > 0 by the caller (from another thread) to stop before the next game: see Stopped
-C_SIZE = 7
+C_ROWS = 7  # decisions the ask under way answers: n while a batched policy answers n games in one call, else 0
+C_SIZE = 8
 
 #: Slots of :func:`play_hand`'s ``views``: one view per seat.
 VIEWS_SIZE = 2 * V_SIZE
 
 ERR_RAISED = len(ERROR_TEXT)  # a bot raised an exception (game row G_ERROR)
-assert (C_SEAT, C_PHASE) == (L_SEAT, L_PHASE)  # a watchdog reads both drivers' progress in the same slots
-assert C_STOP == L_PROGRESS_STOP  # and both drivers stop on the same slot
+# A watchdog reads both drivers' progress in the same slots, and both drivers stop on the same slot.
+assert (C_SEAT, C_PHASE, C_ASKED, C_STOP, C_ROWS) == (
+    PROGRESS_SEAT,
+    PROGRESS_PHASE,
+    PROGRESS_ASKED,
+    PROGRESS_STOP,
+    PROGRESS_ROWS,
+)
+assert C_SIZE == PROGRESS_SIZE
 
 
 class Stopped(Exception):
@@ -250,11 +267,15 @@ def _as_int(fn):
     return ask
 
 
-def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, games, hands, log, counters) -> int:
+def _play_plain(
+    seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, games, hands, log, counters, details: dict[int, str]
+) -> int:
     """:func:`play_games_kernel` for bots called from Python.
 
     The decision loop is :func:`play_hand` itself, run as Python (its
     ``py_func``), so only this game-level bookkeeping mirrors the kernel.
+    A refused answer's own explanation (:func:`arena.engine.contract.refusal`)
+    goes to ``details`` under its game.
     """
     st = np.zeros(S_SIZE, dtype=np.int64)
     views = np.zeros(VIEWS_SIZE, dtype=np.int64)
@@ -264,6 +285,7 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
     f0 = tuple(_as_int(f) for f in bot0.functions)
     f1 = tuple(_as_int(f) for f in bot1.functions)
     hooks = (table_hooks(bot0), table_hooks(bot1))
+    refusals = (refusal(bot0), refusal(bot1))
     record_hands = hands.shape[0] > 0
     for g in range(int(counters[C_NEXT_GAME]), seeds.shape[0]):
         if counters[C_STOP] > 0:
@@ -288,6 +310,9 @@ def _play_plain(seeds, rules, bot0: PlayableBot, bot1: PlayableBot, mem0, mem1, 
                         return 1
             if st[S_ERROR] != 0:
                 forfeit_game(st, row)
+                why = refusals[int(row[G_FORFEIT])]
+                if why is not None and (text := why()):
+                    details[g] = text
             if record_hands:
                 if n_h >= hands.shape[0]:
                     return 1
@@ -403,9 +428,11 @@ def play_batch(
     game row and in ``errors``) when ``forfeit`` is true, and raises
     :class:`IllegalMoveError` naming the bot and the decision otherwise.
     ``counters`` (``C_SIZE`` int64 slots, e.g. shared memory a watchdog
-    reads) receives the seat and decision being asked; setting its slot
-    ``C_STOP`` from another thread raises :class:`Stopped` before the next
-    game (or batch step), the finished games thrown away.  ``catch_exits``
+    reads) receives the seat and decision being asked and counts the asks
+    (``C_ASKED``: a batched policy's call counts once, its games in
+    ``C_ROWS`` while it runs), on every path; setting its slot ``C_STOP``
+    from another thread raises :class:`Stopped` before the next game (or
+    batch step), the finished games thrown away.  ``catch_exits``
     also turns a bot's ``SystemExit`` and ``KeyboardInterrupt`` into a
     forfeit: right in a worker process, which ignores Ctrl-C itself, and
     wrong in the driver, where Ctrl-C must stop the run.
@@ -429,12 +456,13 @@ def play_batch(
         counters = np.zeros(C_SIZE, dtype=np.int64)
     else:
         counters[:C_STOP] = 0  # not the stop slot: a caller may have set it already
+        counters[C_ROWS] = 0
     caught: tuple[type[BaseException], ...] = (
         (Exception, SystemExit, KeyboardInterrupt) if catch_exits else (Exception,)
     )
     mem0 = np.zeros(bot0.memory_size, dtype=np.float64)
     mem1 = np.zeros(bot1.memory_size, dtype=np.float64)
-    raised: dict[int, str] = {}  # game -> exception text of a bot that raised
+    raised: dict[int, str] = {}  # game -> exception text of a bot that raised, or why its answer was refused
     act0, act1 = batch_act(bot0), batch_act(bot1)
     if (act0 or act1) and (act0 or bot0.fast) and (act1 or bot1.fast):
         # A batched policy against a compiled bot (or another policy): lockstep batches.
@@ -476,7 +504,7 @@ def play_batch(
                     *work,
                 )
             else:
-                status = _play_plain(seeds, rules_array, bot0, bot1, mem0, mem1, games, hands, log, counters)
+                status = _play_plain(seeds, rules_array, bot0, bot1, mem0, mem1, games, hands, log, counters, raised)
         except caught as exc:  # a bot raised inside its decision function
             g = int(counters[C_NEXT_GAME])
             row = games[g]

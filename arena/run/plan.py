@@ -175,6 +175,8 @@ class ChunkTask:
     record_log: bool = False  # also return each game's action log (with record_hands), for exact replays
     # CPU seconds one decision of an in-process bot may take before its worker is stopped (0: no limit)
     decision_limit: float = LIMITS["decision_seconds"][0]
+    # A batched policy's call of n games may take n x decision_limit, at most max(decision_limit, game_limit)
+    game_limit: float = LIMITS["game_seconds"][0]
     # Every bot's own files in the run (BotSpec.own_paths): the worker's walls hide them from the others
     private: tuple[str, ...] = ()
     # The gin-arena that planned the chunk (code_identity): a worker running another one refuses it
@@ -280,13 +282,14 @@ def plan_matchup(
     chunk_floor_seconds: float,
     record_log: bool = False,
     decision_seconds: float = LIMITS["decision_seconds"][0],
+    game_seconds: float = LIMITS["game_seconds"][0],
 ) -> tuple[str, list[ChunkTask]]:
     """The id and the chunks of one matchup.
 
     ``record_log`` is not part of the matchup's id: it changes what is kept,
     not the games, so a folder may hold chunks with and without logs; nor
-    is ``decision_seconds`` (the ``[limits]`` key), which only says when a
-    stuck bot is stopped.
+    are ``decision_seconds`` and ``game_seconds`` (the ``[limits]`` keys),
+    which only say when a stuck bot is stopped.
     """
     mid = matchup_id(a, b, rules, seed, games, duplicate, chunk_size, record_hands)
     n_pairs = games // 2 if duplicate else games
@@ -312,6 +315,7 @@ def plan_matchup(
                 chunk_time_limit(n, per_game_seconds, chunk_floor_seconds),
                 record_log and record_hands,
                 decision_seconds,
+                game_seconds,
             )
         )
     return mid, tasks

@@ -538,6 +538,7 @@ def run_tournament(
                 chunk_floor_seconds=cfg.limit("chunk_min_seconds"),
                 record_log=cfg.record_log,
                 decision_seconds=cfg.limit("decision_seconds"),
+                game_seconds=cfg.limit("game_seconds"),
                 **settings,
             )
             tasks.extend(ts)

@@ -55,6 +55,7 @@ from arena.run.worker import (
     P_ASKED,
     P_COMPILING,
     P_PHASE,
+    P_ROWS,
     P_SEAT,
     P_SIZE,
     P_STOP,
@@ -372,6 +373,14 @@ def bots_allowance(task: ChunkTask) -> float:
     return total
 
 
+def batch_limit(decision_s: float, game_s: float, rows: int) -> float:
+    """CPU seconds one ask of ``rows`` decisions may take: a batched policy's call of ``rows`` games
+    gets ``rows`` times the time of a decision, at most the larger of that time and ``game_s``."""
+    if rows <= 1:
+        return decision_s
+    return min(rows * decision_s, max(decision_s, game_s))
+
+
 class _Slot:
     def __init__(self, ctx, play: Play | None = None) -> None:
         self.raw = ctx.RawArray("q", P_SIZE)
@@ -479,19 +488,30 @@ class _Slot:
         stood still while the worker used ``task.decision_limit`` seconds of CPU, compilations left out.
 
         An in-process bot's decision can't be interrupted (it may be compiled code), so its worker is
-        stopped; a bot in its own process waits without CPU here, and has its own limits.
+        stopped; a bot in its own process waits without CPU here, and has its own limits.  A batched
+        policy's call of ``n`` games (one ask) may take ``n`` times the limit, at most the larger of
+        the limit and ``task.game_limit``: the time a walled policy's batch gets
+        (:meth:`arena.external.client.ExternalBot.act`).
         """
         t = self.task
         asked = int(self.progress[P_ASKED])
         if t is None or asked <= 0 or self.progress[P_COMPILING] > 0 or asked != self.asked:
             self.asked, self.asked_cpu = asked, cpu  # a new decision (or none, or a compilation): watch anew
             return ""
-        if t.decision_limit <= 0 or cpu - self.asked_cpu <= t.decision_limit:
+        rows = int(self.progress[P_ROWS])
+        limit = batch_limit(t.decision_limit, getattr(t, "game_limit", 0.0), rows)
+        if t.decision_limit <= 0 or cpu - self.asked_cpu <= limit:
             return ""
         who = self.bot_asked()
         if who is None:
             return ""
         bot, fn = who
+        if rows > 1:
+            return (
+                f"bot '{bot}' was stuck in act() for {cpu - self.asked_cpu:.0f} s of CPU time, on a batch of {rows} "
+                f"decisions (the first {fn}()), over the {limit:g} s such a batch may take ({t.decision_limit:g} s a "
+                "decision, [limits] decision_seconds); its worker was stopped"
+            )
         return (
             f"bot '{bot}' was stuck in {fn}() for {cpu - self.asked_cpu:.0f} s of CPU time, over the "
             f"{t.decision_limit:g} s one decision may take ([limits] decision_seconds); its worker was stopped"
@@ -509,7 +529,11 @@ class _Slot:
     def asking(self) -> str:
         """`` while asking bot 'x' for d()`` when the worker is known to be asking a decision, else ""."""
         who = self.bot_asked()
-        return "" if who is None else f" while asking bot '{who[0]}' for {who[1]}()"
+        if who is None:
+            return ""
+        rows = int(self.progress[P_ROWS])
+        batch = f" (in a batch of {rows} decisions)" if rows > 1 else ""
+        return f" while asking bot '{who[0]}' for {who[1]}(){batch}"
 
 
 #: What ``next`` gives for a task iterator that has no more.

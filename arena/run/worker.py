@@ -28,7 +28,17 @@ import pyarrow as pa
 from arena.botkit.bot import Bot, BotError, cached_bot_file, load_bot_source
 from arena.botkit.policy import cached_policy_file, load_policy_source
 from arena.engine.layout import H_GAME, H_LOG_START, LOG_KIND
-from arena.engine.play import C_ASKED, C_NEXT_GAME, C_PHASE, C_SEAT, C_SIZE, C_STOP, game_log_spans, play_batch
+from arena.engine.play import (
+    C_ASKED,
+    C_NEXT_GAME,
+    C_PHASE,
+    C_ROWS,
+    C_SEAT,
+    C_SIZE,
+    C_STOP,
+    game_log_spans,
+    play_batch,
+)
 from arena.engine.rules_array import rules_array
 from arena.external import external_of
 from arena.external.client import known_hello
@@ -48,6 +58,7 @@ P_NEXT_GAME = C_NEXT_GAME  # games of the part being played that are finished (t
 P_SEAT = C_SEAT  # seat being asked (same slot as the engine's counters)
 P_PHASE = C_PHASE  # decision being asked
 P_ASKED = C_ASKED  # decisions asked in the part being played; 0 between parts (nothing is being asked)
+P_ROWS = C_ROWS  # games a batched policy's call under way answers (0: one decision, or none)
 P_STOP = C_STOP  # above 0: stop the chunk before its next game (arena.engine.play.Stopped); -1 as the others start
 P_SWAP = C_SIZE  # which seat bot_a has in the part being played (0 or 1)
 P_COMPILING = C_SIZE + 1  # numba compilations (or cache loads) under way in the worker: not a stuck bot
@@ -420,6 +431,7 @@ def play_chunk(task: ChunkTask, progress: np.ndarray | None = None, catch_exits:
         finally:
             if progress is not None:
                 progress[P_ASKED] = 0  # the part is over: what follows is the worker's, not a bot's decision
+                progress[P_ROWS] = 0
             _end_part(a, b)
         g = games_frame(rec.games, s)
         g.insert(0, "pair", pairs)

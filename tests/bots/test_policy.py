@@ -237,6 +237,32 @@ def test_a_batched_policy_stops_when_its_caller_sets_the_stop_slot(files, simple
     assert not play_batch(sampler, simple, RULES, SEEDS, counters=counters).errors
 
 
+def test_lockstep_progress_names_who_is_asked_and_counts_each_compiled_decision_and_each_policy_call(files, simple):
+    """What a watchdog reads while lockstep plays: during act() the policy's seat, a decision and the batch's
+    games, the count of asks moved; the compiled opponent's decisions, asked inside the kernel, counted too."""
+    from arena.engine.contract import PHASE_FUNCTION
+    from arena.engine.layout import LOG_SEAT
+    from arena.engine.play import C_ASKED, C_PHASE, C_ROWS, C_SEAT, C_SIZE
+
+    counters = np.zeros(C_SIZE, dtype=np.int64)
+    sampler = load_bot(f"policy:{files['sampler']}")
+    seen = []
+
+    def watched(obs, mask, rng):
+        seen.append((*counters[[C_SEAT, C_PHASE, C_ASKED, C_ROWS]].tolist(), obs.shape[0]))
+        return sampler.batch_act(obs, mask, rng)
+
+    rec = play_batch(
+        dataclasses.replace(sampler, batch_act=watched), simple, RULES, SEEDS, record_log=True, counters=counters
+    )
+    assert not rec.errors and len(seen) > 10
+    seats, phases, asked, rows, batch = (np.array(x) for x in zip(*seen))
+    assert (seats == 0).all() and np.isin(phases, list(PHASE_FUNCTION)).all() and np.array_equal(rows, batch)
+    assert (np.diff(asked) > 1).any() and (np.diff(asked) >= 1).all()  # the opponent's decisions in between
+    assert counters[C_ROWS] == 0  # no act() runs now
+    assert counters[C_ASKED] == len(seen) + int((rec.log // LOG_SEAT == 1).sum())  # each call, each of simple's
+
+
 def test_two_batched_policies_play_each_other_as_their_compiled_twins_do(files):
     py, onnx, npz = (load_bot(f"policy:{files[k]}") for k in ("py", "onnx", "npz"))
     seeds = SEEDS[:4]
@@ -286,6 +312,35 @@ def test_an_illegal_action_a_wrong_shape_and_a_raise_forfeit_the_game_with_the_r
     assert all("(answered" not in e and "policy chose action discard 8c; legal: " in e for e in rec.errors), rec.errors
 
 
+#: simple as a plain bot file: its decisions asked from Python, so a policy against it is asked one at a time.
+PLAIN_SIMPLE = '''"""simple, asked from Python."""
+from bots.simple import take_upcard, draw, big_gin, discard, knock
+NAME = "plain-simple"
+PLAIN = True
+'''
+
+
+def test_an_illegal_action_asked_one_decision_at_a_time_is_reported_as_in_lockstep(tmp_path, simple):
+    """Against a plain bot the policy is asked one decision at a time: its forfeits say what it chose and what
+    was legal, word for word as in lockstep (they said "answer must be 0 (no) or 1 (yes) ... (answered -1)")."""
+    plain = load_bot(str(write(tmp_path, "plain_simple.py", PLAIN_SIMPLE)))
+    assert not plain.fast
+    for name, text in {
+        "seven.py": "def act(obs, mask, rng):\n    return 0 * mask.argmax(1) + 7\n",  # answers no decision
+        "wrongcard.py": (  # a card not in the hand, or a card where a yes or no is asked
+            "import numpy as np\ndef act(obs, mask, rng):\n    return np.where(mask[:, 51], 50, 51)\n"
+        ),
+    }.items():
+        policy = load_bot(f"policy:{write(tmp_path, name, text)}")
+        lockstep = play_batch(policy, simple, RULES, SEEDS[:6]).errors
+        one_at_a_time = play_batch(policy, plain, RULES, SEEDS[:6]).errors
+        assert len(lockstep) == 6 and one_at_a_time == lockstep, (one_at_a_time, lockstep)
+        assert all("chose an illegal action" in e and "; legal: " in e for e in one_at_a_time), one_at_a_time
+        with pytest.raises(IllegalMoveError) as raised:
+            play_batch(policy, plain, RULES, SEEDS[:1], forfeit=False)
+        assert str(raised.value) == lockstep[0]
+
+
 def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
     npz_small = tmp_path / "small.npz"
     save_mlp(npz_small, random_mlp(10, NUM_ACTIONS, (4,)))
@@ -296,7 +351,7 @@ def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
         # the width, not "returned float32 values; it must return integer action ids"
         str(
             tmp_path / "narrow.onnx"
-        ): rf"output \S+ is float32\[2, 10\] for 2 observations; logits must be \[n, {NUM_ACTIONS}\]",
+        ): rf"output \S+ is float32\[3, 10\] for 3 observations; logits must be \[n, {NUM_ACTIONS}\]",
         # onnxruntime's whole message, not its first line broken off at "for the following indices"
         str(tmp_path / "small.onnx"): r"for the following indices \S+",
         str(tmp_path / "missing.npz"): "no such policy file",
@@ -312,6 +367,75 @@ def test_bad_policy_files_are_one_line_bot_errors(tmp_path, files):
         assert "\n" not in str(err.value)
     with pytest.raises(BotError, match="has no parameter 'x'"):
         load(dataclasses.replace(BotRef.parse(f"policy:{files['npz']}"), params=(("x", 1.0),)))
+
+
+def fixed_batch_onnx(batch: int | str, reshape_to: int | None = None) -> bytes:
+    """An ONNX policy ``obs -> logits`` whose input declares ``batch`` rows (a number: a fixed batch), and
+    which, with ``reshape_to``, reshapes its input to that many rows inside (a fixed batch it does not declare)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.random.default_rng(0).standard_normal((OBS_SIZE, NUM_ACTIONS)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["logits"])]
+    if reshape_to is None:
+        nodes.insert(0, helper.make_node("Identity", ["obs"], ["x"]))
+    else:
+        inits.append(numpy_helper.from_array(np.array([reshape_to, OBS_SIZE], dtype=np.int64), "shape"))
+        nodes.insert(0, helper.make_node("Reshape", ["obs", "shape"], ["x"]))
+    graph = helper.make_graph(
+        nodes,
+        "fixed",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [batch, OBS_SIZE])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, NUM_ACTIONS])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+def test_an_onnx_model_of_one_batch_size_is_refused_at_load_in_one_line(tmp_path, simple):
+    """A model exported with a fixed batch of 2 passed the load check (one batch of exactly 2 rows), then
+    forfeited every game of a run: "Got invalid dimensions for input: obs"."""
+    declared = tmp_path / "fixed2.onnx"
+    declared.write_bytes(fixed_batch_onnx(2))
+    with pytest.raises(BotError) as err:
+        load_bot(f"policy:{declared}")
+    assert str(err.value).startswith(f"{declared}: the ONNX model's input obs has a fixed batch of 2; ")
+    assert "\n" not in str(err.value)
+    inside = tmp_path / "inside2.onnx"  # declares any batch, takes 2 rows only
+    inside.write_bytes(fixed_batch_onnx("n", reshape_to=2))
+    with pytest.raises(BotError) as err:
+        load_bot(f"policy:{inside}")
+    assert str(err.value).startswith(f"{inside}: the ONNX model does not map float32[n, {OBS_SIZE}] observations")
+    assert "(asked with n = 3)" in str(err.value) and "\n" not in str(err.value)
+    anyn = tmp_path / "anyn.onnx"  # the same model with a dynamic batch plays
+    anyn.write_bytes(fixed_batch_onnx("n"))
+    assert play_batch(load_bot(f"policy:{anyn}"), simple, RULES, SEEDS[:3]).games.shape[0] == 3
+
+
+def test_a_policy_file_given_without_its_prefix_says_to_write_policy(files, monkeypatch):
+    """An .npz or .onnx given as a bot file was read as Python source ("cannot read it: 'utf-8' codec can't
+    decode ..."), and a policy module was "not a bot: missing function(s) ..." with no word of policy:."""
+    from arena.env.gym import VectorGinEnv
+
+    for path in (files["npz"], files["onnx"]):
+        with pytest.raises(BotError) as exc:
+            load_bot(str(path))
+        assert str(exc.value) == f"{path}: a policy file, not a bot file: write policy:{path}"
+    with pytest.raises(BotError, match=r"write policy:\S*w\.npz$"):
+        VectorGinEnv(2, opponent=str(files["npz"]))
+    with pytest.raises(BotError) as exc:
+        load_bot(str(files["sampler"]))
+    assert str(exc.value) == (
+        f"{files['sampler']}: not a bot but a policy module (it defines act() and no decision functions): "
+        f"write policy:{files['sampler']}"
+    )
+    monkeypatch.chdir(files["npz"].parent)  # a bare name is a built-in's: the file here is named in the hint
+    with pytest.raises(BotError, match=r"^unknown bot 'w\.onnx' .*; a policy file is written policy:w\.onnx$"):
+        load_bot("w.onnx")
 
 
 def test_an_mlp_bot_whose_params_were_replaced_forfeits_instead_of_reading_memory(files, simple):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -64,3 +65,65 @@ def test_policy_bots_play_a_round_robin_stored_and_summarised_like_any_bot_on_an
     a = vs_onnx.sort_values(["seed", "swap"])[cols].to_numpy()
     b = vs_npz.sort_values(["seed", "swap"])[cols].to_numpy()
     assert np.array_equal(a, b)
+
+
+SPIN = '''"""A policy that never answers."""
+
+
+def act(obs, mask, rng):
+    while True:
+        pass
+'''
+
+DISCARD_LOOP = '''"""A compiled bot that hangs in its first discard."""
+from bots.simple import take_upcard, draw, big_gin, knock
+from bots.simple import discard as _discard
+from arena.engine._jit import jit
+from arena.engine.layout import V_MY_SCORE
+NAME = "nloop"
+
+
+@jit
+def discard(view, params, memory, rng):
+    memory[0] += 1.0
+    if memory[0] > 1e9:  # never true; keeps the loop from being optimised away
+        return 0
+    x = 0
+    while view[V_MY_SCORE] >= 0:
+        x += 1
+    return _discard(view, params, memory, rng)
+'''
+
+#: Limits of the stuck runs below: 2 s a decision, and a chunk limit the old code stopped them by, much later.
+STUCK_LIMITS = {"decision_seconds": 2, "chunk_min_seconds": 40, "chunk_seconds_per_game": 0.01}
+
+
+def test_a_policy_stuck_in_act_is_stopped_by_decision_seconds_times_its_batch_naming_it(tmp_path):
+    """A policy's act() that never returns is one ask standing still: its batch of n games may take n times
+    decision_seconds (here 3 x 2 s), not the chunk's 40 s, and the line names the policy and its batch."""
+    (tmp_path / "spin.py").write_text(SPIN)
+    c = cfg(tmp_path, ("simple", f"policy:{tmp_path / 'spin.py'}"), games_per_pair=6, chunk_size=6, limits=STUCK_LIMITS)
+    t0 = time.monotonic()
+    res = run_tournament(c, progress=False)
+    took = time.monotonic() - t0
+    assert res.status == "failed" and len(res.failed_chunks) == 1
+    line = res.failed_chunks[0]
+    assert "bot 'spin' was stuck in act() for " in line, line
+    assert "on a batch of 3 decisions (the first take_upcard()), over the 6 s such a batch may take" in line, line
+    assert "(2 s a decision, [limits] decision_seconds); its worker was stopped" in line, line
+    assert took < 30, took  # 6 s of CPU and the start; the chunk limit (the old code's only stop) is 40 s
+
+
+def test_a_compiled_bot_stuck_against_a_policy_is_stopped_by_decision_seconds_naming_it_not_the_policy(tmp_path):
+    """In lockstep the kernel says which compiled decision it asks, and counts it, as the plain engine does."""
+    _, _, agent = policies(tmp_path)
+    (tmp_path / "nloop.py").write_text(DISCARD_LOOP)
+    c = cfg(tmp_path, (str(tmp_path / "nloop.py"), agent), games_per_pair=4, chunk_size=4, limits=STUCK_LIMITS)
+    t0 = time.monotonic()
+    res = run_tournament(c, progress=False)
+    took = time.monotonic() - t0
+    assert res.status == "failed" and len(res.failed_chunks) == 1
+    line = res.failed_chunks[0]
+    assert "bot 'nloop' was stuck in discard() for " in line, line
+    assert "over the 2 s one decision may take ([limits] decision_seconds); its worker was stopped" in line, line
+    assert took < 30, took
