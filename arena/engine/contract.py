@@ -41,11 +41,12 @@ PHASE_FUNCTION = {
 }
 #: Memory slots a bot gets when its module does not ask for a number.
 DEFAULT_MEMORY = 8
-#: The most memory slots a bot file may ask for (``MEMORY``): 128 KiB of float64 per game, room for a
-#: 52 x 52 table of cards six times over.  A game against a trained policy is played in lockstep with the
-#: rest of its chunk, each game with its own copy (256 MiB for a chunk of 2000 games); MEMORY = 10**12 was
-#: taken at load and then failed every chunk with a MemoryError.
-MAX_MEMORY = 1 << 14
+#: The most memory slots a bot file may ask for (``MEMORY``): 8 MiB of float64 per game, room for a
+#: record of every view of a long game (the seat-view tests keep 30,655 slots).  A game against a trained
+#: policy is played in lockstep with the rest of its chunk, each game with its own copy (a chunk size of a
+#: few hundred keeps a bot that asks for all of it in memory); MEMORY = 10**12 was taken at load and then
+#: failed every chunk with a MemoryError.
+MAX_MEMORY = 1 << 20
 
 
 class TableHooks(Protocol):

@@ -60,8 +60,8 @@ def test_missing_function_wrong_signature_and_import_error_are_named(tmp_path):
         ('NAME = ""', "NAME = '' is not allowed: it is empty"),
         ('NAME = "a\\nb"', "NAME = 'a\\nb' is not allowed: it holds a character that does not show"),
         # Taken at load, then every chunk failed with a MemoryError (7 TiB asked).
-        ("MEMORY = 10**12", "MEMORY = 1000000000000 is not allowed (allowed: a whole number 1..16384"),
-        ("MEMORY = True", "MEMORY = True is not allowed (allowed: a whole number 1..16384"),
+        ("MEMORY = 10**12", "MEMORY = 1000000000000 is not allowed (allowed: a whole number 1..1048576"),
+        ("MEMORY = True", "MEMORY = True is not allowed (allowed: a whole number 1..1048576"),
         ("MEMORY = 0", "MEMORY = 0 is not allowed"),
         ("MEMORY = 2.5", "MEMORY = 2.5 is not allowed"),
     ],

@@ -400,11 +400,12 @@ def test_from_dict_with_preset():
 
 
 def test_parse_overrides():
-    assert parse_overrides(["knock_limit=5", "big_gin=false", "next_dealer=winner", 'next_dealer="loser"']) == {
+    assert parse_overrides(["knock_limit=5", "big_gin=false", "next_dealer=winner"]) == {
         "knock_limit": 5,
         "big_gin": False,
-        "next_dealer": "loser",
+        "next_dealer": "winner",  # a bare word: taken as text
     }
+    assert parse_overrides(['next_dealer="loser"']) == {"next_dealer": "loser"}  # TOML's own string
     with pytest.raises(RulesError, match="key=value"):
         parse_overrides(["knock_limit"])
     with pytest.raises(RulesError, match="did you mean 'knock_limit'"):
