@@ -55,6 +55,10 @@ def _sweep(tmp_path, **kw):
         ({"params": {"late_drop": "x"}}, "params.late_drop must be a number"),
         ({"limits": "x"}, r"limits = 'x' is not allowed \(allowed: a table with decision_seconds"),
         ({"limits": 5}, "limits = 5 is not allowed"),
+        ({"results_dir": 5}, r"results_dir = 5 is not allowed \(allowed: a folder's path, as text\)"),  # was 5/
+        ({"results_dir": ""}, "results_dir = '' is not allowed"),  # was the working folder
+        ({"scheduler": 8786}, "scheduler = 8786 is not allowed"),
+        ({"game": 10}, "unknown key 'game' \\(did you mean 'games'\\?"),
         ({"limits": {"decision_secs": 1}}, "limits has no key 'decision_secs'"),
     ],
 )

@@ -17,7 +17,7 @@ from typing import Any
 
 from arena.botkit.bot import BotError
 from arena.loading.load import load, load_bots
-from arena.settings.config import FOLDER_NAME, LIMITS, ConfigError, config_from_dict, is_folder_name
+from arena.settings.config import FOLDER_NAME, LIMITS, ConfigError, config_from_dict, did_you_mean, is_folder_name
 from arena.settings.rules import SETTINGS_ENCODING, TOML_ERRORS, toml_problem
 
 __all__ = ["KEYS", "SweepError", "SweepSpec", "load_sweep"]
@@ -169,7 +169,8 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     d.update({k: v for k, v in (overrides or {}).items() if v is not None})
     unknown = sorted(set(d) - set(KEYS))
     if unknown:
-        raise SweepError(f"sweep: unknown key '{unknown[0]}' (keys: {', '.join(KEYS)})")
+        k = unknown[0]
+        raise SweepError(f"sweep: unknown key '{k}' ({did_you_mean(k, KEYS)}keys: {', '.join(KEYS)})")
     for k in ("bot", "opponents", "grid"):
         if k not in d:
             raise SweepError(f"sweep: missing key '{k}'")
@@ -243,6 +244,12 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     for k, v in params.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise SweepError(f"sweep: params.{k} must be a number (got {v!r})")
+    results_dir = d.get("results_dir", "results")
+    if not isinstance(results_dir, str) or not results_dir.strip():  # 5 became folder 5/, "" the working folder
+        raise SweepError(f"sweep: results_dir = {results_dir!r} is not allowed (allowed: a folder's path, as text)")
+    scheduler = d.get("scheduler", "")
+    if not isinstance(scheduler, str):
+        raise SweepError(f"sweep: scheduler = {scheduler!r} is not allowed (allowed: tcp://HOST:PORT, as text)")
     limits = d.get("limits", {})
     if not isinstance(limits, Mapping):  # dict("x") was a traceback; its keys are checked with each config
         raise SweepError(f"sweep: limits = {limits!r} is not allowed (allowed: a table with {', '.join(LIMITS)})")
@@ -257,8 +264,8 @@ def load_sweep(source: str | Path | Mapping[str, Any], overrides: Mapping[str, A
         workers=workers,
         chunk_size=chunk,
         params={str(k): float(v) for k, v in params.items()},
-        results_dir=str(d.get("results_dir", "results")),
-        scheduler=str(d.get("scheduler", "")),
+        results_dir=results_dir,
+        scheduler=scheduler,
         limits=dict(limits),
         adaptive=_adaptive(d.get("adaptive")),
     )
