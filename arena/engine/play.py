@@ -250,19 +250,24 @@ class AnswerTypeError(TypeError):
     """A plain bot answered with something that is not an integer."""
 
 
-def _as_int(fn):
+def checked_answer(answer: object) -> int:
     """A plain bot's answer, which must be an integer (Python or numpy), never a bool, float or str.
 
     The compiled signature makes a fast bot's answer an int64; a plain bot
     could answer 1.7 or "1", and silently truncating or parsing that would
-    hide a bug, so it forfeits instead.
+    hide a bug, so it forfeits instead (:class:`AnswerTypeError`).  The
+    browser game asks its bot through this too.
     """
+    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
+        raise AnswerTypeError(f"answered {answer!r} ({type(answer).__name__}); answers must be integers")
+    return int(answer)
+
+
+def _as_int(fn):
+    """``fn``, a plain bot's decision, with its answer checked (:func:`checked_answer`)."""
 
     def ask(view, params, memory, rng):
-        answer = fn(view, params, memory, rng)
-        if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
-            raise AnswerTypeError(f"answered {answer!r} ({type(answer).__name__}); answers must be integers")
-        return int(answer)
+        return checked_answer(fn(view, params, memory, rng))
 
     return ask
 

@@ -51,6 +51,7 @@ from arena.engine.layout import (
     V_SIZE,
 )
 from arena.engine.melds import best_arrangement, defender_deadwood, melds_of
+from arena.engine.play import AnswerTypeError, checked_answer
 from arena.engine.rng import RNG_WORDS
 from arena.engine.rules_array import rules_array
 from arena.engine.showdown import REFUSALS as SHOWDOWN_REFUSALS
@@ -356,7 +357,9 @@ class PlaySession:
                 break
             build_view(self.st, self.rules, BOT, self.view_buf)
             try:
-                answer = _as_answer(self.bot.functions[phase](self.view_buf, self.params, self.mem_bot, self.rng_bot))
+                answer = checked_answer(
+                    self.bot.functions[phase](self.view_buf, self.params, self.mem_bot, self.rng_bot)
+                )
             except Exception as exc:  # noqa: BLE001 - whatever a bot does is its forfeit, as in a run
                 self._bot_forfeits(_failure(exc))
                 return
@@ -617,17 +620,6 @@ class PlaySession:
         return out
 
 
-class _NotAnInteger(TypeError):
-    """A bot answered something that is not an integer."""
-
-
-def _as_answer(answer: Any) -> int:
-    """A bot's answer, which must be an integer (the engine's rule for plain bots: no bool, float or str)."""
-    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, (int, np.integer)):
-        raise _NotAnInteger(f"answered {answer!r}; answers must be integers")
-    return int(answer)
-
-
 def _failure(exc: Exception) -> str:
     """Why a bot failed, in one line: a program's own reason ("crashed: exited with code 3 while asked
     draw()"), or what a bot in this process raised."""
@@ -635,7 +627,7 @@ def _failure(exc: Exception) -> str:
 
     if isinstance(exc, ExternalBotError):
         return str(exc)
-    if isinstance(exc, _NotAnInteger):
+    if isinstance(exc, AnswerTypeError):
         return str(exc)
     return f"it raised {type(exc).__name__}: {exc}"
 
