@@ -46,7 +46,7 @@ import numpy as np
 
 from arena.engine.layout import PH_KNOCK, V_HAND, V_KNOCK_LIMIT, V_SEAT
 from arena.engine.rng import seed_of_state
-from arena.external.limits import Limits
+from arena.external.limits import Limits, batch_limit
 from arena.external.process import STREAK_FORFEIT, BotProcess, ExternalBotError, LogBuffer, start_and_handshake
 from arena.external.protocol import (
     DECISION_OF_PHASE,
@@ -355,7 +355,7 @@ class ExternalBot:
         proc = s.proc
         assert proc is not None  # started above
         limits = self.limits
-        budget = min(n * limits.decision_s, max(limits.decision_s, limits.game_s))
+        budget = batch_limit(limits.decision_s, limits.game_s, n)
         first = not s.answered and budget < self.first_answer_s
         if first:
             budget = self.first_answer_s

@@ -64,6 +64,16 @@ BOT_OPEN_FILES = 256
 # --- the limits ---------------------------------------------------------------------
 
 
+def batch_limit(decision_s: float, game_s: float, rows: int) -> float:
+    """Seconds one ask of ``rows`` decisions may take: a batched policy's call of ``rows`` games gets
+    ``rows`` times the time of a decision, at most the larger of that time and ``game_s``.  One rule for
+    a walled policy's batch (:meth:`arena.external.client.ExternalBot.act`) and the in-process
+    watchdog (:mod:`arena.run.schedule`)."""
+    if rows <= 1:
+        return decision_s
+    return min(rows * decision_s, max(decision_s, game_s))
+
+
 @dataclass(frozen=True)
 class Limits:
     """Time and resource limits of one external bot (picklable, all plain values).

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from arena.engine.contract import PHASE_FUNCTION
+from arena.external.limits import batch_limit
 from arena.run.plan import ChunkTask, code_identity
 from arena.run.store.meta import stdout_log_stem
 from arena.run.worker import (
@@ -373,14 +374,6 @@ def bots_allowance(task: ChunkTask) -> float:
     return total
 
 
-def batch_limit(decision_s: float, game_s: float, rows: int) -> float:
-    """CPU seconds one ask of ``rows`` decisions may take: a batched policy's call of ``rows`` games
-    gets ``rows`` times the time of a decision, at most the larger of that time and ``game_s``."""
-    if rows <= 1:
-        return decision_s
-    return min(rows * decision_s, max(decision_s, game_s))
-
-
 class _Slot:
     def __init__(self, ctx, play: Play | None = None) -> None:
         self.raw = ctx.RawArray("q", P_SIZE)
@@ -499,7 +492,7 @@ class _Slot:
             self.asked, self.asked_cpu = asked, cpu  # a new decision (or none, or a compilation): watch anew
             return ""
         rows = int(self.progress[P_ROWS])
-        limit = batch_limit(t.decision_limit, getattr(t, "game_limit", 0.0), rows)
+        limit = batch_limit(t.decision_limit, t.game_limit, rows)
         if t.decision_limit <= 0 or cpu - self.asked_cpu <= limit:
             return ""
         who = self.bot_asked()
