@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from arena.botkit.lib import pile_cards
@@ -106,37 +108,42 @@ def test_opponents_kept_pickups_are_always_in_the_sample():
     assert seen_known > 10
 
 
-import bots.simple as simple_module  # noqa: E402
+@functools.cache
+def _mc_knock():
+    """A Monte Carlo knock decision, compiled like any bot function: sample the hidden cards 16 times, and
+    compare knocking now with playing on (Simple rollouts); knock when it scores more on average.
 
-# Rollout policies compiled for the one bot signature, so a tuple of them is
-# indexable by phase inside compiled code (what arena.botkit.bot's loader does too).
-_up = jit(BOT_SIGNATURE)(simple_module.take_upcard.py_func)
-_draw = jit(BOT_SIGNATURE)(simple_module.draw.py_func)
-_big = jit(BOT_SIGNATURE)(simple_module.big_gin.py_func)
-_disc = jit(BOT_SIGNATURE)(simple_module.discard.py_func)
-_knock = jit(BOT_SIGNATURE)(simple_module.knock.py_func)
+    Compiled when the test first asks, not at import: it holds dispatchers as globals, so it cannot be
+    cached, and compiling it at import cost every xdist worker 12 s of CPU while collecting."""
+    import bots.simple as simple_module
 
+    # Rollout policies compiled for the one bot signature, so a tuple of them is
+    # indexable by phase inside compiled code (what arena.botkit.bot's loader does too).
+    up = jit(BOT_SIGNATURE)(simple_module.take_upcard.py_func)
+    draw = jit(BOT_SIGNATURE)(simple_module.draw.py_func)
+    big = jit(BOT_SIGNATURE)(simple_module.big_gin.py_func)
+    disc = jit(BOT_SIGNATURE)(simple_module.discard.py_func)
+    knock = jit(BOT_SIGNATURE)(simple_module.knock.py_func)
 
-@jit(BOT_SIGNATURE, cache=False)  # holds dispatchers as globals: not cacheable
-def mc_knock(view, params, memory, rng):
-    """A Monte Carlo knock decision, compiled like any bot function: sample the
-    hidden cards 16 times, and compare knocking now with playing on (Simple
-    rollouts); knock when it scores more on average."""
-    rules = rules_of(view)
-    me = view[V_SEAT]
-    st = np.empty(S_SIZE, dtype=np.int64)
-    pols = (_up, _up, _draw, _big, _disc, _knock)
-    mem = np.zeros(1)
-    gain = 0.0
-    for _ in range(16):
-        for choice in (1, 0):
-            sample_state(view, rng, st)
-            apply_action(st, rules, choice)
-            if st[S_PHASE] != PH_DONE:
-                play_out(st, rules, pols, pols, params, params, mem, mem, rng, rng)
-            net = st[S_POINTS + me] - st[S_POINTS + 1 - me]
-            gain += net if choice == 1 else -net
-    return 1 if gain >= 0 else 0
+    @jit(BOT_SIGNATURE, cache=False)  # holds dispatchers as globals: not cacheable
+    def mc_knock(view, params, memory, rng):
+        rules = rules_of(view)
+        me = view[V_SEAT]
+        st = np.empty(S_SIZE, dtype=np.int64)
+        pols = (up, up, draw, big, disc, knock)
+        mem = np.zeros(1)
+        gain = 0.0
+        for _ in range(16):
+            for choice in (1, 0):
+                sample_state(view, rng, st)
+                apply_action(st, rules, choice)
+                if st[S_PHASE] != PH_DONE:
+                    play_out(st, rules, pols, pols, params, params, mem, mem, rng, rng)
+                net = st[S_POINTS + me] - st[S_POINTS + 1 - me]
+                gain += net if choice == 1 else -net
+        return 1 if gain >= 0 else 0
+
+    return mc_knock
 
 
 def test_a_compiled_monte_carlo_bot_plays_through_the_fast_path():
@@ -145,7 +152,7 @@ def test_a_compiled_monte_carlo_bot_plays_through_the_fast_path():
     from arena.engine.play import play_batch
 
     simple = load_bot("simple")
-    functions = simple.functions[:5] + (mc_knock,)  # PH_KNOCK is the last slot
+    functions = simple.functions[:5] + (_mc_knock(),)  # PH_KNOCK is the last slot
     mc = dataclasses.replace(simple, name="mc", functions=functions)
     rec = play_batch(mc, simple, R, np.arange(20), record_hands=True)
     assert not rec.errors and len(rec.games) == 20
