@@ -364,6 +364,8 @@ def cached_bot_file(text: str) -> Path:
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     folder = bot_cache_dir() / digest
     path = folder / f"arena_bot_{digest}.py"
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return path  # kept already: nothing to write (the sandbox host, which may not even try, ends here)
     folder.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         tmp = folder / f".arena_bot_{digest}.{os.getpid()}.tmp"

@@ -5,6 +5,7 @@
 * :mod:`arena.external.process`: one running bot program, with timeouts.
 * :mod:`arena.external.client`: an external program as a :class:`arena.botkit.bot.Bot`.
 * :mod:`arena.external.host`: serves a Python bot file over the protocol (the sandbox).
+* :mod:`arena.external.sandbox_cache`: a sandboxed file's compiled code, kept between its starts.
 
 The runner rebuilds external bots in workers from plain values with
 :func:`external_bot` and :func:`sandboxed_bot`, collects their stderr with

@@ -660,6 +660,7 @@ def sandbox_setup(
     from arena.engine._jit import cache_dir
 
     p = Path(path)
+    copy: Path | None = None
     if p.suffix.lower() in BINARY_POLICY_SUFFIXES:  # a binary policy file: read by the host as it is, no copy
         from arena.botkit.policy import read_policy_file
 
@@ -669,7 +670,7 @@ def sandbox_setup(
         # load_bot_file (and a policy module's load) imports a copy kept under the text's hash; the host may
         # not write files, so the copy is made here, by the arena (as an in-process load would).
         try:
-            cached_bot_file(text)
+            copy = cached_bot_file(text)
         except OSError as exc:
             raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
@@ -688,11 +689,50 @@ def sandbox_setup(
             "NUMBA_CACHE_DIR": str(cache_dir()),
             **threads,
         }
-        return host_command(p), str(p.resolve().parent), env, digest, tuple(host_paths(p, digest))
+        cwd = str(p.resolve().parent)
+        if copy is not None:
+            keep_compiled(p, copy, cwd, env, tuple(host_paths(p, digest)), limits or Limits())
+        return host_command(p), cwd, env, digest, tuple(host_paths(p, digest))
     env = {**os.environ, **threads}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return host_command(p), str(p.resolve().parent), env, digest, ()
+
+
+#: The cache folders a ``--compile`` start was tried for in this process (one try each, kept or not).
+_COMPILE_TRIED: set[Path] = set()
+
+
+def keep_compiled(
+    path: Path, copy: Path, cwd: str, env: dict[str, str], read_paths: tuple[str, ...], limits: Limits
+) -> None:
+    """Have the sandbox host compile a bot file once behind the wall, and keep what numba compiled
+    (:mod:`arena.external.sandbox_cache`), so that its starts load it instead of compiling it again.
+
+    Tried once per process for a file's text, under the compile lock of its cache folder (the workers of a
+    run wait for one another).  Any failure (the file does not load, the wall is missing, the answer is
+    refused) keeps nothing, and the bot's own start reports what is wrong, as it always did."""
+    from arena.engine._jit import compile_lock
+    from arena.external.sandbox_cache import MAX_LINE, cache_folder_of, store_files
+
+    folder = cache_folder_of(copy)
+    if folder in _COMPILE_TRIED or folder.exists():
+        return
+    _COMPILE_TRIED.add(folder)
+    command = host_command(path)
+    command.insert(-1, "--compile")
+    with compile_lock(f"sandbox.{folder.name}"):
+        if folder.exists():  # another process compiled it while this one waited
+            return
+        try:
+            proc = BotProcess(command, cwd, limits, LogBuffer(limits.log_bytes), env, read_paths)
+            try:
+                line = proc.request(b'{"type":"compile"}\n', limits.start_s, "compiling", max_line=MAX_LINE)
+            finally:
+                proc.kill()
+        except ExternalBotError:
+            return
+        store_files(line, folder)
 
 
 def is_policy_file(path: str | os.PathLike) -> bool:
@@ -712,7 +752,8 @@ def sandboxed_bot(path: str | os.PathLike, limits: Limits | None = None, name: s
     parameters come from the host's handshake.  ``source`` is
     ``sandbox:<absolute path>`` and ``source_hash`` the same hash of its text
     as :func:`arena.botkit.bot.load_bot_file` gives.  The default limits allow 120 s
-    to start (the host compiles the file with numba and may not save its cache).
+    to start.  Before the first start of a file's text, the host compiles it once behind the wall and the
+    arena keeps what numba compiled (:func:`keep_compiled`), so starts load it instead of compiling again.
     """
     limits = limits or Limits(start_s=START_SECONDS["sandbox"])
     command, cwd, env, digest, read_paths = sandbox_setup(path, limits)

@@ -1,6 +1,7 @@
 """The sandbox host: serve one bot file over the external-bot protocol.
 
     python -m arena.external.host path/to/bot.py   (or a policy: agent.py, model.onnx, weights.npz)
+    python -m arena.external.host --compile path/to/bot.py   (compile it, and send what numba would save)
 
 It loads the file as :func:`arena.botkit.bot.load_bot_file` does (compiled with
 numba where possible) and answers each ``decide`` line by rebuilding the
@@ -165,15 +166,39 @@ def _load(path: str):
     return load_bot_file(path)
 
 
+def compile_only(path: str, out, inp) -> int:
+    """``--compile``: load the file (numba compiles it), and answer the first line with what numba would
+    have saved to its cache (:mod:`arena.external.sandbox_cache`), which the arena keeps for later starts."""
+    from arena.external.sandbox_cache import capture_cache_writes, files_line
+
+    files = capture_cache_writes()
+    try:
+        _load(path)
+    except BaseException as exc:  # the file's own error, sys.exit() or Ctrl-C: nothing to keep
+        files.clear()
+        if not isinstance(exc, Exception | SystemExit):
+            raise
+    if not inp.readline():
+        return 0
+    out.write(files_line(files) + "\n")
+    out.flush()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    compiling = args[:1] == ["--compile"]
+    if compiling:
+        args = args[1:]
     if len(args) != 1:
-        print("usage: python -m arena.external.host path/to/bot.py", file=sys.stderr)
+        print("usage: python -m arena.external.host [--compile] path/to/bot.py", file=sys.stderr)
         return 2
     # The protocol's own copy of stdout; fd 1 and sys.stdout go to stderr for the bot's prints.
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    if compiling:
+        return compile_only(args[0], proto, sys.stdin)
     _patch_numba_cache()
     return serve(args[0], proto, sys.stdin)
 
