@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.db import LeagueError
+from arena.settings.config import did_you_mean
 from arena.settings.rules import SETTINGS_ENCODING, TOML_ERRORS, toml_problem
 
 CONFIG_NAME = "league.toml"
@@ -172,7 +173,7 @@ KEYS = tuple(f.name for f in dataclasses.fields(LeagueConfig))
 def config_from_dict(d: Mapping[str, Any], source: str = CONFIG_NAME) -> LeagueConfig:
     for k in d:
         if k not in KEYS:
-            raise LeagueError(f"{source}: unknown key '{k}' (keys: {', '.join(KEYS)})")
+            raise LeagueError(f"{source}: unknown key '{k}' ({did_you_mean(k, KEYS)}keys: {', '.join(KEYS)})")
     for k in ("sprt", "bot_limits"):
         if k in d and not isinstance(d[k], Mapping):
             raise LeagueError(f"{source}: {k} must be a table")

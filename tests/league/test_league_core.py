@@ -93,8 +93,10 @@ def test_opening_another_connection_keeps_the_locks_the_first_one_holds(tmp_path
 
 
 def test_config_errors_are_one_line():
-    with pytest.raises(LeagueError, match="unknown key 'gamez'"):
+    with pytest.raises(LeagueError, match="unknown key 'gamez' \\(did you mean 'games_per_pairing'\\? keys: "):
         config_from_dict({"gamez": 2})
+    with pytest.raises(LeagueError, match="unknown key 'house_bot' \\(did you mean 'house_bots'\\? keys: "):
+        config_from_dict({"house_bot": ["simple"]})
     with pytest.raises(LeagueError, match="games_per_pairing = 21 must be even"):
         LeagueConfig(games_per_pairing=21, duplicate=True)
     with pytest.raises(LeagueError, match="sprt"):
