@@ -169,10 +169,14 @@ def _load(path: str):
 def compile_only(path: str, out, inp) -> int:
     """``--compile``: load the file (numba compiles it), and answer the first line with what numba would
     have saved to its cache (:mod:`arena.external.sandbox_cache`), which the arena keeps for later starts."""
+    import hashlib
+
+    from arena.botkit.bot import read_bot_file
     from arena.external.sandbox_cache import capture_cache_writes, files_line
 
     files = capture_cache_writes()
     try:
+        digest = hashlib.sha256(read_bot_file(path).encode()).hexdigest()[:16]  # its copy's folder: <digest>_...
         _load(path)
     except BaseException as exc:  # the file's own error, sys.exit() or Ctrl-C: nothing to keep
         files.clear()
@@ -180,7 +184,10 @@ def compile_only(path: str, out, inp) -> int:
             raise
     if not inp.readline():
         return 0
-    out.write(files_line(files) + "\n")
+    # Only the file's own code: the arena's kernels it compiled here (their cache not made yet outside) are
+    # the arena's to compile and keep, and the arena refuses an answer that holds them.
+    own = {k: v for k, v in files.items() if k.split("_", 1)[0] == digest}
+    out.write(files_line(own) + "\n")
     out.flush()
     return 0
 

@@ -30,10 +30,10 @@ PROBLEM = wall_problem()
 needs_wall = pytest.mark.skipif(PROBLEM is not None, reason=f"no wall here: {PROBLEM}")
 
 
-def _bot(tmp_path: Path) -> tuple[Path, Path]:
+def _bot(tmp_path: Path, prelude: str = "") -> tuple[Path, Path]:
     """The template bot, made a text of its own (so its compiled code is not kept yet), and numba's cache
     folder for it."""
-    text = (ROOT / "bots" / "TEMPLATE.py").read_text() + f"\n# {tmp_path}\n"
+    text = prelude + (ROOT / "bots" / "TEMPLATE.py").read_text() + f"\n# {tmp_path}\n"
     bot = tmp_path / "bot.py"
     bot.write_text(text)
     return bot, cache_folder_of(cached_bot_file(text))
@@ -60,6 +60,23 @@ def test_a_sandboxed_bot_file_is_compiled_once_and_its_check_finds_no_refused_ca
     for fname in ("take_upcard", "draw", "big_gin", "discard", "knock"):
         assert any(n.startswith(f"arena_bot_{digest}.{fname}-") and n.endswith(".nbi") for n in kept), kept
     assert all(oct(p.stat().st_mode)[-3:] == "644" for p in folder.iterdir())  # the wall's uid reads them
+
+
+@needs_wall
+def test_a_bot_that_compiles_an_arena_kernel_anew_behind_the_wall_keeps_its_own_code_alone(tmp_path, simple):
+    """A bot may call one of the arena's kernels for types nobody compiled it for yet: numba compiles that
+    kernel behind the wall too.  The host sends the bot's own code only (the arena refuses an answer
+    holding its kernels' files), so the bot's code is still kept, and the kernel's code is not."""
+    # nth_card for a uint8 mask and an int8 index: an overload no test compiles outside the wall.
+    prelude = "import numpy as _np\nfrom arena.botkit.lib import nth_card as _nth\n_nth(_np.uint8(6), _np.int8(1))\n"
+    bot, folder = _bot(tmp_path, prelude)
+    boxed = sandboxed_bot(bot)
+    try:
+        assert folder.is_dir() and any(p.suffix == ".nbi" for p in folder.iterdir())
+        rec = play_batch(boxed, simple, rules_array(Rules()), np.arange(1))
+        assert not rec.errors, rec.errors
+    finally:
+        external_of(boxed).close()
 
 
 #: A bot that compiles nothing (it plays random's functions in plain Python): quick to start twice.
