@@ -92,7 +92,7 @@ def store_files(line: bytes, folder: Path) -> int:
     left as it is."""
     try:
         msg = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: brackets nested past Python's limit
         return 0
     files = msg.get("files") if isinstance(msg, dict) else None
     if not isinstance(files, dict) or not 0 < len(files) <= MAX_FILES:
@@ -116,7 +116,9 @@ def store_files(line: bytes, folder: Path) -> int:
     if folder.exists():
         return 0
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    # Named as its folder is (<digest>_...): one left by a crash is shown to that bot's starts alone
+    # (arena.external.wall.host_paths shows a folder not named after a bot to every bot).
+    tmp = Path(tempfile.mkdtemp(prefix=f"{folder.name}.tmp.", dir=folder.parent))
     try:
         for name, data in decoded.items():
             (tmp / name).write_bytes(data)

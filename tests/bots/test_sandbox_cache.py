@@ -129,6 +129,7 @@ def test_a_compile_answer_is_stored_only_whole_and_only_in_its_own_folder(tmp_pa
     refused = [
         b"not json",
         b'["files"]',
+        b"[" * 100_000 + b"]" * 100_000,  # nested past Python's recursion limit
         json.dumps({"files": {}}).encode(),
         line({**good, f"engine_1/{name}.nbi": b"x"}),  # another folder: the whole answer goes
         line({**good, f"{folder.name}/../{name}.nbi": b"x"}),
@@ -150,3 +151,31 @@ def test_a_compile_answer_is_stored_only_whole_and_only_in_its_own_folder(tmp_pa
     # A folder already there stays as it is (another process stored it first).
     assert store_files(line({f"{folder.name}/{name}.nbi": b"other"}), folder) == 0
     assert (folder / f"{name}.nbi").read_bytes() == b"index"
+
+
+def test_a_folder_left_half_stored_by_a_crash_is_shown_to_no_other_bot(tmp_path, monkeypatch):
+    """The folder is filled under a temporary name and renamed; killed in between, it stays.  The wall shows
+    every bot each cache folder not named after a bot (the arena's kernels), so a leftover named otherwise
+    showed one bot's compiled code to all the others.  It is named after its bot, like the folder."""
+    import arena.engine._jit as jit_module
+    import arena.external.sandbox_cache as sandbox_cache
+    from arena.external.wall import host_paths
+
+    numba_dir = tmp_path / "numba"
+    (numba_dir / "engine_1").mkdir(parents=True)
+    mine = numba_dir / ("a" * 16 + "_" + "f" * 40)
+    line = json.dumps({"files": {f"{mine.name}/arena_bot_a.discard-1.py311.nbi": "AAAA"}}).encode()
+
+    def killed(*args):
+        raise KeyboardInterrupt  # as a kill between the files and the rename
+
+    monkeypatch.setattr(sandbox_cache.os, "rename", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store_files(line, mine)
+    (left,) = [p for p in numba_dir.iterdir() if p.name != "engine_1"]
+    monkeypatch.setattr(jit_module, "cache_dir", lambda: numba_dir)
+    other = tmp_path / "other.py"
+    other.write_text("# another bot\n")
+    shown = host_paths(other, "b" * 16)
+    assert str(numba_dir / "engine_1") in shown and str(left) not in shown
+    assert str(left) in host_paths(other, "a" * 16)  # its own bot's starts may see it
