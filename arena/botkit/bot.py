@@ -357,20 +357,25 @@ def bot_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gin-arena" / "bots"
 
 
+def text_hash(text: str) -> str:
+    """A bot file's text's hash (16 hex digits): it names the text's kept copy, the module imported from it
+    and numba's cache folder of its code, and it is a sandboxed file's ``source_hash``."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def cached_bot_file(text: str) -> Path:
     """The copy of a bot's source kept under its hash (written on first use)."""
     import os
 
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    digest = text_hash(text)
     folder = bot_cache_dir() / digest
     path = folder / f"arena_bot_{digest}.py"
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return path  # kept already: nothing to write (the sandbox host, which may not even try, ends here)
     folder.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text(encoding="utf-8") != text:
-        tmp = folder / f".arena_bot_{digest}.{os.getpid()}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+    tmp = folder / f".arena_bot_{digest}.{os.getpid()}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
     return path
 
 
@@ -400,8 +405,7 @@ def import_source(text: str, source: str, prefix: str = "arena_bot") -> ModuleTy
     machine loads exactly what the driver loaded, from the text alone.
     Any failure is a one-line :class:`BotError` naming ``source``.
     """
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    mod_name = f"{prefix}_{digest}"
+    mod_name = f"{prefix}_{text_hash(text)}"
     module = sys.modules.get(mod_name)
     if module is not None:
         return module

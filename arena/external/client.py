@@ -656,7 +656,7 @@ def sandbox_setup(
 
     Raises :class:`arena.botkit.bot.BotError` if the file is missing or unreadable.
     """
-    from arena.botkit.bot import BotError, bot_cache_dir, cached_bot_file, read_bot_file
+    from arena.botkit.bot import BotError, bot_cache_dir, cached_bot_file, read_bot_file, text_hash
     from arena.engine._jit import cache_dir
 
     p = Path(path)
@@ -673,7 +673,7 @@ def sandbox_setup(
             copy = cached_bot_file(text)
         except OSError as exc:
             raise BotError(f"{path}: cannot write the bot cache: {exc.strerror or exc}") from None
-        digest = hashlib.sha256(text.encode()).hexdigest()[:16]  # as arena.botkit.bot.load_bot_source
+        digest = text_hash(text)  # as arena.botkit.bot.load_bot_source
     root = str(Path(__file__).resolve().parents[2])
     # One thread for numpy's BLAS and OpenMP, as onnxruntime's session has: a bot gets one core, and a
     # BLAS that spins a thread per core on a shared machine makes a walled numpy policy ten times slower.
@@ -692,6 +692,7 @@ def sandbox_setup(
         cwd = str(p.resolve().parent)
         if copy is not None:
             keep_compiled(p, copy, cwd, env, tuple(host_paths(p, digest)), limits or Limits())
+        # Listed again: the code keep_compiled stored is a folder the starts may now read.
         return host_command(p), cwd, env, digest, tuple(host_paths(p, digest))
     env = {**os.environ, **threads}
     env["PYTHONDONTWRITEBYTECODE"] = "1"

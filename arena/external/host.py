@@ -31,23 +31,6 @@ import os
 import sys
 
 
-def _patch_numba_cache() -> None:
-    """Let numba compile without saving to its cache (the sandbox forbids file writes)."""
-    from numba.core import caching
-
-    # numba accepts a cache folder only if it can write a test file there; reading is all we need.
-    caching._CacheLocator.ensure_cache_path = lambda self: None  # type: ignore[method-assign]  # a deliberate patch
-    original = caching.Cache.save_overload
-
-    def save_overload(self, sig, data):
-        try:
-            original(self, sig, data)
-        except OSError:
-            pass
-
-    caching.Cache.save_overload = save_overload  # type: ignore[method-assign]  # a deliberate patch
-
-
 def serve(path: str, out, inp) -> int:
     import numpy as np
 
@@ -169,14 +152,12 @@ def _load(path: str):
 def compile_only(path: str, out, inp) -> int:
     """``--compile``: load the file (numba compiles it), and answer the first line with what numba would
     have saved to its cache (:mod:`arena.external.sandbox_cache`), which the arena keeps for later starts."""
-    import hashlib
-
-    from arena.botkit.bot import read_bot_file
-    from arena.external.sandbox_cache import capture_cache_writes, files_line
+    from arena.botkit.bot import cached_bot_file, read_bot_file
+    from arena.external.sandbox_cache import cache_folder_of, capture_cache_writes, files_line
 
     files = capture_cache_writes()
     try:
-        digest = hashlib.sha256(read_bot_file(path).encode()).hexdigest()[:16]  # its copy's folder: <digest>_...
+        folder = cache_folder_of(cached_bot_file(read_bot_file(path))).name  # the arena made the copy: no write
         _load(path)
     except BaseException as exc:  # the file's own error, sys.exit() or Ctrl-C: nothing to keep
         files.clear()
@@ -186,7 +167,7 @@ def compile_only(path: str, out, inp) -> int:
         return 0
     # Only the file's own code: the arena's kernels it compiled here (their cache not made yet outside) are
     # the arena's to compile and keep, and the arena refuses an answer that holds them.
-    own = {k: v for k, v in files.items() if k.split("_", 1)[0] == digest}
+    own = {k: v for k, v in files.items() if k.partition("/")[0] == folder}
     out.write(files_line(own) + "\n")
     out.flush()
     return 0
@@ -206,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr
     if compiling:
         return compile_only(args[0], proto, sys.stdin)
-    _patch_numba_cache()
+    from arena.external.sandbox_cache import skip_cache_writes
+
+    skip_cache_writes()
     return serve(args[0], proto, sys.stdin)
 
 

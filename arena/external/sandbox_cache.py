@@ -47,6 +47,24 @@ MAX_LINE = MAX_BYTES * 4 // 3 + 64 * 1024
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}\.(?:nbi|[0-9]{1,4}\.nbc)")
 
 
+def skip_cache_writes() -> None:
+    """In the sandbox host serving a bot: numba compiles without saving to its cache (the wall forbids file
+    writes; the code a file's starts need was kept beforehand, by ``--compile``)."""
+    from numba.core import caching
+
+    # numba accepts a cache folder only if it can write a test file there; reading is all a start needs.
+    caching._CacheLocator.ensure_cache_path = lambda self: None  # type: ignore[method-assign]  # a deliberate patch
+    original = caching.Cache.save_overload
+
+    def save_overload(self, sig, data):
+        try:
+            original(self, sig, data)
+        except OSError:
+            pass
+
+    caching.Cache.save_overload = save_overload  # type: ignore[method-assign]  # a deliberate patch
+
+
 def capture_cache_writes() -> dict[str, bytes]:
     """In the sandbox host: numba's cache writes kept in memory, as ``{"<folder>/<file>": bytes}``.
 
