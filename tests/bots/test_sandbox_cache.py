@@ -88,12 +88,14 @@ PLAIN_BOT = (
 @needs_wall
 def test_a_bot_that_forges_its_compile_answer_stores_nothing_and_still_plays(tmp_path, simple):
     """The compile answer is sent after the bot's code ran in the host, so the bot can write one first:
-    files for the arena's kernels, or a name that climbs out of its folder.  Each forged answer is
-    dropped whole (the other rules: the next test), and the bot still plays."""
+    files for the arena's kernels, a name that climbs out of its folder, or a line longer than the arena
+    reads.  Each forged answer is dropped whole (the other rules: the next test), and the bot still plays."""
     engine = next(p for p in cache_dir().iterdir() if p.name.startswith("engine_"))
     forged = {
         "kernels": {f"{engine.name}/engine.step-1.py311.nbi": "AAAA"},
         "climbing": {"OWN/../../evil.nbi": "AAAA"},
+        # a valid answer padded past the longest line the arena reads (it stops reading and kills the host)
+        "endless": {f"OWN/arena_bot_x.discard-1.py311.{i}.nbc": "A" * (1 << 20) for i in range(1, 30)},
     }
     for what, files in forged.items():
         case = tmp_path / what
